@@ -1,0 +1,110 @@
+#include "config.h"
+#include "error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+int
+hv_error_setv (hv_error **err, int errno_code, const char *fmt, va_list ap)
+{
+  char *msg = NULL;
+  if (vasprintf (&msg, fmt, ap) < 0)
+    abort ();
+  if (err == NULL)
+    {
+      free (msg);
+      return -1;
+    }
+  hv_error_free (err);
+  *err = xmalloc0 (sizeof (**err));
+  (*err)->errno_code = errno_code;
+  if (errno_code != 0)
+    {
+      (*err)->msg = xasprintf ("%s: %s", msg, strerror (errno_code));
+      free (msg);
+    }
+  else
+    (*err)->msg = msg;
+  return -1;
+}
+
+int
+hv_error_set (hv_error **err, int errno_code, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  hv_error_setv (err, errno_code, fmt, ap);
+  va_end (ap);
+  return -1;
+}
+
+int
+hv_error_wrap (hv_error **err, const char *fmt, ...)
+{
+  char *ctx = NULL;
+  va_list ap;
+  if (err == NULL || *err == NULL)
+    return -1;
+  va_start (ap, fmt);
+  if (vasprintf (&ctx, fmt, ap) < 0)
+    abort ();
+  va_end (ap);
+  char *msg = xasprintf ("%s: %s", ctx, (*err)->msg);
+  free (ctx);
+  free ((*err)->msg);
+  (*err)->msg = msg;
+  return -1;
+}
+
+void
+hv_error_free (hv_error **err)
+{
+  if (err == NULL || *err == NULL)
+    return;
+  free ((*err)->msg);
+  free (*err);
+  *err = NULL;
+}
+
+void *
+xmalloc0 (size_t n)
+{
+  void *p = calloc (1, n ? n : 1);
+  if (p == NULL)
+    abort ();
+  return p;
+}
+
+void *
+xrealloc (void *p, size_t n)
+{
+  p = realloc (p, n ? n : 1);
+  if (p == NULL)
+    abort ();
+  return p;
+}
+
+char *
+xstrdup (const char *s)
+{
+  char *r;
+  if (s == NULL)
+    return NULL;
+  r = strdup (s);
+  if (r == NULL)
+    abort ();
+  return r;
+}
+
+char *
+xasprintf (const char *fmt, ...)
+{
+  char *r = NULL;
+  va_list ap;
+  va_start (ap, fmt);
+  if (vasprintf (&r, fmt, ap) < 0)
+    abort ();
+  va_end (ap);
+  return r;
+}

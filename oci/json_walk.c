@@ -1,0 +1,302 @@
+#include "config.h"
+#include "json_walk.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+void
+jw_init (json_walk *w, const char *name, hv_error **err)
+{
+  w->name = name;
+  w->path[0] = '\0';
+  w->len = 0;
+  w->err = err;
+}
+
+static size_t
+jw_append (json_walk *w, const char *piece)
+{
+  size_t saved = w->len, room = sizeof (w->path) - w->len;
+  size_t n = strlen (piece);
+  if (n >= room)
+    n = room - 1;
+  memcpy (w->path + w->len, piece, n);
+  w->len += n;
+  w->path[w->len] = '\0';
+  return saved;
+}
+
+size_t
+jw_push_key (json_walk *w, const char *key)
+{
+  char piece[512];
+  snprintf (piece, sizeof (piece), ".%s", key);
+  return jw_append (w, piece);
+}
+
+size_t
+jw_push_index (json_walk *w, size_t i)
+{
+  char piece[32];
+  snprintf (piece, sizeof (piece), "[%zu]", i);
+  return jw_append (w, piece);
+}
+
+void
+jw_pop (json_walk *w, size_t saved)
+{
+  w->len = saved;
+  w->path[saved] = '\0';
+}
+
+int
+jw_fail (json_walk *w, const char *fmt, ...)
+{
+  char *msg = NULL;
+  va_list ap;
+  va_start (ap, fmt);
+  if (vasprintf (&msg, fmt, ap) < 0)
+    abort ();
+  va_end (ap);
+  hv_error_set (w->err, 0, "%s: %s: %s", w->name, w->len ? w->path : ".", msg);
+  free (msg);
+  return -1;
+}
+
+int
+jw_parse (json_walk *w, const char *text, yajl_val *out)
+{
+  char ebuf[512];
+  ebuf[0] = '\0';
+  *out = yajl_tree_parse (text, ebuf, sizeof (ebuf));
+  if (*out == NULL)
+    {
+      /* yajl's message spans lines (it draws an arrow); keep it on one. */
+      for (char *p = ebuf; *p; p++)
+        if (*p == '\n' || *p == '\r')
+          *p = ' ';
+      size_t l = strlen (ebuf);
+      while (l > 0 && ebuf[l - 1] == ' ')
+        ebuf[--l] = '\0';
+      return hv_error_set (w->err, 0, "%s: invalid JSON: %s", w->name, ebuf[0] ? ebuf : "parse error");
+    }
+  return 0;
+}
+
+yajl_val
+jw_lookup (yajl_val obj, const char *key)
+{
+  if (obj == NULL || !YAJL_IS_OBJECT (obj))
+    return NULL;
+  for (size_t i = 0; i < obj->u.object.len; i++)
+    if (strcmp (obj->u.object.keys[i], key) == 0)
+      return obj->u.object.values[i];
+  return NULL;
+}
+
+int
+jw_as_string (json_walk *w, yajl_val v, char **out)
+{
+  if (!YAJL_IS_STRING (v))
+    return jw_fail (w, "expected a string");
+  free (*out);
+  *out = xstrdup (v->u.string);
+  return 0;
+}
+
+int
+jw_as_bool (json_walk *w, yajl_val v, bool *out)
+{
+  if (YAJL_IS_TRUE (v))
+    *out = true;
+  else if (YAJL_IS_FALSE (v))
+    *out = false;
+  else
+    return jw_fail (w, "expected a boolean");
+  return 0;
+}
+
+/* Integers are parsed from yajl's original text so that the full uint64
+ * range survives (yajl's own integer is a long long). */
+static bool
+is_integer_text (const char *r, bool allow_minus)
+{
+  if (*r == '-')
+    {
+      if (!allow_minus)
+        return false;
+      r++;
+    }
+  if (*r == '\0')
+    return false;
+  for (; *r; r++)
+    if (*r < '0' || *r > '9')
+      return false;
+  return true;
+}
+
+int
+jw_as_u64 (json_walk *w, yajl_val v, uint64_t *out)
+{
+  if (!YAJL_IS_NUMBER (v) || !is_integer_text (v->u.number.r, false))
+    return jw_fail (w, "expected an unsigned integer");
+  errno = 0;
+  unsigned long long x = strtoull (v->u.number.r, NULL, 10);
+  if (errno != 0)
+    return jw_fail (w, "integer %s out of range", v->u.number.r);
+  *out = x;
+  return 0;
+}
+
+int
+jw_as_u32 (json_walk *w, yajl_val v, uint32_t *out)
+{
+  uint64_t x;
+  if (jw_as_u64 (w, v, &x) < 0)
+    return -1;
+  if (x > UINT32_MAX)
+    return jw_fail (w, "integer %" PRIu64 " out of range for 32 bits", x);
+  *out = (uint32_t) x;
+  return 0;
+}
+
+int
+jw_as_i64 (json_walk *w, yajl_val v, int64_t *out)
+{
+  if (!YAJL_IS_NUMBER (v) || !is_integer_text (v->u.number.r, true))
+    return jw_fail (w, "expected an integer");
+  errno = 0;
+  long long x = strtoll (v->u.number.r, NULL, 10);
+  if (errno != 0)
+    return jw_fail (w, "integer %s out of range", v->u.number.r);
+  *out = x;
+  return 0;
+}
+
+int
+jw_as_int (json_walk *w, yajl_val v, int *out)
+{
+  int64_t x;
+  if (jw_as_i64 (w, v, &x) < 0)
+    return -1;
+  if (x < INT32_MIN || x > INT32_MAX)
+    return jw_fail (w, "integer %" PRId64 " out of range for 32 bits", x);
+  *out = (int) x;
+  return 0;
+}
+
+int
+jw_expect_object (json_walk *w, yajl_val v)
+{
+  if (!YAJL_IS_OBJECT (v))
+    return jw_fail (w, "expected an object");
+  return 0;
+}
+
+int
+jw_expect_array (json_walk *w, yajl_val v)
+{
+  if (!YAJL_IS_ARRAY (v))
+    return jw_fail (w, "expected an array");
+  return 0;
+}
+
+int
+jw_as_strv (json_walk *w, yajl_val v, oci_strv *out)
+{
+  if (jw_expect_array (w, v) < 0)
+    return -1;
+  oci_strv_free (out);
+  out->v = xmalloc0 ((v->u.array.len + 1) * sizeof (char *));
+  for (size_t i = 0; i < v->u.array.len; i++)
+    {
+      size_t saved = jw_push_index (w, i);
+      if (jw_as_string (w, v->u.array.values[i], &out->v[out->n]) < 0)
+        return -1;
+      out->n++;
+      jw_pop (w, saved);
+    }
+  return 0;
+}
+
+int
+jw_as_string_map (json_walk *w, yajl_val v, oci_kv_list *out)
+{
+  if (jw_expect_object (w, v) < 0)
+    return -1;
+  oci_kv_list_free (out);
+  out->v = xmalloc0 ((v->u.object.len + 1) * sizeof (oci_kv));
+  for (size_t i = 0; i < v->u.object.len; i++)
+    {
+      size_t saved = jw_push_key (w, v->u.object.keys[i]);
+      char *val = NULL;
+      if (jw_as_string (w, v->u.object.values[i], &val) < 0)
+        return -1;
+      out->v[out->n].key = xstrdup (v->u.object.keys[i]);
+      out->v[out->n].value = val;
+      out->n++;
+      jw_pop (w, saved);
+    }
+  return 0;
+}
+
+/* Each field accessor: look the key up, push it onto the path, convert. */
+#define JW_FIELD(fn_name, out_type, convert)                                                       \
+  int fn_name (json_walk *w, yajl_val obj, const char *key, out_type *out)                         \
+  {                                                                                                \
+    yajl_val v = jw_lookup (obj, key);                                                             \
+    if (jw_absent (v))                                                                             \
+      return 0;                                                                                    \
+    size_t saved = jw_push_key (w, key);                                                           \
+    if (convert < 0)                                                                               \
+      return -1;                                                                                   \
+    jw_pop (w, saved);                                                                             \
+    return 0;                                                                                      \
+  }
+
+JW_FIELD (jw_field_string, char *, jw_as_string (w, v, out))
+JW_FIELD (jw_field_bool, bool, jw_as_bool (w, v, out))
+JW_FIELD (jw_field_u32, uint32_t, jw_as_u32 (w, v, out))
+JW_FIELD (jw_field_strv, oci_strv, jw_as_strv (w, v, out))
+JW_FIELD (jw_field_string_map, oci_kv_list, jw_as_string_map (w, v, out))
+JW_FIELD (jw_field_opt_bool, oci_opt_bool, (out->set = true, jw_as_bool (w, v, &out->value)))
+JW_FIELD (jw_field_opt_u64, oci_opt_u64, (out->set = true, jw_as_u64 (w, v, &out->value)))
+JW_FIELD (jw_field_opt_i64, oci_opt_i64, (out->set = true, jw_as_i64 (w, v, &out->value)))
+
+int
+jw_field_required_string (json_walk *w, yajl_val obj, const char *key, char **out)
+{
+  if (jw_absent (jw_lookup (obj, key)))
+    {
+      size_t saved = jw_push_key (w, key);
+      jw_fail (w, "required field is missing");
+      jw_pop (w, saved);
+      return -1;
+    }
+  return jw_field_string (w, obj, key, out);
+}
+
+void
+oci_strv_free (oci_strv *s)
+{
+  for (size_t i = 0; i < s->n; i++)
+    free (s->v[i]);
+  free (s->v);
+  s->v = NULL;
+  s->n = 0;
+}
+
+void
+oci_kv_list_free (oci_kv_list *l)
+{
+  for (size_t i = 0; i < l->n; i++)
+    {
+      free (l->v[i].key);
+      free (l->v[i].value);
+    }
+  free (l->v);
+  l->v = NULL;
+  l->n = 0;
+}

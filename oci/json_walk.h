@@ -1,0 +1,68 @@
+/* Typed, path-tracking access to a yajl tree.
+ *
+ * A json_walk remembers where in the document it is (".process.rlimits[2]")
+ * so every rejection names the JSON path and the reason, as in
+ *   config.json: .process.rlimits[2].hard: expected an unsigned integer
+ * JSON null is treated as "absent" everywhere, as Go encoders emit it for
+ * nil pointers. */
+#ifndef HAVEN_JSON_WALK_H
+#define HAVEN_JSON_WALK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <yajl/yajl_tree.h>
+
+#include "error.h"
+#include "oci_spec.h"
+
+typedef struct
+{
+  const char *name; /* document name for messages */
+  char path[2048];
+  size_t len;
+  hv_error **err;
+} json_walk;
+
+void jw_init (json_walk *w, const char *name, hv_error **err);
+size_t jw_push_key (json_walk *w, const char *key);
+size_t jw_push_index (json_walk *w, size_t i);
+void jw_pop (json_walk *w, size_t saved);
+int jw_fail (json_walk *w, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+
+/* Parse text into a tree; malformed JSON is reported with yajl's position. */
+int jw_parse (json_walk *w, const char *text, yajl_val *out);
+
+static inline bool
+jw_absent (yajl_val v)
+{
+  return v == NULL || YAJL_IS_NULL (v);
+}
+yajl_val jw_lookup (yajl_val obj, const char *key);
+
+/* Converters for the value at the current path. */
+int jw_as_string (json_walk *w, yajl_val v, char **out);
+int jw_as_bool (json_walk *w, yajl_val v, bool *out);
+int jw_as_u64 (json_walk *w, yajl_val v, uint64_t *out);
+int jw_as_u32 (json_walk *w, yajl_val v, uint32_t *out);
+int jw_as_i64 (json_walk *w, yajl_val v, int64_t *out);
+int jw_as_int (json_walk *w, yajl_val v, int *out);
+int jw_expect_object (json_walk *w, yajl_val v);
+int jw_expect_array (json_walk *w, yajl_val v);
+int jw_as_strv (json_walk *w, yajl_val v, oci_strv *out);
+int jw_as_string_map (json_walk *w, yajl_val v, oci_kv_list *out);
+
+/* Field accessors: read obj[key] if present (leaving *out untouched if not). */
+int jw_field_string (json_walk *w, yajl_val obj, const char *key, char **out);
+int jw_field_required_string (json_walk *w, yajl_val obj, const char *key, char **out);
+int jw_field_bool (json_walk *w, yajl_val obj, const char *key, bool *out);
+int jw_field_opt_bool (json_walk *w, yajl_val obj, const char *key, oci_opt_bool *out);
+int jw_field_u32 (json_walk *w, yajl_val obj, const char *key, uint32_t *out);
+int jw_field_opt_u64 (json_walk *w, yajl_val obj, const char *key, oci_opt_u64 *out);
+int jw_field_opt_i64 (json_walk *w, yajl_val obj, const char *key, oci_opt_i64 *out);
+int jw_field_strv (json_walk *w, yajl_val obj, const char *key, oci_strv *out);
+int jw_field_string_map (json_walk *w, yajl_val obj, const char *key, oci_kv_list *out);
+
+void oci_strv_free (oci_strv *s);
+void oci_kv_list_free (oci_kv_list *l);
+
+#endif
