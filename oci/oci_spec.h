@@ -358,6 +358,10 @@ void oci_spec_free (oci_spec *spec);
 /* process.json for `exec --process`: a bare process object. */
 int oci_process_parse (const char *json, size_t len, const char *name, oci_process **out, hv_error **err);
 void oci_process_free (oci_process *p);
+/* Free what a process owns, not the struct itself. */
+void oci_spec_free_process_fields (oci_process *p);
+void oci_strv_free (oci_strv *s);
+void oci_kv_list_free (oci_kv_list *l);
 
 const char *oci_kv_get (const oci_kv_list *l, const char *key);
 int oci_namespace_type_from_name (const char *name);

@@ -30,8 +30,8 @@ blkio_free (oci_blkio_devices *d)
   free (d->v);
 }
 
-static void
-process_fields_free (oci_process *p)
+void
+oci_spec_free_process_fields (oci_process *p)
 {
   oci_strv_free (&p->args);
   oci_strv_free (&p->env);
@@ -59,7 +59,7 @@ oci_process_free (oci_process *p)
 {
   if (p == NULL)
     return;
-  process_fields_free (p);
+  oci_spec_free_process_fields (p);
   free (p);
 }
 
@@ -149,7 +149,7 @@ oci_spec_free (oci_spec *s)
     return;
   free (s->oci_version);
   free (s->root.path);
-  process_fields_free (&s->process);
+  oci_spec_free_process_fields (&s->process);
   free (s->hostname);
   free (s->domainname);
   for (size_t i = 0; i < s->n_mounts; i++)

@@ -1,15 +1,177 @@
+/* haven-runc: an OCI runtime with runc's command line. */
 #include "config.h"
+
+#include <errno.h>
+#include <seccomp.h>
 #include <stdio.h>
-#include "oci_spec.h"
-int main (int argc, char **argv)
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "log.h"
+#include "self_exe.h"
+#include "utils.h"
+
+static const struct
 {
-  oci_spec *s = NULL;
+  const char *name;
+  hv_command_fn fn;
+  bool enters_container; /* needs the sealed re-exec (CVE-2019-5736) */
+  const char *help;
+} commands[] = {
+  { "create", cmd_create, true, "create a container from a bundle" },
+  { "start", cmd_start, false, "start the process of a created container" },
+  { "run", cmd_run, true, "create and start a container" },
+  { "state", cmd_state, false, "print the state of a container" },
+  { "kill", cmd_kill, false, "send a signal to a container's init (or --all processes)" },
+  { "delete", cmd_delete, false, "delete a container (--force: also a running one)" },
+  { "list", cmd_list, false, "list containers" },
+  { "ps", cmd_ps, false, "list the processes of a container" },
+  { "exec", cmd_exec, true, "run a process in a container" },
+  { "spec", cmd_spec, false, "write a starting config.json" },
+  { "features", cmd_features, false, "print what this runtime supports" },
+  { "pause", cmd_pause, false, "freeze all processes of a container" },
+  { "resume", cmd_resume, false, "thaw a paused container" },
+};
+
+enum
+{
+  G_ROOT = 1,
+  G_LOG,
+  G_LOG_FORMAT,
+  G_DEBUG,
+  G_SYSTEMD_CGROUP,
+  G_ROOTLESS,
+  G_CRIU,
+  G_VERSION,
+  G_HELP,
+};
+
+static const struct hv_opt global_opts[] = {
+  { "root", 0, true, G_ROOT },
+  { "log", 0, true, G_LOG },
+  { "log-format", 0, true, G_LOG_FORMAT },
+  { "debug", 0, false, G_DEBUG },
+  { "systemd-cgroup", 0, false, G_SYSTEMD_CGROUP },
+  { "rootless", 0, true, G_ROOTLESS },
+  { "criu", 0, true, G_CRIU },
+  { "version", 'v', false, G_VERSION },
+  { "help", 'h', false, G_HELP },
+  { NULL, 0, false, 0 },
+};
+
+static void
+print_version (void)
+{
+  const struct scmp_version *v = seccomp_version ();
+  printf ("haven-runc version %s\ncommit: %s\nspec: %s\nlibseccomp: %u.%u.%u\n", PACKAGE_VERSION,
+          HAVEN_GIT_COMMIT, HAVEN_OCI_VERSION, v->major, v->minor, v->micro);
+}
+
+static void
+print_help (void)
+{
+  printf ("usage: haven-runc [global options] COMMAND [options] [ID] ...\n\n"
+          "global options:\n"
+          "  --root DIR          state directory (default /run/haven)\n"
+          "  --log FILE          log file (default: stderr)\n"
+          "  --log-format FMT    text or json\n"
+          "  --debug             log debug messages\n"
+          "  --systemd-cgroup    cgroupsPath is slice:prefix:name\n"
+          "  --rootless VALUE    true, false or auto\n"
+          "  --version           print version information\n\ncommands:\n");
+  for (size_t i = 0; i < N_ELEMENTS (commands); i++)
+    printf ("  %-10s %s\n", commands[i].name, commands[i].help);
+}
+
+static char *
+default_root (void)
+{
+  if (geteuid () == 0)
+    return xstrdup ("/run/haven");
+  const char *xdg = getenv ("XDG_RUNTIME_DIR");
+  if (xdg && xdg[0])
+    return xasprintf ("%s/haven", xdg);
+  return xasprintf ("/tmp/haven-%u", (unsigned) geteuid ());
+}
+
+int
+main (int argc, char **argv)
+{
+  struct hv_global g = { .argc = argc, .argv = argv };
+  struct hv_opt_iter it = { argc, argv, 1, "haven-runc" };
   hv_error *err = NULL;
-  if (argc > 1 && oci_spec_load (argv[1], "config.json", &s, &err) < 0)
+  const char *arg, *log_format = "text";
+  cleanup_free char *root = NULL;
+  int id;
+
+  while ((id = hv_opt_next (&it, global_opts, &arg, &err)) > 0)
+    switch (id)
+      {
+      case G_ROOT:
+        g.root = arg;
+        break;
+      case G_LOG:
+        g.log = arg;
+        break;
+      case G_LOG_FORMAT:
+        log_format = arg;
+        break;
+      case G_DEBUG:
+        g.debug = true;
+        break;
+      case G_SYSTEMD_CGROUP:
+        g.systemd_cgroup = hv_opt_bool (arg);
+        break;
+      case G_ROOTLESS:
+        g.rootless = arg;
+        break;
+      case G_VERSION:
+        print_version ();
+        return 0;
+      case G_HELP:
+        print_help ();
+        return 0;
+      default:
+        break;
+      }
+  if (id < 0)
+    goto fail;
+  if (strcmp (log_format, "json") == 0)
+    g.log_json = true;
+  else if (strcmp (log_format, "text") != 0)
     {
-      fprintf (stderr, "%s\n", err->msg);
+      hv_error_set (&err, 0, "invalid --log-format \"%s\" (text or json)", log_format);
+      goto fail;
+    }
+  if (hv_log_init (g.log, g.log_json, g.debug) < 0)
+    {
+      hv_error_set (&err, errno, "open log file %s", g.log);
+      goto fail;
+    }
+  if (g.root == NULL)
+    g.root = root = default_root ();
+  if (it.index >= argc)
+    {
+      print_help ();
       return 1;
     }
-  oci_spec_free (s);
-  return 0;
+  const char *name = argv[it.index];
+  for (size_t i = 0; i < N_ELEMENTS (commands); i++)
+    {
+      if (strcmp (commands[i].name, name) != 0)
+        continue;
+      if (commands[i].enters_container && hv_ensure_sealed_self (argv, &err) < 0)
+        goto fail;
+      hv_log (HV_LOG_DEBUG, "%s", name);
+      if (commands[i].fn (&g, argc - it.index, argv + it.index, &err) < 0)
+        goto fail;
+      return hv_exit_status;
+    }
+  hv_error_set (&err, 0, "unknown command \"%s\" (see --help)", name);
+fail:
+  hv_log_fatal (err ? err->msg : "unknown error");
+  hv_error_free (&err);
+  return 1;
 }

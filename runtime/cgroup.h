@@ -1,0 +1,38 @@
+/* Cgroup placement for v1, hybrid and v2 hosts.
+ *
+ * A container's cgroup is one path ("/haven/<id>") created in every mounted
+ * hierarchy: each v1 controller hierarchy (and name=systemd) and the
+ * unified v2 hierarchy, whichever exist.  Resource limits are applied by
+ * cgroup_resources.c. */
+#ifndef HAVEN_CGROUP_H
+#define HAVEN_CGROUP_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+enum hv_cgroup_mode
+{
+  HV_CGROUP_V1,     /* only v1 hierarchies */
+  HV_CGROUP_HYBRID, /* v1 controllers plus an (empty) v2 at /sys/fs/cgroup/unified */
+  HV_CGROUP_V2,     /* pure unified hierarchy */
+};
+
+enum hv_cgroup_mode hv_cgroup_mode (void);
+
+/* Compute the container's cgroup path from linux.cgroupsPath. */
+char *hv_cgroup_resolve_path (const char *cgroups_path, const char *id, bool systemd);
+/* Create the cgroup in every hierarchy and move pid into it. */
+int hv_cgroup_enter (const char *path, pid_t pid, hv_error **err);
+/* Move pid into an existing container cgroup (exec). */
+int hv_cgroup_join (const char *path, pid_t pid, hv_error **err);
+/* Kill what is left in the cgroup and remove it from every hierarchy. */
+int hv_cgroup_destroy (const char *path, hv_error **err);
+int hv_cgroup_pids (const char *path, pid_t **pids, size_t *n, hv_error **err);
+int hv_cgroup_freeze (const char *path, bool freeze, hv_error **err);
+bool hv_cgroup_is_frozen (const char *path);
+/* Directory of `path` in the hierarchy holding `controller` (v1), or in the
+ * unified hierarchy when controller is NULL or the host is v2. */
+char *hv_cgroup_dir (const char *path, const char *controller);
+#endif

@@ -1,0 +1,185 @@
+/* create, start, run */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "container.h"
+#include "signals.h"
+
+enum
+{
+  OPT_BUNDLE = 1,
+  OPT_PID_FILE,
+  OPT_CONSOLE_SOCKET,
+  OPT_NO_PIVOT,
+  OPT_NO_NEW_KEYRING,
+  OPT_PRESERVE_FDS,
+  OPT_DETACH,
+  OPT_NO_SUBREAPER,
+  OPT_KEEP,
+};
+
+static const struct hv_opt create_opts[] = {
+  { "bundle", 'b', true, OPT_BUNDLE },
+  { "pid-file", 0, true, OPT_PID_FILE },
+  { "console-socket", 0, true, OPT_CONSOLE_SOCKET },
+  { "no-pivot", 0, false, OPT_NO_PIVOT },
+  { "no-new-keyring", 0, false, OPT_NO_NEW_KEYRING },
+  { "preserve-fds", 0, true, OPT_PRESERVE_FDS },
+  { "detach", 'd', false, OPT_DETACH },
+  { "no-subreaper", 0, false, OPT_NO_SUBREAPER },
+  { "keep", 0, false, OPT_KEEP },
+  { NULL, 0, false, 0 },
+};
+
+static int
+parse_create (const char *cmd, int argc, char **argv, struct hv_create_opts *o, bool *detach, bool *keep,
+              hv_error **err)
+{
+  struct hv_opt_iter it = { argc, argv, 1, cmd };
+  const char *arg;
+  int id;
+  memset (o, 0, sizeof (*o));
+  while ((id = hv_opt_next (&it, create_opts, &arg, err)) > 0)
+    switch (id)
+      {
+      case OPT_BUNDLE:
+        o->bundle = arg;
+        break;
+      case OPT_PID_FILE:
+        o->pid_file = arg;
+        break;
+      case OPT_CONSOLE_SOCKET:
+        o->console_socket = arg;
+        break;
+      case OPT_NO_PIVOT:
+        o->no_pivot = hv_opt_bool (arg);
+        break;
+      case OPT_NO_NEW_KEYRING:
+        o->no_new_keyring = hv_opt_bool (arg);
+        break;
+      case OPT_PRESERVE_FDS:
+        {
+          char *end;
+          long n = strtol (arg, &end, 10);
+          if (*end || n < 0 || n > 65536)
+            return hv_error_set (err, 0, "%s: invalid --preserve-fds \"%s\"", cmd, arg);
+          o->preserve_fds = (int) n;
+          break;
+        }
+      case OPT_DETACH:
+        if (detach == NULL)
+          return hv_error_set (err, 0, "%s: unknown option --detach", cmd);
+        *detach = hv_opt_bool (arg);
+        break;
+      case OPT_KEEP:
+        if (keep)
+          *keep = hv_opt_bool (arg);
+        break;
+      default:
+        break;
+      }
+  if (id < 0)
+    return -1;
+  if (cli_require_id (cmd, &it, &o->id, err) < 0)
+    return -1;
+  return 0;
+}
+
+int
+cmd_create (struct hv_global *g, int argc, char **argv, hv_error **err)
+{
+  struct hv_create_opts o;
+  cleanup_container hv_container *c = NULL;
+  if (parse_create ("create", argc, argv, &o, NULL, NULL, err) < 0)
+    return -1;
+  return hv_container_create (g, &o, &c, NULL, err);
+}
+
+int
+cmd_start (struct hv_global *g, int argc, char **argv, hv_error **err)
+{
+  static const struct hv_opt opts[] = { { NULL, 0, false, 0 } };
+  struct hv_opt_iter it = { argc, argv, 1, "start" };
+  const char *arg, *id;
+  cleanup_container hv_container *c = NULL;
+  if (hv_opt_next (&it, opts, &arg, err) < 0 || cli_require_id ("start", &it, &id, err) < 0)
+    return -1;
+  if (hv_container_load (g, id, &c, err) < 0)
+    return -1;
+  return hv_container_start (g, c, err);
+}
+
+static volatile pid_t forward_to;
+
+static void
+forward_signal (int sig)
+{
+  if (forward_to > 0)
+    kill (forward_to, sig);
+}
+
+int
+cmd_run (struct hv_global *g, int argc, char **argv, hv_error **err)
+{
+  struct hv_create_opts o;
+  bool detach = false, keep = false;
+  cleanup_container hv_container *c = NULL;
+  int pidfd = -1;
+  if (parse_create ("run", argc, argv, &o, &detach, &keep, err) < 0)
+    return -1;
+  o.keep_child_reapable = !detach;
+  if (hv_container_create (g, &o, &c, &pidfd, err) < 0)
+    return -1;
+  if (pidfd >= 0)
+    close (pidfd);
+  if (!detach)
+    {
+      /* Signals for us are meant for the container. */
+      struct sigaction sa = { .sa_handler = forward_signal };
+      sigemptyset (&sa.sa_mask);
+      static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
+      forward_to = c->pid;
+      for (size_t i = 0; i < sizeof (forwarded) / sizeof (forwarded[0]); i++)
+        sigaction (forwarded[i], &sa, NULL);
+    }
+  if (hv_container_start (g, c, err) < 0)
+    {
+      cleanup_error hv_error *ignored = NULL;
+      kill (c->pid, SIGKILL);
+      hv_wait_exit (c->pid, 5000);
+      hv_container_destroy (g, c, &ignored);
+      return -1;
+    }
+  if (detach)
+    return 0;
+  int status = 0;
+  for (;;)
+    {
+      pid_t w = waitpid (c->pid, &status, 0);
+      if (w == c->pid)
+        break;
+      if (w < 0 && errno != EINTR)
+        {
+          /* Not our child (double fork without subreaper): poll for it. */
+          hv_wait_exit (c->pid, -1);
+          status = 0;
+          break;
+        }
+    }
+  hv_exit_status = WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status);
+  if (!keep)
+    {
+      cleanup_error hv_error *derr = NULL;
+      if (hv_container_destroy (g, c, &derr) < 0)
+        return hv_error_set (err, 0, "%s", derr->msg);
+    }
+  return 0;
+}

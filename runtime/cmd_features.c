@@ -1,0 +1,129 @@
+/* features: what this runtime implements (runtime-spec features.md). */
+#include "config.h"
+
+#include <seccomp.h>
+#include <string.h>
+#include <yajl/yajl_gen.h>
+
+#include "capabilities.h"
+#include "cgroup.h"
+#include "cli.h"
+#include "oci_tables.h"
+#include "process.h"
+#include "seccomp_filter.h"
+#include "utils.h"
+
+static void
+str (yajl_gen g, const char *s)
+{
+  yajl_gen_string (g, (const unsigned char *) s, strlen (s));
+}
+
+static void
+str_array (yajl_gen g, const char *key, const char *const *v, size_t n)
+{
+  str (g, key);
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < n; i++)
+    if (v[i])
+      str (g, v[i]);
+  yajl_gen_array_close (g);
+}
+
+static void
+boolean (yajl_gen g, const char *key, bool v)
+{
+  str (g, key);
+  yajl_gen_bool (g, v);
+}
+
+int
+cmd_features (struct hv_global *g, int argc, char **argv, hv_error **err)
+{
+  (void) g;
+  if (argc > 1)
+    return hv_error_set (err, 0, "features: unexpected argument \"%s\"", argv[1]);
+  static const char *const hooks[] = { "prestart", "createRuntime", "createContainer", "startContainer", "poststart",
+                                       "poststop" };
+  static const char *const mount_options[] = {
+    "async", "atime", "bind", "defaults", "dev", "diratime", "exec", "idmap", "mand", "noatime", "nodev",
+    "nodiratime", "noexec", "nomand", "norelatime", "nostrictatime", "nosuid", "nosymfollow", "private", "ratime",
+    "rbind", "rdev", "rdiratime", "relatime", "remount", "rexec", "rnoatime", "rnodev", "rnodiratime", "rnoexec",
+    "rnorelatime", "rnostrictatime", "rnosuid", "rnosymfollow", "ro", "rprivate", "rrelatime", "rro", "rrw",
+    "rshared", "rslave", "rstrictatime", "rsuid", "rsymfollow", "runbindable", "rw", "shared", "slave",
+    "strictatime", "suid", "symfollow", "sync", "unbindable",
+  };
+  yajl_gen y = yajl_gen_alloc (NULL);
+  yajl_gen_config (y, yajl_gen_beautify, 1);
+  yajl_gen_config (y, yajl_gen_indent_string, "    ");
+  yajl_gen_map_open (y);
+  str (y, "ociVersionMin");
+  str (y, "1.0.0");
+  str (y, "ociVersionMax");
+  str (y, HAVEN_OCI_VERSION);
+  str_array (y, "hooks", hooks, N_ELEMENTS (hooks));
+  str_array (y, "mountOptions", mount_options, N_ELEMENTS (mount_options));
+  str (y, "linux");
+  yajl_gen_map_open (y);
+  str_array (y, "namespaces", oci_namespace_names, 8);
+  str (y, "capabilities");
+  yajl_gen_array_open (y);
+  for (int c = 0; c <= hv_caps_last_cap () && oci_capability_name (c); c++)
+    str (y, oci_capability_name (c));
+  yajl_gen_array_close (y);
+  str (y, "cgroup");
+  yajl_gen_map_open (y);
+  boolean (y, "v1", hv_cgroup_mode () != HV_CGROUP_V2);
+  boolean (y, "v2", true);
+  boolean (y, "systemd", false);
+  boolean (y, "systemdUser", false);
+  boolean (y, "rdma", false);
+  yajl_gen_map_close (y);
+  str (y, "seccomp");
+  yajl_gen_map_open (y);
+  boolean (y, "enabled", true);
+  str_array (y, "actions", oci_seccomp_action_names, oci_seccomp_n_actions);
+  str_array (y, "operators", oci_seccomp_operator_names + 1, OCI_SCMP_CMP_MASKED_EQ);
+  str (y, "archs");
+  yajl_gen_array_open (y);
+  for (size_t i = 0; oci_seccomp_arch_names[i]; i++)
+    if (hv_seccomp_arch_supported (oci_seccomp_arch_names[i]))
+      str (y, oci_seccomp_arch_names[i]);
+  yajl_gen_array_close (y);
+  str_array (y, "knownFlags", oci_seccomp_flag_names, 4);
+  str_array (y, "supportedFlags", oci_seccomp_flag_names, 3);
+  yajl_gen_map_close (y);
+  str (y, "apparmor");
+  yajl_gen_map_open (y);
+  boolean (y, "enabled", hv_apparmor_enabled ());
+  yajl_gen_map_close (y);
+  str (y, "selinux");
+  yajl_gen_map_open (y);
+  boolean (y, "enabled", false);
+  yajl_gen_map_close (y);
+  str (y, "intelRdt");
+  yajl_gen_map_open (y);
+  boolean (y, "enabled", false);
+  yajl_gen_map_close (y);
+  str (y, "mountExtensions");
+  yajl_gen_map_open (y);
+  str (y, "idmap");
+  yajl_gen_map_open (y);
+  boolean (y, "enabled", false);
+  yajl_gen_map_close (y);
+  yajl_gen_map_close (y);
+  yajl_gen_map_close (y);
+  str (y, "annotations");
+  yajl_gen_map_open (y);
+  str (y, "io.github.haven.runtime");
+  str (y, "haven-runc " PACKAGE_VERSION);
+  yajl_gen_map_close (y);
+  yajl_gen_map_close (y);
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf (y, &buf, &len);
+  write_all (1, buf, len);
+  write_all (1, "\n", 1);
+  yajl_gen_free (y);
+  return 0;
+}

@@ -1,0 +1,369 @@
+/* create: the runtime's side.  Clones the init process, maps its ids,
+ * places it in its cgroup, runs the runtime-namespace hooks, and saves the
+ * state once init reports it is ready and blocked on the exec fifo.  Any
+ * failure kills init and removes everything created so far. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "console.h"
+#include "container.h"
+#include "hooks.h"
+#include "log.h"
+#include "namespaces.h"
+#include "sync.h"
+#include "utils.h"
+
+static int
+write_pid_file (const char *path, pid_t pid, hv_error **err)
+{
+  cleanup_free char *abs = NULL;
+  if (path[0] != '/')
+    {
+      char cwd[PATH_MAX];
+      if (getcwd (cwd, sizeof (cwd)) == NULL)
+        return hv_error_set (err, errno, "getcwd");
+      abs = xasprintf ("%s/%s", cwd, path);
+    }
+  else
+    abs = xstrdup (path);
+  cleanup_free char *dir = xstrdup (abs);
+  char *slash = strrchr (dir, '/');
+  *slash = '\0';
+  char buf[32];
+  int n = snprintf (buf, sizeof (buf), "%d", pid);
+  /* Callers poll for the pid file: it must appear complete. */
+  return write_file_atomic (dir[0] ? dir : "/", slash + 1, buf, (size_t) n, err);
+}
+
+static pid_t
+clone_init (int flags, int *pidfd)
+{
+  /* Fork-like clone (no new stack): the child continues here with a copy
+   * of our memory.  CLONE_PIDFD gives a race-free handle on it. */
+  return (pid_t) syscall (SYS_clone, (unsigned long) flags | CLONE_PIDFD | SIGCHLD, NULL, pidfd, NULL, 0);
+}
+
+static char *
+resolve_rootfs (const oci_spec *spec, const char *bundle, hv_error **err)
+{
+  if (spec->root.path == NULL)
+    {
+      hv_error_set (err, 0, "config.json: .root.path: required field is missing");
+      return NULL;
+    }
+  cleanup_free char *joined = spec->root.path[0] == '/' ? xstrdup (spec->root.path)
+                                                        : xasprintf ("%s/%s", bundle, spec->root.path);
+  char *real = realpath (joined, NULL);
+  if (real == NULL)
+    {
+      hv_error_set (err, errno, "rootfs %s", joined);
+      return NULL;
+    }
+  struct stat st;
+  if (stat (real, &st) < 0 || !S_ISDIR (st.st_mode))
+    {
+      hv_error_set (err, ENOTDIR, "rootfs %s", real);
+      free (real);
+      return NULL;
+    }
+  return real;
+}
+
+struct create_run
+{
+  hv_container *c;
+  oci_spec *spec;
+  char *config_text;
+  struct hv_ns_plan ns;
+  pid_t pid;        /* init (host pid) */
+  pid_t stage1;     /* our direct child when double forking */
+  int pidfd;
+  int sock[2];
+  bool cgroup_made;
+  bool hooks_started;
+};
+
+static void
+create_cleanup (struct hv_global *g, struct create_run *r)
+{
+  if (r->pid > 0)
+    {
+      kill (r->pid, SIGKILL);
+      if (r->stage1 <= 0)
+        waitpid (r->pid, NULL, 0);
+    }
+  if (r->stage1 > 0)
+    {
+      kill (r->stage1, SIGKILL);
+      waitpid (r->stage1, NULL, 0);
+    }
+  if (r->cgroup_made)
+    hv_cgroup_destroy (r->c->cgroup_path, NULL);
+  if (r->hooks_started && r->spec->hooks.poststop.n)
+    {
+      cleanup_free char *json = hv_container_state_json (r->c, HV_STATUS_STOPPED, false);
+      cleanup_error hv_error *ignored = NULL;
+      hv_hooks_run (&r->spec->hooks.poststop, "poststop", json, &ignored);
+    }
+  hv_state_remove (r->c->dir, NULL);
+  (void) g;
+}
+
+static int
+read_config (const char *bundle, char **text, oci_spec **spec, hv_error **err)
+{
+  cleanup_free char *path = xasprintf ("%s/config.json", bundle);
+  size_t len;
+  if (oci_read_file (path, text, &len, err) < 0)
+    return -1;
+  return oci_spec_parse (*text, len, path, spec, err);
+}
+
+/* Parent half of the sync protocol: answer the init until it is ready. */
+static int
+drive_init (struct create_run *r, const struct hv_create_opts *opts, hv_error **err)
+{
+  int sock = r->sock[0];
+  if (r->ns.new_user && hv_ns_write_id_maps (r->pid, r->spec, err) < 0)
+    return -1;
+  if (r->spec->process.oom_score_adj.set)
+    {
+      char path[64], val[32];
+      snprintf (path, sizeof (path), "/proc/%d/oom_score_adj", r->pid);
+      int n = snprintf (val, sizeof (val), "%lld", (long long) r->spec->process.oom_score_adj.value);
+      if (write_file_at (AT_FDCWD, path, val, (size_t) n, 0, err) < 0)
+        return hv_error_wrap (err, "set oomScoreAdj");
+    }
+  if (hv_cgroup_enter (r->c->cgroup_path, r->pid, err) < 0)
+    return hv_error_wrap (err, "cgroup");
+  r->cgroup_made = true;
+  if (hv_sync_send (sock, HV_SYNC_GO, NULL, 0, -1, err) < 0)
+    return -1;
+  for (;;)
+    {
+      enum hv_sync_type type;
+      cleanup_free char *payload = NULL;
+      int fd = -1;
+      if (hv_sync_recv (sock, &type, &payload, &fd, err) < 0)
+        return -1;
+      switch (type)
+        {
+        case HV_SYNC_GRANDCHILD:
+          r->stage1 = r->pid;
+          r->pid = (pid_t) atoi (payload);
+          waitpid (r->stage1, NULL, 0);
+          r->stage1 = 0;
+          break;
+        case HV_SYNC_RUN_HOOKS:
+          {
+            r->c->pid = r->pid;
+            r->hooks_started = true;
+            cleanup_free char *json = hv_container_state_json (r->c, HV_STATUS_CREATING, false);
+            if (hv_hooks_run (&r->spec->hooks.prestart, "prestart", json, err) < 0
+                || hv_hooks_run (&r->spec->hooks.create_runtime, "createRuntime", json, err) < 0)
+              return -1;
+            cleanup_free char *created = hv_container_state_json (r->c, HV_STATUS_CREATED, false);
+            if (hv_sync_send (sock, HV_SYNC_HOOKS_DONE, created, strlen (created), -1, err) < 0)
+              return -1;
+            break;
+          }
+        case HV_SYNC_CONSOLE:
+          {
+            int r2 = hv_console_send (opts->console_socket, fd, err);
+            close (fd);
+            if (r2 < 0)
+              return -1;
+            break;
+          }
+        case HV_SYNC_READY:
+          return 0;
+        case HV_SYNC_ERROR:
+          return hv_error_set (err, 0, "%s", payload);
+        default:
+          if (fd >= 0)
+            close (fd);
+          return hv_error_set (err, 0, "sync: unexpected message %d", type);
+        }
+    }
+}
+
+int
+hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_container **out, int *pidfd_out,
+                     hv_error **err)
+{
+  struct create_run r = { .pidfd = -1, .sock = { -1, -1 } };
+  cleanup_free char *bundle = realpath (opts->bundle ? opts->bundle : ".", NULL);
+  cleanup_free char *rootfs = NULL;
+  cleanup_free char *dir = NULL;
+  int ret = -1;
+
+  if (bundle == NULL)
+    return hv_error_set (err, errno, "bundle %s", opts->bundle ? opts->bundle : ".");
+  if (hv_state_dir (g, opts->id, &dir, err) < 0)
+    return -1;
+  if (read_config (bundle, &r.config_text, &r.spec, err) < 0)
+    return -1;
+  if (!r.spec->has_process)
+    {
+      hv_error_set (err, 0, "%s/config.json: .process: required to create a container", bundle);
+      goto fail_early;
+    }
+  if (r.spec->process.terminal && opts->console_socket == NULL)
+    {
+      hv_error_set (err, 0, "process.terminal is true but no --console-socket was given");
+      goto fail_early;
+    }
+  if (!r.spec->process.terminal && opts->console_socket)
+    {
+      hv_error_set (err, 0, "--console-socket given but process.terminal is false");
+      goto fail_early;
+    }
+  rootfs = resolve_rootfs (r.spec, bundle, err);
+  if (rootfs == NULL)
+    goto fail_early;
+  if (hv_ns_plan_build (r.spec, &r.ns, err) < 0)
+    goto fail_early;
+
+  if (mkdir_p (g->root, 0700, err) < 0)
+    goto fail_early;
+  if (mkdir (dir, 0700) < 0)
+    {
+      if (errno == EEXIST)
+        hv_error_set (err, 0, "container with id \"%s\" already exists", opts->id);
+      else
+        hv_error_set (err, errno, "create state directory %s", dir);
+      goto fail_early;
+    }
+
+  /* From here on, failures clean up through create_cleanup(). */
+  r.c = xmalloc0 (sizeof (*r.c));
+  r.c->id = xstrdup (opts->id);
+  r.c->dir = steal_pointer (&dir);
+  r.c->bundle = xstrdup (bundle);
+  r.c->rootfs = xstrdup (rootfs);
+  r.c->created = now_rfc3339 ();
+  r.c->owner = geteuid ();
+  r.c->systemd_cgroup = g->systemd_cgroup;
+  r.c->cgroup_path = hv_cgroup_resolve_path (r.spec->linux_cfg.cgroups_path, opts->id, g->systemd_cgroup);
+  for (size_t i = 0; i < r.spec->annotations.n; i++)
+    {
+      r.c->annotations.v = xrealloc (r.c->annotations.v, (i + 1) * sizeof (oci_kv));
+      r.c->annotations.v[i].key = xstrdup (r.spec->annotations.v[i].key);
+      r.c->annotations.v[i].value = xstrdup (r.spec->annotations.v[i].value);
+      r.c->annotations.n++;
+    }
+
+  if (write_file_atomic (r.c->dir, "config.json", r.config_text, strlen (r.config_text), err) < 0)
+    goto fail;
+  {
+    cleanup_free char *fifo = xasprintf ("%s/exec.fifo", r.c->dir);
+    if (mkfifo (fifo, 0600) < 0)
+      {
+        hv_error_set (err, errno, "mkfifo %s", fifo);
+        goto fail;
+      }
+    /* Init opens it as the container's root, which may be another host
+     * uid under a user namespace. */
+    if (r.ns.new_user && chown (fifo, hv_ns_host_root_uid (r.spec), hv_ns_host_root_gid (r.spec)) < 0)
+      {
+        hv_error_set (err, errno, "chown %s", fifo);
+        goto fail;
+      }
+    if (r.ns.new_user && chown (r.c->dir, hv_ns_host_root_uid (r.spec), hv_ns_host_root_gid (r.spec)) < 0)
+      {
+        hv_error_set (err, errno, "chown %s", r.c->dir);
+        goto fail;
+      }
+  }
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, r.sock) < 0)
+    {
+      hv_error_set (err, errno, "socketpair");
+      goto fail;
+    }
+  if (opts->keep_child_reapable && r.ns.double_fork)
+    prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  if (hv_ns_parent_join (&r.ns, err) < 0)
+    goto fail;
+
+  struct hv_init_ctx ictx = {
+    .spec = r.spec,
+    .opts = opts,
+    .ns = &r.ns,
+    .bundle = bundle,
+    .rootfs = rootfs,
+    .state_dir = r.c->dir,
+    .cgroup_path = r.c->cgroup_path,
+    .sync_fd = r.sock[1],
+    .parent_sync_fd = r.sock[0],
+    .terminal = r.spec->process.terminal,
+  };
+  r.pid = clone_init (r.ns.clone_flags, &r.pidfd);
+  if (r.pid < 0)
+    {
+      hv_error_set (err, errno, "clone container init");
+      goto fail;
+    }
+  if (r.pid == 0)
+    hv_container_init (&ictx);
+  close (r.sock[1]);
+  r.sock[1] = -1;
+  hv_ns_plan_close (&r.ns);
+
+  if (drive_init (&r, opts, err) < 0)
+    goto fail;
+  close (r.sock[0]);
+  r.sock[0] = -1;
+
+  r.c->pid = r.pid;
+  if (proc_start_time (r.pid, &r.c->start_time, NULL) < 0 || r.c->start_time == 0)
+    {
+      hv_error_set (err, 0, "container init exited during create");
+      goto fail;
+    }
+  if (hv_container_save (r.c, err) < 0)
+    goto fail;
+  if (opts->pid_file && write_pid_file (opts->pid_file, r.pid, err) < 0)
+    goto fail;
+  if (pidfd_out)
+    {
+      if (r.stage1 == 0 && r.pidfd >= 0 && !r.ns.double_fork)
+        *pidfd_out = steal_fd (&r.pidfd);
+      else
+        *pidfd_out = (int) syscall (SYS_pidfd_open, r.pid, 0);
+    }
+  *out = steal_pointer (&r.c);
+  ret = 0;
+  goto done;
+
+fail:
+  hv_error_wrap (err, "create container %s", opts->id);
+  create_cleanup (g, &r);
+  goto done;
+fail_early:
+  hv_ns_plan_close (&r.ns);
+done:
+  if (r.sock[0] >= 0)
+    close (r.sock[0]);
+  if (r.sock[1] >= 0)
+    close (r.sock[1]);
+  if (r.pidfd >= 0)
+    close (r.pidfd);
+  hv_container_free (r.c);
+  oci_spec_free (r.spec);
+  free (r.config_text);
+  return ret;
+}

@@ -1,0 +1,262 @@
+/* The container's init process, from clone() to execve().
+ *
+ * Runs as root in its new namespaces with the host's filesystem still
+ * visible until the root switch.  Every failure is sent to the parent as an
+ * HV_SYNC_ERROR message (the parent reports it and cleans up) and the
+ * process exits; nothing here prints. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "container.h"
+#include "console.h"
+#include "devices.h"
+#include "hooks.h"
+#include "mounts.h"
+#include "process.h"
+#include "rootfs.h"
+#include "safe_path.h"
+#include "seccomp_filter.h"
+#include "sync.h"
+#include "utils.h"
+
+#define KEYCTL_JOIN_SESSION_KEYRING 1
+
+static int
+apply_sysctls (const oci_spec *spec, int procfd, hv_error **err)
+{
+  const oci_kv_list *s = &spec->linux_cfg.sysctl;
+  for (size_t i = 0; i < s->n; i++)
+    {
+      cleanup_free char *path = xasprintf ("sys/%s", s->v[i].key);
+      for (char *p = path + 4; *p; p++)
+        if (*p == '.')
+          *p = '/';
+      if (strstr (path, "..") || strchr (s->v[i].key, '/'))
+        return hv_error_set (err, 0, "invalid sysctl name \"%s\"", s->v[i].key);
+      /* Through our private procfs, refusing symlinks and mount crossings:
+       * the write cannot be redirected (CVE-2025-52881). */
+      cleanup_close int fd = hv_open_in_proc (procfd, path, O_WRONLY);
+      if (fd < 0)
+        return hv_error_set (err, errno, "sysctl %s", s->v[i].key);
+      if (write_all (fd, s->v[i].value, strlen (s->v[i].value)) < 0)
+        return hv_error_set (err, errno, "sysctl %s=%s", s->v[i].key, s->v[i].value);
+    }
+  return 0;
+}
+
+static int
+apply_personality (const oci_spec *spec, hv_error **err)
+{
+  if (!spec->linux_cfg.personality.present)
+    return 0;
+  unsigned long p = strcmp (spec->linux_cfg.personality.domain, "LINUX32") == 0 ? PER_LINUX32 : PER_LINUX;
+  if (personality (p) < 0)
+    return hv_error_set (err, errno, "personality %s", spec->linux_cfg.personality.domain);
+  return 0;
+}
+
+static int
+set_names (const oci_spec *spec, hv_error **err)
+{
+  if (spec->hostname && sethostname (spec->hostname, strlen (spec->hostname)) < 0)
+    return hv_error_set (err, errno, "sethostname \"%s\"", spec->hostname);
+  if (spec->domainname && setdomainname (spec->domainname, strlen (spec->domainname)) < 0)
+    return hv_error_set (err, errno, "setdomainname \"%s\"", spec->domainname);
+  return 0;
+}
+
+/* Connect to the seccomp listener while its path is still reachable. */
+static int
+connect_seccomp_listener (const oci_spec *spec, hv_error **err)
+{
+  const oci_seccomp *sc = &spec->linux_cfg.seccomp;
+  if (!sc->present || sc->listener_path == NULL || sc->listener_path[0] == '\0')
+    return -1;
+  return hv_seccomp_connect_listener (sc->listener_path, err);
+}
+
+static int
+init_main (struct hv_init_ctx *ctx, hv_error **err)
+{
+  const oci_spec *spec = ctx->spec;
+  int sync = ctx->sync_fd;
+  cleanup_free char *state_json = NULL;
+  struct hv_process_ctx pctx = { .process = &spec->process, .seccomp = &spec->linux_cfg.seccomp,
+                                 .procfd = -1, .preserve_fds = ctx->opts->preserve_fds, .seccomp_listener = -1 };
+  int r = -1;
+  cleanup_close int fifo = -1;
+
+  if (hv_sync_expect (sync, HV_SYNC_GO, NULL, NULL, err) < 0)
+    goto out;
+  if (hv_ns_child_join (ctx->ns, err) < 0)
+    goto out;
+  if (ctx->ns->double_fork)
+    {
+      /* The new pid namespace must belong to the user namespace we just
+       * joined, so it is created here and entered by a second fork. */
+      if (unshare (CLONE_NEWPID) < 0)
+        {
+          hv_error_set (err, errno, "create pid namespace");
+          goto out;
+        }
+      pid_t pid = fork ();
+      if (pid < 0)
+        {
+          hv_error_set (err, errno, "fork into pid namespace");
+          goto out;
+        }
+      if (pid > 0)
+        {
+          char buf[32];
+          int n = snprintf (buf, sizeof (buf), "%d", pid);
+          hv_sync_send (sync, HV_SYNC_GRANDCHILD, buf, (size_t) n, -1, NULL);
+          _exit (0);
+        }
+      prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    }
+  bool userns = ctx->ns->new_user || ctx->ns->join_user;
+  if (userns && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
+    {
+      hv_error_set (err, errno, "become root in the user namespace (is container uid/gid 0 mapped?)");
+      goto out;
+    }
+  if (ctx->ns->unshare_flags && unshare (ctx->ns->unshare_flags) < 0)
+    {
+      hv_error_set (err, errno, "create namespaces");
+      goto out;
+    }
+  if ((ctx->ns->unshare_flags & CLONE_NEWTIME) && hv_ns_write_time_offsets (spec, err) < 0)
+    goto out;
+  if (!ctx->opts->no_new_keyring)
+    {
+      /* A private session keyring: the host's keys stay out of reach.
+       * Kernels or user namespaces without keyrings just go without. */
+      syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, ctx->opts->id);
+    }
+  if (set_names (spec, err) < 0)
+    goto out;
+
+  {
+    cleanup_free char *fifo_path = xasprintf ("%s/exec.fifo", ctx->state_dir);
+    /* O_RDWR: a fifo opened for both ends never blocks on open, and our
+     * later read blocks until `start` writes. */
+    fifo = open (fifo_path, O_RDWR | O_CLOEXEC);
+    if (fifo < 0)
+      {
+        hv_error_set (err, errno, "open %s", fifo_path);
+        goto out;
+      }
+  }
+  pctx.seccomp_listener = connect_seccomp_listener (spec, err);
+  if (pctx.seccomp_listener < 0 && *err)
+    goto out;
+
+  struct hv_mount_ctx mctx = { .rootfd = -1, .bundle = ctx->bundle, .cgroup_path = ctx->cgroup_path,
+                               .userns = userns, .new_netns = (ctx->ns->unshare_flags & CLONE_NEWNET) != 0 };
+  bool new_mntns = (ctx->ns->unshare_flags & CLONE_NEWNS) != 0;
+  if (new_mntns && hv_rootfs_prepare (spec, ctx->rootfs, &mctx, err) < 0)
+    goto out;
+
+  pctx.procfd = hv_open_private_procfs (err);
+  if (pctx.procfd < 0)
+    goto out;
+  if (apply_sysctls (spec, pctx.procfd, err) < 0)
+    goto out;
+
+  if (hv_sync_send (sync, HV_SYNC_RUN_HOOKS, NULL, 0, -1, err) < 0
+      || hv_sync_expect (sync, HV_SYNC_HOOKS_DONE, &state_json, NULL, err) < 0)
+    goto out;
+  pctx.state_json = state_json;
+  if (hv_hooks_run (&spec->hooks.create_container, "createContainer", state_json, err) < 0)
+    goto out;
+
+  if (new_mntns)
+    {
+      if (hv_rootfs_switch (mctx.rootfd, ctx->opts->no_pivot, err) < 0)
+        goto out;
+      close (mctx.rootfd);
+      if (hv_rootfs_finalize (spec, err) < 0)
+        goto out;
+    }
+  else if (chroot (ctx->rootfs) < 0 || chdir ("/") < 0)
+    {
+      hv_error_set (err, errno, "chroot %s", ctx->rootfs);
+      goto out;
+    }
+
+  if (ctx->terminal)
+    {
+      cleanup_close int master = hv_console_setup (&spec->process, true, err);
+      if (master < 0 || hv_sync_send (sync, HV_SYNC_CONSOLE, NULL, 0, master, err) < 0)
+        goto out;
+    }
+  if (apply_personality (spec, err) < 0)
+    goto out;
+  pctx.setgroups_denied = false;
+  if (userns)
+    {
+      char path[64], buf[16] = { 0 };
+      snprintf (path, sizeof (path), "%d/setgroups", getpid ());
+      cleanup_close int fd = hv_open_in_proc (pctx.procfd, path, O_RDONLY);
+      if (fd >= 0 && pread (fd, buf, sizeof (buf) - 1, 0) > 0)
+        pctx.setgroups_denied = str_has_prefix (buf, "deny");
+    }
+  if (hv_process_prepare (&pctx, err) < 0)
+    goto out;
+
+  /* Everything that can fail visibly is done: report ready, and from here
+   * on outlive the create process. */
+  prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
+  if (hv_sync_send (sync, HV_SYNC_READY, NULL, 0, -1, err) < 0)
+    goto out;
+  close (sync);
+  sync = -1;
+
+  char byte;
+  ssize_t n;
+  do
+    n = read (fifo, &byte, 1);
+  while (n < 0 && errno == EINTR);
+  if (n != 1)
+    _exit (1);
+  close (fifo);
+  fifo = -1;
+
+  if (hv_hooks_run (&spec->hooks.start_container, "startContainer", state_json, err) < 0)
+    goto out;
+  hv_process_exec (&pctx, err);
+out:
+  if (sync >= 0)
+    hv_sync_send_error (sync, *err);
+  else if (*err)
+    {
+      /* After create returned, stderr is the only channel left. */
+      cleanup_free char *line = xasprintf ("haven-runc: %s\n", (*err)->msg);
+      write_all (2, line, strlen (line));
+    }
+  hv_process_ctx_free (&pctx);
+  return r;
+}
+
+void
+hv_container_init (struct hv_init_ctx *ctx)
+{
+  hv_error *err = NULL;
+  close (ctx->parent_sync_fd);
+  /* If the create process dies before we are ready, so do we. */
+  prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  init_main (ctx, &err);
+  _exit (err && err->errno_code == ENOENT ? 127 : 1);
+}

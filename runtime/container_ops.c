@@ -1,0 +1,78 @@
+/* start and destroy: the lifecycle steps after create. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "container.h"
+#include "hooks.h"
+#include "log.h"
+#include "utils.h"
+
+int
+hv_container_load_config (const hv_container *c, oci_spec **out, hv_error **err)
+{
+  cleanup_free char *path = xasprintf ("%s/config.json", c->dir);
+  return oci_spec_load (path, path, out, err);
+}
+
+int
+hv_container_start (struct hv_global *g, hv_container *c, hv_error **err)
+{
+  (void) g;
+  enum hv_status st = hv_container_status (c);
+  if (st != HV_STATUS_CREATED)
+    {
+      if (st == HV_STATUS_STOPPED)
+        return hv_error_set (err, 0, "container not running");
+      return hv_error_set (err, 0, "cannot start a container that is %s", hv_status_name (st));
+    }
+  cleanup_spec oci_spec *spec = NULL;
+  if (hv_container_load_config (c, &spec, err) < 0)
+    return -1;
+  cleanup_free char *fifo_path = xasprintf ("%s/exec.fifo", c->dir);
+  /* Non-blocking: with init gone there is no reader and open fails with
+   * ENXIO instead of hanging. */
+  cleanup_close int fifo = open (fifo_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fifo < 0)
+    {
+      if (errno == ENXIO || errno == ENOENT)
+        return hv_error_set (err, 0, "container not running");
+      return hv_error_set (err, errno, "open %s", fifo_path);
+    }
+  if (write (fifo, "0", 1) != 1)
+    return hv_error_set (err, errno, "release container init");
+  unlink (fifo_path);
+  cleanup_free char *json = hv_container_state_json (c, HV_STATUS_RUNNING, false);
+  if (hv_hooks_run (&spec->hooks.poststart, "poststart", json, err) < 0)
+    {
+      /* Spec: a failing poststart hook is logged; the container runs on. */
+      hv_log (HV_LOG_WARNING, "%s", (*err)->msg);
+      hv_error_free (err);
+    }
+  return 0;
+}
+
+int
+hv_container_destroy (struct hv_global *g, hv_container *c, hv_error **err)
+{
+  (void) g;
+  cleanup_spec oci_spec *spec = NULL;
+  cleanup_error hv_error *cfg_err = NULL;
+  if (c->bundle)
+    hv_container_load_config (c, &spec, &cfg_err);
+  if (c->cgroup_path && c->cgroup_path[0] && hv_cgroup_destroy (c->cgroup_path, err) < 0)
+    return hv_error_wrap (err, "delete %s", c->id);
+  if (spec && spec->hooks.poststop.n)
+    {
+      cleanup_free char *json = hv_container_state_json (c, HV_STATUS_STOPPED, false);
+      cleanup_error hv_error *hook_err = NULL;
+      /* Spec: poststop failures are logged and delete goes on. */
+      if (hv_hooks_run (&spec->hooks.poststop, "poststop", json, &hook_err) < 0)
+        hv_log (HV_LOG_WARNING, "%s", hook_err->msg);
+    }
+  return hv_state_remove (c->dir, err);
+}

@@ -1,0 +1,353 @@
+#include "config.h"
+#include "mounts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "safe_path.h"
+#include "utils.h"
+
+struct flag_opt
+{
+  const char *name;
+  uint64_t set, clr;
+  bool recursive;
+};
+
+/* mount(8) flag words and their mount_setattr equivalents.  The "r"
+ * prefixed forms are runtime-spec's recursive variants. */
+static const struct flag_opt flag_opts[] = {
+  { "ro", MOUNT_ATTR_RDONLY, 0, false },
+  { "rw", 0, MOUNT_ATTR_RDONLY, false },
+  { "nosuid", MOUNT_ATTR_NOSUID, 0, false },
+  { "suid", 0, MOUNT_ATTR_NOSUID, false },
+  { "nodev", MOUNT_ATTR_NODEV, 0, false },
+  { "dev", 0, MOUNT_ATTR_NODEV, false },
+  { "noexec", MOUNT_ATTR_NOEXEC, 0, false },
+  { "exec", 0, MOUNT_ATTR_NOEXEC, false },
+  { "noatime", MOUNT_ATTR_NOATIME, MOUNT_ATTR__ATIME, false },
+  { "relatime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME, false },
+  { "strictatime", MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME, false },
+  { "atime", 0, MOUNT_ATTR_NOATIME, false },
+  { "norelatime", 0, MOUNT_ATTR_RELATIME, false },
+  { "nostrictatime", 0, MOUNT_ATTR_STRICTATIME, false },
+  { "nodiratime", MOUNT_ATTR_NODIRATIME, 0, false },
+  { "diratime", 0, MOUNT_ATTR_NODIRATIME, false },
+  { "nosymfollow", MOUNT_ATTR_NOSYMFOLLOW, 0, false },
+  { "symfollow", 0, MOUNT_ATTR_NOSYMFOLLOW, false },
+  { "rro", MOUNT_ATTR_RDONLY, 0, true },
+  { "rrw", 0, MOUNT_ATTR_RDONLY, true },
+  { "rnosuid", MOUNT_ATTR_NOSUID, 0, true },
+  { "rsuid", 0, MOUNT_ATTR_NOSUID, true },
+  { "rnodev", MOUNT_ATTR_NODEV, 0, true },
+  { "rdev", 0, MOUNT_ATTR_NODEV, true },
+  { "rnoexec", MOUNT_ATTR_NOEXEC, 0, true },
+  { "rexec", 0, MOUNT_ATTR_NOEXEC, true },
+  { "rnoatime", MOUNT_ATTR_NOATIME, MOUNT_ATTR__ATIME, true },
+  { "rrelatime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME, true },
+  { "rstrictatime", MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME, true },
+  { "ratime", 0, MOUNT_ATTR_NOATIME, true },
+  { "rnorelatime", 0, MOUNT_ATTR_RELATIME, true },
+  { "rnostrictatime", 0, MOUNT_ATTR_STRICTATIME, true },
+  { "rnodiratime", MOUNT_ATTR_NODIRATIME, 0, true },
+  { "rdiratime", 0, MOUNT_ATTR_NODIRATIME, true },
+  { "rnosymfollow", MOUNT_ATTR_NOSYMFOLLOW, 0, true },
+  { "rsymfollow", 0, MOUNT_ATTR_NOSYMFOLLOW, true },
+};
+
+static const struct
+{
+  const char *name;
+  uint64_t propagation;
+  bool recursive;
+} propagation_opts[] = {
+  { "private", MS_PRIVATE, false },   { "rprivate", MS_PRIVATE, true },   { "shared", MS_SHARED, false },
+  { "rshared", MS_SHARED, true },     { "slave", MS_SLAVE, false },       { "rslave", MS_SLAVE, true },
+  { "unbindable", MS_UNBINDABLE, false }, { "runbindable", MS_UNBINDABLE, true },
+};
+
+/* Options with no meaning for a fresh mount that mount(8) accepts. */
+static const char *const ignored_opts[] = { "defaults", "async", "auto", "noauto", "nouser", "user",
+                                            "loud", "_netdev", "remount", "sync", "dirsync", "mand",
+                                            "nomand", "silent", "tmpcopyup", "copy-symlink" };
+
+int
+hv_mount_opts_parse (const oci_strv *options, struct hv_mount_opts *out, hv_error **err)
+{
+  memset (out, 0, sizeof (*out));
+  for (size_t i = 0; i < options->n; i++)
+    {
+      const char *o = options->v[i];
+      bool done = false;
+      if (strcmp (o, "bind") == 0 || strcmp (o, "rbind") == 0)
+        {
+          out->bind = true;
+          out->recursive = o[0] == 'r';
+          continue;
+        }
+      if (strcmp (o, "idmap") == 0 || strcmp (o, "ridmap") == 0)
+        {
+          out->idmap = true;
+          out->ridmap = o[0] == 'r';
+          continue;
+        }
+      for (size_t j = 0; j < N_ELEMENTS (flag_opts) && !done; j++)
+        if (strcmp (o, flag_opts[j].name) == 0)
+          {
+            uint64_t *set = flag_opts[j].recursive ? &out->rattr_set : &out->attr_set;
+            uint64_t *clr = flag_opts[j].recursive ? &out->rattr_clr : &out->attr_clr;
+            /* Later options override earlier ones, as with mount(8). */
+            *set &= ~flag_opts[j].clr;
+            *set |= flag_opts[j].set;
+            *clr |= flag_opts[j].clr;
+            if (flag_opts[j].set == 0)
+              *set &= ~flag_opts[j].clr;
+            done = true;
+          }
+      for (size_t j = 0; j < N_ELEMENTS (propagation_opts) && !done; j++)
+        if (strcmp (o, propagation_opts[j].name) == 0)
+          {
+            out->propagation = propagation_opts[j].propagation;
+            out->propagation_recursive = propagation_opts[j].recursive;
+            done = true;
+          }
+      for (size_t j = 0; j < N_ELEMENTS (ignored_opts) && !done; j++)
+        if (strcmp (o, ignored_opts[j]) == 0)
+          done = true;
+      if (done)
+        continue;
+      /* Anything else is a filesystem option passed to fsconfig. */
+      char *data = out->data ? xasprintf ("%s,%s", out->data, o) : xstrdup (o);
+      free (out->data);
+      out->data = data;
+    }
+  (void) err;
+  return 0;
+}
+
+void
+hv_mount_opts_free (struct hv_mount_opts *o)
+{
+  free (o->data);
+  o->data = NULL;
+}
+
+int
+hv_mount_tree_onto (int treefd, int targetfd, hv_error **err)
+{
+  if (move_mount (treefd, "", targetfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return hv_error_set (err, errno, "move_mount");
+  return 0;
+}
+
+int
+hv_mount_setattr (int fd, uint64_t set, uint64_t clr, uint64_t propagation, bool recursive, hv_error **err)
+{
+  struct mount_attr attr = { .attr_set = set, .attr_clr = clr, .propagation = propagation };
+  if (set == 0 && clr == 0 && propagation == 0)
+    return 0;
+  /* Clearing an atime mode needs the whole atime field cleared. */
+  if (set & MOUNT_ATTR__ATIME)
+    attr.attr_clr |= MOUNT_ATTR__ATIME;
+  if (mount_setattr (fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof (attr)) < 0)
+    return hv_error_set (err, errno, "mount_setattr");
+  return 0;
+}
+
+/* The kernel explains fsconfig failures in the fs context's log. */
+static int
+fs_error (int fsfd, int e, const char *what, const char *type, hv_error **err)
+{
+  char buf[512];
+  ssize_t n = read (fsfd, buf, sizeof (buf) - 1);
+  if (n > 2)
+    {
+      buf[n] = '\0';
+      if (buf[n - 1] == '\n')
+        buf[n - 1] = '\0';
+      return hv_error_set (err, e, "%s %s (%s)", what, type, buf + 2);
+    }
+  return hv_error_set (err, e, "%s %s", what, type);
+}
+
+static uint64_t
+attrs_for_fsmount (uint64_t attrs)
+{
+  /* fsmount takes the atime mode as a value, not as separate bits. */
+  return attrs;
+}
+
+int
+hv_fs_new_mount (const char *type, const char *source, const char *data, uint64_t attrs, hv_error **err)
+{
+  cleanup_close int fsfd = fsopen (type, FSOPEN_CLOEXEC);
+  if (fsfd < 0)
+    return hv_error_set (err, errno, "fsopen %s", type);
+  if (source && fsconfig (fsfd, FSCONFIG_SET_STRING, "source", source, 0) < 0)
+    return fs_error (fsfd, errno, "set source for", type, err);
+  if (data)
+    {
+      cleanup_free char *copy = xstrdup (data);
+      char *save = NULL;
+      for (char *opt = strtok_r (copy, ",", &save); opt; opt = strtok_r (NULL, ",", &save))
+        {
+          char *eq = strchr (opt, '=');
+          int r;
+          if (eq)
+            {
+              *eq = '\0';
+              r = fsconfig (fsfd, FSCONFIG_SET_STRING, opt, eq + 1, 0);
+            }
+          else
+            r = fsconfig (fsfd, FSCONFIG_SET_FLAG, opt, NULL, 0);
+          if (r < 0)
+            {
+              cleanup_free char *what = xasprintf ("option \"%s\" for", opt);
+              return fs_error (fsfd, errno, what, type, err);
+            }
+        }
+    }
+  if (fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return fs_error (fsfd, errno, "create", type, err);
+  int mfd = fsmount (fsfd, FSMOUNT_CLOEXEC, (unsigned) attrs_for_fsmount (attrs));
+  if (mfd < 0)
+    return fs_error (fsfd, errno, "fsmount", type, err);
+  return mfd;
+}
+
+/* Bind mount a host path: relative sources are relative to the bundle. */
+static int
+do_bind (struct hv_mount_ctx *ctx, const oci_mount *m, struct hv_mount_opts *o, hv_error **err)
+{
+  if (m->source == NULL)
+    return hv_error_set (err, 0, "bind mount needs a source");
+  cleanup_free char *src = m->source[0] == '/' ? xstrdup (m->source) : xasprintf ("%s/%s", ctx->bundle, m->source);
+  struct stat st;
+  if (stat (src, &st) < 0)
+    return hv_error_set (err, errno, "bind source %s", src);
+  cleanup_close int tree
+      = open_tree (AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (o->recursive ? AT_RECURSIVE : 0));
+  if (tree < 0)
+    return hv_error_set (err, errno, "open_tree %s", src);
+  if (hv_mount_setattr (tree, o->attr_set, o->attr_clr, 0, false, err) < 0
+      || hv_mount_setattr (tree, o->rattr_set, o->rattr_clr, 0, true, err) < 0)
+    return -1;
+  cleanup_close int target = hv_create_in_root (ctx->rootfd, m->destination, S_ISDIR (st.st_mode), 0755, err);
+  if (target < 0)
+    return -1;
+  if (hv_mount_tree_onto (tree, target, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* cgroup mounts on v1/hybrid hosts: a tmpfs holding a bind of the
+ * container's own cgroup in each hierarchy, as runc lays it out. */
+static int
+do_cgroup_v1 (struct hv_mount_ctx *ctx, const oci_mount *m, struct hv_mount_opts *o, int target, hv_error **err)
+{
+  cleanup_close int tmpfs
+      = hv_fs_new_mount ("tmpfs", "tmpfs", "mode=755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, err);
+  if (tmpfs < 0 || hv_mount_tree_onto (tmpfs, target, err) < 0)
+    return -1;
+  static const char *const subsystems[][2] = {
+    { "cpu", "cpu" },         { "cpuacct", "cpuacct" }, { "cpuset", "cpuset" }, { "memory", "memory" },
+    { "devices", "devices" }, { "freezer", "freezer" }, { "blkio", "blkio" },   { "pids", "pids" },
+    { "hugetlb", "hugetlb" }, { "net_cls", "net_cls" }, { "perf_event", "perf_event" },
+    { "name=systemd", "systemd" },
+  };
+  for (size_t i = 0; i < N_ELEMENTS (subsystems) + 1; i++)
+    {
+      bool unified = i == N_ELEMENTS (subsystems);
+      cleanup_free char *dir = hv_cgroup_dir (ctx->cgroup_path ? ctx->cgroup_path : "", unified ? NULL : subsystems[i][0]);
+      if (dir == NULL || access (dir, F_OK) < 0)
+        continue;
+      cleanup_free char *dest = xasprintf ("%s/%s", m->destination, unified ? "unified" : subsystems[i][1]);
+      cleanup_close int tree = open_tree (AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+      if (tree < 0)
+        return hv_error_set (err, errno, "open_tree %s", dir);
+      if (hv_mount_setattr (tree, o->attr_set | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, o->attr_clr,
+                            0, false, err)
+          < 0)
+        return -1;
+      cleanup_close int t = hv_create_in_root (ctx->rootfd, dest, true, 0755, err);
+      if (t < 0 || hv_mount_tree_onto (tree, t, err) < 0)
+        return -1;
+    }
+  /* Make the tmpfs itself read-only last, as asked. */
+  if (o->attr_set & MOUNT_ATTR_RDONLY)
+    {
+      cleanup_close int again = hv_open_in_root (ctx->rootfd, m->destination, O_PATH | O_DIRECTORY, 0);
+      if (again < 0)
+        return hv_error_set (err, errno, "reopen %s", m->destination);
+      return hv_mount_setattr (again, MOUNT_ATTR_RDONLY, 0, 0, false, err);
+    }
+  return 0;
+}
+
+int
+hv_mount_one (struct hv_mount_ctx *ctx, const oci_mount *m, hv_error **err)
+{
+  struct hv_mount_opts o;
+  int r = -1;
+  if (hv_mount_opts_parse (&m->options, &o, err) < 0)
+    return -1;
+  const char *type = m->type ? m->type : "";
+  if (strcmp (type, "bind") == 0)
+    o.bind = true;
+  if (o.idmap)
+    {
+      hv_error_set (err, 0, "mount %s: idmapped mounts are not supported yet", m->destination);
+      goto out;
+    }
+  if (o.bind)
+    r = do_bind (ctx, m, &o, err);
+  else if (type[0] == '\0')
+    r = hv_error_set (err, 0, "no mount type given");
+  else
+    {
+      cleanup_close int target = hv_create_in_root (ctx->rootfd, m->destination, true, 0755, err);
+      if (target < 0)
+        goto out;
+      bool v1_cgroup = strcmp (type, "cgroup") == 0 && hv_cgroup_mode () != HV_CGROUP_V2;
+      if (strcmp (type, "cgroup") == 0 && !v1_cgroup)
+        type = "cgroup2";
+      if (v1_cgroup)
+        r = do_cgroup_v1 (ctx, m, &o, target, err);
+      else
+        {
+          cleanup_close int mfd = hv_fs_new_mount (type, m->source, o.data, o.attr_set, err);
+          if (mfd < 0 && strcmp (type, "sysfs") == 0 && (*err)->errno_code == EPERM)
+            {
+              /* sysfs belongs to the network namespace: without our own
+               * we may only bind the host's, read-only. */
+              hv_error_free (err);
+              mfd = open_tree (AT_FDCWD, "/sys", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+              if (mfd < 0)
+                hv_error_set (err, errno, "open_tree /sys");
+              else if (hv_mount_setattr (mfd, o.attr_set | MOUNT_ATTR_RDONLY, 0, 0, true, err) < 0)
+                goto out;
+            }
+          if (mfd < 0)
+            goto out;
+          r = hv_mount_tree_onto (mfd, target, err);
+        }
+    }
+  if (r == 0 && o.propagation)
+    {
+      cleanup_close int again = hv_open_in_root (ctx->rootfd, m->destination, O_PATH, 0);
+      if (again < 0)
+        r = hv_error_set (err, errno, "reopen %s", m->destination);
+      else
+        r = hv_mount_setattr (again, 0, 0, o.propagation, o.propagation_recursive, err);
+    }
+out:
+  if (r < 0)
+    hv_error_wrap (err, "mount %s on %s", m->source ? m->source : type, m->destination);
+  hv_mount_opts_free (&o);
+  return r;
+}

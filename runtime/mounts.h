@@ -1,0 +1,43 @@
+/* config.json mounts, performed with the new mount API (fsopen/fsmount,
+ * open_tree, mount_setattr, move_mount) onto fds resolved inside the
+ * rootfs, so no path is looked up twice. */
+#ifndef HAVEN_MOUNTS_H
+#define HAVEN_MOUNTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "oci_spec.h"
+
+struct hv_mount_opts
+{
+  uint64_t attr_set, attr_clr;     /* MOUNT_ATTR_* for the top mount */
+  uint64_t rattr_set, rattr_clr;   /* MOUNT_ATTR_* applied recursively (rro, rnosuid, ...) */
+  uint64_t propagation;            /* MS_SHARED/MS_SLAVE/MS_PRIVATE/MS_UNBINDABLE or 0 */
+  bool propagation_recursive;
+  bool bind, recursive;
+  bool idmap, ridmap;
+  char *data;                      /* comma-separated fs options ("size=64k,mode=755") */
+};
+
+int hv_mount_opts_parse (const oci_strv *options, struct hv_mount_opts *out, hv_error **err);
+void hv_mount_opts_free (struct hv_mount_opts *o);
+
+struct hv_mount_ctx
+{
+  int rootfd;              /* O_PATH fd of the rootfs (a mount point) */
+  const char *bundle;      /* for relative bind sources */
+  const char *cgroup_path; /* for "cgroup" mounts on v1 hosts */
+  bool userns;             /* in a new user namespace: no mknod, sysfs may need a bind */
+  bool new_netns;
+};
+
+int hv_mount_one (struct hv_mount_ctx *ctx, const oci_mount *m, hv_error **err);
+
+/* Building blocks, also used for masked/readonly paths and /dev/console. */
+int hv_mount_tree_onto (int treefd, int targetfd, hv_error **err);
+int hv_mount_setattr (int fd, uint64_t set, uint64_t clr, uint64_t propagation, bool recursive, hv_error **err);
+/* A fresh filesystem instance as a detached mount fd. */
+int hv_fs_new_mount (const char *type, const char *source, const char *data, uint64_t attrs, hv_error **err);
+#endif

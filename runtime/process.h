@@ -1,0 +1,42 @@
+/* Turning the (forked, namespaced) runtime process into the container
+ * process: shared by the container's init and by `exec`. */
+#ifndef HAVEN_PROCESS_H
+#define HAVEN_PROCESS_H
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "oci_spec.h"
+
+struct hv_process_ctx
+{
+  const oci_process *process;
+  const oci_seccomp *seccomp; /* the container's profile, NULL if none */
+  int procfd;                 /* trusted procfs instance, -1 if none */
+  int preserve_fds;           /* fds 3 .. 3+N-1 survive exec */
+  bool userns;                /* inside a user namespace */
+  bool setgroups_denied;      /* /proc/PID/setgroups is "deny" */
+  int seccomp_listener;       /* connected socket for the notify fd, or -1 */
+  const char *state_json;     /* for the seccomp listener message */
+  char *exe;                  /* resolved executable */
+  char **envp;                /* final environment */
+  bool seccomp_loaded;
+};
+
+/* Everything that can fail in a way the caller should see at create time:
+ * resolve the executable, rlimits, AppArmor, personality, scheduling,
+ * seccomp (early, when no_new_privs is off: loading it needs CAP_SYS_ADMIN),
+ * user and groups, capabilities, cwd. */
+int hv_process_prepare (struct hv_process_ctx *ctx, hv_error **err);
+/* Last steps and execve: no_new_privs, seccomp (if not loaded yet), umask,
+ * close every fd the container must not inherit.  Returns only on error. */
+int hv_process_exec (struct hv_process_ctx *ctx, hv_error **err);
+void hv_process_ctx_free (struct hv_process_ctx *ctx);
+
+/* Is AppArmor enabled on this host? */
+bool hv_apparmor_enabled (void);
+/* A private procfs instance for the current pid namespace (fd of its
+ * root), so writes to /proc files cannot be redirected by the container's
+ * /proc (CVE-2019-16884, CVE-2025-52881). */
+int hv_open_private_procfs (hv_error **err);
+#endif

@@ -1,0 +1,124 @@
+#include "config.h"
+#include "safe_path.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int
+sys_openat2 (int dirfd, const char *path, int flags, mode_t mode, unsigned long long resolve)
+{
+  struct open_how how = { .flags = (unsigned long long) flags | O_CLOEXEC, .mode = mode, .resolve = resolve };
+  int fd;
+  do
+    fd = (int) syscall (SYS_openat2, dirfd, path, &how, sizeof (how));
+  while (fd < 0 && errno == EAGAIN);
+  return fd;
+}
+
+int
+hv_open_in_root (int rootfd, const char *path, int flags, mode_t mode)
+{
+  while (*path == '/')
+    path++;
+  if (*path == '\0')
+    path = ".";
+  return sys_openat2 (rootfd, path, flags, mode, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+}
+
+int
+hv_open_in_proc (int procfd, const char *path, int flags)
+{
+  return sys_openat2 (procfd, path, flags, 0, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV);
+}
+
+int
+hv_create_in_root (int rootfd, const char *path, bool is_dir, mode_t mode, hv_error **err)
+{
+  cleanup_free char *rel = xstrdup (path);
+  char *p = rel;
+  while (*p == '/')
+    p++;
+  size_t len = strlen (p);
+  while (len > 0 && p[len - 1] == '/')
+    p[--len] = '\0';
+  if (len == 0)
+    {
+      int fd = hv_open_in_root (rootfd, ".", O_PATH | O_DIRECTORY, 0);
+      if (fd < 0)
+        return hv_error_set (err, errno, "open rootfs");
+      return fd;
+    }
+  /* Resolve ever longer prefixes from the root; create what is missing in
+   * the (already resolved, hence inside-root) parent. */
+  for (char *cur = p;;)
+    {
+      char *slash = strchr (cur, '/');
+      bool last = slash == NULL;
+      if (!last)
+        *slash = '\0';
+      bool want_dir = !last || is_dir;
+      int fd = hv_open_in_root (rootfd, p, O_PATH | (want_dir ? O_DIRECTORY : 0), 0);
+      if (fd < 0 && errno == ENOENT)
+        {
+          char *name = strrchr (p, '/');
+          cleanup_close int parent = -1;
+          if (name)
+            {
+              *name = '\0';
+              parent = hv_open_in_root (rootfd, p, O_PATH | O_DIRECTORY, 0);
+              *name++ = '/';
+            }
+          else
+            {
+              name = p;
+              parent = hv_open_in_root (rootfd, ".", O_PATH | O_DIRECTORY, 0);
+            }
+          if (parent < 0)
+            return hv_error_set (err, errno, "resolve parent of \"%s\" in rootfs", p);
+          if (want_dir)
+            {
+              if (mkdirat (parent, name, mode) < 0 && errno != EEXIST)
+                return hv_error_set (err, errno, "mkdir \"%s\" in rootfs", p);
+            }
+          else
+            {
+              int f = openat (parent, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+              if (f < 0 && errno != EEXIST)
+                return hv_error_set (err, errno, "create \"%s\" in rootfs", p);
+              if (f >= 0)
+                close (f);
+            }
+          fd = hv_open_in_root (rootfd, p, O_PATH | (want_dir ? O_DIRECTORY : 0), 0);
+        }
+      if (fd < 0)
+        return hv_error_set (err, errno, "resolve \"%s\" in rootfs", p);
+      if (last)
+        return fd;
+      close (fd);
+      *slash = '/';
+      cur = slash + 1;
+    }
+}
+
+int
+hv_open_parent_in_root (int rootfd, const char *path, char **basename, hv_error **err)
+{
+  cleanup_free char *copy = xstrdup (path);
+  size_t len = strlen (copy);
+  while (len > 1 && copy[len - 1] == '/')
+    copy[--len] = '\0';
+  char *slash = strrchr (copy, '/');
+  if (slash == NULL)
+    {
+      *basename = xstrdup (copy);
+      return hv_create_in_root (rootfd, "/", true, 0755, err);
+    }
+  *basename = xstrdup (slash + 1);
+  *slash = '\0';
+  return hv_create_in_root (rootfd, copy[0] ? copy : "/", true, 0755, err);
+}

@@ -1,0 +1,28 @@
+/* Path resolution inside a hostile rootfs.
+ *
+ * Every path the config names inside the container (mount destinations,
+ * devices, masked paths, cwd) is resolved with openat2(RESOLVE_IN_ROOT) from
+ * an fd of the rootfs: symlinks and ".." are followed as the container would
+ * see them, but can never leave the rootfs (CVE-2021-30465 and friends).
+ * Mounts then go onto the returned O_PATH fd, never onto a path string that
+ * could be swapped between check and use. */
+#ifndef HAVEN_SAFE_PATH_H
+#define HAVEN_SAFE_PATH_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* openat2(rootfd, path, flags, RESOLVE_IN_ROOT|RESOLVE_NO_MAGICLINKS). */
+int hv_open_in_root (int rootfd, const char *path, int flags, mode_t mode);
+/* Resolve `path`, creating missing components: directories, and when
+ * !is_dir an empty regular file as the last component.  Returns an O_PATH
+ * fd of the target. */
+int hv_create_in_root (int rootfd, const char *path, bool is_dir, mode_t mode, hv_error **err);
+/* Split "a/b/c" into an O_PATH fd of "a/b" (created) and the name "c". */
+int hv_open_parent_in_root (int rootfd, const char *path, char **basename, hv_error **err);
+/* Open procfs path "sys/net/..." beneath a trusted procfs fd refusing any
+ * symlink or mount crossing (CVE-2025-52881). */
+int hv_open_in_proc (int procfd, const char *path, int flags);
+#endif

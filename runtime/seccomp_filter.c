@@ -1,0 +1,251 @@
+#include "config.h"
+#include "seccomp_filter.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "oci_tables.h"
+#include "utils.h"
+
+/* "SCMP_ARCH_X86_64" -> libseccomp's token ("x86_64"). */
+static uint32_t
+resolve_arch (const char *name)
+{
+  static const struct
+  {
+    const char *oci, *scmp;
+  } aliases[] = { { "SCMP_ARCH_X86", "x86" },         { "SCMP_ARCH_X86_64", "x86_64" },
+                  { "SCMP_ARCH_X32", "x32" },         { "SCMP_ARCH_ARM", "arm" },
+                  { "SCMP_ARCH_AARCH64", "aarch64" }, { "SCMP_ARCH_MIPS", "mips" },
+                  { "SCMP_ARCH_MIPS64", "mips64" },   { "SCMP_ARCH_MIPS64N32", "mips64n32" },
+                  { "SCMP_ARCH_MIPSEL", "mipsel" },   { "SCMP_ARCH_MIPSEL64", "mipsel64" },
+                  { "SCMP_ARCH_MIPSEL64N32", "mipsel64n32" }, { "SCMP_ARCH_PPC", "ppc" },
+                  { "SCMP_ARCH_PPC64", "ppc64" },     { "SCMP_ARCH_PPC64LE", "ppc64le" },
+                  { "SCMP_ARCH_S390", "s390" },       { "SCMP_ARCH_S390X", "s390x" },
+                  { "SCMP_ARCH_PARISC", "parisc" },   { "SCMP_ARCH_PARISC64", "parisc64" },
+                  { "SCMP_ARCH_RISCV64", "riscv64" }, { "SCMP_ARCH_LOONGARCH64", "loongarch64" },
+                  { "SCMP_ARCH_M68K", "m68k" },       { "SCMP_ARCH_SH", "sh" },
+                  { "SCMP_ARCH_SHEB", "sheb" } };
+  for (size_t i = 0; i < N_ELEMENTS (aliases); i++)
+    if (strcmp (aliases[i].oci, name) == 0)
+      return seccomp_arch_resolve_name (aliases[i].scmp);
+  return 0;
+}
+
+bool
+hv_seccomp_arch_supported (const char *name)
+{
+  return resolve_arch (name) != 0;
+}
+
+/* runc and crun answer SCMP_ACT_ERRNO without errnoRet with EPERM: the
+ * call fails in a way programs handle, instead of killing them. */
+static uint32_t
+action_value (int action, const oci_opt_u64 *errno_ret)
+{
+  uint16_t e = errno_ret->set ? (uint16_t) errno_ret->value : EPERM;
+  switch (action)
+    {
+    case OCI_SCMP_KILL:
+    case OCI_SCMP_KILL_THREAD:
+      return SCMP_ACT_KILL_THREAD;
+    case OCI_SCMP_KILL_PROCESS:
+      return SCMP_ACT_KILL_PROCESS;
+    case OCI_SCMP_TRAP:
+      return SCMP_ACT_TRAP;
+    case OCI_SCMP_ERRNO:
+      return SCMP_ACT_ERRNO (e);
+    case OCI_SCMP_TRACE:
+      return SCMP_ACT_TRACE (e);
+    case OCI_SCMP_LOG:
+      return SCMP_ACT_LOG;
+    case OCI_SCMP_NOTIFY:
+      return SCMP_ACT_NOTIFY;
+    default:
+      return SCMP_ACT_ALLOW;
+    }
+}
+
+static int
+add_rule (scmp_filter_ctx ctx, const oci_seccomp_syscall *s, const char *name, int nr, uint32_t action,
+          hv_error **err)
+{
+  struct scmp_arg_cmp cmps[6];
+  size_t n = s->n_args > 6 ? 6 : s->n_args;
+  bool repeated = false;
+  for (size_t i = 0; i < n; i++)
+    {
+      cmps[i] = (struct scmp_arg_cmp) { .arg = s->args[i].index, .op = (enum scmp_compare) s->args[i].op,
+                                        .datum_a = s->args[i].value, .datum_b = s->args[i].value_two };
+      for (size_t j = 0; j < i; j++)
+        if (s->args[j].index == s->args[i].index)
+          repeated = true;
+    }
+  int r;
+  if (!repeated)
+    r = seccomp_rule_add_array (ctx, action, nr, (unsigned) n, cmps);
+  else
+    {
+      /* libseccomp ANDs comparisons and refuses two on the same argument;
+       * like runc and crun, several comparisons of one argument mean OR:
+       * one rule each. */
+      r = 0;
+      for (size_t i = 0; i < n && r == 0; i++)
+        r = seccomp_rule_add_array (ctx, action, nr, 1, &cmps[i]);
+    }
+  if (r < 0)
+    return hv_error_set (err, -r, "seccomp: add rule for \"%s\" (%s)", name, s->action_name);
+  return 0;
+}
+
+int
+hv_seccomp_build (const oci_seccomp *sc, scmp_filter_ctx *out, hv_error **err)
+{
+  uint32_t def = action_value (sc->default_action, &sc->default_errno_ret);
+  scmp_filter_ctx ctx = seccomp_init (def);
+  if (ctx == NULL)
+    return hv_error_set (err, 0, "seccomp: init with default action %s", sc->default_action_name);
+  int r;
+  /* The caller sets no_new_privs itself, according to the config. */
+  seccomp_attr_set (ctx, SCMP_FLTATR_CTL_NNP, 0);
+  for (size_t i = 0; i < sc->architectures.n; i++)
+    {
+      uint32_t arch = resolve_arch (sc->architectures.v[i]);
+      if (arch == 0)
+        {
+          seccomp_release (ctx);
+          return hv_error_set (err, 0, "seccomp: architecture %s is not supported by libseccomp",
+                               sc->architectures.v[i]);
+        }
+      r = seccomp_arch_add (ctx, arch);
+      if (r < 0 && r != -EEXIST)
+        {
+          seccomp_release (ctx);
+          return hv_error_set (err, -r, "seccomp: add architecture %s", sc->architectures.v[i]);
+        }
+    }
+  for (size_t i = 0; i < sc->flags.n; i++)
+    {
+      const char *f = sc->flags.v[i];
+      r = 0;
+      if (strcmp (f, "SECCOMP_FILTER_FLAG_LOG") == 0)
+        r = seccomp_attr_set (ctx, SCMP_FLTATR_CTL_LOG, 1);
+      else if (strcmp (f, "SECCOMP_FILTER_FLAG_SPEC_ALLOW") == 0)
+        r = seccomp_attr_set (ctx, SCMP_FLTATR_CTL_SSB, 1);
+      else if (strcmp (f, "SECCOMP_FILTER_FLAG_TSYNC") == 0)
+        r = seccomp_attr_set (ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+      else
+        r = -EOPNOTSUPP; /* WAIT_KILLABLE_RECV needs libseccomp >= 2.6 */
+      if (r < 0)
+        {
+          seccomp_release (ctx);
+          return hv_error_set (err, -r, "seccomp: flag %s", f);
+        }
+    }
+  for (size_t i = 0; i < sc->n_syscalls; i++)
+    {
+      const oci_seccomp_syscall *s = &sc->syscalls[i];
+      uint32_t action = action_value (s->action, &s->errno_ret);
+      /* libseccomp rejects rules that repeat the default action. */
+      if (action == def)
+        continue;
+      for (size_t j = 0; j < s->n; j++)
+        {
+          int nr = seccomp_syscall_resolve_name (s->names[j]);
+          /* Profiles list syscalls of every kernel and architecture; one
+           * unknown here cannot be called here either. */
+          if (nr == __NR_SCMP_ERROR)
+            continue;
+          if (add_rule (ctx, s, s->names[j], nr, action, err) < 0)
+            {
+              seccomp_release (ctx);
+              return -1;
+            }
+        }
+    }
+  *out = ctx;
+  return 0;
+}
+
+int
+hv_seccomp_load (const oci_seccomp *sc, int *notify_fd, hv_error **err)
+{
+  scmp_filter_ctx ctx;
+  *notify_fd = -1;
+  if (hv_seccomp_build (sc, &ctx, err) < 0)
+    return -1;
+  int r = seccomp_load (ctx);
+  if (r < 0)
+    {
+      seccomp_release (ctx);
+      return hv_error_set (err, -r, "seccomp: load filter");
+    }
+  bool notify = sc->default_action == OCI_SCMP_NOTIFY;
+  for (size_t i = 0; i < sc->n_syscalls && !notify; i++)
+    notify = sc->syscalls[i].action == OCI_SCMP_NOTIFY;
+  if (notify)
+    {
+      *notify_fd = seccomp_notify_fd (ctx);
+      if (*notify_fd < 0)
+        {
+          seccomp_release (ctx);
+          return hv_error_set (err, 0, "seccomp: no notify fd");
+        }
+      *notify_fd = dup (*notify_fd);
+    }
+  seccomp_release (ctx);
+  return 0;
+}
+
+int
+hv_seccomp_connect_listener (const char *path, hv_error **err)
+{
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  if (strlen (path) >= sizeof (addr.sun_path))
+    return hv_error_set (err, 0, "seccomp listener path too long: %s", path);
+  strcpy (addr.sun_path, path);
+  int sock = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (sock < 0)
+    return hv_error_set (err, errno, "socket");
+  if (connect (sock, (struct sockaddr *) &addr, sizeof (addr)) < 0)
+    {
+      int e = errno;
+      close (sock);
+      return hv_error_set (err, e, "connect to seccomp listener %s", path);
+    }
+  return sock;
+}
+
+int
+hv_seccomp_send_notify_fd (const oci_seccomp *sc, int sock, const char *state_json, int notify_fd, hv_error **err)
+{
+  if (sock < 0)
+    return hv_error_set (err, 0, "seccomp: SCMP_ACT_NOTIFY needs linux.seccomp.listenerPath");
+  /* The container process state: the seccomp fd, our pid, the metadata
+   * and the container state. */
+  cleanup_free char *msg = xasprintf ("{\"ociVersion\":\"%s\",\"fds\":[\"seccompFd\"],\"pid\":%d,\"metadata\":\"%s\","
+                                      "\"state\":%s}",
+                                      HAVEN_OCI_VERSION, getpid (), sc->listener_metadata ? sc->listener_metadata : "",
+                                      state_json ? state_json : "{}");
+  struct iovec iov = { msg, strlen (msg) };
+  union
+  {
+    char buf[CMSG_SPACE (sizeof (int))];
+    struct cmsghdr align;
+  } ctl;
+  memset (&ctl, 0, sizeof (ctl));
+  struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof (ctl.buf) };
+  struct cmsghdr *c = CMSG_FIRSTHDR (&m);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN (sizeof (int));
+  memcpy (CMSG_DATA (c), &notify_fd, sizeof (int));
+  if (sendmsg (sock, &m, MSG_NOSIGNAL) < 0)
+    return hv_error_set (err, errno, "send seccomp notify fd to listener");
+  return 0;
+}

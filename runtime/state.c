@@ -1,0 +1,256 @@
+#include "config.h"
+#include "state.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+#include "cgroup.h"
+#include "json_walk.h"
+#include "utils.h"
+
+static const char *const status_names[] = { "creating", "created", "running", "paused", "stopped" };
+
+const char *
+hv_status_name (enum hv_status s)
+{
+  return status_names[s];
+}
+
+int
+hv_state_dir (struct hv_global *g, const char *id, char **out, hv_error **err)
+{
+  /* The id becomes a directory name: refuse anything that could walk out of
+   * the state root. */
+  if (id[0] == '\0' || strcmp (id, ".") == 0 || strcmp (id, "..") == 0 || strlen (id) > 1024)
+    return hv_error_set (err, 0, "invalid container id \"%s\"", id);
+  for (const char *p = id; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'
+          || *p == '-' || *p == '.' || *p == '+'))
+      return hv_error_set (err, 0, "invalid container id \"%s\": only [A-Za-z0-9_+.-] are allowed", id);
+  *out = xasprintf ("%s/%s", g->root, id);
+  return 0;
+}
+
+static void
+gen_string (yajl_gen g, const char *s)
+{
+  yajl_gen_string (g, (const unsigned char *) s, strlen (s));
+}
+
+static void
+gen_kv (yajl_gen g, const char *k, const char *v)
+{
+  gen_string (g, k);
+  gen_string (g, v ? v : "");
+}
+
+static char *
+gen_finish (yajl_gen g)
+{
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf (g, &buf, &len);
+  char *r = xmalloc0 (len + 2);
+  memcpy (r, buf, len);
+  yajl_gen_free (g);
+  return r;
+}
+
+static void
+gen_annotations (yajl_gen g, const oci_kv_list *a)
+{
+  gen_string (g, "annotations");
+  yajl_gen_map_open (g);
+  for (size_t i = 0; i < a->n; i++)
+    gen_kv (g, a->v[i].key, a->v[i].value);
+  yajl_gen_map_close (g);
+}
+
+char *
+hv_container_state_json (const hv_container *c, enum hv_status status, bool pretty)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_config (g, yajl_gen_beautify, pretty ? 1 : 0);
+  yajl_gen_config (g, yajl_gen_indent_string, "  ");
+  yajl_gen_map_open (g);
+  gen_kv (g, "ociVersion", HAVEN_OCI_VERSION);
+  gen_kv (g, "id", c->id);
+  gen_string (g, "pid");
+  yajl_gen_integer (g, status == HV_STATUS_STOPPED ? 0 : c->pid);
+  gen_kv (g, "status", hv_status_name (status));
+  gen_kv (g, "bundle", c->bundle);
+  gen_kv (g, "rootfs", c->rootfs);
+  gen_kv (g, "created", c->created);
+  gen_string (g, "owner");
+  cleanup_free char *owner = xasprintf ("%u", (unsigned) c->owner);
+  gen_string (g, owner);
+  gen_annotations (g, &c->annotations);
+  yajl_gen_map_close (g);
+  return gen_finish (g);
+}
+
+int
+hv_container_save (const hv_container *c, hv_error **err)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (g);
+  gen_kv (g, "id", c->id);
+  gen_string (g, "pid");
+  yajl_gen_integer (g, c->pid);
+  gen_string (g, "startTime");
+  yajl_gen_integer (g, (long long) c->start_time);
+  gen_kv (g, "bundle", c->bundle);
+  gen_kv (g, "rootfs", c->rootfs);
+  gen_kv (g, "created", c->created);
+  gen_string (g, "owner");
+  yajl_gen_integer (g, c->owner);
+  gen_kv (g, "cgroupPath", c->cgroup_path);
+  gen_string (g, "systemdCgroup");
+  yajl_gen_bool (g, c->systemd_cgroup);
+  gen_annotations (g, &c->annotations);
+  yajl_gen_map_close (g);
+  cleanup_free char *json = gen_finish (g);
+  return write_file_atomic (c->dir, "state.json", json, strlen (json), err);
+}
+
+int
+hv_container_load (struct hv_global *g, const char *id, hv_container **out, hv_error **err)
+{
+  cleanup_free char *dir = NULL;
+  cleanup_free char *text = NULL;
+  cleanup_error hv_error *tmp = NULL;
+  struct stat st;
+  if (hv_state_dir (g, id, &dir, err) < 0)
+    return -1;
+  if (stat (dir, &st) < 0)
+    return hv_error_set (err, 0, "container does not exist");
+  cleanup_free char *path = xasprintf ("%s/state.json", dir);
+  if (oci_read_file (path, &text, NULL, &tmp) < 0)
+    {
+      /* Directory without state.json: being created, or a create that
+       * failed halfway and is being cleaned up. */
+      hv_container *c = xmalloc0 (sizeof (*c));
+      c->id = xstrdup (id);
+      c->dir = steal_pointer (&dir);
+      c->cgroup_path = xstrdup ("");
+      *out = c;
+      return 0;
+    }
+  json_walk w;
+  yajl_val root;
+  jw_init (&w, path, err);
+  if (jw_parse (&w, text, &root) < 0)
+    return -1;
+  hv_container *c = xmalloc0 (sizeof (*c));
+  uint64_t start_time = 0;
+  oci_opt_i64 pid = { 0 }, owner = { 0 };
+  yajl_val st_v = jw_lookup (root, "startTime");
+  int r = 0;
+  if (jw_field_string (&w, root, "bundle", &c->bundle) < 0 || jw_field_string (&w, root, "rootfs", &c->rootfs) < 0
+      || jw_field_string (&w, root, "created", &c->created) < 0
+      || jw_field_string (&w, root, "cgroupPath", &c->cgroup_path) < 0
+      || jw_field_bool (&w, root, "systemdCgroup", &c->systemd_cgroup) < 0
+      || jw_field_opt_i64 (&w, root, "pid", &pid) < 0 || jw_field_opt_i64 (&w, root, "owner", &owner) < 0
+      || jw_field_string_map (&w, root, "annotations", &c->annotations) < 0
+      || (st_v && jw_as_u64 (&w, st_v, &start_time) < 0))
+    r = -1;
+  yajl_tree_free (root);
+  c->id = xstrdup (id);
+  c->dir = steal_pointer (&dir);
+  c->pid = (pid_t) pid.value;
+  c->owner = (uid_t) owner.value;
+  c->start_time = start_time;
+  if (c->cgroup_path == NULL)
+    c->cgroup_path = xstrdup ("");
+  if (r < 0)
+    {
+      hv_container_free (c);
+      return -1;
+    }
+  *out = c;
+  return 0;
+}
+
+void
+hv_container_free (hv_container *c)
+{
+  if (c == NULL)
+    return;
+  free (c->id);
+  free (c->dir);
+  free (c->bundle);
+  free (c->rootfs);
+  free (c->created);
+  free (c->cgroup_path);
+  oci_kv_list_free (&c->annotations);
+  free (c);
+}
+
+bool
+hv_container_alive (const hv_container *c)
+{
+  unsigned long long st = 0;
+  char state = 0;
+  if (c->pid <= 0)
+    return false;
+  if (proc_start_time (c->pid, &st, &state) < 0 || st == 0)
+    return false;
+  /* A different start time means the pid was reused by another process. */
+  if (st != c->start_time)
+    return false;
+  return state != 'Z' && state != 'X';
+}
+
+enum hv_status
+hv_container_status (const hv_container *c)
+{
+  if (c->bundle == NULL)
+    return HV_STATUS_CREATING;
+  if (!hv_container_alive (c))
+    return HV_STATUS_STOPPED;
+  cleanup_free char *fifo = xasprintf ("%s/exec.fifo", c->dir);
+  if (access (fifo, F_OK) == 0)
+    return HV_STATUS_CREATED;
+  if (c->cgroup_path[0] && hv_cgroup_is_frozen (c->cgroup_path))
+    return HV_STATUS_PAUSED;
+  return HV_STATUS_RUNNING;
+}
+
+static int
+remove_tree_at (int parentfd, const char *name)
+{
+  cleanup_close int fd = openat (parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return unlinkat (parentfd, name, 0);
+  DIR *d = fdopendir (fd);
+  if (d == NULL)
+    return -1;
+  fd = -1;
+  struct dirent *de;
+  while ((de = readdir (d)))
+    {
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+      if (de->d_type == DT_DIR)
+        remove_tree_at (dirfd (d), de->d_name);
+      else
+        unlinkat (dirfd (d), de->d_name, 0);
+    }
+  closedir (d);
+  return unlinkat (parentfd, name, AT_REMOVEDIR);
+}
+
+int
+hv_state_remove (const char *dir, hv_error **err)
+{
+  if (remove_tree_at (AT_FDCWD, dir) < 0 && errno != ENOENT)
+    return hv_error_set (err, errno, "remove %s", dir);
+  return 0;
+}

@@ -1,0 +1,63 @@
+/* Container state kept under <root>/<id>/:
+ *   state.json   what `state` reports plus what later commands need
+ *   config.json  the config as created (exec applies its seccomp etc.)
+ *   exec.fifo    exists from create until start (status "created")
+ * state.json is written atomically once create has succeeded; a directory
+ * without it is a container still being created (or a failed create being
+ * cleaned up). */
+#ifndef HAVEN_STATE_H
+#define HAVEN_STATE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "cli.h"
+#include "error.h"
+#include "oci_spec.h"
+
+enum hv_status
+{
+  HV_STATUS_CREATING,
+  HV_STATUS_CREATED,
+  HV_STATUS_RUNNING,
+  HV_STATUS_PAUSED,
+  HV_STATUS_STOPPED,
+};
+
+typedef struct
+{
+  char *id;
+  char *dir; /* <root>/<id> */
+  char *bundle;
+  char *rootfs;
+  char *created;
+  uid_t owner;
+  pid_t pid;
+  unsigned long long start_time;
+  char *cgroup_path; /* path inside each hierarchy, "" if none */
+  bool systemd_cgroup;
+  oci_kv_list annotations;
+} hv_container;
+
+const char *hv_status_name (enum hv_status s);
+
+/* Validate the id (it becomes a path component) and compute the dir. */
+int hv_state_dir (struct hv_global *g, const char *id, char **out, hv_error **err);
+/* Load a container; "container does not exist" when there is none. */
+int hv_container_load (struct hv_global *g, const char *id, hv_container **out, hv_error **err);
+int hv_container_save (const hv_container *c, hv_error **err);
+void hv_container_free (hv_container *c);
+enum hv_status hv_container_status (const hv_container *c);
+/* The OCI state document for `state` and for hooks' stdin. */
+char *hv_container_state_json (const hv_container *c, enum hv_status status, bool pretty);
+/* Remove the state directory and everything in it. */
+int hv_state_remove (const char *dir, hv_error **err);
+bool hv_container_alive (const hv_container *c);
+
+static inline void
+cleanup_containerp (hv_container **c)
+{
+  hv_container_free (*c);
+}
+#define cleanup_container __attribute__ ((cleanup (cleanup_containerp)))
+#endif

@@ -1,0 +1,34 @@
+/* Messages between the runtime (parent) and the container's init (child)
+ * over a SOCK_SEQPACKET socketpair: one datagram per message, optionally
+ * carrying one fd.  A child failure is an HV_SYNC_ERROR message with the
+ * full error text, so the parent reports exactly what went wrong inside. */
+#ifndef HAVEN_SYNC_H
+#define HAVEN_SYNC_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+enum hv_sync_type
+{
+  HV_SYNC_GO = 1,        /* parent -> child: ids mapped, cgroup joined */
+  HV_SYNC_GRANDCHILD,    /* child -> parent: pid of the real init (double fork) */
+  HV_SYNC_RUN_HOOKS,     /* child -> parent: namespaces and mounts ready */
+  HV_SYNC_HOOKS_DONE,    /* parent -> child: payload = state JSON */
+  HV_SYNC_CONSOLE,       /* child -> parent: fd = pty master */
+  HV_SYNC_READY,         /* child -> parent: waiting for start */
+  HV_SYNC_ERROR,         /* child -> parent: payload = error message */
+};
+
+#define HV_SYNC_MAX_PAYLOAD 16384
+
+int hv_sync_send (int sock, enum hv_sync_type type, const void *data, size_t len, int fd, hv_error **err);
+/* Receive one message; *data is NUL-terminated and owned by the caller.
+ * *fd receives a passed fd or -1.  A closed socket is an error. */
+int hv_sync_recv (int sock, enum hv_sync_type *type, char **data, int *fd, hv_error **err);
+/* Receive, requiring `want`; an HV_SYNC_ERROR becomes *err. */
+int hv_sync_expect (int sock, enum hv_sync_type want, char **data, int *fd, hv_error **err);
+/* Child side: report err to the parent. */
+void hv_sync_send_error (int sock, hv_error *err);
+#endif

@@ -1,0 +1,181 @@
+#include "config.h"
+#include "utils.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+int
+write_all (int fd, const void *buf, size_t len)
+{
+  const char *p = buf;
+  while (len > 0)
+    {
+      ssize_t r = write (fd, p, len);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r < 0)
+        return -1;
+      p += r;
+      len -= (size_t) r;
+    }
+  return 0;
+}
+
+int
+write_file_at (int dirfd, const char *path, const char *data, size_t len, int flags, hv_error **err)
+{
+  cleanup_close int fd = openat (dirfd, path, O_WRONLY | O_CLOEXEC | flags, 0644);
+  if (fd < 0)
+    return hv_error_set (err, errno, "open %s", path);
+  if (write_all (fd, data, len) < 0)
+    return hv_error_set (err, errno, "write %s", path);
+  return 0;
+}
+
+int
+write_file (const char *path, const char *data, hv_error **err)
+{
+  return write_file_at (AT_FDCWD, path, data, strlen (data), O_CREAT | O_TRUNC, err);
+}
+
+int
+write_file_atomic (const char *dir, const char *name, const char *data, size_t len, hv_error **err)
+{
+  cleanup_free char *tmp = xasprintf ("%s/.%s.tmp", dir, name);
+  cleanup_free char *dst = xasprintf ("%s/%s", dir, name);
+  cleanup_close int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return hv_error_set (err, errno, "open %s", tmp);
+  if (write_all (fd, data, len) < 0 || fsync (fd) < 0)
+    {
+      int e = errno;
+      unlink (tmp);
+      return hv_error_set (err, e, "write %s", tmp);
+    }
+  if (rename (tmp, dst) < 0)
+    {
+      int e = errno;
+      unlink (tmp);
+      return hv_error_set (err, e, "rename %s", dst);
+    }
+  return 0;
+}
+
+int
+read_file_at (int dirfd, const char *path, char **out, hv_error **err)
+{
+  cleanup_close int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return hv_error_set (err, errno, "open %s", path);
+  size_t cap = 4096, n = 0;
+  char *buf = xmalloc0 (cap + 1);
+  for (;;)
+    {
+      if (n == cap)
+        buf = xrealloc (buf, (cap *= 2) + 1);
+      ssize_t r = read (fd, buf + n, cap - n);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r < 0)
+        {
+          int e = errno;
+          free (buf);
+          return hv_error_set (err, e, "read %s", path);
+        }
+      if (r == 0)
+        break;
+      n += (size_t) r;
+    }
+  buf[n] = '\0';
+  *out = buf;
+  return 0;
+}
+
+int
+mkdir_p (const char *path, mode_t mode, hv_error **err)
+{
+  cleanup_free char *p = xstrdup (path);
+  for (char *s = p + 1; *s; s++)
+    if (*s == '/')
+      {
+        *s = '\0';
+        if (mkdir (p, mode) < 0 && errno != EEXIST)
+          return hv_error_set (err, errno, "mkdir %s", p);
+        *s = '/';
+      }
+  if (mkdir (p, mode) < 0 && errno != EEXIST)
+    return hv_error_set (err, errno, "mkdir %s", p);
+  return 0;
+}
+
+int
+proc_start_time (pid_t pid, unsigned long long *out, char *state_char)
+{
+  char path[64], buf[1024];
+  *out = 0;
+  snprintf (path, sizeof (path), "/proc/%d/stat", pid);
+  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ENOENT ? 0 : -1;
+  ssize_t n = read (fd, buf, sizeof (buf) - 1);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  /* comm may contain spaces and parentheses: parse after the last ')'. */
+  char *p = strrchr (buf, ')');
+  if (p == NULL)
+    return -1;
+  p += 2;
+  if (state_char)
+    *state_char = *p;
+  for (int field = 3; field < 22 && p; field++)
+    {
+      p = strchr (p, ' ');
+      if (p)
+        p++;
+    }
+  if (p == NULL)
+    return -1;
+  *out = strtoull (p, NULL, 10);
+  return 0;
+}
+
+char *
+now_rfc3339 (void)
+{
+  struct timespec ts;
+  struct tm tm;
+  char buf[64];
+  clock_gettime (CLOCK_REALTIME, &ts);
+  gmtime_r (&ts.tv_sec, &tm);
+  strftime (buf, sizeof (buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  return xasprintf ("%s.%09ldZ", buf, ts.tv_nsec);
+}
+
+int
+cloexec_from (int from)
+{
+  if (syscall (SYS_close_range, (unsigned) from, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+    return 0;
+  /* Older kernels: walk the fd table. */
+  for (int fd = from; fd < 65536; fd++)
+    {
+      int flags = fcntl (fd, F_GETFD);
+      if (flags >= 0)
+        fcntl (fd, F_SETFD, flags | FD_CLOEXEC);
+    }
+  return 0;
+}
+
+bool
+str_has_prefix (const char *s, const char *prefix)
+{
+  return strncmp (s, prefix, strlen (prefix)) == 0;
+}

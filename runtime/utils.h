@@ -1,0 +1,34 @@
+/* Small file and process helpers shared by the runtime. */
+#ifndef HAVEN_UTILS_H
+#define HAVEN_UTILS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+#define N_ELEMENTS(a) (sizeof (a) / sizeof ((a)[0]))
+
+int write_all (int fd, const void *buf, size_t len);
+/* Write a whole file relative to dirfd (AT_FDCWD for a path). */
+int write_file_at (int dirfd, const char *path, const char *data, size_t len, int flags, hv_error **err);
+int write_file (const char *path, const char *data, hv_error **err);
+/* Write to a temporary name in the same directory, fsync, rename: readers
+ * never see a half-written state file. */
+int write_file_atomic (const char *dir, const char *name, const char *data, size_t len, hv_error **err);
+int read_file_at (int dirfd, const char *path, char **out, hv_error **err);
+int mkdir_p (const char *path, mode_t mode, hv_error **err);
+
+/* Field 22 of /proc/<pid>/stat (start time in clock ticks), which tells a
+ * live process from a reused pid; *out = 0 when the process is gone. */
+int proc_start_time (pid_t pid, unsigned long long *out, char *state_char);
+
+/* RFC 3339 timestamp with nanoseconds, UTC. */
+char *now_rfc3339 (void);
+
+/* Mark every fd >= from close-on-exec (or close it). */
+int cloexec_from (int from);
+
+bool str_has_prefix (const char *s, const char *prefix);
+#endif
