@@ -277,7 +277,7 @@ exec_inner (struct exec_child *x, bool userns)
   struct hv_process_ctx pctx = { .process = &x->spec->process, .seccomp = &x->spec->linux_cfg.seccomp,
                                  .procfd = -1, .preserve_fds = x->o->preserve_fds, .seccomp_listener = -1,
                                  .userns = userns };
-  prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  /* No PDEATHSIG here: our parent (the outer process) exits right away. */
   if (userns && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
     {
       hv_error_set (&err, errno, "become root in the container's user namespace");

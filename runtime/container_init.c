@@ -124,7 +124,6 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
           hv_sync_send (sync, HV_SYNC_GRANDCHILD, buf, (size_t) n, -1, NULL);
           _exit (0);
         }
-      prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     }
   bool userns = ctx->ns->new_user || ctx->ns->join_user;
   if (userns && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))

@@ -1,0 +1,95 @@
+# Shared helpers for the integration tests (sourced by run.sh).
+# Every runtime call goes through rt(), which uses a private state root so
+# tests never see containers of another runtime or run.
+
+: "${RUNTIME:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/haven-runc}"
+WORK=$(mktemp -d /tmp/haven-it.XXXXXX)
+STATE_ROOT=$WORK/state
+ROOTFS_CACHE=$WORK/rootfs
+CTR_PREFIX="hvt-$$"
+
+rt() { "$RUNTIME" --root "$STATE_ROOT" "$@"; }
+
+build_rootfs_cache() {
+  local r=$ROOTFS_CACHE
+  mkdir -p "$r"/{bin,etc,proc,sys,dev,tmp,root,home/user}
+  cp "$(command -v busybox)" "$r/bin/busybox"
+  local a
+  for a in $("$r/bin/busybox" --list); do
+    [ -e "$r/bin/$a" ] || ln -s busybox "$r/bin/$a"
+  done
+  printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/home/user:/bin/sh\n' > "$r/etc/passwd"
+  printf 'root:x:0:\nuser:x:1000:\nextra:x:2000:\n' > "$r/etc/group"
+}
+
+# make_bundle DIR: fresh bundle with a private copy of the rootfs, config
+# from the runtime's own `spec`, no terminal, args "true".
+make_bundle() {
+  local b=$1
+  mkdir -p "$b"
+  cp -a "$ROOTFS_CACHE" "$b/rootfs"
+  rt spec --bundle "$b"
+  cfg "$b" '.process.terminal = false | .process.args = ["true"]'
+}
+
+# cfg BUNDLE JQ-FILTER [jq args...]: edit config.json in place.
+cfg() {
+  local b=$1 f=$2
+  shift 2
+  jq "$f" "$b/config.json" "$@" > "$b/config.json.tmp" && mv "$b/config.json.tmp" "$b/config.json"
+}
+
+# args BUNDLE cmd...: set process.args.
+# (jq --args would parse "-c" in the arguments as its own option.)
+json_array() { python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "$@"; }
+args() {
+  local b=$1
+  shift
+  cfg "$b" '.process.args = $a' --argjson a "$(json_array "$@")"
+}
+
+new_id() { echo "$CTR_PREFIX-$1-$RANDOM"; }
+
+# Run a container in the foreground; stdout+stderr to $OUT, status to $RC.
+run_ctr() {
+  local b=$1 id
+  id=$(new_id run)
+  OUT=$(timeout 20 "$RUNTIME" --root "$STATE_ROOT" run --bundle "$b" "$id" 2>&1)
+  RC=$?
+}
+
+fail() {
+  echo "$*" >&2
+  return 1
+}
+
+assert_eq() { # expected actual [what]
+  [ "$1" == "$2" ] || fail "${3:-value}: expected '$1', got '$2'"
+}
+
+assert_contains() { # haystack needle [what]
+  [[ "$1" == *"$2"* ]] || fail "${3:-output}: '$2' not found in: $1"
+}
+
+assert_not_contains() {
+  [[ "$1" != *"$2"* ]] || fail "${3:-output}: unexpected '$2' in: $1"
+}
+
+status_of() { rt state "$1" 2>/dev/null | jq -r .status; }
+
+# Wait (bounded) until container $1 reaches status $2.
+wait_status() {
+  local i
+  for i in $(seq 100); do
+    [ "$(status_of "$1")" == "$2" ] && return 0
+    sleep 0.05
+  done
+  fail "container $1 did not reach status $2 (is $(status_of "$1"))"
+}
+
+cleanup_containers() {
+  local id
+  for id in $(rt list -q 2>/dev/null); do
+    rt delete --force "$id" >/dev/null 2>&1
+  done
+}

@@ -1,0 +1,59 @@
+# exec in its various forms.
+
+start_sleeper() {
+  args "$B" sleep 100
+  ID=$(new_id exec)
+  rt run -d --bundle "$B" "$ID"
+}
+
+test_exec_args_and_exit_code() {
+  start_sleeper
+  assert_eq hi "$(rt exec "$ID" echo hi)"
+  rt exec "$ID" sh -c 'exit 7'
+  assert_eq 7 "$?" "exec exit code"
+}
+
+test_exec_env_cwd_user() {
+  start_sleeper
+  assert_eq bar "$(rt exec --env FOO=bar "$ID" sh -c 'echo $FOO')"
+  assert_eq /tmp "$(rt exec --cwd /tmp "$ID" pwd)"
+  assert_eq "1000:1000" "$(rt exec --user 1000:1000 "$ID" sh -c 'echo $(id -u):$(id -g)')"
+}
+
+test_exec_process_file() {
+  start_sleeper
+  jq -n '{cwd: "/", args: ["sh", "-c", "echo from-process-file; exit 3"], env: ["PATH=/bin"], user: {uid: 0, gid: 0}}' > proc.json
+  local out
+  out=$(rt exec --process proc.json "$ID")
+  assert_eq 3 "$?" "exit code"
+  assert_eq from-process-file "$out"
+}
+
+test_exec_detach_pid_file() {
+  start_sleeper
+  rt exec --detach --pid-file "$PWD/exec.pid" "$ID" sleep 50
+  local pid
+  pid=$(cat exec.pid)
+  kill -0 "$pid" || fail "detached exec process $pid not running"
+  assert_contains "$(tr '\0' ' ' < /proc/$pid/cmdline)" "sleep 50"
+  # The exec'd process is in the container's pid namespace and cgroup.
+  assert_eq "$(readlink /proc/$(rt state "$ID" | jq .pid)/ns/pid)" "$(readlink /proc/$pid/ns/pid)" "pid namespace"
+  assert_contains "$(rt ps --format json "$ID")" "$pid"
+}
+
+test_exec_in_stopped_container_fails() {
+  args "$B" true
+  local id out
+  id=$(new_id exs)
+  rt run -d --bundle "$B" "$id"
+  wait_status "$id" stopped
+  out=$(rt exec "$id" true 2>&1) && fail "exec in stopped container succeeded"
+  assert_contains "$out" "container not running"
+}
+
+test_exec_not_found() {
+  start_sleeper
+  local out
+  out=$(rt exec "$ID" no-such-binary 2>&1) && fail "exec of a missing binary succeeded"
+  assert_contains "$out" "executable file not found"
+}

@@ -1,0 +1,185 @@
+# create/start/state/kill/delete, run, list, ps, pause/resume, CLI basics.
+
+test_lifecycle_create_start_kill_delete() {
+  args "$B" sleep 100
+  local id out pid
+  id=$(new_id life)
+  # Not $(...): init inherits stdout and would hold the pipe open.
+  rt create --bundle "$B" "$id" > create.out
+  assert_eq "" "$(cat create.out)" "create stdout"
+  assert_eq created "$(status_of "$id")"
+  pid=$(rt state "$id" | jq .pid)
+  [ "$pid" -gt 0 ] && kill -0 "$pid" || fail "init pid $pid not alive"
+  rt start "$id"
+  assert_eq running "$(status_of "$id")"
+  rt kill "$id" KILL
+  wait_status "$id" stopped
+  assert_eq 0 "$(rt state "$id" | jq .pid)" "pid of stopped container"
+  rt delete "$id"
+  out=$(rt state "$id" 2>&1) && fail "state of deleted container succeeded"
+  assert_contains "$out" "container does not exist"
+}
+
+test_run_exit_code() {
+  args "$B" sh -c 'exit 42'
+  run_ctr "$B"
+  assert_eq 42 "$RC" "exit code"
+}
+
+test_run_killed_by_signal() {
+  # (init ignores SIGKILL sent from inside its own pid namespace, so the
+  # signal comes from the runtime)
+  args "$B" sleep 100
+  local id rc
+  id=$(new_id sig)
+  timeout 20 "$RUNTIME" --root "$STATE_ROOT" run --bundle "$B" "$id" > /dev/null &
+  local runner=$!
+  wait_status "$id" running
+  rt kill "$id" KILL
+  wait $runner
+  rc=$?
+  assert_eq 137 "$rc" "exit code of a SIGKILLed init"
+  rt state "$id" 2>/dev/null && fail "run did not delete the container"
+  return 0
+}
+
+test_run_forwards_signals() {
+  args "$B" sh -c 'trap "exit 9" TERM; while true; do sleep 0.1; done'
+  local id rc
+  id=$(new_id fwd)
+  timeout 20 "$RUNTIME" --root "$STATE_ROOT" run --bundle "$B" "$id" > /dev/null &
+  local runner=$!
+  wait_status "$id" running
+  sleep 0.3
+  kill -TERM $runner
+  wait $runner
+  rc=$?
+  assert_eq 9 "$rc" "exit code after forwarded SIGTERM"
+}
+
+test_run_output_and_detach() {
+  args "$B" echo hello
+  run_ctr "$B"
+  assert_eq hello "$OUT"
+  args "$B" sleep 100
+  local id
+  id=$(new_id det)
+  rt run --detach --bundle "$B" "$id"
+  assert_eq running "$(status_of "$id")"
+}
+
+test_kill_by_name_and_number() {
+  args "$B" sleep 100
+  local id
+  for sig in TERM 15 SIGTERM; do
+    id=$(new_id kill)
+    rt run -d --bundle "$B" "$id"
+    rt kill "$id" "$sig"
+    wait_status "$id" stopped
+    rt delete "$id"
+  done
+  id=$(new_id kill)
+  rt run -d --bundle "$B" "$id"
+  local out
+  out=$(rt kill "$id" NOSUCHSIG 2>&1) && fail "bad signal accepted"
+  assert_contains "$out" "invalid signal"
+}
+
+test_kill_stopped_container_fails() {
+  args "$B" true
+  local id out
+  id=$(new_id ks)
+  rt run -d --bundle "$B" "$id"
+  wait_status "$id" stopped
+  out=$(rt kill "$id" 9 2>&1) && fail "kill of a stopped container succeeded"
+  assert_contains "$out" "container not running"
+}
+
+test_delete_running_needs_force() {
+  args "$B" sleep 100
+  local id out
+  id=$(new_id del)
+  rt run -d --bundle "$B" "$id"
+  out=$(rt delete "$id" 2>&1) && fail "delete of running container succeeded"
+  assert_contains "$out" "not stopped"
+  rt delete --force "$id"
+  rt state "$id" 2>/dev/null && fail "container still exists"
+  return 0
+}
+
+test_delete_created_container() {
+  args "$B" sleep 100
+  local id pid
+  id=$(new_id delc)
+  rt create --bundle "$B" "$id"
+  pid=$(rt state "$id" | jq .pid)
+  rt delete "$id"
+  for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  kill -0 "$pid" 2>/dev/null && fail "init of deleted container still alive"
+  return 0
+}
+
+test_list_and_ps() {
+  args "$B" sleep 100
+  local id pid out
+  id=$(new_id list)
+  rt run -d --bundle "$B" "$id"
+  out=$(rt list)
+  assert_contains "$out" "ID"
+  assert_contains "$out" "$id"
+  assert_eq "$id" "$(rt list -q)"
+  assert_eq running "$(rt list --format json | jq -r '.[0].status')"
+  pid=$(rt state "$id" | jq .pid)
+  assert_eq "[$pid]" "$(rt ps --format json "$id" | jq -c .)"
+  out=$(rt ps "$id")
+  assert_contains "$out" "sleep 100"
+}
+
+test_pause_resume() {
+  args "$B" sleep 100
+  local id
+  id=$(new_id pause)
+  rt run -d --bundle "$B" "$id"
+  rt pause "$id"
+  assert_eq paused "$(status_of "$id")"
+  rt resume "$id"
+  assert_eq running "$(status_of "$id")"
+}
+
+test_pid_file() {
+  args "$B" sleep 100
+  local id
+  id=$(new_id pidf)
+  rt create --bundle "$B" --pid-file "$PWD/pidfile" "$id"
+  assert_eq "$(rt state "$id" | jq .pid)" "$(cat pidfile)" "pid file"
+}
+
+test_spec_features_version() {
+  local d out
+  d=$(mktemp -d)
+  rt spec --bundle "$d"
+  assert_eq true "$(jq '.root.readonly' "$d/config.json")"
+  out=$(rt spec --bundle "$d" 2>&1) && fail "spec overwrote config.json"
+  rt spec --rootless --bundle "$d/r" 2>/dev/null || { mkdir -p "$d/r"; rt spec --rootless --bundle "$d/r"; }
+  jq -e '.linux.namespaces | map(.type) | index("user")' "$d/r/config.json" >/dev/null || fail "rootless spec lacks user ns"
+  rm -rf "$d"
+  rt features | jq -e '.ociVersionMin and .ociVersionMax and (.linux.seccomp.actions | index("SCMP_ACT_ERRNO"))' >/dev/null \
+    || fail "features JSON incomplete"
+  out=$(rt --version)
+  [[ "$out" =~ ^[a-z-]+\ version\  ]] || fail "version line: $out"
+  assert_contains "$out" "commit:"
+  assert_contains "$out" "spec:"
+}
+
+test_global_flags_in_groups_and_json_log() {
+  local id log out
+  id=$(new_id log)
+  log=$PWD/log.json
+  cfg "$B" '.root.path = "does-not-exist"'
+  out=$("$RUNTIME" --root "$STATE_ROOT" --log "$log" --log-format json --debug create --bundle "$B" "$id" 2>&1) \
+    && fail "create with missing rootfs succeeded"
+  jq -es 'map(select(.level == "error")) | last | .msg and .time' "$log" >/dev/null || fail "no JSON error line in $(cat "$log")"
+  assert_contains "$(jq -rs 'map(select(.level == "error")) | last | .msg' "$log")" "does-not-exist"
+  rt state "$id" 2>/dev/null && fail "failed create left a container"
+  return 0
+}
