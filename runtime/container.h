@@ -36,6 +36,7 @@ struct hv_init_ctx
   const char *state_dir;
   const char *cgroup_path;
   int sync_fd;        /* child's end */
+  int fifo_fd;        /* exec fifo, read end (blocks until start) */
   int parent_sync_fd; /* closed by the child */
   bool terminal;      /* process.terminal and a console socket */
 };

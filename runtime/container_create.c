@@ -92,6 +92,7 @@ struct create_run
   pid_t pid;        /* init (host pid) */
   pid_t stage1;     /* our direct child when double forking */
   int pidfd;
+  int fifo;
   int sock[2];
   bool cgroup_made;
   bool hooks_started;
@@ -205,7 +206,7 @@ int
 hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_container **out, int *pidfd_out,
                      hv_error **err)
 {
-  struct create_run r = { .pidfd = -1, .sock = { -1, -1 } };
+  struct create_run r = { .pidfd = -1, .fifo = -1, .sock = { -1, -1 } };
   cleanup_free char *bundle = realpath (opts->bundle ? opts->bundle : ".", NULL);
   cleanup_free char *rootfs = NULL;
   cleanup_free char *dir = NULL;
@@ -276,16 +277,13 @@ hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_
         hv_error_set (err, errno, "mkfifo %s", fifo);
         goto fail;
       }
-    /* Init opens it as the container's root, which may be another host
-     * uid under a user namespace. */
-    if (r.ns.new_user && chown (fifo, hv_ns_host_root_uid (r.spec), hv_ns_host_root_gid (r.spec)) < 0)
+    /* Opened here and inherited: init may run as a host uid (user
+     * namespace) that cannot even traverse the state directory.  O_RDWR
+     * never blocks on open, and init's read blocks until start writes. */
+    r.fifo = open (fifo, O_RDWR | O_CLOEXEC);
+    if (r.fifo < 0)
       {
-        hv_error_set (err, errno, "chown %s", fifo);
-        goto fail;
-      }
-    if (r.ns.new_user && chown (r.c->dir, hv_ns_host_root_uid (r.spec), hv_ns_host_root_gid (r.spec)) < 0)
-      {
-        hv_error_set (err, errno, "chown %s", r.c->dir);
+        hv_error_set (err, errno, "open %s", fifo);
         goto fail;
       }
   }
@@ -308,6 +306,7 @@ hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_
     .state_dir = r.c->dir,
     .cgroup_path = r.c->cgroup_path,
     .sync_fd = r.sock[1],
+    .fifo_fd = r.fifo,
     .parent_sync_fd = r.sock[0],
     .terminal = r.spec->process.terminal,
   };
@@ -321,6 +320,8 @@ hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_
     hv_container_init (&ictx);
   close (r.sock[1]);
   r.sock[1] = -1;
+  close (r.fifo);
+  r.fifo = -1;
   hv_ns_plan_close (&r.ns);
 
   if (drive_init (&r, opts, err) < 0)
@@ -362,6 +363,8 @@ done:
     close (r.sock[1]);
   if (r.pidfd >= 0)
     close (r.pidfd);
+  if (r.fifo >= 0)
+    close (r.fifo);
   hv_container_free (r.c);
   oci_spec_free (r.spec);
   free (r.config_text);

@@ -147,17 +147,7 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
   if (set_names (spec, err) < 0)
     goto out;
 
-  {
-    cleanup_free char *fifo_path = xasprintf ("%s/exec.fifo", ctx->state_dir);
-    /* O_RDWR: a fifo opened for both ends never blocks on open, and our
-     * later read blocks until `start` writes. */
-    fifo = open (fifo_path, O_RDWR | O_CLOEXEC);
-    if (fifo < 0)
-      {
-        hv_error_set (err, errno, "open %s", fifo_path);
-        goto out;
-      }
-  }
+  fifo = ctx->fifo_fd;
   pctx.seccomp_listener = connect_seccomp_listener (spec, err);
   if (pctx.seccomp_listener < 0 && *err)
     goto out;

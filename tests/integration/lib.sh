@@ -4,6 +4,9 @@
 
 : "${RUNTIME:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/haven-runc}"
 WORK=$(mktemp -d /tmp/haven-it.XXXXXX)
+# Containers in user namespaces run as other host uids: they must be able
+# to reach their bundles.
+chmod 755 "$WORK"
 STATE_ROOT=$WORK/state
 ROOTFS_CACHE=$WORK/rootfs
 CTR_PREFIX="hvt-$$"

@@ -1,0 +1,218 @@
+# The Linux section of runtime-spec, checked from inside the container.
+
+test_hostname_and_pid1() {
+  cfg "$B" '.hostname = "box" | .domainname = "example.org"'
+  args "$B" sh -c 'hostname; cat /proc/sys/kernel/domainname; echo $$; readlink /proc/1/exe'
+  run_ctr "$B"
+  assert_eq 0 "$RC" "exit code ($OUT)"
+  assert_eq "box
+example.org
+1
+/bin/busybox" "$OUT"
+}
+
+test_user_groups_umask_cwd_env() {
+  cfg "$B" '.process.user = {uid: 1000, gid: 1000, additionalGids: [2000], umask: 63} | .process.cwd = "/home/user/work"
+            | .process.env += ["FOO=bar baz"]'
+  args "$B" sh -c 'id -u; id -g; id -G; umask; pwd; echo "$FOO"; echo $HOME'
+  run_ctr "$B"
+  assert_eq "1000
+1000
+1000 2000
+0077
+/home/user/work
+bar baz
+/home/user" "$OUT"
+}
+
+test_rlimits() {
+  cfg "$B" '.process.rlimits = [{type: "RLIMIT_NOFILE", soft: 1000, hard: 1000}, {type: "RLIMIT_CORE", soft: 0, hard: 0}]'
+  args "$B" sh -c 'ulimit -n; ulimit -Hn; ulimit -c'
+  run_ctr "$B"
+  assert_eq "1000
+1000
+0" "$OUT"
+}
+
+test_rlimit_above_hard_limit_is_an_error() {
+  cfg "$B" '.process.rlimits = [{type: "RLIMIT_NOFILE", soft: 100, hard: 99999999}]'
+  run_ctr "$B"
+  [ "$RC" != 0 ] || fail "raising the hard limit succeeded without CAP_SYS_RESOURCE"
+  assert_contains "$OUT" "RLIMIT_NOFILE"
+}
+
+test_readonly_root_and_writable_tmpfs() {
+  cfg "$B" '.root.readonly = true | .mounts += [{destination: "/tmp", type: "tmpfs", source: "tmpfs", options: ["size=1m", "mode=1777", "nosuid"]}]'
+  args "$B" sh -c 'touch /x 2>&1 || echo ro-ok; touch /tmp/y && echo tmp-ok; grep " /tmp " /proc/mounts'
+  run_ctr "$B"
+  assert_contains "$OUT" "ro-ok"
+  assert_contains "$OUT" "tmp-ok"
+  assert_contains "$OUT" "size=1024k"
+  assert_contains "$OUT" "nosuid"
+}
+
+test_masked_and_readonly_paths() {
+  cfg "$B" '.linux.maskedPaths += ["/proc/timer_list", "/proc/driver"]'
+  args "$B" sh -c 'wc -c < /proc/timer_list; ls /proc/driver 2>/dev/null | wc -l; { echo 1 > /proc/sys/kernel/domainname; } 2>/dev/null || echo sys-ro'
+  run_ctr "$B"
+  assert_eq "0
+0
+sys-ro" "$OUT"
+}
+
+test_bind_mounts() {
+  mkdir -p "$PWD/hostdir" && echo from-host > "$PWD/hostdir/file"
+  cfg "$B" '.mounts += [{destination: "/data", type: "bind", source: $src, options: ["rbind", "ro"]},
+                       {destination: "/rw", type: "none", source: $src, options: ["bind", "rw"]}]' --arg src "$PWD/hostdir"
+  args "$B" sh -c 'cat /data/file; touch /data/new 2>/dev/null || echo ro-ok; echo w > /rw/written'
+  run_ctr "$B"
+  assert_eq "from-host
+ro-ok" "$OUT"
+  assert_eq w "$(cat "$PWD/hostdir/written")"
+}
+
+test_dev_contents() {
+  cfg "$B" '.linux.devices = [{path: "/dev/fuse", type: "c", major: 10, minor: 229, fileMode: 438, uid: 0, gid: 0}]'
+  args "$B" sh -c 'for d in null zero full random urandom tty fuse; do stat -c "%n %F %t:%T %a" /dev/$d; done;
+                   for l in fd stdin stdout stderr ptmx; do readlink /dev/$l; done; test -d /dev/pts && echo pts'
+  run_ctr "$B"
+  assert_eq "/dev/null character special file 1:3 666
+/dev/zero character special file 1:5 666
+/dev/full character special file 1:7 666
+/dev/random character special file 1:8 666
+/dev/urandom character special file 1:9 666
+/dev/tty character special file 5:0 666
+/dev/fuse character special file a:e5 666
+/proc/self/fd
+/proc/self/fd/0
+/proc/self/fd/1
+/proc/self/fd/2
+pts/ptmx
+pts" "$OUT"
+}
+
+test_sysctl_in_own_netns() {
+  cfg "$B" '.linux.sysctl = {"net.ipv4.ip_forward": "1", "kernel.msgmax": "4096"}'
+  args "$B" sh -c 'cat /proc/sys/net/ipv4/ip_forward /proc/sys/kernel/msgmax'
+  run_ctr "$B"
+  assert_eq "1
+4096" "$OUT"
+  [ "$(cat /proc/sys/kernel/msgmax)" != 4096 ] || fail "sysctl leaked to the host"
+}
+
+test_capabilities_exact_sets() {
+  cfg "$B" '.process.capabilities = {bounding: ["CAP_NET_RAW", "CAP_CHOWN"], effective: ["CAP_NET_RAW"], permitted: ["CAP_NET_RAW"]}'
+  args "$B" sh -c 'grep -E "^Cap(Inh|Prm|Eff|Bnd|Amb)" /proc/self/status'
+  run_ctr "$B"
+  # CAP_CHOWN = bit 0, CAP_NET_RAW = bit 13.  CapInh must be empty
+  # (CVE-2022-29162).
+  assert_eq "CapInh:	0000000000000000
+CapPrm:	0000000000002000
+CapEff:	0000000000002000
+CapBnd:	0000000000002001
+CapAmb:	0000000000000000" "$OUT"
+}
+
+test_ambient_capabilities_for_non_root() {
+  cfg "$B" '.process.user = {uid: 1000, gid: 1000} | .process.capabilities = {bounding: ["CAP_NET_BIND_SERVICE"], effective: ["CAP_NET_BIND_SERVICE"],
+            permitted: ["CAP_NET_BIND_SERVICE"], inheritable: ["CAP_NET_BIND_SERVICE"], ambient: ["CAP_NET_BIND_SERVICE"]}'
+  args "$B" sh -c 'grep -E "^Cap(Eff|Amb)" /proc/self/status'
+  run_ctr "$B"
+  assert_eq "CapEff:	0000000000000400
+CapAmb:	0000000000000400" "$OUT"
+}
+
+test_no_new_privileges() {
+  cfg "$B" '.process.noNewPrivileges = true'
+  args "$B" sh -c 'grep NoNewPrivs /proc/self/status'
+  run_ctr "$B"
+  assert_eq "NoNewPrivs:	1" "$OUT"
+  cfg "$B" '.process.noNewPrivileges = false'
+  run_ctr "$B"
+  assert_eq "NoNewPrivs:	0" "$OUT"
+}
+
+test_seccomp_errno() {
+  cfg "$B" '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", architectures: ["SCMP_ARCH_X86_64"],
+            syscalls: [{names: ["mkdir", "mkdirat"], action: "SCMP_ACT_ERRNO", errnoRet: 1},
+                       {names: ["nonexistent_syscall"], action: "SCMP_ACT_ERRNO"}]}'
+  args "$B" sh -c 'mkdir /tmp/x 2>&1; grep Seccomp: /proc/self/status'
+  run_ctr "$B"
+  assert_contains "$OUT" "Operation not permitted"
+  assert_contains "$OUT" "Seccomp:	2"
+}
+
+test_seccomp_applies_to_exec() {
+  cfg "$B" '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["mkdir", "mkdirat"], action: "SCMP_ACT_ERRNO"}]}'
+  args "$B" sleep 100
+  local id out
+  id=$(new_id scx)
+  rt run -d --bundle "$B" "$id"
+  out=$(rt exec "$id" mkdir /tmp/y 2>&1) && fail "mkdir allowed in exec"
+  assert_contains "$out" "Operation not permitted"
+}
+
+test_seccomp_bad_profile_fails_create() {
+  cfg "$B" '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", architectures: ["SCMP_ARCH_NOPE"]}'
+  run_ctr "$B"
+  [ "$RC" != 0 ] || fail "unknown architecture accepted"
+  assert_contains "$OUT" ".linux.seccomp.architectures[0]: unknown seccomp architecture \"SCMP_ARCH_NOPE\""
+}
+
+test_user_namespace_mappings() {
+  chown -R 100000:100000 "$B/rootfs"
+  cfg "$B" '.linux.namespaces += [{type: "user"}] | .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+            | .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+            | .root.readonly = false | .mounts |= map(select(.type != "sysfs" and .type != "cgroup"))'
+  args "$B" sh -c 'cat /proc/self/uid_map; id -u; touch /tmp/f && stat -c %u /tmp/f'
+  run_ctr "$B"
+  assert_eq 0 "$RC" "exit code ($OUT)"
+  assert_contains "$OUT" "0     100000      65536"
+  assert_eq 100000 "$(stat -c %u "$B/rootfs/tmp/f")" "host owner of a file created as container root"
+}
+
+test_oom_score_adj() {
+  cfg "$B" '.process.oomScoreAdj = 100'
+  args "$B" cat /proc/self/oom_score_adj
+  run_ctr "$B"
+  assert_eq 100 "$OUT"
+}
+
+test_cgroups_path() {
+  cfg "$B" '.linux.cgroupsPath = $p' --arg p "/haven-test/$CTR_PREFIX"
+  args "$B" sleep 100
+  local id pid
+  id=$(new_id cg)
+  rt run -d --bundle "$B" "$id"
+  pid=$(rt state "$id" | jq .pid)
+  assert_contains "$(cat /proc/$pid/cgroup)" "/haven-test/$CTR_PREFIX"
+  rt delete --force "$id"
+  local d
+  for d in /sys/fs/cgroup/*/haven-test/$CTR_PREFIX /sys/fs/cgroup/haven-test/$CTR_PREFIX; do
+    [ -e "$d" ] && fail "cgroup $d left behind"
+  done
+  rmdir /sys/fs/cgroup/*/haven-test /sys/fs/cgroup/haven-test 2>/dev/null
+  return 0
+}
+
+test_join_network_namespace_by_path() {
+  local ns=hvt-ns-$$
+  ip netns add "$ns" || fail "ip netns add"
+  cfg "$B" '.linux.namespaces |= map(if .type == "network" then .path = $p else . end)' --arg p "/run/netns/$ns"
+  args "$B" readlink /proc/self/ns/net
+  run_ctr "$B"
+  local want
+  want=$(ip netns exec "$ns" readlink /proc/self/ns/net)
+  ip netns del "$ns"
+  assert_eq "$want" "$OUT"
+}
+
+test_time_namespace_offsets() {
+  cfg "$B" '.linux.namespaces += [{type: "time"}] | .linux.timeOffsets = {boottime: {secs: 86400, nanosecs: 0}}'
+  args "$B" cat /proc/uptime
+  run_ctr "$B"
+  local inside host
+  inside=${OUT%%.*}
+  host=$(cut -d. -f1 /proc/uptime)
+  [ $((inside - host)) -ge 86390 ] || fail "uptime inside $inside vs host $host"
+}
