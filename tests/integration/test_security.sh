@@ -1,0 +1,109 @@
+# Regression tests for known runtime escapes.  The rootfs is hostile.
+
+test_cve_2024_21626_no_leaked_fds() {
+  args "$B" sh -c 'ls /proc/self/fd | sort -n | tr "\n" " "'
+  # The runtime is started with extra host fds open (like a leaked
+  # /sys/fs/cgroup handle); none may reach the container.
+  local id out
+  id=$(new_id fds)
+  out=$(timeout 20 "$RUNTIME" --root "$STATE_ROOT" run --bundle "$B" "$id" 5</sys/fs/cgroup 6</ 2>&1)
+  assert_eq "0 1 2 3 " "$out" "fds seen by the container (3 is ls's own)"
+  # --preserve-fds passes exactly the ones asked for.
+  id=$(new_id fds)
+  out=$(timeout 20 "$RUNTIME" --root "$STATE_ROOT" run --preserve-fds 1 --bundle "$B" "$id" 3</dev/null 5</ 2>&1)
+  assert_eq "0 1 2 3 4 " "$out" "fds with --preserve-fds 1"
+}
+
+test_cve_2024_21626_cwd_through_leaked_fd() {
+  # cwd pointing at a host fd of the runtime must not give the process a
+  # working directory outside the container.
+  cfg "$B" '.process.cwd = "/proc/self/fd/7"'
+  args "$B" sh -c 'pwd; ls ..'
+  local id out
+  id=$(new_id cwd)
+  out=$(timeout 20 "$RUNTIME" --root "$STATE_ROOT" run --bundle "$B" "$id" 7</ 2>&1) && fail "ran with cwd via a leaked fd: $out"
+  assert_not_contains "$out" "boot"
+}
+
+test_cve_2019_5736_runtime_binary_unreachable() {
+  args "$B" sleep 100
+  local id pid exe
+  id=$(new_id exe)
+  rt create --bundle "$B" "$id"
+  pid=$(rt state "$id" | jq .pid)
+  # Until start, init runs the runtime's code: from a sealed memfd copy,
+  # never from the host binary.
+  exe=$(readlink /proc/$pid/exe)
+  assert_contains "$exe" "memfd:"
+  python3 - "$pid" <<'PY' || fail "runtime image of init is writable"
+import sys
+try:
+    open("/proc/%s/exe" % sys.argv[1], "r+b").write(b"x")
+except OSError:
+    sys.exit(0)
+sys.exit(1)
+PY
+  # A container asking to run /proc/self/exe gets the sealed copy too.
+  rt delete --force "$id"
+  args "$B" /proc/self/exe --version
+  run_ctr "$B"
+  assert_contains "$OUT" "version"
+  sha_before=$(sha256sum "$RUNTIME" | cut -d' ' -f1)
+  args "$B" sh -c 'echo pwned > /proc/self/exe; echo pwned > /proc/1/exe' 
+  run_ctr "$B"
+  assert_eq "$sha_before" "$(sha256sum "$RUNTIME" | cut -d' ' -f1)" "runtime binary changed"
+}
+
+test_cve_2019_16884_symlinked_proc() {
+  # /proc in the image is a symlink to /tmp: the procfs mount lands inside
+  # the rootfs, and sysctls are still written to the real procfs.
+  rm -rf "$B/rootfs/proc"
+  ln -s tmp "$B/rootfs/proc"
+  cfg "$B" '.linux.sysctl = {"kernel.domainname": "safe.example"} | .root.readonly = false'
+  args "$B" sh -c 'stat -f -c %T /proc/; cat /proc/sys/kernel/domainname'
+  run_ctr "$B"
+  assert_eq "proc
+safe.example" "$OUT"
+}
+
+test_mount_destination_symlink_escape() {
+  ln -s / "$B/rootfs/evil"
+  ln -s ../../../../../../ "$B/rootfs/evil2"
+  local name=hvt-escape-$$
+  cfg "$B" '.mounts += [{destination: ("/evil/" + $n), type: "tmpfs", source: "tmpfs"},
+                       {destination: ("/evil2/" + $n + "-2"), type: "tmpfs", source: "tmpfs"},
+                       {destination: ("/../../../" + $n + "-3"), type: "tmpfs", source: "tmpfs"}]
+            | .root.readonly = false' --arg n "$name"
+  args "$B" true
+  run_ctr "$B"
+  assert_eq 0 "$RC" "exit code ($OUT)"
+  local d
+  for d in "/$name" "/$name-2" "/$name-3" "/tmp/$name"; do
+    [ -e "$d" ] && { rmdir "$d"; fail "mount target created on the host: $d"; }
+  done
+  [ -d "$B/rootfs/$name" ] && [ -d "$B/rootfs/$name-2" ] && [ -d "$B/rootfs/$name-3" ] \
+    || fail "targets not created inside the rootfs"
+}
+
+test_cve_2025_31133_devnull_replaced() {
+  # No /dev tmpfs: devices are made in the image's /dev, where /dev/null is
+  # a symlink to a procfs file.  Masking must not bind that file.
+  cfg "$B" '.mounts |= map(select(.destination != "/dev" and .destination != "/dev/pts" and .destination != "/dev/shm"
+            and .destination != "/dev/mqueue")) | .root.readonly = false | .linux.maskedPaths = ["/proc/timer_list"]'
+  ln -sf /proc/sys/kernel/core_pattern "$B/rootfs/dev/null"
+  local before
+  before=$(cat /proc/sys/kernel/core_pattern)
+  args "$B" sh -c 'stat -c "%F %t:%T" /dev/null; wc -c < /proc/timer_list; echo x > /proc/timer_list; true'
+  run_ctr "$B"
+  assert_contains "$OUT" "character special file 1:3"
+  assert_eq "$before" "$(cat /proc/sys/kernel/core_pattern)" "host core_pattern"
+}
+
+test_cve_2022_29162_exec_no_inheritable_caps() {
+  args "$B" sleep 100
+  local id
+  id=$(new_id inh)
+  rt run -d --bundle "$B" "$id"
+  assert_eq "CapInh:	0000000000000000" "$(rt exec "$id" grep CapInh /proc/self/status)"
+  assert_eq "CapInh:	0000000000000000" "$(rt exec --cap CAP_SYS_ADMIN "$id" grep CapInh /proc/self/status)"
+}
