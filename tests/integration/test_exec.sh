@@ -57,3 +57,14 @@ test_exec_not_found() {
   out=$(rt exec "$ID" no-such-binary 2>&1) && fail "exec of a missing binary succeeded"
   assert_contains "$out" "executable file not found"
 }
+
+test_exec_tty_via_console_socket() {
+  start_sleeper
+  local sock=$PWD/exec.sock
+  python3 "$(dirname "${BASH_SOURCE[0]}")/console_receiver.py" "$sock" "$PWD/exec.out" &
+  local receiver=$!
+  for i in $(seq 50); do [ -S "$sock" ] && break; sleep 0.05; done
+  timeout 20 "$RUNTIME" --root "$STATE_ROOT" exec --tty --console-socket "$sock" "$ID" tty || fail "exec --tty failed"
+  wait $receiver || fail "receiver failed"
+  assert_contains "$(tr -d '\r' < exec.out)" "/dev/pts/"
+}

@@ -183,3 +183,19 @@ test_global_flags_in_groups_and_json_log() {
   rt state "$id" 2>/dev/null && fail "failed create left a container"
   return 0
 }
+
+test_kill_all() {
+  args "$B" sh -c 'sleep 100 & sleep 100 & wait'
+  local id pids
+  id=$(new_id killall)
+  rt run -d --bundle "$B" "$id"
+  for i in $(seq 50); do [ "$(rt ps --format json "$id" | jq length)" = 3 ] && break; sleep 0.05; done
+  pids=$(rt ps --format json "$id" | jq -r '.[]')
+  rt kill --all "$id" KILL
+  wait_status "$id" stopped
+  for p in $pids; do
+    for i in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+    kill -0 "$p" 2>/dev/null && fail "process $p survived kill --all"
+  done
+  return 0
+}
