@@ -90,7 +90,10 @@ jw_lookup (yajl_val obj, const char *key)
 {
   if (obj == NULL || !YAJL_IS_OBJECT (obj))
     return NULL;
-  for (size_t i = 0; i < obj->u.object.len; i++)
+  /* With duplicate keys the last one wins, as in Go's encoding/json: the
+   * engine that wrote (or vetted) the config and this runtime must read
+   * the same value. */
+  for (size_t i = obj->u.object.len; i-- > 0;)
     if (strcmp (obj->u.object.keys[i], key) == 0)
       return obj->u.object.values[i];
   return NULL;
