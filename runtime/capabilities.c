@@ -54,14 +54,28 @@ hv_caps_drop_bounding (const oci_capabilities *caps, hv_error **err)
   return 0;
 }
 
+/* Only capabilities the runtime itself holds can be granted: a runtime
+ * started without, say, CAP_SYS_RESOURCE (as in some CI sandboxes) gives
+ * a "privileged" container everything it has rather than failing. */
+static bool
+grantable (cap_t own, cap_flag_t flag, cap_value_t v)
+{
+  cap_flag_value_t have = CAP_CLEAR;
+  if (v < 0 || v > hv_caps_last_cap ())
+    return false;
+  if (flag == CAP_INHERITABLE)
+    return prctl (PR_CAPBSET_READ, v, 0, 0, 0) == 1;
+  return cap_get_flag (own, v, CAP_PERMITTED, &have) == 0 && have == CAP_SET;
+}
+
 static int
-fill_flag (cap_t c, cap_flag_t flag, const oci_strv *set)
+fill_flag (cap_t c, cap_t own, cap_flag_t flag, const oci_strv *set)
 {
   for (size_t i = 0; i < set->n; i++)
     {
       cap_value_t v = oci_capability_from_name (set->v[i]);
-      if (v < 0 || v > hv_caps_last_cap ())
-        continue; /* unknown to this kernel: cannot be granted anyway */
+      if (!grantable (own, flag, v))
+        continue;
       if (cap_set_flag (c, flag, 1, &v, CAP_SET) < 0)
         return -1;
     }
@@ -75,15 +89,21 @@ hv_caps_apply (const oci_capabilities *caps, hv_error **err)
   if (!caps->present)
     caps = &none;
   cap_t c = cap_init ();
-  if (c == NULL)
-    return hv_error_set (err, errno, "cap_init");
+  cap_t own = cap_get_proc ();
+  if (c == NULL || own == NULL)
+    {
+      cap_free (c);
+      cap_free (own);
+      return hv_error_set (err, errno, "cap_init");
+    }
   int r = 0;
-  if (fill_flag (c, CAP_EFFECTIVE, &caps->effective) < 0 || fill_flag (c, CAP_PERMITTED, &caps->permitted) < 0
-      || fill_flag (c, CAP_INHERITABLE, &caps->inheritable) < 0)
+  if (fill_flag (c, own, CAP_EFFECTIVE, &caps->effective) < 0 || fill_flag (c, own, CAP_PERMITTED, &caps->permitted) < 0
+      || fill_flag (c, own, CAP_INHERITABLE, &caps->inheritable) < 0)
     r = hv_error_set (err, errno, "build capability sets");
   else if (cap_set_proc (c) < 0)
     r = hv_error_set (err, errno, "set capabilities");
   cap_free (c);
+  cap_free (own);
   if (r < 0)
     return r;
   if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)

@@ -90,12 +90,12 @@ cmd_delete (struct hv_global *g, int argc, char **argv, hv_error **err)
   if (hv_container_load (g, cid, &c, err) < 0)
     return -1;
   enum hv_status st = hv_container_status (c);
-  if ((st == HV_STATUS_RUNNING || st == HV_STATUS_PAUSED || st == HV_STATUS_CREATING) && !force)
+  /* runtime-spec: deleting anything but a stopped container is an error
+   * (runc lets "created" through; the spec and crun do not). */
+  if (st != HV_STATUS_STOPPED && !force)
     return hv_error_set (err, 0, "cannot delete container %s that is not stopped: %s", cid, hv_status_name (st));
   if (st != HV_STATUS_STOPPED && c->pid > 0 && hv_container_alive (c))
     {
-      /* created (never started) containers are deleted without --force,
-       * as runc does: their init only waits for start. */
       cleanup_error hv_error *ignored = NULL;
       signal_container (c, SIGKILL, c->cgroup_path[0] != '\0', &ignored);
       if (st == HV_STATUS_PAUSED)

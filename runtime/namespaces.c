@@ -84,7 +84,7 @@ hv_ns_plan_build (const oci_spec *spec, struct hv_ns_plan *plan, hv_error **err)
       hv_ns_plan_close (plan);
       return hv_error_set (err, 0, "linux.timeOffsets need a new time namespace");
     }
-  if ((spec->hostname || spec->domainname) && !(plan->unshare_flags & CLONE_NEWUTS))
+  if ((spec->hostname || spec->domainname) && oci_spec_find_namespace (spec, CLONE_NEWUTS) == NULL)
     {
       hv_ns_plan_close (plan);
       return hv_error_set (err, 0, "setting the hostname needs a new uts namespace");

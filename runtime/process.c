@@ -283,6 +283,14 @@ hv_process_prepare (struct hv_process_ctx *ctx, hv_error **err)
       if (sched_setaffinity (0, sizeof (set), &set) < 0)
         return hv_error_set (err, errno, "set CPU affinity %s", list);
     }
+  /* CVE-2024-21626: a cwd reached through a leaked host fd resolves outside
+   * our root, and getcwd() then fails or reports "(unreachable)".  Checked
+   * before seccomp, which may deny getcwd itself. */
+  if (chdir (p->cwd) < 0)
+    return hv_error_set (err, errno, "chdir to cwd \"%s\"", p->cwd);
+  char buf[4096];
+  if (getcwd (buf, sizeof (buf)) == NULL || buf[0] != '/')
+    return hv_error_set (err, 0, "cwd \"%s\" is outside the container root", p->cwd);
   if (ctx->seccomp && ctx->seccomp->present && !p->no_new_privileges)
     {
       int notify_fd = -1;
@@ -303,13 +311,9 @@ hv_process_prepare (struct hv_process_ctx *ctx, hv_error **err)
       || hv_caps_apply (&p->capabilities, err) < 0)
     return -1;
   prctl (PR_SET_KEEPCAPS, 0, 0, 0, 0);
+  /* Again as the container's user: it must be allowed in there. */
   if (chdir (p->cwd) < 0)
     return hv_error_set (err, errno, "chdir to cwd \"%s\"", p->cwd);
-  /* CVE-2024-21626: a cwd reached through a leaked host fd resolves outside
-   * our root, and getcwd() then fails or reports "(unreachable)". */
-  char buf[4096];
-  if (getcwd (buf, sizeof (buf)) == NULL || buf[0] != '/')
-    return hv_error_set (err, 0, "cwd \"%s\" is outside the container root", p->cwd);
   return 0;
 }
 

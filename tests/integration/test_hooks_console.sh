@@ -24,8 +24,8 @@ test_hooks_order_and_state() {
   args "$B" sleep 100
   id=$(new_id hooks)
   rt create --bundle "$B" "$id"
-  assert_eq "prestart \"status\":\"creating\"
-createRuntime \"status\":\"creating\"
+  assert_eq "prestart \"status\":\"created\"
+createRuntime \"status\":\"created\"
 createContainer \"status\":\"created\"" "$(cat "$log")" "hooks after create"
   rt start "$id"
   assert_contains "$(cat "$log")" "poststart \"status\":\"running\""

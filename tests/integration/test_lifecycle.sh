@@ -113,7 +113,9 @@ test_delete_created_container() {
   id=$(new_id delc)
   rt create --bundle "$B" "$id"
   pid=$(rt state "$id" | jq .pid)
-  rt delete "$id"
+  # runtime-spec: only stopped containers are deleted without --force.
+  rt delete "$id" 2>/dev/null && fail "delete of a created container without --force succeeded"
+  rt delete --force "$id"
   for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
   kill -0 "$pid" 2>/dev/null && fail "init of deleted container still alive"
   return 0
