@@ -220,8 +220,8 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
   while (n < 0 && errno == EINTR);
   if (n != 1)
     _exit (1);
-  close (fifo);
-  fifo = -1;
+  /* fifo stays open (close-on-exec): `start` waits for it to close, which
+   * tells it the user process is running. */
 
   if (hv_hooks_run (&spec->hooks.start_container, "startContainer", state_json, err) < 0)
     goto out;

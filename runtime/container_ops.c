@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -34,18 +35,28 @@ hv_container_start (struct hv_global *g, hv_container *c, hv_error **err)
   if (hv_container_load_config (c, &spec, err) < 0)
     return -1;
   cleanup_free char *fifo_path = xasprintf ("%s/exec.fifo", c->dir);
-  /* Non-blocking: with init gone there is no reader and open fails with
-   * ENXIO instead of hanging. */
-  cleanup_close int fifo = open (fifo_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fifo < 0)
+  /* Init holds the fifo open read-write, close-on-exec, and blocks reading
+   * it.  A reader opened here before our writer sees POLLHUP once every
+   * writer is gone: ours after the release byte, init's at its execve.  So
+   * start returns (and poststart runs) only when the user process runs. */
+  cleanup_close int reader = open (fifo_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (reader < 0)
     {
-      if (errno == ENXIO || errno == ENOENT)
+      if (errno == ENOENT)
         return hv_error_set (err, 0, "container not running");
       return hv_error_set (err, errno, "open %s", fifo_path);
     }
-  if (write (fifo, "0", 1) != 1)
-    return hv_error_set (err, errno, "release container init");
+  {
+    cleanup_close int writer = open (fifo_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (writer < 0)
+      return hv_error_set (err, errno, "open %s", fifo_path);
+    if (write (writer, "0", 1) != 1)
+      return hv_error_set (err, errno, "release container init");
+  }
   unlink (fifo_path);
+  struct pollfd pfd = { .fd = reader, .events = 0 };
+  while (poll (&pfd, 1, -1) < 0 && errno == EINTR)
+    ;
   cleanup_free char *json = hv_container_state_json (c, HV_STATUS_RUNNING, false);
   if (hv_hooks_run (&spec->hooks.poststart, "poststart", json, err) < 0)
     {
