@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "container.h"
 #include "signals.h"
+#include "tty_proxy.h"
 
 enum
 {
@@ -133,9 +134,14 @@ cmd_run (struct hv_global *g, int argc, char **argv, hv_error **err)
   bool detach = false, keep = false;
   cleanup_container hv_container *c = NULL;
   int pidfd = -1;
+  cleanup_close int master = -1;
   if (parse_create ("run", argc, argv, &o, &detach, &keep, err) < 0)
     return -1;
   o.keep_child_reapable = !detach;
+  /* runc semantics: a foreground run without a console socket proxies the
+   * container's terminal itself. */
+  if (o.console_socket == NULL && !detach)
+    o.console_master = &master;
   if (hv_container_create (g, &o, &c, &pidfd, err) < 0)
     return -1;
   if (pidfd >= 0)
@@ -160,6 +166,11 @@ cmd_run (struct hv_global *g, int argc, char **argv, hv_error **err)
     }
   if (detach)
     return 0;
+  if (master >= 0)
+    {
+      cleanup_error hv_error *proxy_err = NULL;
+      hv_tty_proxy (master, &proxy_err);
+    }
   int status = 0;
   for (;;)
     {

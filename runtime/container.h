@@ -22,6 +22,7 @@ struct hv_create_opts
   bool no_new_keyring;
   int preserve_fds;
   bool keep_child_reapable; /* run in the foreground: we wait for init */
+  int *console_master;      /* run without --console-socket: keep the pty master here */
 };
 
 /* What the init process needs; built by the parent before clone (the child

@@ -185,6 +185,11 @@ drive_init (struct create_run *r, const struct hv_create_opts *opts, hv_error **
           }
         case HV_SYNC_CONSOLE:
           {
+            if (opts->console_master)
+              {
+                *opts->console_master = fd;
+                break;
+              }
             int r2 = hv_console_send (opts->console_socket, fd, err);
             close (fd);
             if (r2 < 0)
@@ -224,7 +229,7 @@ hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_
       hv_error_set (err, 0, "%s/config.json: .process: required to create a container", bundle);
       goto fail_early;
     }
-  if (r.spec->process.terminal && opts->console_socket == NULL)
+  if (r.spec->process.terminal && opts->console_socket == NULL && opts->console_master == NULL)
     {
       hv_error_set (err, 0, "process.terminal is true but no --console-socket was given");
       goto fail_early;

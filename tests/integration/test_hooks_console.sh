@@ -81,9 +81,24 @@ test_terminal_via_console_socket() {
 c"
 }
 
-test_terminal_without_socket_is_an_error() {
+test_detached_terminal_without_socket_is_an_error() {
   cfg "$B" '.process.terminal = true'
-  run_ctr "$B"
-  [ "$RC" != 0 ] || fail "terminal without console socket accepted"
-  assert_contains "$OUT" "console-socket"
+  local out
+  out=$(rt create --bundle "$B" "$(new_id tty)" 2>&1 </dev/null) && fail "terminal without console socket accepted"
+  assert_contains "$out" "console-socket"
+}
+
+test_run_foreground_terminal_proxied() {
+  # No --console-socket: `run` holds the pty itself and copies it to its
+  # own stdio (runc's behaviour); `script` gives it a terminal.
+  cfg "$B" '.process.terminal = true'
+  args "$B" sh -c 'tty; echo proxied; exit 5'
+  local id
+  id=$(new_id proxy)
+  script -qec "timeout 20 $RUNTIME --root $STATE_ROOT run --bundle $B $id" "$PWD/typescript" </dev/null > /dev/null
+  assert_eq 5 "$?" "exit code through the terminal proxy"
+  local out
+  out=$(tr -d '\r' < typescript)
+  assert_contains "$out" "/dev/pts/0"
+  assert_contains "$out" "proxied"
 }
