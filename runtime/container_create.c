@@ -95,6 +95,7 @@ struct create_run
   int fifo;
   int sock[2];
   bool cgroup_made;
+  bool rootless;
   bool hooks_started;
 };
 
@@ -150,8 +151,22 @@ drive_init (struct create_run *r, const struct hv_create_opts *opts, hv_error **
         return hv_error_wrap (err, "set oomScoreAdj");
     }
   if (hv_cgroup_enter (r->c->cgroup_path, r->pid, err) < 0)
-    return hv_error_wrap (err, "cgroup");
-  r->cgroup_made = true;
+    {
+      /* Rootless: an unprivileged user usually cannot create cgroups.  With
+       * no limits to enforce the container can do without one (as with
+       * runc and crun); with limits it must not start unlimited. */
+      int e = (*err)->errno_code;
+      bool denied = e == EACCES || e == EPERM || e == EROFS;
+      if (!(r->rootless && denied && !r->spec->linux_cfg.resources.present))
+        return hv_error_wrap (err, "cgroup");
+      hv_log (HV_LOG_DEBUG, "rootless: running without a cgroup (%s)", (*err)->msg);
+      hv_error_free (err);
+      hv_cgroup_destroy (r->c->cgroup_path, NULL);
+      free (r->c->cgroup_path);
+      r->c->cgroup_path = xstrdup ("");
+    }
+  else
+    r->cgroup_made = true;
   if (hv_sync_send (sock, HV_SYNC_GO, NULL, 0, -1, err) < 0)
     return -1;
   for (;;)
@@ -265,6 +280,8 @@ hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_
   r.c->created = now_rfc3339 ();
   r.c->owner = geteuid ();
   r.c->systemd_cgroup = g->systemd_cgroup;
+  r.rootless = g->rootless ? strcmp (g->rootless, "true") == 0 || (strcmp (g->rootless, "auto") == 0 && geteuid () != 0)
+                           : geteuid () != 0;
   r.c->cgroup_path = hv_cgroup_resolve_path (r.spec->linux_cfg.cgroups_path, opts->id, g->systemd_cgroup);
   for (size_t i = 0; i < r.spec->annotations.n; i++)
     {

@@ -256,3 +256,21 @@ test_scheduler_and_io_priority() {
   run_ctr "$B"
   assert_eq "5 3" "$OUT" "nice and policy (SCHED_BATCH=3)"
 }
+
+test_rootless_as_unprivileged_user() {
+  # An ordinary user (nobody) runs a container of its own: user namespace
+  # mapping only itself, no cgroup, sysfs bound from the host.
+  local d=$WORK/rootless-$$
+  mkdir -p "$d"
+  cp -a "$ROOTFS_CACHE" "$d/rootfs"
+  chown -R 65534:65534 "$d"
+  local as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_RUNTIME_DIR HOME=/tmp)
+  "${as_nobody[@]}" "$RUNTIME" --root "$d/state" spec --rootless --bundle "$d" || fail "spec --rootless"
+  "${as_nobody[@]}" sh -c "jq '.process.terminal = false | .process.args = [\"sh\", \"-c\", \"id -u; cat /proc/self/uid_map; touch /tmp/x && stat -c %u /tmp/x\"]' $d/config.json > $d/c && mv $d/c $d/config.json"
+  local out
+  out=$("${as_nobody[@]}" timeout 20 "$RUNTIME" --root "$d/state" run --bundle "$d" rl 2>&1)
+  assert_eq 0 "$?" "rootless run ($out)"
+  assert_contains "$out" "0      65534          1"
+  assert_eq 65534 "$(stat -c %u "$d/rootfs/tmp/x")" "host owner of a file made by container root"
+  rm -rf "$d"
+}
