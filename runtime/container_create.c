@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "cgroup_resources.h"
 #include "console.h"
 #include "container.h"
 #include "hooks.h"
@@ -166,7 +167,11 @@ drive_init (struct create_run *r, const struct hv_create_opts *opts, hv_error **
       r->c->cgroup_path = xstrdup ("");
     }
   else
-    r->cgroup_made = true;
+    {
+      r->cgroup_made = true;
+      if (hv_cgroup_apply_resources (r->c->cgroup_path, &r->spec->linux_cfg.resources, err) < 0)
+        return hv_error_wrap (err, "cgroup");
+    }
   if (hv_sync_send (sock, HV_SYNC_GO, NULL, 0, -1, err) < 0)
     return -1;
   for (;;)

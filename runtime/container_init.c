@@ -24,6 +24,7 @@
 #include "devices.h"
 #include "hooks.h"
 #include "mounts.h"
+#include "network.h"
 #include "process.h"
 #include "rootfs.h"
 #include "safe_path.h"
@@ -94,7 +95,8 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
   int sync = ctx->sync_fd;
   cleanup_free char *state_json = NULL;
   struct hv_process_ctx pctx = { .process = &spec->process, .seccomp = &spec->linux_cfg.seccomp,
-                                 .procfd = -1, .preserve_fds = ctx->opts->preserve_fds, .seccomp_listener = -1 };
+                                 .procfd = -1, .preserve_fds = ctx->opts->preserve_fds, .seccomp_listener = -1,
+                                 .landlock = oci_kv_get (&spec->annotations, "run.haven.landlock") };
   int r = -1;
   cleanup_close int fifo = -1;
 
@@ -126,7 +128,14 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
         }
     }
   bool userns = ctx->ns->new_user || ctx->ns->join_user;
-  if (userns && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
+  /* Become root of the user namespace when root is mapped.  Otherwise
+   * (haven run maps the caller to itself) the capabilities a new user
+   * namespace gives its first process are enough for the setup. */
+  bool root_mapped = ctx->ns->join_user;
+  for (size_t i = 0; i < spec->linux_cfg.uid_mappings.n; i++)
+    if (spec->linux_cfg.uid_mappings.v[i].container_id == 0)
+      root_mapped = true;
+  if (userns && root_mapped && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
     {
       hv_error_set (err, errno, "become root in the user namespace (is container uid/gid 0 mapped?)");
       goto out;
@@ -137,6 +146,8 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
       goto out;
     }
   if ((ctx->ns->unshare_flags & CLONE_NEWTIME) && hv_ns_write_time_offsets (spec, err) < 0)
+    goto out;
+  if ((ctx->ns->unshare_flags & CLONE_NEWNET) && hv_net_loopback_up (err) < 0)
     goto out;
   if (!ctx->opts->no_new_keyring)
     {

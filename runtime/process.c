@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "capabilities.h"
+#include "landlock.h"
 #include "mounts.h"
 #include "safe_path.h"
 #include "seccomp_filter.h"
@@ -321,8 +322,12 @@ int
 hv_process_exec (struct hv_process_ctx *ctx, hv_error **err)
 {
   const oci_process *p = ctx->process;
-  if (p->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+  /* Landlock rules imply no_new_privs (the kernel requires it without
+   * CAP_SYS_ADMIN, and a setuid binary must not escape them anyway). */
+  if ((p->no_new_privileges || ctx->landlock) && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return hv_error_set (err, errno, "set no_new_privs");
+  if (ctx->landlock && hv_landlock_apply (ctx->landlock, err) < 0)
+    return -1;
   if (ctx->seccomp && ctx->seccomp->present && !ctx->seccomp_loaded)
     {
       int notify_fd = -1;

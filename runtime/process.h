@@ -18,6 +18,7 @@ struct hv_process_ctx
   bool setgroups_denied;      /* /proc/PID/setgroups is "deny" */
   int seccomp_listener;       /* connected socket for the notify fd, or -1 */
   const char *state_json;     /* for the seccomp listener message */
+  const char *landlock;       /* run.haven.landlock rules, NULL if none */
   char *exe;                  /* resolved executable */
   char **envp;                /* final environment */
   bool seccomp_loaded;

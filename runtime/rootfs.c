@@ -42,8 +42,20 @@ hv_rootfs_prepare (const oci_spec *spec, const char *rootfs, struct hv_mount_ctx
     return hv_error_set (err, errno, "open rootfs %s", rootfs);
 
   for (size_t i = 0; i < spec->n_mounts; i++)
-    if (hv_mount_one (ctx, &spec->mounts[i], err) < 0)
-      return hv_error_wrap (err, "mounts[%zu]", i);
+    {
+      if (hv_mount_one (ctx, &spec->mounts[i], err) < 0)
+        return hv_error_wrap (err, "mounts[%zu]", i);
+      /* A mount on "/" replaces the rootfs itself (haven run mounts the
+       * host there): later mounts must resolve in the new tree, reached
+       * by looking the rootfs path up again. */
+      if (strspn (spec->mounts[i].destination, "/") == strlen (spec->mounts[i].destination))
+        {
+          close (ctx->rootfd);
+          ctx->rootfd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+          if (ctx->rootfd < 0)
+            return hv_error_set (err, errno, "reopen rootfs %s", rootfs);
+        }
+    }
 
   if (hv_devices_need_setup (spec) && hv_devices_setup (ctx->rootfd, spec, ctx->userns, err) < 0)
     return -1;

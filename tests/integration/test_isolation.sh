@@ -290,3 +290,32 @@ test_seccomp_notify_listener() {
     || fail "listener message: $(cat listener.json)"
   assert_contains "$OUT" "Function not implemented"
 }
+
+test_loopback_up_in_new_netns() {
+  args "$B" sh -c 'ip link show lo | head -1'
+  run_ctr "$B"
+  assert_contains "$OUT" "UP"
+}
+
+test_memory_and_pids_limits() {
+  cfg "$B" '.linux.resources = {memory: {limit: 33554432}, pids: {limit: 20}, cpu: {quota: 50000, period: 100000}}'
+  args "$B" sleep 100
+  local id pid
+  id=$(new_id res)
+  rt run -d --bundle "$B" "$id"
+  pid=$(rt state "$id" | jq .pid)
+  local mem_dir pids_dir
+  mem_dir=/sys/fs/cgroup/memory$(grep -E ':memory:' /proc/$pid/cgroup | cut -d: -f3)
+  pids_dir=/sys/fs/cgroup/pids$(grep -E ':pids:' /proc/$pid/cgroup | cut -d: -f3)
+  if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+    mem_dir=/sys/fs/cgroup$(cut -d: -f3 /proc/$pid/cgroup); pids_dir=$mem_dir
+    assert_eq 33554432 "$(cat "$mem_dir/memory.max")"
+  else
+    assert_eq 33554432 "$(cat "$mem_dir/memory.limit_in_bytes")"
+  fi
+  assert_eq 20 "$(cat "$pids_dir/pids.max")"
+  # The pids limit bites: 30 background sleeps cannot all start.
+  local out
+  out=$(rt exec "$id" sh -c 'for i in $(seq 30); do sleep 5 & done 2>&1; wait' 2>&1)
+  assert_contains "$out" "Resource temporarily unavailable"
+}

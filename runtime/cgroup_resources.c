@@ -1,0 +1,137 @@
+#include "config.h"
+#include "cgroup_resources.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "utils.h"
+
+static int
+write_value (const char *path, const char *controller, const char *file, const char *value, hv_error **err)
+{
+  cleanup_free char *dir = hv_cgroup_dir (path, controller);
+  if (dir == NULL)
+    return hv_error_set (err, 0, "cgroup controller %s is not available", controller ? controller : "unified");
+  cleanup_free char *full = xasprintf ("%s/%s", dir, file);
+  if (write_file_at (AT_FDCWD, full, value, strlen (value), 0, err) < 0)
+    return hv_error_wrap (err, "set %s=%s", file, value);
+  return 0;
+}
+
+static int
+write_i64 (const char *path, const char *controller, const char *file, long long v, hv_error **err)
+{
+  char buf[32];
+  snprintf (buf, sizeof (buf), "%lld", v);
+  return write_value (path, controller, file, buf, err);
+}
+
+int
+hv_cgroup_apply_resources (const char *path, const oci_resources *r, hv_error **err)
+{
+  if (!r->present)
+    return 0;
+  bool v2 = hv_cgroup_mode () == HV_CGROUP_V2;
+  if (r->block_io.present || r->n_hugepage_limits || r->network.present || r->n_rdma || r->unified.n)
+    return hv_error_set (err, 0, "linux.resources: blockIO, hugepageLimits, network, rdma and unified are not "
+                                 "supported yet");
+  if (r->memory.present)
+    {
+      if (r->memory.limit.set)
+        {
+          if (v2)
+            {
+              if (r->memory.limit.value < 0)
+                {
+                  if (write_value (path, NULL, "memory.max", "max", err) < 0)
+                    return -1;
+                }
+              else if (write_i64 (path, NULL, "memory.max", r->memory.limit.value, err) < 0)
+                return -1;
+            }
+          else if (write_i64 (path, "memory", "memory.limit_in_bytes", r->memory.limit.value, err) < 0)
+            return -1;
+        }
+      if (r->memory.reservation.set
+          && write_i64 (path, v2 ? NULL : "memory", v2 ? "memory.low" : "memory.soft_limit_in_bytes",
+                        r->memory.reservation.value, err)
+                 < 0)
+        return -1;
+      if (r->memory.swap.set)
+        {
+          /* v1 memsw includes memory; v2 swap.max excludes it.  Hosts
+           * without swap accounting simply lack the file: then the swap
+           * limit cannot be stricter than "none beyond memory". */
+          cleanup_error hv_error *ignored = NULL;
+          if (v2)
+            {
+              long long swap = r->memory.swap.value < 0 ? -1
+                               : r->memory.limit.set ? r->memory.swap.value - r->memory.limit.value
+                                                     : r->memory.swap.value;
+              if (swap < 0)
+                write_value (path, NULL, "memory.swap.max", r->memory.swap.value < 0 ? "max" : "0", &ignored);
+              else
+                write_i64 (path, NULL, "memory.swap.max", swap, &ignored);
+            }
+          else
+            write_i64 (path, "memory", "memory.memsw.limit_in_bytes", r->memory.swap.value, &ignored);
+        }
+      if (r->memory.swappiness.set && !v2
+          && write_i64 (path, "memory", "memory.swappiness", (long long) r->memory.swappiness.value, err) < 0)
+        return -1;
+      if (r->memory.disable_oom_killer.set && r->memory.disable_oom_killer.value && !v2
+          && write_value (path, "memory", "memory.oom_control", "1", err) < 0)
+        return -1;
+    }
+  if (r->pids.present && r->pids.limit.set)
+    {
+      if (r->pids.limit.value <= 0)
+        {
+          if (write_value (path, v2 ? NULL : "pids", "pids.max", "max", err) < 0)
+            return -1;
+        }
+      else if (write_i64 (path, v2 ? NULL : "pids", "pids.max", r->pids.limit.value, err) < 0)
+        return -1;
+    }
+  if (r->cpu.present)
+    {
+      unsigned long long period = r->cpu.period.set ? r->cpu.period.value : 100000;
+      if (v2)
+        {
+          if (r->cpu.quota.set || r->cpu.period.set)
+            {
+              char buf[64];
+              if (r->cpu.quota.set && r->cpu.quota.value > 0)
+                snprintf (buf, sizeof (buf), "%lld %llu", (long long) r->cpu.quota.value, period);
+              else
+                snprintf (buf, sizeof (buf), "max %llu", period);
+              if (write_value (path, NULL, "cpu.max", buf, err) < 0)
+                return -1;
+            }
+          if (r->cpu.shares.set)
+            {
+              /* runc's mapping of shares [2, 262144] onto weight [1, 10000]. */
+              unsigned long long s = r->cpu.shares.value;
+              long long weight = s == 0 ? 100 : (long long) (1 + ((s - 2) * 9999) / 262142);
+              if (write_i64 (path, NULL, "cpu.weight", weight, err) < 0)
+                return -1;
+            }
+        }
+      else
+        {
+          if (r->cpu.period.set && write_i64 (path, "cpu", "cpu.cfs_period_us", (long long) period, err) < 0)
+            return -1;
+          if (r->cpu.quota.set && write_i64 (path, "cpu", "cpu.cfs_quota_us", r->cpu.quota.value, err) < 0)
+            return -1;
+          if (r->cpu.shares.set && write_i64 (path, "cpu", "cpu.shares", (long long) r->cpu.shares.value, err) < 0)
+            return -1;
+        }
+      if (r->cpu.cpus && r->cpu.cpus[0] && write_value (path, v2 ? NULL : "cpuset", "cpuset.cpus", r->cpu.cpus, err) < 0)
+        return -1;
+      if (r->cpu.mems && r->cpu.mems[0] && write_value (path, v2 ? NULL : "cpuset", "cpuset.mems", r->cpu.mems, err) < 0)
+        return -1;
+    }
+  return 0;
+}

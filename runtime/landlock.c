@@ -1,0 +1,133 @@
+#include "config.h"
+#include "landlock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "json_walk.h"
+#include "utils.h"
+
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+
+#define READ_RIGHTS (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define WRITE_RIGHTS                                                                               \
+  (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE    \
+   | LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG        \
+   | LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK     \
+   | LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_TRUNCATE             \
+   | LANDLOCK_ACCESS_FS_IOCTL_DEV)
+#define FILE_RIGHTS                                                                                \
+  (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE         \
+   | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
+
+int
+hv_landlock_abi (void)
+{
+  long abi = syscall (SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  return abi < 0 ? -1 : (int) abi;
+}
+
+static uint64_t
+handled_for_abi (int abi)
+{
+  uint64_t all = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1; /* ABI 1: bits 0..12 */
+  if (abi >= 2)
+    all |= LANDLOCK_ACCESS_FS_REFER;
+  if (abi >= 3)
+    all |= LANDLOCK_ACCESS_FS_TRUNCATE;
+  if (abi >= 5)
+    all |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+  return all;
+}
+
+static int
+add_paths (int ruleset, const oci_strv *paths, uint64_t rights, uint64_t handled, hv_error **err)
+{
+  for (size_t i = 0; i < paths->n; i++)
+    {
+      cleanup_close int fd = open (paths->v[i], O_PATH | O_CLOEXEC);
+      struct stat st;
+      if (fd < 0)
+        {
+          if (errno == ENOENT || errno == EACCES)
+            continue; /* nothing there to grant */
+          return hv_error_set (err, errno, "landlock: open %s", paths->v[i]);
+        }
+      if (fstat (fd, &st) < 0)
+        return hv_error_set (err, errno, "landlock: stat %s", paths->v[i]);
+      struct landlock_path_beneath_attr attr = { .allowed_access = rights & handled, .parent_fd = fd };
+      if (!S_ISDIR (st.st_mode))
+        attr.allowed_access &= FILE_RIGHTS;
+      if (attr.allowed_access == 0)
+        continue;
+      if (syscall (SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &attr, 0) < 0)
+        return hv_error_set (err, errno, "landlock: add rule for %s", paths->v[i]);
+    }
+  return 0;
+}
+
+int
+hv_landlock_apply (const char *rules_json, hv_error **err)
+{
+  json_walk w;
+  yajl_val root = NULL;
+  oci_strv read = { 0 }, write = { 0 }, exec = { 0 };
+  bool best_effort = false;
+  int r = -1;
+  cleanup_close int ruleset = -1;
+  jw_init (&w, "annotation run.haven.landlock", err);
+  if (jw_parse (&w, rules_json, &root) < 0)
+    return -1;
+  if (jw_expect_object (&w, root) < 0 || jw_field_strv (&w, root, "read", &read) < 0
+      || jw_field_strv (&w, root, "write", &write) < 0 || jw_field_strv (&w, root, "exec", &exec) < 0
+      || jw_field_bool (&w, root, "bestEffort", &best_effort) < 0)
+    goto out;
+  int abi = hv_landlock_abi ();
+  if (abi < 1)
+    {
+      /* Refuse to run weaker than asked, unless the policy allows it. */
+      if (best_effort)
+        r = 0;
+      else
+        hv_error_set (err, 0, "the policy needs Landlock, which this kernel does not provide "
+                              "(list \"landlock\" under best_effort to run without it)");
+      goto out;
+    }
+  uint64_t handled = handled_for_abi (abi);
+  struct landlock_ruleset_attr rs = { .handled_access_fs = handled };
+  ruleset = (int) syscall (SYS_landlock_create_ruleset, &rs, sizeof (rs), 0);
+  if (ruleset < 0)
+    {
+      hv_error_set (err, errno, "landlock: create ruleset");
+      goto out;
+    }
+  if (add_paths (ruleset, &read, READ_RIGHTS, handled, err) < 0
+      || add_paths (ruleset, &write, READ_RIGHTS | WRITE_RIGHTS, handled, err) < 0
+      || add_paths (ruleset, &exec, LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE, handled, err) < 0)
+    goto out;
+  if (syscall (SYS_landlock_restrict_self, ruleset, 0) < 0)
+    {
+      hv_error_set (err, errno, "landlock: restrict self");
+      goto out;
+    }
+  r = 0;
+out:
+  yajl_tree_free (root);
+  oci_strv_free (&read);
+  oci_strv_free (&write);
+  oci_strv_free (&exec);
+  return r;
+}

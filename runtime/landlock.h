@@ -1,0 +1,15 @@
+/* Landlock rules from the run.haven.landlock annotation:
+ *   {"read": [paths], "write": [paths], "exec": [paths], "bestEffort": false}
+ * Everything not granted is denied for the container process and its
+ * children, whatever their uid, on top of mounts and capabilities. */
+#ifndef HAVEN_LANDLOCK_H
+#define HAVEN_LANDLOCK_H
+
+#include "error.h"
+
+/* Landlock ABI version of the running kernel, or -1 if unavailable. */
+int hv_landlock_abi (void);
+/* Parse the rules and restrict the calling process (needs no_new_privs).
+ * Without Landlock the call fails unless the rules say bestEffort. */
+int hv_landlock_apply (const char *rules_json, hv_error **err);
+#endif

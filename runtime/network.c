@@ -1,0 +1,49 @@
+#include "config.h"
+#include "network.h"
+
+#include <errno.h>
+#include <libmnl/libmnl.h>
+#include <linux/if.h>
+#include <linux/rtnetlink.h>
+#include <string.h>
+#include <time.h>
+
+int
+hv_net_loopback_up (hv_error **err)
+{
+  char buf[MNL_SOCKET_BUFFER_SIZE];
+  struct mnl_socket *nl = mnl_socket_open (NETLINK_ROUTE);
+  if (nl == NULL)
+    return hv_error_set (err, errno, "netlink socket");
+  int r = -1;
+  if (mnl_socket_bind (nl, 0, MNL_SOCKET_AUTOPID) < 0)
+    {
+      hv_error_set (err, errno, "netlink bind");
+      goto out;
+    }
+  struct nlmsghdr *nlh = mnl_nlmsg_put_header (buf);
+  nlh->nlmsg_type = RTM_NEWLINK;
+  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+  unsigned seq = (unsigned) time (NULL);
+  nlh->nlmsg_seq = seq;
+  struct ifinfomsg *ifm = mnl_nlmsg_put_extra_header (nlh, sizeof (*ifm));
+  ifm->ifi_family = AF_UNSPEC;
+  ifm->ifi_index = 1; /* loopback is always index 1 in a new namespace */
+  ifm->ifi_flags = IFF_UP;
+  ifm->ifi_change = IFF_UP;
+  if (mnl_socket_sendto (nl, nlh, nlh->nlmsg_len) < 0)
+    {
+      hv_error_set (err, errno, "netlink send");
+      goto out;
+    }
+  ssize_t n = mnl_socket_recvfrom (nl, buf, sizeof (buf));
+  if (n < 0 || mnl_cb_run (buf, (size_t) n, seq, mnl_socket_get_portid (nl), NULL, NULL) < 0)
+    {
+      hv_error_set (err, errno, "bring up loopback");
+      goto out;
+    }
+  r = 0;
+out:
+  mnl_socket_close (nl);
+  return r;
+}
