@@ -63,6 +63,11 @@ int cmd_resume (struct hv_global *g, int argc, char **argv, hv_error **err);
 /* Exit status requested by a command that ran a process (run, exec);
  * commands set it and return 0. */
 extern int hv_exit_status;
+/* `run` kills the container after this many seconds (0: no limit). */
+extern unsigned hv_run_timeout_s;
+
+/* The `haven` front end (same binary, invoked as "haven"). */
+int haven_main (int argc, char **argv);
 
 /* Exactly one positional argument (the container id) is expected. */
 int cli_require_id (const char *cmd, struct hv_opt_iter *it, const char **id, hv_error **err);

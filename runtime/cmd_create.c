@@ -13,6 +13,7 @@
 #include "container.h"
 #include "signals.h"
 #include "tty_proxy.h"
+#include "utils.h"
 
 enum
 {
@@ -119,12 +120,24 @@ cmd_start (struct hv_global *g, int argc, char **argv, hv_error **err)
 }
 
 static volatile pid_t forward_to;
+static volatile sig_atomic_t timed_out;
+unsigned hv_run_timeout_s;
 
 static void
 forward_signal (int sig)
 {
   if (forward_to > 0)
     kill (forward_to, sig);
+}
+
+/* Wall-clock limit (haven policies' resources.timeout). */
+static void
+timeout_expired (int sig)
+{
+  (void) sig;
+  timed_out = 1;
+  if (forward_to > 0)
+    kill (forward_to, SIGKILL);
 }
 
 int
@@ -166,6 +179,13 @@ cmd_run (struct hv_global *g, int argc, char **argv, hv_error **err)
     }
   if (detach)
     return 0;
+  if (hv_run_timeout_s)
+    {
+      struct sigaction ta = { .sa_handler = timeout_expired };
+      sigemptyset (&ta.sa_mask);
+      sigaction (SIGALRM, &ta, NULL);
+      alarm (hv_run_timeout_s);
+    }
   if (master >= 0)
     {
       cleanup_error hv_error *proxy_err = NULL;
@@ -186,6 +206,13 @@ cmd_run (struct hv_global *g, int argc, char **argv, hv_error **err)
         }
     }
   hv_exit_status = WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status);
+  if (timed_out)
+    {
+      /* As timeout(1) reports it. */
+      hv_exit_status = 124;
+      static const char msg[] = "haven: the command ran past its time limit and was killed\n";
+      write_all (2, msg, sizeof (msg) - 1);
+    }
   if (!keep)
     {
       cleanup_error hv_error *derr = NULL;

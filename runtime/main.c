@@ -106,6 +106,10 @@ main (int argc, char **argv)
   cleanup_free char *root = NULL;
   int id;
 
+  const char *base = strrchr (argv[0], '/') ? strrchr (argv[0], '/') + 1 : argv[0];
+  if (strcmp (base, "haven") == 0)
+    return haven_main (argc, argv);
+
   while ((id = hv_opt_next (&it, global_opts, &arg, &err)) > 0)
     switch (id)
       {

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -44,6 +45,15 @@ hv_ensure_sealed_self (char **argv, hv_error **err)
     }
   if (fcntl (mfd, F_ADD_SEALS, REQUIRED_SEALS) < 0)
     return hv_error_set (err, errno, "seal runtime copy");
+  /* The copy has no path: remember where the program lives (haven finds
+   * the policies shipped next to it). */
+  char self_path[4096];
+  ssize_t l = readlink ("/proc/self/exe", self_path, sizeof (self_path) - 1);
+  if (l > 0)
+    {
+      self_path[l] = '\0';
+      setenv ("_HAVEN_EXE", self_path, 1);
+    }
   fexecve (mfd, argv, environ);
   return hv_error_set (err, errno, "re-exec from sealed copy");
 }

@@ -21,7 +21,9 @@ enum hv_sync_type
   HV_SYNC_ERROR,         /* child -> parent: payload = error message */
 };
 
-#define HV_SYNC_MAX_PAYLOAD 16384
+/* Bounded by the socket buffer (net.core.wmem_max, 208 KiB by default);
+ * the state JSON carries the annotations, Landlock rules included. */
+#define HV_SYNC_MAX_PAYLOAD (192 * 1024)
 
 int hv_sync_send (int sock, enum hv_sync_type type, const void *data, size_t len, int fd, hv_error **err);
 /* Receive one message; *data is NUL-terminated and owned by the caller.

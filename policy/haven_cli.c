@@ -1,0 +1,377 @@
+/* haven: sandbox a command on the workstation under a policy.
+ *
+ *   haven run [--policy NAME|FILE] [--project DIR] -- CMD ARGS...
+ *   haven policy check|compile|list|explain ...
+ *
+ * `haven run` compiles the policy into a bundle (the host's root mounted
+ * read-only, the project writable) and runs it with the runtime in this
+ * same process; no daemon is involved. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "log.h"
+#include "policy.h"
+#include "policy_compile.h"
+#include "self_exe.h"
+#include "state.h"
+#include "utils.h"
+
+extern char **environ;
+
+#define DEFAULT_POLICY "default"
+
+static void
+usage (void)
+{
+  printf ("usage:\n"
+          "  haven run [--policy NAME|FILE] [--project DIR] [--keep-bundle] -- CMD [ARGS...]\n"
+          "  haven policy check NAME|FILE\n"
+          "  haven policy compile NAME|FILE [--project DIR] [-- CMD ARGS...]\n"
+          "  haven policy list\n"
+          "  haven policy explain NAME|FILE\n"
+          "The default policy is \"%s\".\n",
+          DEFAULT_POLICY);
+}
+
+struct run_opts
+{
+  const char *policy;
+  const char *project;
+  bool keep_bundle;
+  char **cmd;
+};
+
+static int
+parse_run (const char *what, int argc, char **argv, struct run_opts *o, hv_error **err)
+{
+  static const struct hv_opt opts[] = { { "policy", 'p', true, 1 }, { "project", 0, true, 2 },
+                                        { "keep-bundle", 0, false, 3 }, { NULL, 0, false, 0 } };
+  struct hv_opt_iter it = { argc, argv, 1, what };
+  const char *arg;
+  int id;
+  while ((id = hv_opt_next (&it, opts, &arg, err)) > 0)
+    if (id == 1)
+      o->policy = arg;
+    else if (id == 2)
+      o->project = arg;
+    else
+      o->keep_bundle = true;
+  if (id < 0)
+    return -1;
+  o->cmd = argv + it.index;
+  return 0;
+}
+
+static int
+make_ctx (struct run_opts *o, struct hv_run_ctx *ctx, char **project, char **cwd, hv_error **err)
+{
+  char buf[PATH_MAX];
+  if (getcwd (buf, sizeof (buf)) == NULL)
+    return hv_error_set (err, errno, "getcwd");
+  *cwd = xstrdup (buf);
+  *project = realpath (o->project ? o->project : buf, NULL);
+  if (*project == NULL)
+    return hv_error_set (err, errno, "project directory %s", o->project ? o->project : buf);
+  if (strcmp (*project, "/") == 0)
+    return hv_error_set (err, 0, "the project cannot be / (run haven in a project directory or pass --project)");
+  ctx->project = *project;
+  ctx->home = getenv ("HOME");
+  ctx->cwd = *cwd;
+  ctx->uid = getuid ();
+  ctx->gid = getgid ();
+  ctx->rootless = geteuid () != 0;
+  ctx->terminal = isatty (0) && isatty (1);
+  ctx->argv = o->cmd;
+  ctx->host_env = environ;
+  return 0;
+}
+
+static int
+cmd_haven_run (int argc, char **argv, hv_error **err)
+{
+  struct run_opts o = { .policy = getenv ("HAVEN_POLICY") };
+  cleanup_free char *project = NULL;
+  cleanup_free char *cwd = NULL;
+  cleanup_free char *json = NULL;
+  cleanup_free char *bundle = NULL;
+  cleanup_policy hv_policy *p = NULL;
+  struct hv_run_ctx ctx = { 0 };
+  if (parse_run ("haven run", argc, argv, &o, err) < 0)
+    return -1;
+  if (o.cmd[0] == NULL)
+    return hv_error_set (err, 0, "haven run: no command given (haven run -- CMD ARGS...)");
+  if (hv_policy_load (o.policy ? o.policy : DEFAULT_POLICY, &p, err) < 0)
+    return -1;
+  if (make_ctx (&o, &ctx, &project, &cwd, err) < 0)
+    return -1;
+  if (p->net_mode == HV_NET_ALLOWLIST)
+    fprintf (stderr, "haven: policy \"%s\" allows some network hosts, but the egress firewall is not implemented "
+                     "yet: the command runs with no network at all\n",
+             p->name);
+
+  const char *runtime_dir = getenv ("XDG_RUNTIME_DIR");
+  char tmpl[PATH_MAX];
+  snprintf (tmpl, sizeof (tmpl), "%s/haven-run.XXXXXX",
+            geteuid () == 0 ? "/run" : (runtime_dir && runtime_dir[0] ? runtime_dir : "/tmp"));
+  if (mkdtemp (tmpl) == NULL)
+    return hv_error_set (err, errno, "create bundle directory %s", tmpl);
+  bundle = xstrdup (tmpl);
+  cleanup_free char *rootfs = xasprintf ("%s/rootfs", bundle);
+  ctx.rootfs = rootfs;
+  int ret = -1;
+  if (mkdir (rootfs, 0755) < 0)
+    {
+      hv_error_set (err, errno, "mkdir %s", rootfs);
+      goto out;
+    }
+  if (hv_policy_compile (p, &ctx, &json, err) < 0)
+    goto out;
+  if (write_file_atomic (bundle, "config.json", json, strlen (json), err) < 0)
+    goto out;
+
+  /* The runtime part: exactly `haven-runc run --bundle B ID`. */
+  {
+    struct hv_global g = { 0 };
+    cleanup_free char *root = geteuid () == 0 ? xstrdup ("/run/haven")
+                                              : xasprintf ("%s/haven", runtime_dir && runtime_dir[0] ? runtime_dir
+                                                                                                      : "/tmp");
+    cleanup_free char *id = xasprintf ("haven-run-%d", getpid ());
+    g.root = root;
+    char *run_argv[] = { (char *) "run", (char *) "--bundle", bundle, id, NULL };
+    hv_run_timeout_s = p->timeout_s.set ? (unsigned) p->timeout_s.value : 0;
+    ret = cmd_run (&g, 4, run_argv, err);
+  }
+out:
+  if (!o.keep_bundle)
+    {
+      cleanup_free char *cfg = xasprintf ("%s/config.json", bundle);
+      unlink (cfg);
+      rmdir (rootfs);
+      rmdir (bundle);
+    }
+  else
+    fprintf (stderr, "haven: bundle kept in %s\n", bundle);
+  return ret;
+}
+
+static int
+policy_check (int argc, char **argv, hv_error **err)
+{
+  if (argc != 2)
+    return hv_error_set (err, 0, "usage: haven policy check NAME|FILE");
+  cleanup_policy hv_policy *p = NULL;
+  if (hv_policy_load (argv[1], &p, err) < 0)
+    return -1;
+  printf ("%s: ok (policy \"%s\")\n", p->file ? p->file : argv[1], p->name);
+  return 0;
+}
+
+static int
+policy_compile (int argc, char **argv, hv_error **err)
+{
+  if (argc < 2)
+    return hv_error_set (err, 0, "usage: haven policy compile NAME|FILE [--project DIR] [-- CMD ARGS...]");
+  struct run_opts o = { .policy = argv[1] };
+  cleanup_free char *project = NULL;
+  cleanup_free char *cwd = NULL;
+  cleanup_free char *json = NULL;
+  cleanup_policy hv_policy *p = NULL;
+  struct hv_run_ctx ctx = { 0 };
+  static char *default_cmd[] = { (char *) "sh", NULL };
+  if (parse_run ("haven policy compile", argc - 1, argv + 1, &o, err) < 0)
+    return -1;
+  if (o.cmd[0] == NULL)
+    o.cmd = default_cmd;
+  if (hv_policy_load (argv[1], &p, err) < 0 || make_ctx (&o, &ctx, &project, &cwd, err) < 0)
+    return -1;
+  ctx.rootfs = "rootfs";
+  if (hv_policy_compile (p, &ctx, &json, err) < 0)
+    return -1;
+  puts (json);
+  return 0;
+}
+
+static int
+policy_list (hv_error **err)
+{
+  (void) err;
+  char **dirs = hv_policy_search_path ();
+  for (size_t i = 0; dirs[i]; i++)
+    {
+      DIR *d = opendir (dirs[i]);
+      struct dirent *de;
+      while (d && (de = readdir (d)))
+        {
+          size_t l = strlen (de->d_name);
+          if (l < 6 || strcmp (de->d_name + l - 5, ".yaml") != 0)
+            continue;
+          cleanup_free char *name = strndup (de->d_name, l - 5);
+          cleanup_free char *found = hv_policy_find (name);
+          cleanup_free char *here = xasprintf ("%s/%s", dirs[i], de->d_name);
+          if (found && strcmp (found, here) != 0)
+            continue; /* shadowed by an earlier directory */
+          hv_policy *p = NULL;
+          cleanup_error hv_error *perr = NULL;
+          if (hv_policy_load (here, &p, &perr) < 0)
+            printf ("%-14s (invalid: %s)\n", name, perr->msg);
+          else
+            printf ("%-14s %s\n", name, p->description ? p->description : "");
+          hv_policy_free (p);
+        }
+      if (d)
+        closedir (d);
+      free (dirs[i]);
+    }
+  free (dirs);
+  return 0;
+}
+
+static void
+list_line (const char *label, const oci_strv *v)
+{
+  if (v->n == 0)
+    return;
+  printf ("  %s", label);
+  for (size_t i = 0; i < v->n; i++)
+    printf ("%s%s", i ? ", " : " ", v->v[i]);
+  printf ("\n");
+}
+
+static int
+policy_explain (int argc, char **argv, hv_error **err)
+{
+  if (argc != 2)
+    return hv_error_set (err, 0, "usage: haven policy explain NAME|FILE");
+  cleanup_policy hv_policy *p = NULL;
+  if (hv_policy_load (argv[1], &p, err) < 0)
+    return -1;
+  printf ("Policy \"%s\"%s%s\n\n", p->name, p->description ? ": " : "", p->description ? p->description : "");
+  printf ("Files\n  The whole host filesystem is visible read-only.\n");
+  bool project_rw = !p->project_writable.set || p->project_writable.value;
+  printf ("  The project directory is %s.\n", project_rw ? "writable" : "read-only");
+  list_line ("Also writable:", &p->read_write);
+  list_line ("Read-only even inside the project:", &p->protect);
+  list_line ("Read-only:", &p->read_only);
+  list_line ("Hidden (absent or empty):", &p->block);
+  if (p->hide_home.value)
+    {
+      printf ("  Your home directory is hidden (an empty scratch directory)");
+      if (p->home_allow.n)
+        printf (", except:");
+      printf ("\n");
+      list_line ("   ", &p->home_allow);
+    }
+  for (size_t i = 0; i < p->n_tmpfs; i++)
+    printf ("  %s is a private scratch directory (%llu MiB).\n", p->tmpfs[i].path,
+            (unsigned long long) ((p->tmpfs[i].size ? p->tmpfs[i].size : 256ULL << 20) >> 20));
+  printf ("  /run is replaced by an empty directory, so daemon sockets (docker.sock) are out of reach.\n");
+  printf ("\nNetwork\n  ");
+  switch (p->net_mode)
+    {
+    case HV_NET_OPEN:
+      printf ("Open: the host's network.\n");
+      break;
+    case HV_NET_ALLOWLIST:
+      printf ("Allowlist (not enforced yet, so no network at all):");
+      for (size_t i = 0; i < p->net_allow.n; i++)
+        printf (" %s", p->net_allow.v[i]);
+      printf ("\n");
+      break;
+    default:
+      printf ("None: only the container's own loopback.\n");
+    }
+  printf ("\nPrograms\n");
+  if (p->allow_exec.n)
+    list_line ("Only these may be executed:", &p->allow_exec);
+  else
+    printf ("  Any installed program may be executed.\n");
+  if (p->block_shell.value)
+    printf ("  No shell may be executed (sh, bash, dash, zsh, busybox sh... under any name).\n");
+  printf ("  No new privileges: setuid programs do not gain rights.\n");
+  if (p->capabilities.n)
+    list_line ("Capabilities kept:", &p->capabilities);
+  else
+    printf ("  No capabilities.\n");
+  printf ("\nSystem calls\n");
+  if (p->syscall_profile && strcmp (p->syscall_profile, "none") == 0)
+    printf ("  No seccomp profile.\n");
+  else
+    printf ("  Escape primitives fail with \"Operation not permitted\": ptrace, mount, bpf, perf_event_open,\n"
+            "  keyctl, io_uring, userfaultfd, module and kexec loading, TIOCSTI, new user namespaces, ...\n");
+  list_line ("Also allowed:", &p->syscall_allow);
+  list_line ("Also denied:", &p->syscall_deny);
+  printf ("\nResources\n");
+  if (p->memory.set)
+    printf ("  Memory: %llu MiB\n", (unsigned long long) (p->memory.value >> 20));
+  if (p->cpus_milli.set)
+    printf ("  CPUs: %.2f\n", (double) p->cpus_milli.value / 1000.0);
+  if (p->pids.set)
+    printf ("  Processes: %llu\n", (unsigned long long) p->pids.value);
+  if (p->nofile.set)
+    printf ("  Open files: %llu\n", (unsigned long long) p->nofile.value);
+  if (p->timeout_s.set)
+    printf ("  Wall-clock limit: %llu s\n", (unsigned long long) p->timeout_s.value);
+  printf ("\nEnvironment\n");
+  list_line ("Passed:", &p->env_pass);
+  list_line ("Denied:", &p->env_deny);
+  printf ("  Never passed: variables that look like credentials (*TOKEN*, *SECRET*, *_KEY, AWS_*, ...).\n");
+  for (size_t i = 0; i < p->env_set.n; i++)
+    printf ("  Set: %s=%s\n", p->env_set.v[i].key, p->env_set.v[i].value);
+  return 0;
+}
+
+int
+haven_main (int argc, char **argv)
+{
+  hv_error *err = NULL;
+  int r = -1;
+  if (argc < 2 || strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)
+    {
+      usage ();
+      return argc < 2 ? 1 : 0;
+    }
+  if (strcmp (argv[1], "run") == 0)
+    {
+      /* The runtime runs in this process: protect the binary first
+       * (CVE-2019-5736), exactly as haven-runc does. */
+      if (hv_ensure_sealed_self (argv, &err) == 0)
+        r = cmd_haven_run (argc - 1, argv + 1, &err);
+    }
+  else if (strcmp (argv[1], "policy") == 0 && argc >= 3)
+    {
+      const char *sub = argv[2];
+      if (strcmp (sub, "check") == 0)
+        r = policy_check (argc - 2, argv + 2, &err);
+      else if (strcmp (sub, "compile") == 0)
+        r = policy_compile (argc - 2, argv + 2, &err);
+      else if (strcmp (sub, "list") == 0)
+        r = policy_list (&err);
+      else if (strcmp (sub, "explain") == 0)
+        r = policy_explain (argc - 2, argv + 2, &err);
+      else
+        hv_error_set (&err, 0, "unknown policy command \"%s\" (check, compile, list, explain)", sub);
+    }
+  else if (strcmp (argv[1], "--version") == 0)
+    {
+      printf ("haven version %s\ncommit: %s\n", PACKAGE_VERSION, HAVEN_GIT_COMMIT);
+      return 0;
+    }
+  else
+    hv_error_set (&err, 0, "unknown command \"%s\" (see haven --help)", argv[1]);
+  if (r < 0)
+    {
+      fprintf (stderr, "haven: %s\n", err ? err->msg : "unknown error");
+      hv_error_free (&err);
+      return 125;
+    }
+  return hv_exit_status;
+}

@@ -1,0 +1,96 @@
+/* Haven policies: what an agent may read, write, execute and reach.
+ *
+ * A policy is a YAML file (schema in policies/README.md).  It is parsed
+ * with every error naming file:line:column, layered with `extends`, and
+ * compiled into an OCI config.json (policy_compile.c). */
+#ifndef HAVEN_POLICY_H
+#define HAVEN_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "oci_spec.h"
+
+enum hv_net_mode
+{
+  HV_NET_UNSET,
+  HV_NET_NONE,      /* a private network namespace with only loopback */
+  HV_NET_OPEN,      /* the host's network */
+  HV_NET_ALLOWLIST, /* egress only to net.allow (fails closed until enforced) */
+};
+
+typedef struct
+{
+  char *path;
+  uint64_t size; /* bytes, 0 = kernel default */
+} hv_tmpfs;
+
+typedef struct
+{
+  char *name;
+  char *description;
+  char *file; /* where it was loaded from */
+
+  /* filesystem */
+  oci_strv read_only;  /* visible, read-only (default: the whole host) */
+  oci_strv read_write; /* writable besides the project */
+  oci_strv block;      /* hidden: globs, ~ expands to $HOME */
+  oci_strv protect;    /* read-only inside the project (relative paths) */
+  oci_opt_bool hide_home;
+  oci_strv home_allow; /* kept visible (and writable) when the home is hidden */
+  oci_opt_bool project_writable;
+  size_t n_tmpfs;
+  hv_tmpfs *tmpfs;
+
+  /* network */
+  enum hv_net_mode net_mode;
+  oci_strv net_allow;
+
+  /* process */
+  oci_strv allow_exec;
+  oci_opt_bool block_shell;
+  oci_strv capabilities;
+
+  /* syscalls */
+  char *syscall_profile; /* "agent" (default), "none" */
+  oci_strv syscall_allow, syscall_deny;
+
+  /* resources */
+  oci_opt_u64 memory, pids, nofile, timeout_s;
+  oci_opt_u64 cpus_milli; /* 1.5 cpus = 1500 */
+
+  /* env */
+  oci_strv env_pass, env_deny;
+  oci_kv_list env_set;
+
+  /* audit */
+  char *audit_log;
+
+  /* kernel features that may be missing without refusing to run */
+  oci_strv best_effort;
+} hv_policy;
+
+/* Load a policy by name (searched in the policy path) or by file path,
+ * following `extends`. */
+int hv_policy_load (const char *name_or_file, hv_policy **out, hv_error **err);
+/* Parse one YAML document (no `extends` resolution) — for tests. */
+int hv_policy_parse (const char *text, size_t len, const char *file, hv_policy *out, char **extends, hv_error **err);
+void hv_policy_free (hv_policy *p);
+void hv_policy_free_fields (hv_policy *p);
+bool hv_policy_is_shell_name (const char *name);
+/* Directories searched for policy names, in order; NULL-terminated. */
+char **hv_policy_search_path (void);
+/* Resolve a name to a file path, or NULL. */
+char *hv_policy_find (const char *name);
+
+int hv_parse_size (const char *s, uint64_t *out);
+int hv_parse_duration (const char *s, uint64_t *seconds);
+
+static inline void
+cleanup_policyp (hv_policy **p)
+{
+  hv_policy_free (*p);
+}
+#define cleanup_policy __attribute__ ((cleanup (cleanup_policyp)))
+#endif

@@ -1,0 +1,530 @@
+/* hv_policy + run context -> config.json for haven-runc. */
+#include "config.h"
+
+#include <errno.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
+
+#include "oci_tables.h"
+#include "policy_compile.h"
+#include "policy_exec.h"
+#include "utils.h"
+
+/* The agent seccomp profile: escape primitives answer EPERM, so an agent
+ * gets an error it can read instead of being killed. */
+static const char *const agent_denied_syscalls[] = {
+  "ptrace", "process_vm_readv", "process_vm_writev", "mount", "umount", "umount2", "pivot_root", "move_mount",
+  "open_tree", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "bpf", "perf_event_open", "keyctl",
+  "add_key", "request_key", "io_uring_setup", "io_uring_enter", "io_uring_register", "userfaultfd", "kexec_load",
+  "kexec_file_load", "init_module", "finit_module", "delete_module", "setns", "unshare", "acct", "swapon",
+  "swapoff", "reboot", "syslog", "quotactl", "quotactl_fd", "open_by_handle_at", "name_to_handle_at",
+  "lookup_dcookie", "iopl", "ioperm", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "stime",
+  "vm86", "vm86old", "nfsservctl", "uselib", "personality", "fanotify_init", "chroot", "kcmp", "pidfd_getfd",
+  "mbind", "migrate_pages", "move_pages", "set_mempolicy", "get_kernel_syms", "query_module", "create_module",
+  NULL,
+};
+
+#define TIOCSTI_NR 0x5412
+#define TIOCLINUX_NR 0x541C
+#define CLONE_NEWUSER_FLAG 0x10000000ULL
+
+static void
+s (yajl_gen g, const char *str)
+{
+  yajl_gen_string (g, (const unsigned char *) str, strlen (str));
+}
+
+static void
+kv (yajl_gen g, const char *k, const char *v)
+{
+  s (g, k);
+  s (g, v);
+}
+
+static void
+strv (yajl_gen g, const char *key, char **v, size_t n)
+{
+  s (g, key);
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < n; i++)
+    s (g, v[i]);
+  yajl_gen_array_close (g);
+}
+
+static void
+push (oci_strv *v, const char *str)
+{
+  v->v = xrealloc (v->v, (v->n + 2) * sizeof (char *));
+  v->v[v->n++] = xstrdup (str);
+  v->v[v->n] = NULL;
+}
+
+/* "~/x" -> "$HOME/x"; "{project}/x" -> "<project>/x". */
+static char *
+expand (const char *pattern, const struct hv_run_ctx *ctx)
+{
+  if (pattern[0] == '~' && (pattern[1] == '/' || pattern[1] == '\0') && ctx->home)
+    return xasprintf ("%s%s", ctx->home, pattern + 1);
+  if (str_has_prefix (pattern, "{project}"))
+    return xasprintf ("%s%s", ctx->project, pattern + 9);
+  if (pattern[0] != '/')
+    return xasprintf ("%s/%s", ctx->project, pattern);
+  return xstrdup (pattern);
+}
+
+/* Expand globs against the host.  A "**" component means "at any depth
+ * below", searched (bounded) under the fixed prefix. */
+static void
+expand_glob (const char *pattern, const struct hv_run_ctx *ctx, oci_strv *out)
+{
+  cleanup_free char *p = expand (pattern, ctx);
+  char *dstar = strstr (p, "**/");
+  if (dstar)
+    {
+      /* "prefix/ ** /name": try the name at depths 0..6 below prefix. */
+      *dstar = '\0';
+      const char *rest = dstar + 3;
+      cleanup_free char *stars = xstrdup ("");
+      for (int depth = 0; depth <= 6; depth++)
+        {
+          cleanup_free char *pat = xasprintf ("%s%s%s", p, stars, rest);
+          glob_t gl;
+          if (glob (pat, GLOB_NOSORT, NULL, &gl) == 0)
+            for (size_t i = 0; i < gl.gl_pathc; i++)
+              push (out, gl.gl_pathv[i]);
+          globfree (&gl);
+          char *more = xasprintf ("%s*/", stars);
+          free (stars);
+          stars = more;
+        }
+      return;
+    }
+  glob_t gl;
+  if (glob (p, GLOB_NOSORT, NULL, &gl) == 0)
+    for (size_t i = 0; i < gl.gl_pathc; i++)
+      push (out, gl.gl_pathv[i]);
+  globfree (&gl);
+}
+
+static void
+mount_entry (yajl_gen g, const char *dest, const char *type, const char *src, const char *const *opts)
+{
+  yajl_gen_map_open (g);
+  kv (g, "destination", dest);
+  kv (g, "type", type);
+  kv (g, "source", src);
+  s (g, "options");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; opts[i]; i++)
+    s (g, opts[i]);
+  yajl_gen_array_close (g);
+  yajl_gen_map_close (g);
+}
+
+static void
+bind (yajl_gen g, const char *path, bool writable)
+{
+  static const char *const rw[] = { "rbind", "rw", "nosuid", "nodev", NULL };
+  static const char *const ro[] = { "rbind", "ro", "rro", "nosuid", "nodev", NULL };
+  mount_entry (g, path, "bind", path, writable ? rw : ro);
+}
+
+static void
+tmpfs (yajl_gen g, const char *path, uint64_t size, bool exec)
+{
+  char sz[64];
+  snprintf (sz, sizeof (sz), "size=%llu", (unsigned long long) (size ? size : 256ULL << 20));
+  const char *opts[] = { "nosuid", "nodev", exec ? "exec" : "noexec", "mode=1777", sz, NULL };
+  mount_entry (g, path, "tmpfs", "tmpfs", opts);
+}
+
+static bool
+is_dir (const char *path)
+{
+  struct stat st;
+  return stat (path, &st) == 0 && S_ISDIR (st.st_mode);
+}
+
+static bool
+exists (const char *path)
+{
+  struct stat st;
+  return lstat (path, &st) == 0;
+}
+
+static void
+gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_strv *writable)
+{
+  static const char *const root_opts[] = { "rbind", "ro", "rro", "nosuid", "nodev", NULL };
+  static const char *const proc_opts[] = { "nosuid", "noexec", "nodev", NULL };
+  static const char *const dev_opts[] = { "nosuid", "strictatime", "mode=755", "size=65536k", NULL };
+  static const char *const pts_opts[] = { "nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", NULL };
+  static const char *const shm_opts[] = { "nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL };
+  s (g, "mounts");
+  yajl_gen_array_open (g);
+  /* The host, read-only, as the container's root. */
+  mount_entry (g, "/", "bind", "/", root_opts);
+  mount_entry (g, "/proc", "proc", "proc", proc_opts);
+  mount_entry (g, "/dev", "tmpfs", "tmpfs", dev_opts);
+  mount_entry (g, "/dev/pts", "devpts", "devpts", pts_opts);
+  mount_entry (g, "/dev/shm", "tmpfs", "shm", shm_opts);
+  /* /run holds daemons' sockets (docker.sock, containerd, D-Bus): a unix
+   * socket stays connectable on a read-only mount, so it is replaced. */
+  tmpfs (g, "/run", 16ULL << 20, false);
+  push (writable, "/run");
+  for (size_t i = 0; i < p->n_tmpfs; i++)
+    {
+      tmpfs (g, p->tmpfs[i].path, p->tmpfs[i].size, true);
+      push (writable, p->tmpfs[i].path);
+    }
+  if (p->hide_home.value && ctx->home && is_dir (ctx->home))
+    {
+      tmpfs (g, ctx->home, 64ULL << 20, false);
+      push (writable, ctx->home);
+      for (size_t i = 0; i < p->home_allow.n; i++)
+        {
+          cleanup_free char *path = expand (p->home_allow.v[i], ctx);
+          if (is_dir (path))
+            bind (g, path, true);
+        }
+    }
+  bool project_rw = !p->project_writable.set || p->project_writable.value;
+  bind (g, ctx->project, project_rw);
+  if (project_rw)
+    push (writable, ctx->project);
+  for (size_t i = 0; i < p->read_write.n; i++)
+    {
+      oci_strv found = { 0 };
+      expand_glob (p->read_write.v[i], ctx, &found);
+      for (size_t j = 0; j < found.n; j++)
+        {
+          bind (g, found.v[j], true);
+          push (writable, found.v[j]);
+        }
+      oci_strv_free (&found);
+    }
+  /* Read-only last, so they win over the writable binds above them. */
+  for (size_t i = 0; i < p->read_only.n; i++)
+    {
+      oci_strv found = { 0 };
+      expand_glob (p->read_only.v[i], ctx, &found);
+      for (size_t j = 0; j < found.n; j++)
+        bind (g, found.v[j], false);
+      oci_strv_free (&found);
+    }
+  for (size_t i = 0; i < p->protect.n; i++)
+    {
+      cleanup_free char *path = xasprintf ("%s/%s", ctx->project, p->protect.v[i]);
+      if (exists (path))
+        bind (g, path, false);
+    }
+  yajl_gen_array_close (g);
+}
+
+static void
+gen_seccomp (yajl_gen g, const hv_policy *p)
+{
+  if (p->syscall_profile && strcmp (p->syscall_profile, "none") == 0)
+    return;
+  s (g, "seccomp");
+  yajl_gen_map_open (g);
+  kv (g, "defaultAction", "SCMP_ACT_ALLOW");
+  static char *archs[] = { (char *) "SCMP_ARCH_X86_64", (char *) "SCMP_ARCH_X86", (char *) "SCMP_ARCH_X32" };
+  strv (g, "architectures", archs, 3);
+  s (g, "syscalls");
+  yajl_gen_array_open (g);
+  /* Plain denials (minus the policy's extra allows, plus its denies). */
+  yajl_gen_map_open (g);
+  s (g, "names");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; agent_denied_syscalls[i]; i++)
+    {
+      bool allowed = false;
+      for (size_t j = 0; j < p->syscall_allow.n; j++)
+        if (strcmp (p->syscall_allow.v[j], agent_denied_syscalls[i]) == 0)
+          allowed = true;
+      if (!allowed)
+        s (g, agent_denied_syscalls[i]);
+    }
+  for (size_t j = 0; j < p->syscall_deny.n; j++)
+    s (g, p->syscall_deny.v[j]);
+  yajl_gen_array_close (g);
+  kv (g, "action", "SCMP_ACT_ERRNO");
+  s (g, "errnoRet");
+  yajl_gen_integer (g, EPERM);
+  yajl_gen_map_close (g);
+  /* ioctl(fd, TIOCSTI / TIOCLINUX): typing into the user's terminal. */
+  const unsigned long long ioctls[] = { TIOCSTI_NR, TIOCLINUX_NR };
+  for (size_t i = 0; i < 2; i++)
+    {
+      yajl_gen_map_open (g);
+      static char *ioctl_name[] = { (char *) "ioctl" };
+      strv (g, "names", ioctl_name, 1);
+      kv (g, "action", "SCMP_ACT_ERRNO");
+      s (g, "errnoRet");
+      yajl_gen_integer (g, EPERM);
+      s (g, "args");
+      yajl_gen_array_open (g);
+      yajl_gen_map_open (g);
+      s (g, "index");
+      yajl_gen_integer (g, 1);
+      s (g, "value");
+      yajl_gen_integer (g, (long long) ioctls[i]);
+      kv (g, "op", "SCMP_CMP_EQ");
+      yajl_gen_map_close (g);
+      yajl_gen_array_close (g);
+      yajl_gen_map_close (g);
+    }
+  /* New user namespaces: clone(CLONE_NEWUSER) refused; clone3 (whose flags
+   * seccomp cannot see) answers ENOSYS so libc falls back to clone. */
+  yajl_gen_map_open (g);
+  static char *clone_name[] = { (char *) "clone" };
+  strv (g, "names", clone_name, 1);
+  kv (g, "action", "SCMP_ACT_ERRNO");
+  s (g, "errnoRet");
+  yajl_gen_integer (g, EPERM);
+  s (g, "args");
+  yajl_gen_array_open (g);
+  yajl_gen_map_open (g);
+  s (g, "index");
+  yajl_gen_integer (g, 0);
+  s (g, "value");
+  yajl_gen_integer (g, (long long) CLONE_NEWUSER_FLAG);
+  s (g, "valueTwo");
+  yajl_gen_integer (g, (long long) CLONE_NEWUSER_FLAG);
+  kv (g, "op", "SCMP_CMP_MASKED_EQ");
+  yajl_gen_map_close (g);
+  yajl_gen_array_close (g);
+  yajl_gen_map_close (g);
+  yajl_gen_map_open (g);
+  static char *clone3_name[] = { (char *) "clone3" };
+  strv (g, "names", clone3_name, 1);
+  kv (g, "action", "SCMP_ACT_ERRNO");
+  s (g, "errnoRet");
+  yajl_gen_integer (g, ENOSYS);
+  yajl_gen_map_close (g);
+  yajl_gen_array_close (g);
+  yajl_gen_map_close (g);
+}
+
+static char *
+landlock_json (const oci_strv *writable, const oci_strv *exec, bool best_effort)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (g);
+  static char *all[] = { (char *) "/" };
+  strv (g, "read", all, 1);
+  strv (g, "write", writable->v, writable->n);
+  strv (g, "exec", exec->v, exec->n);
+  s (g, "bestEffort");
+  yajl_gen_bool (g, best_effort);
+  yajl_gen_map_close (g);
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf (g, &buf, &len);
+  char *r = strndup ((const char *) buf, len);
+  yajl_gen_free (g);
+  return r;
+}
+
+static bool
+best_effort (const hv_policy *p, const char *feature)
+{
+  for (size_t i = 0; i < p->best_effort.n; i++)
+    if (strcmp (p->best_effort.v[i], feature) == 0)
+      return true;
+  return false;
+}
+
+int
+hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json, hv_error **err)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_config (g, yajl_gen_beautify, 1);
+  oci_strv writable = { 0 }, exec = { 0 }, masked = { 0 };
+  cleanup_free char *ll = NULL;
+  char **env = hv_policy_filter_env (p, ctx->host_env);
+  const char *path_env = NULL;
+  for (char **e = env; *e; e++)
+    if (str_has_prefix (*e, "PATH="))
+      path_env = *e + 5;
+  int r = -1;
+  if (hv_policy_exec_paths (p, path_env, &exec, err) < 0)
+    goto out;
+
+  yajl_gen_map_open (g);
+  kv (g, "ociVersion", HAVEN_OCI_VERSION);
+  s (g, "process");
+  yajl_gen_map_open (g);
+  s (g, "terminal");
+  yajl_gen_bool (g, ctx->terminal);
+  s (g, "user");
+  yajl_gen_map_open (g);
+  s (g, "uid");
+  yajl_gen_integer (g, ctx->uid);
+  s (g, "gid");
+  yajl_gen_integer (g, ctx->gid);
+  yajl_gen_map_close (g);
+  size_t argc = 0;
+  while (ctx->argv[argc])
+    argc++;
+  strv (g, "args", ctx->argv, argc);
+  size_t envc = 0;
+  while (env[envc])
+    envc++;
+  strv (g, "env", env, envc);
+  kv (g, "cwd", ctx->cwd);
+  s (g, "capabilities");
+  yajl_gen_map_open (g);
+  static const char *const sets[] = { "bounding", "effective", "permitted" };
+  for (size_t i = 0; i < 3; i++)
+    strv (g, sets[i], p->capabilities.v, p->capabilities.n);
+  yajl_gen_map_close (g);
+  s (g, "rlimits");
+  yajl_gen_array_open (g);
+  if (p->nofile.set)
+    {
+      yajl_gen_map_open (g);
+      kv (g, "type", "RLIMIT_NOFILE");
+      s (g, "soft");
+      yajl_gen_integer (g, (long long) p->nofile.value);
+      s (g, "hard");
+      yajl_gen_integer (g, (long long) p->nofile.value);
+      yajl_gen_map_close (g);
+    }
+  yajl_gen_array_close (g);
+  s (g, "noNewPrivileges");
+  yajl_gen_bool (g, true);
+  yajl_gen_map_close (g);
+
+  s (g, "root");
+  yajl_gen_map_open (g);
+  kv (g, "path", ctx->rootfs);
+  s (g, "readonly");
+  yajl_gen_bool (g, true);
+  yajl_gen_map_close (g);
+  kv (g, "hostname", "haven");
+  push (&writable, "/dev");
+  push (&writable, "/proc");
+  gen_mounts (g, p, ctx, &writable);
+
+  s (g, "annotations");
+  yajl_gen_map_open (g);
+  kv (g, HV_POLICY_ANNOTATION, p->name ? p->name : "");
+  ll = landlock_json (&writable, &exec, best_effort (p, "landlock"));
+  kv (g, HV_LANDLOCK_ANNOTATION, ll);
+  yajl_gen_map_close (g);
+
+  s (g, "linux");
+  yajl_gen_map_open (g);
+  s (g, "namespaces");
+  yajl_gen_array_open (g);
+  static const char *const ns[] = { "pid", "ipc", "uts", "mount", "cgroup" };
+  for (size_t i = 0; i < N_ELEMENTS (ns); i++)
+    {
+      yajl_gen_map_open (g);
+      kv (g, "type", ns[i]);
+      yajl_gen_map_close (g);
+    }
+  if (p->net_mode != HV_NET_OPEN)
+    {
+      /* none, and allowlist until the egress firewall exists: fail closed. */
+      yajl_gen_map_open (g);
+      kv (g, "type", "network");
+      yajl_gen_map_close (g);
+    }
+  if (ctx->rootless)
+    {
+      yajl_gen_map_open (g);
+      kv (g, "type", "user");
+      yajl_gen_map_close (g);
+    }
+  yajl_gen_array_close (g);
+  if (ctx->rootless)
+    {
+      static const char *const maps[] = { "uidMappings", "gidMappings" };
+      for (size_t i = 0; i < 2; i++)
+        {
+          s (g, maps[i]);
+          yajl_gen_array_open (g);
+          yajl_gen_map_open (g);
+          s (g, "containerID");
+          yajl_gen_integer (g, i == 0 ? ctx->uid : ctx->gid);
+          s (g, "hostID");
+          yajl_gen_integer (g, i == 0 ? ctx->uid : ctx->gid);
+          s (g, "size");
+          yajl_gen_integer (g, 1);
+          yajl_gen_map_close (g);
+          yajl_gen_array_close (g);
+        }
+    }
+  if (p->memory.set || p->pids.set || p->cpus_milli.set)
+    {
+      s (g, "resources");
+      yajl_gen_map_open (g);
+      if (p->memory.set)
+        {
+          s (g, "memory");
+          yajl_gen_map_open (g);
+          s (g, "limit");
+          yajl_gen_integer (g, (long long) p->memory.value);
+          s (g, "swap");
+          yajl_gen_integer (g, (long long) p->memory.value);
+          yajl_gen_map_close (g);
+        }
+      if (p->pids.set)
+        {
+          s (g, "pids");
+          yajl_gen_map_open (g);
+          s (g, "limit");
+          yajl_gen_integer (g, (long long) p->pids.value);
+          yajl_gen_map_close (g);
+        }
+      if (p->cpus_milli.set)
+        {
+          s (g, "cpu");
+          yajl_gen_map_open (g);
+          s (g, "period");
+          yajl_gen_integer (g, 100000);
+          s (g, "quota");
+          yajl_gen_integer (g, (long long) (p->cpus_milli.value * 100));
+          yajl_gen_map_close (g);
+        }
+      yajl_gen_map_close (g);
+    }
+  gen_seccomp (g, p);
+  static const char *const default_masked[] = { "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys",
+                                                "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
+                                                "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+                                                "/sys/devices/virtual/powercap", NULL };
+  for (size_t i = 0; default_masked[i]; i++)
+    push (&masked, default_masked[i]);
+  for (size_t i = 0; i < p->block.n; i++)
+    expand_glob (p->block.v[i], ctx, &masked);
+  strv (g, "maskedPaths", masked.v, masked.n);
+  static char *ro_paths[] = { (char *) "/proc/bus", (char *) "/proc/fs", (char *) "/proc/irq", (char *) "/proc/sys",
+                              (char *) "/proc/sysrq-trigger" };
+  strv (g, "readonlyPaths", ro_paths, N_ELEMENTS (ro_paths));
+  yajl_gen_map_close (g);
+  yajl_gen_map_close (g);
+
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf (g, &buf, &len);
+  *json = strndup ((const char *) buf, len);
+  r = 0;
+out:
+  yajl_gen_free (g);
+  oci_strv_free (&writable);
+  oci_strv_free (&exec);
+  oci_strv_free (&masked);
+  for (char **e = env; *e; e++)
+    free (*e);
+  free (env);
+  return r;
+}

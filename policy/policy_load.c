@@ -1,0 +1,260 @@
+/* Finding policies by name, `extends` layering, validation. */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <libgen.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "policy.h"
+#include "utils.h"
+
+#ifndef HAVEN_POLICY_DIR
+#define HAVEN_POLICY_DIR "/usr/local/share/haven/policies"
+#endif
+
+char **
+hv_policy_search_path (void)
+{
+  char **dirs = xmalloc0 (16 * sizeof (char *));
+  size_t n = 0;
+  const char *env = getenv ("HAVEN_POLICY_PATH");
+  if (env && env[0])
+    {
+      cleanup_free char *copy = xstrdup (env);
+      char *save = NULL;
+      for (char *d = strtok_r (copy, ":", &save); d && n < 8; d = strtok_r (NULL, ":", &save))
+        dirs[n++] = xstrdup (d);
+    }
+  const char *home = getenv ("HOME");
+  if (home && home[0])
+    dirs[n++] = xasprintf ("%s/.config/haven/policies", home);
+  dirs[n++] = xstrdup ("/etc/haven/policies");
+  /* A build tree: policies/ next to the binary. */
+  char self[PATH_MAX];
+  ssize_t l = readlink ("/proc/self/exe", self, sizeof (self) - 1);
+  const char *original = getenv ("_HAVEN_EXE"); /* set by the sealed re-exec */
+  if (l > 0 && str_has_prefix (self, "/memfd:") && original && strlen (original) < sizeof (self))
+    l = (ssize_t) strlen (strcpy (self, original));
+  if (l > 0)
+    {
+      self[l] = '\0';
+      if (strchr (self, '/') && !str_has_prefix (self, "/memfd:"))
+        dirs[n++] = xasprintf ("%s/policies", dirname (self));
+    }
+  dirs[n++] = xstrdup (HAVEN_POLICY_DIR);
+  return dirs;
+}
+
+char *
+hv_policy_find (const char *name)
+{
+  char **dirs = hv_policy_search_path ();
+  char *found = NULL;
+  for (size_t i = 0; dirs[i]; i++)
+    {
+      if (found == NULL)
+        {
+          char *candidate = xasprintf ("%s/%s.yaml", dirs[i], name);
+          if (access (candidate, R_OK) == 0)
+            found = candidate;
+          else
+            free (candidate);
+        }
+      free (dirs[i]);
+    }
+  free (dirs);
+  return found;
+}
+
+static void
+append (oci_strv *dst, const oci_strv *src)
+{
+  for (size_t i = 0; i < src->n; i++)
+    {
+      dst->v = xrealloc (dst->v, (dst->n + 2) * sizeof (char *));
+      dst->v[dst->n++] = xstrdup (src->v[i]);
+      dst->v[dst->n] = NULL;
+    }
+}
+
+/* child on top of base: lists accumulate, set scalars override. */
+static void
+merge (hv_policy *base, const hv_policy *child)
+{
+#define OVERRIDE_STR(m)                                                                            \
+  if (child->m)                                                                                    \
+    {                                                                                              \
+      free (base->m);                                                                              \
+      base->m = xstrdup (child->m);                                                                \
+    }
+#define OVERRIDE_OPT(m)                                                                            \
+  if (child->m.set)                                                                                \
+    base->m = child->m;
+  OVERRIDE_STR (name);
+  OVERRIDE_STR (description);
+  OVERRIDE_STR (file);
+  OVERRIDE_STR (syscall_profile);
+  OVERRIDE_STR (audit_log);
+  append (&base->read_only, &child->read_only);
+  append (&base->read_write, &child->read_write);
+  append (&base->block, &child->block);
+  append (&base->protect, &child->protect);
+  append (&base->home_allow, &child->home_allow);
+  append (&base->net_allow, &child->net_allow);
+  append (&base->allow_exec, &child->allow_exec);
+  append (&base->capabilities, &child->capabilities);
+  append (&base->syscall_allow, &child->syscall_allow);
+  append (&base->syscall_deny, &child->syscall_deny);
+  append (&base->env_pass, &child->env_pass);
+  append (&base->env_deny, &child->env_deny);
+  append (&base->best_effort, &child->best_effort);
+  OVERRIDE_OPT (hide_home);
+  OVERRIDE_OPT (project_writable);
+  OVERRIDE_OPT (block_shell);
+  OVERRIDE_OPT (memory);
+  OVERRIDE_OPT (pids);
+  OVERRIDE_OPT (nofile);
+  OVERRIDE_OPT (timeout_s);
+  OVERRIDE_OPT (cpus_milli);
+  if (child->net_mode != HV_NET_UNSET)
+    base->net_mode = child->net_mode;
+  for (size_t i = 0; i < child->n_tmpfs; i++)
+    {
+      base->tmpfs = xrealloc (base->tmpfs, (base->n_tmpfs + 1) * sizeof (hv_tmpfs));
+      base->tmpfs[base->n_tmpfs].path = xstrdup (child->tmpfs[i].path);
+      base->tmpfs[base->n_tmpfs++].size = child->tmpfs[i].size;
+    }
+  for (size_t i = 0; i < child->env_set.n; i++)
+    {
+      base->env_set.v = xrealloc (base->env_set.v, (base->env_set.n + 1) * sizeof (oci_kv));
+      base->env_set.v[base->env_set.n].key = xstrdup (child->env_set.v[i].key);
+      base->env_set.v[base->env_set.n++].value = xstrdup (child->env_set.v[i].value);
+    }
+#undef OVERRIDE_STR
+#undef OVERRIDE_OPT
+}
+
+static bool
+is_path (const char *s)
+{
+  return strchr (s, '/') != NULL || str_has_prefix (s, ".") || strstr (s, ".yaml") != NULL;
+}
+
+static int
+load_layer (const char *name_or_file, const char *relative_to, int depth, hv_policy *into, hv_error **err)
+{
+  if (depth > 8)
+    return hv_error_set (err, 0, "policy %s: `extends` nests deeper than 8 levels (a cycle?)", name_or_file);
+  cleanup_free char *path = NULL;
+  if (is_path (name_or_file))
+    {
+      if (name_or_file[0] != '/' && relative_to)
+        {
+          cleanup_free char *dir = xstrdup (relative_to);
+          path = xasprintf ("%s/%s", dirname (dir), name_or_file);
+        }
+      else
+        path = xstrdup (name_or_file);
+    }
+  else if ((path = hv_policy_find (name_or_file)) == NULL)
+    return hv_error_set (err, 0, "policy \"%s\" not found (searched HAVEN_POLICY_PATH, ~/.config/haven/policies, "
+                                 "/etc/haven/policies and the installed policies)",
+                         name_or_file);
+  cleanup_free char *text = NULL;
+  size_t len = 0;
+  if (oci_read_file (path, &text, &len, err) < 0)
+    return hv_error_wrap (err, "policy");
+  hv_policy layer = { 0 };
+  cleanup_free char *extends = NULL;
+  if (hv_policy_parse (text, len, path, &layer, &extends, err) < 0)
+    {
+      hv_policy_free_fields (&layer);
+      return -1;
+    }
+  if (extends && load_layer (extends, path, depth + 1, into, err) < 0)
+    {
+      hv_policy_free_fields (&layer);
+      return hv_error_wrap (err, "%s: extends", path);
+    }
+  merge (into, &layer);
+  hv_policy_free_fields (&layer);
+  return 0;
+}
+
+static const char *const shells[] = { "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "ash", NULL };
+
+bool
+hv_policy_is_shell_name (const char *name)
+{
+  const char *base = strrchr (name, '/') ? strrchr (name, '/') + 1 : name;
+  for (size_t i = 0; shells[i]; i++)
+    if (strcmp (base, shells[i]) == 0)
+      return true;
+  return false;
+}
+
+static int
+validate (hv_policy *p, hv_error **err)
+{
+  const char *file = p->file ? p->file : "policy";
+  if (p->block_shell.value)
+    for (size_t i = 0; i < p->allow_exec.n; i++)
+      if (hv_policy_is_shell_name (p->allow_exec.v[i]))
+        return hv_error_set (err, 0, "%s: process.allow_exec lists the shell \"%s\" but process.block_shell is true",
+                             file, p->allow_exec.v[i]);
+  if (p->syscall_profile && strcmp (p->syscall_profile, "agent") != 0 && strcmp (p->syscall_profile, "none") != 0)
+    return hv_error_set (err, 0, "%s: syscalls.profile: \"%s\" is not agent or none", file, p->syscall_profile);
+  for (size_t i = 0; i < p->protect.n; i++)
+    if (p->protect.v[i][0] == '/' || strstr (p->protect.v[i], ".."))
+      return hv_error_set (err, 0, "%s: filesystem.protect: \"%s\" must be relative to the project, without ..",
+                           file, p->protect.v[i]);
+  if (p->net_mode == HV_NET_UNSET)
+    p->net_mode = p->net_allow.n ? HV_NET_ALLOWLIST : HV_NET_NONE;
+  return 0;
+}
+
+int
+hv_policy_load (const char *name_or_file, hv_policy **out, hv_error **err)
+{
+  hv_policy *p = xmalloc0 (sizeof (*p));
+  if (load_layer (name_or_file, NULL, 0, p, err) < 0 || validate (p, err) < 0)
+    {
+      hv_policy_free (p);
+      return -1;
+    }
+  if (p->name == NULL)
+    p->name = xstrdup (name_or_file);
+  *out = p;
+  return 0;
+}
+
+void
+hv_policy_free_fields (hv_policy *p)
+{
+  free (p->name);
+  free (p->description);
+  free (p->file);
+  oci_strv *lists[] = { &p->read_only, &p->read_write, &p->block, &p->protect, &p->home_allow, &p->net_allow,
+                        &p->allow_exec, &p->capabilities, &p->syscall_allow, &p->syscall_deny, &p->env_pass,
+                        &p->env_deny, &p->best_effort };
+  for (size_t i = 0; i < N_ELEMENTS (lists); i++)
+    oci_strv_free (lists[i]);
+  for (size_t i = 0; i < p->n_tmpfs; i++)
+    free (p->tmpfs[i].path);
+  free (p->tmpfs);
+  free (p->syscall_profile);
+  oci_kv_list_free (&p->env_set);
+  free (p->audit_log);
+  memset (p, 0, sizeof (*p));
+}
+
+void
+hv_policy_free (hv_policy *p)
+{
+  if (p == NULL)
+    return;
+  hv_policy_free_fields (p);
+  free (p);
+}

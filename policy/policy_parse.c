@@ -1,0 +1,521 @@
+/* YAML -> hv_policy with libyaml's document API.
+ *
+ * Every error names file:line:column and the key path.  Unknown keys are
+ * errors: a misspelt `blok:` must not silently leave ~/.ssh visible. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
+
+#include "policy.h"
+#include "utils.h"
+
+struct yw
+{
+  const char *file;
+  yaml_document_t *doc;
+  hv_error **err;
+  const char *section;
+};
+
+static int
+yw_fail (struct yw *w, const yaml_node_t *n, const char *key, const char *fmt, ...)
+    __attribute__ ((format (printf, 4, 5)));
+
+static int
+yw_fail (struct yw *w, const yaml_node_t *n, const char *key, const char *fmt, ...)
+{
+  char *msg = NULL;
+  va_list ap;
+  va_start (ap, fmt);
+  if (vasprintf (&msg, fmt, ap) < 0)
+    abort ();
+  va_end (ap);
+  size_t line = n ? n->start_mark.line + 1 : 0, col = n ? n->start_mark.column + 1 : 0;
+  if (key && w->section)
+    hv_error_set (w->err, 0, "%s:%zu:%zu: %s.%s: %s", w->file, line, col, w->section, key, msg);
+  else if (key || w->section)
+    hv_error_set (w->err, 0, "%s:%zu:%zu: %s: %s", w->file, line, col, key ? key : w->section, msg);
+  else
+    hv_error_set (w->err, 0, "%s:%zu:%zu: %s", w->file, line, col, msg);
+  free (msg);
+  return -1;
+}
+
+static const char *
+scalar (const yaml_node_t *n)
+{
+  return n && n->type == YAML_SCALAR_NODE ? (const char *) n->data.scalar.value : NULL;
+}
+
+static bool
+is_null (const yaml_node_t *n)
+{
+  const char *s = scalar (n);
+  return s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE
+         && (strcmp (s, "") == 0 || strcmp (s, "~") == 0 || strcmp (s, "null") == 0);
+}
+
+static int
+as_string (struct yw *w, yaml_node_t *n, const char *key, char **out)
+{
+  const char *s = scalar (n);
+  if (s == NULL)
+    return yw_fail (w, n, key, "expected a string");
+  free (*out);
+  *out = xstrdup (s);
+  return 0;
+}
+
+static int
+as_bool (struct yw *w, yaml_node_t *n, const char *key, oci_opt_bool *out)
+{
+  const char *s = scalar (n);
+  static const char *const yes[] = { "true", "yes", "on" }, *const no[] = { "false", "no", "off" };
+  for (size_t i = 0; s && i < 3; i++)
+    {
+      if (strcasecmp (s, yes[i]) == 0)
+        {
+          *out = (oci_opt_bool) { true, true };
+          return 0;
+        }
+      if (strcasecmp (s, no[i]) == 0)
+        {
+          *out = (oci_opt_bool) { true, false };
+          return 0;
+        }
+    }
+  return yw_fail (w, n, key, "expected true or false");
+}
+
+static void
+strv_push (oci_strv *v, const char *s)
+{
+  v->v = xrealloc (v->v, (v->n + 2) * sizeof (char *));
+  v->v[v->n++] = xstrdup (s);
+  v->v[v->n] = NULL;
+}
+
+static int
+as_strv (struct yw *w, yaml_node_t *n, const char *key, oci_strv *out)
+{
+  if (is_null (n))
+    return 0;
+  if (n->type != YAML_SEQUENCE_NODE)
+    return yw_fail (w, n, key, "expected a list");
+  for (yaml_node_item_t *i = n->data.sequence.items.start; i < n->data.sequence.items.top; i++)
+    {
+      yaml_node_t *item = yaml_document_get_node (w->doc, *i);
+      const char *s = scalar (item);
+      if (s == NULL || s[0] == '\0')
+        return yw_fail (w, item, key, "list items must be non-empty strings");
+      strv_push (out, s);
+    }
+  return 0;
+}
+
+int
+hv_parse_size (const char *s, uint64_t *out)
+{
+  char *end;
+  errno = 0;
+  double v = strtod (s, &end);
+  if (end == s || errno || v < 0)
+    return -1;
+  uint64_t mult = 1;
+  switch (tolower ((unsigned char) *end))
+    {
+    case '\0':
+      break;
+    case 'k':
+      mult = 1ULL << 10;
+      break;
+    case 'm':
+      mult = 1ULL << 20;
+      break;
+    case 'g':
+      mult = 1ULL << 30;
+      break;
+    case 't':
+      mult = 1ULL << 40;
+      break;
+    default:
+      return -1;
+    }
+  if (*end)
+    {
+      end++;
+      if (tolower ((unsigned char) *end) == 'i')
+        end++;
+      if (tolower ((unsigned char) *end) == 'b')
+        end++;
+      if (*end)
+        return -1;
+    }
+  *out = (uint64_t) (v * (double) mult);
+  return 0;
+}
+
+int
+hv_parse_duration (const char *s, uint64_t *seconds)
+{
+  char *end;
+  errno = 0;
+  double v = strtod (s, &end);
+  if (end == s || errno || v < 0)
+    return -1;
+  double mult = 1;
+  if (strcmp (end, "") == 0 || strcmp (end, "s") == 0)
+    mult = 1;
+  else if (strcmp (end, "m") == 0 || strcmp (end, "min") == 0)
+    mult = 60;
+  else if (strcmp (end, "h") == 0)
+    mult = 3600;
+  else
+    return -1;
+  *seconds = (uint64_t) (v * mult + 0.5);
+  return 0;
+}
+
+static int
+as_size (struct yw *w, yaml_node_t *n, const char *key, oci_opt_u64 *out)
+{
+  const char *s = scalar (n);
+  if (s == NULL || hv_parse_size (s, &out->value) < 0)
+    return yw_fail (w, n, key, "expected a size such as 512m or 2g");
+  out->set = true;
+  return 0;
+}
+
+static int
+as_count (struct yw *w, yaml_node_t *n, const char *key, oci_opt_u64 *out)
+{
+  const char *s = scalar (n);
+  char *end;
+  if (s == NULL || !isdigit ((unsigned char) s[0]))
+    return yw_fail (w, n, key, "expected a whole number");
+  out->value = strtoull (s, &end, 10);
+  if (*end)
+    return yw_fail (w, n, key, "expected a whole number");
+  out->set = true;
+  return 0;
+}
+
+/* A mapping's keys must all be known: `keys` lists them for the message. */
+typedef int (*field_fn) (struct yw *w, yaml_node_t *value, const char *key, hv_policy *p);
+
+struct field
+{
+  const char *key;
+  field_fn fn;
+};
+
+static int
+parse_mapping (struct yw *w, yaml_node_t *n, const struct field *fields, hv_policy *p)
+{
+  if (is_null (n))
+    return 0;
+  if (n->type != YAML_MAPPING_NODE)
+    return yw_fail (w, n, NULL, "expected a mapping");
+  for (yaml_node_pair_t *pair = n->data.mapping.pairs.start; pair < n->data.mapping.pairs.top; pair++)
+    {
+      yaml_node_t *k = yaml_document_get_node (w->doc, pair->key);
+      yaml_node_t *v = yaml_document_get_node (w->doc, pair->value);
+      const char *key = scalar (k);
+      if (key == NULL)
+        return yw_fail (w, k, NULL, "keys must be strings");
+      const struct field *f = fields;
+      while (f->key && strcmp (f->key, key) != 0)
+        f++;
+      if (f->key == NULL)
+        {
+          char known[512] = "";
+          for (const struct field *g = fields; g->key; g++)
+            {
+              strncat (known, g->key, sizeof (known) - strlen (known) - 1);
+              if (g[1].key)
+                strncat (known, ", ", sizeof (known) - strlen (known) - 1);
+            }
+          return yw_fail (w, k, key, "unknown key (expected one of: %s)", known);
+        }
+      if (f->fn (w, v, key, p) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+#define STRV_FIELD(fname, member)                                                                  \
+  static int fname (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)                   \
+  {                                                                                                \
+    return as_strv (w, v, key, &p->member);                                                        \
+  }
+#define BOOL_FIELD(fname, member)                                                                  \
+  static int fname (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)                   \
+  {                                                                                                \
+    return as_bool (w, v, key, &p->member);                                                        \
+  }
+#define STRING_FIELD(fname, member)                                                                \
+  static int fname (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)                   \
+  {                                                                                                \
+    return as_string (w, v, key, &p->member);                                                      \
+  }
+
+STRV_FIELD (f_read_only, read_only)
+STRV_FIELD (f_read_write, read_write)
+STRV_FIELD (f_block, block)
+STRV_FIELD (f_protect, protect)
+STRV_FIELD (f_home_allow, home_allow)
+BOOL_FIELD (f_hide_home, hide_home)
+BOOL_FIELD (f_project_writable, project_writable)
+STRV_FIELD (f_net_allow, net_allow)
+STRV_FIELD (f_allow_exec, allow_exec)
+BOOL_FIELD (f_block_shell, block_shell)
+STRV_FIELD (f_capabilities, capabilities)
+STRING_FIELD (f_syscall_profile, syscall_profile)
+STRV_FIELD (f_syscall_allow, syscall_allow)
+STRV_FIELD (f_syscall_deny, syscall_deny)
+STRV_FIELD (f_env_pass, env_pass)
+STRV_FIELD (f_env_deny, env_deny)
+STRING_FIELD (f_audit_log, audit_log)
+STRING_FIELD (f_name, name)
+STRING_FIELD (f_description, description)
+STRV_FIELD (f_best_effort, best_effort)
+
+static int
+f_tmpfs (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  if (is_null (v))
+    return 0;
+  if (v->type != YAML_SEQUENCE_NODE)
+    return yw_fail (w, v, key, "expected a list of paths or {path, size}");
+  for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++)
+    {
+      yaml_node_t *item = yaml_document_get_node (w->doc, *i);
+      hv_tmpfs t = { 0 };
+      if (scalar (item))
+        t.path = xstrdup (scalar (item));
+      else if (item->type == YAML_MAPPING_NODE)
+        {
+          for (yaml_node_pair_t *pair = item->data.mapping.pairs.start; pair < item->data.mapping.pairs.top; pair++)
+            {
+              yaml_node_t *k = yaml_document_get_node (w->doc, pair->key);
+              yaml_node_t *val = yaml_document_get_node (w->doc, pair->value);
+              const char *ks = scalar (k);
+              if (ks && strcmp (ks, "path") == 0 && scalar (val))
+                {
+                  free (t.path);
+                  t.path = xstrdup (scalar (val));
+                }
+              else if (ks && strcmp (ks, "size") == 0)
+                {
+                  oci_opt_u64 size = { 0 };
+                  if (as_size (w, val, "tmpfs.size", &size) < 0)
+                    {
+                      free (t.path);
+                      return -1;
+                    }
+                  t.size = size.value;
+                }
+              else
+                {
+                  free (t.path);
+                  return yw_fail (w, k, key, "unknown key \"%s\" (expected path, size)", ks ? ks : "?");
+                }
+            }
+        }
+      if (t.path == NULL || t.path[0] != '/')
+        {
+          free (t.path);
+          return yw_fail (w, item, key, "needs an absolute path");
+        }
+      p->tmpfs = xrealloc (p->tmpfs, (p->n_tmpfs + 1) * sizeof (hv_tmpfs));
+      p->tmpfs[p->n_tmpfs++] = t;
+    }
+  return 0;
+}
+
+static int
+f_net_mode (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  const char *s = scalar (v);
+  if (s && strcmp (s, "none") == 0)
+    p->net_mode = HV_NET_NONE;
+  else if (s && strcmp (s, "open") == 0)
+    p->net_mode = HV_NET_OPEN;
+  else if (s && strcmp (s, "allowlist") == 0)
+    p->net_mode = HV_NET_ALLOWLIST;
+  else
+    return yw_fail (w, v, key, "expected none, open or allowlist");
+  return 0;
+}
+
+/* LLM-safe-haven's `block_all: true`: nothing but the allow list. */
+static int
+f_block_all (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  oci_opt_bool b = { 0 };
+  if (as_bool (w, v, key, &b) < 0)
+    return -1;
+  if (b.value)
+    p->net_mode = HV_NET_ALLOWLIST;
+  else if (p->net_mode == HV_NET_UNSET)
+    p->net_mode = HV_NET_OPEN;
+  return 0;
+}
+
+static int
+f_memory (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  return as_size (w, v, key, &p->memory);
+}
+
+static int
+f_pids (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  return as_count (w, v, key, &p->pids);
+}
+
+static int
+f_nofile (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  return as_count (w, v, key, &p->nofile);
+}
+
+static int
+f_timeout (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  const char *s = scalar (v);
+  if (s == NULL || hv_parse_duration (s, &p->timeout_s.value) < 0)
+    return yw_fail (w, v, key, "expected a duration such as 90s, 30m or 2h");
+  p->timeout_s.set = true;
+  return 0;
+}
+
+static int
+f_cpus (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  const char *s = scalar (v);
+  char *end;
+  double c = s ? strtod (s, &end) : 0;
+  if (s == NULL || end == s || *end || c <= 0)
+    return yw_fail (w, v, key, "expected a number of CPUs such as 2 or 0.5");
+  p->cpus_milli = (oci_opt_u64) { true, (uint64_t) (c * 1000 + 0.5) };
+  return 0;
+}
+
+static int
+f_env_set (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  if (is_null (v))
+    return 0;
+  if (v->type != YAML_MAPPING_NODE)
+    return yw_fail (w, v, key, "expected a mapping of NAME: value");
+  for (yaml_node_pair_t *pair = v->data.mapping.pairs.start; pair < v->data.mapping.pairs.top; pair++)
+    {
+      yaml_node_t *k = yaml_document_get_node (w->doc, pair->key);
+      yaml_node_t *val = yaml_document_get_node (w->doc, pair->value);
+      if (!scalar (k) || !scalar (val) || strchr (scalar (k), '='))
+        return yw_fail (w, k, key, "expected NAME: value with a string value");
+      p->env_set.v = xrealloc (p->env_set.v, (p->env_set.n + 1) * sizeof (oci_kv));
+      p->env_set.v[p->env_set.n].key = xstrdup (scalar (k));
+      p->env_set.v[p->env_set.n].value = xstrdup (scalar (val));
+      p->env_set.n++;
+    }
+  return 0;
+}
+
+static const struct field filesystem_fields[] = {
+  { "read_only", f_read_only }, { "read_write", f_read_write }, { "block", f_block },
+  { "protect", f_protect },     { "hide_home", f_hide_home },   { "home_allow", f_home_allow },
+  { "tmpfs", f_tmpfs },         { "project_writable", f_project_writable }, { NULL, NULL },
+};
+static const struct field network_fields[] = {
+  { "mode", f_net_mode }, { "allow", f_net_allow }, { "block_all", f_block_all }, { NULL, NULL },
+};
+static const struct field process_fields[] = {
+  { "allow_exec", f_allow_exec }, { "block_shell", f_block_shell }, { "capabilities", f_capabilities }, { NULL, NULL },
+};
+static const struct field syscall_fields[] = {
+  { "profile", f_syscall_profile }, { "allow", f_syscall_allow }, { "deny", f_syscall_deny }, { NULL, NULL },
+};
+static const struct field resource_fields[] = {
+  { "memory", f_memory }, { "cpus", f_cpus }, { "pids", f_pids }, { "nofile", f_nofile }, { "timeout", f_timeout },
+  { NULL, NULL },
+};
+static const struct field env_fields[] = {
+  { "pass", f_env_pass }, { "set", f_env_set }, { "deny", f_env_deny }, { NULL, NULL },
+};
+static const struct field audit_fields[] = { { "log", f_audit_log }, { NULL, NULL } };
+
+#define SECTION(fname, fields)                                                                     \
+  static int fname (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)                   \
+  {                                                                                                \
+    const char *saved = w->section;                                                                \
+    w->section = key;                                                                              \
+    int r = parse_mapping (w, v, fields, p);                                                       \
+    w->section = saved;                                                                            \
+    return r;                                                                                      \
+  }
+
+SECTION (s_filesystem, filesystem_fields)
+SECTION (s_network, network_fields)
+SECTION (s_process, process_fields)
+SECTION (s_syscalls, syscall_fields)
+SECTION (s_resources, resource_fields)
+SECTION (s_env, env_fields)
+SECTION (s_audit, audit_fields)
+
+static char *pending_extends;
+
+static int
+f_extends (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  (void) p;
+  return as_string (w, v, key, &pending_extends);
+}
+
+static const struct field top_fields[] = {
+  { "name", f_name },         { "description", f_description }, { "extends", f_extends },
+  { "filesystem", s_filesystem }, { "network", s_network },     { "process", s_process },
+  { "syscalls", s_syscalls }, { "resources", s_resources },     { "env", s_env },
+  { "audit", s_audit },       { "best_effort", f_best_effort }, { NULL, NULL },
+};
+
+int
+hv_policy_parse (const char *text, size_t len, const char *file, hv_policy *out, char **extends, hv_error **err)
+{
+  yaml_parser_t parser;
+  yaml_document_t doc;
+  int r = -1;
+  yaml_parser_initialize (&parser);
+  yaml_parser_set_input_string (&parser, (const unsigned char *) text, len);
+  if (!yaml_parser_load (&parser, &doc))
+    {
+      hv_error_set (err, 0, "%s:%zu:%zu: invalid YAML: %s%s%s", file, parser.problem_mark.line + 1,
+                    parser.problem_mark.column + 1, parser.problem ? parser.problem : "syntax error",
+                    parser.context ? " " : "", parser.context ? parser.context : "");
+      yaml_parser_delete (&parser);
+      return -1;
+    }
+  struct yw w = { .file = file, .doc = &doc, .err = err };
+  yaml_node_t *root = yaml_document_get_root_node (&doc);
+  pending_extends = NULL;
+  if (root == NULL)
+    r = 0; /* an empty file is an empty policy */
+  else
+    r = parse_mapping (&w, root, top_fields, out);
+  if (extends)
+    *extends = pending_extends;
+  else
+    free (pending_extends);
+  pending_extends = NULL;
+  free (out->file);
+  out->file = xstrdup (file);
+  yaml_document_delete (&doc);
+  yaml_parser_delete (&parser);
+  return r;
+}
