@@ -141,9 +141,21 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
   /* The runtime part: exactly `haven-runc run --bundle B ID`. */
   {
     struct hv_global g = { 0 };
-    cleanup_free char *root = geteuid () == 0 ? xstrdup ("/run/haven")
-                                              : xasprintf ("%s/haven", runtime_dir && runtime_dir[0] ? runtime_dir
-                                                                                                      : "/tmp");
+    cleanup_free char *root = geteuid () == 0              ? xstrdup ("/run/haven")
+                              : runtime_dir && runtime_dir[0] ? xasprintf ("%s/haven", runtime_dir)
+                                                              : xasprintf ("/tmp/haven-%u", (unsigned) geteuid ());
+    /* A state root in a shared directory must be ours, not planted. */
+    struct stat st;
+    if (mkdir (root, 0700) < 0 && errno != EEXIST)
+      {
+        hv_error_set (err, errno, "create %s", root);
+        goto out;
+      }
+    if (lstat (root, &st) < 0 || !S_ISDIR (st.st_mode) || st.st_uid != geteuid ())
+      {
+        hv_error_set (err, 0, "state directory %s is not a directory owned by uid %u", root, (unsigned) geteuid ());
+        goto out;
+      }
     cleanup_free char *id = xasprintf ("haven-run-%d", getpid ());
     g.root = root;
     char *run_argv[] = { (char *) "run", (char *) "--bundle", bundle, id, NULL };

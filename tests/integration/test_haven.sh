@@ -1,0 +1,217 @@
+# haven run: commands sandboxed on the host under policies.
+
+HAVEN=$(dirname "$RUNTIME")/haven
+
+# haven_in DIR [haven args...]: run haven from DIR, output in $OUT, status $RC.
+haven_in() {
+  local dir=$1
+  shift
+  OUT=$(cd "$dir" && timeout 30 "$HAVEN" "$@" 2>&1 </dev/null)
+  RC=$?
+}
+
+make_project() {
+  P=$WORK/project-$RANDOM
+  mkdir -p "$P/.git/hooks" "$P/src/deep"
+  echo "SECRET=1" > "$P/.env"
+  echo "SECRET=2" > "$P/src/deep/.env"
+  echo "[core]" > "$P/.git/config"
+  echo code > "$P/src/main.c"
+}
+
+test_haven_default_policy_basics() {
+  make_project
+  haven_in "$P" run -- sh -c 'echo hi > out.txt && cat out.txt; cat .env | wc -c; cat src/deep/.env | wc -c;
+     echo x >> .git/config 2>/dev/null || echo git-config-ro; touch .git/hooks/pre-commit 2>/dev/null || echo hooks-ro;
+     touch /etc/haven-test 2>/dev/null || echo etc-ro; touch /tmp/t && echo tmp-rw; ls /run | wc -l'
+  assert_eq 0 "$RC" "exit code ($OUT)"
+  assert_eq "hi
+0
+0
+git-config-ro
+hooks-ro
+etc-ro
+tmp-rw
+0" "$OUT"
+  assert_eq hi "$(cat "$P/out.txt")" "write reached the project"
+  [ ! -e /etc/haven-test ] || fail "wrote to the host's /etc"
+}
+
+test_haven_secrets_absent() {
+  make_project
+  local home=$WORK/home-$RANDOM
+  mkdir -p "$home/.ssh" "$home/.aws" "$home/.cache/pip"
+  echo key > "$home/.ssh/id_ed25519"
+  echo creds > "$home/.aws/credentials"
+  echo cached > "$home/.cache/pip/x"
+  OUT=$(cd "$P" && HOME=$home timeout 30 "$HAVEN" run -- sh -c 'ls -A ~; ls ~/.ssh 2>&1; cat ~/.aws/credentials 2>&1; cat ~/.cache/pip/x' 2>&1)
+  assert_eq ".cache" "$(echo "$OUT" | head -1)" "home contents"
+  assert_eq 2 "$(echo "$OUT" | grep -c "No such file or directory")" "secrets absent ($OUT)"
+  assert_eq cached "$(echo "$OUT" | tail -1)" "allowed cache"
+}
+
+test_haven_env_filtering() {
+  make_project
+  OUT=$(cd "$P" && GITHUB_TOKEN=ghp_x AWS_SECRET_ACCESS_KEY=y OPENAI_API_KEY=z LANG=C.UTF-8 MYVAR=1 \
+        timeout 30 "$HAVEN" run -- sh -c 'env | sort' 2>&1)
+  assert_not_contains "$OUT" "GITHUB_TOKEN"
+  assert_not_contains "$OUT" "AWS_SECRET"
+  assert_not_contains "$OUT" "OPENAI_API_KEY"
+  assert_not_contains "$OUT" "MYVAR"
+  assert_contains "$OUT" "LANG=C.UTF-8"
+  assert_contains "$OUT" "HAVEN=1"
+}
+
+test_haven_exit_codes_and_signals() {
+  make_project
+  haven_in "$P" run -- sh -c 'exit 7'
+  assert_eq 7 "$RC"
+  (cd "$P" && exec timeout 30 "$HAVEN" run -- sh -c 'trap "exit 9" TERM; while :; do sleep 0.1; done') &
+  local pid=$!
+  sleep 1
+  kill -TERM $pid
+  wait $pid
+  assert_eq 9 "$?" "exit code after a forwarded SIGTERM"
+  haven_in "$P" run -- no-such-command
+  assert_contains "$OUT" "executable file not found"
+  [ "$RC" != 0 ] || fail "missing command succeeded"
+}
+
+test_haven_no_network() {
+  make_project
+  haven_in "$P" run -- sh -c 'ip -o link | wc -l; ip -o link | grep -c "lo:.*UP"'
+  assert_eq "1
+1" "$OUT" "only loopback, and it is up"
+}
+
+test_haven_block_shell() {
+  make_project
+  cat > "$P/noshell.yaml" <<'EOP'
+extends: default
+process:
+  block_shell: true
+EOP
+  haven_in "$P" run --policy "$P/noshell.yaml" -- ls "$P/src"
+  assert_eq "deep
+main.c" "$OUT"
+  local cmd
+  for cmd in "sh -c true" "busybox sh -c true" "bash -c true"; do
+    command -v ${cmd%% *} >/dev/null || continue
+    haven_in "$P" run --policy "$P/noshell.yaml" -- $cmd
+    [ "$RC" != 0 ] || fail "$cmd ran under block_shell"
+    assert_contains "$OUT" "Permission denied"
+  done
+  ln -s "$(command -v sh)" "$P/innocent-name"
+  haven_in "$P" run --policy "$P/noshell.yaml" -- "$P/innocent-name" -c true
+  [ "$RC" != 0 ] || fail "a shell under another name ran"
+  cp "$(readlink -f "$(command -v sh)")" "$P/copied-shell"
+  haven_in "$P" run --policy "$P/noshell.yaml" -- "$P/copied-shell" -c true
+  [ "$RC" != 0 ] || fail "a copied shell ran"
+}
+
+test_haven_allow_exec() {
+  make_project
+  printf 'extends: default\nprocess:\n  allow_exec: [ls, cat]\n' > "$P/only.yaml"
+  haven_in "$P" run --policy "$P/only.yaml" -- cat src/main.c
+  assert_eq code "$OUT"
+  haven_in "$P" run --policy "$P/only.yaml" -- id
+  [ "$RC" != 0 ] || fail "id ran although only ls and cat are allowed"
+  assert_contains "$OUT" "Permission denied"
+}
+
+test_haven_seccomp_denials() {
+  make_project
+  haven_in "$P" run -- sh -c 'unshare -U true 2>&1; unshare -m true 2>&1; echo done'
+  assert_contains "$OUT" "unshare failed: Operation not permitted"
+  assert_contains "$OUT" "done"
+  if command -v python3 >/dev/null; then
+    haven_in "$P" run -- python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+for name, call in [("ptrace", lambda: libc.ptrace(16, 1, 0, 0)), ("mount", lambda: libc.mount(b"none", b"/tmp", b"tmpfs", 0, None)),
+                   ("bpf", lambda: libc.syscall(321, 0, 0, 0)), ("keyctl", lambda: libc.syscall(250, 0, 0, 0)),
+                   ("io_uring_setup", lambda: libc.syscall(425, 1, 0)), ("userfaultfd", lambda: libc.syscall(323, 0)),
+                   ("perf_event_open", lambda: libc.syscall(298, 0, 0, -1, -1, 0))]:
+    r = call(); print(name, r, os.strerror(ctypes.get_errno()))
+import fcntl, termios
+try:
+    fcntl.ioctl(0, termios.TIOCSTI, b"x"); print("TIOCSTI allowed")
+except OSError as e: print("TIOCSTI", e.strerror)'
+    local n
+    n=$(echo "$OUT" | grep -c -- "-1 Operation not permitted")
+    assert_eq 7 "$n" "denied syscalls ($OUT)"
+    assert_contains "$OUT" "TIOCSTI Operation not permitted"
+  fi
+}
+
+test_haven_resource_limits_bite() {
+  make_project
+  printf 'extends: default\nresources:\n  pids: 20\n  memory: 64m\n  timeout: 2s\n' > "$P/tight.yaml"
+  haven_in "$P" run --policy "$P/tight.yaml" -- sh -c 'for i in $(seq 40); do sleep 1 & done 2>&1 | head -1'
+  assert_contains "$OUT" "Resource temporarily unavailable"
+  local start=$SECONDS
+  haven_in "$P" run --policy "$P/tight.yaml" -- sleep 30
+  assert_eq 124 "$RC" "exit code after the wall-clock limit"
+  assert_contains "$OUT" "time limit"
+  [ $((SECONDS - start)) -lt 10 ] || fail "timeout not enforced"
+}
+
+test_haven_as_unprivileged_user() {
+  make_project
+  chown -R 65534:65534 "$P"
+  chmod 755 "$WORK"
+  OUT=$(cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent XDG_RUNTIME_DIR= \
+        GITHUB_TOKEN=x timeout 30 "$HAVEN" run -- sh -c 'id -u; echo w > written; touch /etc/x 2>/dev/null || echo ro; env | grep -c TOKEN' 2>&1)
+  assert_eq "65534
+ro
+0" "$OUT"
+  assert_eq w "$(cat "$P/written")"
+}
+
+test_haven_seed_policy_format() {
+  # LLM-safe-haven's format, as written in its README.
+  make_project
+  mkdir -p "$P/data"
+  cat > "$P/seed.yaml" <<EOP
+filesystem: {read_only: ['$P/data'], block: ['/etc/passwd', '/home/*/.ssh']}
+network: {allow: ['api.github.com'], block_all: true}
+process: {allow_exec: ['python3', 'cat', 'ls'], block_shell: true}
+EOP
+  haven_in "$P" policy check "$P/seed.yaml"
+  assert_eq 0 "$RC" "seed policy check ($OUT)"
+  haven_in "$P" run --policy "$P/seed.yaml" -- cat /etc/passwd
+  assert_eq "" "$(echo "$OUT" | grep -v '^haven:')" "blocked /etc/passwd content"
+  assert_contains "$OUT" "egress firewall is not implemented yet"
+  haven_in "$P" run --policy "$P/seed.yaml" -- python3 -c 'open("data/x", "w")'
+  assert_contains "$OUT" "Read-only file system"
+  haven_in "$P" run --policy "$P/seed.yaml" -- sh -c true
+  [ "$RC" != 0 ] || fail "shell ran under the seed policy"
+}
+
+test_haven_policy_errors() {
+  make_project
+  printf 'filesystem:\n  read_only: [/x]\n  blok: [~/.ssh]\n' > "$P/typo.yaml"
+  haven_in "$P" policy check "$P/typo.yaml"
+  [ "$RC" != 0 ] || fail "misspelt key accepted"
+  assert_contains "$OUT" "$P/typo.yaml:3:3: filesystem.blok: unknown key (expected one of: read_only, read_write, block"
+  printf 'resources:\n  memory: lots\n' > "$P/bad.yaml"
+  haven_in "$P" policy check "$P/bad.yaml"
+  assert_contains "$OUT" "$P/bad.yaml:2:11: resources.memory: expected a size such as 512m or 2g"
+  printf 'process: {allow_exec: [bash], block_shell: true}\n' > "$P/conflict.yaml"
+  haven_in "$P" policy check "$P/conflict.yaml"
+  assert_contains "$OUT" "lists the shell \"bash\" but process.block_shell is true"
+  printf 'filesystem: [\n' > "$P/broken.yaml"
+  haven_in "$P" policy check "$P/broken.yaml"
+  assert_contains "$OUT" "$P/broken.yaml:2:1: invalid YAML"
+  haven_in "$P" run --policy no-such-policy -- true
+  assert_contains "$OUT" "policy \"no-such-policy\" not found"
+}
+
+test_haven_shipped_policies_load_and_explain() {
+  local name
+  for name in default offline strict claude-code codex gemini-cli aider devcontainer ci; do
+    "$HAVEN" policy check "$name" >/dev/null || fail "policy $name does not load"
+    "$HAVEN" policy explain "$name" | grep -q "^Files" || fail "policy $name has no explanation"
+  done
+  "$HAVEN" policy list | grep -q "^default " || fail "policy list lacks default"
+}
