@@ -151,7 +151,17 @@ drive_init (struct create_run *r, const struct hv_create_opts *opts, hv_error **
       if (write_file_at (AT_FDCWD, path, val, (size_t) n, 0, err) < 0)
         return hv_error_wrap (err, "set oomScoreAdj");
     }
-  if (hv_cgroup_enter (r->c->cgroup_path, r->pid, err) < 0)
+  /* haven run asks for no cgroup when it sets no limits: the pid
+   * namespace already contains every process, and creating a directory in
+   * each of a hybrid host's hierarchies is most of a short run's cost. */
+  const char *cg = oci_kv_get (&r->spec->annotations, "run.haven.cgroup");
+  if (cg && strcmp (cg, "if-limited") == 0 && !r->spec->linux_cfg.resources.present
+      && oci_spec_find_namespace (r->spec, CLONE_NEWPID))
+    {
+      free (r->c->cgroup_path);
+      r->c->cgroup_path = xstrdup ("");
+    }
+  else if (hv_cgroup_enter (r->c->cgroup_path, r->pid, err) < 0)
     {
       /* Rootless: an unprivileged user usually cannot create cgroups.  With
        * no limits to enforce the container can do without one (as with

@@ -44,10 +44,23 @@ if command -v crun >/dev/null; then
   med[crun]=$(median_ms "${crun_cmd[@]}" --root "$work/state-crun" run --bundle "$work/bundle") || true
 fi
 
+# haven run under the default policy against bubblewrap doing the least it can.
+haven_cli=$(dirname "$haven")/haven
+if [ -x "$haven_cli" ] && command -v bwrap >/dev/null; then
+  mkdir -p "$work/project"
+  med[haven-run]=$(cd "$work/project" && median_ms sh -c '"$0" run -- /bin/true' "$haven_cli")
+  med[bwrap]=$(median_ms sh -c 'bwrap --ro-bind / / --unshare-all --die-with-parent /bin/true')
+fi
+
 echo "runtime run /bin/true, median of $n runs ($(uname -r), $(nproc) cpus)"
 for r in haven-runc runc crun; do
   [ -n "${med[$r]:-}" ] && printf '  %-11s %8s ms\n' "$r" "${med[$r]}"
 done
 [ -n "${med[runc]:-}" ] && awk -v h="${med[haven-runc]}" -v r="${med[runc]}" 'BEGIN {printf "  haven-runc / runc = %.2f\n", h / r}'
 [ -n "${med[crun]:-}" ] && awk -v h="${med[haven-runc]}" -v r="${med[crun]}" 'BEGIN {printf "  haven-runc / crun = %.2f\n", h / r}'
+if [ -n "${med[bwrap]:-}" ]; then
+  printf '  %-11s %8s ms   (haven run -- /bin/true, default policy)\n' haven-run "${med[haven-run]}"
+  printf '  %-11s %8s ms   (bwrap --ro-bind / / --unshare-all --die-with-parent /bin/true)\n' bwrap "${med[bwrap]}"
+  awk -v h="${med[haven-run]}" -v b="${med[bwrap]}" 'BEGIN {printf "  haven run / bwrap = %.2f\n", h / b}'
+fi
 exit 0
