@@ -36,6 +36,7 @@ usage (void)
           "  haven run [--policy NAME|FILE] [--project DIR] [--keep-bundle] -- CMD [ARGS...]\n"
           "  haven policy check NAME|FILE\n"
           "  haven policy compile NAME|FILE [--project DIR] [-- CMD ARGS...]\n"
+          "  haven policy compile NAME|FILE --config CONFIG.JSON   (tighten an existing config)\n"
           "  haven policy list\n"
           "  haven policy explain NAME|FILE\n"
           "The default policy is \"%s\".\n",
@@ -47,6 +48,7 @@ struct run_opts
   const char *policy;
   const char *project;
   bool keep_bundle;
+  const char *config;
   char **cmd;
 };
 
@@ -54,7 +56,8 @@ static int
 parse_run (const char *what, int argc, char **argv, struct run_opts *o, hv_error **err)
 {
   static const struct hv_opt opts[] = { { "policy", 'p', true, 1 }, { "project", 0, true, 2 },
-                                        { "keep-bundle", 0, false, 3 }, { NULL, 0, false, 0 } };
+                                        { "keep-bundle", 0, false, 3 }, { "config", 0, true, 4 },
+                                        { NULL, 0, false, 0 } };
   struct hv_opt_iter it = { argc, argv, 1, what };
   const char *arg;
   int id;
@@ -63,6 +66,8 @@ parse_run (const char *what, int argc, char **argv, struct run_opts *o, hv_error
       o->policy = arg;
     else if (id == 2)
       o->project = arg;
+    else if (id == 4)
+      o->config = arg;
     else
       o->keep_bundle = true;
   if (id < 0)
@@ -203,7 +208,18 @@ policy_compile (int argc, char **argv, hv_error **err)
     return -1;
   if (o.cmd[0] == NULL)
     o.cmd = default_cmd;
-  if (hv_policy_load (argv[1], &p, err) < 0 || make_ctx (&o, &ctx, &project, &cwd, err) < 0)
+  if (hv_policy_load (argv[1], &p, err) < 0)
+    return -1;
+  if (o.config)
+    {
+      /* Tighten an existing config (Docker's, Podman's) instead. */
+      cleanup_free char *text = NULL;
+      if (oci_read_file (o.config, &text, NULL, err) < 0 || hv_policy_apply (p, text, o.config, &json, err) < 0)
+        return -1;
+      puts (json);
+      return 0;
+    }
+  if (make_ctx (&o, &ctx, &project, &cwd, err) < 0)
     return -1;
   ctx.rootfs = "rootfs";
   if (hv_policy_compile (p, &ctx, &json, err) < 0)

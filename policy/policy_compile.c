@@ -226,6 +226,36 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   yajl_gen_array_close (g);
 }
 
+bool
+hv_policy_denies_syscall (const hv_policy *p, const char *name)
+{
+  for (size_t j = 0; j < p->syscall_deny.n; j++)
+    if (strcmp (p->syscall_deny.v[j], name) == 0)
+      return true;
+  if (p->syscall_profile && strcmp (p->syscall_profile, "none") == 0)
+    return false;
+  for (size_t j = 0; j < p->syscall_allow.n; j++)
+    if (strcmp (p->syscall_allow.v[j], name) == 0)
+      return false;
+  for (size_t i = 0; agent_denied_syscalls[i]; i++)
+    if (strcmp (agent_denied_syscalls[i], name) == 0)
+      return true;
+  return false;
+}
+
+void
+hv_policy_gen_denied_names (yajl_gen g, const hv_policy *p)
+{
+  yajl_gen_array_open (g);
+  if (!p->syscall_profile || strcmp (p->syscall_profile, "none") != 0)
+    for (size_t i = 0; agent_denied_syscalls[i]; i++)
+      if (hv_policy_denies_syscall (p, agent_denied_syscalls[i]))
+        s (g, agent_denied_syscalls[i]);
+  for (size_t j = 0; j < p->syscall_deny.n; j++)
+    s (g, p->syscall_deny.v[j]);
+  yajl_gen_array_close (g);
+}
+
 static void
 gen_seccomp (yajl_gen g, const hv_policy *p)
 {
@@ -244,19 +274,7 @@ gen_seccomp (yajl_gen g, const hv_policy *p)
   /* Plain denials (minus the policy's extra allows, plus its denies). */
   yajl_gen_map_open (g);
   s (g, "names");
-  yajl_gen_array_open (g);
-  for (size_t i = 0; agent_denied_syscalls[i]; i++)
-    {
-      bool allowed = false;
-      for (size_t j = 0; j < p->syscall_allow.n; j++)
-        if (strcmp (p->syscall_allow.v[j], agent_denied_syscalls[i]) == 0)
-          allowed = true;
-      if (!allowed)
-        s (g, agent_denied_syscalls[i]);
-    }
-  for (size_t j = 0; j < p->syscall_deny.n; j++)
-    s (g, p->syscall_deny.v[j]);
-  yajl_gen_array_close (g);
+  hv_policy_gen_denied_names (g, p);
   kv (g, "action", "SCMP_ACT_ERRNO");
   s (g, "errnoRet");
   yajl_gen_integer (g, EPERM);

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+#include <yajl/yajl_gen.h>
 
 #include "error.h"
 #include "policy.h"
@@ -26,6 +27,14 @@ struct hv_run_ctx
 /* The Landlock rules travel to the runtime in this annotation. */
 #define HV_LANDLOCK_ANNOTATION "run.haven.landlock"
 #define HV_POLICY_ANNOTATION "run.haven.policy"
+
+/* Tighten an existing config.json (Docker's, Podman's) with a policy:
+ * never loosens anything it already restricts. */
+int hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, char **out, hv_error **err);
+/* Does the policy's syscall profile deny this system call? */
+bool hv_policy_denies_syscall (const hv_policy *p, const char *name);
+/* The JSON array of system call names the policy denies. */
+void hv_policy_gen_denied_names (yajl_gen g, const hv_policy *p);
 
 int hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json, hv_error **err);
 /* The environment the command gets: pass/deny globs and set values. */

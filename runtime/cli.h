@@ -15,6 +15,8 @@ struct hv_global
   bool debug;
   bool systemd_cgroup;
   const char *rootless; /* "true", "false", "auto" or NULL */
+  const char *policy;   /* --policy: a haven policy applied to every config */
+  bool policy_lock;     /* --policy-lock: refuse run.haven.policy annotations */
   int argc;             /* the original command line, for re-exec */
   char **argv;
 };

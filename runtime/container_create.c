@@ -25,6 +25,8 @@
 #include "hooks.h"
 #include "log.h"
 #include "namespaces.h"
+#include "policy.h"
+#include "policy_compile.h"
 #include "sync.h"
 #include "utils.h"
 
@@ -127,13 +129,55 @@ create_cleanup (struct hv_global *g, struct create_run *r)
 }
 
 static int
-read_config (const char *bundle, char **text, oci_spec **spec, hv_error **err)
+tighten (const char *policy_name, char **text, const char *path, hv_error **err)
+{
+  hv_policy *p = NULL;
+  char *tight = NULL;
+  if (hv_policy_load (policy_name, &p, err) < 0)
+    return hv_error_wrap (err, "%s", path);
+  int r = hv_policy_apply (p, *text, path, &tight, err);
+  hv_policy_free (p);
+  if (r < 0)
+    return -1;
+  free (*text);
+  *text = tight;
+  return 0;
+}
+
+/* Read config.json and apply haven policies: the runtime's own (--policy,
+ * set by the administrator in daemon.json runtimeArgs or containers.conf),
+ * then the container's run.haven.policy annotation unless the runtime is
+ * locked.  Policies only tighten, so their order cannot loosen anything. */
+static int
+read_config (struct hv_global *g, const char *bundle, char **text, oci_spec **spec, hv_error **err)
 {
   cleanup_free char *path = xasprintf ("%s/config.json", bundle);
   size_t len;
   if (oci_read_file (path, text, &len, err) < 0)
     return -1;
-  return oci_spec_parse (*text, len, path, spec, err);
+  if (oci_spec_parse (*text, len, path, spec, err) < 0)
+    return -1;
+  cleanup_free char *wanted = xstrdup (oci_kv_get (&(*spec)->annotations, "run.haven.policy"));
+  bool compiled_by_haven = oci_kv_get (&(*spec)->annotations, "run.haven.landlock") != NULL;
+  /* haven run's own bundles already are their policy. */
+  if (compiled_by_haven)
+    {
+      free (wanted);
+      wanted = NULL;
+    }
+  if (g->policy == NULL && wanted == NULL)
+    return 0;
+  if (wanted && g->policy_lock && (g->policy == NULL || strcmp (wanted, g->policy) != 0))
+    return hv_error_set (err, 0, "%s: annotation run.haven.policy=\"%s\" refused: this runtime is locked to %s%s%s",
+                         path, wanted, g->policy ? "policy \"" : "its configuration", g->policy ? g->policy : "",
+                         g->policy ? "\"" : "");
+  if (g->policy && tighten (g->policy, text, path, err) < 0)
+    return -1;
+  if (wanted && (g->policy == NULL || strcmp (wanted, g->policy) != 0) && tighten (wanted, text, path, err) < 0)
+    return -1;
+  oci_spec_free (*spec);
+  *spec = NULL;
+  return oci_spec_parse (*text, strlen (*text), path, spec, err);
 }
 
 /* Parent half of the sync protocol: answer the init until it is ready. */
@@ -252,7 +296,7 @@ hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_
     return hv_error_set (err, errno, "bundle %s", opts->bundle ? opts->bundle : ".");
   if (hv_state_dir (g, opts->id, &dir, err) < 0)
     return -1;
-  if (read_config (bundle, &r.config_text, &r.spec, err) < 0)
+  if (read_config (g, bundle, &r.config_text, &r.spec, err) < 0)
     return -1;
   if (!r.spec->has_process)
     {

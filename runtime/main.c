@@ -46,6 +46,8 @@ enum
   G_CRIU,
   G_VERSION,
   G_HELP,
+  G_POLICY,
+  G_POLICY_LOCK,
 };
 
 static const struct hv_opt global_opts[] = {
@@ -56,6 +58,8 @@ static const struct hv_opt global_opts[] = {
   { "systemd-cgroup", 0, false, G_SYSTEMD_CGROUP },
   { "rootless", 0, true, G_ROOTLESS },
   { "criu", 0, true, G_CRIU },
+  { "policy", 0, true, G_POLICY },
+  { "policy-lock", 0, false, G_POLICY_LOCK },
   { "version", 'v', false, G_VERSION },
   { "help", 'h', false, G_HELP },
   { NULL, 0, false, 0 },
@@ -80,6 +84,8 @@ print_help (void)
           "  --debug             log debug messages\n"
           "  --systemd-cgroup    cgroupsPath is slice:prefix:name\n"
           "  --rootless VALUE    true, false or auto\n"
+          "  --policy NAME|FILE  tighten every container with a haven policy\n"
+          "  --policy-lock       refuse per-container policies (run.haven.policy annotations)\n"
           "  --version           print version information\n\ncommands:\n");
   for (size_t i = 0; i < N_ELEMENTS (commands); i++)
     printf ("  %-10s %s\n", commands[i].name, commands[i].help);
@@ -130,6 +136,12 @@ main (int argc, char **argv)
         break;
       case G_ROOTLESS:
         g.rootless = arg;
+        break;
+      case G_POLICY:
+        g.policy = arg;
+        break;
+      case G_POLICY_LOCK:
+        g.policy_lock = true;
         break;
       case G_VERSION:
         print_version ();

@@ -215,3 +215,33 @@ test_haven_shipped_policies_load_and_explain() {
   done
   "$HAVEN" policy list | grep -q "^default " || fail "policy list lacks default"
 }
+
+test_policy_applied_to_docker_style_config() {
+  # A config as an engine writes it: capabilities, a permissive seccomp
+  # profile that allows unshare, a token in the environment.
+  cfg "$B" '.process.capabilities = {bounding: ["CAP_CHOWN", "CAP_SYS_ADMIN", "CAP_NET_RAW"], effective: ["CAP_CHOWN", "CAP_SYS_ADMIN", "CAP_NET_RAW"], permitted: ["CAP_CHOWN", "CAP_SYS_ADMIN", "CAP_NET_RAW"]}
+            | .process.noNewPrivileges = false | .process.env += ["GITHUB_TOKEN=ghp_secret", "KEEP=1"]
+            | .linux.seccomp = {defaultAction: "SCMP_ACT_ERRNO", syscalls: [{names: ["unshare", "mkdir", "mkdirat"], action: "SCMP_ACT_ALLOW"}, {names: ["unshare"], action: "SCMP_ACT_LOG"}]}
+            | .linux.seccomp.defaultAction = "SCMP_ACT_ALLOW"'
+  args "$B" sh -c 'grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; env | grep -E "TOKEN|KEEP"; unshare -m true 2>&1 | cut -d: -f3'
+  local id out
+  id=$(new_id pol)
+  out=$(timeout 20 "$RUNTIME" --root "$STATE_ROOT" --policy default run --bundle "$B" "$id" 2>&1)
+  assert_eq "CapEff:	0000000000000000
+NoNewPrivs:	1
+KEEP=1
+ Operation not permitted" "$out"
+  # The container's own choice, by annotation, tightens further...
+  cfg "$B" '.annotations["run.haven.policy"] = "offline"'
+  args "$B" sh -c 'grep NoNewPrivs /proc/self/status'
+  out=$(timeout 20 "$RUNTIME" --root "$STATE_ROOT" run --bundle "$B" "$(new_id ann)" 2>&1)
+  assert_eq "NoNewPrivs:	1" "$out"
+  # ...unless the administrator locked the runtime to its policy.
+  out=$(timeout 20 "$RUNTIME" --root "$STATE_ROOT" --policy default --policy-lock run --bundle "$B" "$(new_id lock)" 2>&1) \
+    && fail "locked runtime accepted a per-container policy"
+  assert_contains "$out" "annotation run.haven.policy=\"offline\" refused: this runtime is locked to policy \"default\""
+  # haven policy compile --config shows the tightened config.
+  out=$("$HAVEN" policy compile default --config "$B/config.json")
+  assert_eq "true" "$(echo "$out" | jq '.process.noNewPrivileges')"
+  assert_eq "[]" "$(echo "$out" | jq -c '.process.capabilities.effective')"
+}
