@@ -292,6 +292,23 @@ oci_strv_free (oci_strv *s)
 }
 
 void
+oci_strv_push (oci_strv *v, const char *str)
+{
+  v->v = xrealloc (v->v, (v->n + 2) * sizeof (char *));
+  v->v[v->n++] = xstrdup (str);
+  v->v[v->n] = NULL;
+}
+
+void
+oci_strv_push_unique (oci_strv *v, const char *str)
+{
+  for (size_t i = 0; i < v->n; i++)
+    if (strcmp (v->v[i], str) == 0)
+      return;
+  oci_strv_push (v, str);
+}
+
+void
 oci_kv_list_free (oci_kv_list *l)
 {
   for (size_t i = 0; i < l->n; i++)

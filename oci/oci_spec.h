@@ -361,6 +361,10 @@ void oci_process_free (oci_process *p);
 /* Free what a process owns, not the struct itself. */
 void oci_spec_free_process_fields (oci_process *p);
 void oci_strv_free (oci_strv *s);
+/* Append a copy of str (the array stays NULL-terminated). */
+void oci_strv_push (oci_strv *v, const char *str);
+/* Append unless an equal string is already there. */
+void oci_strv_push_unique (oci_strv *v, const char *str);
 void oci_kv_list_free (oci_kv_list *l);
 
 const char *oci_kv_get (const oci_kv_list *l, const char *key);
@@ -370,6 +374,7 @@ const oci_namespace *oci_spec_find_namespace (const oci_spec *spec, int type);
 
 /* Read a whole file (NUL-terminated) for parsing. */
 int oci_read_file (const char *path, char **out, size_t *len, hv_error **err);
+int oci_read_file_at (int dirfd, const char *path, char **out, size_t *len, hv_error **err);
 
 static inline void
 cleanup_specp (oci_spec **s)

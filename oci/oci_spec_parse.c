@@ -1039,23 +1039,19 @@ oci_process_parse (const char *json, size_t len, const char *name, oci_process *
 }
 
 int
-oci_read_file (const char *path, char **out, size_t *len, hv_error **err)
+oci_read_file_at (int dirfd, const char *path, char **out, size_t *len, hv_error **err)
 {
-  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC);
+  cleanup_close int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC);
   struct stat st;
   if (fd < 0)
     return hv_error_set (err, errno, "open %s", path);
-  if (fstat (fd, &st) < 0)
-    return hv_error_set (err, errno, "stat %s", path);
-  size_t cap = st.st_size > 0 ? (size_t) st.st_size + 1 : 4096, n = 0;
+  /* procfs and sysfs files report size 0: grow as needed. */
+  size_t cap = fstat (fd, &st) == 0 && st.st_size > 0 ? (size_t) st.st_size + 1 : 4096, n = 0;
   char *buf = xmalloc0 (cap + 1);
   for (;;)
     {
       if (n == cap)
-        {
-          cap *= 2;
-          buf = xrealloc (buf, cap + 1);
-        }
+        buf = xrealloc (buf, (cap *= 2) + 1);
       ssize_t r = read (fd, buf + n, cap - n);
       if (r < 0 && errno == EINTR)
         continue;
@@ -1074,6 +1070,12 @@ oci_read_file (const char *path, char **out, size_t *len, hv_error **err)
   if (len)
     *len = n;
   return 0;
+}
+
+int
+oci_read_file (const char *path, char **out, size_t *len, hv_error **err)
+{
+  return oci_read_file_at (AT_FDCWD, path, out, len, err);
 }
 
 int

@@ -56,14 +56,6 @@ strv (yajl_gen g, const char *key, char **v, size_t n)
   yajl_gen_array_close (g);
 }
 
-static void
-push (oci_strv *v, const char *str)
-{
-  v->v = xrealloc (v->v, (v->n + 2) * sizeof (char *));
-  v->v[v->n++] = xstrdup (str);
-  v->v[v->n] = NULL;
-}
-
 /* "~/x" -> "$HOME/x"; "{project}/x" -> "<project>/x". */
 static char *
 expand (const char *pattern, const struct hv_run_ctx *ctx)
@@ -96,7 +88,7 @@ expand_glob (const char *pattern, const struct hv_run_ctx *ctx, oci_strv *out)
           glob_t gl;
           if (glob (pat, GLOB_NOSORT, NULL, &gl) == 0)
             for (size_t i = 0; i < gl.gl_pathc; i++)
-              push (out, gl.gl_pathv[i]);
+              oci_strv_push (out, gl.gl_pathv[i]);
           globfree (&gl);
           char *more = xasprintf ("%s*/", stars);
           free (stars);
@@ -107,7 +99,7 @@ expand_glob (const char *pattern, const struct hv_run_ctx *ctx, oci_strv *out)
   glob_t gl;
   if (glob (p, GLOB_NOSORT, NULL, &gl) == 0)
     for (size_t i = 0; i < gl.gl_pathc; i++)
-      push (out, gl.gl_pathv[i]);
+      oci_strv_push (out, gl.gl_pathv[i]);
   globfree (&gl);
 }
 
@@ -176,16 +168,16 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   /* /run holds daemons' sockets (docker.sock, containerd, D-Bus): a unix
    * socket stays connectable on a read-only mount, so it is replaced. */
   tmpfs (g, "/run", 16ULL << 20, false);
-  push (writable, "/run");
+  oci_strv_push (writable, "/run");
   for (size_t i = 0; i < p->n_tmpfs; i++)
     {
       tmpfs (g, p->tmpfs[i].path, p->tmpfs[i].size, true);
-      push (writable, p->tmpfs[i].path);
+      oci_strv_push (writable, p->tmpfs[i].path);
     }
   if (p->hide_home.value && ctx->home && is_dir (ctx->home))
     {
       tmpfs (g, ctx->home, 64ULL << 20, false);
-      push (writable, ctx->home);
+      oci_strv_push (writable, ctx->home);
       for (size_t i = 0; i < p->home_allow.n; i++)
         {
           cleanup_free char *path = expand (p->home_allow.v[i], ctx);
@@ -196,7 +188,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   bool project_rw = !p->project_writable.set || p->project_writable.value;
   bind (g, ctx->project, project_rw);
   if (project_rw)
-    push (writable, ctx->project);
+    oci_strv_push (writable, ctx->project);
   for (size_t i = 0; i < p->read_write.n; i++)
     {
       oci_strv found = { 0 };
@@ -204,7 +196,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
       for (size_t j = 0; j < found.n; j++)
         {
           bind (g, found.v[j], true);
-          push (writable, found.v[j]);
+          oci_strv_push (writable, found.v[j]);
         }
       oci_strv_free (&found);
     }
@@ -430,8 +422,8 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
   yajl_gen_bool (g, true);
   yajl_gen_map_close (g);
   kv (g, "hostname", "haven");
-  push (&writable, "/dev");
-  push (&writable, "/proc");
+  oci_strv_push (&writable, "/dev");
+  oci_strv_push (&writable, "/proc");
   gen_mounts (g, p, ctx, &writable);
 
   s (g, "annotations");
@@ -525,7 +517,7 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
                                                 "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
                                                 "/sys/devices/virtual/powercap", NULL };
   for (size_t i = 0; default_masked[i]; i++)
-    push (&masked, default_masked[i]);
+    oci_strv_push (&masked, default_masked[i]);
   for (size_t i = 0; i < p->block.n; i++)
     expand_glob (p->block.v[i], ctx, &masked);
   strv (g, "maskedPaths", masked.v, masked.n);

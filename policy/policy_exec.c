@@ -18,17 +18,6 @@
 #include "policy_exec.h"
 #include "utils.h"
 
-static void
-push (oci_strv *v, const char *s)
-{
-  for (size_t i = 0; i < v->n; i++)
-    if (strcmp (v->v[i], s) == 0)
-      return;
-  v->v = xrealloc (v->v, (v->n + 2) * sizeof (char *));
-  v->v[v->n++] = xstrdup (s);
-  v->v[v->n] = NULL;
-}
-
 /* PT_INTERP of an ELF executable (the dynamic loader), if any. */
 static char *
 elf_interpreter (const char *path)
@@ -78,10 +67,10 @@ which (const char *name, const char *path_env)
 static void
 add_binary (oci_strv *exec, const char *real)
 {
-  push (exec, real);
+  oci_strv_push_unique (exec, real);
   cleanup_free char *interp = elf_interpreter (real);
   if (interp)
-    push (exec, interp);
+    oci_strv_push_unique (exec, interp);
   /* A script's interpreter must be executable too. */
   cleanup_close int fd = open (real, O_RDONLY | O_CLOEXEC);
   char head[256];
@@ -116,7 +105,7 @@ hv_policy_exec_paths (const hv_policy *p, const char *path_env, oci_strv *exec, 
 {
   if (p->allow_exec.n == 0 && !p->block_shell.value)
     {
-      push (exec, "/");
+      oci_strv_push_unique (exec, "/");
       return 0;
     }
   if (p->allow_exec.n > 0)
@@ -136,7 +125,7 @@ hv_policy_exec_paths (const hv_policy *p, const char *path_env, oci_strv *exec, 
                   if (helper[0] == '/')
                     {
                       if (access (helper, F_OK) == 0)
-                        push (exec, helper);
+                        oci_strv_push_unique (exec, helper);
                     }
                   else
                     {
@@ -184,7 +173,7 @@ hv_policy_exec_paths (const hv_policy *p, const char *path_env, oci_strv *exec, 
             continue;
           cleanup_free char *real = realpath (path, NULL);
           if (real)
-            push (exec, real);
+            oci_strv_push_unique (exec, real);
         }
       closedir (dir);
     }
@@ -194,7 +183,7 @@ hv_policy_exec_paths (const hv_policy *p, const char *path_env, oci_strv *exec, 
     {
       char real[PATH_MAX];
       if (realpath (lib_dirs[d], real))
-        push (exec, real);
+        oci_strv_push_unique (exec, real);
     }
   return 0;
 }

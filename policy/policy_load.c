@@ -72,11 +72,7 @@ static void
 append (oci_strv *dst, const oci_strv *src)
 {
   for (size_t i = 0; i < src->n; i++)
-    {
-      dst->v = xrealloc (dst->v, (dst->n + 2) * sizeof (char *));
-      dst->v[dst->n++] = xstrdup (src->v[i]);
-      dst->v[dst->n] = NULL;
-    }
+    oci_strv_push (dst, src->v[i]);
 }
 
 /* child on top of base: lists accumulate, set scalars override. */

@@ -92,14 +92,6 @@ as_bool (struct yw *w, yaml_node_t *n, const char *key, oci_opt_bool *out)
   return yw_fail (w, n, key, "expected true or false");
 }
 
-static void
-strv_push (oci_strv *v, const char *s)
-{
-  v->v = xrealloc (v->v, (v->n + 2) * sizeof (char *));
-  v->v[v->n++] = xstrdup (s);
-  v->v[v->n] = NULL;
-}
-
 static int
 as_strv (struct yw *w, yaml_node_t *n, const char *key, oci_strv *out)
 {
@@ -113,7 +105,7 @@ as_strv (struct yw *w, yaml_node_t *n, const char *key, oci_strv *out)
       const char *s = scalar (item);
       if (s == NULL || s[0] == '\0')
         return yw_fail (w, item, key, "list items must be non-empty strings");
-      strv_push (out, s);
+      oci_strv_push (out, s);
     }
   return 0;
 }

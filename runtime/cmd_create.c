@@ -119,26 +119,7 @@ cmd_start (struct hv_global *g, int argc, char **argv, hv_error **err)
   return hv_container_start (g, c, err);
 }
 
-static volatile pid_t forward_to;
-static volatile sig_atomic_t timed_out;
 unsigned hv_run_timeout_s;
-
-static void
-forward_signal (int sig)
-{
-  if (forward_to > 0)
-    kill (forward_to, sig);
-}
-
-/* Wall-clock limit (haven policies' resources.timeout). */
-static void
-timeout_expired (int sig)
-{
-  (void) sig;
-  timed_out = 1;
-  if (forward_to > 0)
-    kill (forward_to, SIGKILL);
-}
 
 int
 cmd_run (struct hv_global *g, int argc, char **argv, hv_error **err)
@@ -161,13 +142,7 @@ cmd_run (struct hv_global *g, int argc, char **argv, hv_error **err)
     close (pidfd);
   if (!detach)
     {
-      /* Signals for us are meant for the container. */
-      struct sigaction sa = { .sa_handler = forward_signal };
-      sigemptyset (&sa.sa_mask);
-      static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
-      forward_to = c->pid;
-      for (size_t i = 0; i < sizeof (forwarded) / sizeof (forwarded[0]); i++)
-        sigaction (forwarded[i], &sa, NULL);
+      hv_forward_signals_to (c->pid);
     }
   if (hv_container_start (g, c, err) < 0)
     {
@@ -180,12 +155,7 @@ cmd_run (struct hv_global *g, int argc, char **argv, hv_error **err)
   if (detach)
     return 0;
   if (hv_run_timeout_s)
-    {
-      struct sigaction ta = { .sa_handler = timeout_expired };
-      sigemptyset (&ta.sa_mask);
-      sigaction (SIGALRM, &ta, NULL);
-      alarm (hv_run_timeout_s);
-    }
+    hv_kill_after (hv_run_timeout_s);
   if (master >= 0)
     {
       cleanup_error hv_error *proxy_err = NULL;
@@ -206,7 +176,7 @@ cmd_run (struct hv_global *g, int argc, char **argv, hv_error **err)
         }
     }
   hv_exit_status = WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status);
-  if (timed_out)
+  if (hv_time_limit_hit ())
     {
       /* As timeout(1) reports it. */
       hv_exit_status = 124;

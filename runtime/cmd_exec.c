@@ -79,19 +79,11 @@ struct exec_opts
 };
 
 static void
-strv_push (oci_strv *v, const char *s)
-{
-  v->v = xrealloc (v->v, (v->n + 2) * sizeof (char *));
-  v->v[v->n++] = xstrdup (s);
-  v->v[v->n] = NULL;
-}
-
-static void
 strv_replace (oci_strv *dst, int argc, char **argv)
 {
   oci_strv fresh = { 0 };
   for (int i = 0; i < argc; i++)
-    strv_push (&fresh, argv[i]);
+    oci_strv_push (&fresh, argv[i]);
   for (size_t i = 0; i < dst->n; i++)
     free (dst->v[i]);
   free (dst->v);
@@ -125,7 +117,7 @@ apply_overrides (oci_process *p, struct exec_opts *o, hv_error **err)
             replaced = true;
           }
       if (!replaced)
-        strv_push (&p->env, o->env.v[i]);
+        oci_strv_push (&p->env, o->env.v[i]);
     }
   if (o->user)
     {
@@ -155,9 +147,9 @@ apply_overrides (oci_process *p, struct exec_opts *o, hv_error **err)
       if (oci_capability_from_name (o->caps.v[i]) < 0)
         return hv_error_set (err, 0, "exec: unknown capability \"%s\"", o->caps.v[i]);
       p->capabilities.present = true;
-      strv_push (&p->capabilities.bounding, o->caps.v[i]);
-      strv_push (&p->capabilities.effective, o->caps.v[i]);
-      strv_push (&p->capabilities.permitted, o->caps.v[i]);
+      oci_strv_push (&p->capabilities.bounding, o->caps.v[i]);
+      oci_strv_push (&p->capabilities.effective, o->caps.v[i]);
+      oci_strv_push (&p->capabilities.permitted, o->caps.v[i]);
     }
   if (o->no_new_privs)
     p->no_new_privileges = true;
@@ -198,16 +190,16 @@ parse_exec (int argc, char **argv, struct exec_opts *o, const char **id, int *cm
         o->cwd = arg;
         break;
       case OPT_ENV:
-        strv_push (&o->env, arg);
+        oci_strv_push (&o->env, arg);
         break;
       case OPT_USER:
         o->user = arg;
         break;
       case OPT_ADDITIONAL_GIDS:
-        strv_push (&o->gids, arg);
+        oci_strv_push (&o->gids, arg);
         break;
       case OPT_CAP:
-        strv_push (&o->caps, arg);
+        oci_strv_push (&o->caps, arg);
         break;
       case OPT_NO_NEW_PRIVS:
         o->no_new_privs = hv_opt_bool (arg);
@@ -294,16 +286,7 @@ exec_inner (struct exec_child *x, bool userns)
       if (master < 0 || hv_sync_send (x->sync, HV_SYNC_CONSOLE, NULL, 0, master, &err) < 0)
         goto fail;
     }
-  if (userns && pctx.procfd >= 0)
-    {
-      char path[64], buf[16] = { 0 };
-      snprintf (path, sizeof (path), "%d/setgroups", getpid ());
-      int fd = hv_open_in_proc (pctx.procfd, path, O_RDONLY);
-      if (fd >= 0 && pread (fd, buf, sizeof (buf) - 1, 0) > 0)
-        pctx.setgroups_denied = str_has_prefix (buf, "deny");
-      if (fd >= 0)
-        close (fd);
-    }
+  pctx.setgroups_denied = userns && hv_setgroups_denied (pctx.procfd);
   if (hv_process_prepare (&pctx, &err) < 0)
     goto fail;
   if (hv_sync_send (x->sync, HV_SYNC_READY, NULL, 0, -1, &err) < 0)
@@ -354,15 +337,6 @@ exec_outer (struct exec_child *x)
 fail:
   hv_sync_send_error (x->sync, err);
   _exit (1);
-}
-
-static volatile pid_t forward_to;
-
-static void
-forward_signal (int sig)
-{
-  if (forward_to > 0)
-    kill (forward_to, sig);
 }
 
 int
@@ -483,31 +457,14 @@ cmd_exec (struct hv_global *g, int argc, char **argv, hv_error **err)
         }
       goto out;
     }
-  if (o.pid_file)
+  if (o.pid_file && write_pid_file (o.pid_file, pid, err) < 0)
     {
-      cleanup_free char *dir = xstrdup (o.pid_file);
-      char *slash = strrchr (dir, '/');
-      char buf[32];
-      int n = snprintf (buf, sizeof (buf), "%d", pid);
-      const char *name = slash ? slash + 1 : o.pid_file;
-      if (slash)
-        *slash = '\0';
-      if (write_file_atomic (slash ? (dir[0] ? dir : "/") : ".", name, buf, (size_t) n, err) < 0)
-        {
-          ret = -1;
-          goto out;
-        }
+      ret = -1;
+      goto out;
     }
   if (o.detach)
     goto out;
-  {
-    struct sigaction sa = { .sa_handler = forward_signal };
-    sigemptyset (&sa.sa_mask);
-    static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
-    forward_to = pid;
-    for (size_t i = 0; i < N_ELEMENTS (forwarded); i++)
-      sigaction (forwarded[i], &sa, NULL);
-  }
+  hv_forward_signals_to (pid);
   int status = 0;
   for (;;)
     {

@@ -30,28 +30,6 @@
 #include "sync.h"
 #include "utils.h"
 
-static int
-write_pid_file (const char *path, pid_t pid, hv_error **err)
-{
-  cleanup_free char *abs = NULL;
-  if (path[0] != '/')
-    {
-      char cwd[PATH_MAX];
-      if (getcwd (cwd, sizeof (cwd)) == NULL)
-        return hv_error_set (err, errno, "getcwd");
-      abs = xasprintf ("%s/%s", cwd, path);
-    }
-  else
-    abs = xstrdup (path);
-  cleanup_free char *dir = xstrdup (abs);
-  char *slash = strrchr (dir, '/');
-  *slash = '\0';
-  char buf[32];
-  int n = snprintf (buf, sizeof (buf), "%d", pid);
-  /* Callers poll for the pid file: it must appear complete. */
-  return write_file_atomic (dir[0] ? dir : "/", slash + 1, buf, (size_t) n, err);
-}
-
 static pid_t
 clone_init (int flags, int *pidfd)
 {

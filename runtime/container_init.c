@@ -204,15 +204,7 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
     }
   if (apply_personality (spec, err) < 0)
     goto out;
-  pctx.setgroups_denied = false;
-  if (userns)
-    {
-      char path[64], buf[16] = { 0 };
-      snprintf (path, sizeof (path), "%d/setgroups", getpid ());
-      cleanup_close int fd = hv_open_in_proc (pctx.procfd, path, O_RDONLY);
-      if (fd >= 0 && pread (fd, buf, sizeof (buf) - 1, 0) > 0)
-        pctx.setgroups_denied = str_has_prefix (buf, "deny");
-    }
+  pctx.setgroups_denied = userns && hv_setgroups_denied (pctx.procfd);
   if (hv_process_prepare (&pctx, err) < 0)
     goto out;
 

@@ -113,6 +113,17 @@ hv_apparmor_enabled (void)
   return text[0] == 'Y';
 }
 
+bool
+hv_setgroups_denied (int procfd)
+{
+  char path[64], buf[16] = { 0 };
+  if (procfd < 0)
+    return false;
+  snprintf (path, sizeof (path), "%d/setgroups", getpid ());
+  cleanup_close int fd = hv_open_in_proc (procfd, path, O_RDONLY);
+  return fd >= 0 && pread (fd, buf, sizeof (buf) - 1, 0) > 0 && str_has_prefix (buf, "deny");
+}
+
 int
 hv_open_private_procfs (hv_error **err)
 {

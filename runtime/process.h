@@ -40,4 +40,6 @@ bool hv_apparmor_enabled (void);
  * root), so writes to /proc files cannot be redirected by the container's
  * /proc (CVE-2019-16884, CVE-2025-52881). */
 int hv_open_private_procfs (hv_error **err);
+/* In a user namespace: has setgroups(2) been disabled ("deny")? */
+bool hv_setgroups_denied (int procfd);
 #endif

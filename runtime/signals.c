@@ -67,3 +67,48 @@ hv_wait_exit (int pid, int timeout_ms)
   close (fd);
   return r > 0 ? 0 : -1;
 }
+
+static volatile pid_t forward_to;
+static volatile sig_atomic_t time_limit_hit;
+
+static void
+forward_signal (int sig)
+{
+  if (forward_to > 0)
+    kill (forward_to, sig);
+}
+
+static void
+time_limit_expired (int sig)
+{
+  (void) sig;
+  time_limit_hit = 1;
+  if (forward_to > 0)
+    kill (forward_to, SIGKILL);
+}
+
+void
+hv_forward_signals_to (pid_t pid)
+{
+  static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
+  struct sigaction sa = { .sa_handler = forward_signal };
+  sigemptyset (&sa.sa_mask);
+  forward_to = pid;
+  for (size_t i = 0; i < N_ELEMENTS (forwarded); i++)
+    sigaction (forwarded[i], &sa, NULL);
+}
+
+void
+hv_kill_after (unsigned seconds)
+{
+  struct sigaction sa = { .sa_handler = time_limit_expired };
+  sigemptyset (&sa.sa_mask);
+  sigaction (SIGALRM, &sa, NULL);
+  alarm (seconds);
+}
+
+bool
+hv_time_limit_hit (void)
+{
+  return time_limit_hit != 0;
+}

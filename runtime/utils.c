@@ -1,6 +1,8 @@
 #include "config.h"
 #include "utils.h"
 
+#include "oci_spec.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
@@ -71,31 +73,28 @@ write_file_atomic (const char *dir, const char *name, const char *data, size_t l
 int
 read_file_at (int dirfd, const char *path, char **out, hv_error **err)
 {
-  cleanup_close int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return hv_error_set (err, errno, "open %s", path);
-  size_t cap = 4096, n = 0;
-  char *buf = xmalloc0 (cap + 1);
-  for (;;)
+  return oci_read_file_at (dirfd, path, out, NULL, err);
+}
+
+int
+write_pid_file (const char *path, pid_t pid, hv_error **err)
+{
+  cleanup_free char *abs = NULL;
+  if (path[0] != '/')
     {
-      if (n == cap)
-        buf = xrealloc (buf, (cap *= 2) + 1);
-      ssize_t r = read (fd, buf + n, cap - n);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        {
-          int e = errno;
-          free (buf);
-          return hv_error_set (err, e, "read %s", path);
-        }
-      if (r == 0)
-        break;
-      n += (size_t) r;
+      char cwd[4096];
+      if (getcwd (cwd, sizeof (cwd)) == NULL)
+        return hv_error_set (err, errno, "getcwd");
+      abs = xasprintf ("%s/%s", cwd, path);
     }
-  buf[n] = '\0';
-  *out = buf;
-  return 0;
+  else
+    abs = xstrdup (path);
+  char *slash = strrchr (abs, '/');
+  *slash = '\0';
+  char buf[32];
+  int n = snprintf (buf, sizeof (buf), "%d", pid);
+  /* Callers poll for the pid file: it must appear complete. */
+  return write_file_atomic (abs[0] ? abs : "/", slash + 1, buf, (size_t) n, err);
 }
 
 int

@@ -19,6 +19,8 @@ int write_file (const char *path, const char *data, hv_error **err);
 int write_file_atomic (const char *dir, const char *name, const char *data, size_t len, hv_error **err);
 int read_file_at (int dirfd, const char *path, char **out, hv_error **err);
 int mkdir_p (const char *path, mode_t mode, hv_error **err);
+/* --pid-file: written atomically (relative paths from the cwd). */
+int write_pid_file (const char *path, pid_t pid, hv_error **err);
 
 /* Field 22 of /proc/<pid>/stat (start time in clock ticks), which tells a
  * live process from a reused pid; *out = 0 when the process is gone. */
