@@ -152,9 +152,21 @@ hv_policy_exec_paths (const hv_policy *p, const char *path_env, oci_strv *exec, 
         if (stat (path, &shell_st[n_shells]) == 0)
           n_shells++;
       }
+  /* /bin is /usr/bin on merged-/usr systems: list each real directory once.
+   * Files are not canonicalised (Landlock resolves them to their inode). */
+  oci_strv seen_dirs = { 0 };
   for (size_t d = 0; bin_dirs[d]; d++)
     {
-      DIR *dir = opendir (bin_dirs[d]);
+      char real_dir[PATH_MAX];
+      if (realpath (bin_dirs[d], real_dir) == NULL)
+        continue;
+      bool seen = false;
+      for (size_t i = 0; i < seen_dirs.n && !seen; i++)
+        seen = strcmp (seen_dirs.v[i], real_dir) == 0;
+      if (seen)
+        continue;
+      oci_strv_push (&seen_dirs, real_dir);
+      DIR *dir = opendir (real_dir);
       if (dir == NULL)
         continue;
       struct dirent *de;
@@ -162,21 +174,19 @@ hv_policy_exec_paths (const hv_policy *p, const char *path_env, oci_strv *exec, 
         {
           if (de->d_name[0] == '.')
             continue;
-          cleanup_free char *path = xasprintf ("%s/%s", bin_dirs[d], de->d_name);
+          cleanup_free char *path = xasprintf ("%s/%s", real_dir, de->d_name);
           struct stat st;
           if (stat (path, &st) < 0 || !S_ISREG (st.st_mode) || !(st.st_mode & 0111))
             continue;
           bool shell = false;
-          for (size_t s = 0; s < n_shells && !shell; s++)
-            shell = st.st_ino == shell_st[s].st_ino && st.st_dev == shell_st[s].st_dev;
-          if (shell)
-            continue;
-          cleanup_free char *real = realpath (path, NULL);
-          if (real)
-            oci_strv_push_unique (exec, real);
+          for (size_t sh = 0; sh < n_shells && !shell; sh++)
+            shell = st.st_ino == shell_st[sh].st_ino && st.st_dev == shell_st[sh].st_dev;
+          if (!shell)
+            oci_strv_push (exec, path);
         }
       closedir (dir);
     }
+  oci_strv_free (&seen_dirs);
   /* Helper programs live under the library directories. */
   static const char *const lib_dirs[] = { "/usr/lib", "/usr/libexec", "/usr/local/lib", "/lib64", "/opt", NULL };
   for (size_t d = 0; lib_dirs[d]; d++)
