@@ -109,7 +109,7 @@ cmd_features (struct hv_global *g, int argc, char **argv, hv_error **err)
   yajl_gen_map_open (y);
   str (y, "idmap");
   yajl_gen_map_open (y);
-  boolean (y, "enabled", false);
+  boolean (y, "enabled", true);
   yajl_gen_map_close (y);
   yajl_gen_map_close (y);
   yajl_gen_map_close (y);

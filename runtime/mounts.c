@@ -6,6 +6,9 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -220,6 +223,69 @@ hv_fs_new_mount (const char *type, const char *source, const char *data, uint64_
   return mfd;
 }
 
+static int
+write_id_map (int procfd, pid_t pid, const char *file, const oci_id_mappings *m, hv_error **err)
+{
+  cleanup_free char *text = xstrdup ("");
+  for (size_t i = 0; i < m->n; i++)
+    {
+      /* An idmapped mount reads the on-disk id as the namespace's "inside"
+       * id: on-disk hostID shows as containerID with "hostID containerID". */
+      char *next = xasprintf ("%s%u %u %u\n", text, m->v[i].host_id, m->v[i].container_id, m->v[i].size);
+      free (text);
+      text = next;
+    }
+  cleanup_free char *path = xasprintf ("%d/%s", pid, file);
+  return write_file_at (procfd, path, text, strlen (text), 0, err);
+}
+
+/* A user namespace carrying an idmapped mount's mappings: a helper process
+ * enters a new one, we write its maps and keep an fd of it. */
+static int
+idmap_userns (const oci_id_mappings *uids, const oci_id_mappings *gids, hv_error **err)
+{
+  int ready[2];
+  if (pipe2 (ready, O_CLOEXEC) < 0)
+    return hv_error_set (err, errno, "pipe");
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      close (ready[0]);
+      close (ready[1]);
+      return hv_error_set (err, errno, "fork");
+    }
+  if (pid == 0)
+    {
+      char c = unshare (CLONE_NEWUSER) == 0 ? '1' : '0';
+      if (write (ready[1], &c, 1) != 1)
+        _exit (1);
+      pause (); /* until killed below */
+      _exit (0);
+    }
+  close (ready[1]);
+  char c = '0';
+  int fd = -1;
+  /* The helper's pid is one of our pid namespace, which the /proc we can
+   * see (the host's, before the root switch) does not show: use a procfs
+   * instance of our own. */
+  cleanup_close int procfd = hv_fs_new_mount ("proc", "proc", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, err);
+  if (procfd < 0)
+    ;
+  else if (read (ready[0], &c, 1) != 1 || c != '1')
+    hv_error_set (err, 0, "idmapped mount: cannot create a user namespace");
+  else if (write_id_map (procfd, pid, "uid_map", uids, err) == 0 && write_id_map (procfd, pid, "gid_map", gids, err) == 0)
+    {
+      cleanup_free char *ns = xasprintf ("%d/ns/user", pid);
+      fd = openat (procfd, ns, O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        hv_error_set (err, errno, "open %s", ns);
+    }
+  close (ready[0]);
+  kill (pid, SIGKILL);
+  waitpid (pid, NULL, 0);
+  return fd;
+}
+
 /* Bind mount a host path: relative sources are relative to the bundle. */
 static int
 do_bind (struct hv_mount_ctx *ctx, const oci_mount *m, struct hv_mount_opts *o, hv_error **err)
@@ -237,6 +303,17 @@ do_bind (struct hv_mount_ctx *ctx, const oci_mount *m, struct hv_mount_opts *o, 
   if (hv_mount_setattr (tree, o->attr_set, o->attr_clr, 0, false, err) < 0
       || hv_mount_setattr (tree, o->rattr_set, o->rattr_clr, 0, true, err) < 0)
     return -1;
+  if (o->idmap)
+    {
+      if (m->uid_mappings.n == 0 || m->gid_mappings.n == 0)
+        return hv_error_set (err, 0, "idmap needs uidMappings and gidMappings on the mount");
+      cleanup_close int userns = idmap_userns (&m->uid_mappings, &m->gid_mappings, err);
+      if (userns < 0)
+        return -1;
+      struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t) userns };
+      if (mount_setattr (tree, "", AT_EMPTY_PATH | (o->ridmap ? AT_RECURSIVE : 0), &attr, sizeof (attr)) < 0)
+        return hv_error_set (err, errno, "idmap %s", src);
+    }
   cleanup_close int target = hv_create_in_root (ctx->rootfd, m->destination, S_ISDIR (st.st_mode), 0755, err);
   if (target < 0)
     return -1;
@@ -299,9 +376,9 @@ hv_mount_one (struct hv_mount_ctx *ctx, const oci_mount *m, hv_error **err)
   const char *type = m->type ? m->type : "";
   if (strcmp (type, "bind") == 0)
     o.bind = true;
-  if (o.idmap)
+  if (o.idmap && !o.bind)
     {
-      hv_error_set (err, 0, "mount %s: idmapped mounts are not supported yet", m->destination);
+      hv_error_set (err, 0, "idmap is only supported on bind mounts");
       goto out;
     }
   if (o.bind)

@@ -319,3 +319,15 @@ test_memory_and_pids_limits() {
   out=$(rt exec "$id" sh -c 'for i in $(seq 30); do sleep 5 & done 2>&1; wait' 2>&1)
   assert_contains "$out" "Resource temporarily unavailable"
 }
+
+test_idmapped_bind_mount() {
+  mkdir -p "$PWD/owned" && echo data > "$PWD/owned/f" && chown -R 1234:1234 "$PWD/owned"
+  cfg "$B" '.mounts += [{destination: "/idm", type: "bind", source: $src, options: ["bind", "idmap"],
+            uidMappings: [{containerID: 0, hostID: 1234, size: 1}], gidMappings: [{containerID: 0, hostID: 1234, size: 1}]}]' \
+    --arg src "$PWD/owned"
+  args "$B" sh -c 'stat -c "%u:%g" /idm/f; touch /idm/new && echo write-ok'
+  run_ctr "$B"
+  assert_eq "0:0
+write-ok" "$OUT"
+  assert_eq "1234:1234" "$(stat -c %u:%g "$PWD/owned/new")" "on-disk owner of a file created through the idmapped mount"
+}
