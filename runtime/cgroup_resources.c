@@ -28,15 +28,62 @@ write_i64 (const char *path, const char *controller, const char *file, long long
   return write_value (path, controller, file, buf, err);
 }
 
-int
-hv_cgroup_apply_resources (const char *path, const oci_resources *r, hv_error **err)
+/* v1 devices cgroup: the config's rules in order, then the devices every
+ * container gets (those the runtime creates in /dev and the ptys), as
+ * runc does, so "deny all" configs keep a working /dev. */
+static int
+apply_devices_v1 (const char *path, const oci_linux *l, hv_error **err)
 {
+  const oci_resources *r = &l->resources;
+  static const char *const defaults[] = { "c 1:3 rwm", "c 1:5 rwm", "c 1:7 rwm", "c 1:8 rwm", "c 1:9 rwm",
+                                          "c 5:0 rwm", "c 5:1 rwm", "c 5:2 rwm", "c 136:* rwm", NULL };
+  for (size_t i = 0; i < r->n_devices; i++)
+    {
+      const oci_device_rule *d = &r->devices[i];
+      char major[24] = "*", minor[24] = "*", rule[96];
+      const char *type = d->type ? d->type : "a";
+      if (d->major.set && d->major.value >= 0)
+        snprintf (major, sizeof (major), "%lld", (long long) d->major.value);
+      if (d->minor.set && d->minor.value >= 0)
+        snprintf (minor, sizeof (minor), "%lld", (long long) d->minor.value);
+      if (strcmp (type, "a") == 0)
+        snprintf (rule, sizeof (rule), "a");
+      else
+        snprintf (rule, sizeof (rule), "%s %s:%s %s", type, major, minor, d->access ? d->access : "rwm");
+      if (write_value (path, "devices", d->allow ? "devices.allow" : "devices.deny", rule, err) < 0)
+        return -1;
+    }
+  for (size_t i = 0; defaults[i]; i++)
+    if (write_value (path, "devices", "devices.allow", defaults[i], err) < 0)
+      return -1;
+  for (size_t i = 0; i < l->n_devices; i++)
+    {
+      const oci_device *d = &l->devices[i];
+      char rule[96];
+      if (d->type == 'p')
+        continue;
+      snprintf (rule, sizeof (rule), "%c %lld:%lld rwm", d->type == 'u' ? 'c' : d->type, (long long) d->major,
+                (long long) d->minor);
+      if (write_value (path, "devices", "devices.allow", rule, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+int
+hv_cgroup_apply_resources (const char *path, const oci_linux *l, hv_error **err)
+{
+  const oci_resources *r = &l->resources;
   if (!r->present)
     return 0;
   bool v2 = hv_cgroup_mode () == HV_CGROUP_V2;
   if (r->block_io.present || r->n_hugepage_limits || r->network.present || r->n_rdma || r->unified.n)
     return hv_error_set (err, 0, "linux.resources: blockIO, hugepageLimits, network, rdma and unified are not "
                                  "supported yet");
+  /* v2 device rules need an eBPF program (not written yet); on v1 the
+   * devices controller enforces them. */
+  if (r->n_devices && !v2 && apply_devices_v1 (path, l, err) < 0)
+    return -1;
   if (r->memory.present)
     {
       if (r->memory.limit.set)

@@ -7,5 +7,6 @@
 #define HAVEN_CGROUP_RESOURCES_H
 #include "error.h"
 #include "oci_spec.h"
-int hv_cgroup_apply_resources (const char *path, const oci_resources *r, hv_error **err);
+/* The devices listed in linux.devices are allowed too (as runc does). */
+int hv_cgroup_apply_resources (const char *path, const oci_linux *l, hv_error **err);
 #endif

@@ -201,7 +201,7 @@ drive_init (struct create_run *r, const struct hv_create_opts *opts, hv_error **
   else
     {
       r->cgroup_made = true;
-      if (hv_cgroup_apply_resources (r->c->cgroup_path, &r->spec->linux_cfg.resources, err) < 0)
+      if (hv_cgroup_apply_resources (r->c->cgroup_path, &r->spec->linux_cfg, err) < 0)
         return hv_error_wrap (err, "cgroup");
     }
   if (hv_sync_send (sock, HV_SYNC_GO, NULL, 0, -1, err) < 0)
@@ -289,6 +289,18 @@ hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_
   if (!r.spec->process.terminal && opts->console_socket)
     {
       hv_error_set (err, 0, "--console-socket given but process.terminal is false");
+      goto fail_early;
+    }
+  /* Fields this runtime reads but cannot enforce: refuse rather than run
+   * a container with less isolation or fewer devices than it asked for. */
+  if (r.spec->linux_cfg.intel_rdt.present)
+    {
+      hv_error_set (err, 0, "%s/config.json: .linux.intelRdt: Intel RDT is not supported", bundle);
+      goto fail_early;
+    }
+  if (r.spec->linux_cfg.net_devices.n)
+    {
+      hv_error_set (err, 0, "%s/config.json: .linux.netDevices: moving network devices is not supported", bundle);
       goto fail_early;
     }
   rootfs = resolve_rootfs (r.spec, bundle, err);

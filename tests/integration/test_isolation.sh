@@ -331,3 +331,19 @@ test_idmapped_bind_mount() {
 write-ok" "$OUT"
   assert_eq "1234:1234" "$(stat -c %u:%g "$PWD/owned/new")" "on-disk owner of a file created through the idmapped mount"
 }
+
+test_device_cgroup_rules_v1() {
+  [ -d /sys/fs/cgroup/devices ] || return 0 # v2 device rules are not implemented yet
+  cfg "$B" '.linux.resources.devices = [{allow: false, access: "rwm"}] | .linux.devices = [{path: "/dev/fuse", type: "c", major: 10, minor: 229, fileMode: 438}]'
+  args "$B" sh -c 'echo x > /dev/null && echo null-ok; cat /dev/fuse 2>&1 | grep -c "Operation not permitted"'
+  run_ctr "$B"
+  assert_eq "null-ok
+1" "$OUT"
+}
+
+test_unsupported_fields_are_refused() {
+  cfg "$B" '.linux.intelRdt = {closID: "x"}'
+  run_ctr "$B"
+  [ "$RC" != 0 ] || fail "intelRdt silently ignored"
+  assert_contains "$OUT" ".linux.intelRdt: Intel RDT is not supported"
+}
