@@ -8,9 +8,7 @@
 int
 hv_error_setv (hv_error **err, int errno_code, const char *fmt, va_list ap)
 {
-  char *msg = NULL;
-  if (vasprintf (&msg, fmt, ap) < 0)
-    abort ();
+  char *msg = xvasprintf (fmt, ap);
   if (err == NULL)
     {
       free (msg);
@@ -42,13 +40,11 @@ hv_error_set (hv_error **err, int errno_code, const char *fmt, ...)
 int
 hv_error_wrap (hv_error **err, const char *fmt, ...)
 {
-  char *ctx = NULL;
   va_list ap;
   if (err == NULL || *err == NULL)
     return -1;
   va_start (ap, fmt);
-  if (vasprintf (&ctx, fmt, ap) < 0)
-    abort ();
+  char *ctx = xvasprintf (fmt, ap);
   va_end (ap);
   char *msg = xasprintf ("%s: %s", ctx, (*err)->msg);
   free (ctx);
@@ -98,13 +94,20 @@ xstrdup (const char *s)
 }
 
 char *
-xasprintf (const char *fmt, ...)
+xvasprintf (const char *fmt, va_list ap)
 {
   char *r = NULL;
-  va_list ap;
-  va_start (ap, fmt);
   if (vasprintf (&r, fmt, ap) < 0)
     abort ();
+  return r;
+}
+
+char *
+xasprintf (const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  char *r = xvasprintf (fmt, ap);
   va_end (ap);
   return r;
 }

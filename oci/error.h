@@ -74,5 +74,6 @@ void *xmalloc0 (size_t n);
 void *xrealloc (void *p, size_t n);
 char *xstrdup (const char *s);
 char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+char *xvasprintf (const char *fmt, va_list ap) __attribute__ ((format (printf, 1, 0)));
 
 #endif

@@ -54,11 +54,9 @@ jw_pop (json_walk *w, size_t saved)
 int
 jw_fail (json_walk *w, const char *fmt, ...)
 {
-  char *msg = NULL;
   va_list ap;
   va_start (ap, fmt);
-  if (vasprintf (&msg, fmt, ap) < 0)
-    abort ();
+  char *msg = xvasprintf (fmt, ap);
   va_end (ap);
   hv_error_set (w->err, 0, "%s: %s: %s", w->name, w->len ? w->path : ".", msg);
   free (msg);

@@ -14,16 +14,11 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+#include "json_gen.h"
 #include "json_walk.h"
 #include "oci_tables.h"
 #include "policy_compile.h"
 #include "utils.h"
-
-static void
-s (yajl_gen g, const char *str)
-{
-  yajl_gen_string (g, (const unsigned char *) str, strlen (str));
-}
 
 static void
 emit (yajl_gen g, yajl_val v)
@@ -31,7 +26,7 @@ emit (yajl_gen g, yajl_val v)
   if (v == NULL || YAJL_IS_NULL (v))
     yajl_gen_null (g);
   else if (YAJL_IS_STRING (v))
-    s (g, v->u.string);
+    jg_str (g, v->u.string);
   else if (YAJL_IS_NUMBER (v))
     yajl_gen_number (g, v->u.number.r, strlen (v->u.number.r));
   else if (YAJL_IS_TRUE (v))
@@ -50,7 +45,7 @@ emit (yajl_gen g, yajl_val v)
       yajl_gen_map_open (g);
       for (size_t i = 0; i < v->u.object.len; i++)
         {
-          s (g, v->u.object.keys[i]);
+          jg_str (g, v->u.object.keys[i]);
           emit (g, v->u.object.values[i]);
         }
       yajl_gen_map_close (g);
@@ -74,11 +69,11 @@ emit_capabilities (yajl_gen g, yajl_val caps, const hv_policy *p)
   for (size_t i = 0; caps && YAJL_IS_OBJECT (caps) && i < caps->u.object.len; i++)
     {
       yajl_val set = caps->u.object.values[i];
-      s (g, caps->u.object.keys[i]);
+      jg_str (g, caps->u.object.keys[i]);
       yajl_gen_array_open (g);
       for (size_t j = 0; set && YAJL_IS_ARRAY (set) && j < set->u.array.len; j++)
         if (YAJL_IS_STRING (set->u.array.values[j]) && in_list (&p->capabilities, set->u.array.values[j]->u.string))
-          s (g, set->u.array.values[j]->u.string);
+          jg_str (g, set->u.array.values[j]->u.string);
       yajl_gen_array_close (g);
     }
   yajl_gen_map_close (g);
@@ -101,7 +96,7 @@ emit_env (yajl_gen g, yajl_val env, const hv_policy *p)
   yajl_gen_array_open (g);
   for (char **e = out; *e; e++)
     {
-      s (g, *e);
+      jg_str (g, *e);
       free (*e);
     }
   yajl_gen_array_close (g);
@@ -118,14 +113,14 @@ emit_process (yajl_gen g, yajl_val proc, const hv_policy *p)
       const char *k = proc->u.object.keys[i];
       if (strcmp (k, "noNewPrivileges") == 0 || strcmp (k, "capabilities") == 0 || strcmp (k, "env") == 0)
         continue;
-      s (g, k);
+      jg_str (g, k);
       emit (g, proc->u.object.values[i]);
     }
-  s (g, "noNewPrivileges");
+  jg_str (g, "noNewPrivileges");
   yajl_gen_bool (g, 1);
-  s (g, "capabilities");
+  jg_str (g, "capabilities");
   emit_capabilities (g, jw_lookup (proc, "capabilities"), p);
-  s (g, "env");
+  jg_str (g, "env");
   emit_env (g, jw_lookup (proc, "env"), p);
   yajl_gen_map_close (g);
 }
@@ -138,7 +133,7 @@ emit_paths (yajl_gen g, yajl_val existing, const oci_strv *extra)
     emit (g, existing->u.array.values[i]);
   for (size_t i = 0; i < extra->n; i++)
     if (extra->v[i][0] == '/' && strpbrk (extra->v[i], "*?[") == NULL)
-      s (g, extra->v[i]); /* container paths; globs and ~ name host places */
+      jg_str (g, extra->v[i]); /* container paths; globs and ~ name host places */
   yajl_gen_array_close (g);
 }
 
@@ -156,10 +151,10 @@ emit_seccomp (yajl_gen g, yajl_val sc, const hv_policy *p)
   for (size_t i = 0; i < sc->u.object.len; i++)
     if (strcmp (sc->u.object.keys[i], "syscalls") != 0)
       {
-        s (g, sc->u.object.keys[i]);
+        jg_str (g, sc->u.object.keys[i]);
         emit (g, sc->u.object.values[i]);
       }
-  s (g, "syscalls");
+  jg_str (g, "syscalls");
   yajl_gen_array_open (g);
   for (size_t i = 0; syscalls && YAJL_IS_ARRAY (syscalls) && i < syscalls->u.array.len; i++)
     {
@@ -174,7 +169,7 @@ emit_seccomp (yajl_gen g, yajl_val sc, const hv_policy *p)
       yajl_gen_map_open (g);
       for (size_t k = 0; k < rule->u.object.len; k++)
         {
-          s (g, rule->u.object.keys[k]);
+          jg_str (g, rule->u.object.keys[k]);
           yajl_val v = rule->u.object.values[k];
           if (strcmp (rule->u.object.keys[k], "names") != 0 || !YAJL_IS_ARRAY (v))
             {
@@ -184,17 +179,17 @@ emit_seccomp (yajl_gen g, yajl_val sc, const hv_policy *p)
           yajl_gen_array_open (g);
           for (size_t j = 0; j < v->u.array.len; j++)
             if (YAJL_IS_STRING (v->u.array.values[j]) && !hv_policy_denies_syscall (p, v->u.array.values[j]->u.string))
-              s (g, v->u.array.values[j]->u.string);
+              jg_str (g, v->u.array.values[j]->u.string);
           yajl_gen_array_close (g);
         }
       yajl_gen_map_close (g);
     }
   yajl_gen_map_open (g);
-  s (g, "names");
+  jg_str (g, "names");
   hv_policy_gen_denied_names (g, p);
-  s (g, "action");
-  s (g, "SCMP_ACT_ERRNO");
-  s (g, "errnoRet");
+  jg_str (g, "action");
+  jg_str (g, "SCMP_ACT_ERRNO");
+  jg_str (g, "errnoRet");
   yajl_gen_integer (g, 1);
   yajl_gen_map_close (g);
   yajl_gen_array_close (g);
@@ -219,37 +214,37 @@ emit_linux (yajl_gen g, yajl_val lx, const hv_policy *p, const char *agent_profi
       if (strcmp (k, "maskedPaths") == 0 || strcmp (k, "readonlyPaths") == 0 || strcmp (k, "seccomp") == 0
           || strcmp (k, "namespaces") == 0)
         continue;
-      s (g, k);
+      jg_str (g, k);
       emit (g, lx->u.object.values[i]);
     }
-  s (g, "namespaces");
+  jg_str (g, "namespaces");
   yajl_gen_array_open (g);
   for (size_t i = 0; nss && YAJL_IS_ARRAY (nss) && i < nss->u.array.len; i++)
     emit (g, nss->u.array.values[i]);
   if (!has_net && p->net_mode != HV_NET_OPEN)
     {
       yajl_gen_map_open (g);
-      s (g, "type");
-      s (g, "network");
+      jg_str (g, "type");
+      jg_str (g, "network");
       yajl_gen_map_close (g);
     }
   yajl_gen_array_close (g);
-  s (g, "maskedPaths");
+  jg_str (g, "maskedPaths");
   emit_paths (g, jw_lookup (lx, "maskedPaths"), &p->block);
-  s (g, "readonlyPaths");
+  jg_str (g, "readonlyPaths");
   emit_paths (g, jw_lookup (lx, "readonlyPaths"), &p->read_only);
   yajl_val sc = jw_lookup (lx, "seccomp");
   if (p->syscall_profile && strcmp (p->syscall_profile, "none") == 0 && p->syscall_deny.n == 0)
     {
       if (sc && !YAJL_IS_NULL (sc))
         {
-          s (g, "seccomp");
+          jg_str (g, "seccomp");
           emit (g, sc);
         }
     }
   else if (sc && YAJL_IS_OBJECT (sc))
     {
-      s (g, "seccomp");
+      jg_str (g, "seccomp");
       emit_seccomp (g, sc, p);
     }
   else
@@ -259,7 +254,7 @@ emit_linux (yajl_gen g, yajl_val lx, const hv_policy *p, const char *agent_profi
       yajl_val agent_sc = jw_lookup (jw_lookup (agent, "linux"), "seccomp");
       if (agent_sc)
         {
-          s (g, "seccomp");
+          jg_str (g, "seccomp");
           emit (g, agent_sc);
         }
       yajl_tree_free (agent);
@@ -304,7 +299,7 @@ hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, 
     {
       const char *k = root->u.object.keys[i];
       yajl_val v = root->u.object.values[i];
-      s (g, k);
+      jg_str (g, k);
       if (strcmp (k, "process") == 0 && YAJL_IS_OBJECT (v))
         emit_process (g, v, p);
       else if (strcmp (k, "linux") == 0 && YAJL_IS_OBJECT (v))
@@ -318,11 +313,11 @@ hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, 
           for (size_t j = 0; j < v->u.object.len; j++)
             if (strcmp (v->u.object.keys[j], HV_POLICY_ANNOTATION) != 0)
               {
-                s (g, v->u.object.keys[j]);
+                jg_str (g, v->u.object.keys[j]);
                 emit (g, v->u.object.values[j]);
               }
-          s (g, HV_POLICY_ANNOTATION);
-          s (g, p->name);
+          jg_str (g, HV_POLICY_ANNOTATION);
+          jg_str (g, p->name);
           yajl_gen_map_close (g);
           seen_annotations = true;
         }
@@ -331,17 +326,17 @@ hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, 
     }
   if (!seen_linux)
     {
-      s (g, "linux");
+      jg_str (g, "linux");
       yajl_val empty = yajl_tree_parse ("{}", NULL, 0);
       emit_linux (g, empty, p, agent);
       yajl_tree_free (empty);
     }
   if (!seen_annotations)
     {
-      s (g, "annotations");
+      jg_str (g, "annotations");
       yajl_gen_map_open (g);
-      s (g, HV_POLICY_ANNOTATION);
-      s (g, p->name);
+      jg_str (g, HV_POLICY_ANNOTATION);
+      jg_str (g, p->name);
       yajl_gen_map_close (g);
     }
   yajl_gen_map_close (g);

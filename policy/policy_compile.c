@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
+#include "json_gen.h"
 #include "oci_tables.h"
 #include "policy_compile.h"
 #include "policy_exec.h"
@@ -34,25 +35,12 @@ static const char *const agent_denied_syscalls[] = {
 #define CLONE_NEWUSER_FLAG 0x10000000ULL
 
 static void
-s (yajl_gen g, const char *str)
-{
-  yajl_gen_string (g, (const unsigned char *) str, strlen (str));
-}
-
-static void
-kv (yajl_gen g, const char *k, const char *v)
-{
-  s (g, k);
-  s (g, v);
-}
-
-static void
 strv (yajl_gen g, const char *key, char **v, size_t n)
 {
-  s (g, key);
+  jg_str (g, key);
   yajl_gen_array_open (g);
   for (size_t i = 0; i < n; i++)
-    s (g, v[i]);
+    jg_str (g, v[i]);
   yajl_gen_array_close (g);
 }
 
@@ -107,13 +95,13 @@ static void
 mount_entry (yajl_gen g, const char *dest, const char *type, const char *src, const char *const *opts)
 {
   yajl_gen_map_open (g);
-  kv (g, "destination", dest);
-  kv (g, "type", type);
-  kv (g, "source", src);
-  s (g, "options");
+  jg_kv (g, "destination", dest);
+  jg_kv (g, "type", type);
+  jg_kv (g, "source", src);
+  jg_str (g, "options");
   yajl_gen_array_open (g);
   for (size_t i = 0; opts[i]; i++)
-    s (g, opts[i]);
+    jg_str (g, opts[i]);
   yajl_gen_array_close (g);
   yajl_gen_map_close (g);
 }
@@ -157,7 +145,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   static const char *const dev_opts[] = { "nosuid", "strictatime", "mode=755", "size=65536k", NULL };
   static const char *const pts_opts[] = { "nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", NULL };
   static const char *const shm_opts[] = { "nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL };
-  s (g, "mounts");
+  jg_str (g, "mounts");
   yajl_gen_array_open (g);
   /* The host, read-only, as the container's root. */
   mount_entry (g, "/", "bind", "/", root_opts);
@@ -242,9 +230,9 @@ hv_policy_gen_denied_names (yajl_gen g, const hv_policy *p)
   if (!p->syscall_profile || strcmp (p->syscall_profile, "none") != 0)
     for (size_t i = 0; agent_denied_syscalls[i]; i++)
       if (hv_policy_denies_syscall (p, agent_denied_syscalls[i]))
-        s (g, agent_denied_syscalls[i]);
+        jg_str (g, agent_denied_syscalls[i]);
   for (size_t j = 0; j < p->syscall_deny.n; j++)
-    s (g, p->syscall_deny.v[j]);
+    jg_str (g, p->syscall_deny.v[j]);
   yajl_gen_array_close (g);
 }
 
@@ -253,22 +241,22 @@ gen_seccomp (yajl_gen g, const hv_policy *p)
 {
   if (p->syscall_profile && strcmp (p->syscall_profile, "none") == 0)
     return;
-  s (g, "seccomp");
+  jg_str (g, "seccomp");
   yajl_gen_map_open (g);
-  kv (g, "defaultAction", "SCMP_ACT_ALLOW");
+  jg_kv (g, "defaultAction", "SCMP_ACT_ALLOW");
   /* Only the native architecture: a 32-bit or x32 system call (a classic
    * way around syscall filters) then kills the caller outright, and the
    * filter is a third of the size to build at every start. */
   static char *archs[] = { (char *) "SCMP_ARCH_X86_64" };
   strv (g, "architectures", archs, 1);
-  s (g, "syscalls");
+  jg_str (g, "syscalls");
   yajl_gen_array_open (g);
   /* Plain denials (minus the policy's extra allows, plus its denies). */
   yajl_gen_map_open (g);
-  s (g, "names");
+  jg_str (g, "names");
   hv_policy_gen_denied_names (g, p);
-  kv (g, "action", "SCMP_ACT_ERRNO");
-  s (g, "errnoRet");
+  jg_kv (g, "action", "SCMP_ACT_ERRNO");
+  jg_str (g, "errnoRet");
   yajl_gen_integer (g, EPERM);
   yajl_gen_map_close (g);
   /* ioctl(fd, TIOCSTI / TIOCLINUX): typing into the user's terminal. */
@@ -278,17 +266,17 @@ gen_seccomp (yajl_gen g, const hv_policy *p)
       yajl_gen_map_open (g);
       static char *ioctl_name[] = { (char *) "ioctl" };
       strv (g, "names", ioctl_name, 1);
-      kv (g, "action", "SCMP_ACT_ERRNO");
-      s (g, "errnoRet");
+      jg_kv (g, "action", "SCMP_ACT_ERRNO");
+      jg_str (g, "errnoRet");
       yajl_gen_integer (g, EPERM);
-      s (g, "args");
+      jg_str (g, "args");
       yajl_gen_array_open (g);
       yajl_gen_map_open (g);
-      s (g, "index");
+      jg_str (g, "index");
       yajl_gen_integer (g, 1);
-      s (g, "value");
+      jg_str (g, "value");
       yajl_gen_integer (g, (long long) ioctls[i]);
-      kv (g, "op", "SCMP_CMP_EQ");
+      jg_kv (g, "op", "SCMP_CMP_EQ");
       yajl_gen_map_close (g);
       yajl_gen_array_close (g);
       yajl_gen_map_close (g);
@@ -298,27 +286,27 @@ gen_seccomp (yajl_gen g, const hv_policy *p)
   yajl_gen_map_open (g);
   static char *clone_name[] = { (char *) "clone" };
   strv (g, "names", clone_name, 1);
-  kv (g, "action", "SCMP_ACT_ERRNO");
-  s (g, "errnoRet");
+  jg_kv (g, "action", "SCMP_ACT_ERRNO");
+  jg_str (g, "errnoRet");
   yajl_gen_integer (g, EPERM);
-  s (g, "args");
+  jg_str (g, "args");
   yajl_gen_array_open (g);
   yajl_gen_map_open (g);
-  s (g, "index");
+  jg_str (g, "index");
   yajl_gen_integer (g, 0);
-  s (g, "value");
+  jg_str (g, "value");
   yajl_gen_integer (g, (long long) CLONE_NEWUSER_FLAG);
-  s (g, "valueTwo");
+  jg_str (g, "valueTwo");
   yajl_gen_integer (g, (long long) CLONE_NEWUSER_FLAG);
-  kv (g, "op", "SCMP_CMP_MASKED_EQ");
+  jg_kv (g, "op", "SCMP_CMP_MASKED_EQ");
   yajl_gen_map_close (g);
   yajl_gen_array_close (g);
   yajl_gen_map_close (g);
   yajl_gen_map_open (g);
   static char *clone3_name[] = { (char *) "clone3" };
   strv (g, "names", clone3_name, 1);
-  kv (g, "action", "SCMP_ACT_ERRNO");
-  s (g, "errnoRet");
+  jg_kv (g, "action", "SCMP_ACT_ERRNO");
+  jg_str (g, "errnoRet");
   yajl_gen_integer (g, ENOSYS);
   yajl_gen_map_close (g);
   yajl_gen_array_close (g);
@@ -334,7 +322,7 @@ landlock_json (const oci_strv *writable, const oci_strv *exec, bool best_effort)
   strv (g, "read", all, 1);
   strv (g, "write", writable->v, writable->n);
   strv (g, "exec", exec->v, exec->n);
-  s (g, "bestEffort");
+  jg_str (g, "bestEffort");
   yajl_gen_bool (g, best_effort);
   yajl_gen_map_close (g);
   const unsigned char *buf;
@@ -371,16 +359,16 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
     goto out;
 
   yajl_gen_map_open (g);
-  kv (g, "ociVersion", HAVEN_OCI_VERSION);
-  s (g, "process");
+  jg_kv (g, "ociVersion", HAVEN_OCI_VERSION);
+  jg_str (g, "process");
   yajl_gen_map_open (g);
-  s (g, "terminal");
+  jg_str (g, "terminal");
   yajl_gen_bool (g, ctx->terminal);
-  s (g, "user");
+  jg_str (g, "user");
   yajl_gen_map_open (g);
-  s (g, "uid");
+  jg_str (g, "uid");
   yajl_gen_integer (g, ctx->uid);
-  s (g, "gid");
+  jg_str (g, "gid");
   yajl_gen_integer (g, ctx->gid);
   yajl_gen_map_close (g);
   size_t argc = 0;
@@ -391,71 +379,71 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
   while (env[envc])
     envc++;
   strv (g, "env", env, envc);
-  kv (g, "cwd", ctx->cwd);
-  s (g, "capabilities");
+  jg_kv (g, "cwd", ctx->cwd);
+  jg_str (g, "capabilities");
   yajl_gen_map_open (g);
   static const char *const sets[] = { "bounding", "effective", "permitted" };
   for (size_t i = 0; i < 3; i++)
     strv (g, sets[i], p->capabilities.v, p->capabilities.n);
   yajl_gen_map_close (g);
-  s (g, "rlimits");
+  jg_str (g, "rlimits");
   yajl_gen_array_open (g);
   if (p->nofile.set)
     {
       yajl_gen_map_open (g);
-      kv (g, "type", "RLIMIT_NOFILE");
-      s (g, "soft");
+      jg_kv (g, "type", "RLIMIT_NOFILE");
+      jg_str (g, "soft");
       yajl_gen_integer (g, (long long) p->nofile.value);
-      s (g, "hard");
+      jg_str (g, "hard");
       yajl_gen_integer (g, (long long) p->nofile.value);
       yajl_gen_map_close (g);
     }
   yajl_gen_array_close (g);
-  s (g, "noNewPrivileges");
+  jg_str (g, "noNewPrivileges");
   yajl_gen_bool (g, true);
   yajl_gen_map_close (g);
 
-  s (g, "root");
+  jg_str (g, "root");
   yajl_gen_map_open (g);
-  kv (g, "path", ctx->rootfs);
-  s (g, "readonly");
+  jg_kv (g, "path", ctx->rootfs);
+  jg_str (g, "readonly");
   yajl_gen_bool (g, true);
   yajl_gen_map_close (g);
-  kv (g, "hostname", "haven");
+  jg_kv (g, "hostname", "haven");
   oci_strv_push (&writable, "/dev");
   oci_strv_push (&writable, "/proc");
   gen_mounts (g, p, ctx, &writable);
 
-  s (g, "annotations");
+  jg_str (g, "annotations");
   yajl_gen_map_open (g);
-  kv (g, HV_POLICY_ANNOTATION, p->name ? p->name : "");
-  kv (g, "run.haven.cgroup", "if-limited");
+  jg_kv (g, HV_POLICY_ANNOTATION, p->name ? p->name : "");
+  jg_kv (g, "run.haven.cgroup", "if-limited");
   ll = landlock_json (&writable, &exec, best_effort (p, "landlock"));
-  kv (g, HV_LANDLOCK_ANNOTATION, ll);
+  jg_kv (g, HV_LANDLOCK_ANNOTATION, ll);
   yajl_gen_map_close (g);
 
-  s (g, "linux");
+  jg_str (g, "linux");
   yajl_gen_map_open (g);
-  s (g, "namespaces");
+  jg_str (g, "namespaces");
   yajl_gen_array_open (g);
   static const char *const ns[] = { "pid", "ipc", "uts", "mount", "cgroup" };
   for (size_t i = 0; i < N_ELEMENTS (ns); i++)
     {
       yajl_gen_map_open (g);
-      kv (g, "type", ns[i]);
+      jg_kv (g, "type", ns[i]);
       yajl_gen_map_close (g);
     }
   if (p->net_mode != HV_NET_OPEN)
     {
       /* none, and allowlist until the egress firewall exists: fail closed. */
       yajl_gen_map_open (g);
-      kv (g, "type", "network");
+      jg_kv (g, "type", "network");
       yajl_gen_map_close (g);
     }
   if (ctx->rootless)
     {
       yajl_gen_map_open (g);
-      kv (g, "type", "user");
+      jg_kv (g, "type", "user");
       yajl_gen_map_close (g);
     }
   yajl_gen_array_close (g);
@@ -464,14 +452,14 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
       static const char *const maps[] = { "uidMappings", "gidMappings" };
       for (size_t i = 0; i < 2; i++)
         {
-          s (g, maps[i]);
+          jg_str (g, maps[i]);
           yajl_gen_array_open (g);
           yajl_gen_map_open (g);
-          s (g, "containerID");
+          jg_str (g, "containerID");
           yajl_gen_integer (g, i == 0 ? ctx->uid : ctx->gid);
-          s (g, "hostID");
+          jg_str (g, "hostID");
           yajl_gen_integer (g, i == 0 ? ctx->uid : ctx->gid);
-          s (g, "size");
+          jg_str (g, "size");
           yajl_gen_integer (g, 1);
           yajl_gen_map_close (g);
           yajl_gen_array_close (g);
@@ -479,33 +467,33 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
     }
   if (p->memory.set || p->pids.set || p->cpus_milli.set)
     {
-      s (g, "resources");
+      jg_str (g, "resources");
       yajl_gen_map_open (g);
       if (p->memory.set)
         {
-          s (g, "memory");
+          jg_str (g, "memory");
           yajl_gen_map_open (g);
-          s (g, "limit");
+          jg_str (g, "limit");
           yajl_gen_integer (g, (long long) p->memory.value);
-          s (g, "swap");
+          jg_str (g, "swap");
           yajl_gen_integer (g, (long long) p->memory.value);
           yajl_gen_map_close (g);
         }
       if (p->pids.set)
         {
-          s (g, "pids");
+          jg_str (g, "pids");
           yajl_gen_map_open (g);
-          s (g, "limit");
+          jg_str (g, "limit");
           yajl_gen_integer (g, (long long) p->pids.value);
           yajl_gen_map_close (g);
         }
       if (p->cpus_milli.set)
         {
-          s (g, "cpu");
+          jg_str (g, "cpu");
           yajl_gen_map_open (g);
-          s (g, "period");
+          jg_str (g, "period");
           yajl_gen_integer (g, 100000);
-          s (g, "quota");
+          jg_str (g, "quota");
           yajl_gen_integer (g, (long long) (p->cpus_milli.value * 100));
           yajl_gen_map_close (g);
         }

@@ -29,11 +29,9 @@ yw_fail (struct yw *w, const yaml_node_t *n, const char *key, const char *fmt, .
 static int
 yw_fail (struct yw *w, const yaml_node_t *n, const char *key, const char *fmt, ...)
 {
-  char *msg = NULL;
   va_list ap;
   va_start (ap, fmt);
-  if (vasprintf (&msg, fmt, ap) < 0)
-    abort ();
+  char *msg = xvasprintf (fmt, ap);
   va_end (ap);
   size_t line = n ? n->start_mark.line + 1 : 0, col = n ? n->start_mark.column + 1 : 0;
   if (key && w->section)

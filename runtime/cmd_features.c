@@ -6,6 +6,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "capabilities.h"
+#include "json_gen.h"
 #include "cgroup.h"
 #include "cli.h"
 #include "oci_tables.h"
@@ -14,26 +15,20 @@
 #include "utils.h"
 
 static void
-str (yajl_gen g, const char *s)
-{
-  yajl_gen_string (g, (const unsigned char *) s, strlen (s));
-}
-
-static void
 str_array (yajl_gen g, const char *key, const char *const *v, size_t n)
 {
-  str (g, key);
+  jg_str (g, key);
   yajl_gen_array_open (g);
   for (size_t i = 0; i < n; i++)
     if (v[i])
-      str (g, v[i]);
+      jg_str (g, v[i]);
   yajl_gen_array_close (g);
 }
 
 static void
 boolean (yajl_gen g, const char *key, bool v)
 {
-  str (g, key);
+  jg_str (g, key);
   yajl_gen_bool (g, v);
 }
 
@@ -57,21 +52,21 @@ cmd_features (struct hv_global *g, int argc, char **argv, hv_error **err)
   yajl_gen_config (y, yajl_gen_beautify, 1);
   yajl_gen_config (y, yajl_gen_indent_string, "    ");
   yajl_gen_map_open (y);
-  str (y, "ociVersionMin");
-  str (y, "1.0.0");
-  str (y, "ociVersionMax");
-  str (y, HAVEN_OCI_VERSION);
+  jg_str (y, "ociVersionMin");
+  jg_str (y, "1.0.0");
+  jg_str (y, "ociVersionMax");
+  jg_str (y, HAVEN_OCI_VERSION);
   str_array (y, "hooks", hooks, N_ELEMENTS (hooks));
   str_array (y, "mountOptions", mount_options, N_ELEMENTS (mount_options));
-  str (y, "linux");
+  jg_str (y, "linux");
   yajl_gen_map_open (y);
   str_array (y, "namespaces", oci_namespace_names, 8);
-  str (y, "capabilities");
+  jg_str (y, "capabilities");
   yajl_gen_array_open (y);
   for (int c = 0; c <= hv_caps_last_cap () && oci_capability_name (c); c++)
-    str (y, oci_capability_name (c));
+    jg_str (y, oci_capability_name (c));
   yajl_gen_array_close (y);
-  str (y, "cgroup");
+  jg_str (y, "cgroup");
   yajl_gen_map_open (y);
   boolean (y, "v1", hv_cgroup_mode () != HV_CGROUP_V2);
   boolean (y, "v2", true);
@@ -79,44 +74,44 @@ cmd_features (struct hv_global *g, int argc, char **argv, hv_error **err)
   boolean (y, "systemdUser", false);
   boolean (y, "rdma", false);
   yajl_gen_map_close (y);
-  str (y, "seccomp");
+  jg_str (y, "seccomp");
   yajl_gen_map_open (y);
   boolean (y, "enabled", true);
   str_array (y, "actions", oci_seccomp_action_names, oci_seccomp_n_actions);
   str_array (y, "operators", oci_seccomp_operator_names + 1, OCI_SCMP_CMP_MASKED_EQ);
-  str (y, "archs");
+  jg_str (y, "archs");
   yajl_gen_array_open (y);
   for (size_t i = 0; oci_seccomp_arch_names[i]; i++)
     if (hv_seccomp_arch_supported (oci_seccomp_arch_names[i]))
-      str (y, oci_seccomp_arch_names[i]);
+      jg_str (y, oci_seccomp_arch_names[i]);
   yajl_gen_array_close (y);
   str_array (y, "knownFlags", oci_seccomp_flag_names, 4);
   str_array (y, "supportedFlags", oci_seccomp_flag_names, 3);
   yajl_gen_map_close (y);
-  str (y, "apparmor");
+  jg_str (y, "apparmor");
   yajl_gen_map_open (y);
   boolean (y, "enabled", hv_apparmor_enabled ());
   yajl_gen_map_close (y);
-  str (y, "selinux");
+  jg_str (y, "selinux");
   yajl_gen_map_open (y);
   boolean (y, "enabled", false);
   yajl_gen_map_close (y);
-  str (y, "intelRdt");
+  jg_str (y, "intelRdt");
   yajl_gen_map_open (y);
   boolean (y, "enabled", false);
   yajl_gen_map_close (y);
-  str (y, "mountExtensions");
+  jg_str (y, "mountExtensions");
   yajl_gen_map_open (y);
-  str (y, "idmap");
+  jg_str (y, "idmap");
   yajl_gen_map_open (y);
   boolean (y, "enabled", true);
   yajl_gen_map_close (y);
   yajl_gen_map_close (y);
   yajl_gen_map_close (y);
-  str (y, "annotations");
+  jg_str (y, "annotations");
   yajl_gen_map_open (y);
-  str (y, "io.github.haven.runtime");
-  str (y, "haven-runc " PACKAGE_VERSION);
+  jg_str (y, "io.github.haven.runtime");
+  jg_str (y, "haven-runc " PACKAGE_VERSION);
   yajl_gen_map_close (y);
   yajl_gen_map_close (y);
   const unsigned char *buf;

@@ -71,11 +71,9 @@ hv_log (enum hv_log_level level, const char *fmt, ...)
 {
   if (level == HV_LOG_DEBUG && !log_debug)
     return;
-  char *msg = NULL;
   va_list ap;
   va_start (ap, fmt);
-  if (vasprintf (&msg, fmt, ap) < 0)
-    abort ();
+  char *msg = xvasprintf (fmt, ap);
   va_end (ap);
   if (log_fd >= 0)
     write_entry (log_fd, level, msg);

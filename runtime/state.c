@@ -12,6 +12,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "cgroup.h"
+#include "json_gen.h"
 #include "json_walk.h"
 #include "utils.h"
 
@@ -38,19 +39,6 @@ hv_state_dir (struct hv_global *g, const char *id, char **out, hv_error **err)
   return 0;
 }
 
-static void
-gen_string (yajl_gen g, const char *s)
-{
-  yajl_gen_string (g, (const unsigned char *) s, strlen (s));
-}
-
-static void
-gen_kv (yajl_gen g, const char *k, const char *v)
-{
-  gen_string (g, k);
-  gen_string (g, v ? v : "");
-}
-
 static char *
 gen_finish (yajl_gen g)
 {
@@ -66,10 +54,10 @@ gen_finish (yajl_gen g)
 static void
 gen_annotations (yajl_gen g, const oci_kv_list *a)
 {
-  gen_string (g, "annotations");
+  jg_str (g, "annotations");
   yajl_gen_map_open (g);
   for (size_t i = 0; i < a->n; i++)
-    gen_kv (g, a->v[i].key, a->v[i].value);
+    jg_kv (g, a->v[i].key, a->v[i].value);
   yajl_gen_map_close (g);
 }
 
@@ -80,17 +68,17 @@ hv_container_state_json (const hv_container *c, enum hv_status status, bool pret
   yajl_gen_config (g, yajl_gen_beautify, pretty ? 1 : 0);
   yajl_gen_config (g, yajl_gen_indent_string, "  ");
   yajl_gen_map_open (g);
-  gen_kv (g, "ociVersion", HAVEN_OCI_VERSION);
-  gen_kv (g, "id", c->id);
-  gen_string (g, "pid");
+  jg_kv (g, "ociVersion", HAVEN_OCI_VERSION);
+  jg_kv (g, "id", c->id);
+  jg_str (g, "pid");
   yajl_gen_integer (g, status == HV_STATUS_STOPPED ? 0 : c->pid);
-  gen_kv (g, "status", hv_status_name (status));
-  gen_kv (g, "bundle", c->bundle);
-  gen_kv (g, "rootfs", c->rootfs);
-  gen_kv (g, "created", c->created);
-  gen_string (g, "owner");
+  jg_kv (g, "status", hv_status_name (status));
+  jg_kv (g, "bundle", c->bundle);
+  jg_kv (g, "rootfs", c->rootfs);
+  jg_kv (g, "created", c->created);
+  jg_str (g, "owner");
   cleanup_free char *owner = xasprintf ("%u", (unsigned) c->owner);
-  gen_string (g, owner);
+  jg_str (g, owner);
   gen_annotations (g, &c->annotations);
   yajl_gen_map_close (g);
   return gen_finish (g);
@@ -101,18 +89,18 @@ hv_container_save (const hv_container *c, hv_error **err)
 {
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_map_open (g);
-  gen_kv (g, "id", c->id);
-  gen_string (g, "pid");
+  jg_kv (g, "id", c->id);
+  jg_str (g, "pid");
   yajl_gen_integer (g, c->pid);
-  gen_string (g, "startTime");
+  jg_str (g, "startTime");
   yajl_gen_integer (g, (long long) c->start_time);
-  gen_kv (g, "bundle", c->bundle);
-  gen_kv (g, "rootfs", c->rootfs);
-  gen_kv (g, "created", c->created);
-  gen_string (g, "owner");
+  jg_kv (g, "bundle", c->bundle);
+  jg_kv (g, "rootfs", c->rootfs);
+  jg_kv (g, "created", c->created);
+  jg_str (g, "owner");
   yajl_gen_integer (g, c->owner);
-  gen_kv (g, "cgroupPath", c->cgroup_path);
-  gen_string (g, "systemdCgroup");
+  jg_kv (g, "cgroupPath", c->cgroup_path);
+  jg_str (g, "systemdCgroup");
   yajl_gen_bool (g, c->systemd_cgroup);
   gen_annotations (g, &c->annotations);
   yajl_gen_map_close (g);
