@@ -159,6 +159,13 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
     goto out;
 
   fifo = ctx->fifo_fd;
+  {
+    /* Our pid in the runtime's namespace, while its /proc is still ours to
+     * read: the seccomp listener is told this one. */
+    char self[32] = "";
+    if (readlink ("/proc/self", self, sizeof (self) - 1) > 0)
+      pctx.host_pid = (pid_t) atoi (self);
+  }
   pctx.seccomp_listener = connect_seccomp_listener (spec, err);
   if (pctx.seccomp_listener < 0 && *err)
     goto out;

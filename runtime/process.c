@@ -311,7 +311,7 @@ hv_process_prepare (struct hv_process_ctx *ctx, hv_error **err)
       ctx->seccomp_loaded = true;
       if (notify_fd >= 0)
         {
-          int r = hv_seccomp_send_notify_fd (ctx->seccomp, ctx->seccomp_listener, ctx->state_json, notify_fd, err);
+          int r = hv_seccomp_send_notify_fd (ctx->seccomp, ctx->seccomp_listener, ctx->state_json, ctx->host_pid, notify_fd, err);
           close (notify_fd);
           if (r < 0)
             return -1;
@@ -346,7 +346,7 @@ hv_process_exec (struct hv_process_ctx *ctx, hv_error **err)
         return -1;
       if (notify_fd >= 0)
         {
-          int r = hv_seccomp_send_notify_fd (ctx->seccomp, ctx->seccomp_listener, ctx->state_json, notify_fd, err);
+          int r = hv_seccomp_send_notify_fd (ctx->seccomp, ctx->seccomp_listener, ctx->state_json, ctx->host_pid, notify_fd, err);
           close (notify_fd);
           if (r < 0)
             return -1;

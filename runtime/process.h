@@ -19,6 +19,7 @@ struct hv_process_ctx
   int seccomp_listener;       /* connected socket for the notify fd, or -1 */
   const char *state_json;     /* for the seccomp listener message */
   const char *landlock;       /* run.haven.landlock rules, NULL if none */
+  pid_t host_pid;             /* our pid as the runtime sees it (0: unknown) */
   char *exe;                  /* resolved executable */
   char **envp;                /* final environment */
   bool seccomp_loaded;

@@ -8,7 +8,9 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <yajl/yajl_gen.h>
 
+#include "json_gen.h"
 #include "oci_tables.h"
 #include "utils.h"
 
@@ -75,8 +77,8 @@ static int
 add_rule (scmp_filter_ctx ctx, const oci_seccomp_syscall *s, const char *name, int nr, uint32_t action,
           hv_error **err)
 {
-  struct scmp_arg_cmp cmps[6];
-  size_t n = s->n_args > 6 ? 6 : s->n_args;
+  size_t n = s->n_args;
+  cleanup_free struct scmp_arg_cmp *cmps = xmalloc0 ((n + 1) * sizeof (*cmps));
   bool repeated = false;
   for (size_t i = 0; i < n; i++)
     {
@@ -88,12 +90,18 @@ add_rule (scmp_filter_ctx ctx, const oci_seccomp_syscall *s, const char *name, i
     }
   int r;
   if (!repeated)
-    r = seccomp_rule_add_array (ctx, action, nr, (unsigned) n, cmps);
+    {
+      /* Distinct arguments: one rule ANDing them all (at most six exist). */
+      if (n > 6)
+        return hv_error_set (err, 0, "seccomp: rule for \"%s\" compares %zu arguments (at most 6 exist)", name, n);
+      r = seccomp_rule_add_array (ctx, action, nr, (unsigned) n, cmps);
+    }
   else
     {
       /* libseccomp ANDs comparisons and refuses two on the same argument;
        * like runc and crun, several comparisons of one argument mean OR:
-       * one rule each. */
+       * one rule each, for every one of them (dropping any would leave the
+       * rule more permissive than asked). */
       r = 0;
       for (size_t i = 0; i < n && r == 0; i++)
         r = seccomp_rule_add_array (ctx, action, nr, 1, &cmps[i]);
@@ -197,6 +205,11 @@ hv_seccomp_load (const oci_seccomp *sc, int *notify_fd, hv_error **err)
           return hv_error_set (err, 0, "seccomp: no notify fd");
         }
       *notify_fd = dup (*notify_fd);
+      if (*notify_fd < 0)
+        {
+          seccomp_release (ctx);
+          return hv_error_set (err, errno, "seccomp: dup notify fd");
+        }
     }
   seccomp_release (ctx);
   return 0;
@@ -222,16 +235,37 @@ hv_seccomp_connect_listener (const char *path, hv_error **err)
 }
 
 int
-hv_seccomp_send_notify_fd (const oci_seccomp *sc, int sock, const char *state_json, int notify_fd, hv_error **err)
+hv_seccomp_send_notify_fd (const oci_seccomp *sc, int sock, const char *state_json, pid_t host_pid, int notify_fd,
+                           hv_error **err)
 {
   if (sock < 0)
     return hv_error_set (err, 0, "seccomp: SCMP_ACT_NOTIFY needs linux.seccomp.listenerPath");
-  /* The container process state: the seccomp fd, our pid, the metadata
-   * and the container state. */
-  cleanup_free char *msg = xasprintf ("{\"ociVersion\":\"%s\",\"fds\":[\"seccompFd\"],\"pid\":%d,\"metadata\":\"%s\","
-                                      "\"state\":%s}",
-                                      HAVEN_OCI_VERSION, getpid (), sc->listener_metadata ? sc->listener_metadata : "",
-                                      state_json ? state_json : "{}");
+  /* The container process state: the seccomp fd, the process's pid as the
+   * runtime sees it, the metadata and the container state. */
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (g);
+  jg_kv (g, "ociVersion", HAVEN_OCI_VERSION);
+  jg_str (g, "fds");
+  yajl_gen_array_open (g);
+  jg_str (g, "seccompFd");
+  yajl_gen_array_close (g);
+  jg_str (g, "pid");
+  yajl_gen_integer (g, host_pid > 0 ? host_pid : getpid ());
+  jg_kv (g, "metadata", sc->listener_metadata);
+  jg_str (g, "state");
+  if (state_json)
+    yajl_gen_number (g, state_json, strlen (state_json)); /* already JSON: embedded as is */
+  else
+    {
+      yajl_gen_map_open (g);
+      yajl_gen_map_close (g);
+    }
+  yajl_gen_map_close (g);
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf (g, &buf, &len);
+  cleanup_free char *msg = strndup ((const char *) buf, len);
+  yajl_gen_free (g);
   struct iovec iov = { msg, strlen (msg) };
   union
   {

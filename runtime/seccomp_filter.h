@@ -4,6 +4,7 @@
 
 #include <seccomp.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "oci_spec.h"
@@ -18,7 +19,7 @@ int hv_seccomp_load (const oci_seccomp *sc, int *notify_fd, hv_error **err);
 int hv_seccomp_connect_listener (const char *path, hv_error **err);
 /* Send the notify fd with the container process state (runtime-spec
  * seccomp listener protocol) over the connected socket. */
-int hv_seccomp_send_notify_fd (const oci_seccomp *sc, int sock, const char *state_json, int notify_fd,
-                               hv_error **err);
+int hv_seccomp_send_notify_fd (const oci_seccomp *sc, int sock, const char *state_json, pid_t host_pid,
+                               int notify_fd, hv_error **err);
 bool hv_seccomp_arch_supported (const char *name);
 #endif

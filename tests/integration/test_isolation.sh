@@ -277,7 +277,7 @@ test_rootless_as_unprivileged_user() {
 
 test_seccomp_notify_listener() {
   local sock=$PWD/listener.sock
-  cfg "$B" '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", listenerPath: $s, listenerMetadata: "meta-1",
+  cfg "$B" '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", listenerPath: $s, listenerMetadata: "meta \"1\"",
             syscalls: [{names: ["mkdir", "mkdirat"], action: "SCMP_ACT_NOTIFY"}]}' --arg s "$sock"
   args "$B" sh -c 'sleep 0.5; mkdir /tmp/n 2>&1; true'
   python3 "$(dirname "${BASH_SOURCE[0]}")/seccomp_listener.py" "$sock" "$PWD/listener.json" &
@@ -285,8 +285,8 @@ test_seccomp_notify_listener() {
   for i in $(seq 50); do [ -S "$sock" ] && break; sleep 0.05; done
   run_ctr "$B"
   wait $listener || fail "listener failed"
-  jq -e '.nfds == 1 and .fd_is_seccomp and .state.fds == ["seccompFd"] and .state.metadata == "meta-1"
-         and .state.state.status == "created" and (.state.pid > 0)' listener.json >/dev/null \
+  jq -e '.nfds == 1 and .fd_is_seccomp and .state.fds == ["seccompFd"] and .state.metadata == "meta \"1\""
+         and .state.state.status == "created" and (.state.pid > 1)' listener.json >/dev/null \
     || fail "listener message: $(cat listener.json)"
   assert_contains "$OUT" "Function not implemented"
 }

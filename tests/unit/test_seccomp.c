@@ -116,6 +116,39 @@ test_filter_enforced_in_child (void **state)
   assert_int_equal (WEXITSTATUS (status), 42);
 }
 
+/* Seven comparisons of one argument (OR): every one of them must hold,
+ * none may be dropped (a dropped one leaves the rule more permissive). */
+static void
+test_many_comparisons_of_one_argument (void **state)
+{
+  (void) state;
+  char *names[] = { (char *) "dup" };
+  struct oci_seccomp_arg args[7];
+  for (int i = 0; i < 7; i++)
+    args[i] = (struct oci_seccomp_arg) { .index = 0, .value = (uint64_t) (100 + i), .op = OCI_SCMP_CMP_EQ };
+  oci_seccomp_syscall rules[] = { rule (names, 1, OCI_SCMP_ERRNO, 77) };
+  rules[0].n_args = 7;
+  rules[0].args = args;
+  oci_seccomp sc = { .present = true, .default_action = OCI_SCMP_ALLOW, .default_action_name = (char *) "SCMP_ACT_ALLOW",
+                     .n_syscalls = 1, .syscalls = rules };
+  pid_t pid = fork ();
+  assert_true (pid >= 0);
+  if (pid == 0)
+    {
+      hv_error *err = NULL;
+      int notify_fd;
+      prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+      if (hv_seccomp_load (&sc, &notify_fd, &err) < 0)
+        _exit (100);
+      /* fd 106 (the seventh value) must be refused with errno 77. */
+      _exit (dup (106) < 0 && errno == 77 ? 0 : 1);
+    }
+  int status;
+  assert_int_equal (waitpid (pid, &status, 0), pid);
+  assert_true (WIFEXITED (status));
+  assert_int_equal (WEXITSTATUS (status), 0);
+}
+
 int
 main (void)
 {
@@ -125,6 +158,7 @@ main (void)
     cmocka_unit_test (test_repeated_argument_index_means_or),
     cmocka_unit_test (test_unsupported_flag_is_an_error),
     cmocka_unit_test (test_filter_enforced_in_child),
+    cmocka_unit_test (test_many_comparisons_of_one_argument),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
