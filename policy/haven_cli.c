@@ -320,6 +320,8 @@ policy_explain (int argc, char **argv, hv_error **err)
   printf ("\nPrograms\n");
   if (p->allow_exec.n)
     list_line ("Only these may be executed:", &p->allow_exec);
+  else if (p->block_shell.value)
+    printf ("  Installed programs may be executed, but no shell; nothing the command writes is executable.\n");
   else
     printf ("  Any installed program may be executed.\n");
   if (p->block_shell.value)
