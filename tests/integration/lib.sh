@@ -1,21 +1,33 @@
-# Shared helpers for the integration tests (sourced by run.sh).
+# Shared helpers for the integration tests (sourced by run.sh, in the
+# harness and again in each test's own process).
 # Every runtime call goes through rt(), which uses a private state root so
 # tests never see containers of another runtime or run.
 
 : "${RUNTIME:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/haven-runc}"
-WORK=$(mktemp -d /tmp/haven-it.XXXXXX)
+# Set once by the harness and inherited by the per-test processes.
+: "${WORK:=$(mktemp -d /tmp/hvt-it.XXXXXX)}"
 # Containers in user namespaces run as other host uids: they must be able
 # to reach their bundles.
 chmod 755 "$WORK"
-STATE_ROOT=$WORK/state
-ROOTFS_CACHE=$WORK/rootfs
-CTR_PREFIX="hvt-$$"
+: "${STATE_ROOT:=$WORK/state}"
+: "${ROOTFS_CACHE:=$WORK/rootfs}"
+: "${CTR_PREFIX:=hvt-$$}"
+export RUNTIME WORK STATE_ROOT ROOTFS_CACHE CTR_PREFIX
 
-rt() { "$RUNTIME" --root "$STATE_ROOT" "$@"; }
+# Every runtime call is bounded.
+rt() { timeout -k 5 30 "$RUNTIME" --root "$STATE_ROOT" "$@"; }
+
+RUNTIME_NAME=$(basename "$RUNTIME")
+is_runc() { [ "$RUNTIME_NAME" = runc ]; }
+
+# msg HAVEN-TEXT RUNC-TEXT: the error text to expect from this runtime
+# (runc words some errors differently; both are asserted exactly).
+msg() { if is_runc; then printf '%s' "$2"; else printf '%s' "$1"; fi; }
 
 build_rootfs_cache() {
   local r=$ROOTFS_CACHE
-  mkdir -p "$r"/{bin,etc,proc,sys,dev,tmp,root,home/user}
+  mkdir -p "$r"/{bin,sbin,etc,proc,sys,dev,tmp,root,home/user}
+  chmod 1777 "$r/tmp"
   cp "$(command -v busybox)" "$r/bin/busybox"
   local a
   for a in $("$r/bin/busybox" --list); do
@@ -31,7 +43,7 @@ make_bundle() {
   local b=$1
   mkdir -p "$b"
   cp -a "$ROOTFS_CACHE" "$b/rootfs"
-  rt spec --bundle "$b"
+  rt spec --bundle "$b" || return 1
   cfg "$b" '.process.terminal = false | .process.args = ["true"]'
 }
 
@@ -39,7 +51,8 @@ make_bundle() {
 cfg() {
   local b=$1 f=$2
   shift 2
-  jq "$f" "$b/config.json" "$@" > "$b/config.json.tmp" && mv "$b/config.json.tmp" "$b/config.json"
+  jq "$f" "$b/config.json" "$@" > "$b/config.json.tmp" && mv "$b/config.json.tmp" "$b/config.json" \
+    || fail "jq edit of config.json failed: $f"
 }
 
 # args BUNDLE cmd...: set process.args.
@@ -57,13 +70,34 @@ new_id() { echo "$CTR_PREFIX-$1-$RANDOM"; }
 run_ctr() {
   local b=$1 id
   id=$(new_id run)
-  OUT=$(timeout 20 "$RUNTIME" --root "$STATE_ROOT" run --bundle "$b" "$id" 2>&1)
+  OUT=$(timeout -k 5 20 "$RUNTIME" --root "$STATE_ROOT" run --bundle "$b" "$id" 2>&1 </dev/null)
   RC=$?
 }
 
+# fail MESSAGE: the test fails; the first message is its reason.  Ends the
+# test's process (cleanups registered with defer still run).
 fail() {
-  echo "$*" >&2
-  return 1
+  echo "FAIL: $*" >&2
+  [ -n "${FAIL_FILE:-}" ] && [ ! -s "$FAIL_FILE" ] && echo "$*" > "$FAIL_FILE"
+  exit 1
+}
+
+# skip REASON: the test does not apply to this runtime.
+skip() {
+  [ -n "${SKIP_FILE:-}" ] && echo "$*" > "$SKIP_FILE"
+  exit 77
+}
+# skip_on_runc REASON: runc lacks the feature under test.
+skip_on_runc() { is_runc && skip "$*"; return 0; }
+
+# defer COMMAND: run COMMAND (a string, through eval) when the test ends,
+# whether it passed or not; last registered runs first.
+DEFERRED=()
+defer() { DEFERRED=("$1" "${DEFERRED[@]}"); }
+run_deferred() {
+  local c
+  for c in "${DEFERRED[@]}"; do eval "$c" >/dev/null 2>&1; done
+  DEFERRED=()
 }
 
 assert_eq() { # expected actual [what]
@@ -88,6 +122,13 @@ wait_status() {
     sleep 0.05
   done
   fail "container $1 did not reach status $2 (is $(status_of "$1"))"
+}
+
+# wait_socket PATH: until a listener has bound PATH (bounded).
+wait_socket() {
+  local i
+  for i in $(seq 100); do [ -S "$1" ] && return 0; sleep 0.05; done
+  fail "socket $1 never appeared"
 }
 
 cleanup_containers() {

@@ -1,26 +1,62 @@
 #!/usr/bin/env bash
-# Integration tests: real containers through the runtime's CLI.
-#   sudo [RUNTIME=/path/to/runtime] tests/integration/run.sh [PATTERN...]
-# Prints "ok NAME" / "not ok NAME: reason" per test and ends with
-# "N passed, N failed".  Needs root and busybox-static, jq, python3.
+# Integration tests: real containers through the runtime's OCI CLI.
+#   [RUNTIME=/path/to/runtime] tests/integration/run.sh [PATTERN...]
+# RUNTIME defaults to the built ../../haven-runc; RUNTIME=$(command -v runc)
+# runs the same suite against runc.  PATTERNs select tests whose name
+# contains one of them.  Prints "ok NAME", "not ok NAME: reason" or
+# "skip NAME: reason" per test and ends with "N passed, N failed"; exits
+# non-zero if any failed.  Needs root, busybox-static, jq, python3, iproute2.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+TEST_TIMEOUT=${TEST_TIMEOUT:-90}
+
+if [ "${1:-}" = --one ]; then
+  # Internal: one test in its own process, so that a failing assertion can
+  # end it, its cleanups run from a trap, and the harness can bound it.
+  t=$2 tdir=$3
+  source "$here/lib.sh"
+  for f in "$here"/test_*.sh; do source "$f"; done
+  FAIL_FILE=$tdir/.fail
+  SKIP_FILE=$tdir/.skip
+  trap 'run_deferred' EXIT
+  trap 'exit 143' TERM INT
+  cd "$tdir" || exit 1
+  B=$tdir/bundle
+  make_bundle "$B" > /dev/null || fail "make_bundle failed"
+  "$t"
+  exit $?
+fi
+
 if [ "$(id -u)" != 0 ]; then
   echo "integration tests need root: skipped"
   exit 77
 fi
-for tool in busybox jq python3; do
+for tool in busybox jq python3 ip timeout; do
   command -v "$tool" >/dev/null || { echo "missing $tool"; exit 1; }
 done
 source "$here/lib.sh"
-for f in "$here"/test_*.sh; do
-  source "$f"
-done
-trap 'cleanup_containers; rm -rf "$WORK"' EXIT
+for f in "$here"/test_*.sh; do source "$f"; done
+[ -x "$RUNTIME" ] || { echo "RUNTIME $RUNTIME is not an executable"; exit 1; }
+
+final_cleanup() {
+  cleanup_containers
+  local ns m
+  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^$CTR_PREFIX-"); do
+    ip netns del "$ns"
+  done
+  # Nothing under $WORK may stay mounted before it is removed.
+  for m in $(awk -v w="$WORK" 'index($5, w) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
+    umount -l "$m"
+  done
+  rm -rf "$WORK"
+}
+trap final_cleanup EXIT
+trap 'exit 130' INT TERM
 build_rootfs_cache
 
 passed=0
 failed=0
+skipped=0
 for t in $(declare -F | awk '{print $3}' | grep '^test_' | sort); do
   name=${t#test_}
   if [ $# -gt 0 ]; then
@@ -28,27 +64,32 @@ for t in $(declare -F | awk '{print $3}' | grep '^test_' | sort); do
     for p in "$@"; do [[ "$name" == *"$p"* ]] && match=1; done
     [ $match = 1 ] || continue
   fi
-  tdir=$WORK/$name
+  tdir=$WORK/t-$name
   mkdir -p "$tdir"
-  # Each test runs in a subshell with its own bundle directory $B.
-  (
-    set -u
-    cd "$tdir"
-    B=$tdir/bundle
-    make_bundle "$B"
-    "$t"
-  ) > "$tdir/log" 2>&1
+  timeout -k 10 "$TEST_TIMEOUT" bash "$here/run.sh" --one "$t" "$tdir" > "$tdir/log" 2>&1 < /dev/null
   rc=$?
   cleanup_containers
-  if [ $rc = 0 ]; then
+  if [ $rc = 77 ] && [ -s "$tdir/.skip" ]; then
+    echo "skip $name: $(head -1 "$tdir/.skip")"
+    skipped=$((skipped + 1))
+  elif [ $rc = 0 ] && [ ! -s "$tdir/.fail" ]; then
     echo "ok $name"
     passed=$((passed + 1))
   else
-    echo "not ok $name: $(tail -1 "$tdir/log")"
-    tail -15 "$tdir/log" | sed 's/^/    /'
+    if [ -s "$tdir/.fail" ]; then
+      reason=$(head -c 400 "$tdir/.fail" | awk 'NR > 1 {printf "\\n"} {printf "%s", $0}')
+    elif [ $rc = 124 ] || [ $rc = 137 ]; then
+      reason="timed out after $TEST_TIMEOUT s"
+    else
+      reason="exit status $rc: $(grep -v '^[[:space:]]*$' "$tdir/log" | tail -1)"
+    fi
+    echo "not ok $name: $reason"
+    # The test's log: the runtime's stderr and every assertion message.
+    tail -20 "$tdir/log" | sed 's/^/    /'
     failed=$((failed + 1))
   fi
   rm -rf "$tdir"
 done
+[ $skipped = 0 ] || echo "($skipped skipped)"
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]

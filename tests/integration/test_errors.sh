@@ -12,12 +12,13 @@ expect_create_error() { # expected-substring
 
 test_error_config_type() {
   cfg "$B" '.process.rlimits = [{type: "RLIMIT_NOFILE", soft: 1, hard: 1}, {type: "RLIMIT_CORE", soft: 0, hard: "x"}]'
-  expect_create_error "config.json: .process.rlimits[1].hard: expected an unsigned integer"
+  expect_create_error "$(msg "config.json: .process.rlimits[1].hard: expected an unsigned integer" \
+    "cannot unmarshal string into Go struct field POSIXRlimit.process.rlimits.hard of type uint64")"
 }
 
 test_error_malformed_json() {
   echo '{"ociVersion": "1.0.0", "process": {' > "$B/config.json"
-  expect_create_error "config.json: invalid JSON"
+  expect_create_error "$(msg "config.json: invalid JSON" "runc create failed: unexpected EOF")"
 }
 
 test_error_missing_bundle_and_rootfs() {
@@ -25,19 +26,19 @@ test_error_missing_bundle_and_rootfs() {
   out=$(rt create --bundle /nonexistent/bundle x 2>&1) && fail "create without bundle succeeded"
   assert_contains "$out" "/nonexistent/bundle"
   cfg "$B" '.root.path = "nope"'
-  expect_create_error "rootfs $B/nope"
+  expect_create_error "$(msg "rootfs $B/nope" "invalid rootfs: stat $B/nope: no such file or directory")"
 }
 
 test_error_bad_flags_and_commands() {
   local out
   out=$(rt create --bogus x 2>&1) && fail "unknown flag accepted"
-  assert_contains "$out" "unknown option --bogus"
+  assert_contains "$out" "$(msg "unknown option --bogus" "flag provided but not defined: -bogus")"
   out=$(rt frobnicate 2>&1) && fail "unknown command accepted"
-  assert_contains "$out" "unknown command \"frobnicate\""
+  assert_contains "$out" "$(msg "unknown command \"frobnicate\"" "No help topic for 'frobnicate'")"
   out=$(rt start 2>&1) && fail "start without id accepted"
-  assert_contains "$out" "container id is required"
+  assert_contains "$out" "$(msg "container id is required" "requires exactly 1 argument(s)")"
   out=$(rt state ../../etc 2>&1) && fail "path-like id accepted"
-  assert_contains "$out" "invalid container id"
+  assert_contains "$out" "$(msg "invalid container id" "invalid container ID format")"
 }
 
 test_error_duplicate_id() {

@@ -31,7 +31,7 @@ test_exec_process_file() {
 
 test_exec_detach_pid_file() {
   start_sleeper
-  rt exec --detach --pid-file "$PWD/exec.pid" "$ID" sleep 50
+  rt exec --detach --pid-file "$PWD/exec.pid" "$ID" sleep 50 || fail "exec --detach failed"
   local pid
   pid=$(cat exec.pid)
   kill -0 "$pid" || fail "detached exec process $pid not running"
@@ -48,7 +48,7 @@ test_exec_in_stopped_container_fails() {
   rt run -d --bundle "$B" "$id"
   wait_status "$id" stopped
   out=$(rt exec "$id" true 2>&1) && fail "exec in stopped container succeeded"
-  assert_contains "$out" "container not running"
+  assert_contains "$out" "$(msg "container not running" "cannot exec in a stopped container")"
 }
 
 test_exec_not_found() {
@@ -63,8 +63,13 @@ test_exec_tty_via_console_socket() {
   local sock=$PWD/exec.sock
   python3 "$(dirname "${BASH_SOURCE[0]}")/console_receiver.py" "$sock" "$PWD/exec.out" &
   local receiver=$!
-  for i in $(seq 50); do [ -S "$sock" ] && break; sleep 0.05; done
-  timeout 20 "$RUNTIME" --root "$STATE_ROOT" exec --tty --console-socket "$sock" "$ID" tty || fail "exec --tty failed"
+  defer "kill $receiver"
+  wait_socket "$sock"
+  # (runc takes --console-socket only with --detach)
+  rt exec --detach --tty --console-socket "$sock" "$ID" sh -c 'tty; sleep 0.2' || fail "exec --tty failed"
   wait $receiver || fail "receiver failed"
-  assert_contains "$(tr -d '\r' < exec.out)" "/dev/pts/"
+  local pts
+  pts=$(head -1 exec.out)
+  assert_contains "$pts" "pty-master /dev/pts/" "received fd"
+  assert_eq "${pts#pty-master }" "$(tr -d '\r' < exec.out | sed -n 2p)" "tty of the exec'd process"
 }

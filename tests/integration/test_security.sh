@@ -21,8 +21,14 @@ test_cve_2024_21626_cwd_through_leaked_fd() {
   args "$B" sh -c 'pwd; ls ..'
   local id out
   id=$(new_id cwd)
-  out=$(timeout 20 "$RUNTIME" --root "$STATE_ROOT" run --bundle "$B" "$id" 7</ 2>&1) && fail "ran with cwd via a leaked fd: $out"
-  assert_not_contains "$out" "boot"
+  # Either the runtime refuses, or the process's cwd is inside the
+  # container: the host's / (which has /work and /boot) is out of reach.
+  [ -d /work ] || fail "host has no /work"
+  if out=$(timeout 20 "$RUNTIME" --root "$STATE_ROOT" run --bundle "$B" "$id" 7</ 2>&1); then
+    assert_not_contains "$out" "work" "listing of the cwd's parent"
+    assert_not_contains "$out" "boot" "listing of the cwd's parent"
+  fi
+  return 0
 }
 
 test_cve_2019_5736_runtime_binary_unreachable() {
@@ -31,10 +37,11 @@ test_cve_2019_5736_runtime_binary_unreachable() {
   id=$(new_id exe)
   rt create --bundle "$B" "$id"
   pid=$(rt state "$id" | jq .pid)
-  # Until start, init runs the runtime's code: from a sealed memfd copy,
-  # never from the host binary.
+  # Until start, init runs the runtime's code: from a sealed copy (memfd)
+  # or a private read-only bind of it, never straight from the host binary.
   exe=$(readlink /proc/$pid/exe)
-  assert_contains "$exe" "memfd:"
+  [ -n "$exe" ] || fail "no exe link for init $pid"
+  [ "$exe" != "$(readlink -f "$RUNTIME")" ] || fail "init runs the host binary $exe"
   python3 - "$pid" <<'PY' || fail "runtime image of init is writable"
 import sys
 try:
@@ -43,27 +50,42 @@ except OSError:
     sys.exit(0)
 sys.exit(1)
 PY
-  # A container asking to run /proc/self/exe gets the sealed copy too.
   rt delete --force "$id"
-  args "$B" /proc/self/exe --version
-  run_ctr "$B"
-  assert_contains "$OUT" "version"
+  local sha_before
   sha_before=$(sha256sum "$RUNTIME" | cut -d' ' -f1)
-  args "$B" sh -c 'echo pwned > /proc/self/exe; echo pwned > /proc/1/exe' 
+  # From inside: pid 1 is the container's own program, and writes through
+  # /proc/*/exe do not reach the runtime.
+  args "$B" sh -c 'readlink /proc/1/exe; for p in /proc/[0-9]*; do echo pwned >> $p/exe; done 2>/dev/null; true'
   run_ctr "$B"
+  assert_eq "/bin/busybox" "$OUT" "pid 1's exe seen from inside"
   assert_eq "$sha_before" "$(sha256sum "$RUNTIME" | cut -d' ' -f1)" "runtime binary changed"
 }
 
 test_cve_2019_16884_symlinked_proc() {
-  # /proc in the image is a symlink to /tmp: the procfs mount lands inside
-  # the rootfs, and sysctls are still written to the real procfs.
-  rm -rf "$B/rootfs/proc"
-  ln -s tmp "$B/rootfs/proc"
-  cfg "$B" '.linux.sysctl = {"kernel.domainname": "safe.example"} | .root.readonly = false'
-  args "$B" sh -c 'stat -f -c %T /proc/; cat /proc/sys/kernel/domainname'
-  run_ctr "$B"
-  assert_eq "proc
-safe.example" "$OUT"
+  # /proc in the image is a symlink to /tmp (or a directory with fake
+  # files): either the create fails, or the procfs mount lands inside the
+  # rootfs and sysctls are still written to the real procfs.
+  local kind
+  for kind in symlink fake-dir; do
+    rm -rf "$B/rootfs/proc"
+    if [ $kind = symlink ]; then
+      ln -s tmp "$B/rootfs/proc"
+    else
+      mkdir -p "$B/rootfs/proc/self/attr" "$B/rootfs/proc/sys/kernel"
+      echo fake > "$B/rootfs/proc/self/attr/exec"
+      echo 1 > "$B/rootfs/proc/sys/kernel/msgmax"
+    fi
+    cfg "$B" '.linux.sysctl = {"kernel.msgmax": "4097"} | .root.readonly = false'
+    args "$B" sh -c 'stat -f -c %T /proc/; cat /proc/sys/kernel/msgmax'
+    run_ctr "$B"
+    if [ "$RC" != 0 ]; then
+      assert_contains "$OUT" "proc" "error for a $kind /proc"
+    else
+      assert_eq "proc
+4097" "$OUT" "$kind /proc"
+    fi
+  done
+  [ "$(cat /proc/sys/kernel/msgmax)" != 4097 ] || fail "sysctl leaked to the host"
 }
 
 test_mount_destination_symlink_escape() {
@@ -88,11 +110,14 @@ test_mount_destination_symlink_escape() {
 test_cve_2025_31133_devnull_replaced() {
   # No /dev tmpfs: devices are made in the image's /dev, where /dev/null is
   # a symlink to a procfs file.  Masking must not bind that file.
+  skip_on_runc "runc 1.1.5 predates the CVE-2025-31133 fix (it overwrites the host's kernel.core_pattern)"
   cfg "$B" '.mounts |= map(select(.destination != "/dev" and .destination != "/dev/pts" and .destination != "/dev/shm"
             and .destination != "/dev/mqueue")) | .root.readonly = false | .linux.maskedPaths = ["/proc/timer_list"]'
   ln -sf /proc/sys/kernel/core_pattern "$B/rootfs/dev/null"
   local before
   before=$(cat /proc/sys/kernel/core_pattern)
+  # A vulnerable runtime writes the host's core_pattern: put it back.
+  defer "printf '%s\\n' '$before' > /proc/sys/kernel/core_pattern"
   args "$B" sh -c 'stat -c "%F %t:%T" /dev/null; wc -c < /proc/timer_list; echo x > /proc/timer_list; true'
   run_ctr "$B"
   assert_contains "$OUT" "character special file 1:3"
