@@ -251,7 +251,7 @@ emit_linux (yajl_gen g, yajl_val lx, const hv_policy *p, const char *agent_profi
     {
       /* No profile at all: the policy's own. */
       yajl_val agent = yajl_tree_parse (agent_profile_json, NULL, 0);
-      yajl_val agent_sc = jw_lookup (jw_lookup (agent, "linux"), "seccomp");
+      yajl_val agent_sc = jw_lookup (agent, "seccomp");
       if (agent_sc)
         {
           jg_str (g, "seccomp");
@@ -283,14 +283,7 @@ hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, 
                            p->name);
     }
   /* The agent profile, for configs that come without one. */
-  static char *no_args[] = { (char *) "true", NULL };
-  struct hv_run_ctx ctx = { .project = "/", .cwd = "/", .rootfs = "rootfs", .argv = no_args };
-  cleanup_free char *agent = NULL;
-  if (hv_policy_compile (p, &ctx, &agent, err) < 0)
-    {
-      yajl_tree_free (root);
-      return -1;
-    }
+  cleanup_free char *agent = hv_policy_seccomp_json (p);
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_config (g, yajl_gen_beautify, 1);
   yajl_gen_map_open (g);

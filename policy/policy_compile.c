@@ -313,6 +313,21 @@ gen_seccomp (yajl_gen g, const hv_policy *p)
   yajl_gen_map_close (g);
 }
 
+char *
+hv_policy_seccomp_json (const hv_policy *p)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (g);
+  gen_seccomp (g, p);
+  yajl_gen_map_close (g);
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf (g, &buf, &len);
+  char *r = strndup ((const char *) buf, len);
+  yajl_gen_free (g);
+  return r;
+}
+
 static char *
 landlock_json (const oci_strv *writable, const oci_strv *exec, bool best_effort)
 {

@@ -33,6 +33,8 @@ struct hv_run_ctx
 int hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, char **out, hv_error **err);
 /* Does the policy's syscall profile deny this system call? */
 bool hv_policy_denies_syscall (const hv_policy *p, const char *name);
+/* {"seccomp": {...}} with the policy's profile ({} for profile none). */
+char *hv_policy_seccomp_json (const hv_policy *p);
 /* The JSON array of system call names the policy denies. */
 void hv_policy_gen_denied_names (yajl_gen g, const hv_policy *p);
 
