@@ -235,10 +235,21 @@ jw_as_string_map (json_walk *w, yajl_val v, oci_kv_list *out)
       char *val = NULL;
       if (jw_as_string (w, v->u.object.values[i], &val) < 0)
         return -1;
+      jw_pop (w, saved);
+      /* A repeated key replaces the earlier value (last wins, as in
+       * jw_lookup), so the list holds each key once. */
+      size_t j = 0;
+      while (j < out->n && strcmp (out->v[j].key, v->u.object.keys[i]) != 0)
+        j++;
+      if (j < out->n)
+        {
+          free (out->v[j].value);
+          out->v[j].value = val;
+          continue;
+        }
       out->v[out->n].key = xstrdup (v->u.object.keys[i]);
       out->v[out->n].value = val;
       out->n++;
-      jw_pop (w, saved);
     }
   return 0;
 }

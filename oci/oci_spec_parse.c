@@ -49,6 +49,20 @@ enter_object (json_walk *w, yajl_val obj, const char *key, yajl_val *out, size_t
   return jw_expect_object (w, *out);
 }
 
+/* obj[key] as a 32-bit signed integer, if present. */
+static int
+field_int (json_walk *w, yajl_val obj, const char *key, int *out)
+{
+  yajl_val v = jw_lookup (obj, key);
+  if (jw_absent (v))
+    return 0;
+  size_t saved = jw_push_key (w, key);
+  if (jw_as_int (w, v, out) < 0)
+    return -1;
+  jw_pop (w, saved);
+  return 0;
+}
+
 static int
 parse_id_mappings (json_walk *w, yajl_val obj, const char *key, oci_id_mappings *out)
 {
@@ -277,15 +291,14 @@ parse_process_fields (json_walk *w, yajl_val po, oci_process *p, bool require_ar
           return -1;
         }
       free (policy);
-      oci_opt_i64 nice = { 0 }, prio = { 0 };
       oci_opt_u64 rt = { 0 }, dl = { 0 }, per = { 0 };
-      if (jw_field_opt_i64 (w, so, "nice", &nice) < 0 || jw_field_opt_i64 (w, so, "priority", &prio) < 0
+      /* int32 in the spec: out-of-range values are refused, not wrapped. */
+      if (field_int (w, so, "nice", &p->scheduler.nice) < 0
+          || field_int (w, so, "priority", &p->scheduler.priority) < 0
           || jw_field_strv (w, so, "flags", &p->scheduler.flags) < 0
           || jw_field_opt_u64 (w, so, "runtime", &rt) < 0 || jw_field_opt_u64 (w, so, "deadline", &dl) < 0
           || jw_field_opt_u64 (w, so, "period", &per) < 0)
         return -1;
-      p->scheduler.nice = (int) nice.value;
-      p->scheduler.priority = (int) prio.value;
       p->scheduler.runtime = rt.value;
       p->scheduler.deadline = dl.value;
       p->scheduler.period = per.value;
@@ -307,11 +320,22 @@ parse_process_fields (json_walk *w, yajl_val po, oci_process *p, bool require_ar
           return -1;
         }
       p->io_priority.klass = oci_ioprio_class_from_name (klass);
-      free (klass);
       if (p->io_priority.klass < 0)
-        return jw_fail (w, "unknown I/O priority class");
+        {
+          size_t s = jw_push_key (w, "class");
+          jw_fail (w, "unknown I/O priority class \"%s\"", klass);
+          jw_pop (w, s);
+          free (klass);
+          return -1;
+        }
+      free (klass);
       if (prio.value < 0 || prio.value > 7)
-        return jw_fail (w, "I/O priority %lld is outside 0..7", (long long) prio.value);
+        {
+          size_t s = jw_push_key (w, "priority");
+          jw_fail (w, "I/O priority %lld is outside 0..7", (long long) prio.value);
+          jw_pop (w, s);
+          return -1;
+        }
       p->io_priority.priority = (int) prio.value;
     }
   jw_pop (w, saved);
@@ -779,10 +803,14 @@ parse_seccomp (json_walk *w, yajl_val lo, oci_seccomp *sc)
         oci_seccomp_syscall *sys = &sc->syscalls[i];
         oci_strv names = { 0 };
         sc->n_syscalls++;
-        if (jw_expect_object (w, e) < 0 || jw_field_strv (w, e, "names", &names) < 0)
+        if (jw_expect_object (w, e) < 0)
           return -1;
+        int r = jw_field_strv (w, e, "names", &names);
+        /* Owned by sys even when a later name is rejected. */
         sys->names = names.v;
         sys->n = names.n;
+        if (r < 0)
+          return -1;
         if (jw_field_required_string (w, e, "action", &sys->action_name) < 0
             || jw_field_opt_u64 (w, e, "errnoRet", &sys->errno_ret) < 0)
           return -1;
@@ -994,14 +1022,29 @@ parse_spec_tree (json_walk *w, yajl_val root, oci_spec *s)
   return 0;
 }
 
+/* yajl_tree_parse() reads a C string: hand it exactly the len bytes the
+ * caller gave, and refuse a NUL byte inside them rather than silently
+ * ignoring whatever follows it. */
+static int
+parse_text (json_walk *w, const char *json, size_t len, yajl_val *root)
+{
+  const char *nul = memchr (json, '\0', len);
+  if (nul)
+    return hv_error_set (w->err, 0, "%s: invalid JSON: NUL byte at offset %zu", w->name, (size_t) (nul - json));
+  char *text = xmalloc0 (len + 1);
+  memcpy (text, json, len);
+  int r = jw_parse (w, text, root);
+  free (text);
+  return r;
+}
+
 int
 oci_spec_parse (const char *json, size_t len, const char *name, oci_spec **out, hv_error **err)
 {
   json_walk w;
   yajl_val root = NULL;
-  (void) len;
   jw_init (&w, name, err);
-  if (jw_parse (&w, json, &root) < 0)
+  if (parse_text (&w, json, len, &root) < 0)
     return -1;
   oci_spec *s = xmalloc0 (sizeof (*s));
   int r = parse_spec_tree (&w, root, s);
@@ -1020,9 +1063,8 @@ oci_process_parse (const char *json, size_t len, const char *name, oci_process *
 {
   json_walk w;
   yajl_val root = NULL;
-  (void) len;
   jw_init (&w, name, err);
-  if (jw_parse (&w, json, &root) < 0)
+  if (parse_text (&w, json, len, &root) < 0)
     return -1;
   oci_process *p = xmalloc0 (sizeof (*p));
   int r = jw_expect_object (&w, root);
