@@ -64,6 +64,20 @@ jw_fail (json_walk *w, const char *fmt, ...)
 }
 
 int
+jw_fail_key (json_walk *w, const char *key, const char *fmt, ...)
+{
+  size_t saved = jw_push_key (w, key);
+  va_list ap;
+  va_start (ap, fmt);
+  char *msg = xvasprintf (fmt, ap);
+  va_end (ap);
+  jw_fail (w, "%s", msg);
+  free (msg);
+  jw_pop (w, saved);
+  return -1;
+}
+
+int
 jw_parse (json_walk *w, const char *text, yajl_val *out)
 {
   char ebuf[512];
@@ -281,12 +295,7 @@ int
 jw_field_required_string (json_walk *w, yajl_val obj, const char *key, char **out)
 {
   if (jw_absent (jw_lookup (obj, key)))
-    {
-      size_t saved = jw_push_key (w, key);
-      jw_fail (w, "required field is missing");
-      jw_pop (w, saved);
-      return -1;
-    }
+    return jw_fail_key (w, key, "required field is missing");
   return jw_field_string (w, obj, key, out);
 }
 

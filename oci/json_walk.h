@@ -28,6 +28,8 @@ size_t jw_push_key (json_walk *w, const char *key);
 size_t jw_push_index (json_walk *w, size_t i);
 void jw_pop (json_walk *w, size_t saved);
 int jw_fail (json_walk *w, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+/* jw_fail for the member `key` of the current object. */
+int jw_fail_key (json_walk *w, const char *key, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
 
 /* Parse text into a tree; malformed JSON is reported with yajl's position. */
 int jw_parse (json_walk *w, const char *text, yajl_val *out);

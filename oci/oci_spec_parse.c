@@ -142,9 +142,7 @@ parse_rlimits (json_walk *w, yajl_val obj, oci_process *p)
         r->resource = oci_rlimit_from_name (r->type);
         if (r->resource < 0)
           {
-            size_t s2 = jw_push_key (w, "type");
-            jw_fail (w, "unknown rlimit \"%s\"", r->type);
-            jw_pop (w, s2);
+            jw_fail_key (w, "type", "unknown rlimit \"%s\"", r->type);
             return -1;
           }
         for (size_t j = 0; j < i; j++)
@@ -181,9 +179,7 @@ parse_user (json_walk *w, yajl_val obj, oci_user *u)
         return -1;
       if (u->umask.set && u->umask.value > 0777)
         {
-          size_t s2 = jw_push_key (w, "umask");
-          jw_fail (w, "umask %llo is not a file mode mask", (unsigned long long) u->umask.value);
-          jw_pop (w, s2);
+          jw_fail_key (w, "umask", "umask %llo is not a file mode mask", (unsigned long long) u->umask.value);
           return -1;
         }
       yajl_val arr;
@@ -234,23 +230,17 @@ parse_process_fields (json_walk *w, yajl_val po, oci_process *p, bool require_ar
     return -1;
   if (p->cwd == NULL)
     {
-      size_t s = jw_push_key (w, "cwd");
-      jw_fail (w, "required field is missing");
-      jw_pop (w, s);
+      jw_fail_key (w, "cwd", "required field is missing");
       return -1;
     }
   if (p->cwd[0] != '/')
     {
-      size_t s = jw_push_key (w, "cwd");
-      jw_fail (w, "\"%s\" is not an absolute path", p->cwd);
-      jw_pop (w, s);
+      jw_fail_key (w, "cwd", "\"%s\" is not an absolute path", p->cwd);
       return -1;
     }
   if (require_args && p->args.n == 0 && p->command_line == NULL)
     {
-      size_t s = jw_push_key (w, "args");
-      jw_fail (w, "at least one argument is required");
-      jw_pop (w, s);
+      jw_fail_key (w, "args", "at least one argument is required");
       return -1;
     }
   for (size_t i = 0; i < p->env.n; i++)
@@ -265,9 +255,7 @@ parse_process_fields (json_walk *w, yajl_val po, oci_process *p, bool require_ar
       }
   if (p->oom_score_adj.set && (p->oom_score_adj.value < -1000 || p->oom_score_adj.value > 1000))
     {
-      size_t s = jw_push_key (w, "oomScoreAdj");
-      jw_fail (w, "%lld is outside -1000..1000", (long long) p->oom_score_adj.value);
-      jw_pop (w, s);
+      jw_fail_key (w, "oomScoreAdj", "%lld is outside -1000..1000", (long long) p->oom_score_adj.value);
       return -1;
     }
 
@@ -284,10 +272,8 @@ parse_process_fields (json_walk *w, yajl_val po, oci_process *p, bool require_ar
       p->scheduler.policy = oci_sched_policy_from_name (policy);
       if (p->scheduler.policy < 0)
         {
-          size_t s = jw_push_key (w, "policy");
-          jw_fail (w, "unknown scheduler policy \"%s\"", policy);
+          jw_fail_key (w, "policy", "unknown scheduler policy \"%s\"", policy);
           free (policy);
-          jw_pop (w, s);
           return -1;
         }
       free (policy);
@@ -322,18 +308,14 @@ parse_process_fields (json_walk *w, yajl_val po, oci_process *p, bool require_ar
       p->io_priority.klass = oci_ioprio_class_from_name (klass);
       if (p->io_priority.klass < 0)
         {
-          size_t s = jw_push_key (w, "class");
-          jw_fail (w, "unknown I/O priority class \"%s\"", klass);
-          jw_pop (w, s);
+          jw_fail_key (w, "class", "unknown I/O priority class \"%s\"", klass);
           free (klass);
           return -1;
         }
       free (klass);
       if (prio.value < 0 || prio.value > 7)
         {
-          size_t s = jw_push_key (w, "priority");
-          jw_fail (w, "I/O priority %lld is outside 0..7", (long long) prio.value);
-          jw_pop (w, s);
+          jw_fail_key (w, "priority", "I/O priority %lld is outside 0..7", (long long) prio.value);
           return -1;
         }
       p->io_priority.priority = (int) prio.value;
@@ -373,9 +355,7 @@ parse_mounts (json_walk *w, yajl_val root, oci_spec *s)
           return -1;
         if (m->destination[0] != '/')
           {
-            size_t s2 = jw_push_key (w, "destination");
-            jw_fail (w, "\"%s\" is not an absolute path", m->destination);
-            jw_pop (w, s2);
+            jw_fail_key (w, "destination", "\"%s\" is not an absolute path", m->destination);
             return -1;
           }
       }
@@ -404,16 +384,12 @@ parse_hook_list (json_walk *w, yajl_val hooks, const char *key, oci_hook_list *o
           return -1;
         if (h->path[0] != '/')
           {
-            size_t s2 = jw_push_key (w, "path");
-            jw_fail (w, "\"%s\" is not an absolute path", h->path);
-            jw_pop (w, s2);
+            jw_fail_key (w, "path", "\"%s\" is not an absolute path", h->path);
             return -1;
           }
         if (h->timeout.set && h->timeout.value <= 0)
           {
-            size_t s2 = jw_push_key (w, "timeout");
-            jw_fail (w, "timeout must be greater than zero");
-            jw_pop (w, s2);
+            jw_fail_key (w, "timeout", "timeout must be greater than zero");
             return -1;
           }
       }
@@ -465,9 +441,7 @@ parse_namespaces (json_walk *w, yajl_val lo, oci_linux *l)
         ns->type = oci_namespace_type_from_name (type);
         if (ns->type < 0)
           {
-            size_t s2 = jw_push_key (w, "type");
-            jw_fail (w, "unknown namespace type \"%s\"", type);
-            jw_pop (w, s2);
+            jw_fail_key (w, "type", "unknown namespace type \"%s\"", type);
             free (type);
             return -1;
           }
@@ -481,9 +455,7 @@ parse_namespaces (json_walk *w, yajl_val lo, oci_linux *l)
         free (type);
         if (ns->path && ns->path[0] != '/')
           {
-            size_t s2 = jw_push_key (w, "path");
-            jw_fail (w, "\"%s\" is not an absolute path", ns->path);
-            jw_pop (w, s2);
+            jw_fail_key (w, "path", "\"%s\" is not an absolute path", ns->path);
             return -1;
           }
       }
@@ -517,9 +489,7 @@ parse_devices (json_walk *w, yajl_val lo, oci_linux *l)
         d->type = type[0];
         if (!ok)
           {
-            size_t s2 = jw_push_key (w, "type");
-            jw_fail (w, "device type \"%s\" is not one of c, u, b, p", type);
-            jw_pop (w, s2);
+            jw_fail_key (w, "type", "device type \"%s\" is not one of c, u, b, p", type);
             free (type);
             return -1;
           }
@@ -767,9 +737,7 @@ parse_seccomp (json_walk *w, yajl_val lo, oci_seccomp *sc)
   sc->default_action = oci_seccomp_action_from_name (sc->default_action_name);
   if (sc->default_action < 0)
     {
-      size_t s = jw_push_key (w, "defaultAction");
-      jw_fail (w, "unknown seccomp action \"%s\"", sc->default_action_name);
-      jw_pop (w, s);
+      jw_fail_key (w, "defaultAction", "unknown seccomp action \"%s\"", sc->default_action_name);
       return -1;
     }
   for (size_t i = 0; i < sc->architectures.n; i++)
@@ -817,9 +785,7 @@ parse_seccomp (json_walk *w, yajl_val lo, oci_seccomp *sc)
         sys->action = oci_seccomp_action_from_name (sys->action_name);
         if (sys->action < 0)
           {
-            size_t s = jw_push_key (w, "action");
-            jw_fail (w, "unknown seccomp action \"%s\"", sys->action_name);
-            jw_pop (w, s);
+            jw_fail_key (w, "action", "unknown seccomp action \"%s\"", sys->action_name);
             return -1;
           }
         yajl_val args;
@@ -848,9 +814,7 @@ parse_seccomp (json_walk *w, yajl_val lo, oci_seccomp *sc)
               arg->op = oci_seccomp_operator_from_name (op);
               if (arg->op < 0)
                 {
-                  size_t s4 = jw_push_key (w, "op");
-                  jw_fail (w, "unknown seccomp operator \"%s\"", op);
-                  jw_pop (w, s4);
+                  jw_fail_key (w, "op", "unknown seccomp operator \"%s\"", op);
                   free (op);
                   return -1;
                 }
@@ -913,9 +877,7 @@ parse_linux (json_walk *w, yajl_val root, oci_linux *l)
     return -1;
   if (l->rootfs_propagation && oci_propagation_from_name (l->rootfs_propagation) < 0)
     {
-      size_t s = jw_push_key (w, "rootfsPropagation");
-      jw_fail (w, "unknown propagation \"%s\"", l->rootfs_propagation);
-      jw_pop (w, s);
+      jw_fail_key (w, "rootfsPropagation", "unknown propagation \"%s\"", l->rootfs_propagation);
       return -1;
     }
 
@@ -937,9 +899,7 @@ parse_linux (json_walk *w, yajl_val root, oci_linux *l)
         return -1;
       if (strcmp (l->personality.domain, "LINUX") != 0 && strcmp (l->personality.domain, "LINUX32") != 0)
         {
-          size_t s = jw_push_key (w, "domain");
-          jw_fail (w, "unknown personality domain \"%s\"", l->personality.domain);
-          jw_pop (w, s);
+          jw_fail_key (w, "domain", "unknown personality domain \"%s\"", l->personality.domain);
           return -1;
         }
     }
@@ -991,9 +951,7 @@ parse_spec_tree (json_walk *w, yajl_val root, oci_spec *s)
     return -1;
   if (strncmp (s->oci_version, "1.", 2) != 0)
     {
-      size_t s2 = jw_push_key (w, "ociVersion");
-      jw_fail (w, "unsupported version \"%s\" (this runtime implements 1.x)", s->oci_version);
-      jw_pop (w, s2);
+      jw_fail_key (w, "ociVersion", "unsupported version \"%s\" (this runtime implements 1.x)", s->oci_version);
       return -1;
     }
   if (enter_object (w, root, "root", &o, &saved) < 0)

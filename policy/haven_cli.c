@@ -146,9 +146,7 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
   /* The runtime part: exactly `haven-runc run --bundle B ID`. */
   {
     struct hv_global g = { 0 };
-    cleanup_free char *root = geteuid () == 0              ? xstrdup ("/run/haven")
-                              : runtime_dir && runtime_dir[0] ? xasprintf ("%s/haven", runtime_dir)
-                                                              : xasprintf ("/tmp/haven-%u", (unsigned) geteuid ());
+    cleanup_free char *root = hv_default_state_root ();
     /* A state root in a shared directory must be ours, not planted. */
     struct stat st;
     if (mkdir (root, 0700) < 0 && errno != EEXIST)

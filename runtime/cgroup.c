@@ -302,11 +302,11 @@ hv_cgroup_destroy (const char *path, hv_error **err)
       kill (pids[i], SIGKILL);
   free (pids);
 
-  size_t count = hv_cgroup_mode () == HV_CGROUP_V2 ? 1 : n_hierarchies;
+  bool v2 = hv_cgroup_mode () == HV_CGROUP_V2;
+  size_t count = v2 ? 1 : n_hierarchies;
   for (size_t i = 0; i < count; i++)
     {
-      cleanup_free char *dir = hv_cgroup_mode () == HV_CGROUP_V2 ? xasprintf ("%s%s", CGROUP_ROOT, path)
-                                                                 : xasprintf ("%s%s", hierarchies[i].mount, path);
+      cleanup_free char *dir = v2 ? xasprintf ("%s%s", CGROUP_ROOT, path) : xasprintf ("%s%s", hierarchies[i].mount, path);
       /* Killed processes take a moment to leave the cgroup: bounded retry. */
       for (int attempt = 0; attempt < 500; attempt++)
         {

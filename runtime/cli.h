@@ -71,6 +71,9 @@ extern unsigned hv_run_timeout_s;
 /* The `haven` front end (same binary, invoked as "haven"). */
 int haven_main (int argc, char **argv);
 
+/* /run/haven for root; $XDG_RUNTIME_DIR/haven or /tmp/haven-UID otherwise. */
+char *hv_default_state_root (void);
+
 /* Exactly one positional argument (the container id) is expected. */
 int cli_require_id (const char *cmd, struct hv_opt_iter *it, const char **id, hv_error **err);
 #endif

@@ -91,17 +91,6 @@ print_help (void)
     printf ("  %-10s %s\n", commands[i].name, commands[i].help);
 }
 
-static char *
-default_root (void)
-{
-  if (geteuid () == 0)
-    return xstrdup ("/run/haven");
-  const char *xdg = getenv ("XDG_RUNTIME_DIR");
-  if (xdg && xdg[0])
-    return xasprintf ("%s/haven", xdg);
-  return xasprintf ("/tmp/haven-%u", (unsigned) geteuid ());
-}
-
 int
 main (int argc, char **argv)
 {
@@ -167,7 +156,7 @@ main (int argc, char **argv)
       goto fail;
     }
   if (g.root == NULL)
-    g.root = root = default_root ();
+    g.root = root = hv_default_state_root ();
   if (it.index >= argc)
     {
       print_help ();

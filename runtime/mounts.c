@@ -178,13 +178,6 @@ fs_error (int fsfd, int e, const char *what, const char *type, hv_error **err)
   return hv_error_set (err, e, "%s %s", what, type);
 }
 
-static uint64_t
-attrs_for_fsmount (uint64_t attrs)
-{
-  /* fsmount takes the atime mode as a value, not as separate bits. */
-  return attrs;
-}
-
 int
 hv_fs_new_mount (const char *type, const char *source, const char *data, uint64_t attrs, hv_error **err)
 {
@@ -217,7 +210,7 @@ hv_fs_new_mount (const char *type, const char *source, const char *data, uint64_
     }
   if (fsconfig (fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     return fs_error (fsfd, errno, "create", type, err);
-  int mfd = fsmount (fsfd, FSMOUNT_CLOEXEC, (unsigned) attrs_for_fsmount (attrs));
+  int mfd = fsmount (fsfd, FSMOUNT_CLOEXEC, (unsigned) attrs);
   if (mfd < 0)
     return fs_error (fsfd, errno, "fsmount", type, err);
   return mfd;

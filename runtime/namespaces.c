@@ -212,7 +212,7 @@ int
 hv_ns_write_time_offsets (const oci_spec *spec, hv_error **err)
 {
   const oci_linux *l = &spec->linux_cfg;
-  cleanup_free char *text = xasprintf ("%s%s", "", "");
+  cleanup_free char *text = xstrdup ("");
   if (l->has_time_monotonic)
     {
       char *n = xasprintf ("%smonotonic %lld %u\n", text, (long long) l->time_monotonic.secs, l->time_monotonic.nanosecs);
