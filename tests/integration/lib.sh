@@ -14,6 +14,24 @@ chmod 755 "$WORK"
 : "${CTR_PREFIX:=hvt-$$}"
 export RUNTIME WORK STATE_ROOT ROOTFS_CACHE CTR_PREFIX
 
+# world_readable_copy BINARY: path of a copy of BINARY that any uid can
+# run.  The checkout may sit under a directory only root can enter (CI
+# clones into one), so tests that run as an ordinary user use copies in
+# $WORK, with the shipped policies beside them as in the build tree.
+world_readable_copy() {
+  local bin=$WORK/bin
+  mkdir -p "$bin"
+  chmod 755 "$bin"
+  if [ ! -x "$bin/$(basename "$1")" ]; then
+    cp "$1" "$bin/" || fail "cannot copy $1 to $bin"
+    chmod 755 "$bin/$(basename "$1")"
+  fi
+  if [ ! -d "$bin/policies" ] && [ -d "$(dirname "$1")/policies" ]; then
+    cp -r "$(dirname "$1")/policies" "$bin/policies" && chmod -R a+rX "$bin/policies"
+  fi
+  echo "$bin/$(basename "$1")"
+}
+
 # Every runtime call is bounded.
 rt() { timeout -k 5 30 "$RUNTIME" --root "$STATE_ROOT" "$@"; }
 

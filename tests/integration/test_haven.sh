@@ -174,8 +174,10 @@ test_haven_as_unprivileged_user() {
   make_project
   chown -R 65534:65534 "$P"
   chmod 755 "$WORK"
+  local haven
+  haven=$(world_readable_copy "$HAVEN")
   OUT=$(cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent XDG_RUNTIME_DIR= \
-        GITHUB_TOKEN=x timeout 30 "$HAVEN" run -- sh -c 'id -u; echo w > written; touch /etc/x 2>/dev/null || echo ro; env | grep -c TOKEN' 2>&1)
+        GITHUB_TOKEN=x timeout 30 "$haven" run -- sh -c 'id -u; echo w > written; touch /etc/x 2>/dev/null || echo ro; env | grep -c TOKEN' 2>&1)
   assert_eq "65534
 ro
 0" "$OUT"

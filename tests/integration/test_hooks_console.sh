@@ -134,12 +134,16 @@ test_detached_terminal_without_socket_is_an_error() {
 
 test_run_foreground_terminal_proxied() {
   # No --console-socket: `run` holds the pty itself and copies it to its
-  # own stdio (runc's behaviour); `script` gives it a terminal.
+  # own stdio (runc's behaviour); `script` gives it a terminal.  timeout
+  # must leave it in the terminal's foreground process group: in a
+  # background group its tcsetattr stops it with SIGTTOU (runc too).  That
+  # is what happens when `script` runs the command through dash (SHELL
+  # unset, as in CI), which forks timeout instead of exec'ing it.
   cfg "$B" '.process.terminal = true'
   args "$B" sh -c 'tty; echo proxied; exit 5'
   local id
   id=$(new_id proxy)
-  script -qec "timeout 20 $RUNTIME --root $STATE_ROOT run --bundle $B $id" "$PWD/typescript" </dev/null > /dev/null
+  script -qec "timeout --foreground 20 $RUNTIME --root $STATE_ROOT run --bundle $B $id" "$PWD/typescript" </dev/null > /dev/null
   assert_eq 5 "$?" "exit code through the terminal proxy"
   local out
   out=$(tr -d '\r' < typescript)

@@ -295,10 +295,12 @@ test_rootless_as_unprivileged_user() {
   cp -a "$ROOTFS_CACHE" "$d/rootfs"
   chown -R 65534:65534 "$d"
   local as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_RUNTIME_DIR HOME=/tmp)
-  "${as_nobody[@]}" "$RUNTIME" --root "$d/state" spec --rootless --bundle "$d" || fail "spec --rootless"
+  local runtime
+  runtime=$(world_readable_copy "$RUNTIME")
+  "${as_nobody[@]}" "$runtime" --root "$d/state" spec --rootless --bundle "$d" || fail "spec --rootless"
   "${as_nobody[@]}" sh -c "jq '.process.terminal = false | .root.readonly = false | .process.args = [\"sh\", \"-c\", \"id -u; cat /proc/self/uid_map; touch /tmp/x && stat -c %u /tmp/x\"]' $d/config.json > $d/c && mv $d/c $d/config.json"
   local out
-  out=$("${as_nobody[@]}" timeout 20 "$RUNTIME" --root "$d/state" run --bundle "$d" rl 2>&1)
+  out=$("${as_nobody[@]}" timeout 20 "$runtime" --root "$d/state" run --bundle "$d" rl 2>&1)
   assert_eq 0 "$?" "rootless run ($out)"
   assert_contains "$out" "0      65534          1"
   assert_eq 65534 "$(stat -c %u "$d/rootfs/tmp/x")" "host owner of a file made by container root"
