@@ -34,13 +34,19 @@ hv_policy_search_path (void)
   /* A build tree: policies/ next to the binary. */
   char self[PATH_MAX];
   ssize_t l = readlink ("/proc/self/exe", self, sizeof (self) - 1);
-  const char *original = getenv ("_HAVEN_EXE"); /* set by the sealed re-exec */
-  if (l > 0 && str_has_prefix (self, "/memfd:") && original && strlen (original) < sizeof (self))
+  /* After the re-exec that protects the binary (self_exe.c) the link
+   * names the memfd copy, or "/" for the root of the detached read-only
+   * bind; the original path was saved before it. */
+  const char *original = getenv ("_HAVEN_EXE");
+  if (l > 0)
+    self[l] = '\0';
+  if (l > 0 && (str_has_prefix (self, "/memfd:") || strcmp (self, "/") == 0) && original
+      && strlen (original) < sizeof (self))
     l = (ssize_t) strlen (strcpy (self, original));
   if (l > 0)
     {
       self[l] = '\0';
-      if (strchr (self, '/') && !str_has_prefix (self, "/memfd:"))
+      if (strchr (self, '/') && !str_has_prefix (self, "/memfd:") && strcmp (self, "/") != 0)
         dirs[n++] = xasprintf ("%s/policies", dirname (self));
     }
   dirs[n++] = xstrdup (HAVEN_POLICY_DIR);

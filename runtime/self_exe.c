@@ -5,8 +5,11 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #ifndef MFD_EXEC
@@ -17,15 +20,62 @@ extern char **environ;
 
 #define REQUIRED_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
 
-int
-hv_ensure_sealed_self (char **argv, hv_error **err)
+/* Whether nothing running with our credentials (or fewer: containers get
+ * at most ours) can write the image behind fd.  Opening /proc/PID/exe
+ * reaches the file through the mount the binary was executed from, so a
+ * read-only mount protects it, whatever other mounts of the same file
+ * exist.  For an ordinary user the kernel's permission check is enough:
+ * a user namespace never grants write access to an inode whose owner is
+ * not mapped into it. */
+static int
+image_is_unwritable (int fd)
 {
-  cleanup_close int self = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-  if (self < 0)
-    return hv_error_set (err, errno, "open /proc/self/exe");
-  int seals = fcntl (self, F_GET_SEALS);
+  int seals = fcntl (fd, F_GET_SEALS);
   if (seals >= 0 && (seals & REQUIRED_SEALS) == REQUIRED_SEALS)
-    return 0;
+    return 1;
+  struct statvfs vfs;
+  if (fstatvfs (fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY))
+    return 1;
+  if (geteuid () != 0 && faccessat (fd, "", W_OK, AT_EMPTY_PATH | AT_EACCESS) < 0
+      && (errno == EACCES || errno == EPERM || errno == EROFS))
+    return 1;
+  return 0;
+}
+
+/* The copy has no path: remember where the program lives (haven finds the
+ * policies shipped next to it). */
+static void
+remember_original_path (void)
+{
+  char self_path[4096];
+  ssize_t l = readlink ("/proc/self/exe", self_path, sizeof (self_path) - 1);
+  if (l > 0)
+    {
+      self_path[l] = '\0';
+      setenv ("_HAVEN_EXE", self_path, 1);
+    }
+}
+
+/* Cheapest: a private, detached, read-only bind mount of the binary
+ * itself.  It is attached nowhere, so no mount table shows it and nothing
+ * has to be unmounted; the exec keeps it alive for as long as the process
+ * runs.  Needs CAP_SYS_ADMIN over our mount namespace (root). */
+static void
+exec_from_readonly_bind (char **argv)
+{
+  int tree = open_tree (AT_FDCWD, "/proc/self/exe", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (tree < 0)
+    return;
+  struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
+  if (mount_setattr (tree, "", AT_EMPTY_PATH, &attr, sizeof (attr)) == 0)
+    syscall (SYS_execveat, tree, "", argv, environ, AT_EMPTY_PATH);
+  close (tree);
+}
+
+/* Fallback: an anonymous sealed copy (costs a copy of the binary). */
+static int
+exec_from_sealed_copy (int self, char **argv, hv_error **err)
+{
   struct stat st;
   if (fstat (self, &st) < 0)
     return hv_error_set (err, errno, "stat /proc/self/exe");
@@ -45,15 +95,19 @@ hv_ensure_sealed_self (char **argv, hv_error **err)
     }
   if (fcntl (mfd, F_ADD_SEALS, REQUIRED_SEALS) < 0)
     return hv_error_set (err, errno, "seal runtime copy");
-  /* The copy has no path: remember where the program lives (haven finds
-   * the policies shipped next to it). */
-  char self_path[4096];
-  ssize_t l = readlink ("/proc/self/exe", self_path, sizeof (self_path) - 1);
-  if (l > 0)
-    {
-      self_path[l] = '\0';
-      setenv ("_HAVEN_EXE", self_path, 1);
-    }
   fexecve (mfd, argv, environ);
   return hv_error_set (err, errno, "re-exec from sealed copy");
+}
+
+int
+hv_ensure_sealed_self (char **argv, hv_error **err)
+{
+  cleanup_close int self = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (self < 0)
+    return hv_error_set (err, errno, "open /proc/self/exe");
+  if (image_is_unwritable (self))
+    return 0;
+  remember_original_path ();
+  exec_from_readonly_bind (argv);
+  return exec_from_sealed_copy (self, argv, err);
 }

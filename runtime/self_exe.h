@@ -1,13 +1,15 @@
 /* CVE-2019-5736: a container process that can open the runtime's
  * /proc/PID/exe could overwrite the host binary.  Commands that enter a
- * container first re-execute themselves from a sealed memfd copy: the
- * binary a container could ever reach is an immutable anonymous file. */
+ * container first make sure the binary they run from cannot be written
+ * through that link, re-executing themselves if needed. */
 #ifndef HAVEN_SELF_EXE_H
 #define HAVEN_SELF_EXE_H
 
 #include "error.h"
 
-/* Returns 0 when already running from a sealed copy; otherwise execs the
- * copy (and only returns on failure). */
+/* Returns 0 when the running image is already unwritable (a sealed memfd,
+ * a read-only mount, or a binary the caller's uid may not write);
+ * otherwise re-executes from a read-only view of it and only returns on
+ * failure. */
 int hv_ensure_sealed_self (char **argv, hv_error **err);
 #endif

@@ -14,7 +14,7 @@ int write_all (int fd, const void *buf, size_t len);
 /* Write a whole file relative to dirfd (AT_FDCWD for a path). */
 int write_file_at (int dirfd, const char *path, const char *data, size_t len, int flags, hv_error **err);
 int write_file (const char *path, const char *data, hv_error **err);
-/* Write to a temporary name in the same directory, fsync, rename: readers
+/* Write to a temporary name in the same directory and rename: readers
  * never see a half-written state file. */
 int write_file_atomic (const char *dir, const char *name, const char *data, size_t len, hv_error **err);
 int read_file_at (int dirfd, const char *path, char **out, hv_error **err);
