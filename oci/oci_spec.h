@@ -382,5 +382,6 @@ cleanup_specp (oci_spec **s)
   oci_spec_free (*s);
 }
 #define cleanup_spec __attribute__ ((cleanup (cleanup_specp)))
+#define cleanup_strv __attribute__ ((cleanup (oci_strv_free)))
 
 #endif

@@ -2,7 +2,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <glob.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "oci_tables.h"
 #include "policy_compile.h"
 #include "policy_exec.h"
+#include "policy_glob.h"
 #include "utils.h"
 
 /* The agent seccomp profile: escape primitives answer EPERM, so an agent
@@ -57,38 +57,15 @@ expand (const char *pattern, const struct hv_run_ctx *ctx)
   return xstrdup (pattern);
 }
 
-/* Expand globs against the host.  A "**" component means "at any depth
- * below", searched (bounded) under the fixed prefix. */
-static void
-expand_glob (const char *pattern, const struct hv_run_ctx *ctx, oci_strv *out)
+/* Expand a policy pattern ("~/", "{project}/", globs, "**") against the
+ * host; errors name the pattern. */
+static int
+expand_glob (const char *pattern, const struct hv_run_ctx *ctx, oci_strv *out, hv_error **err)
 {
   cleanup_free char *p = expand (pattern, ctx);
-  char *dstar = strstr (p, "**/");
-  if (dstar)
-    {
-      /* "prefix/ ** /name": try the name at depths 0..6 below prefix. */
-      *dstar = '\0';
-      const char *rest = dstar + 3;
-      cleanup_free char *stars = xstrdup ("");
-      for (int depth = 0; depth <= 6; depth++)
-        {
-          cleanup_free char *pat = xasprintf ("%s%s%s", p, stars, rest);
-          glob_t gl;
-          if (glob (pat, GLOB_NOSORT, NULL, &gl) == 0)
-            for (size_t i = 0; i < gl.gl_pathc; i++)
-              oci_strv_push (out, gl.gl_pathv[i]);
-          globfree (&gl);
-          char *more = xasprintf ("%s*/", stars);
-          free (stars);
-          stars = more;
-        }
-      return;
-    }
-  glob_t gl;
-  if (glob (p, GLOB_NOSORT, NULL, &gl) == 0)
-    for (size_t i = 0; i < gl.gl_pathc; i++)
-      oci_strv_push (out, gl.gl_pathv[i]);
-  globfree (&gl);
+  if (hv_glob_expand (p, 0, out, err) < 0)
+    return hv_error_wrap (err, "policy path \"%s\"", pattern);
+  return 0;
 }
 
 static void
@@ -137,8 +114,8 @@ exists (const char *path)
   return lstat (path, &st) == 0;
 }
 
-static void
-gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_strv *writable)
+static int
+gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_strv *writable, hv_error **err)
 {
   static const char *const root_opts[] = { "rbind", "ro", "rro", "nosuid", "nodev", NULL };
   static const char *const proc_opts[] = { "nosuid", "noexec", "nodev", NULL };
@@ -179,23 +156,23 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
     oci_strv_push (writable, ctx->project);
   for (size_t i = 0; i < p->read_write.n; i++)
     {
-      oci_strv found = { 0 };
-      expand_glob (p->read_write.v[i], ctx, &found);
+      cleanup_strv oci_strv found = { 0 };
+      if (expand_glob (p->read_write.v[i], ctx, &found, err) < 0)
+        return -1;
       for (size_t j = 0; j < found.n; j++)
         {
           bind (g, found.v[j], true);
           oci_strv_push (writable, found.v[j]);
         }
-      oci_strv_free (&found);
     }
   /* Read-only last, so they win over the writable binds above them. */
   for (size_t i = 0; i < p->read_only.n; i++)
     {
-      oci_strv found = { 0 };
-      expand_glob (p->read_only.v[i], ctx, &found);
+      cleanup_strv oci_strv found = { 0 };
+      if (expand_glob (p->read_only.v[i], ctx, &found, err) < 0)
+        return -1;
       for (size_t j = 0; j < found.n; j++)
         bind (g, found.v[j], false);
-      oci_strv_free (&found);
     }
   for (size_t i = 0; i < p->protect.n; i++)
     {
@@ -204,6 +181,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
         bind (g, path, false);
     }
   yajl_gen_array_close (g);
+  return 0;
 }
 
 bool
@@ -427,7 +405,8 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
   jg_kv (g, "hostname", "haven");
   oci_strv_push (&writable, "/dev");
   oci_strv_push (&writable, "/proc");
-  gen_mounts (g, p, ctx, &writable);
+  if (gen_mounts (g, p, ctx, &writable, err) < 0)
+    goto out;
 
   jg_str (g, "annotations");
   yajl_gen_map_open (g);
@@ -522,7 +501,8 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
   for (size_t i = 0; default_masked[i]; i++)
     oci_strv_push (&masked, default_masked[i]);
   for (size_t i = 0; i < p->block.n; i++)
-    expand_glob (p->block.v[i], ctx, &masked);
+    if (expand_glob (p->block.v[i], ctx, &masked, err) < 0)
+      goto out;
   strv (g, "maskedPaths", masked.v, masked.n);
   static char *ro_paths[] = { (char *) "/proc/bus", (char *) "/proc/fs", (char *) "/proc/irq", (char *) "/proc/sys",
                               (char *) "/proc/sysrq-trigger" };

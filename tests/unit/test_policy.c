@@ -6,13 +6,17 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "policy.h"
 #include "policy_compile.h"
+#include "policy_glob.h"
+#include "utils.h"
 
 static void
 parse_ok (const char *yaml, hv_policy *p)
@@ -192,6 +196,106 @@ test_extends_and_validation (void **state)
   rmdir (dir);
 }
 
+static void
+touch_file (const char *dir, const char *rel)
+{
+  char path[4096];
+  snprintf (path, sizeof (path), "%s/%s", dir, rel);
+  /* mkdir -p of the parents */
+  for (char *s = path + strlen (dir) + 1; (s = strchr (s, '/')) != NULL; s++)
+    {
+      *s = '\0';
+      mkdir (path, 0755);
+      *s = '/';
+    }
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  fclose (f);
+}
+
+static bool
+strv_has (const oci_strv *v, const char *s)
+{
+  for (size_t i = 0; i < v->n; i++)
+    if (strcmp (v->v[i], s) == 0)
+      return true;
+  return false;
+}
+
+/* "**" finds a name at every depth (no depth limit: a secret nine levels
+ * down must be hidden too), does not follow symlinks out of the tree,
+ * fails closed past its entry bound, and rejects malformed patterns. */
+static void
+test_glob_double_star (void **state)
+{
+  (void) state;
+  char dir[] = "/tmp/hv-glob-XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  char outside[] = "/tmp/hv-glob-out-XXXXXX";
+  assert_non_null (mkdtemp (outside));
+  touch_file (dir, ".env");
+  touch_file (dir, "a/.env");
+  touch_file (dir, "a/b/c/d/e/f/g/h/i/.env");
+  touch_file (dir, "a/not.env");
+  touch_file (dir, "keys/x.pem");
+  touch_file (dir, "keys/sub/y.pem");
+  touch_file (outside, ".env");
+  char link[4200];
+  snprintf (link, sizeof (link), "%s/link", dir);
+  assert_int_equal (symlink (outside, link), 0);
+
+  hv_error *err = NULL;
+  oci_strv found = { 0 };
+  char pat[4200], want[4200];
+  snprintf (pat, sizeof (pat), "%s/**/.env", dir);
+  assert_int_equal (hv_glob_expand (pat, 0, &found, &err), 0);
+  assert_int_equal (found.n, 3);
+  snprintf (want, sizeof (want), "%s/.env", dir);
+  assert_true (strv_has (&found, want));
+  snprintf (want, sizeof (want), "%s/a/.env", dir);
+  assert_true (strv_has (&found, want));
+  snprintf (want, sizeof (want), "%s/a/b/c/d/e/f/g/h/i/.env", dir);
+  assert_true (strv_has (&found, want));
+  oci_strv_free (&found);
+
+  /* Several components after "**", and a glob before it. */
+  snprintf (pat, sizeof (pat), "%s/**/keys/*.pem", dir);
+  assert_int_equal (hv_glob_expand (pat, 0, &found, &err), 0);
+  assert_int_equal (found.n, 1);
+  oci_strv_free (&found);
+  snprintf (pat, sizeof (pat), "%s/k*/**/*.pem", dir);
+  assert_int_equal (hv_glob_expand (pat, 0, &found, &err), 0);
+  assert_int_equal (found.n, 2);
+  oci_strv_free (&found);
+
+  /* Bounded: fail closed rather than hide only part. */
+  snprintf (pat, sizeof (pat), "%s/**/.env", dir);
+  assert_int_equal (hv_glob_expand (pat, 5, &found, &err), -1);
+  assert_non_null (strstr (err->msg, "more than 5 entries under"));
+  assert_non_null (strstr (err->msg, "narrow the pattern"));
+  hv_error_free (&err);
+  oci_strv_free (&found);
+
+  static const char *const bad[] = { "/x/a**/b", "/x/**", "/x/**/a/**/b", "/x/**b", NULL };
+  for (size_t i = 0; bad[i]; i++)
+    {
+      assert_int_equal (hv_glob_expand (bad[i], 0, &found, &err), -1);
+      assert_non_null (strstr (err->msg, "must be a whole path component and appear once"));
+      hv_error_free (&err);
+    }
+  oci_strv_free (&found);
+
+  /* Plain globs still work. */
+  snprintf (pat, sizeof (pat), "%s/a/*.env", dir);
+  assert_int_equal (hv_glob_expand (pat, 0, &found, &err), 0);
+  assert_int_equal (found.n, 1);
+  oci_strv_free (&found);
+
+  char cmd[9000];
+  snprintf (cmd, sizeof (cmd), "rm -rf '%s' '%s'", dir, outside);
+  assert_int_equal (system (cmd), 0);
+}
+
 int
 main (void)
 {
@@ -199,6 +303,7 @@ main (void)
     cmocka_unit_test (test_seed_format),       cmocka_unit_test (test_all_sections),
     cmocka_unit_test (test_errors),            cmocka_unit_test (test_sizes_and_durations),
     cmocka_unit_test (test_env_filter),        cmocka_unit_test (test_extends_and_validation),
+    cmocka_unit_test (test_glob_double_star),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
