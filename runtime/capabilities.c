@@ -8,6 +8,7 @@
 #include <sys/capability.h>
 #include <sys/prctl.h>
 
+#include "log.h"
 #include "oci_tables.h"
 #include "utils.h"
 
@@ -66,6 +67,29 @@ grantable (cap_t own, cap_flag_t flag, cap_value_t v)
   if (flag == CAP_INHERITABLE)
     return prctl (PR_CAPBSET_READ, v, 0, 0, 0) == 1;
   return cap_get_flag (own, v, CAP_PERMITTED, &have) == 0 && have == CAP_SET;
+}
+
+void
+hv_caps_warn_unavailable (const oci_capabilities *caps)
+{
+  if (!caps->present)
+    return;
+  const oci_strv *sets[] = { &caps->bounding, &caps->effective, &caps->permitted, &caps->inheritable,
+                             &caps->ambient };
+  oci_strv warned = { 0 };
+  for (size_t s = 0; s < N_ELEMENTS (sets); s++)
+    for (size_t i = 0; i < sets[s]->n; i++)
+      {
+        cap_value_t v = oci_capability_from_name (sets[s]->v[i]);
+        if (v < 0 || prctl (PR_CAPBSET_READ, v, 0, 0, 0) == 1)
+          continue;
+        size_t before = warned.n;
+        oci_strv_push_unique (&warned, sets[s]->v[i]);
+        if (warned.n != before)
+          hv_log (HV_LOG_WARNING, "capability %s is not available to the runtime; the container runs without it",
+                  sets[s]->v[i]);
+      }
+  oci_strv_free (&warned);
 }
 
 static int

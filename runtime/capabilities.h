@@ -15,4 +15,10 @@ int hv_caps_drop_bounding (const oci_capabilities *caps, hv_error **err);
  * with PR_SET_KEEPCAPS having preserved the permitted set). */
 int hv_caps_apply (const oci_capabilities *caps, hv_error **err);
 int hv_caps_last_cap (void);
+/* Log a warning (runtime-spec: "MUST log a warning") for each listed
+ * capability the runtime cannot grant because its own bounding set lacks
+ * it (CAP_SYS_RESOURCE on some hosts).  Runs in the runtime's process, so
+ * warnings go to the runtime's log and not to the container's stderr; the
+ * container then starts without those capabilities, as before. */
+void hv_caps_warn_unavailable (const oci_capabilities *caps);
 #endif

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "capabilities.h"
 #include "cgroup.h"
 #include "console.h"
 #include "container.h"
@@ -381,6 +382,7 @@ cmd_exec (struct hv_global *g, int argc, char **argv, hv_error **err)
     strv_replace (&spec->process.args, argc - cmd_index, argv + cmd_index);
   if (apply_overrides (&spec->process, &o, err) < 0)
     goto out;
+  hv_caps_warn_unavailable (&spec->process.capabilities);
   if (spec->process.terminal && o.console_socket == NULL)
     {
       hv_error_set (err, 0, "exec: a terminal needs --console-socket");

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "capabilities.h"
 #include "cgroup.h"
 #include "cgroup_resources.h"
 #include "console.h"
@@ -308,6 +309,7 @@ hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_
     goto fail_early;
   if (hv_ns_plan_build (r.spec, &r.ns, err) < 0)
     goto fail_early;
+  hv_caps_warn_unavailable (&r.spec->process.capabilities);
 
   if (mkdir_p (g->root, 0700, err) < 0)
     goto fail_early;

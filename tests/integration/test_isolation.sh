@@ -136,6 +136,26 @@ CapBnd:	0000000000002001
 CapAmb:	0000000000000000" "$OUT"
 }
 
+test_capability_the_runtime_lacks_is_a_logged_warning() {
+  # runtime-spec: a capability the runtime cannot grant is not fatal, but
+  # the runtime must log a warning.  Needs a host whose bounding set lacks
+  # one (this one lacks CAP_SYS_RESOURCE).
+  skip_on_runc "runc fails the create instead"
+  local bnd missing=
+  bnd=$((16#$(awk '/^CapBnd/ {print $2}' /proc/self/status)))
+  [ $((bnd & (1 << 24))) = 0 ] && missing=CAP_SYS_RESOURCE
+  [ -n "$missing" ] || skip "the host's bounding set has CAP_SYS_RESOURCE"
+  cfg "$B" '.process.capabilities = {bounding: ["CAP_CHOWN", $c], effective: ["CAP_CHOWN", $c], permitted: ["CAP_CHOWN", $c]}' --arg c "$missing"
+  args "$B" sh -c 'grep ^CapEff /proc/self/status'
+  local id out
+  id=$(new_id capwarn)
+  out=$(rt --log "$PWD/log.json" --log-format json run --bundle "$B" "$id" 2>&1)
+  assert_eq 0 "$?" "run ($out)"
+  assert_eq "CapEff:	0000000000000001" "$out"
+  jq -e --arg c "$missing" 'select(.level == "warning" and (.msg | contains($c)))' log.json >/dev/null \
+    || fail "no warning about $missing in the log: $(cat log.json)"
+}
+
 test_ambient_capabilities_for_non_root() {
   cfg "$B" '.process.user = {uid: 1000, gid: 1000} | .process.capabilities = {bounding: ["CAP_NET_BIND_SERVICE"], effective: ["CAP_NET_BIND_SERVICE"],
             permitted: ["CAP_NET_BIND_SERVICE"], inheritable: ["CAP_NET_BIND_SERVICE"], ambient: ["CAP_NET_BIND_SERVICE"]}'
