@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "log.h"
 #include "policy.h"
+#include "policy_audit.h"
 #include "policy_compile.h"
 #include "self_exe.h"
 #include "state.h"
@@ -110,6 +111,7 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
   cleanup_free char *bundle = NULL;
   cleanup_policy hv_policy *p = NULL;
   struct hv_run_ctx ctx = { 0 };
+  struct hv_audit audit = { .log_fd = -1 };
   if (parse_run ("haven run", argc, argv, &o, err) < 0)
     return -1;
   if (o.cmd[0] == NULL)
@@ -138,9 +140,13 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
       hv_error_set (err, errno, "mkdir %s", rootfs);
       goto out;
     }
+  cleanup_free char *audit_socket = p->audit_log ? xasprintf ("%s/audit.sock", bundle) : NULL;
+  ctx.audit_socket = audit_socket;
   if (hv_policy_compile (p, &ctx, &json, err) < 0)
     goto out;
   if (write_file_atomic (bundle, "config.json", json, strlen (json), err) < 0)
+    goto out;
+  if (hv_audit_begin (p, ctx.home, bundle, o.cmd, project, &audit, err) < 0)
     goto out;
 
   /* The runtime part: exactly `haven-runc run --bundle B ID`. */
@@ -166,6 +172,7 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
     ret = cmd_run (&g, 4, run_argv, err);
   }
 out:
+  hv_audit_end (&audit, ret < 0 ? 125 : hv_exit_status);
   if (!o.keep_bundle)
     {
       cleanup_free char *cfg = xasprintf ("%s/config.json", bundle);
@@ -331,7 +338,7 @@ policy_explain (int argc, char **argv, hv_error **err)
     printf ("  No capabilities.\n");
   printf ("\nSystem calls\n");
   if (p->syscall_profile && strcmp (p->syscall_profile, "none") == 0)
-    printf ("  No seccomp profile.\n");
+    printf ("  No agent seccomp profile%s.\n", p->syscall_deny.n ? " (only the denials below)" : "");
   else
     printf ("  Escape primitives fail with \"Operation not permitted\": ptrace, mount, bpf, perf_event_open,\n"
             "  keyctl, io_uring, userfaultfd, module and kexec loading, TIOCSTI, new user namespaces, ...\n");
@@ -354,6 +361,11 @@ policy_explain (int argc, char **argv, hv_error **err)
   printf ("  Never passed: variables that look like credentials (*TOKEN*, *SECRET*, *_KEY, AWS_*, ...).\n");
   for (size_t i = 0; i < p->env_set.n; i++)
     printf ("  Set: %s=%s\n", p->env_set.v[i].key, p->env_set.v[i].value);
+  printf ("\nAudit\n");
+  if (p->audit_log)
+    printf ("  Each denied system call is recorded in %s (JSON lines).\n", p->audit_log);
+  else
+    printf ("  No audit trail (set audit.log to record denied system calls).\n");
   return 0;
 }
 

@@ -214,10 +214,48 @@ hv_policy_gen_denied_names (yajl_gen g, const hv_policy *p)
   yajl_gen_array_close (g);
 }
 
+/* One rule answering EPERM: in the filter, or through the audit
+ * listener, which records the call and answers EPERM itself. */
 static void
-gen_seccomp (yajl_gen g, const hv_policy *p)
+deny_action (yajl_gen g, const struct hv_run_ctx *ctx)
 {
-  if (p->syscall_profile && strcmp (p->syscall_profile, "none") == 0)
+  if (ctx->audit_socket)
+    jg_kv (g, "action", "SCMP_ACT_NOTIFY");
+  else
+    {
+      jg_kv (g, "action", "SCMP_ACT_ERRNO");
+      jg_str (g, "errnoRet");
+      yajl_gen_integer (g, EPERM);
+    }
+}
+
+/* {"index": I, "value": V[, "valueTwo": V2], "op": OP} */
+static void
+arg_rule (yajl_gen g, unsigned index, unsigned long long value, bool masked)
+{
+  jg_str (g, "args");
+  yajl_gen_array_open (g);
+  yajl_gen_map_open (g);
+  jg_str (g, "index");
+  yajl_gen_integer (g, index);
+  jg_str (g, "value");
+  yajl_gen_integer (g, (long long) value);
+  if (masked)
+    {
+      jg_str (g, "valueTwo");
+      yajl_gen_integer (g, (long long) value);
+    }
+  jg_kv (g, "op", masked ? "SCMP_CMP_MASKED_EQ" : "SCMP_CMP_EQ");
+  yajl_gen_map_close (g);
+  yajl_gen_array_close (g);
+}
+
+static void
+gen_seccomp (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx)
+{
+  bool agent_profile = !p->syscall_profile || strcmp (p->syscall_profile, "none") != 0;
+  /* Profile "none" still enforces the policy's own syscalls.deny. */
+  if (!agent_profile && p->syscall_deny.n == 0)
     return;
   jg_str (g, "seccomp");
   yajl_gen_map_open (g);
@@ -227,66 +265,49 @@ gen_seccomp (yajl_gen g, const hv_policy *p)
    * filter is a third of the size to build at every start. */
   static char *archs[] = { (char *) "SCMP_ARCH_X86_64" };
   strv (g, "architectures", archs, 1);
+  if (ctx->audit_socket)
+    {
+      jg_kv (g, "listenerPath", ctx->audit_socket);
+      jg_kv (g, "listenerMetadata", p->name);
+    }
   jg_str (g, "syscalls");
   yajl_gen_array_open (g);
   /* Plain denials (minus the policy's extra allows, plus its denies). */
   yajl_gen_map_open (g);
   jg_str (g, "names");
   hv_policy_gen_denied_names (g, p);
-  jg_kv (g, "action", "SCMP_ACT_ERRNO");
-  jg_str (g, "errnoRet");
-  yajl_gen_integer (g, EPERM);
+  deny_action (g, ctx);
   yajl_gen_map_close (g);
-  /* ioctl(fd, TIOCSTI / TIOCLINUX): typing into the user's terminal. */
-  const unsigned long long ioctls[] = { TIOCSTI_NR, TIOCLINUX_NR };
-  for (size_t i = 0; i < 2; i++)
+  if (agent_profile)
     {
+      /* ioctl(fd, TIOCSTI / TIOCLINUX): typing into the user's terminal. */
+      const unsigned long long ioctls[] = { TIOCSTI_NR, TIOCLINUX_NR };
+      for (size_t i = 0; i < 2; i++)
+        {
+          yajl_gen_map_open (g);
+          static char *ioctl_name[] = { (char *) "ioctl" };
+          strv (g, "names", ioctl_name, 1);
+          deny_action (g, ctx);
+          arg_rule (g, 1, ioctls[i], false);
+          yajl_gen_map_close (g);
+        }
+      /* New user namespaces: clone(CLONE_NEWUSER) refused; clone3 (whose
+       * flags seccomp cannot see) answers ENOSYS so libc falls back to
+       * clone.  That is not a denial, so it is not audited. */
       yajl_gen_map_open (g);
-      static char *ioctl_name[] = { (char *) "ioctl" };
-      strv (g, "names", ioctl_name, 1);
+      static char *clone_name[] = { (char *) "clone" };
+      strv (g, "names", clone_name, 1);
+      deny_action (g, ctx);
+      arg_rule (g, 0, CLONE_NEWUSER_FLAG, true);
+      yajl_gen_map_close (g);
+      yajl_gen_map_open (g);
+      static char *clone3_name[] = { (char *) "clone3" };
+      strv (g, "names", clone3_name, 1);
       jg_kv (g, "action", "SCMP_ACT_ERRNO");
       jg_str (g, "errnoRet");
-      yajl_gen_integer (g, EPERM);
-      jg_str (g, "args");
-      yajl_gen_array_open (g);
-      yajl_gen_map_open (g);
-      jg_str (g, "index");
-      yajl_gen_integer (g, 1);
-      jg_str (g, "value");
-      yajl_gen_integer (g, (long long) ioctls[i]);
-      jg_kv (g, "op", "SCMP_CMP_EQ");
-      yajl_gen_map_close (g);
-      yajl_gen_array_close (g);
+      yajl_gen_integer (g, ENOSYS);
       yajl_gen_map_close (g);
     }
-  /* New user namespaces: clone(CLONE_NEWUSER) refused; clone3 (whose flags
-   * seccomp cannot see) answers ENOSYS so libc falls back to clone. */
-  yajl_gen_map_open (g);
-  static char *clone_name[] = { (char *) "clone" };
-  strv (g, "names", clone_name, 1);
-  jg_kv (g, "action", "SCMP_ACT_ERRNO");
-  jg_str (g, "errnoRet");
-  yajl_gen_integer (g, EPERM);
-  jg_str (g, "args");
-  yajl_gen_array_open (g);
-  yajl_gen_map_open (g);
-  jg_str (g, "index");
-  yajl_gen_integer (g, 0);
-  jg_str (g, "value");
-  yajl_gen_integer (g, (long long) CLONE_NEWUSER_FLAG);
-  jg_str (g, "valueTwo");
-  yajl_gen_integer (g, (long long) CLONE_NEWUSER_FLAG);
-  jg_kv (g, "op", "SCMP_CMP_MASKED_EQ");
-  yajl_gen_map_close (g);
-  yajl_gen_array_close (g);
-  yajl_gen_map_close (g);
-  yajl_gen_map_open (g);
-  static char *clone3_name[] = { (char *) "clone3" };
-  strv (g, "names", clone3_name, 1);
-  jg_kv (g, "action", "SCMP_ACT_ERRNO");
-  jg_str (g, "errnoRet");
-  yajl_gen_integer (g, ENOSYS);
-  yajl_gen_map_close (g);
   yajl_gen_array_close (g);
   yajl_gen_map_close (g);
 }
@@ -294,9 +315,11 @@ gen_seccomp (yajl_gen g, const hv_policy *p)
 char *
 hv_policy_seccomp_json (const hv_policy *p)
 {
+  /* Engine configs have no audit listener: plain EPERM rules. */
+  static const struct hv_run_ctx no_audit = { 0 };
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_map_open (g);
-  gen_seccomp (g, p);
+  gen_seccomp (g, p, &no_audit);
   yajl_gen_map_close (g);
   const unsigned char *buf;
   size_t len;
@@ -493,7 +516,7 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
         }
       yajl_gen_map_close (g);
     }
-  gen_seccomp (g, p);
+  gen_seccomp (g, p, ctx);
   static const char *const default_masked[] = { "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys",
                                                 "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
                                                 "/proc/sched_debug", "/proc/scsi", "/sys/firmware",

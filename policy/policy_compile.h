@@ -22,6 +22,9 @@ struct hv_run_ctx
   bool terminal;
   char **argv;
   char **host_env;
+  /* With an audit trail: denied system calls are sent to this seccomp
+   * listener socket (policy_audit.c) instead of failing in the filter. */
+  const char *audit_socket;
 };
 
 /* The Landlock rules travel to the runtime in this annotation. */

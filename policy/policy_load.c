@@ -175,6 +175,18 @@ load_layer (const char *name_or_file, const char *relative_to, int depth, hv_pol
       hv_policy_free_fields (&layer);
       return -1;
     }
+  /* The policy being run is named after its own file unless it says
+   * otherwise, never after the policy it extends. */
+  if (depth == 0 && layer.name == NULL)
+    {
+      const char *base = strrchr (path, '/') ? strrchr (path, '/') + 1 : path;
+      size_t n = strlen (base);
+      if (n > 5 && strcmp (base + n - 5, ".yaml") == 0)
+        n -= 5;
+      else if (n > 4 && strcmp (base + n - 4, ".yml") == 0)
+        n -= 4;
+      layer.name = xasprintf ("%.*s", (int) n, base);
+    }
   if (extends && load_layer (extends, path, depth + 1, into, err) < 0)
     {
       hv_policy_free_fields (&layer);

@@ -35,6 +35,18 @@ hv_log_fd (void)
   return log_fd;
 }
 
+void
+hv_write_json_line (int fd, yajl_gen g)
+{
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf (g, &buf, &len);
+  cleanup_free char *line = xmalloc0 (len + 2);
+  memcpy (line, buf, len);
+  line[len] = '\n';
+  write_all (fd, line, len + 1);
+}
+
 static void
 write_entry (int fd, enum hv_log_level level, const char *msg)
 {
@@ -42,8 +54,6 @@ write_entry (int fd, enum hv_log_level level, const char *msg)
   if (log_json)
     {
       yajl_gen g = yajl_gen_alloc (NULL);
-      const unsigned char *buf;
-      size_t len;
       yajl_gen_map_open (g);
       yajl_gen_string (g, (const unsigned char *) "level", 5);
       yajl_gen_string (g, (const unsigned char *) level_names[level], strlen (level_names[level]));
@@ -52,11 +62,7 @@ write_entry (int fd, enum hv_log_level level, const char *msg)
       yajl_gen_string (g, (const unsigned char *) "time", 4);
       yajl_gen_string (g, (const unsigned char *) time, strlen (time));
       yajl_gen_map_close (g);
-      yajl_gen_get_buf (g, &buf, &len);
-      cleanup_free char *line = xmalloc0 (len + 2);
-      memcpy (line, buf, len);
-      line[len] = '\n';
-      write_all (fd, line, len + 1);
+      hv_write_json_line (fd, g);
       yajl_gen_free (g);
     }
   else

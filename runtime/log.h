@@ -7,6 +7,7 @@
 #define HAVEN_LOG_H
 
 #include <stdbool.h>
+#include <yajl/yajl_gen.h>
 
 enum hv_log_level
 {
@@ -23,4 +24,7 @@ void hv_log_fatal (const char *msg);
 /* fd of the log file, -1 if none (kept open across the container's fork so
  * the child can log its own failures). */
 int hv_log_fd (void);
+/* The generated JSON document plus a newline, in one write(2): appended
+ * to an O_APPEND file, lines of concurrent writers never interleave. */
+void hv_write_json_line (int fd, yajl_gen g);
 #endif

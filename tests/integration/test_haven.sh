@@ -155,6 +155,58 @@ except OSError as e: print("TIOCSTI", e.strerror)'
   fi
 }
 
+test_haven_audit_trail_records_denials() {
+  need_haven
+  make_project
+  local log=$WORK/audit-$RANDOM/sub/audit.log
+  printf 'extends: default\naudit:\n  log: %s\nsyscalls:\n  deny: [uname]\n' "$log" > "$P/audit.yaml"
+  haven_in "$P" run --policy "$P/audit.yaml" -- python3 -c '
+import ctypes, os, fcntl, termios
+libc = ctypes.CDLL(None, use_errno=True)
+print("ptrace", libc.ptrace(16, 1, 0, 0), os.strerror(ctypes.get_errno()))
+print("uname", libc.syscall(63, 0), os.strerror(ctypes.get_errno()))
+try:
+    fcntl.ioctl(0, termios.TIOCSTI, b"x")
+except OSError as e: print("TIOCSTI", e.strerror, flush=True)
+os._exit(3)'
+  # The command sees what it would without the trail.
+  assert_eq 3 "$RC" "exit status ($OUT)"
+  assert_contains "$OUT" "ptrace -1 Operation not permitted"
+  assert_contains "$OUT" "uname -1 Operation not permitted"
+  assert_contains "$OUT" "TIOCSTI Operation not permitted"
+  [ -f "$log" ] || fail "no audit log at $log"
+  assert_eq 600 "$(stat -c %a "$log")" "audit log mode"
+  assert_eq 700 "$(stat -c %a "$(dirname "$log")")" "audit log directory mode"
+  jq -se 'map(select(.event == "start")) | .[0].policy == "audit" and .[0].command[0] == "python3"' "$log" >/dev/null \
+    || fail "no start record: $(cat "$log")"
+  assert_eq "ioctl
+ptrace
+uname" "$(jq -r 'select(.event == "denied") | .syscall' "$log" | sort)" "denied calls recorded"
+  jq -se 'map(select(.event == "denied" and .syscall == "ioctl")) | .[0].args[1] == "0x5412" and .[0].comm == "python3"' "$log" >/dev/null \
+    || fail "TIOCSTI record: $(cat "$log")"
+  jq -se 'map(select(.event == "exit")) | .[0].status == 3 and .[0].seconds > 0' "$log" >/dev/null \
+    || fail "no exit record: $(cat "$log")"
+  # Appends, one line per record: a second run adds its own three records.
+  haven_in "$P" run --policy "$P/audit.yaml" -- sh -c 'true'
+  assert_eq 2 "$(jq -r 'select(.event == "start") | .event' "$log" | wc -l)" "start records after two runs"
+  assert_eq 0 "$(ls "$P" | grep -c audit.sock)" "audit socket left behind"
+}
+
+test_haven_profile_none_keeps_own_denials() {
+  # syscalls.profile none drops the agent profile, not the policy's own
+  # deny list.
+  need_haven
+  make_project
+  printf 'extends: default\nsyscalls:\n  profile: none\n  deny: [uname]\n' > "$P/none.yaml"
+  haven_in "$P" run --policy "$P/none.yaml" -- python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+print("uname", libc.syscall(63, 0), os.strerror(ctypes.get_errno()))
+print("personality", libc.syscall(135, 0xffffffff))'
+  assert_contains "$OUT" "uname -1 Operation not permitted"
+  assert_not_contains "$OUT" "personality -1" "personality (agent profile) is allowed under profile none"
+}
+
 test_haven_resource_limits_bite() {
   need_haven
   make_project

@@ -152,7 +152,7 @@ test_capability_the_runtime_lacks_is_a_logged_warning() {
   out=$(rt --log "$PWD/log.json" --log-format json run --bundle "$B" "$id" 2>&1)
   assert_eq 0 "$?" "run ($out)"
   assert_eq "CapEff:	0000000000000001" "$out"
-  jq -e --arg c "$missing" 'select(.level == "warning" and (.msg | contains($c)))' log.json >/dev/null \
+  jq -se --arg c "$missing" 'any(.level == "warning" and (.msg | contains($c)))' log.json >/dev/null \
     || fail "no warning about $missing in the log: $(cat log.json)"
 }
 

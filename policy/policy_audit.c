@@ -1,0 +1,268 @@
+#include "config.h"
+#include "policy_audit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
+
+#include "json_gen.h"
+#include "log.h"
+#include "utils.h"
+
+static void
+emit (int fd, yajl_gen g)
+{
+  yajl_gen_map_close (g);
+  hv_write_json_line (fd, g);
+  yajl_gen_free (g);
+}
+
+static yajl_gen
+record (const char *event, const char *policy)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  cleanup_free char *now = now_rfc3339 ();
+  yajl_gen_map_open (g);
+  jg_kv (g, "time", now);
+  jg_kv (g, "event", event);
+  jg_kv (g, "policy", policy);
+  return g;
+}
+
+static void
+record_denial (int log_fd, const char *policy, const struct seccomp_notif *req)
+{
+  yajl_gen g = record ("denied", policy);
+  cleanup_free char *name = seccomp_syscall_resolve_num_arch (req->data.arch, req->data.nr);
+  char nr[32];
+  snprintf (nr, sizeof (nr), "%d", req->data.nr);
+  jg_kv (g, "syscall", name ? name : nr);
+  jg_str (g, "pid");
+  yajl_gen_integer (g, req->pid);
+  /* The process names itself: informative only. */
+  char path[64], comm[64] = "";
+  snprintf (path, sizeof (path), "/proc/%u/comm", req->pid);
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0)
+    {
+      ssize_t n = read (fd, comm, sizeof (comm) - 1);
+      comm[n > 0 ? n : 0] = '\0';
+      comm[strcspn (comm, "\n")] = '\0';
+      close (fd);
+    }
+  jg_kv (g, "comm", comm);
+  jg_str (g, "args");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < 6; i++)
+    {
+      char hex[24];
+      snprintf (hex, sizeof (hex), "0x%llx", (unsigned long long) req->data.args[i]);
+      jg_str (g, hex);
+    }
+  yajl_gen_array_close (g);
+  emit (log_fd, g);
+}
+
+static int
+receive_fd (int sock)
+{
+  char data[65536];
+  struct iovec iov = { data, sizeof (data) };
+  union
+  {
+    char buf[CMSG_SPACE (sizeof (int))];
+    struct cmsghdr align;
+  } ctl;
+  struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof (ctl.buf) };
+  if (recvmsg (sock, &m, MSG_CMSG_CLOEXEC) <= 0)
+    return -1;
+  struct cmsghdr *c = CMSG_FIRSTHDR (&m);
+  if (c == NULL || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+    return -1;
+  int fd;
+  memcpy (&fd, CMSG_DATA (c), sizeof (fd));
+  return fd;
+}
+
+/* The listener process: answers every notification with EPERM after
+ * recording it, until no process uses the filter any more (POLLHUP). */
+static void __attribute__ ((noreturn))
+listener_main (int listen_fd, int log_fd, const char *policy, const char *sock_path, pid_t parent)
+{
+  prctl (PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid () != parent)
+    _exit (0);
+  /* Hold none of haven's stdio: a pipe reader must see EOF when the
+   * command is done, not when the listener is. */
+  int devnull = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  if (devnull >= 0)
+    for (int i = 0; i < 3; i++)
+      dup2 (devnull, i);
+  int conn = accept4 (listen_fd, NULL, NULL, SOCK_CLOEXEC);
+  close (listen_fd);
+  /* Connected: the socket has served its one use (and its absence tells
+   * haven the listener has a container to wait for). */
+  unlink (sock_path);
+  int notify_fd = conn < 0 ? -1 : receive_fd (conn);
+  if (notify_fd < 0)
+    _exit (1);
+  close (conn);
+  struct seccomp_notif_sizes sizes;
+  if (syscall (SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
+    _exit (1);
+  struct seccomp_notif *req = xmalloc0 (sizes.seccomp_notif > sizeof (*req) ? sizes.seccomp_notif : sizeof (*req));
+  struct seccomp_notif_resp *resp
+      = xmalloc0 (sizes.seccomp_notif_resp > sizeof (*resp) ? sizes.seccomp_notif_resp : sizeof (*resp));
+  for (;;)
+    {
+      struct pollfd pfd = { .fd = notify_fd, .events = POLLIN };
+      if (poll (&pfd, 1, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          break;
+        }
+      if (!(pfd.revents & POLLIN))
+        break; /* POLLHUP: every process using the filter has exited */
+      memset (req, 0, sizes.seccomp_notif);
+      if (ioctl (notify_fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
+        {
+          if (errno == EINTR || errno == ENOENT)
+            continue;
+          break;
+        }
+      record_denial (log_fd, policy, req);
+      memset (resp, 0, sizes.seccomp_notif_resp);
+      resp->id = req->id;
+      resp->error = -EPERM;
+      /* ENOENT: the caller died meanwhile; nothing to answer. */
+      ioctl (notify_fd, SECCOMP_IOCTL_NOTIF_SEND, resp);
+    }
+  _exit (0);
+}
+
+static char *
+expand_home (const char *path, const char *home)
+{
+  if (path[0] == '~' && (path[1] == '/' || path[1] == '\0'))
+    return home ? xasprintf ("%s%s", home, path + 1) : NULL;
+  return xstrdup (path);
+}
+
+int
+hv_audit_begin (const hv_policy *p, const char *home, const char *bundle, char **cmd, const char *project,
+                struct hv_audit *a, hv_error **err)
+{
+  memset (a, 0, sizeof (*a));
+  a->log_fd = -1;
+  if (p->audit_log == NULL || p->audit_log[0] == '\0')
+    return 0;
+  cleanup_free char *path = expand_home (p->audit_log, home);
+  if (path == NULL || path[0] != '/')
+    return hv_error_set (err, 0, "%s: audit.log: \"%s\" is not an absolute path (or ~/... with HOME set)",
+                         p->file ? p->file : p->name, p->audit_log);
+  cleanup_free char *dir_copy = xstrdup (path);
+  if (mkdir_p (dirname (dir_copy), 0700, err) < 0)
+    return hv_error_wrap (err, "audit log directory");
+  /* O_NOFOLLOW: the log is ours, never a link planted in its place. */
+  cleanup_close int log_fd = open (path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (log_fd < 0)
+    return hv_error_set (err, errno, "open audit log %s", path);
+
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  cleanup_free char *sock_path = xasprintf ("%s/audit.sock", bundle);
+  if (strlen (sock_path) >= sizeof (addr.sun_path))
+    return hv_error_set (err, 0, "audit socket path too long: %s", sock_path);
+  strcpy (addr.sun_path, sock_path);
+  cleanup_close int listen_fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listen_fd < 0 || bind (listen_fd, (struct sockaddr *) &addr, sizeof (addr)) < 0 || listen (listen_fd, 1) < 0)
+    return hv_error_set (err, errno, "audit socket %s", sock_path);
+
+  pid_t parent = getpid ();
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      unlink (sock_path);
+      return hv_error_set (err, errno, "fork audit listener");
+    }
+  if (pid == 0)
+    listener_main (listen_fd, log_fd, p->name, sock_path, parent);
+
+  a->listener = pid;
+  a->socket_path = sock_path;
+  sock_path = NULL;
+  a->policy_name = xstrdup (p->name);
+  a->log_fd = log_fd;
+  log_fd = -1;
+  clock_gettime (CLOCK_MONOTONIC, &a->start);
+
+  yajl_gen g = record ("start", a->policy_name);
+  jg_kv (g, "project", project);
+  jg_str (g, "command");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; cmd[i]; i++)
+    jg_str (g, cmd[i]);
+  yajl_gen_array_close (g);
+  jg_str (g, "haven_pid");
+  yajl_gen_integer (g, parent);
+  emit (a->log_fd, g);
+  return 0;
+}
+
+void
+hv_audit_end (struct hv_audit *a, int status)
+{
+  if (a->log_fd < 0)
+    return;
+  if (a->listener > 0)
+    {
+      /* It ends by itself once the sandbox's processes are gone; give it
+       * a moment to record the last denials, then stop it.  If nothing
+       * ever connected (the container did not start), stop it now. */
+      int i = access (a->socket_path, F_OK) == 0 ? 100 : 0;
+      for (; i < 100; i++)
+        {
+          if (waitpid (a->listener, NULL, WNOHANG) == a->listener)
+            break;
+          usleep (10000);
+        }
+      if (i == 100)
+        {
+          kill (a->listener, SIGKILL);
+          waitpid (a->listener, NULL, 0);
+        }
+    }
+  struct timespec end;
+  clock_gettime (CLOCK_MONOTONIC, &end);
+  yajl_gen g = record ("exit", a->policy_name);
+  jg_str (g, "status");
+  yajl_gen_integer (g, status);
+  char seconds[32];
+  snprintf (seconds, sizeof (seconds), "%.3f",
+            (double) (end.tv_sec - a->start.tv_sec) + (double) (end.tv_nsec - a->start.tv_nsec) / 1e9);
+  jg_str (g, "seconds");
+  yajl_gen_number (g, seconds, strlen (seconds));
+  emit (a->log_fd, g);
+  close (a->log_fd);
+  a->log_fd = -1;
+  if (a->socket_path)
+    unlink (a->socket_path);
+  free (a->socket_path);
+  free (a->policy_name);
+  a->socket_path = a->policy_name = NULL;
+}
