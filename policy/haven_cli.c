@@ -112,6 +112,7 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
   cleanup_policy hv_policy *p = NULL;
   struct hv_run_ctx ctx = { 0 };
   struct hv_audit audit = { .log_fd = -1 };
+  cleanup_free char *audit_socket = NULL;
   if (parse_run ("haven run", argc, argv, &o, err) < 0)
     return -1;
   if (o.cmd[0] == NULL)
@@ -140,7 +141,7 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
       hv_error_set (err, errno, "mkdir %s", rootfs);
       goto out;
     }
-  cleanup_free char *audit_socket = p->audit_log ? xasprintf ("%s/audit.sock", bundle) : NULL;
+  audit_socket = p->audit_log ? xasprintf ("%s/audit.sock", bundle) : NULL;
   ctx.audit_socket = audit_socket;
   if (hv_policy_compile (p, &ctx, &json, err) < 0)
     goto out;
