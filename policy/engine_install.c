@@ -79,40 +79,6 @@ validate_json (const char *text, const char *path, hv_error **err)
   return 0;
 }
 
-/* Copy a parsed value to the generator unchanged (numbers from their
- * original text, so nothing is rounded). */
-static void
-emit_value (yajl_gen g, yajl_val v)
-{
-  if (YAJL_IS_STRING (v))
-    jg_str (g, v->u.string);
-  else if (YAJL_IS_NUMBER (v))
-    yajl_gen_number (g, v->u.number.r, strlen (v->u.number.r));
-  else if (YAJL_IS_OBJECT (v))
-    {
-      yajl_gen_map_open (g);
-      for (size_t i = 0; i < v->u.object.len; i++)
-        {
-          jg_str (g, v->u.object.keys[i]);
-          emit_value (g, v->u.object.values[i]);
-        }
-      yajl_gen_map_close (g);
-    }
-  else if (YAJL_IS_ARRAY (v))
-    {
-      yajl_gen_array_open (g);
-      for (size_t i = 0; i < v->u.array.len; i++)
-        emit_value (g, v->u.array.values[i]);
-      yajl_gen_array_close (g);
-    }
-  else if (YAJL_IS_TRUE (v))
-    yajl_gen_bool (g, 1);
-  else if (YAJL_IS_FALSE (v))
-    yajl_gen_bool (g, 0);
-  else
-    yajl_gen_null (g);
-}
-
 static void
 emit_entry (yajl_gen g, const struct hv_install_opts *o)
 {
@@ -222,7 +188,7 @@ hv_docker_config_edit (const char *old_text, const char *path, const struct hv_i
               if (strcmp (runtimes->u.object.keys[j], o->name) != 0)
                 {
                   jg_str (g, runtimes->u.object.keys[j]);
-                  emit_value (g, runtimes->u.object.values[j]);
+                  jg_value (g, runtimes->u.object.values[j]);
                 }
               else if ((ssize_t) j == ours && !remove)
                 {
@@ -249,7 +215,7 @@ hv_docker_config_edit (const char *old_text, const char *path, const struct hv_i
           continue;
         }
       jg_str (g, key);
-      emit_value (g, v);
+      jg_value (g, v);
     }
   if (runtimes_at < 0 && !remove)
     {
