@@ -162,7 +162,8 @@ test_docker_pause_unpause() {
   need_docker
   local n a b
   n=$(new_name pause)
-  dstart "$n" "$IMAGE" sh -c 'i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done'
+  # (written with rename: a reader never sees the file truncated)
+  dstart "$n" "$IMAGE" sh -c 'i=0; while true; do i=$((i+1)); echo $i > /tmp/c; mv /tmp/c /tmp/count; sleep 0.05; done'
   sleep 0.5
   dk pause "$n" >/dev/null || fail "docker pause failed"
   assert_eq paused "$(dk_state "$n" '{{.State.Status}}')"
