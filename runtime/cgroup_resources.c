@@ -30,13 +30,17 @@ write_i64 (const char *path, const char *controller, const char *file, long long
 
 /* v1 devices cgroup: the config's rules in order, then the devices every
  * container gets (those the runtime creates in /dev and the ptys), as
- * runc does, so "deny all" configs keep a working /dev. */
+ * runc does, so "deny all" configs keep a working /dev.  Also as runc:
+ * mknod of any node (using one still needs a rule) and /dev/net/tun;
+ * Docker's configs rely on these (a VPN client or a package that makes
+ * device nodes works under runc). */
 static int
 apply_devices_v1 (const char *path, const oci_linux *l, hv_error **err)
 {
   const oci_resources *r = &l->resources;
-  static const char *const defaults[] = { "c 1:3 rwm", "c 1:5 rwm", "c 1:7 rwm", "c 1:8 rwm", "c 1:9 rwm",
-                                          "c 5:0 rwm", "c 5:1 rwm", "c 5:2 rwm", "c 136:* rwm", NULL };
+  static const char *const defaults[] = { "c *:* m",   "b *:* m",   "c 1:3 rwm",  "c 1:5 rwm",   "c 1:7 rwm",
+                                          "c 1:8 rwm", "c 1:9 rwm", "c 5:0 rwm",  "c 5:1 rwm",   "c 5:2 rwm",
+                                          "c 136:* rwm", "c 10:200 rwm", NULL };
   for (size_t i = 0; i < r->n_devices; i++)
     {
       const oci_device_rule *d = &r->devices[i];

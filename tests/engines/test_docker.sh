@@ -400,3 +400,42 @@ test_docker_policy_runtime_args() {
   assert_eq "NoNewPrivs:	0
 root-writable" "$OUT" "the plain haven runtime applies no policy"
 }
+
+test_docker_devices() {
+  need_docker
+  drun --device /dev/zero:/dev/myzero "$IMAGE" sh -c 'head -c 4 /dev/myzero | od -An -tx1 | xargs; stat -c "%t:%T" /dev/myzero'
+  assert_eq "00 00 00 00
+1:5" "$OUT" "--device /dev/zero:/dev/myzero"
+  # runc's defaults under Docker's deny-all device rules: mknod of any
+  # node, /dev/net/tun usable, nothing else.
+  drun "$IMAGE" sh -c 'mknod /tmp/tun c 10 200 && cat /tmp/tun 2>&1; mknod /tmp/loop b 7 0 && echo block-mknod-ok;
+    mknod /tmp/mem c 1 1 && head -c 1 /tmp/mem 2>&1; head -c 1 /dev/mem 2>&1'
+  assert_eq "cat: read error: File descriptor in bad state
+block-mknod-ok
+head: /tmp/mem: Operation not permitted
+head: /dev/mem: No such file or directory" "$OUT"
+}
+
+test_docker_privileged_and_shared_namespaces() {
+  need_docker
+  drun --privileged "$IMAGE" sh -c 'grep Seccomp: /proc/self/status; mkdir /mnt; mount -t tmpfs none /mnt && echo mount-ok'
+  assert_eq "Seccomp:	0
+mount-ok" "$OUT" "--privileged"
+  local a
+  a=$(new_name ns)
+  dstart "$a" --ipc shareable "$IMAGE" sleep 1000
+  OUT=$(dk run --rm "${DR[@]}" --network "container:$a" --pid "container:$a" --ipc "container:$a" "$IMAGE" \
+    sh -c 'ps -o comm | grep -c "^sleep"; hostname' 2>&1)
+  assert_eq "1
+$(dk exec "$a" hostname)" "$OUT" "--pid/--network/--ipc container:"
+  # Its init shares the pid namespace: when it exits the shim kills what
+  # is left in its cgroup (kill --all).
+  local b
+  b=$(new_name ns-b)
+  dstart "$b" --pid "container:$a" "$IMAGE" sh -c 'sleep 999 & sleep 1; true'
+  wait_for 20 sh -c "[ \"\$('$DOCKER_CLI' inspect -f '{{.State.Status}}' $b)\" = exited ]" || fail "$b did not exit"
+  wait_for 10 sh -c "! '$DOCKER_CLI' exec $a ps -o comm,args | grep -q 'sleep 999'" \
+    || fail "the exited container's background process survived: $(dk exec "$a" ps)"
+  drun --pid host "$IMAGE" sh -c '[ $(ps -o pid | wc -l) -gt 5 ] && echo host-pids'
+  assert_eq host-pids "$OUT" "--pid host"
+}
