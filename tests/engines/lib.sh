@@ -86,6 +86,16 @@ wait_for() {
   return 1
 }
 
+# docker/podman update run `haven-runc update`, which is being written
+# separately: until the runtime has it, those tests are skipped (and run
+# for real as soon as it does).
+need_runtime_update() {
+  [ "$ENGINE_RUNTIME" = haven ] || return 0
+  if "$RUNTIME" update 2>&1 | grep -q 'unknown command'; then
+    skip "haven-runc has no update command yet (it is another piece of work)"
+  fi
+}
+
 need_docker() {
   [ "${HAVE_DOCKER:-0}" = 1 ] || skip "${DOCKER_MISSING:-docker is not available}"
 }

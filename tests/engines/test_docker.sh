@@ -182,11 +182,12 @@ test_docker_pause_unpause() {
 
 test_docker_update() {
   need_docker
+  need_runtime_update
   local n
   n=$(new_name update)
   dstart "$n" "$IMAGE" sleep 1000
   OUT=$(dk update --memory 64m --memory-swap 64m --cpus 0.5 --pids-limit 50 "$n" 2>&1) \
-    || fail "docker update failed (haven-runc update is another piece of work): $OUT"
+    || fail "docker update failed: $OUT"
   OUT=$(dk exec "$n" sh -c 'cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null || cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max /sys/fs/cgroup/cpu.max' | xargs)
   assert_contains "$OUT" "67108864" "memory limit after update"
   assert_contains "$OUT" "50" "pids limit after update"

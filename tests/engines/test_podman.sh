@@ -120,12 +120,13 @@ test_podman_pause_stats_top() {
 
 test_podman_update() {
   need_podman
+  need_runtime_update
   local n
   n=$(new_name update)
   pstart "$n" "$IMAGE" sleep 1000
   # (Podman 4.3's update has no --pids-limit)
   OUT=$(pm update --memory 64m --memory-swap 64m --cpus 0.5 "$n" 2>&1) \
-    || fail "podman update failed (haven-runc update is another piece of work): $OUT"
+    || fail "podman update failed: $OUT"
   OUT=$(pm exec "$n" sh -c 'cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null || cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/cpu.max' | xargs)
   assert_contains "$OUT" "67108864" "memory limit after podman update"
   assert_contains "$OUT" "50000" "cpu quota after podman update"
