@@ -19,7 +19,7 @@ test_docker_registration() {
   need_docker
   local rt
   rt=$(dk info -f '{{range $k, $v := .Runtimes}}{{$k}}={{$v.Path}} {{end}}')
-  assert_contains "$rt" "haven=$RUNTIME" "docker info runtimes"
+  assert_contains "$rt" "haven=$(readlink -f "$RUNTIME")" "docker info runtimes"
   # The daemon's own settings survived the registration.
   assert_eq none "$(jq -r .bridge "$WORK/docker/daemon.json")" "daemon.json bridge"
   assert_eq '["--policy","default"]' "$(jq -c '.runtimes["haven-default"].runtimeArgs' "$WORK/docker/daemon.json")"
