@@ -19,7 +19,13 @@ hv_error_setv (hv_error **err, int errno_code, const char *fmt, va_list ap)
   (*err)->errno_code = errno_code;
   if (errno_code != 0)
     {
+      /* Lower case, as Go's syscall errors read ("no such file or
+       * directory"): Docker and Podman pick exit codes 126/127 by matching
+       * those strings in the runtime's error message. */
       (*err)->msg = xasprintf ("%s: %s", msg, strerror (errno_code));
+      char *text = (*err)->msg + strlen (msg) + 2;
+      if (text[0] >= 'A' && text[0] <= 'Z' && !(text[1] >= 'A' && text[1] <= 'Z'))
+        text[0] = (char) (text[0] - 'A' + 'a');
       free (msg);
     }
   else

@@ -4,6 +4,7 @@
 
 #include <string.h>
 #include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
 
 static inline void
 jg_str (yajl_gen g, const char *s)
@@ -17,5 +18,38 @@ jg_kv (yajl_gen g, const char *key, const char *value)
 {
   jg_str (g, key);
   jg_str (g, value ? value : "");
+}
+/* Copy a parsed value unchanged (numbers from their original text, so
+ * nothing is rounded; NULL as null). */
+static inline void
+jg_value (yajl_gen g, yajl_val v)
+{
+  if (v == NULL || YAJL_IS_NULL (v))
+    yajl_gen_null (g);
+  else if (YAJL_IS_STRING (v))
+    jg_str (g, v->u.string);
+  else if (YAJL_IS_NUMBER (v))
+    yajl_gen_number (g, v->u.number.r, strlen (v->u.number.r));
+  else if (YAJL_IS_TRUE (v))
+    yajl_gen_bool (g, 1);
+  else if (YAJL_IS_FALSE (v))
+    yajl_gen_bool (g, 0);
+  else if (YAJL_IS_ARRAY (v))
+    {
+      yajl_gen_array_open (g);
+      for (size_t i = 0; i < v->u.array.len; i++)
+        jg_value (g, v->u.array.values[i]);
+      yajl_gen_array_close (g);
+    }
+  else
+    {
+      yajl_gen_map_open (g);
+      for (size_t i = 0; i < v->u.object.len; i++)
+        {
+          jg_str (g, v->u.object.keys[i]);
+          jg_value (g, v->u.object.values[i]);
+        }
+      yajl_gen_map_close (g);
+    }
 }
 #endif

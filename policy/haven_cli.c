@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "engine_install.h"
 #include "log.h"
 #include "policy.h"
 #include "policy_audit.h"
@@ -40,8 +41,14 @@ usage (void)
           "  haven policy compile NAME|FILE --config CONFIG.JSON   (tighten an existing config)\n"
           "  haven policy list\n"
           "  haven policy explain NAME|FILE\n"
+          "  haven install docker [--daemon-json PATH] [--name NAME] [--runtime PATH] [--policy NAME]\n"
+          "                       [--policy-lock] [--default]   (default %s)\n"
+          "  haven install podman [--conf PATH] [--name NAME] [--runtime PATH] [--default]\n"
+          "                       (default %s)\n"
+          "  haven uninstall docker [--daemon-json PATH] [--name NAME]\n"
+          "  haven uninstall podman [--conf PATH]\n"
           "The default policy is \"%s\".\n",
-          DEFAULT_POLICY);
+          HV_DOCKER_DAEMON_JSON, HV_PODMAN_DROP_IN, DEFAULT_POLICY);
 }
 
 struct run_opts
@@ -401,6 +408,8 @@ haven_main (int argc, char **argv)
       else
         hv_error_set (&err, 0, "unknown policy command \"%s\" (check, compile, list, explain)", sub);
     }
+  else if (strcmp (argv[1], "install") == 0 || strcmp (argv[1], "uninstall") == 0)
+    r = hv_cmd_install (argc - 1, argv + 1, strcmp (argv[1], "uninstall") == 0, &err);
   else if (strcmp (argv[1], "--version") == 0)
     {
       printf ("haven version %s\ncommit: %s\n", PACKAGE_VERSION, HAVEN_GIT_COMMIT);

@@ -20,38 +20,6 @@
 #include "policy_compile.h"
 #include "utils.h"
 
-static void
-emit (yajl_gen g, yajl_val v)
-{
-  if (v == NULL || YAJL_IS_NULL (v))
-    yajl_gen_null (g);
-  else if (YAJL_IS_STRING (v))
-    jg_str (g, v->u.string);
-  else if (YAJL_IS_NUMBER (v))
-    yajl_gen_number (g, v->u.number.r, strlen (v->u.number.r));
-  else if (YAJL_IS_TRUE (v))
-    yajl_gen_bool (g, 1);
-  else if (YAJL_IS_FALSE (v))
-    yajl_gen_bool (g, 0);
-  else if (YAJL_IS_ARRAY (v))
-    {
-      yajl_gen_array_open (g);
-      for (size_t i = 0; i < v->u.array.len; i++)
-        emit (g, v->u.array.values[i]);
-      yajl_gen_array_close (g);
-    }
-  else
-    {
-      yajl_gen_map_open (g);
-      for (size_t i = 0; i < v->u.object.len; i++)
-        {
-          jg_str (g, v->u.object.keys[i]);
-          emit (g, v->u.object.values[i]);
-        }
-      yajl_gen_map_close (g);
-    }
-}
-
 static bool
 in_list (const oci_strv *l, const char *name)
 {
@@ -114,7 +82,7 @@ emit_process (yajl_gen g, yajl_val proc, const hv_policy *p)
       if (strcmp (k, "noNewPrivileges") == 0 || strcmp (k, "capabilities") == 0 || strcmp (k, "env") == 0)
         continue;
       jg_str (g, k);
-      emit (g, proc->u.object.values[i]);
+      jg_value (g, proc->u.object.values[i]);
     }
   jg_str (g, "noNewPrivileges");
   yajl_gen_bool (g, 1);
@@ -130,7 +98,7 @@ emit_paths (yajl_gen g, yajl_val existing, const oci_strv *extra)
 {
   yajl_gen_array_open (g);
   for (size_t i = 0; existing && YAJL_IS_ARRAY (existing) && i < existing->u.array.len; i++)
-    emit (g, existing->u.array.values[i]);
+    jg_value (g, existing->u.array.values[i]);
   for (size_t i = 0; i < extra->n; i++)
     if (extra->v[i][0] == '/' && strpbrk (extra->v[i], "*?[") == NULL)
       jg_str (g, extra->v[i]); /* container paths; globs and ~ name host places */
@@ -152,7 +120,7 @@ emit_seccomp (yajl_gen g, yajl_val sc, const hv_policy *p)
     if (strcmp (sc->u.object.keys[i], "syscalls") != 0)
       {
         jg_str (g, sc->u.object.keys[i]);
-        emit (g, sc->u.object.values[i]);
+        jg_value (g, sc->u.object.values[i]);
       }
   jg_str (g, "syscalls");
   yajl_gen_array_open (g);
@@ -162,7 +130,7 @@ emit_seccomp (yajl_gen g, yajl_val sc, const hv_policy *p)
       yajl_val action = jw_lookup (rule, "action");
       if (!allowing (action && YAJL_IS_STRING (action) ? action->u.string : NULL))
         {
-          emit (g, rule);
+          jg_value (g, rule);
           continue;
         }
       /* An allow rule loses the names the policy denies. */
@@ -173,7 +141,7 @@ emit_seccomp (yajl_gen g, yajl_val sc, const hv_policy *p)
           yajl_val v = rule->u.object.values[k];
           if (strcmp (rule->u.object.keys[k], "names") != 0 || !YAJL_IS_ARRAY (v))
             {
-              emit (g, v);
+              jg_value (g, v);
               continue;
             }
           yajl_gen_array_open (g);
@@ -215,12 +183,12 @@ emit_linux (yajl_gen g, yajl_val lx, const hv_policy *p, const char *agent_profi
           || strcmp (k, "namespaces") == 0)
         continue;
       jg_str (g, k);
-      emit (g, lx->u.object.values[i]);
+      jg_value (g, lx->u.object.values[i]);
     }
   jg_str (g, "namespaces");
   yajl_gen_array_open (g);
   for (size_t i = 0; nss && YAJL_IS_ARRAY (nss) && i < nss->u.array.len; i++)
-    emit (g, nss->u.array.values[i]);
+    jg_value (g, nss->u.array.values[i]);
   if (!has_net && p->net_mode != HV_NET_OPEN)
     {
       yajl_gen_map_open (g);
@@ -239,7 +207,7 @@ emit_linux (yajl_gen g, yajl_val lx, const hv_policy *p, const char *agent_profi
       if (sc && !YAJL_IS_NULL (sc))
         {
           jg_str (g, "seccomp");
-          emit (g, sc);
+          jg_value (g, sc);
         }
     }
   else if (sc && YAJL_IS_OBJECT (sc))
@@ -255,7 +223,7 @@ emit_linux (yajl_gen g, yajl_val lx, const hv_policy *p, const char *agent_profi
       if (agent_sc)
         {
           jg_str (g, "seccomp");
-          emit (g, agent_sc);
+          jg_value (g, agent_sc);
         }
       yajl_tree_free (agent);
     }
@@ -307,7 +275,7 @@ hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, 
             if (strcmp (v->u.object.keys[j], HV_POLICY_ANNOTATION) != 0)
               {
                 jg_str (g, v->u.object.keys[j]);
-                emit (g, v->u.object.values[j]);
+                jg_value (g, v->u.object.values[j]);
               }
           jg_str (g, HV_POLICY_ANNOTATION);
           jg_str (g, p->name);
@@ -315,7 +283,7 @@ hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, 
           seen_annotations = true;
         }
       else
-        emit (g, v);
+        jg_value (g, v);
     }
   if (!seen_linux)
     {

@@ -30,13 +30,17 @@ write_i64 (const char *path, const char *controller, const char *file, long long
 
 /* v1 devices cgroup: the config's rules in order, then the devices every
  * container gets (those the runtime creates in /dev and the ptys), as
- * runc does, so "deny all" configs keep a working /dev. */
+ * runc does, so "deny all" configs keep a working /dev.  Also as runc:
+ * mknod of any node (using one still needs a rule) and /dev/net/tun;
+ * Docker's configs rely on these (a VPN client or a package that makes
+ * device nodes works under runc). */
 static int
 apply_devices_v1 (const char *path, const oci_linux *l, hv_error **err)
 {
   const oci_resources *r = &l->resources;
-  static const char *const defaults[] = { "c 1:3 rwm", "c 1:5 rwm", "c 1:7 rwm", "c 1:8 rwm", "c 1:9 rwm",
-                                          "c 5:0 rwm", "c 5:1 rwm", "c 5:2 rwm", "c 136:* rwm", NULL };
+  static const char *const defaults[] = { "c *:* m",   "b *:* m",   "c 1:3 rwm",  "c 1:5 rwm",   "c 1:7 rwm",
+                                          "c 1:8 rwm", "c 1:9 rwm", "c 5:0 rwm",  "c 5:1 rwm",   "c 5:2 rwm",
+                                          "c 136:* rwm", "c 10:200 rwm", NULL };
   for (size_t i = 0; i < r->n_devices; i++)
     {
       const oci_device_rule *d = &r->devices[i];
@@ -77,7 +81,14 @@ hv_cgroup_apply_resources (const char *path, const oci_linux *l, hv_error **err)
   if (!r->present)
     return 0;
   bool v2 = hv_cgroup_mode () == HV_CGROUP_V2;
-  if (r->block_io.present || r->n_hugepage_limits || r->network.present || r->n_rdma || r->unified.n)
+  /* Docker sends "blockIO": {"weight": 0} for every container: weight 0
+   * means "not set" (as in runc), so only a real weight or a device rule
+   * is refused. */
+  bool block_io = (r->block_io.weight.set && r->block_io.weight.value)
+                  || (r->block_io.leaf_weight.set && r->block_io.leaf_weight.value) || r->block_io.weight_device.n
+                  || r->block_io.throttle_read_bps.n || r->block_io.throttle_write_bps.n
+                  || r->block_io.throttle_read_iops.n || r->block_io.throttle_write_iops.n;
+  if (block_io || r->n_hugepage_limits || r->network.present || r->n_rdma || r->unified.n)
     return hv_error_set (err, 0, "linux.resources: blockIO, hugepageLimits, network, rdma and unified are not "
                                  "supported yet");
   /* v2 device rules need an eBPF program (not written yet); on v1 the
@@ -157,7 +168,9 @@ hv_cgroup_apply_resources (const char *path, const oci_linux *l, hv_error **err)
               if (write_value (path, NULL, "cpu.max", buf, err) < 0)
                 return -1;
             }
-          if (r->cpu.shares.set)
+          /* Docker sends "shares": 0 for "not set" (runc skips it); written,
+           * the kernel would clamp it to the minimum weight. */
+          if (r->cpu.shares.set && r->cpu.shares.value)
             {
               /* runc's mapping of shares [2, 262144] onto weight [1, 10000]. */
               unsigned long long s = r->cpu.shares.value;
@@ -172,7 +185,8 @@ hv_cgroup_apply_resources (const char *path, const oci_linux *l, hv_error **err)
             return -1;
           if (r->cpu.quota.set && write_i64 (path, "cpu", "cpu.cfs_quota_us", r->cpu.quota.value, err) < 0)
             return -1;
-          if (r->cpu.shares.set && write_i64 (path, "cpu", "cpu.shares", (long long) r->cpu.shares.value, err) < 0)
+          if (r->cpu.shares.set && r->cpu.shares.value
+              && write_i64 (path, "cpu", "cpu.shares", (long long) r->cpu.shares.value, err) < 0)
             return -1;
         }
       if (r->cpu.cpus && r->cpu.cpus[0] && write_value (path, v2 ? NULL : "cpuset", "cpuset.cpus", r->cpu.cpus, err) < 0)

@@ -323,18 +323,10 @@ exec_outer (struct exec_child *x)
       goto fail;
     }
   close (x->pidfd);
-  pid_t pid = fork ();
-  if (pid < 0)
-    {
-      hv_error_set (&err, errno, "fork");
-      goto fail;
-    }
-  if (pid == 0)
-    exec_inner (x, (flags & CLONE_NEWUSER) != 0);
-  char buf[32];
-  int n = snprintf (buf, sizeof (buf), "%d", pid);
-  hv_sync_send (x->sync, HV_SYNC_GRANDCHILD, buf, (size_t) n, -1, NULL);
-  _exit (0);
+  /* Returns only in the child, inside the pid namespace. */
+  if (hv_sync_fork_reported (x->sync, "fork", &err) < 0)
+    goto fail;
+  exec_inner (x, (flags & CLONE_NEWUSER) != 0);
 fail:
   hv_sync_send_error (x->sync, err);
   _exit (1);
@@ -450,6 +442,8 @@ cmd_exec (struct hv_global *g, int argc, char **argv, hv_error **err)
   close (sock[0]);
   if (outer > 0)
     waitpid (outer, NULL, 0);
+  if (ret == 0 && pid <= 0)
+    ret = hv_error_set (err, 0, "exec: the process's pid was never reported");
   if (ret < 0)
     {
       if (pid > 0)

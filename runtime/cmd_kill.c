@@ -88,8 +88,25 @@ cmd_delete (struct hv_global *g, int argc, char **argv, hv_error **err)
   if (id < 0 || cli_require_id ("delete", &it, &cid, err) < 0)
     return -1;
   if (hv_container_load (g, cid, &c, err) < 0)
-    return -1;
+    {
+      /* As runc: engines clean up with delete --force after a create that
+       * failed (and left nothing), and print whatever we say. */
+      if (force && strcmp ((*err)->msg, "container does not exist") == 0)
+        {
+          hv_error_free (err);
+          return 0;
+        }
+      return -1;
+    }
   enum hv_status st = hv_container_status (c);
+  if (st == HV_STATUS_CREATING)
+    {
+      /* No state.json: a create still running, or one that died halfway
+       * (then the directory is all that is left of it). */
+      if (hv_state_being_created (c->dir))
+        return hv_error_set (err, 0, "container %s is being created", cid);
+      return hv_state_remove (c->dir, err);
+    }
   /* runtime-spec: deleting anything but a stopped container is an error
    * (runc lets "created" through; the spec and crun do not). */
   if (st != HV_STATUS_STOPPED && !force)

@@ -76,6 +76,7 @@ struct create_run
   int pidfd;
   int fifo;
   int sock[2];
+  int lock; /* hv_state_lock_create() */
   bool cgroup_made;
   bool rootless;
   bool hooks_started;
@@ -265,7 +266,7 @@ int
 hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_container **out, int *pidfd_out,
                      hv_error **err)
 {
-  struct create_run r = { .pidfd = -1, .fifo = -1, .sock = { -1, -1 } };
+  struct create_run r = { .pidfd = -1, .fifo = -1, .sock = { -1, -1 }, .lock = -1 };
   cleanup_free char *bundle = realpath (opts->bundle ? opts->bundle : ".", NULL);
   cleanup_free char *rootfs = NULL;
   cleanup_free char *dir = NULL;
@@ -326,6 +327,11 @@ hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_
   r.c = xmalloc0 (sizeof (*r.c));
   r.c->id = xstrdup (opts->id);
   r.c->dir = steal_pointer (&dir);
+  /* Until state.json exists, `delete` (an engine's cleanup, a concurrent
+   * `delete --force` sweep) must not take the directory from under us. */
+  r.lock = hv_state_lock_create (r.c->dir, err);
+  if (r.lock < 0)
+    goto fail;
   r.c->bundle = xstrdup (bundle);
   r.c->rootfs = xstrdup (rootfs);
   r.c->created = now_rfc3339 ();
@@ -439,6 +445,8 @@ done:
     close (r.pidfd);
   if (r.fifo >= 0)
     close (r.fifo);
+  if (r.lock >= 0)
+    close (r.lock);
   hv_container_free (r.c);
   oci_spec_free (r.spec);
   free (r.config_text);

@@ -113,19 +113,8 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
           hv_error_set (err, errno, "create pid namespace");
           goto out;
         }
-      pid_t pid = fork ();
-      if (pid < 0)
-        {
-          hv_error_set (err, errno, "fork into pid namespace");
-          goto out;
-        }
-      if (pid > 0)
-        {
-          char buf[32];
-          int n = snprintf (buf, sizeof (buf), "%d", pid);
-          hv_sync_send (sync, HV_SYNC_GRANDCHILD, buf, (size_t) n, -1, NULL);
-          _exit (0);
-        }
+      if (hv_sync_fork_reported (sync, "fork into pid namespace", err) < 0)
+        goto out;
     }
   bool userns = ctx->ns->new_user || ctx->ns->join_user;
   /* Become root of the user namespace when root is mapped.  Otherwise

@@ -47,6 +47,10 @@ resolve_exe (const char *name, char **envp, char **out, hv_error **err)
         return hv_error_set (err, errno, "exec: \"%s\": stat %s", name, name);
       if (S_ISDIR (st.st_mode))
         return hv_error_set (err, 0, "exec: \"%s\": is a directory", name);
+      /* As runc: a file nobody may execute fails create, not the start
+       * that follows (engines then report exit status 126). */
+      if (!(st.st_mode & 0111))
+        return hv_error_set (err, EACCES, "exec: \"%s\"", name);
       *out = xstrdup (name);
       return 0;
     }

@@ -211,6 +211,30 @@ hv_container_status (const hv_container *c)
   return HV_STATUS_RUNNING;
 }
 
+int
+hv_state_lock_create (const char *dir, hv_error **err)
+{
+  cleanup_free char *path = xasprintf ("%s/.create.lock", dir);
+  cleanup_close int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    return hv_error_set (err, errno, "open %s", path);
+  struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+  if (fcntl (fd, F_SETLK, &l) < 0)
+    return hv_error_set (err, errno, "lock %s", path);
+  return steal_fd (&fd);
+}
+
+bool
+hv_state_being_created (const char *dir)
+{
+  cleanup_free char *path = xasprintf ("%s/.create.lock", dir);
+  cleanup_close int fd = open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return false;
+  struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+  return fcntl (fd, F_GETLK, &l) == 0 && l.l_type != F_UNLCK;
+}
+
 static int
 remove_tree_at (int parentfd, const char *name)
 {

@@ -50,6 +50,12 @@ void hv_container_free (hv_container *c);
 enum hv_status hv_container_status (const hv_container *c);
 /* The OCI state document for `state` and for hooks' stdin. */
 char *hv_container_state_json (const hv_container *c, enum hv_status status, bool pretty);
+/* create holds a POSIX write lock on <dir>/.create.lock from the moment the
+ * directory exists until it returns (fork children do not inherit it, and
+ * it goes when the creating process dies).  Returns the fd to close. */
+int hv_state_lock_create (const char *dir, hv_error **err);
+/* A directory without state.json whose creator is still running. */
+bool hv_state_being_created (const char *dir);
 /* Remove the state directory and everything in it. */
 int hv_state_remove (const char *dir, hv_error **err);
 bool hv_container_alive (const hv_container *c);

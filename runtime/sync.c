@@ -2,8 +2,11 @@
 #include "sync.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 struct sync_header
 {
@@ -121,4 +124,36 @@ hv_sync_send_error (int sock, hv_error *err)
 {
   const char *msg = err && err->msg ? err->msg : "unknown error";
   hv_sync_send (sock, HV_SYNC_ERROR, msg, strlen (msg), -1, NULL);
+}
+
+int
+hv_sync_fork_reported (int sock, const char *what, hv_error **err)
+{
+  /* The child reads the pipe until EOF: our write end closes when we
+   * exit, after the report is on the socket. */
+  int gate[2];
+  if (pipe2 (gate, O_CLOEXEC) < 0)
+    return hv_error_set (err, errno, "%s: pipe", what);
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      int e = errno;
+      close (gate[0]);
+      close (gate[1]);
+      return hv_error_set (err, e, "%s", what);
+    }
+  if (pid == 0)
+    {
+      char c;
+      close (gate[1]);
+      while (read (gate[0], &c, 1) < 0 && errno == EINTR)
+        ;
+      close (gate[0]);
+      return 0;
+    }
+  close (gate[0]);
+  char buf[32];
+  int n = snprintf (buf, sizeof (buf), "%d", pid);
+  hv_sync_send (sock, HV_SYNC_GRANDCHILD, buf, (size_t) n, -1, NULL);
+  _exit (0);
 }

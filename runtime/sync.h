@@ -33,4 +33,11 @@ int hv_sync_recv (int sock, enum hv_sync_type *type, char **data, int *fd, hv_er
 int hv_sync_expect (int sock, enum hv_sync_type want, char **data, int *fd, hv_error **err);
 /* Child side: report err to the parent. */
 void hv_sync_send_error (int sock, hv_error *err);
+/* Fork the process that carries on (into a new pid namespace, or inside
+ * a container for exec); the calling process reports its pid with
+ * HV_SYNC_GRANDCHILD and exits.  The child goes on only once that report
+ * is sent: its own messages on sock (READY, CONSOLE, RUN_HOOKS) must
+ * never arrive before it, or the runtime records no pid (exec wrote "-1"
+ * to --pid-file under load).  Returns 0 in the child, -1 on error. */
+int hv_sync_fork_reported (int sock, const char *what, hv_error **err);
 #endif

@@ -57,3 +57,57 @@ test_error_missing_executable() {
   args "$B" no-such-program
   expect_create_error "executable file not found in \$PATH"
 }
+
+# Docker and Podman pick exit codes 127 and 126 by matching Go's lower-case
+# error strings ("no such file or directory", "permission denied") in the
+# runtime's message; a file without execute permission fails create (as in
+# runc), not the exec after start.
+test_error_exec_messages_engines_match() {
+  args "$B" /bin/no-such-program
+  # (runc's text log escapes the quotes: match after them)
+  expect_create_error 'stat /bin/no-such-program: no such file or directory'
+  args "$B" /etc/passwd
+  expect_create_error '/etc/passwd'
+  expect_create_error ': permission denied'
+}
+
+# As runc: engines run `delete --force` after a failed create, which left
+# nothing, and print what the runtime says.
+test_delete_force_of_missing_container() {
+  local out
+  out=$(rt delete --force "$(new_id gone)" 2>&1) || fail "delete --force of a missing container failed: $out"
+  assert_eq "" "$out" "delete --force output"
+  out=$(rt delete "$(new_id gone)" 2>&1) && fail "delete of a missing container succeeded"
+  assert_contains "$out" "container does not exist"
+}
+
+# A create in progress (no state.json yet) is not deleted from under its
+# creator; what a dead create left behind is removed.
+test_delete_during_create() {
+  skip_on_runc "runc removes the directory of a container being created"
+  local id out
+  id=$(new_id slow)
+  args "$B" sleep 100
+  cat > slow.sh <<'HOOK'
+#!/bin/sh
+sleep 2
+HOOK
+  chmod +x slow.sh
+  cfg "$B" '.hooks = {createRuntime: [{path: $p}]}' --arg p "$PWD/slow.sh"
+  rt create --bundle "$B" "$id" > create.out 2>&1 &
+  local creator=$!
+  local i
+  for i in $(seq 100); do [ -d "$STATE_ROOT/$id" ] && break; sleep 0.02; done
+  [ -d "$STATE_ROOT/$id" ] || fail "create never made its state directory"
+  out=$(rt delete --force "$id" 2>&1) && fail "delete --force during create succeeded"
+  assert_contains "$out" "container $id is being created"
+  wait $creator || fail "create failed: $(cat create.out)"
+  assert_eq created "$(status_of "$id")"
+  rt delete --force "$id" || fail "delete --force after create failed"
+  # A dead create's directory (no state.json, nobody holding the lock).
+  mkdir -p "$STATE_ROOT/$id"
+  : > "$STATE_ROOT/$id/.create.lock"
+  rt delete "$id" || fail "delete of a dead create's leftovers failed"
+  [ -e "$STATE_ROOT/$id" ] && fail "leftover state directory not removed"
+  return 0
+}

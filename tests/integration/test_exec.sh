@@ -41,6 +41,29 @@ test_exec_detach_pid_file() {
   assert_contains "$(rt ps --format json "$ID")" "$pid"
 }
 
+# Engines exec the way the shim and conmon do (--process --detach
+# --pid-file), often several at once.  The pid file always names the
+# process: the exec'd process's first message once overtook the report of
+# its pid under load, and the pid file said -1.
+test_exec_detach_pid_file_under_load() {
+  start_sleeper
+  jq -n '{cwd: "/", args: ["sleep", "30"], env: ["PATH=/bin"], user: {uid: 0, gid: 0}}' > proc.json
+  local i j pid
+  for i in $(seq 8); do
+    for j in 1 2 3 4 5; do
+      rt exec --process proc.json --detach --pid-file "$PWD/pid.$i.$j" "$ID" > "err.$i.$j" 2>&1 &
+    done
+    wait
+  done
+  for i in $(seq 8); do
+    for j in 1 2 3 4 5; do
+      pid=$(cat "pid.$i.$j" 2>/dev/null)
+      [[ "$pid" =~ ^[0-9]+$ ]] && [ "$pid" -gt 1 ] || fail "exec $i.$j: pid file holds '$pid' ($(cat "err.$i.$j"))"
+      assert_contains "$(tr '\0' ' ' < /proc/$pid/cmdline)" "sleep 30" "process named by pid.$i.$j"
+    done
+  done
+}
+
 test_exec_in_stopped_container_fails() {
   args "$B" true
   local id out

@@ -395,6 +395,21 @@ test_device_cgroup_rules_v1() {
 1" "$OUT"
 }
 
+# runc's default device rules on top of a deny-all config (what Docker
+# sends): mknod of any node, /dev/net/tun usable, other nodes unusable.
+test_device_cgroup_defaults_v1() {
+  [ -d /sys/fs/cgroup/devices ] || return 0 # v2 device rules are not implemented yet
+  cfg "$B" '.linux.resources.devices = [{allow: false, access: "rwm"}] | .root.readonly = false
+    | .process.capabilities.bounding += ["CAP_MKNOD"] | .process.capabilities.effective += ["CAP_MKNOD"]
+    | .process.capabilities.permitted += ["CAP_MKNOD"]'
+  args "$B" sh -c 'mknod /tmp/tun c 10 200 && cat /tmp/tun 2>&1; mknod /tmp/loop b 7 0 && echo block-mknod-ok;
+    mknod /tmp/mem c 1 1 && head -c 1 /tmp/mem 2>&1'
+  run_ctr "$B"
+  assert_eq "cat: read error: File descriptor in bad state
+block-mknod-ok
+head: /tmp/mem: Operation not permitted" "$OUT"
+}
+
 test_unsupported_fields_are_refused() {
   skip_on_runc "runc accepts linux.intelRdt.closID without resctrl and runs the container"
   cfg "$B" '.linux.intelRdt = {closID: "x"}'

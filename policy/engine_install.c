@@ -1,0 +1,519 @@
+#include "config.h"
+#include "engine_install.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_parse.h>
+#include <yajl/yajl_tree.h>
+
+#include "cli.h"
+#include "json_gen.h"
+#include "policy.h"
+#include "utils.h"
+
+/* Podman's own default runtime_supports_json (containers.conf).  A drop-in
+ * replaces the whole list, so the defaults are repeated in ours. */
+static const char *const podman_json_runtimes[] = { "crun", "runc", "kata", "runsc", "krun" };
+
+#define DROP_IN_MARKER "# Written by `haven install podman`"
+
+/* Where `line` and `col` (1-based) of byte offset `off` are. */
+static void
+line_col (const char *text, size_t off, unsigned *line, unsigned *col)
+{
+  *line = 1;
+  *col = 1;
+  for (size_t i = 0; i < off && text[i]; i++)
+    {
+      if (text[i] == '\n')
+        {
+          (*line)++;
+          *col = 1;
+        }
+      else
+        (*col)++;
+    }
+}
+
+/* Strict validation first: yajl_tree_parse accepts comments, dockerd does
+ * not, and a file dockerd refuses must not look fine after our rewrite. */
+static int
+validate_json (const char *text, const char *path, hv_error **err)
+{
+  size_t len = strlen (text);
+  yajl_handle h = yajl_alloc (NULL, NULL, NULL);
+  yajl_config (h, yajl_allow_comments, 0);
+  yajl_status s = yajl_parse (h, (const unsigned char *) text, len);
+  size_t consumed = yajl_get_bytes_consumed (h);
+  if (s == yajl_status_ok)
+    {
+      s = yajl_complete_parse (h);
+      consumed = len;
+    }
+  if (s != yajl_status_ok)
+    {
+      unsigned char *msg = yajl_get_error (h, 0, (const unsigned char *) text, len);
+      char *m = (char *) msg;
+      size_t l = strlen (m);
+      while (l > 0 && (m[l - 1] == '\n' || m[l - 1] == ' '))
+        m[--l] = '\0';
+      /* yajl stops at a bad token's first byte (lexical errors), just
+       * after an unexpected one (parse errors), or at the end. */
+      unsigned line, col;
+      size_t at = consumed > 0 && !strstr (m, "premature EOF") && !str_has_prefix (m, "lexical error") ? consumed - 1
+                                                                                                     : consumed;
+      line_col (text, at, &line, &col);
+      hv_error_set (err, 0, "%s:%u:%u: invalid JSON: %s", path, line, col, m);
+      yajl_free_error (h, msg);
+      yajl_free (h);
+      return -1;
+    }
+  yajl_free (h);
+  return 0;
+}
+
+static void
+emit_entry (yajl_gen g, const struct hv_install_opts *o)
+{
+  yajl_gen_map_open (g);
+  jg_kv (g, "path", o->runtime);
+  if (o->policy || o->policy_lock)
+    {
+      jg_str (g, "runtimeArgs");
+      yajl_gen_array_open (g);
+      if (o->policy)
+        {
+          jg_str (g, "--policy");
+          jg_str (g, o->policy);
+        }
+      if (o->policy_lock)
+        jg_str (g, "--policy-lock");
+      yajl_gen_array_close (g);
+    }
+  yajl_gen_map_close (g);
+}
+
+/* Index of the last member named key (Docker, like Go's encoding/json,
+ * uses the last of duplicate keys), or -1. */
+static ssize_t
+last_index (yajl_val obj, const char *key)
+{
+  for (size_t i = obj->u.object.len; i-- > 0;)
+    if (strcmp (obj->u.object.keys[i], key) == 0)
+      return (ssize_t) i;
+  return -1;
+}
+
+static bool
+blank (const char *s)
+{
+  for (; s && *s; s++)
+    if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
+      return false;
+  return true;
+}
+
+int
+hv_docker_config_edit (const char *old_text, const char *path, const struct hv_install_opts *o, bool remove,
+                       char **out, hv_error **err)
+{
+  yajl_val root = NULL;
+  *out = NULL;
+  if (!blank (old_text))
+    {
+      if (validate_json (old_text, path, err) < 0)
+        return -1;
+      char ebuf[256];
+      root = yajl_tree_parse (old_text, ebuf, sizeof (ebuf));
+      if (root == NULL)
+        return hv_error_set (err, 0, "%s: invalid JSON: %s", path, ebuf);
+      if (!YAJL_IS_OBJECT (root))
+        {
+          yajl_tree_free (root);
+          return hv_error_set (err, 0, "%s: expected a JSON object at the top level", path);
+        }
+    }
+  ssize_t runtimes_at = root ? last_index (root, "runtimes") : -1;
+  ssize_t default_at = root ? last_index (root, "default-runtime") : -1;
+  yajl_val runtimes = runtimes_at >= 0 ? root->u.object.values[runtimes_at] : NULL;
+  if (runtimes && !YAJL_IS_NULL (runtimes) && !YAJL_IS_OBJECT (runtimes))
+    {
+      yajl_tree_free (root);
+      return hv_error_set (err, 0, "%s: .runtimes: expected an object", path);
+    }
+  if (runtimes && YAJL_IS_NULL (runtimes))
+    runtimes = NULL;
+  yajl_val dflt = default_at >= 0 ? root->u.object.values[default_at] : NULL;
+  bool default_is_ours = dflt && YAJL_IS_STRING (dflt) && strcmp (dflt->u.string, o->name) == 0;
+  if (remove && !default_is_ours && (runtimes == NULL || last_index (runtimes, o->name) < 0))
+    {
+      /* Nothing of ours in there: leave the file as it is. */
+      yajl_tree_free (root);
+      *out = xstrdup (old_text ? old_text : "");
+      return 0;
+    }
+
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_config (g, yajl_gen_beautify, 1);
+  yajl_gen_config (g, yajl_gen_indent_string, "  ");
+  yajl_gen_map_open (g);
+  for (size_t i = 0; root && i < root->u.object.len; i++)
+    {
+      const char *key = root->u.object.keys[i];
+      yajl_val v = root->u.object.values[i];
+      if (strcmp (key, "runtimes") == 0)
+        {
+          /* Earlier duplicates are dead for dockerd: drop them. */
+          if ((ssize_t) i != runtimes_at)
+            continue;
+          ssize_t ours = runtimes ? last_index (runtimes, o->name) : -1;
+          size_t others = runtimes ? runtimes->u.object.len : 0;
+          for (size_t j = 0; runtimes && j < runtimes->u.object.len; j++)
+            if (strcmp (runtimes->u.object.keys[j], o->name) == 0)
+              others--;
+          /* Uninstalling the only runtime: the key goes as it came. */
+          if (remove && others == 0)
+            continue;
+          jg_str (g, key);
+          yajl_gen_map_open (g);
+          for (size_t j = 0; runtimes && j < runtimes->u.object.len; j++)
+            {
+              if (strcmp (runtimes->u.object.keys[j], o->name) != 0)
+                {
+                  jg_str (g, runtimes->u.object.keys[j]);
+                  jg_value (g, runtimes->u.object.values[j]);
+                }
+              else if ((ssize_t) j == ours && !remove)
+                {
+                  /* Replaced where it was: a re-run changes nothing else. */
+                  jg_str (g, o->name);
+                  emit_entry (g, o);
+                }
+            }
+          if (ours < 0 && !remove)
+            {
+              jg_str (g, o->name);
+              emit_entry (g, o);
+            }
+          yajl_gen_map_close (g);
+          continue;
+        }
+      if (strcmp (key, "default-runtime") == 0 && (o->make_default || (remove && default_is_ours)))
+        {
+          /* Uninstalling the default runtime would leave dockerd unable to
+           * start: it goes back to its own default (runc). */
+          if ((ssize_t) i != default_at || remove)
+            continue;
+          jg_kv (g, key, o->name);
+          continue;
+        }
+      jg_str (g, key);
+      jg_value (g, v);
+    }
+  if (runtimes_at < 0 && !remove)
+    {
+      jg_str (g, "runtimes");
+      yajl_gen_map_open (g);
+      jg_str (g, o->name);
+      emit_entry (g, o);
+      yajl_gen_map_close (g);
+    }
+  if (default_at < 0 && o->make_default && !remove)
+    jg_kv (g, "default-runtime", o->name);
+  yajl_gen_map_close (g);
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf (g, &buf, &len);
+  /* yajl's beautified output already ends with a newline. */
+  *out = xasprintf ("%.*s%s", (int) len, (const char *) buf, len && buf[len - 1] == '\n' ? "" : "\n");
+  yajl_gen_free (g);
+  yajl_tree_free (root);
+  return 0;
+}
+
+/* A TOML basic string. */
+static char *
+toml_string (const char *s)
+{
+  size_t n = strlen (s);
+  char *out = xmalloc0 (n * 6 + 3), *p = out;
+  *p++ = '"';
+  for (; *s; s++)
+    {
+      unsigned char c = (unsigned char) *s;
+      if (c == '"' || c == '\\')
+        {
+          *p++ = '\\';
+          *p++ = (char) c;
+        }
+      else if (c < 0x20 || c == 0x7f)
+        p += sprintf (p, "\\u%04x", c);
+      else
+        *p++ = (char) c;
+    }
+  *p++ = '"';
+  return out;
+}
+
+char *
+hv_podman_conf_text (const struct hv_install_opts *o)
+{
+  cleanup_free char *name = toml_string (o->name);
+  cleanup_free char *path = toml_string (o->runtime);
+  cleanup_free char *base_copy = xstrdup (o->runtime);
+  cleanup_free char *base = toml_string (basename (base_copy));
+  cleanup_free char *list = xstrdup ("");
+  for (size_t i = 0; i < N_ELEMENTS (podman_json_runtimes); i++)
+    {
+      char *next = xasprintf ("%s\"%s\", ", list, podman_json_runtimes[i]);
+      free (list);
+      list = next;
+    }
+  /* The key of [engine.runtimes] must be a bare or quoted TOML key. */
+  return xasprintf ("%s; `haven uninstall podman` removes it.\n"
+                    "# haven-runc as Podman's OCI runtime %s: podman run --runtime %s ...\n"
+                    "[engine]\n"
+                    "# Podman passes --log-format=json --log FILE only to the runtimes listed\n"
+                    "# here (by name, or by file name when --runtime is a path), and only then\n"
+                    "# shows the runtime's own error message.  Podman's defaults stay listed.\n"
+                    "runtime_supports_json = [%s%s, %s]\n"
+                    "%s%s%s"
+                    "\n[engine.runtimes]\n"
+                    "%s = [%s]\n",
+                    DROP_IN_MARKER, name, o->name, list, name, base, o->make_default ? "runtime = " : "",
+                    o->make_default ? name : "", o->make_default ? "\n" : "", name, path);
+}
+
+int
+hv_install_write (const char *path, const char *text, hv_error **err)
+{
+  struct stat st;
+  cleanup_free char *target = NULL;
+  bool exists = false;
+  if (lstat (path, &st) == 0)
+    {
+      /* A symlinked config (managed elsewhere) keeps its link. */
+      target = realpath (path, NULL);
+      if (target == NULL)
+        return hv_error_set (err, errno, "resolve %s", path);
+      if (stat (target, &st) < 0)
+        return hv_error_set (err, errno, "stat %s", target);
+      if (!S_ISREG (st.st_mode))
+        return hv_error_set (err, 0, "%s is not a regular file", target);
+      exists = true;
+    }
+  else if (errno != ENOENT)
+    return hv_error_set (err, errno, "stat %s", path);
+  else
+    target = xstrdup (path);
+  if (exists)
+    {
+      cleanup_free char *cur = NULL;
+      if (read_file_at (AT_FDCWD, target, &cur, err) < 0)
+        return -1;
+      if (strcmp (cur, text) == 0)
+        return 0;
+    }
+  cleanup_free char *dir_copy = xstrdup (target);
+  cleanup_free char *base_copy = xstrdup (target);
+  const char *dir = dirname (dir_copy);
+  const char *base = basename (base_copy);
+  if (mkdir_p (dir, 0755, err) < 0)
+    return -1;
+  cleanup_free char *tmp = xasprintf ("%s/.%s.haven-XXXXXX", dir, base);
+  cleanup_close int fd = mkostemp (tmp, O_CLOEXEC);
+  if (fd < 0)
+    return hv_error_set (err, errno, "create a temporary file in %s", dir);
+  int e = 0;
+  const char *what = "write";
+  if (fchmod (fd, exists ? (st.st_mode & 07777) : 0644) < 0)
+    e = errno, what = "chmod";
+  else if (exists && (st.st_uid != geteuid () || st.st_gid != getegid ()) && fchown (fd, st.st_uid, st.st_gid) < 0)
+    e = errno, what = "chown";
+  else if (write_all (fd, text, strlen (text)) < 0)
+    e = errno;
+  /* A configuration file outlives reboots: on disk before the rename. */
+  else if (fsync (fd) < 0)
+    e = errno, what = "fsync";
+  else if (rename (tmp, target) < 0)
+    e = errno, what = "rename";
+  if (e)
+    {
+      unlink (tmp);
+      return hv_error_set (err, e, "%s %s", what, strcmp (what, "rename") == 0 ? target : tmp);
+    }
+  cleanup_close int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0)
+    fsync (dfd);
+  return 1;
+}
+
+enum
+{
+  OPT_DAEMON_JSON = 1,
+  OPT_CONF,
+  OPT_NAME,
+  OPT_RUNTIME,
+  OPT_POLICY,
+  OPT_POLICY_LOCK,
+  OPT_DEFAULT,
+};
+
+static bool
+valid_name (const char *s)
+{
+  if (s[0] == '\0')
+    return false;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '-'
+          || *s == '_' || *s == '.'))
+      return false;
+  return true;
+}
+
+int
+hv_cmd_install (int argc, char **argv, bool uninstall, hv_error **err)
+{
+  static const struct hv_opt opts[] = {
+    { "daemon-json", 0, true, OPT_DAEMON_JSON }, { "conf", 0, true, OPT_CONF },
+    { "name", 0, true, OPT_NAME },               { "runtime", 0, true, OPT_RUNTIME },
+    { "policy", 0, true, OPT_POLICY },           { "policy-lock", 0, false, OPT_POLICY_LOCK },
+    { "default", 0, false, OPT_DEFAULT },        { NULL, 0, false, 0 },
+  };
+  const char *verb = uninstall ? "uninstall" : "install";
+  if (argc < 2 || (strcmp (argv[1], "docker") != 0 && strcmp (argv[1], "podman") != 0))
+    return hv_error_set (err, 0, "%s: which engine? (haven %s docker|podman [options])", verb, verb);
+  bool docker = strcmp (argv[1], "docker") == 0;
+  cleanup_free char *cmd = xasprintf ("%s %s", verb, argv[1]);
+  struct hv_opt_iter it = { argc, argv, 2, cmd };
+  struct hv_install_opts o = { .name = "haven" };
+  const char *file = NULL, *arg;
+  int id;
+  while ((id = hv_opt_next (&it, opts, &arg, err)) > 0)
+    {
+      bool install_only = id == OPT_RUNTIME || id == OPT_POLICY || id == OPT_POLICY_LOCK || id == OPT_DEFAULT;
+      if ((id == OPT_DAEMON_JSON && !docker) || (id == OPT_CONF && docker) || (install_only && uninstall))
+        {
+          const struct hv_opt *opt = opts;
+          while (opt->id != id)
+            opt++;
+          return hv_error_set (err, 0, "%s: option --%s does not apply here (see haven --help)", cmd, opt->name);
+        }
+      switch (id)
+        {
+        case OPT_DAEMON_JSON:
+        case OPT_CONF:
+          file = arg;
+          break;
+        case OPT_NAME:
+          o.name = arg;
+          break;
+        case OPT_RUNTIME:
+          o.runtime = arg;
+          break;
+        case OPT_POLICY:
+          o.policy = arg;
+          break;
+        case OPT_POLICY_LOCK:
+          o.policy_lock = true;
+          break;
+        case OPT_DEFAULT:
+          o.make_default = true;
+          break;
+        default:
+          break;
+        }
+    }
+  if (id < 0)
+    return -1;
+  if (it.index < argc)
+    return hv_error_set (err, 0, "%s: unexpected argument \"%s\"", cmd, argv[it.index]);
+  if (!valid_name (o.name))
+    return hv_error_set (err, 0, "%s: invalid runtime name \"%s\" (letters, digits, '-', '_', '.')", cmd, o.name);
+  if (file == NULL)
+    file = docker ? HV_DOCKER_DAEMON_JSON : HV_PODMAN_DROP_IN;
+
+  if (!docker && uninstall)
+    {
+      cleanup_free char *cur = NULL;
+      cleanup_error hv_error *rerr = NULL;
+      if (read_file_at (AT_FDCWD, file, &cur, &rerr) < 0)
+        {
+          if (rerr->errno_code != ENOENT)
+            return hv_error_set (err, 0, "%s: %s", cmd, rerr->msg);
+          printf ("%s: nothing to remove (no %s)\n", cmd, file);
+          return 0;
+        }
+      /* Only our own drop-in: never someone else's file at that name. */
+      if (!str_has_prefix (cur, DROP_IN_MARKER))
+        return hv_error_set (err, 0, "%s: %s was not written by haven install podman; not removing it", cmd, file);
+      if (unlink (file) < 0)
+        return hv_error_set (err, errno, "%s: remove %s", cmd, file);
+      printf ("removed %s\n", file);
+      return 0;
+    }
+
+  cleanup_free char *runtime = NULL;
+  if (!uninstall)
+    {
+      runtime = o.runtime ? realpath (o.runtime, NULL) : realpath ("/proc/self/exe", NULL);
+      if (runtime == NULL)
+        return hv_error_set (err, errno, "%s: runtime %s", cmd, o.runtime ? o.runtime : "/proc/self/exe");
+      if (access (runtime, X_OK) < 0)
+        return hv_error_set (err, errno, "%s: runtime %s", cmd, runtime);
+      o.runtime = runtime;
+      if (!docker && (o.policy || o.policy_lock))
+        return hv_error_set (err, 0,
+                             "%s: Podman cannot pass runtime arguments (--policy, --policy-lock); ask per "
+                             "container with --annotation run.haven.policy=NAME",
+                             cmd);
+      if (o.policy)
+        {
+          /* A misspelt policy would fail every container dockerd starts. */
+          hv_policy *p = NULL;
+          if (hv_policy_load (o.policy, &p, err) < 0)
+            return hv_error_wrap (err, "%s: --policy", cmd);
+          hv_policy_free (p);
+        }
+    }
+
+  cleanup_free char *text = NULL;
+  if (docker)
+    {
+      cleanup_free char *old = NULL;
+      cleanup_error hv_error *rerr = NULL;
+      if (read_file_at (AT_FDCWD, file, &old, &rerr) < 0 && rerr->errno_code != ENOENT)
+        return hv_error_set (err, 0, "%s: %s", cmd, rerr->msg);
+      if (uninstall && old == NULL)
+        {
+          printf ("%s: nothing to remove (no %s)\n", cmd, file);
+          return 0;
+        }
+      if (hv_docker_config_edit (old, file, &o, uninstall, &text, err) < 0)
+        return hv_error_wrap (err, "%s", cmd);
+    }
+  else
+    text = hv_podman_conf_text (&o);
+
+  int r = hv_install_write (file, text, err);
+  if (r < 0)
+    return hv_error_wrap (err, "%s", cmd);
+  if (uninstall)
+    printf (r ? "removed runtime \"%s\" from %s; reload dockerd (kill -HUP $(pidof dockerd))\n"
+              : "runtime \"%s\" is not in %s: unchanged\n",
+            o.name, file);
+  else if (docker)
+    printf ("%s runtime \"%s\" (%s) in %s%s%s%s\n", r ? "registered" : "already registered:", o.name, o.runtime,
+            file, r ? "; reload dockerd (kill -HUP $(pidof dockerd)), then: docker run --runtime " : ", unchanged",
+            r ? o.name : "", r ? " ..." : "");
+  else
+    printf ("%s %s: podman run --runtime %s ...\n", r ? "wrote" : "unchanged:", file, o.name);
+  return 0;
+}

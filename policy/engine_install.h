@@ -1,0 +1,45 @@
+/* haven install|uninstall docker|podman: register haven-runc as a runtime
+ * of a container engine.
+ *
+ * Docker: the "runtimes" map of daemon.json gets one entry (the file's
+ * other keys and runtimes are kept, in order); reload dockerd (SIGHUP) to
+ * use it.  Podman: a containers.conf drop-in names the runtime and lists it
+ * in runtime_supports_json, so that Podman passes --log-format=json and
+ * shows the runtime's own error messages.  Both writes are atomic and
+ * idempotent (an unchanged file is not rewritten). */
+#ifndef HAVEN_ENGINE_INSTALL_H
+#define HAVEN_ENGINE_INSTALL_H
+
+#include <stdbool.h>
+
+#include "error.h"
+
+#define HV_DOCKER_DAEMON_JSON "/etc/docker/daemon.json"
+#define HV_PODMAN_DROP_IN "/etc/containers/containers.conf.d/haven.conf"
+
+struct hv_install_opts
+{
+  const char *name;    /* runtime name in the engine, default "haven" */
+  const char *runtime; /* absolute path of haven-runc */
+  const char *policy;  /* Docker: runtimeArgs --policy NAME (NULL: none) */
+  bool policy_lock;    /* Docker: runtimeArgs --policy-lock */
+  bool make_default;   /* the engine's default runtime */
+};
+
+/* daemon.json text after registering (remove: unregistering) the runtime.
+ * old_text NULL or blank: there was no file.  path names the file in
+ * messages ("PATH: invalid JSON: ...", "PATH: .runtimes: expected an
+ * object"). */
+int hv_docker_config_edit (const char *old_text, const char *path, const struct hv_install_opts *o, bool remove,
+                           char **out, hv_error **err);
+/* The Podman drop-in's text. */
+char *hv_podman_conf_text (const struct hv_install_opts *o);
+
+/* Write `text` to path atomically (temporary file in the same directory,
+ * fsync, rename; an existing file's mode and owner are kept, a symlink's
+ * target is replaced).  Returns 1 if written, 0 if path already held text. */
+int hv_install_write (const char *path, const char *text, hv_error **err);
+
+/* `haven install ...` / `haven uninstall ...` (argv[0] is the verb). */
+int hv_cmd_install (int argc, char **argv, bool uninstall, hv_error **err);
+#endif

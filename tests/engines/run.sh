@@ -1,0 +1,279 @@
+#!/usr/bin/env bash
+# Engine tests: haven-runc as the runtime of real engines.
+#   [RUNTIME=/path/to/haven-runc] tests/engines/run.sh [PATTERN...]
+# Starts a private dockerd (own socket, data root, exec root and
+# daemon.json, haven registered with `haven install docker`), a private
+# Podman store (own containers.conf from `haven install podman`), imports a
+# busybox image into both, runs the tests, and stops and removes all of it.
+# Prints "ok NAME", "not ok NAME: reason" or "skip NAME: reason" per test
+# and ends with "N passed, N failed"; exits non-zero if any failed, 77 when
+# not root or when neither docker nor podman is installed.  Needs
+# busybox-static, jq, script (util-linux), tar; docker.io (dockerd,
+# containerd), podman, docker-compose and podman-compose as available.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+ENGINE_TEST_TIMEOUT=${ENGINE_TEST_TIMEOUT:-180}
+
+if [ "${1:-}" = --one ]; then
+  # Internal: one test in its own process, bounded by the harness.
+  t=$2 tdir=$3
+  source "$here/lib.sh"
+  for f in "$here"/test_*.sh; do source "$f"; done
+  FAIL_FILE=$tdir/.fail
+  SKIP_FILE=$tdir/.skip
+  trap 'run_deferred' EXIT
+  trap 'exit 143' TERM INT
+  cd "$tdir" || exit 1
+  "$t"
+  exit $?
+fi
+
+if [ "$(id -u)" != 0 ]; then
+  echo "engine tests need root: skipped"
+  exit 77
+fi
+if ! command -v dockerd >/dev/null && ! command -v podman >/dev/null; then
+  echo "neither docker (docker.io) nor podman is installed: skipped"
+  exit 77
+fi
+for tool in busybox jq timeout script tar; do
+  command -v "$tool" >/dev/null || { echo "missing $tool"; exit 1; }
+done
+source "$here/lib.sh"
+for f in "$here"/test_*.sh; do source "$f"; done
+[ -x "$RUNTIME" ] || { echo "RUNTIME $RUNTIME is not an executable"; exit 1; }
+
+DOCKERD_PID=
+log() { echo "# $*"; }
+
+# The image: a busybox root filesystem (what the integration tests use),
+# imported into each engine as $IMAGE.
+build_image() {
+  local r=$WORK/rootfs
+  mkdir -p "$r"/{bin,sbin,etc,proc,sys,dev,tmp,root,home/user,www}
+  chmod 1777 "$r/tmp"
+  cp "$(command -v busybox)" "$r/bin/busybox"
+  local a
+  for a in $("$r/bin/busybox" --list); do
+    [ -e "$r/bin/$a" ] || ln -s busybox "$r/bin/$a"
+  done
+  printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/home/user:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' \
+    > "$r/etc/passwd"
+  printf 'root:x:0:\nuser:x:1000:\nextra:x:2000:\nnobody:x:65534:\n' > "$r/etc/group"
+  echo "served by haven" > "$r/www/index.html"
+  tar -C "$r" -cf "$WORK/image.tar" .
+}
+
+# The sanitizers' reports (ASan build) go to files, never to the shim or
+# to conmon: the runtime's stderr is the container's during create.
+sanitizer_env() {
+  if ldd "$RUNTIME" 2>/dev/null | grep -q 'libasan\|libubsan'; then
+    mkdir -p "$WORK/sanitizer"
+    # Leaks are the integration suite's business; a leak report here
+    # would change the exit status of a runtime call the engine checks.
+    echo "ASAN_OPTIONS=detect_leaks=0:log_path=$WORK/sanitizer/asan UBSAN_OPTIONS=print_stacktrace=1:log_path=$WORK/sanitizer/ubsan"
+  fi
+}
+
+start_docker() {
+  if ! command -v dockerd >/dev/null || [ -z "$DOCKER_CLI" ] || ! command -v containerd >/dev/null; then
+    DOCKER_MISSING="docker.io (dockerd, docker, containerd) is not installed"
+    return 1
+  fi
+  local d=$WORK/docker
+  mkdir -p "$d/data" "$d/exec"
+  # Settings of our own first: `haven install docker` must keep them.  No
+  # bridge, no iptables, no forwarding: nothing may reach off the machine.
+  cat > "$d/daemon.json" <<EOF
+{
+  "bridge": "none",
+  "iptables": false,
+  "ip6tables": false,
+  "ip-forward": false,
+  "ip-masq": false,
+  "exec-opts": ["native.cgroupdriver=cgroupfs"],
+  "features": {"buildkit": false},
+  "log-driver": "json-file"
+}
+EOF
+  local out
+  if ! out=$(haven install docker --daemon-json "$d/daemon.json" --runtime "$RUNTIME" 2>&1) \
+    || ! out=$(haven install docker --daemon-json "$d/daemon.json" --runtime "$RUNTIME" --name haven-default \
+      --policy default 2>&1); then
+    DOCKER_MISSING="haven install docker failed: $out"
+    return 1
+  fi
+  log "$out"
+  # shellcheck disable=SC2046
+  # Where a system containerd runs, dockerd uses it: our own namespaces
+  # there keep our containers apart from the host's dockerd.
+  env $(sanitizer_env) dockerd --data-root "$d/data" --exec-root "$d/exec" --pidfile "$d/dockerd.pid" \
+    -H "unix://$DOCKER_SOCK" --config-file "$d/daemon.json" \
+    --containerd-namespace haven-test --containerd-plugins-namespace haven-test-plugins \
+    > "$d/dockerd.log" 2>&1 < /dev/null &
+  DOCKERD_PID=$!
+  if ! wait_for 60 "$DOCKER_CLI" version; then
+    DOCKER_MISSING="dockerd did not start: $(grep -i 'level=\(error\|fatal\)' "$d/dockerd.log" | tail -1)"
+    return 1
+  fi
+  if ! out=$(dk import "$WORK/image.tar" "$IMAGE" 2>&1); then
+    DOCKER_MISSING="docker import failed: $out"
+    return 1
+  fi
+  log "dockerd $(dk version -f '{{.Server.Version}}' 2>/dev/null) on $DOCKER_SOCK, runtimes: $(dk info -f '{{range $k, $v := .Runtimes}}{{$k}} {{end}}' 2>/dev/null)"
+  return 0
+}
+
+stop_docker() {
+  [ -n "$DOCKERD_PID" ] || return 0
+  local ids
+  ids=$(dk ps -aq 2>/dev/null)
+  [ -z "$ids" ] || dk rm -f $ids >/dev/null 2>&1
+  kill -TERM "$DOCKERD_PID" 2>/dev/null
+  local i
+  for i in $(seq 300); do kill -0 "$DOCKERD_PID" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$DOCKERD_PID" 2>/dev/null
+  wait "$DOCKERD_PID" 2>/dev/null
+  # dockerd's own containerd goes with it; make sure.
+  local cpid
+  cpid=$(cat "$WORK/docker/exec/containerd/containerd.pid" 2>/dev/null)
+  if [ -n "$cpid" ] && grep -q containerd "/proc/$cpid/comm" 2>/dev/null; then
+    kill -TERM "$cpid" 2>/dev/null
+    for i in $(seq 100); do kill -0 "$cpid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$cpid" 2>/dev/null
+  fi
+}
+
+start_podman() {
+  if ! command -v podman >/dev/null || ! command -v conmon >/dev/null; then
+    PODMAN_MISSING="podman (and conmon) is not installed"
+    return 1
+  fi
+  mkdir -p "$PODMAN_DIR"/{root,run,tmp}
+  local out
+  if ! out=$(haven install podman --conf "$PODMAN_DIR/haven.conf" --runtime "$RUNTIME" 2>&1); then
+    PODMAN_MISSING="haven install podman failed: $out"
+    return 1
+  fi
+  log "$out"
+  # CONTAINERS_CONF is the only file Podman reads: haven's drop-in, plus
+  # limits this host allows (no CAP_SYS_RESOURCE: Podman's default nofile
+  # of 1048576 cannot be set), cgroupfs and file events (no systemd).
+  {
+    printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\nlog_driver = "k8s-file"\n\n'
+    sed 's/^\[engine\]$/[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"/' "$PODMAN_DIR/haven.conf"
+  } > "$CONTAINERS_CONF"
+  if ! out=$(pm import "$WORK/image.tar" "$IMAGE" 2>&1); then
+    PODMAN_MISSING="podman import failed: $out"
+    return 1
+  fi
+  log "podman $(podman --version | awk '{print $3}'), runtime haven: $(pm info -f '{{.Host.OCIRuntime.Path}}' --runtime haven 2>/dev/null)"
+  return 0
+}
+
+stop_podman() {
+  [ "${HAVE_PODMAN:-0}" = 1 ] || return 0
+  pm rm -f -a -t 0 >/dev/null 2>&1
+  pm rmi -a -f >/dev/null 2>&1
+}
+
+cleanup_between_tests() {
+  if [ "${HAVE_DOCKER:-0}" = 1 ]; then
+    local ids
+    ids=$(dk ps -aq 2>/dev/null)
+    [ -z "$ids" ] || dk rm -f $ids >/dev/null 2>&1
+    dk network prune -f >/dev/null 2>&1
+    dk volume prune -f >/dev/null 2>&1
+  fi
+  if [ "${HAVE_PODMAN:-0}" = 1 ]; then
+    pm rm -f -a -t 0 >/dev/null 2>&1
+  fi
+}
+
+final_cleanup() {
+  stop_docker
+  stop_podman
+  # Nothing under $WORK may stay mounted before it is removed (overlay
+  # layers, network namespaces, Podman's storage).
+  local m
+  for m in $(awk -v w="$WORK" 'index($5, w) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
+    umount -l "$m" 2>/dev/null
+  done
+  rm -rf "$WORK"
+}
+trap final_cleanup EXIT
+trap 'exit 130' INT TERM
+
+build_image
+HAVE_DOCKER=0
+HAVE_PODMAN=0
+DOCKER_MISSING=
+PODMAN_MISSING=
+if start_docker; then HAVE_DOCKER=1; else log "docker: $DOCKER_MISSING"; fi
+if start_podman; then HAVE_PODMAN=1; else log "podman: $PODMAN_MISSING"; fi
+export HAVE_DOCKER HAVE_PODMAN DOCKER_MISSING PODMAN_MISSING
+
+passed=0
+failed=0
+skipped=0
+report_fail() { # NAME REASON
+  echo "not ok $1: $2"
+  failed=$((failed + 1))
+}
+# An engine that is installed but would not start is a failure, not a
+# skip: its tests are skipped with that reason below.
+if command -v dockerd >/dev/null && [ $HAVE_DOCKER = 0 ]; then
+  report_fail docker_daemon_started "$DOCKER_MISSING"
+  tail -20 "$WORK/docker/dockerd.log" 2>/dev/null | sed 's/^/    /'
+fi
+if command -v podman >/dev/null && [ $HAVE_PODMAN = 0 ]; then
+  report_fail podman_ready "$PODMAN_MISSING"
+fi
+
+for t in $(declare -F | awk '{print $3}' | grep '^test_' | sort); do
+  name=${t#test_}
+  if [ $# -gt 0 ]; then
+    match=0
+    for p in "$@"; do [[ "$name" == *"$p"* ]] && match=1; done
+    [ $match = 1 ] || continue
+  fi
+  tdir=$WORK/t-$name
+  mkdir -p "$tdir"
+  timeout -k 10 "$ENGINE_TEST_TIMEOUT" bash "$here/run.sh" --one "$t" "$tdir" > "$tdir/log" 2>&1 < /dev/null
+  rc=$?
+  cleanup_between_tests
+  if [ $rc = 77 ] && [ -s "$tdir/.skip" ]; then
+    echo "skip $name: $(head -1 "$tdir/.skip")"
+    skipped=$((skipped + 1))
+  elif [ $rc = 0 ] && [ ! -s "$tdir/.fail" ]; then
+    echo "ok $name"
+    passed=$((passed + 1))
+  else
+    if [ -s "$tdir/.fail" ]; then
+      reason=$(head -c 400 "$tdir/.fail" | awk 'NR > 1 {printf "\\n"} {printf "%s", $0}')
+    elif [ $rc = 124 ] || [ $rc = 137 ]; then
+      reason="timed out after $ENGINE_TEST_TIMEOUT s"
+    else
+      reason="exit status $rc: $(grep -v '^[[:space:]]*$' "$tdir/log" | tail -1)"
+    fi
+    report_fail "$name" "$reason"
+    tail -20 "$tdir/log" | sed 's/^/    /'
+  fi
+  rm -rf "$tdir"
+done
+
+# Under an ASan build: any report written while the engines drove the
+# runtime is a failure of its own.
+if [ -d "$WORK/sanitizer" ]; then
+  reports=$(ls "$WORK/sanitizer" 2>/dev/null)
+  if [ -n "$reports" ]; then
+    report_fail no_sanitizer_reports "$(echo "$reports" | wc -l) report(s)"
+    for r in $reports; do head -30 "$WORK/sanitizer/$r" | sed 's/^/    /'; done
+  else
+    echo "ok no_sanitizer_reports"
+    passed=$((passed + 1))
+  fi
+fi
+[ $skipped = 0 ] || echo "($skipped skipped)"
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]

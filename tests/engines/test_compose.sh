@@ -1,0 +1,72 @@
+# Compose stacks from compose/ (the files users copy) under haven-runc, and
+# the VS Code devcontainer example's runArgs.
+
+COMPOSE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../compose" && pwd)
+
+test_compose_docker_compose_stack() {
+  need_docker
+  command -v docker-compose >/dev/null || skip "docker-compose is not installed"
+  local p=hv$$ dc
+  dc() { HAVEN_IMAGE=$IMAGE timeout -k 5 120 docker-compose -p "$p" -f "$COMPOSE_DIR/docker-compose.yml" "$@"; }
+  defer "HAVEN_IMAGE=$IMAGE timeout 120 docker-compose -p $p -f '$COMPOSE_DIR/docker-compose.yml' down -t 1"
+  dc up -d > up.log 2>&1 || fail "docker-compose up: $(tail -3 up.log)"
+  local web client
+  web=$(dc ps -q web)
+  client=$(dc ps -q client)
+  [ -n "$web" ] && [ -n "$client" ] || fail "services not created: $(dc ps 2>&1)"
+  assert_eq "haven running" "$(dk_state "$web" '{{.HostConfig.Runtime}} {{.State.Status}}')" "web"
+  assert_eq "haven running" "$(dk_state "$client" '{{.HostConfig.Runtime}} {{.State.Status}}')" "client"
+  local want
+  want=$(dk exec "$web" hostname)
+  wait_for 20 sh -c "'$DOCKER_CLI' exec $client sh -c \"printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 5 web 8080\" | grep -q '^$want'" \
+    || fail "client never reached web:8080"
+  OUT=$(dc exec -T client sh -c 'printf "GET / HTTP/1.0\r\n\r\n" | nc -w 5 web 8080' 2>&1)
+  assert_contains "$OUT" "200 OK" "docker-compose exec client -> web"
+  assert_eq 0000000000000000 "$(dk exec "$client" sh -c 'grep CapEff /proc/self/status' | awk '{print $2}')" \
+    "client's capabilities (cap_drop: ALL)"
+  OUT=$(dk exec "$web" sh -c 'touch /x 2>&1')
+  assert_contains "$OUT" "Read-only file system" "web's read_only root"
+  dc down -t 1 > down.log 2>&1 || fail "docker-compose down: $(tail -3 down.log)"
+  assert_eq "" "$(dk ps -aq --filter "label=com.docker.compose.project=$p")" "containers after down"
+}
+
+test_compose_podman_compose_stack() {
+  need_podman
+  command -v podman-compose >/dev/null || skip "podman-compose is not installed"
+  local p=hv$$
+  # podman-compose runs `podman`: our store and runtime through its options.
+  pc() {
+    HAVEN_IMAGE=$IMAGE timeout -k 5 120 podman-compose -p "$p" --podman-args="${PODMAN_GLOBAL[*]}" \
+      --podman-run-args="--runtime haven" -f "$COMPOSE_DIR/podman-compose.yml" "$@"
+  }
+  defer "HAVEN_IMAGE=$IMAGE timeout 120 podman-compose -p $p --podman-args='${PODMAN_GLOBAL[*]}' -f '$COMPOSE_DIR/podman-compose.yml' down -t 1"
+  pc up -d > up.log 2>&1 || fail "podman-compose up: $(tail -3 up.log)"
+  local web=${p}_web_1 client=${p}_client_1
+  assert_eq "haven running" "$(pm_state "$web" '{{.OCIRuntime}} {{.State.Status}}')" "web"
+  assert_eq "haven running" "$(pm_state "$client" '{{.OCIRuntime}} {{.State.Status}}')" "client"
+  local want
+  want=$(pm exec "$web" hostname)
+  wait_for 20 sh -c "podman ${PODMAN_GLOBAL[*]} exec $client sh -c \"printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 5 web 8080\" | grep -q '^$want'" \
+    || fail "client never reached web:8080"
+  # The client asked for the default haven policy (no_new_privs, /root
+  # blocked); web did not.
+  OUT=$(pm exec "$client" sh -c 'grep NoNewPrivs /proc/1/status; touch /root/x 2>&1')
+  assert_contains "$OUT" "NoNewPrivs:	1" "client under run.haven.policy=default"
+  assert_contains "$OUT" "touch: /root/x: Read-only file system"
+  OUT=$(pm exec "$web" sh -c 'grep NoNewPrivs /proc/1/status')
+  assert_eq "NoNewPrivs:	0" "$OUT" "web without a policy"
+  pc down -t 1 > down.log 2>&1 || fail "podman-compose down: $(tail -3 down.log)"
+  assert_eq "" "$(pm ps -aq --filter "label=io.podman.compose.project=$p")" "containers after down"
+}
+
+test_compose_devcontainer_run_args() {
+  need_docker
+  local f=$COMPOSE_DIR/devcontainer/devcontainer.json args=()
+  jq -e . "$f" >/dev/null || fail "$f is not valid JSON"
+  mapfile -t args < <(jq -r '.runArgs[]' "$f")
+  assert_eq "--runtime=haven" "${args[0]}" "first runArg"
+  OUT=$(dk run --rm "${args[@]}" --network none "$IMAGE" sh -c 'grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max' 2>&1)
+  assert_contains "$OUT" "NoNewPrivs:	1"
+  assert_contains "$OUT" "512"
+  assert_contains "$OUT" "CapEff:	00000000000000cb" "CHOWN DAC_OVERRIDE FOWNER SETGID SETUID"
+}

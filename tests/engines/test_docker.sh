@@ -1,0 +1,442 @@
+# Docker (dockerd -> containerd -> containerd-shim-runc-v2 -> haven-runc):
+# what `docker run --runtime haven` users do, checked from the engine's
+# side (exit codes, inspect, logs) and from inside the container.
+
+# Run a container in the foreground; output in $OUT, status in $RC.
+drun() {
+  OUT=$(dk run --rm "${DR[@]}" --network none "$@" 2>&1 </dev/null)
+  RC=$?
+}
+
+# Start a detached container NAME running ARGS...
+dstart() { # NAME [docker run options] IMAGE ARGS...
+  local name=$1
+  shift
+  dk run -d --name "$name" "${DR[@]}" --network none "$@" >/dev/null 2>run.err || fail "docker run -d $name: $(cat run.err)"
+}
+
+test_docker_registration() {
+  need_docker
+  local rt
+  rt=$(dk info -f '{{range $k, $v := .Runtimes}}{{$k}}={{$v.Path}} {{end}}')
+  assert_contains "$rt" "haven=$(readlink -f "$RUNTIME")" "docker info runtimes"
+  # The daemon's own settings survived the registration.
+  assert_eq none "$(jq -r .bridge "$WORK/docker/daemon.json")" "daemon.json bridge"
+  assert_eq '["--policy","default"]' "$(jq -c '.runtimes["haven-default"].runtimeArgs' "$WORK/docker/daemon.json")"
+  # A second install changes nothing; dockerd reloads runtimes on SIGHUP.
+  local before after out
+  before=$(stat -c %i:%Y "$WORK/docker/daemon.json")
+  out=$(haven install docker --daemon-json "$WORK/docker/daemon.json" --runtime "$RUNTIME")
+  assert_contains "$out" "already registered"
+  after=$(stat -c %i:%Y "$WORK/docker/daemon.json")
+  assert_eq "$before" "$after" "daemon.json rewritten by a second install"
+  out=$(haven install docker --daemon-json "$WORK/docker/daemon.json" --runtime "$RUNTIME" --name haven-reload)
+  defer "haven uninstall docker --daemon-json '$WORK/docker/daemon.json' --name haven-reload; kill -HUP \$(cat '$WORK/docker/dockerd.pid')"
+  kill -HUP "$(cat "$WORK/docker/dockerd.pid")"
+  wait_for 20 sh -c "'$DOCKER_CLI' info -f '{{range \$k, \$v := .Runtimes}}{{\$k}} {{end}}' | grep -q haven-reload" \
+    || fail "dockerd did not pick up a runtime added with haven install + SIGHUP"
+  OUT=$(dk run --rm --runtime haven-reload --network none "$IMAGE" echo reloaded 2>&1)
+  assert_eq reloaded "$OUT"
+}
+
+test_docker_run_output_and_exit_codes() {
+  need_docker
+  drun "$IMAGE" echo hello
+  assert_eq 0 "$RC" "exit status"
+  assert_eq hello "$OUT"
+  drun "$IMAGE" sh -c 'exit 42'
+  assert_eq 42 "$RC" "exit status of sh -c 'exit 42'"
+  # (pid 1 ignores signals it has no handler for: --init puts sh at pid 2)
+  drun --init "$IMAGE" sh -c 'kill -KILL $$'
+  assert_eq 137 "$RC" "exit status of a SIGKILLed process"
+  # The runtime's error reaches the user (through the shim's log.json),
+  # and docker picks the exit status from its text.
+  drun "$IMAGE" /no/such/program
+  assert_eq 127 "$RC" "exit status for a missing program"
+  assert_contains "$OUT" 'OCI runtime create failed'
+  assert_contains "$OUT" 'stat /no/such/program: no such file or directory'
+  drun "$IMAGE" /etc/passwd
+  assert_eq 126 "$RC" "exit status for a file that is not executable"
+  assert_contains "$OUT" 'exec: "/etc/passwd": permission denied'
+  drun "$IMAGE" no-such-command
+  assert_eq 127 "$RC" "exit status for a command not in PATH"
+  assert_contains "$OUT" 'executable file not found in $PATH'
+}
+
+test_docker_run_tty_and_stdin() {
+  need_docker
+  OUT=$(dk run --rm "${DR[@]}" --network none -t "$IMAGE" sh -c 'tty; stty size' 2>&1 </dev/null | tr -d '\r')
+  assert_contains "$OUT" "/dev/pts/0" "docker run -t"
+  OUT=$(echo from-stdin | dk run --rm "${DR[@]}" --network none -i "$IMAGE" sh -c 'cat; tty || true' 2>&1)
+  assert_contains "$OUT" "from-stdin" "docker run -i"
+  assert_contains "$OUT" "not a tty" "docker run -i without -t"
+  with_pty $'echo typed-$((6*7))\nexit 5\n' "$DOCKER_CLI run --rm --runtime haven --network none -it $IMAGE sh"
+  assert_eq 5 "$RC" "exit status of docker run -it"
+  assert_contains "$OUT" "typed-42" "docker run -it"
+}
+
+test_docker_exec() {
+  need_docker
+  local n
+  n=$(new_name exec)
+  dstart "$n" -e FOO=bar -w /tmp "$IMAGE" sleep 1000
+  OUT=$(dk exec "$n" sh -c 'echo $FOO $(pwd) $(id -u)' 2>&1)
+  assert_eq "bar /tmp 0" "$OUT" "docker exec environment"
+  OUT=$(dk exec -u 1000:2000 -w / -e FOO=baz "$n" sh -c 'echo $FOO $(pwd) $(id -u) $(id -g)' 2>&1)
+  assert_eq "baz / 1000 2000" "$OUT" "docker exec -u -w -e"
+  dk exec "$n" sh -c 'exit 7'
+  assert_eq 7 $? "exit status of docker exec"
+  OUT=$(dk exec -t "$n" tty 2>&1 | tr -d '\r')
+  assert_contains "$OUT" "/dev/pts/" "docker exec -t"
+  OUT=$(echo piped | dk exec -i "$n" cat 2>&1)
+  assert_eq piped "$OUT" "docker exec -i"
+  with_pty $'echo in-exec-$((2+3))\nexit 3\n' "$DOCKER_CLI exec -it $n sh"
+  assert_eq 3 "$RC" "exit status of docker exec -it"
+  assert_contains "$OUT" "in-exec-5"
+  OUT=$(dk exec "$n" /no/such/program 2>&1)
+  assert_eq 126 $? "exit status of docker exec of a missing program (as with runc)"
+  assert_contains "$OUT" "OCI runtime exec failed"
+  assert_contains "$OUT" "stat /no/such/program: no such file or directory"
+  # A detached exec keeps running after docker exec returns.
+  dk exec -d "$n" sh -c 'sleep 1; echo done > /tmp/detached'
+  wait_for 10 dk exec "$n" test -f /tmp/detached || fail "docker exec -d did not run"
+}
+
+test_docker_stop() {
+  need_docker
+  local n t0 t1
+  n=$(new_name stop-term)
+  dstart "$n" "$IMAGE" sh -c 'trap "exit 3" TERM; while true; do sleep 0.1; done'
+  sleep 0.5
+  t0=$(date +%s)
+  dk stop -t 20 "$n" >/dev/null || fail "docker stop failed"
+  t1=$(date +%s)
+  assert_eq "exited 3" "$(dk_state "$n" '{{.State.Status}} {{.State.ExitCode}}')" "state after SIGTERM"
+  [ $((t1 - t0)) -lt 10 ] || fail "a container that exits on SIGTERM took $((t1 - t0)) s to stop"
+  n=$(new_name stop-kill)
+  dstart "$n" "$IMAGE" sh -c 'trap "" TERM; while true; do sleep 0.1; done'
+  sleep 0.5
+  t0=$(date +%s)
+  dk stop -t 2 "$n" >/dev/null || fail "docker stop failed"
+  t1=$(date +%s)
+  assert_eq "exited 137" "$(dk_state "$n" '{{.State.Status}} {{.State.ExitCode}}')" "state after SIGKILL"
+  [ $((t1 - t0)) -ge 2 ] || fail "SIGKILL came before the 2 s grace period"
+  [ $((t1 - t0)) -lt 15 ] || fail "docker stop -t 2 took $((t1 - t0)) s"
+}
+
+test_docker_kill_signal() {
+  need_docker
+  local n
+  n=$(new_name kill)
+  dstart "$n" "$IMAGE" sh -c 'trap "echo got-USR1; exit 9" USR1; while true; do sleep 0.1; done'
+  sleep 0.5
+  dk kill -s USR1 "$n" >/dev/null || fail "docker kill -s USR1 failed"
+  wait_for 10 sh -c "[ \"\$('$DOCKER_CLI' inspect -f '{{.State.Status}}' $n)\" = exited ]" || fail "USR1 did not end it"
+  assert_eq 9 "$(dk_state "$n" '{{.State.ExitCode}}')" "exit code after USR1"
+  assert_contains "$(dk logs "$n" 2>&1)" "got-USR1"
+  n=$(new_name kill9)
+  dstart "$n" "$IMAGE" sleep 1000
+  dk kill "$n" >/dev/null || fail "docker kill failed"
+  wait_for 10 sh -c "[ \"\$('$DOCKER_CLI' inspect -f '{{.State.Status}}' $n)\" = exited ]" || fail "SIGKILL did not end it"
+  assert_eq 137 "$(dk_state "$n" '{{.State.ExitCode}}')"
+}
+
+test_docker_restart() {
+  need_docker
+  local n pid1 pid2
+  n=$(new_name restart)
+  dstart "$n" "$IMAGE" sleep 1000
+  pid1=$(dk_state "$n" '{{.State.Pid}}')
+  dk restart -t 1 "$n" >/dev/null || fail "docker restart failed"
+  assert_eq running "$(dk_state "$n" '{{.State.Status}}')"
+  pid2=$(dk_state "$n" '{{.State.Pid}}')
+  [ "$pid1" != "$pid2" ] || fail "restart kept pid $pid1"
+  # --restart: the engine restarts a container that exits.
+  n=$(new_name restart-policy)
+  dstart "$n" --restart on-failure:2 "$IMAGE" sh -c 'exit 1'
+  wait_for 30 sh -c "[ \"\$('$DOCKER_CLI' inspect -f '{{.RestartCount}} {{.State.Status}}' $n)\" = '2 exited' ]" \
+    || fail "restart policy: $(dk_state "$n" '{{.RestartCount}} {{.State.Status}}')"
+}
+
+test_docker_pause_unpause() {
+  need_docker
+  local n a b
+  n=$(new_name pause)
+  # (written with rename: a reader never sees the file truncated)
+  dstart "$n" "$IMAGE" sh -c 'i=0; while true; do i=$((i+1)); echo $i > /tmp/c; mv /tmp/c /tmp/count; sleep 0.05; done'
+  sleep 0.5
+  dk pause "$n" >/dev/null || fail "docker pause failed"
+  assert_eq paused "$(dk_state "$n" '{{.State.Status}}')"
+  a=$(cat "$(dk_state "$n" '{{.GraphDriver.Data.MergedDir}}')/tmp/count")
+  sleep 0.5
+  b=$(cat "$(dk_state "$n" '{{.GraphDriver.Data.MergedDir}}')/tmp/count")
+  assert_eq "$a" "$b" "counter of a paused container"
+  OUT=$(dk exec "$n" true 2>&1) && fail "docker exec into a paused container succeeded"
+  assert_contains "$OUT" "paused"
+  dk unpause "$n" >/dev/null || fail "docker unpause failed"
+  assert_eq running "$(dk_state "$n" '{{.State.Status}}')"
+  sleep 0.5
+  b=$(dk exec "$n" cat /tmp/count)
+  [ "$b" -gt "$a" ] || fail "counter did not advance after unpause ($a -> $b)"
+}
+
+test_docker_update() {
+  need_docker
+  need_runtime_update
+  local n
+  n=$(new_name update)
+  dstart "$n" "$IMAGE" sleep 1000
+  OUT=$(dk update --memory 64m --memory-swap 64m --cpus 0.5 --pids-limit 50 "$n" 2>&1) \
+    || fail "docker update failed: $OUT"
+  OUT=$(dk exec "$n" sh -c 'cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null || cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max /sys/fs/cgroup/cpu.max' | xargs)
+  assert_contains "$OUT" "67108864" "memory limit after update"
+  assert_contains "$OUT" "50" "pids limit after update"
+  assert_contains "$OUT" "50000" "cpu quota after update"
+  assert_eq 67108864 "$(dk_state "$n" '{{.HostConfig.Memory}}')"
+}
+
+test_docker_stats_and_top() {
+  need_docker
+  local n
+  n=$(new_name stats)
+  # (sh runs its last command with exec: two processes)
+  dstart "$n" "$IMAGE" sh -c 'sleep 1000 & sleep 1001'
+  wait_for 10 sh -c "'$DOCKER_CLI' top $n | grep -q 'sleep 1000'" || fail "docker top: $(dk top "$n" 2>&1)"
+  OUT=$(dk top "$n" 2>&1)
+  assert_contains "$OUT" "sleep 1001" "docker top"
+  assert_contains "$OUT" "sleep 1000" "docker top"
+  OUT=$(dk stats --no-stream --format '{{.Name}} {{.MemUsage}} {{.PIDs}}' "$n" 2>&1)
+  assert_contains "$OUT" "$n " "docker stats"
+  [[ "$OUT" =~ \ 2$ ]] || fail "docker stats: expected 2 pids: $OUT"
+  [[ "$OUT" != *" 0B /"* ]] || fail "docker stats reports no memory use: $OUT"
+}
+
+test_docker_logs() {
+  need_docker
+  local n
+  n=$(new_name logs)
+  dstart "$n" "$IMAGE" sh -c 'echo to-stdout; echo to-stderr >&2; sleep 1000'
+  wait_for 10 sh -c "'$DOCKER_CLI' logs $n 2>&1 | grep -q to-stderr" || fail "logs never showed up"
+  assert_eq to-stdout "$(dk logs "$n" 2>/dev/null)" "stdout log"
+  assert_eq to-stderr "$(dk logs "$n" 2>&1 >/dev/null)" "stderr log"
+}
+
+test_docker_init() {
+  need_docker
+  # An orphan (the inner sh's background sleep) is reaped by docker-init.
+  drun --init "$IMAGE" sh -c 'cat /proc/1/cmdline | tr "\0" " "; echo; sh -c "sleep 0.2 &"; sleep 1;
+    echo zombies=$(ps -o stat | grep -c "^Z")'
+  assert_eq 0 "$RC" "docker run --init: $OUT"
+  assert_contains "$OUT" "/sbin/docker-init -- sh" "pid 1 with --init"
+  assert_contains "$OUT" "zombies=0"
+}
+
+test_docker_read_only_and_tmpfs() {
+  need_docker
+  drun --read-only --tmpfs /scratch:size=1m,mode=1777 "$IMAGE" sh -c \
+    'touch /root-file 2>&1; echo rc=$?; touch /scratch/f && echo tmpfs-ok; grep " /scratch " /proc/mounts'
+  assert_contains "$OUT" "Read-only file system" "--read-only root"
+  assert_contains "$OUT" "rc=1"
+  assert_contains "$OUT" "tmpfs-ok"
+  assert_contains "$OUT" "tmpfs /scratch tmpfs rw,nosuid,nodev,noexec"
+  assert_contains "$OUT" "size=1024k"
+}
+
+test_docker_bind_mounts_and_volumes() {
+  need_docker
+  mkdir -p "$PWD/data"
+  echo from-host > "$PWD/data/in"
+  drun -v "$PWD/data:/data" "$IMAGE" sh -c 'cat /data/in; echo from-container > /data/out'
+  assert_eq from-host "$OUT"
+  assert_eq from-container "$(cat "$PWD/data/out")" "file written through a bind mount"
+  drun -v "$PWD/data:/data:ro" "$IMAGE" sh -c 'echo x > /data/ro 2>&1'
+  assert_contains "$OUT" "Read-only file system" "read-only bind"
+  [ -e "$PWD/data/ro" ] && fail "write through a read-only bind reached the host"
+  local vol
+  vol=$(new_name vol)
+  drun -v "$vol:/v" "$IMAGE" sh -c 'echo kept > /v/f'
+  drun -v "$vol:/v" "$IMAGE" cat /v/f
+  assert_eq kept "$OUT" "named volume content across containers"
+}
+
+test_docker_user() {
+  need_docker
+  drun --user 65534:65534 "$IMAGE" id
+  assert_eq "uid=65534(nobody) gid=65534(nobody) groups=65534(nobody)" "$OUT"
+  drun --user 1000 --group-add 2000 "$IMAGE" id
+  assert_contains "$OUT" "uid=1000(user) gid=1000(user)"
+  assert_contains "$OUT" "2000(extra)"
+  drun --user 1000 "$IMAGE" sh -c 'touch /root/x 2>&1'
+  assert_contains "$OUT" "Permission denied" "uid 1000 writing /root"
+}
+
+test_docker_capabilities() {
+  need_docker
+  drun --cap-drop ALL "$IMAGE" sh -c 'grep -E "^Cap(Eff|Bnd|Prm)" /proc/self/status | awk "{print \$2}" | sort -u'
+  assert_eq 0000000000000000 "$OUT" "capabilities with --cap-drop ALL"
+  drun --cap-drop ALL "$IMAGE" chown 1000 /tmp
+  [ "$RC" != 0 ] || fail "chown worked without CAP_CHOWN"
+  drun "$IMAGE" ip link set lo down
+  [ "$RC" != 0 ] || fail "ip link set worked without CAP_NET_ADMIN"
+  drun --cap-add NET_ADMIN "$IMAGE" sh -c 'ip link set lo down && echo net-admin-ok'
+  assert_eq net-admin-ok "$OUT" "--cap-add NET_ADMIN"
+}
+
+test_docker_no_new_privileges() {
+  need_docker
+  drun --security-opt no-new-privileges "$IMAGE" grep NoNewPrivs /proc/self/status
+  assert_contains "$OUT" "NoNewPrivs:	1"
+  drun "$IMAGE" grep NoNewPrivs /proc/self/status
+  assert_contains "$OUT" "NoNewPrivs:	0"
+}
+
+test_docker_seccomp_profile() {
+  need_docker
+  cat > profile.json <<'EOF'
+{"defaultAction": "SCMP_ACT_ALLOW",
+ "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1},
+              {"names": ["chmod", "fchmodat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38}]}
+EOF
+  drun --security-opt "seccomp=$PWD/profile.json" "$IMAGE" sh -c 'mkdir /tmp/d 2>&1; chmod 600 /tmp 2>&1; echo end'
+  assert_contains "$OUT" "can't create directory '/tmp/d': Operation not permitted"
+  assert_contains "$OUT" "Function not implemented"
+  drun "$IMAGE" sh -c 'mkdir /tmp/d && echo mkdir-ok'
+  assert_eq mkdir-ok "$OUT" "mkdir under Docker's default profile"
+  # Docker's default profile is in force: unshare is refused.
+  drun "$IMAGE" unshare -U true
+  [ "$RC" != 0 ] || fail "unshare -U allowed under the default seccomp profile"
+}
+
+test_docker_pids_limit() {
+  need_docker
+  drun --pids-limit 10 "$IMAGE" sh -c 'for i in $(seq 20); do sleep 5 & done 2>&1 | head -1; cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max'
+  assert_contains "$OUT" "can't fork" "20 processes under --pids-limit 10"
+  assert_contains "$OUT" "10"
+}
+
+test_docker_memory_oom() {
+  need_docker
+  local n
+  n=$(new_name oom)
+  OUT=$(dk run --name "$n" "${DR[@]}" --network none -m 32m --memory-swap 32m "$IMAGE" sh -c \
+    'x=a; while true; do x=$x$x; done' 2>&1)
+  assert_eq "true 137" "$(dk_state "$n" '{{.State.OOMKilled}} {{.State.ExitCode}}')" "OOMKilled and exit code"
+  assert_eq 33554432 "$(dk_state "$n" '{{.HostConfig.Memory}}')"
+}
+
+test_docker_rm_force_running() {
+  need_docker
+  local n id root
+  n=$(new_name rmf)
+  dstart "$n" "$IMAGE" sleep 1000
+  id=$(dk_state "$n" '{{.Id}}')
+  dk rm -f "$n" >/dev/null || fail "docker rm -f failed"
+  dk inspect "$n" >/dev/null 2>&1 && fail "container still exists after rm -f"
+  # Nothing left in the runtime's state root (Docker 20.10's layout:
+  # <exec-root>/runtime-runc/<containerd namespace>/<id>).
+  for root in "$WORK"/docker/exec/runtime-runc/*; do
+    [ -e "$root/$id" ] && fail "runtime state of $id left behind in $root"
+  done
+  [ -d "/sys/fs/cgroup/memory/docker/$id" ] && fail "cgroup of $id left behind"
+  return 0
+}
+
+test_docker_parallel_20() {
+  need_docker
+  local i pids=() names=()
+  for i in $(seq 20); do
+    names+=("$CTR_PREFIX-par-$i")
+    dk run -d --name "$CTR_PREFIX-par-$i" "${DR[@]}" --network none "$IMAGE" sleep 1000 > "par-$i.out" 2>&1 &
+    pids+=($!)
+  done
+  local bad=0
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || { bad=$((bad + 1)); echo "start $i: $(cat "par-$((i + 1)).out")" >&2; }
+  done
+  [ $bad = 0 ] || fail "$bad of 20 parallel starts failed: $(cat par-*.out | grep -iv '^[0-9a-f]\{64\}$' | head -2)"
+  local running
+  running=$(dk ps -q --filter "name=$CTR_PREFIX-par-" | wc -l)
+  assert_eq 20 "$running" "running containers"
+  for n in "${names[@]}"; do
+    assert_eq haven "$(dk_state "$n" '{{.HostConfig.Runtime}}')"
+  done
+  dk rm -f "${names[@]}" >/dev/null || fail "removing the 20 containers failed"
+  assert_eq 0 "$(dk ps -aq --filter "name=$CTR_PREFIX-par-" | wc -l)" "containers left"
+}
+
+test_docker_network_none() {
+  need_docker
+  drun "$IMAGE" sh -c 'ls /sys/class/net | xargs'
+  assert_eq lo "$OUT" "interfaces with --network none"
+}
+
+test_docker_internal_network() {
+  need_docker
+  local net srv ip
+  net=$(new_name net)
+  dk network create --internal "$net" >/dev/null 2>net.err || fail "network create --internal: $(cat net.err)"
+  srv=$(new_name srv)
+  dk run -d --name "$srv" "${DR[@]}" --network "$net" "$IMAGE" httpd -f -p 8080 -h /www >/dev/null 2>run.err \
+    || fail "server: $(cat run.err)"
+  ip=$(dk_state "$srv" "{{(index .NetworkSettings.Networks \"$net\").IPAddress}}")
+  [[ "$ip" =~ ^[0-9.]+$ ]] || fail "server has no address on $net: $ip"
+  OUT=$(dk run --rm "${DR[@]}" --network "$net" "$IMAGE" sh -c \
+    "ping -c 1 -W 5 $srv >/dev/null && echo ping-name-ok; ping -c 1 -W 5 $ip >/dev/null && echo ping-ip-ok;
+     printf 'GET /index.html HTTP/1.0\r\n\r\n' | nc -w 5 $srv 8080" 2>&1)
+  assert_contains "$OUT" "ping-name-ok" "ping by name"
+  assert_contains "$OUT" "ping-ip-ok" "ping by address"
+  assert_contains "$OUT" "served by haven" "http between the two containers"
+  assert_eq true "$(dk network inspect -f '{{.Internal}}' "$net")" "network is internal"
+}
+
+test_docker_policy_runtime_args() {
+  need_docker
+  # haven-default = haven-runc --policy default (daemon.json runtimeArgs):
+  # the policy turns no_new_privs on and blocks /root.
+  OUT=$(dk run --rm --runtime haven-default --network none "$IMAGE" sh -c \
+    'grep NoNewPrivs /proc/self/status; touch /root/x 2>&1' 2>&1)
+  assert_contains "$OUT" "NoNewPrivs:	1"
+  assert_contains "$OUT" "touch: /root/x: Read-only file system"
+  drun "$IMAGE" sh -c 'grep NoNewPrivs /proc/self/status; touch /root/x && echo root-writable'
+  assert_eq "NoNewPrivs:	0
+root-writable" "$OUT" "the plain haven runtime applies no policy"
+}
+
+test_docker_devices() {
+  need_docker
+  drun --device /dev/zero:/dev/myzero "$IMAGE" sh -c 'head -c 4 /dev/myzero | od -An -tx1 | xargs; stat -c "%t:%T" /dev/myzero'
+  assert_eq "00 00 00 00
+1:5" "$OUT" "--device /dev/zero:/dev/myzero"
+  # runc's defaults under Docker's deny-all device rules: mknod of any
+  # node, /dev/net/tun usable, nothing else.
+  drun "$IMAGE" sh -c 'mknod /tmp/tun c 10 200 && cat /tmp/tun 2>&1; mknod /tmp/loop b 7 0 && echo block-mknod-ok;
+    mknod /tmp/mem c 1 1 && head -c 1 /tmp/mem 2>&1; head -c 1 /dev/mem 2>&1'
+  assert_eq "cat: read error: File descriptor in bad state
+block-mknod-ok
+head: /tmp/mem: Operation not permitted
+head: /dev/mem: No such file or directory" "$OUT"
+}
+
+test_docker_privileged_and_shared_namespaces() {
+  need_docker
+  drun --privileged "$IMAGE" sh -c 'grep Seccomp: /proc/self/status; mkdir /mnt; mount -t tmpfs none /mnt && echo mount-ok'
+  assert_eq "Seccomp:	0
+mount-ok" "$OUT" "--privileged"
+  local a
+  a=$(new_name ns)
+  dstart "$a" --ipc shareable "$IMAGE" sleep 1000
+  OUT=$(dk run --rm "${DR[@]}" --network "container:$a" --pid "container:$a" --ipc "container:$a" "$IMAGE" \
+    sh -c 'ps -o comm | grep -c "^sleep"; hostname' 2>&1)
+  assert_eq "1
+$(dk exec "$a" hostname)" "$OUT" "--pid/--network/--ipc container:"
+  # Its init shares the pid namespace: when it exits the shim kills what
+  # is left in its cgroup (kill --all).
+  local b
+  b=$(new_name ns-b)
+  dstart "$b" --pid "container:$a" "$IMAGE" sh -c 'sleep 999 & sleep 1; true'
+  wait_for 20 sh -c "[ \"\$('$DOCKER_CLI' inspect -f '{{.State.Status}}' $b)\" = exited ]" || fail "$b did not exit"
+  wait_for 10 sh -c "! '$DOCKER_CLI' exec $a ps -o comm,args | grep -q 'sleep 999'" \
+    || fail "the exited container's background process survived: $(dk exec "$a" ps)"
+  drun --pid host "$IMAGE" sh -c '[ $(ps -o pid | wc -l) -gt 5 ] && echo host-pids'
+  assert_eq host-pids "$OUT" "--pid host"
+}

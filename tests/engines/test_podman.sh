@@ -1,0 +1,153 @@
+# Podman (rootful; podman -> conmon -> haven-runc), with haven registered
+# by `haven install podman` and chosen with --runtime.
+
+prun() {
+  OUT=$(pm run --rm "${PR[@]}" --network none "$@" 2>&1 </dev/null)
+  RC=$?
+}
+
+pstart() { # NAME [podman run options] IMAGE ARGS...
+  local name=$1
+  shift
+  pm run -d --name "$name" "${PR[@]}" --network none "$@" >/dev/null 2>run.err || fail "podman run -d $name: $(cat run.err)"
+}
+
+test_podman_run_and_exit_codes() {
+  need_podman
+  prun "$IMAGE" echo hello
+  assert_eq 0 "$RC"
+  assert_eq hello "$OUT"
+  assert_eq "$(readlink -f "$RUNTIME")" "$(pm info --runtime haven -f '{{.Host.OCIRuntime.Path}}')" "podman info runtime path"
+  prun "$IMAGE" sh -c 'exit 42'
+  assert_eq 42 "$RC" "exit status"
+  # The runtime's message (from the JSON log Podman asked for) is what
+  # Podman shows, and its text picks the exit status.
+  prun "$IMAGE" /no/such/program
+  assert_eq 127 "$RC" "exit status for a missing program"
+  assert_contains "$OUT" 'Error: haven: create container'
+  assert_contains "$OUT" 'exec: "/no/such/program": stat /no/such/program: no such file or directory'
+  assert_not_contains "$OUT" "container does not exist"
+  prun "$IMAGE" /etc/passwd
+  assert_eq 126 "$RC" "exit status for a file that is not executable"
+  assert_contains "$OUT" 'exec: "/etc/passwd": permission denied'
+  prun --annotation run.haven.policy=no-such-policy "$IMAGE" true
+  [ "$RC" != 0 ] || fail "a container asking for a missing policy ran"
+  assert_contains "$OUT" 'policy "no-such-policy" not found'
+}
+
+test_podman_runtime_by_path() {
+  need_podman
+  # --runtime PATH: Podman knows the runtime by its file name, which the
+  # drop-in lists in runtime_supports_json too.
+  OUT=$(pm run --rm --runtime "$RUNTIME" --network none "$IMAGE" /no/such/program 2>&1)
+  assert_contains "$OUT" 'stat /no/such/program: no such file or directory'
+  OUT=$(pm run --rm --runtime "$RUNTIME" --network none "$IMAGE" echo by-path 2>&1)
+  assert_eq by-path "$OUT"
+}
+
+test_podman_tty() {
+  need_podman
+  OUT=$(pm run --rm "${PR[@]}" --network none -t "$IMAGE" tty 2>&1 </dev/null | tr -d '\r')
+  assert_contains "$OUT" "/dev/pts/0" "podman run -t"
+  OUT=$(echo from-stdin | pm run --rm "${PR[@]}" --network none -i "$IMAGE" cat 2>&1)
+  assert_eq from-stdin "$OUT" "podman run -i"
+  with_pty $'echo typed-$((6*7))\nexit 4\n' "podman ${PODMAN_GLOBAL[*]} run --rm --runtime haven --network none -it $IMAGE sh"
+  assert_eq 4 "$RC" "exit status of podman run -it"
+  assert_contains "$OUT" "typed-42"
+}
+
+test_podman_exec() {
+  need_podman
+  local n
+  n=$(new_name exec)
+  pstart "$n" -e FOO=bar "$IMAGE" sleep 1000
+  OUT=$(pm exec "$n" sh -c 'echo $FOO $(id -u)' 2>&1)
+  assert_eq "bar 0" "$OUT" "podman exec"
+  OUT=$(pm exec -u 1000 "$n" id -u 2>&1)
+  assert_eq 1000 "$OUT" "podman exec -u"
+  pm exec "$n" sh -c 'exit 6'
+  assert_eq 6 $? "exit status of podman exec"
+  OUT=$(pm exec -t "$n" tty 2>&1 | tr -d '\r')
+  assert_contains "$OUT" "/dev/pts/" "podman exec -t"
+  with_pty $'echo in-exec-$((2+3))\nexit 3\n' "podman ${PODMAN_GLOBAL[*]} exec -it $n sh"
+  assert_eq 3 "$RC" "exit status of podman exec -it"
+  assert_contains "$OUT" "in-exec-5"
+  OUT=$(pm exec "$n" /no/such/program 2>&1)
+  assert_eq 127 $? "exit status of podman exec of a missing program"
+  assert_contains "$OUT" "no such file or directory"
+}
+
+test_podman_stop_and_kill() {
+  need_podman
+  local n t0 t1
+  n=$(new_name stop)
+  pstart "$n" "$IMAGE" sh -c 'trap "exit 3" TERM; while true; do sleep 0.1; done'
+  sleep 0.5
+  pm stop -t 20 "$n" >/dev/null || fail "podman stop failed"
+  assert_eq "exited 3" "$(pm_state "$n" '{{.State.Status}} {{.State.ExitCode}}')" "state after SIGTERM"
+  n=$(new_name stop-kill)
+  pstart "$n" "$IMAGE" sh -c 'trap "" TERM; while true; do sleep 0.1; done'
+  sleep 0.5
+  t0=$(date +%s)
+  pm stop -t 2 "$n" >/dev/null 2>&1 || fail "podman stop -t 2 failed"
+  t1=$(date +%s)
+  assert_eq "exited 137" "$(pm_state "$n" '{{.State.Status}} {{.State.ExitCode}}')" "state after SIGKILL"
+  [ $((t1 - t0)) -ge 2 ] || fail "SIGKILL came before the 2 s grace period"
+  n=$(new_name kill)
+  pstart "$n" "$IMAGE" sh -c 'trap "exit 9" USR1; while true; do sleep 0.1; done'
+  sleep 0.5
+  pm kill -s USR1 "$n" >/dev/null || fail "podman kill -s USR1 failed"
+  wait_for 10 sh -c "[ \"\$(podman ${PODMAN_GLOBAL[*]} inspect -f '{{.State.Status}}' $n)\" = exited ]" \
+    || fail "USR1 did not end it"
+  assert_eq 9 "$(pm_state "$n" '{{.State.ExitCode}}')" "exit code after USR1"
+}
+
+test_podman_pause_stats_top() {
+  need_podman
+  local n
+  n=$(new_name pause)
+  pstart "$n" "$IMAGE" sh -c 'sleep 1000 & sleep 1001'
+  pm pause "$n" >/dev/null || fail "podman pause failed"
+  assert_eq paused "$(pm_state "$n" '{{.State.Status}}')"
+  pm unpause "$n" >/dev/null || fail "podman unpause failed"
+  assert_eq running "$(pm_state "$n" '{{.State.Status}}')"
+  wait_for 10 sh -c "podman ${PODMAN_GLOBAL[*]} top $n | grep -q 'sleep 1000'" || fail "podman top: $(pm top "$n" 2>&1)"
+  assert_contains "$(pm top "$n" 2>&1)" "sleep 1001" "podman top"
+  OUT=$(pm stats --no-stream --format '{{.Name}} {{.MemUsage}} {{.PIDs}}' "$n" 2>&1)
+  assert_contains "$OUT" "$n " "podman stats"
+  [[ "$OUT" =~ \ 2$ ]] || fail "podman stats: expected 2 pids (sh execs its last command): $OUT"
+}
+
+test_podman_update() {
+  need_podman
+  need_runtime_update
+  local n
+  n=$(new_name update)
+  pstart "$n" "$IMAGE" sleep 1000
+  # (Podman 4.3's update has no --pids-limit)
+  OUT=$(pm update --memory 64m --memory-swap 64m --cpus 0.5 "$n" 2>&1) \
+    || fail "podman update failed: $OUT"
+  OUT=$(pm exec "$n" sh -c 'cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null || cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/cpu.max' | xargs)
+  assert_contains "$OUT" "67108864" "memory limit after podman update"
+  assert_contains "$OUT" "50000" "cpu quota after podman update"
+}
+
+test_podman_rm_force() {
+  need_podman
+  local n id
+  n=$(new_name rmf)
+  pstart "$n" "$IMAGE" sleep 1000
+  id=$(pm_state "$n" '{{.Id}}')
+  pm rm -f -t 0 "$n" >/dev/null || fail "podman rm -f failed"
+  pm inspect "$n" >/dev/null 2>&1 && fail "container still exists after rm -f"
+  [ -e "/run/haven/$id" ] && fail "runtime state of $id left behind"
+  # A --rm container leaves nothing in the runtime either.
+  prun "$IMAGE" true
+  local f bundle
+  for f in /run/haven/*/state.json; do
+    [ -f "$f" ] || continue
+    bundle=$(jq -r .bundle "$f" 2>/dev/null)
+    [[ "$bundle" == "$PODMAN_DIR/"* ]] && fail "runtime state left behind: $f"
+  done
+  return 0
+}
