@@ -33,7 +33,8 @@ packages=(
   crun runc bubblewrap
 )
 if [ "${VM_WITH_DOCKER:-1}" = 1 ]; then
-  packages+=(docker.io containerd)
+  # Debian's kernel enables AppArmor, and dockerd then loads its profile.
+  packages+=(docker.io containerd apparmor)
 fi
 # shellcheck disable=SC2206
 packages+=(${VM_EXTRA_PACKAGES:-})
@@ -129,10 +130,23 @@ mmdebstrap --mode=root --variant=apt --format=directory \
 
 kver=$(find "$root/boot" -maxdepth 1 -name 'vmlinuz-*' -printf '%f\n' | sed 's/^vmlinuz-//' | sort -V | tail -1)
 [ -n "$kver" ] || die "no kernel in $root/boot"
-[ -f "$root/boot/initrd.img-$kver" ] || die "no initrd for $kver in $root/boot"
 mkdir -p "$work/out"
 cp "$root/boot/vmlinuz-$kver" "$work/out/vmlinuz"
-cp "$root/boot/initrd.img-$kver" "$work/out/initrd.img"
+
+# The initramfs: busybox, guest/init and the modules of a virtio ext4 root
+# (uncompressed: quickest to unpack).
+initrd=$work/initrd
+mkdir -p "$initrd/bin"
+cp "$root/bin/busybox" "$initrd/bin/busybox"
+install -m 0755 "$here/guest/init" "$initrd/init"
+modprobe -d "$root" -S "$kver" --show-depends -a virtio_pci virtio_blk ext4 crc32c_generic |
+  awk '$1 == "insmod" && !seen[$2]++ {print $2}' | while read -r ko; do
+    mkdir -p "$initrd/$(dirname "${ko#"$root"}")"
+    cp "$ko" "$initrd/${ko#"$root"}"
+    echo "${ko#"$root"}" >> "$initrd/modules"
+  done
+[ -s "$initrd/modules" ] || die "no modules for the initramfs"
+(cd "$initrd" && find . -mindepth 1 | sort | "$root/bin/busybox" cpio -o -H newc 2>/dev/null) > "$work/out/initrd.img"
 
 used_mb=$(du -sm "$root" | cut -f1)
 size_mb=$((used_mb * 5 / 4 + ${VM_DISK_FREE_MB:-8192}))
