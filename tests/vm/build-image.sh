@@ -17,7 +17,8 @@
 #   VM_EXTRA_PACKAGES     more packages to install (space separated)
 #   VM_DISK_FREE_MB       free space in the root filesystem (default 8192;
 #                         the image file is sparse)
-#   VM_CACHE_KEEP         how many images the cache keeps (default 3)
+#   VM_CACHE_KEEP         how many images the cache keeps (default 3; and
+#                         any used in the last 2 hours)
 #   VM_MIRROR, VM_SECURITY_MIRROR
 #                         override the Debian mirrors read from /etc/apt
 set -euo pipefail
@@ -158,11 +159,15 @@ printf '%s\n' "$kver" > "$work/out/kernel-version"
 touch "$work/out/.complete"
 rm -rf "$dest"
 mv "$work/out" "$dest"
-# Keep the newest VM_CACHE_KEEP images (other checkouts may use older ones).
+touch "$dest/.last-used"
+# Keep the VM_CACHE_KEEP most recently used images (run-in-vm.sh touches
+# .last-used), and any used in the last 2 hours: other checkouts, with other
+# versions of these scripts, may be using them.
 keep=${VM_CACHE_KEEP:-3}
-find "$outdir" -mindepth 2 -maxdepth 2 -name .complete -printf '%T@ %h\n' | sort -rn | cut -d' ' -f2- |
+find "$outdir" -mindepth 2 -maxdepth 2 -name .last-used -printf '%T@ %h\n' | sort -rn | cut -d' ' -f2- |
   tail -n +$((keep + 1)) | while read -r old; do
     [ "$old" = "$dest" ] && continue
+    [ -n "$(find "$old/.last-used" -mmin -120)" ] && continue
     log "removing the old image $old"
     rm -rf "$old"
   done

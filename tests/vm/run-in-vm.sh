@@ -42,6 +42,7 @@ command -v qemu-img >/dev/null || { say "qemu-img is missing: apt-get install qe
 [ "$(id -u)" = 0 ] || { say "must run as root (9p passthrough shares the checkout as root)"; exit 125; }
 
 image=$(VM_CACHE_DIR=${VM_CACHE_DIR:-/var/cache/haven-vm} "$here/build-image.sh") || { say "no image"; exit 125; }
+touch "$image/.last-used"
 
 tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/haven-vm.XXXXXX")
 qpid=
