@@ -134,7 +134,7 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
       hv_error_set (err, errno, "create namespaces");
       goto out;
     }
-  if ((ctx->ns->unshare_flags & CLONE_NEWTIME) && hv_ns_write_time_offsets (spec, err) < 0)
+  if ((ctx->ns->unshare_flags & CLONE_NEWTIME) && hv_ns_enter_new_time_ns (spec, err) < 0)
     goto out;
   if ((ctx->ns->unshare_flags & CLONE_NEWNET) && hv_net_loopback_up (err) < 0)
     goto out;

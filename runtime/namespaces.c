@@ -240,6 +240,22 @@ hv_ns_write_time_offsets (const oci_spec *spec, hv_error **err)
   return 0;
 }
 
+int
+hv_ns_enter_new_time_ns (const oci_spec *spec, hv_error **err)
+{
+  if (hv_ns_write_time_offsets (spec, err) < 0)
+    return -1;
+  /* unshare(CLONE_NEWTIME) only moves our future children; kernels before
+   * 6.3 do not move the process itself on exec either, so init (exec'd
+   * directly, never forked) would keep the host's clocks.  Enter it now,
+   * while single-threaded, after the offsets are fixed (they cannot be
+   * written once a process is inside). */
+  cleanup_close int fd = open ("/proc/self/ns/time_for_children", O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || setns (fd, CLONE_NEWTIME) < 0)
+    return hv_error_set (err, errno, "enter the new time namespace");
+  return 0;
+}
+
 static uint32_t
 map_zero (const oci_id_mappings *m)
 {

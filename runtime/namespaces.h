@@ -35,6 +35,8 @@ int hv_ns_child_join (struct hv_ns_plan *plan, hv_error **err);
 int hv_ns_write_id_maps (pid_t pid, const oci_spec *spec, hv_error **err);
 /* Child: time namespace offsets, right after unshare(CLONE_NEWTIME). */
 int hv_ns_write_time_offsets (const oci_spec *spec, hv_error **err);
+/* Child: write the offsets, then move itself into the new namespace. */
+int hv_ns_enter_new_time_ns (const oci_spec *spec, hv_error **err);
 /* Host uid that container uid 0 maps to (for chown of runtime files). */
 uid_t hv_ns_host_root_uid (const oci_spec *spec);
 gid_t hv_ns_host_root_gid (const oci_spec *spec);
