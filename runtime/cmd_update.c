@@ -252,7 +252,18 @@ cmd_update (struct hv_global *g, int argc, char **argv, hv_error **err)
   if (oci_resources_parse (patch, strlen (patch), patch_name, &parsed, err) < 0)
     return hv_error_wrap (err, "update");
   bool devices = parsed->n_devices > 0;
+  /* runc's rule: an unlimited memory without a swap value lifts the swap
+   * limit too (v1 refuses memory+swap below memory). */
+  bool lift_swap = parsed->memory.limit.set && parsed->memory.limit.value == -1 && !parsed->memory.swap.set;
   oci_resources_free (parsed);
+  if (lift_swap)
+    {
+      char *with_swap = NULL;
+      if (jm_merge_at (patch, patch_name, NULL, 0, "{\"memory\": {\"swap\": -1}}", "update", &with_swap, err) < 0)
+        return hv_error_wrap (err, "update");
+      free (patch);
+      patch = with_swap;
+    }
 
   cleanup_container hv_container *c = NULL;
   if (hv_container_load (g, id, &c, err) < 0)
