@@ -249,7 +249,17 @@ test_cgroups_hugetlb() {
     assert_contains "$OUT" "linux.resources.hugepageLimits: "
     return 0
   fi
+  # The runtime enables hugetlb in the unified hierarchy's levels above the
+  # container when no v1 hierarchy has it: turn it off again afterwards
+  # where it was off (after deleting the container; best effort).
+  local mnt levels="" l
+  mnt=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+  for l in "$mnt/haven" "$mnt"; do
+    grep -qw hugetlb "$l/cgroup.subtree_control" 2>/dev/null || levels="$levels $l"
+  done
+  defer "for l in $levels; do echo -hugetlb > \$l/cgroup.subtree_control; done"
   run_bg huge
+  defer "rt delete --force $ID"
   local d
   ctl_dir hugetlb hugetlb "$PID"; d=$CTL_DIR
   [ -n "$d" ] || fail "hugetlb controller not found for the container"
