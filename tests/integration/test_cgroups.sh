@@ -124,18 +124,18 @@ test_cgroups_cpu_values() {
   if [ "$CTL_V2" = 1 ]; then
     assert_file 59 "$d" cpu.weight # runc's curve: 512 shares
     assert_file "20000 50000" "$d" cpu.max
-    [ -f "$d/cpu.max.burst" ] && assert_file 1000 "$d" cpu.max.burst
+    [ -f "$d/cpu.max.burst" ] && ! is_runc && assert_file 1000 "$d" cpu.max.burst # (runc 1.1: no burst)
   else
     assert_file 512 "$d" cpu.shares
     assert_file 20000 "$d" cpu.cfs_quota_us
     assert_file 50000 "$d" cpu.cfs_period_us
-    [ -f "$d/cpu.cfs_burst_us" ] && assert_file 1000 "$d" cpu.cfs_burst_us
+    [ -f "$d/cpu.cfs_burst_us" ] && ! is_runc && assert_file 1000 "$d" cpu.cfs_burst_us # (runc 1.1: no burst)
   fi
   # cpu.idle (Linux 5.15), in both versions.
   cfg "$B" '.linux.resources.cpu = {idle: 1}'
   run_bg idle
   ctl_dir cpu cpu "$PID"; d=$CTL_DIR
-  [ -f "$d/cpu.idle" ] && assert_file 1 "$d" cpu.idle
+  [ -f "$d/cpu.idle" ] && ! is_runc && assert_file 1 "$d" cpu.idle # (runc 1.1: no idle)
   return 0
 }
 
@@ -391,7 +391,8 @@ test_cgroups_devices_container() {
   run_ctr "$B"
   assert_contains "$OUT" "mknod0-ok"
   assert_contains "$OUT" "mknod1-ok"
-  assert_contains "$OUT" "mknod: /tmp/n2: Operation not permitted"
+  # (runc lets every container mknod any device: c *:* m, b *:* m)
+  is_runc || assert_contains "$OUT" "mknod: /tmp/n2: Operation not permitted"
   assert_contains "$OUT" "cat: can't open '/tmp/n0': Operation not permitted"
   assert_contains "$OUT" "cat: can't open '/tmp/n1': No such device or address"
   assert_contains "$OUT" "can't create /tmp/n1: Operation not permitted"
@@ -466,7 +467,7 @@ test_cgroups_update_flags() {
   cfg "$B" '.linux.resources = {memory: {limit: 33554432, swap: 33554432}, cpu: {shares: 1024, quota: 10000, period: 100000}, pids: {limit: 20}}'
   args "$B" sleep 100
   run_bg updflags
-  rt update --memory 64m --memory-swap 128m --memory-reservation 32m --cpu-shares 256 --cpu-quota 30000 \
+  rt update --memory 64m --memory-swap 128m --memory-reservation 32m --cpu-share 256 --cpu-quota 30000 \
     --cpu-period 200000 --pids-limit 40 --cpuset-cpus 0 --cpuset-mems 0 "$ID" || fail "update with flags failed"
   local mem cpu pids cpuset
   ctl_dir memory memory "$PID"; mem=$CTL_DIR
@@ -536,8 +537,8 @@ test_cgroups_update_resources_stdin() {
     assert_file 67108864 "$mem" memory.limit_in_bytes
     assert_file 25000 "$cpu" cpu.cfs_quota_us
   fi
-  # From a file, with a throttle.
-  if [ -n "$dev" ]; then
+  # From a file, with a throttle (runc 1.1's update ignores throttles).
+  if [ -n "$dev" ] && ! is_runc; then
     printf '{"blockIO": {"throttleReadBpsDevice": [{"major": %s, "minor": %s, "rate": 4096}]}}' "${dev%:*}" "${dev#*:}" > res.json
     rt update --resources "$PWD/res.json" "$ID" || fail "update --resources FILE failed"
     local blk
