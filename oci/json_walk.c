@@ -85,13 +85,19 @@ jw_parse (json_walk *w, const char *text, yajl_val *out)
   *out = yajl_tree_parse (text, ebuf, sizeof (ebuf));
   if (*out == NULL)
     {
-      /* yajl's message spans lines (it draws an arrow); keep it on one. */
+      /* yajl's message spans lines and pads them to draw an arrow under
+       * the error: keep it on one line, each run of blanks one space. */
+      size_t l = 0;
       for (char *p = ebuf; *p; p++)
-        if (*p == '\n' || *p == '\r')
-          *p = ' ';
-      size_t l = strlen (ebuf);
+        {
+          char c = *p == '\n' || *p == '\r' || *p == '\t' ? ' ' : *p;
+          if (c == ' ' && (l == 0 || ebuf[l - 1] == ' '))
+            continue;
+          ebuf[l++] = c;
+        }
       while (l > 0 && ebuf[l - 1] == ' ')
-        ebuf[--l] = '\0';
+        l--;
+      ebuf[l] = '\0';
       return hv_error_set (w->err, 0, "%s: invalid JSON: %s", w->name, ebuf[0] ? ebuf : "parse error");
     }
   return 0;

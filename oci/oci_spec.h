@@ -358,6 +358,11 @@ void oci_spec_free (oci_spec *spec);
 /* process.json for `exec --process`: a bare process object. */
 int oci_process_parse (const char *json, size_t len, const char *name, oci_process **out, hv_error **err);
 void oci_process_free (oci_process *p);
+/* A bare LinuxResources object (`update --resources`): errors name the
+ * JSON path inside it (".memory.limit"). */
+int oci_resources_parse (const char *json, size_t len, const char *name, oci_resources **out, hv_error **err);
+void oci_resources_free (oci_resources *r);
+void oci_resources_free_fields (oci_resources *r);
 /* Free what a process owns, not the struct itself. */
 void oci_spec_free_process_fields (oci_process *p);
 void oci_strv_free (oci_strv *s);

@@ -63,8 +63,8 @@ oci_process_free (oci_process *p)
   free (p);
 }
 
-static void
-resources_free (oci_resources *r)
+void
+oci_resources_free_fields (oci_resources *r)
 {
   free (r->cpu.cpus);
   free (r->cpu.mems);
@@ -89,6 +89,15 @@ resources_free (oci_resources *r)
       free (r->devices[i].access);
     }
   free (r->devices);
+}
+
+void
+oci_resources_free (oci_resources *r)
+{
+  if (r == NULL)
+    return;
+  oci_resources_free_fields (r);
+  free (r);
 }
 
 static void
@@ -122,7 +131,7 @@ linux_free (oci_linux *l)
     free (l->devices[i].path);
   free (l->devices);
   free (l->cgroups_path);
-  resources_free (&l->resources);
+  oci_resources_free_fields (&l->resources);
   free (l->rootfs_propagation);
   seccomp_free (&l->seccomp);
   oci_kv_list_free (&l->sysctl);

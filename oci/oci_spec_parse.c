@@ -552,18 +552,13 @@ parse_blkio_devices (json_walk *w, yajl_val obj, const char *key, bool is_weight
   return 0;
 }
 
+/* A LinuxResources object: linux.resources of a config, or what `update
+ * --resources` reads. */
 static int
-parse_resources (json_walk *w, yajl_val lo, oci_resources *r)
+parse_resources_object (json_walk *w, yajl_val ro, oci_resources *r)
 {
-  yajl_val ro, o, arr;
-  size_t saved, s2, s3;
-  if (enter_object (w, lo, "resources", &ro, &saved) < 0)
-    return -1;
-  if (ro == NULL)
-    {
-      jw_pop (w, saved);
-      return 0;
-    }
+  yajl_val o, arr;
+  size_t s2, s3;
   r->present = true;
 
   if (enter_object (w, ro, "memory", &o, &s2) < 0)
@@ -709,7 +704,18 @@ parse_resources (json_walk *w, yajl_val lo, oci_resources *r)
       }
     }
   jw_pop (w, s2);
+  return 0;
+}
 
+static int
+parse_resources (json_walk *w, yajl_val lo, oci_resources *r)
+{
+  yajl_val ro;
+  size_t saved;
+  if (enter_object (w, lo, "resources", &ro, &saved) < 0)
+    return -1;
+  if (ro && parse_resources_object (w, ro, r) < 0)
+    return -1;
   jw_pop (w, saved);
   return 0;
 }
@@ -1035,6 +1041,28 @@ oci_process_parse (const char *json, size_t len, const char *name, oci_process *
       return -1;
     }
   *out = p;
+  return 0;
+}
+
+int
+oci_resources_parse (const char *json, size_t len, const char *name, oci_resources **out, hv_error **err)
+{
+  json_walk w;
+  yajl_val root = NULL;
+  jw_init (&w, name, err);
+  if (parse_text (&w, json, len, &root) < 0)
+    return -1;
+  oci_resources *r = xmalloc0 (sizeof (*r));
+  int ret = jw_expect_object (&w, root);
+  if (ret == 0)
+    ret = parse_resources_object (&w, root, r);
+  yajl_tree_free (root);
+  if (ret < 0)
+    {
+      oci_resources_free (r);
+      return -1;
+    }
+  *out = r;
   return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "utils.h"
 
 #define CGROUP_ROOT "/sys/fs/cgroup"
@@ -215,6 +216,111 @@ attach (const char *dir, pid_t pid, hv_error **err)
 }
 
 int
+hv_cgroup_check_path (const char *path, hv_error **err)
+{
+  /* The path is joined to every hierarchy's mount point, and `delete`
+   * kills whatever the cgroup holds: it must name a cgroup strictly below
+   * the roots. */
+  if (path[0] != '/' || path[strspn (path, "/")] == '\0')
+    return hv_error_set (err, 0, "cgroup path \"%s\" must name a cgroup below the root", path);
+  for (const char *p = path; *p;)
+    {
+      while (*p == '/')
+        p++;
+      size_t l = strcspn (p, "/");
+      if ((l == 1 && p[0] == '.') || (l == 2 && p[0] == '.' && p[1] == '.'))
+        return hv_error_set (err, 0, "cgroup path \"%s\" may not contain \".\" or \"..\"", path);
+      p += l;
+    }
+  return 0;
+}
+
+/* Mount point of the unified hierarchy, NULL on a v1-only host. */
+static const char *
+unified_mount (void)
+{
+  if (hv_cgroup_mode () == HV_CGROUP_V2)
+    return CGROUP_ROOT;
+  for (size_t i = 0; i < n_hierarchies; i++)
+    if (hierarchies[i].unified)
+      return hierarchies[i].mount;
+  return NULL;
+}
+
+static bool
+word_in (const char *text, const char *word)
+{
+  size_t l = strlen (word);
+  for (const char *p = text; (p = strstr (p, word)) != NULL; p += l)
+    if ((p == text || p[-1] == ' ') && (p[l] == ' ' || p[l] == '\n' || p[l] == '\0'))
+      return true;
+  return false;
+}
+
+/* Enable in dir's cgroup.subtree_control those of `wanted` that dir has
+ * and has not enabled yet. */
+static void
+enable_level (const char *dir, const char *const *wanted)
+{
+  cleanup_free char *avail_path = xasprintf ("%s/cgroup.controllers", dir);
+  cleanup_free char *ctl_path = xasprintf ("%s/cgroup.subtree_control", dir);
+  cleanup_free char *avail = NULL;
+  cleanup_free char *enabled = NULL;
+  cleanup_free char *req = xstrdup ("");
+  if (read_file_at (AT_FDCWD, avail_path, &avail, NULL) < 0)
+    return;
+  bool any = false;
+  for (size_t i = 0; wanted[i]; i++)
+    any = any || word_in (avail, wanted[i]);
+  if (!any || read_file_at (AT_FDCWD, ctl_path, &enabled, NULL) < 0)
+    return;
+  for (size_t i = 0; wanted[i]; i++)
+    if (word_in (avail, wanted[i]) && !word_in (enabled, wanted[i]))
+      {
+        char *n = xasprintf ("%s%s+%s", req, req[0] ? " " : "", wanted[i]);
+        free (req);
+        req = n;
+      }
+  if (req[0] == '\0' || write_file_at (AT_FDCWD, ctl_path, req, strlen (req), 0, NULL) == 0)
+    return;
+  /* One refused controller fails the whole write: enable the others one
+   * by one.  A setting that needs a refused one fails later, naming it. */
+  cleanup_free char *copy = xstrdup (req);
+  char *save = NULL;
+  for (char *tok = strtok_r (copy, " ", &save); tok; tok = strtok_r (NULL, " ", &save))
+    {
+      cleanup_error hv_error *e = NULL;
+      if (write_file_at (AT_FDCWD, ctl_path, tok, strlen (tok), 0, &e) < 0)
+        hv_log (HV_LOG_DEBUG, "enable %s in %s: %s", tok, ctl_path, e->msg);
+    }
+}
+
+int
+hv_cgroup_enable_controllers (const char *path, const char *const *wanted, hv_error **err)
+{
+  (void) err;
+  scan_hierarchies ();
+  const char *mount = unified_mount ();
+  if (mount == NULL || wanted == NULL || wanted[0] == NULL)
+    return 0;
+  /* Every level from the hierarchy's root down to the container cgroup's
+   * parent: a controller reaches a cgroup only if each ancestor enables it
+   * for its children.  (The container's own cgroup holds processes, and
+   * the no-internal-process rule keeps its subtree_control empty.) */
+  cleanup_free char *cur = xasprintf ("%s%s", mount, path);
+  char *p = cur + strlen (mount);
+  while (p && *p)
+    {
+      char saved = *p;
+      *p = '\0';
+      enable_level (cur, wanted);
+      *p = saved;
+      p = strchr (p + 1, '/');
+    }
+  return 0;
+}
+
+int
 hv_cgroup_enter (const char *path, pid_t pid, hv_error **err)
 {
   scan_hierarchies ();
@@ -295,12 +401,35 @@ int
 hv_cgroup_destroy (const char *path, hv_error **err)
 {
   scan_hierarchies ();
-  pid_t *pids = NULL;
-  size_t n = 0;
-  if (hv_cgroup_pids (path, &pids, &n, NULL) == 0)
-    for (size_t i = 0; i < n; i++)
-      kill (pids[i], SIGKILL);
-  free (pids);
+  if (hv_cgroup_check_path (path, err) < 0)
+    return -1;
+  /* cgroup.kill (Linux 5.14) kills the whole cgroup at once, frozen or
+   * not, and no fork can slip past it; on hybrid hosts the unified
+   * hierarchy holds every process of the container too. */
+  cleanup_free char *unified = hv_cgroup_dir (path, NULL);
+  if (unified)
+    {
+      cleanup_free char *kill_file = xasprintf ("%s/cgroup.kill", unified);
+      write_file_at (AT_FDCWD, kill_file, "1", 1, 0, NULL);
+    }
+  /* Otherwise (and as a backstop) signal what is listed until nothing is;
+   * a frozen v1 cgroup must be thawed for SIGKILL to be delivered. */
+  for (int round = 0; round < 100; round++)
+    {
+      pid_t *pids = NULL;
+      size_t n = 0;
+      if (hv_cgroup_pids (path, &pids, &n, NULL) < 0 || n == 0)
+        {
+          free (pids);
+          break;
+        }
+      for (size_t i = 0; i < n; i++)
+        kill (pids[i], SIGKILL);
+      free (pids);
+      if (round == 0 && hv_cgroup_is_frozen (path))
+        hv_cgroup_freeze (path, false, NULL);
+      sleep_ms (2);
+    }
 
   bool v2 = hv_cgroup_mode () == HV_CGROUP_V2;
   size_t count = v2 ? 1 : n_hierarchies;

@@ -3,7 +3,7 @@
  * A container's cgroup is one path ("/haven/<id>") created in every mounted
  * hierarchy: each v1 controller hierarchy (and name=systemd) and the
  * unified v2 hierarchy, whichever exist.  Resource limits are applied by
- * cgroup_resources.c. */
+ * cgroup_resources.c, device rules by cgroup_devices*.c. */
 #ifndef HAVEN_CGROUP_H
 #define HAVEN_CGROUP_H
 
@@ -23,10 +23,17 @@ enum hv_cgroup_mode hv_cgroup_mode (void);
 
 /* Compute the container's cgroup path from linux.cgroupsPath. */
 char *hv_cgroup_resolve_path (const char *cgroups_path, const char *id, bool systemd);
+/* A resolved path must name a cgroup below the roots, without "." or "..". */
+int hv_cgroup_check_path (const char *path, hv_error **err);
 /* Create the cgroup in every hierarchy and move pid into it. */
 int hv_cgroup_enter (const char *path, pid_t pid, hv_error **err);
 /* Move pid into an existing container cgroup (exec). */
 int hv_cgroup_join (const char *path, pid_t pid, hv_error **err);
+/* In the unified hierarchy (v2 or hybrid), enable the `wanted` controllers
+ * (NULL-terminated names) that each ancestor of the cgroup offers, from
+ * the root down to its parent.  Refusals are left for the writes that need
+ * the controller to report. */
+int hv_cgroup_enable_controllers (const char *path, const char *const *wanted, hv_error **err);
 /* Kill what is left in the cgroup and remove it from every hierarchy. */
 int hv_cgroup_destroy (const char *path, hv_error **err);
 int hv_cgroup_pids (const char *path, pid_t **pids, size_t *n, hv_error **err);

@@ -1,12 +1,16 @@
-/* linux.resources written into the container's cgroup: memory, pids and
- * cpu (quota/period, shares), on v1 controllers or the v2 files.  A limit
- * that cannot be written is an error: a container never runs with less
- * confinement than its config asks for.  (Block I/O, hugetlb, network,
- * rdma, devices and `unified` are not implemented yet and are refused.) */
+/* linux.resources written into the container's cgroup, on cgroup v1, v2
+ * or a hybrid host: each controller's settings go where the controller
+ * is, its v1 hierarchy or else the unified one (cgroup_v1.c, cgroup_v2.c);
+ * device rules through the v1 devices controller or an eBPF program.  A
+ * limit that cannot be written is an error: a container never runs with
+ * less confinement than its config asks for. */
 #ifndef HAVEN_CGROUP_RESOURCES_H
 #define HAVEN_CGROUP_RESOURCES_H
+#include "cgroup_files.h"
 #include "error.h"
 #include "oci_spec.h"
-/* The devices listed in linux.devices are allowed too (as runc does). */
-int hv_cgroup_apply_resources (const char *path, const oci_linux *l, hv_error **err);
+/* Enable the v2 controllers the resources need along the path, then write
+ * them.  flags: HV_CG_DEVICES to (re)apply device rules (the devices of
+ * linux.devices are allowed too, as runc does), HV_CG_UPDATE for `update`. */
+int hv_cgroup_apply_resources (const char *path, const oci_linux *l, unsigned flags, hv_error **err);
 #endif

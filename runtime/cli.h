@@ -61,6 +61,7 @@ int cmd_spec (struct hv_global *g, int argc, char **argv, hv_error **err);
 int cmd_features (struct hv_global *g, int argc, char **argv, hv_error **err);
 int cmd_pause (struct hv_global *g, int argc, char **argv, hv_error **err);
 int cmd_resume (struct hv_global *g, int argc, char **argv, hv_error **err);
+int cmd_update (struct hv_global *g, int argc, char **argv, hv_error **err);
 
 /* Exit status requested by a command that ran a process (run, exec);
  * commands set it and return 0. */

@@ -203,7 +203,7 @@ drive_init (struct create_run *r, const struct hv_create_opts *opts, hv_error **
   else
     {
       r->cgroup_made = true;
-      if (hv_cgroup_apply_resources (r->c->cgroup_path, &r->spec->linux_cfg, err) < 0)
+      if (hv_cgroup_apply_resources (r->c->cgroup_path, &r->spec->linux_cfg, HV_CG_DEVICES, err) < 0)
         return hv_error_wrap (err, "cgroup");
     }
   if (hv_sync_send (sock, HV_SYNC_GO, NULL, 0, -1, err) < 0)
@@ -340,6 +340,11 @@ hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_
   r.rootless = g->rootless ? strcmp (g->rootless, "true") == 0 || (strcmp (g->rootless, "auto") == 0 && geteuid () != 0)
                            : geteuid () != 0;
   r.c->cgroup_path = hv_cgroup_resolve_path (r.spec->linux_cfg.cgroups_path, opts->id, g->systemd_cgroup);
+  if (hv_cgroup_check_path (r.c->cgroup_path, err) < 0)
+    {
+      hv_error_wrap (err, "%s/config.json: .linux.cgroupsPath", bundle);
+      goto fail;
+    }
   for (size_t i = 0; i < r.spec->annotations.n; i++)
     {
       r.c->annotations.v = xrealloc (r.c->annotations.v, (i + 1) * sizeof (oci_kv));

@@ -33,6 +33,7 @@ static const struct
   { "features", cmd_features, false, "print what this runtime supports" },
   { "pause", cmd_pause, false, "freeze all processes of a container" },
   { "resume", cmd_resume, false, "thaw a paused container" },
+  { "update", cmd_update, false, "change the resources of a container (--resources FILE|-, or flags)" },
 };
 
 enum

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "json_merge.h"
 #include "oci_spec.h"
 #include "oci_tables.h"
 
@@ -1781,6 +1782,136 @@ test_errors_after_partial_parse_are_freed (void **state)
                         "config.json: .process.scheduler.policy: unknown scheduler policy \"SCHED_NOPE\"");
 }
 
+
+/* ------------------------------------------------------------------ */
+/* update: a bare LinuxResources object, and merging it into a config  */
+/* ------------------------------------------------------------------ */
+
+static void
+test_resources_parse_alone (void **state)
+{
+  (void) state;
+  char *json = J ("{'memory': {'limit': 1048576, 'swap': -1}, 'cpu': {'shares': 512, 'cpus': '0-1'},"
+                  " 'pids': {'limit': 10}, 'blockIO': {'weight': 300, 'throttleReadBpsDevice':"
+                  " [{'major': 8, 'minor': 0, 'rate': 100}]}, 'unified': {'memory.high': '1m'},"
+                  " 'devices': [{'allow': false, 'access': 'rwm'}]}");
+  oci_resources *r = NULL;
+  hv_error *err = NULL;
+  assert_int_equal (oci_resources_parse (json, strlen (json), "stdin", &r, &err), 0);
+  free (json);
+  assert_true (r->present);
+  assert_true (r->memory.limit.set);
+  assert_int_equal (r->memory.limit.value, 1048576);
+  assert_int_equal (r->memory.swap.value, -1);
+  assert_int_equal (r->cpu.shares.value, 512);
+  assert_string_equal (r->cpu.cpus, "0-1");
+  assert_int_equal (r->pids.limit.value, 10);
+  assert_int_equal (r->block_io.weight.value, 300);
+  assert_int_equal (r->block_io.throttle_read_bps.n, 1);
+  assert_int_equal (r->block_io.throttle_read_bps.v[0].rate, 100);
+  assert_string_equal (oci_kv_get (&r->unified, "memory.high"), "1m");
+  assert_int_equal (r->n_devices, 1);
+  oci_resources_free (r);
+}
+
+static void
+expect_update_error (const char *sq, const char *message)
+{
+  char *json = J (sq);
+  oci_resources *r = NULL;
+  hv_error *err = NULL;
+  int rc = oci_resources_parse (json, strlen (json), "stdin", &r, &err);
+  free (json);
+  if (rc == 0)
+    {
+      oci_resources_free (r);
+      fail_msg ("accepted: %s", sq);
+    }
+  assert_null (r);
+  check_message (&err, message);
+}
+
+static void
+test_resources_parse_errors (void **state)
+{
+  (void) state;
+  expect_update_error ("{'memory': {'limit': 'lots'}}", "stdin: .memory.limit: expected an integer");
+  expect_update_error ("{'cpu': {'shares': -1}}", "stdin: .cpu.shares: expected an unsigned integer");
+  expect_update_error ("{'blockIO': {'weightDevice': [{'major': 8}]}}",
+                          "stdin: .blockIO.weightDevice[0]: major and minor are required");
+  expect_update_error ("{'devices': [{'allow': true, 'type': 'x'}]}",
+                          "stdin: .devices[0]: device rule type \"x\" is not one of a, c, b");
+  expect_update_error ("[1]", "stdin: .: expected an object");
+  expect_update_error ("{'pids': {'limit': 1.5}}", "stdin: .pids.limit: expected an integer");
+}
+
+/* Merge `patch` into `doc` at linux.resources and compare (compact JSON). */
+static void
+expect_merge (const char *doc, const char *patch, const char *expected)
+{
+  static const char *const at[] = { "linux", "resources" };
+  char *d = J (doc), *p = J (patch), *e = J (expected), *out = NULL;
+  hv_error *err = NULL;
+  int rc = jm_merge_at (d, "config.json", at, 2, p, "stdin", &out, &err);
+  if (rc < 0)
+    fail_msg ("merge failed: %s", err->msg);
+  if (strcmp (out, e) != 0)
+    fail_msg ("merge of %s\n   expected %s\n        got %s", patch, e, out);
+  free (d);
+  free (p);
+  free (e);
+  free (out);
+}
+
+static void
+test_resources_merge (void **state)
+{
+  (void) state;
+  /* Scalars replace, objects merge, the rest of the document stays. */
+  expect_merge ("{'ociVersion':'1.0.2','linux':{'resources':{'memory':{'limit':1,'swap':2},'pids':{'limit':3}},"
+                "'namespaces':[]}}",
+                "{'memory':{'limit':5},'cpu':{'quota':7}}",
+                "{'ociVersion':'1.0.2','linux':{'resources':{'memory':{'limit':5,'swap':2},'pids':{'limit':3},"
+                "'cpu':{'quota':7}},'namespaces':[]}}");
+  /* Missing linux and resources are created. */
+  expect_merge ("{'ociVersion':'1.0.2'}", "{'pids':{'limit':9}}",
+                "{'ociVersion':'1.0.2','linux':{'resources':{'pids':{'limit':9}}}}");
+  /* null removes; nulls in new members are dropped. */
+  expect_merge ("{'linux':{'resources':{'memory':{'limit':1},'unified':{'a.b':'1','c.d':'2'}}}}",
+                "{'memory':null,'unified':{'a.b':null,'e.f':'3'},'cpu':{'cpus':null,'mems':'0'}}",
+                "{'linux':{'resources':{'unified':{'c.d':'2','e.f':'3'},'cpu':{'mems':'0'}}}}");
+  /* Arrays replace, except blockIO's device lists: by major:minor. */
+  expect_merge ("{'linux':{'resources':{'devices':[{'allow':false}],'hugepageLimits':[{'pageSize':'2MB','limit':1}],"
+                "'blockIO':{'weight':10,'throttleReadBpsDevice':[{'major':8,'minor':0,'rate':1},"
+                "{'major':8,'minor':16,'rate':2}],'weightDevice':[{'major':8,'minor':0,'weight':10,'leafWeight':20}]}}}}",
+                "{'devices':[{'allow':true}],'hugepageLimits':[],'blockIO':{'throttleReadBpsDevice':"
+                "[{'major':8,'minor':16,'rate':5},{'major':7,'minor':0,'rate':6}],'weightDevice':[{'major':8,'minor':0,"
+                "'weight':30}]}}",
+                "{'linux':{'resources':{'devices':[{'allow':true}],'hugepageLimits':[],"
+                "'blockIO':{'weight':10,'throttleReadBpsDevice':[{'major':8,'minor':0,'rate':1},"
+                "{'major':8,'minor':16,'rate':5},{'major':7,'minor':0,'rate':6}],'weightDevice':[{'major':8,'minor':0,"
+                "'weight':30,'leafWeight':20}]}}}}");
+  /* Numbers keep their text; strings are re-escaped. */
+  expect_merge ("{'linux':{'resources':{'memory':{'limit':18446744073709551615}}},'x':'a\\u0001b'}", "{}",
+                "{'linux':{'resources':{'memory':{'limit':18446744073709551615}}},'x':'a\\u0001b'}");
+}
+
+static void
+test_resources_merge_errors (void **state)
+{
+  (void) state;
+  static const char *const at[] = { "linux", "resources" };
+  char *out = NULL;
+  hv_error *err = NULL;
+  assert_int_equal (jm_merge_at ("{", "config.json", at, 2, "{}", "stdin", &out, &err), -1);
+  assert_non_null (strstr (err->msg, "config.json: invalid JSON"));
+  hv_error_free (&err);
+  assert_int_equal (jm_merge_at ("{}", "config.json", at, 2, "{]", "stdin", &out, &err), -1);
+  assert_non_null (strstr (err->msg, "stdin: invalid JSON"));
+  hv_error_free (&err);
+  assert_null (out);
+}
+
 int
 main (void)
 {
@@ -1834,6 +1965,10 @@ main (void)
     cmocka_unit_test (test_exec_process_valid),
     cmocka_unit_test (test_exec_process_rejected),
     cmocka_unit_test (test_errors_after_partial_parse_are_freed),
+    cmocka_unit_test (test_resources_parse_alone),
+    cmocka_unit_test (test_resources_parse_errors),
+    cmocka_unit_test (test_resources_merge),
+    cmocka_unit_test (test_resources_merge_errors),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
