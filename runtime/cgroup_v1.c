@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cgroup_devices.h"
 #include "cgroup_files.h"
@@ -122,8 +123,18 @@ hv_cg_v1_memory (const char *dir, const oci_resources *r, unsigned flags, hv_err
   if (r->memory.disable_oom_killer.set
       && hv_cg_write (dir, "memory.oom_control", r->memory.disable_oom_killer.value ? "1" : "0", err) < 0)
     return -1;
-  if (r->memory.kernel.set || r->memory.kernel_tcp.set)
-    hv_log (HV_LOG_DEBUG, "memory.kernel and memory.kernelTCP are deprecated and ignored (as by runc)");
+  if (r->memory.kernel.set)
+    hv_log (HV_LOG_DEBUG, "memory.kernel is deprecated and ignored (kernels since 5.16 refuse kmem limits)");
+  /* The TCP buffer limit still works on v1 memory cgroups: a configured
+   * limit is applied where the kernel has the file, not dropped. */
+  if (r->memory.kernel_tcp.set)
+    {
+      cleanup_free char *path = xasprintf ("%s/memory.kmem.tcp.limit_in_bytes", dir);
+      if (access (path, F_OK) < 0)
+        hv_log (HV_LOG_DEBUG, "memory.kernelTCP ignored: this kernel has no memory.kmem.tcp.limit_in_bytes");
+      else if (hv_cg_write_i64 (dir, "memory.kmem.tcp.limit_in_bytes", r->memory.kernel_tcp.value, err) < 0)
+        return -1;
+    }
   return 0;
 }
 
