@@ -1067,19 +1067,23 @@ oci_resources_parse (const char *json, size_t len, const char *name, oci_resourc
 }
 
 int
-oci_read_file_at (int dirfd, const char *path, char **out, size_t *len, hv_error **err)
+oci_read_fd (int fd, const char *name, size_t size_hint, char **out, size_t *len, hv_error **err)
 {
-  cleanup_close int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC);
-  struct stat st;
-  if (fd < 0)
-    return hv_error_set (err, errno, "open %s", path);
-  /* procfs and sysfs files report size 0: grow as needed. */
-  size_t cap = fstat (fd, &st) == 0 && st.st_size > 0 ? (size_t) st.st_size + 1 : 4096, n = 0;
+  /* Config documents are kilobytes; refuse to buffer without bound. */
+  const size_t max = 64u << 20;
+  size_t cap = size_hint > 0 ? size_hint + 1 : 4096, n = 0;
   char *buf = xmalloc0 (cap + 1);
   for (;;)
     {
       if (n == cap)
-        buf = xrealloc (buf, (cap *= 2) + 1);
+        {
+          if (cap >= max)
+            {
+              free (buf);
+              return hv_error_set (err, 0, "%s: larger than %zu MiB", name, max >> 20);
+            }
+          buf = xrealloc (buf, (cap *= 2) + 1);
+        }
       ssize_t r = read (fd, buf + n, cap - n);
       if (r < 0 && errno == EINTR)
         continue;
@@ -1087,7 +1091,7 @@ oci_read_file_at (int dirfd, const char *path, char **out, size_t *len, hv_error
         {
           int e = errno;
           free (buf);
-          return hv_error_set (err, e, "read %s", path);
+          return hv_error_set (err, e, "read %s", name);
         }
       if (r == 0)
         break;
@@ -1098,6 +1102,17 @@ oci_read_file_at (int dirfd, const char *path, char **out, size_t *len, hv_error
   if (len)
     *len = n;
   return 0;
+}
+
+int
+oci_read_file_at (int dirfd, const char *path, char **out, size_t *len, hv_error **err)
+{
+  cleanup_close int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0)
+    return hv_error_set (err, errno, "open %s", path);
+  /* procfs and sysfs files report size 0: the reader grows as needed. */
+  return oci_read_fd (fd, path, fstat (fd, &st) == 0 && st.st_size > 0 ? (size_t) st.st_size : 0, out, len, err);
 }
 
 int

@@ -179,41 +179,6 @@ flags_to_json (const char *const *values, char **out, hv_error **err)
   return 0;
 }
 
-static int
-read_fd (int fd, const char *name, char **out, hv_error **err)
-{
-  size_t cap = 4096, n = 0;
-  char *buf = xmalloc0 (cap + 1);
-  for (;;)
-    {
-      if (n == cap)
-        {
-          /* A LinuxResources object is a few kilobytes at most. */
-          if (cap >= (16u << 20))
-            {
-              free (buf);
-              return hv_error_set (err, 0, "update: %s: more than 16 MiB", name);
-            }
-          buf = xrealloc (buf, (cap *= 2) + 1);
-        }
-      ssize_t r = read (fd, buf + n, cap - n);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        {
-          int e = errno;
-          free (buf);
-          return hv_error_set (err, e, "update: read %s", name);
-        }
-      if (r == 0)
-        break;
-      n += (size_t) r;
-    }
-  buf[n] = '\0';
-  *out = buf;
-  return 0;
-}
-
 int
 cmd_update (struct hv_global *g, int argc, char **argv, hv_error **err)
 {
@@ -238,7 +203,7 @@ cmd_update (struct hv_global *g, int argc, char **argv, hv_error **err)
     {
       /* As runc: with --resources, the other flags are ignored. */
       patch_name = xstrdup (strcmp (file, "-") == 0 ? "stdin" : file);
-      if (strcmp (file, "-") == 0 ? read_fd (0, patch_name, &patch, err) < 0
+      if (strcmp (file, "-") == 0 ? oci_read_fd (0, patch_name, 0, &patch, NULL, err) < 0
                                   : oci_read_file (file, &patch, NULL, err) < 0)
         return hv_error_wrap (err, "update");
     }

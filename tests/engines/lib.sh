@@ -4,6 +4,8 @@
 # and pm(), which are bounded.
 
 here_lib=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# fail, skip, defer and the assertions.
+source "$here_lib/../lib/assert.sh"
 : "${RUNTIME:=$(cd "$here_lib/../.." && pwd)/haven-runc}"
 : "${WORK:=$(mktemp -d /tmp/hvt-eng.XXXXXX)}"
 chmod 755 "$WORK"
@@ -43,37 +45,6 @@ DR=(--runtime "$ENGINE_RUNTIME")
 PR=(--runtime "$ENGINE_RUNTIME")
 
 new_name() { echo "$CTR_PREFIX-$1-$RANDOM"; }
-
-fail() {
-  echo "FAIL: $*" >&2
-  [ -n "${FAIL_FILE:-}" ] && [ ! -s "$FAIL_FILE" ] && echo "$*" > "$FAIL_FILE"
-  exit 1
-}
-
-skip() {
-  [ -n "${SKIP_FILE:-}" ] && echo "$*" > "$SKIP_FILE"
-  exit 77
-}
-
-DEFERRED=()
-defer() { DEFERRED=("$1" "${DEFERRED[@]}"); }
-run_deferred() {
-  local c
-  for c in "${DEFERRED[@]}"; do eval "$c" >/dev/null 2>&1; done
-  DEFERRED=()
-}
-
-assert_eq() { # expected actual [what]
-  [ "$1" == "$2" ] || fail "${3:-value}: expected '$1', got '$2'"
-}
-
-assert_contains() { # haystack needle [what]
-  [[ "$1" == *"$2"* ]] || fail "${3:-output}: '$2' not found in: $1"
-}
-
-assert_not_contains() {
-  [[ "$1" != *"$2"* ]] || fail "${3:-output}: unexpected '$2' in: $1"
-}
 
 # wait_for SECONDS COMMAND...: until COMMAND succeeds (bounded).
 wait_for() {

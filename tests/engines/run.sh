@@ -213,13 +213,7 @@ if start_docker; then HAVE_DOCKER=1; else log "docker: $DOCKER_MISSING"; fi
 if start_podman; then HAVE_PODMAN=1; else log "podman: $PODMAN_MISSING"; fi
 export HAVE_DOCKER HAVE_PODMAN DOCKER_MISSING PODMAN_MISSING
 
-passed=0
-failed=0
-skipped=0
-report_fail() { # NAME REASON
-  echo "not ok $1: $2"
-  failed=$((failed + 1))
-}
+source "$here/../lib/harness.sh"
 # An engine that is installed but would not start is a failure, not a
 # skip: its tests are skipped with that reason below.
 if command -v dockerd >/dev/null && [ $HAVE_DOCKER = 0 ]; then
@@ -230,37 +224,7 @@ if command -v podman >/dev/null && [ $HAVE_PODMAN = 0 ]; then
   report_fail podman_ready "$PODMAN_MISSING"
 fi
 
-for t in $(declare -F | awk '{print $3}' | grep '^test_' | sort); do
-  name=${t#test_}
-  if [ $# -gt 0 ]; then
-    match=0
-    for p in "$@"; do [[ "$name" == *"$p"* ]] && match=1; done
-    [ $match = 1 ] || continue
-  fi
-  tdir=$WORK/t-$name
-  mkdir -p "$tdir"
-  timeout -k 10 "$ENGINE_TEST_TIMEOUT" bash "$here/run.sh" --one "$t" "$tdir" > "$tdir/log" 2>&1 < /dev/null
-  rc=$?
-  cleanup_between_tests
-  if [ $rc = 77 ] && [ -s "$tdir/.skip" ]; then
-    echo "skip $name: $(head -1 "$tdir/.skip")"
-    skipped=$((skipped + 1))
-  elif [ $rc = 0 ] && [ ! -s "$tdir/.fail" ]; then
-    echo "ok $name"
-    passed=$((passed + 1))
-  else
-    if [ -s "$tdir/.fail" ]; then
-      reason=$(head -c 400 "$tdir/.fail" | awk 'NR > 1 {printf "\\n"} {printf "%s", $0}')
-    elif [ $rc = 124 ] || [ $rc = 137 ]; then
-      reason="timed out after $ENGINE_TEST_TIMEOUT s"
-    else
-      reason="exit status $rc: $(grep -v '^[[:space:]]*$' "$tdir/log" | tail -1)"
-    fi
-    report_fail "$name" "$reason"
-    tail -20 "$tdir/log" | sed 's/^/    /'
-  fi
-  rm -rf "$tdir"
-done
+run_test_functions "$here/run.sh" "$ENGINE_TEST_TIMEOUT" cleanup_between_tests "$@"
 
 # Under an ASan build: any report written while the engines drove the
 # runtime is a failure of its own.

@@ -1,7 +1,10 @@
 # Shared helpers for the integration tests (sourced by run.sh, in the
-# harness and again in each test's own process).
+# harness and again in each test's own process).  fail, skip, defer and
+# the assertions come from tests/lib/assert.sh.
 # Every runtime call goes through rt(), which uses a private state root so
 # tests never see containers of another runtime or run.
+
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/assert.sh"
 
 : "${RUNTIME:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/haven-runc}"
 # Set once by the harness and inherited by the per-test processes.
@@ -92,43 +95,8 @@ run_ctr() {
   RC=$?
 }
 
-# fail MESSAGE: the test fails; the first message is its reason.  Ends the
-# test's process (cleanups registered with defer still run).
-fail() {
-  echo "FAIL: $*" >&2
-  [ -n "${FAIL_FILE:-}" ] && [ ! -s "$FAIL_FILE" ] && echo "$*" > "$FAIL_FILE"
-  exit 1
-}
-
-# skip REASON: the test does not apply to this runtime.
-skip() {
-  [ -n "${SKIP_FILE:-}" ] && echo "$*" > "$SKIP_FILE"
-  exit 77
-}
 # skip_on_runc REASON: runc lacks the feature under test.
 skip_on_runc() { is_runc && skip "$*"; return 0; }
-
-# defer COMMAND: run COMMAND (a string, through eval) when the test ends,
-# whether it passed or not; last registered runs first.
-DEFERRED=()
-defer() { DEFERRED=("$1" "${DEFERRED[@]}"); }
-run_deferred() {
-  local c
-  for c in "${DEFERRED[@]}"; do eval "$c" >/dev/null 2>&1; done
-  DEFERRED=()
-}
-
-assert_eq() { # expected actual [what]
-  [ "$1" == "$2" ] || fail "${3:-value}: expected '$1', got '$2'"
-}
-
-assert_contains() { # haystack needle [what]
-  [[ "$1" == *"$2"* ]] || fail "${3:-output}: '$2' not found in: $1"
-}
-
-assert_not_contains() {
-  [[ "$1" != *"$2"* ]] || fail "${3:-output}: unexpected '$2' in: $1"
-}
 
 status_of() { rt state "$1" 2>/dev/null | jq -r .status; }
 

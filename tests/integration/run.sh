@@ -54,42 +54,8 @@ trap final_cleanup EXIT
 trap 'exit 130' INT TERM
 build_rootfs_cache
 
-passed=0
-failed=0
-skipped=0
-for t in $(declare -F | awk '{print $3}' | grep '^test_' | sort); do
-  name=${t#test_}
-  if [ $# -gt 0 ]; then
-    match=0
-    for p in "$@"; do [[ "$name" == *"$p"* ]] && match=1; done
-    [ $match = 1 ] || continue
-  fi
-  tdir=$WORK/t-$name
-  mkdir -p "$tdir"
-  timeout -k 10 "$TEST_TIMEOUT" bash "$here/run.sh" --one "$t" "$tdir" > "$tdir/log" 2>&1 < /dev/null
-  rc=$?
-  cleanup_containers
-  if [ $rc = 77 ] && [ -s "$tdir/.skip" ]; then
-    echo "skip $name: $(head -1 "$tdir/.skip")"
-    skipped=$((skipped + 1))
-  elif [ $rc = 0 ] && [ ! -s "$tdir/.fail" ]; then
-    echo "ok $name"
-    passed=$((passed + 1))
-  else
-    if [ -s "$tdir/.fail" ]; then
-      reason=$(head -c 400 "$tdir/.fail" | awk 'NR > 1 {printf "\\n"} {printf "%s", $0}')
-    elif [ $rc = 124 ] || [ $rc = 137 ]; then
-      reason="timed out after $TEST_TIMEOUT s"
-    else
-      reason="exit status $rc: $(grep -v '^[[:space:]]*$' "$tdir/log" | tail -1)"
-    fi
-    echo "not ok $name: $reason"
-    # The test's log: the runtime's stderr and every assertion message.
-    tail -20 "$tdir/log" | sed 's/^/    /'
-    failed=$((failed + 1))
-  fi
-  rm -rf "$tdir"
-done
+source "$here/../lib/harness.sh"
+run_test_functions "$here/run.sh" "$TEST_TIMEOUT" cleanup_containers "$@"
 [ $skipped = 0 ] || echo "($skipped skipped)"
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]

@@ -1,0 +1,55 @@
+# The loop both suites run: every test_* function in its own bounded
+# process, one line of result each.  Sourced by tests/*/run.sh.
+#
+#   run_test_functions RUNNER TIMEOUT BETWEEN [PATTERN...]
+# RUNNER is the suite's run.sh, called as `RUNNER --one FUNCTION DIR`;
+# TIMEOUT bounds each test (seconds); BETWEEN is a command run after each
+# test (leftover containers).  PATTERNs select tests whose name contains
+# one of them.  Counts into the globals passed, failed and skipped.
+
+passed=0
+failed=0
+skipped=0
+
+report_fail() { # NAME REASON
+  echo "not ok $1: $2"
+  failed=$((failed + 1))
+}
+
+run_test_functions() {
+  local runner=$1 limit=$2 between=$3
+  shift 3
+  local t name match p tdir rc reason
+  for t in $(declare -F | awk '{print $3}' | grep '^test_' | sort); do
+    name=${t#test_}
+    if [ $# -gt 0 ]; then
+      match=0
+      for p in "$@"; do [[ "$name" == *"$p"* ]] && match=1; done
+      [ $match = 1 ] || continue
+    fi
+    tdir=$WORK/t-$name
+    mkdir -p "$tdir"
+    timeout -k 10 "$limit" bash "$runner" --one "$t" "$tdir" > "$tdir/log" 2>&1 < /dev/null
+    rc=$?
+    $between
+    if [ $rc = 77 ] && [ -s "$tdir/.skip" ]; then
+      echo "skip $name: $(head -1 "$tdir/.skip")"
+      skipped=$((skipped + 1))
+    elif [ $rc = 0 ] && [ ! -s "$tdir/.fail" ]; then
+      echo "ok $name"
+      passed=$((passed + 1))
+    else
+      if [ -s "$tdir/.fail" ]; then
+        reason=$(head -c 400 "$tdir/.fail" | awk 'NR > 1 {printf "\\n"} {printf "%s", $0}')
+      elif [ $rc = 124 ] || [ $rc = 137 ]; then
+        reason="timed out after $limit s"
+      else
+        reason="exit status $rc: $(grep -v '^[[:space:]]*$' "$tdir/log" | tail -1)"
+      fi
+      report_fail "$name" "$reason"
+      # The test's log: the runtime's stderr and every assertion message.
+      tail -20 "$tdir/log" | sed 's/^/    /'
+    fi
+    rm -rf "$tdir"
+  done
+}
