@@ -3,8 +3,13 @@
 
 #include <errno.h>
 #include <fnmatch.h>
-#include <fts.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <glob.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "utils.h"
@@ -45,40 +50,99 @@ last_components (const char *path, size_t n)
   return seen + 1 == n ? path : NULL;
 }
 
-/* Every path under dir whose last components match rest.  Symbolic links
- * are not followed (FTS_PHYSICAL): a link in the project must not turn
- * the walk into one of the whole host. */
+/* Depth-first walk state: the path so far (relative to the walk's root
+ * after its prefix) and the bounds. */
+struct walk
+{
+  const char *rest; /* the components after "**" */
+  size_t k;         /* how many there are */
+  bool literal;     /* no wildcard in rest: strcmp instead of fnmatch */
+  size_t max_entries, *visited;
+  char path[PATH_MAX];
+  size_t root_len; /* path[0..root_len) is the directory walked */
+  oci_strv *out;
+  hv_error **err;
+};
+
+/* Match the entries of the open directory fd (whose path is w->path) and
+ * descend into its subdirectories.  Symbolic links are never followed
+ * (O_NOFOLLOW, d_type): a link in the project must not turn the walk into
+ * one of the whole host.  The file type comes from getdents, so an entry
+ * costs no system call of its own. */
+static int
+walk_dir (struct walk *w, int fd, unsigned depth)
+{
+  if (depth > 4096)
+    return hv_error_set (w->err, 0, "%s: directories nested deeper than 4096 levels", w->path);
+  DIR *d = fdopendir (fd);
+  if (d == NULL)
+    {
+      close (fd);
+      return 0;
+    }
+  size_t len = strlen (w->path);
+  int r = 0;
+  struct dirent *de;
+  while (r == 0 && (de = readdir (d)) != NULL)
+    {
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+      if (++*w->visited > w->max_entries)
+        {
+          w->path[w->root_len] = '\0';
+          r = hv_error_set (w->err, 0,
+                            "more than %zu entries under %s while looking for \"**/%s\"; narrow the pattern",
+                            w->max_entries, w->path, w->rest);
+          break;
+        }
+      size_t nlen = strlen (de->d_name);
+      if (len + 1 + nlen >= sizeof (w->path))
+        continue; /* longer than any path the kernel resolves */
+      w->path[len] = '/';
+      memcpy (w->path + len + 1, de->d_name, nlen + 1);
+      const char *tail = w->k == 1 ? de->d_name : last_components (w->path + w->root_len + 1, w->k);
+      if (tail && (w->literal ? strcmp (w->rest, tail) == 0 : fnmatch (w->rest, tail, FNM_PATHNAME) == 0))
+        oci_strv_push (w->out, w->path);
+      unsigned char type = de->d_type;
+      if (type == DT_UNKNOWN)
+        {
+          struct stat st;
+          type = fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode) ? DT_DIR
+                                                                                                          : DT_REG;
+        }
+      if (type == DT_DIR)
+        {
+          int sub = openat (dirfd (d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          if (sub >= 0)
+            r = walk_dir (w, sub, depth + 1);
+        }
+      w->path[len] = '\0';
+    }
+  closedir (d);
+  return r;
+}
+
+/* Every path under dir whose last components match rest. */
 static int
 walk_matching (const char *dir, const char *rest, size_t max_entries, size_t *visited, oci_strv *out,
                hv_error **err)
 {
-  size_t k = count_components (rest);
-  char *roots[] = { (char *) dir, NULL };
-  FTS *fts = fts_open (roots, FTS_PHYSICAL | FTS_NOCHDIR | FTS_NOSTAT, NULL);
-  if (fts == NULL)
-    return errno == ENOENT ? 0 : hv_error_set (err, errno, "scan %s", dir);
-  size_t dirlen = strlen (dir);
-  FTSENT *e;
-  int r = 0;
-  while ((e = fts_read (fts)) != NULL)
-    {
-      if (e->fts_info == FTS_DP)
-        continue;
-      if (++*visited > max_entries)
-        {
-          r = hv_error_set (err, 0, "more than %zu entries under %s while looking for \"**/%s\"; narrow the pattern",
-                            max_entries, dir, rest);
-          break;
-        }
-      if (e->fts_level == 0 || strlen (e->fts_path) <= dirlen)
-        continue;
-      const char *rel = e->fts_path + dirlen + (dir[dirlen - 1] == '/' ? 0 : 1);
-      const char *tail = last_components (rel, k);
-      if (tail && fnmatch (rest, tail, FNM_PATHNAME) == 0)
-        oci_strv_push (out, e->fts_path);
-    }
-  fts_close (fts);
-  return r;
+  struct walk w = { .rest = rest, .k = count_components (rest), .literal = strpbrk (rest, "*?[\\") == NULL,
+                    .max_entries = max_entries, .visited = visited, .out = out, .err = err };
+  size_t dlen = strlen (dir);
+  while (dlen > 1 && dir[dlen - 1] == '/')
+    dlen--;
+  if (dlen >= sizeof (w.path))
+    return hv_error_set (err, 0, "path too long: %s", dir);
+  int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dlen == 1 && dir[0] == '/')
+    dlen = 0; /* entries are "/name", not "//name" */
+  memcpy (w.path, dir, dlen);
+  w.path[dlen] = '\0';
+  w.root_len = dlen;
+  if (fd < 0)
+    return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : hv_error_set (err, errno, "scan %s", dir);
+  return walk_dir (&w, fd, 0);
 }
 
 int
