@@ -68,6 +68,12 @@ hv_systemd_check (const char *cgroups_path, bool rootless, hv_error **err)
       || (slice_len > 0 && (slice_len < 6 || strncmp (c1 - 6, ".slice", 6) != 0)))
     return hv_error_set (err, 0, "--systemd-cgroup: cgroupsPath \"%s\" is not of the form slice:prefix:name",
                          cgroups_path);
+  /* runc then creates a transient slice and joins it by hand; slices take
+   * neither PIDs nor Delegate, and no engine asks for one. */
+  size_t name_len = strlen (c2 + 1);
+  if (name_len >= 6 && strcmp (c2 + 1 + name_len - 6, ".slice") == 0)
+    return hv_error_set (err, 0, "--systemd-cgroup: cgroupsPath \"%s\": a name that is a slice is not supported",
+                         cgroups_path);
   return 0;
 }
 
@@ -306,7 +312,6 @@ start_unit (sd_bus *bus, const char *unit, const char *slice, pid_t pid, const o
   struct job_wait w = { 0 };
   cleanup_free char *what = xasprintf ("start %s", unit);
   cleanup_free char *desc = xasprintf ("haven container %s", unit);
-  bool scope = strlen (unit) > 6 && strcmp (unit + strlen (unit) - 6, ".scope") == 0;
   bool v2 = hv_cgroup_mode () == HV_CGROUP_V2;
   *exists = false;
   if (watch_jobs (bus, &slot, &w, err) < 0)
@@ -319,9 +324,7 @@ start_unit (sd_bus *bus, const char *unit, const char *slice, pid_t pid, const o
   if (r >= 0)
     r = sd_bus_message_append (m, "(sv)(sv)(sv)(sv)", "Description", "s", desc, "Slice", "s", slice,
                                "Delegate", "b", 1, "DefaultDependencies", "b", 0);
-  /* A slice holds no processes of its own: the pid joins it afterwards
-   * through cgroup.procs (hv_cgroup_enter). */
-  if (r >= 0 && scope)
+  if (r >= 0)
     r = sd_bus_message_append (m, "(sv)", "PIDs", "au", 1, (uint32_t) pid);
   /* Accounting on, so that systemd enables the controllers on the slices
    * above (Docker and Podman read the container's stats from them). */
