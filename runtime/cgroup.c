@@ -131,19 +131,23 @@ expand_slice (const char *slice)
 char *
 hv_cgroup_resolve_path (const char *cgroups_path, const char *id, bool systemd)
 {
+  /* runc's default under its systemd driver is "system.slice:runc:<id>". */
+  if (systemd && (cgroups_path == NULL || cgroups_path[0] == '\0'))
+    cgroups_path = "system.slice:haven:";
   if (cgroups_path == NULL || cgroups_path[0] == '\0')
     return xasprintf ("/haven/%s", id);
   if (systemd && strchr (cgroups_path, ':'))
     {
-      /* slice:prefix:name.  Without a systemd D-Bus connection the scope is
-       * laid out where systemd would put it. */
+      /* slice:prefix:name, laid out where systemd puts the unit: the
+       * slice's ancestors, the slice, then the scope (or a slice named by
+       * `name`).  cgroup_systemd.c derives the unit names back from it. */
       cleanup_free char *copy = xstrdup (cgroups_path);
       char *slice = copy, *prefix = strchr (copy, ':'), *name;
       *prefix++ = '\0';
       name = strchr (prefix, ':');
       if (name)
         *name++ = '\0';
-      else
+      if (name == NULL || name[0] == '\0')
         name = (char *) id;
       cleanup_free char *s = expand_slice (slice[0] ? slice : "system.slice");
       if (str_has_prefix (name, "/") || strstr (name, ".slice"))
@@ -397,12 +401,10 @@ sleep_ms (long ms)
   nanosleep (&ts, NULL);
 }
 
-int
-hv_cgroup_destroy (const char *path, hv_error **err)
+void
+hv_cgroup_kill (const char *path)
 {
   scan_hierarchies ();
-  if (hv_cgroup_check_path (path, err) < 0)
-    return -1;
   /* cgroup.kill (Linux 5.14) kills the whole cgroup at once, frozen or
    * not, and no fork can slip past it; on hybrid hosts the unified
    * hierarchy holds every process of the container too. */
@@ -430,7 +432,15 @@ hv_cgroup_destroy (const char *path, hv_error **err)
         hv_cgroup_freeze (path, false, NULL);
       sleep_ms (2);
     }
+}
 
+int
+hv_cgroup_destroy (const char *path, hv_error **err)
+{
+  scan_hierarchies ();
+  if (hv_cgroup_check_path (path, err) < 0)
+    return -1;
+  hv_cgroup_kill (path);
   bool v2 = hv_cgroup_mode () == HV_CGROUP_V2;
   size_t count = v2 ? 1 : n_hierarchies;
   for (size_t i = 0; i < count; i++)

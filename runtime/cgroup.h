@@ -34,6 +34,9 @@ int hv_cgroup_join (const char *path, pid_t pid, hv_error **err);
  * the root down to its parent.  Refusals are left for the writes that need
  * the controller to report. */
 int hv_cgroup_enable_controllers (const char *path, const char *const *wanted, hv_error **err);
+/* SIGKILL everything in the cgroup (cgroup.kill where there is one, else
+ * signals until it is empty).  The caller has checked the path. */
+void hv_cgroup_kill (const char *path);
 /* Kill what is left in the cgroup and remove it from every hierarchy. */
 int hv_cgroup_destroy (const char *path, hv_error **err);
 int hv_cgroup_pids (const char *path, pid_t **pids, size_t *n, hv_error **err);

@@ -68,11 +68,11 @@ cmd_features (struct hv_global *g, int argc, char **argv, hv_error **err)
   jg_str (y, "cgroup");
   yajl_gen_map_open (y);
   /* What the runtime implements, whatever this host runs (features.md):
-   * both versions and rdma; --systemd-cgroup only lays paths out as
-   * systemd would, without its D-Bus API, which is not systemd support. */
+   * both versions, rdma, and --systemd-cgroup through the system manager's
+   * D-Bus API; not the user manager (rootless systemd driver). */
   boolean (y, "v1", true);
   boolean (y, "v2", true);
-  boolean (y, "systemd", false);
+  boolean (y, "systemd", true);
   boolean (y, "systemdUser", false);
   boolean (y, "rdma", true);
   yajl_gen_map_close (y);

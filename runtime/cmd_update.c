@@ -17,6 +17,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "cgroup_resources.h"
+#include "cgroup_systemd.h"
 #include "cgroup_values.h"
 #include "cli.h"
 #include "json_gen.h"
@@ -252,6 +253,10 @@ cmd_update (struct hv_global *g, int argc, char **argv, hv_error **err)
   /* Device rules change only when the update brings some: a Docker or
    * Podman update without them keeps the rules the container has. */
   unsigned flags = HV_CG_UPDATE | (devices ? HV_CG_DEVICES : 0);
+  /* Under the systemd driver the unit's properties change too, or the
+   * next daemon-reload would put the old limits back. */
+  if (c->systemd_cgroup && hv_systemd_update (c->cgroup_path, &spec->linux_cfg, err) < 0)
+    return hv_error_wrap (err, "update %s", id);
   if (hv_cgroup_apply_resources (c->cgroup_path, &spec->linux_cfg, flags, err) < 0)
     return hv_error_wrap (err, "update %s", id);
   if (write_file_atomic (c->dir, "config.json", merged, strlen (merged), err) < 0)

@@ -21,6 +21,7 @@
 #include "capabilities.h"
 #include "cgroup.h"
 #include "cgroup_resources.h"
+#include "cgroup_systemd.h"
 #include "console.h"
 #include "container.h"
 #include "hooks.h"
@@ -96,7 +97,12 @@ create_cleanup (struct hv_global *g, struct create_run *r)
       kill (r->stage1, SIGKILL);
       waitpid (r->stage1, NULL, 0);
     }
-  if (r->cgroup_made)
+  if (r->cgroup_made && r->c->systemd_cgroup)
+    {
+      cleanup_error hv_error *ignored = NULL;
+      hv_systemd_destroy (r->c->cgroup_path, &ignored);
+    }
+  else if (r->cgroup_made)
     hv_cgroup_destroy (r->c->cgroup_path, NULL);
   if (r->hooks_started && r->spec->hooks.poststop.n)
     {
@@ -184,6 +190,19 @@ drive_init (struct create_run *r, const struct hv_create_opts *opts, hv_error **
     {
       free (r->c->cgroup_path);
       r->c->cgroup_path = xstrdup ("");
+    }
+  else if (r->c->systemd_cgroup)
+    {
+      /* systemd puts init in the scope; hv_cgroup_enter then only adds the
+       * v1 hierarchies systemd does not manage on a hybrid host (as runc
+       * joins them) and rewrites the same pid on v2.  No rootless
+       * fallback: hv_systemd_check refused rootless already. */
+      if (hv_systemd_start (r->c->cgroup_path, r->pid, &r->spec->linux_cfg, err) < 0)
+        return hv_error_wrap (err, "cgroup");
+      r->cgroup_made = true;
+      if (hv_cgroup_enter (r->c->cgroup_path, r->pid, err) < 0
+          || hv_cgroup_apply_resources (r->c->cgroup_path, &r->spec->linux_cfg, HV_CG_DEVICES, err) < 0)
+        return hv_error_wrap (err, "cgroup");
     }
   else if (hv_cgroup_enter (r->c->cgroup_path, r->pid, err) < 0)
     {
@@ -339,6 +358,8 @@ hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_
   r.c->systemd_cgroup = g->systemd_cgroup;
   r.rootless = g->rootless ? strcmp (g->rootless, "true") == 0 || (strcmp (g->rootless, "auto") == 0 && geteuid () != 0)
                            : geteuid () != 0;
+  if (g->systemd_cgroup && hv_systemd_check (r.spec->linux_cfg.cgroups_path, r.rootless, err) < 0)
+    goto fail;
   r.c->cgroup_path = hv_cgroup_resolve_path (r.spec->linux_cfg.cgroups_path, opts->id, g->systemd_cgroup);
   if (hv_cgroup_check_path (r.c->cgroup_path, err) < 0)
     {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "cgroup_systemd.h"
 #include "container.h"
 #include "hooks.h"
 #include "log.h"
@@ -75,7 +76,10 @@ hv_container_destroy (struct hv_global *g, hv_container *c, hv_error **err)
   cleanup_error hv_error *cfg_err = NULL;
   if (c->bundle)
     hv_container_load_config (c, &spec, &cfg_err);
-  if (c->cgroup_path && c->cgroup_path[0] && hv_cgroup_destroy (c->cgroup_path, err) < 0)
+  /* The driver recorded at create decides, whatever this delete's flags:
+   * Docker and Podman do not always repeat --systemd-cgroup. */
+  if (c->cgroup_path && c->cgroup_path[0]
+      && (c->systemd_cgroup ? hv_systemd_destroy (c->cgroup_path, err) : hv_cgroup_destroy (c->cgroup_path, err)) < 0)
     return hv_error_wrap (err, "delete %s", c->id);
   if (spec && spec->hooks.poststop.n)
     {

@@ -73,9 +73,13 @@ test_haven_exit_codes_and_signals() {
   make_project
   haven_in "$P" run -- sh -c 'exit 7'
   assert_eq 7 "$RC"
-  (cd "$P" && exec timeout 30 "$HAVEN" run -- sh -c 'trap "exit 9" TERM; while :; do sleep 0.1; done') &
-  local pid=$!
-  sleep 1
+  (cd "$P" && exec timeout 60 "$HAVEN" run -- sh -c 'trap "exit 9" TERM; echo > ready; while :; do sleep 0.1; done') &
+  local pid=$! i
+  # Signal only once the trap is set (the marker says so): a fixed sleep
+  # is too short on a slow host (an emulated VM), and a SIGTERM that
+  # arrives before the trap ends the container with 143 instead.
+  for i in $(seq 300); do [ -e "$P/ready" ] && break; sleep 0.1; done
+  [ -e "$P/ready" ] || fail "the container never set its trap (no $P/ready after 30 s)"
   kill -TERM $pid
   wait $pid
   assert_eq 9 "$?" "exit code after a forwarded SIGTERM"
