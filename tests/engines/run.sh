@@ -50,16 +50,8 @@ log() { echo "# $*"; }
 # imported into each engine as $IMAGE.
 build_image() {
   local r=$WORK/rootfs
-  mkdir -p "$r"/{bin,sbin,etc,proc,sys,dev,tmp,root,home/user,www}
-  chmod 1777 "$r/tmp"
-  cp "$(command -v busybox)" "$r/bin/busybox"
-  local a
-  for a in $("$r/bin/busybox" --list); do
-    [ -e "$r/bin/$a" ] || ln -s busybox "$r/bin/$a"
-  done
-  printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/home/user:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' \
-    > "$r/etc/passwd"
-  printf 'root:x:0:\nuser:x:1000:\nextra:x:2000:\nnobody:x:65534:\n' > "$r/etc/group"
+  "$here/../make-rootfs.sh" "$r" || return 1
+  mkdir -p "$r/www"
   echo "served by haven" > "$r/www/index.html"
   tar -C "$r" -cf "$WORK/image.tar" .
 }

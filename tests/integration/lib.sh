@@ -46,16 +46,7 @@ is_runc() { [ "$RUNTIME_NAME" = runc ]; }
 msg() { if is_runc; then printf '%s' "$2"; else printf '%s' "$1"; fi; }
 
 build_rootfs_cache() {
-  local r=$ROOTFS_CACHE
-  mkdir -p "$r"/{bin,sbin,etc,proc,sys,dev,tmp,root,home/user}
-  chmod 1777 "$r/tmp"
-  cp "$(command -v busybox)" "$r/bin/busybox"
-  local a
-  for a in $("$r/bin/busybox" --list); do
-    [ -e "$r/bin/$a" ] || ln -s busybox "$r/bin/$a"
-  done
-  printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/home/user:/bin/sh\n' > "$r/etc/passwd"
-  printf 'root:x:0:\nuser:x:1000:\nextra:x:2000:\n' > "$r/etc/group"
+  "$(dirname "${BASH_SOURCE[0]}")/../make-rootfs.sh" "$ROOTFS_CACHE"
 }
 
 # make_bundle DIR: fresh bundle with a private copy of the rootfs, config

@@ -53,14 +53,9 @@ for tool in dockerd containerd busybox jq systemctl tar; do
 done
 [ -x "$RUNTIME" ] || bail "no runtime at $RUNTIME (build haven first)"
 
-# busybox root filesystem, as the engine suite builds it.
+# busybox root filesystem, as every suite builds it.
 r=$WORK/rootfs
-mkdir -p "$r"/{bin,etc,proc,sys,dev,tmp,root}
-chmod 1777 "$r/tmp"
-cp "$(command -v busybox)" "$r/bin/busybox"
-for a in $("$r/bin/busybox" --list); do [ -e "$r/bin/$a" ] || ln -s busybox "$r/bin/$a"; done
-printf 'root:x:0:0:root:/root:/bin/sh\n' > "$r/etc/passwd"
-printf 'root:x:0:\n' > "$r/etc/group"
+"$here/../make-rootfs.sh" "$r" || bail "make-rootfs.sh failed"
 tar -C "$r" -cf "$WORK/image.tar" .
 
 d=$WORK/docker
