@@ -301,6 +301,22 @@ wait_job (sd_bus *bus, struct job_wait *w, const char *what, hv_error **err)
   return 0;
 }
 
+/* The job a StartTransientUnit/StopUnit reply names, waited for. */
+static int
+wait_reply_job (sd_bus *bus, sd_bus_message *reply, struct job_wait *w, const char *what, hv_error **err)
+{
+  const char *job;
+  int r = sd_bus_message_read (reply, "o", &job);
+  if (r < 0)
+    return bus_fail (err, r, NULL, what);
+  w->path = xstrdup (job);
+  r = wait_job (bus, w, what, err);
+  free (w->path);
+  free (w->result);
+  w->path = w->result = NULL;
+  return r;
+}
+
 static int
 start_unit (sd_bus *bus, const char *unit, const char *slice, pid_t pid, const oci_linux *l, bool *exists,
             hv_error **err)
@@ -348,15 +364,7 @@ start_unit (sd_bus *bus, const char *unit, const char *slice, pid_t pid, const o
       *exists = sd_bus_error_has_name (&e, "org.freedesktop.systemd1.UnitExists");
       return bus_fail (err, r, &e, what);
     }
-  const char *job;
-  r = sd_bus_message_read (reply, "o", &job);
-  if (r < 0)
-    return bus_fail (err, r, NULL, what);
-  w.path = xstrdup (job);
-  r = wait_job (bus, &w, what, err);
-  free (w.path);
-  free (w.result);
-  return r;
+  return wait_reply_job (bus, reply, &w, what, err);
 }
 
 int
@@ -450,19 +458,8 @@ hv_systemd_destroy (const char *path, hv_error **err)
         if (!sd_bus_error_has_name (&e, "org.freedesktop.systemd1.NoSuchUnit"))
           return bus_fail (err, r, &e, what);
       }
-    else
-      {
-        const char *job;
-        r = sd_bus_message_read (reply, "o", &job);
-        if (r < 0)
-          return bus_fail (err, r, NULL, what);
-        w.path = xstrdup (job);
-        r = wait_job (bus, &w, what, err);
-        free (w.path);
-        free (w.result);
-        if (r < 0)
-          return -1;
-      }
+    else if (wait_reply_job (bus, reply, &w, what, err) < 0)
+      return -1;
   }
   /* A unit that failed (OOM kill, say) stays loaded until reset, and would
    * make the next container with this id fail with "already exists". */
