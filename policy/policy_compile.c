@@ -44,7 +44,7 @@ strv (yajl_gen g, const char *key, char **v, size_t n)
   yajl_gen_array_close (g);
 }
 
-/* "~/x" -> "$HOME/x"; "{project}/x" -> "<project>/x". */
+/* "~/x" -> "$HOME/x"; "{project}/x" and "/project/x" -> "<project>/x". */
 static char *
 expand (const char *pattern, const struct hv_run_ctx *ctx)
 {
@@ -52,6 +52,11 @@ expand (const char *pattern, const struct hv_run_ctx *ctx)
     return xasprintf ("%s%s", ctx->home, pattern + 1);
   if (str_has_prefix (pattern, "{project}"))
     return xasprintf ("%s%s", ctx->project, pattern + 9);
+  /* The LLM-safe-haven seed format names the project by its mount point
+   * in a container, /project: `read_only: ['/project']` must make the
+   * project read-only, not match nothing on the host. */
+  if (str_has_prefix (pattern, "/project") && (pattern[8] == '/' || pattern[8] == '\0'))
+    return xasprintf ("%s%s", ctx->project, pattern + 8);
   if (pattern[0] != '/')
     return xasprintf ("%s/%s", ctx->project, pattern);
   return xstrdup (pattern);

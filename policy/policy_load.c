@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <libgen.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "policy.h"
@@ -144,6 +145,17 @@ is_path (const char *s)
   return strchr (s, '/') != NULL || str_has_prefix (s, ".") || strstr (s, ".yaml") != NULL;
 }
 
+/* Is the file at path the policy that the name "default" finds?  It is
+ * the base of every policy without `extends`, so it cannot extend itself
+ * (a user's own default.yaml without `extends: none` included). */
+static bool
+is_the_default (const char *path)
+{
+  cleanup_free char *def = hv_policy_find ("default");
+  struct stat a, b;
+  return def && stat (path, &a) == 0 && stat (def, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 static int
 load_layer (const char *name_or_file, const char *relative_to, int depth, hv_policy *into, hv_error **err)
 {
@@ -186,6 +198,29 @@ load_layer (const char *name_or_file, const char *relative_to, int depth, hv_pol
       else if (n > 4 && strcmp (base + n - 4, ".yml") == 0)
         n -= 4;
       layer.name = xasprintf ("%.*s", (int) n, base);
+    }
+  if (extends == NULL && !is_the_default (path))
+    {
+      /* A policy that names no base builds on `default`, so a file that is
+       * silent about .git/hooks, /tmp or PATH (the LLM-safe-haven seed
+       * format is) is as strict there as the default and never weaker.
+       * `extends: none` starts from nothing, as the default itself does. */
+      cleanup_free char *def = hv_policy_find ("default");
+      if (def == NULL)
+        {
+          hv_policy_free_fields (&layer);
+          return hv_error_set (err, 0,
+                               "%s: a policy without `extends` builds on the default policy, which was not found "
+                               "(searched HAVEN_POLICY_PATH, ~/.config/haven/policies, /etc/haven/policies and the "
+                               "installed policies); write `extends: none` to start from nothing",
+                               path);
+        }
+      extends = xstrdup ("default");
+    }
+  if (extends && strcmp (extends, "none") == 0)
+    {
+      free (extends);
+      extends = NULL;
     }
   if (extends && load_layer (extends, path, depth + 1, into, err) < 0)
     {

@@ -18,6 +18,10 @@
 #include "policy_glob.h"
 #include "utils.h"
 
+#ifndef HAVEN_POLICY_DIR
+#define HAVEN_POLICY_DIR "/usr/local/share/haven/policies" /* as policy_load.c */
+#endif
+
 static void
 parse_ok (const char *yaml, hv_policy *p)
 {
@@ -168,7 +172,7 @@ test_extends_and_validation (void **state)
   snprintf (child, sizeof (child), "%s/child.yaml", dir);
   snprintf (bad, sizeof (bad), "%s/bad.yaml", dir);
   FILE *f = fopen (base, "w");
-  fputs ("name: base\nfilesystem: {block: [/a]}\nresources: {pids: 10}\n", f);
+  fputs ("name: base\nextends: none\nfilesystem: {block: [/a]}\nresources: {pids: 10}\n", f);
   fclose (f);
   f = fopen (child, "w");
   fputs ("extends: base.yaml\nname: child\nfilesystem: {block: [/b]}\nresources: {pids: 20}\n", f);
@@ -193,6 +197,78 @@ test_extends_and_validation (void **state)
   unlink (base);
   unlink (child);
   unlink (bad);
+  rmdir (dir);
+}
+
+/* A policy without `extends` builds on default (the seed format is then
+ * as strict as default where it is silent); `extends: none` does not;
+ * default itself does not extend itself. */
+static void
+test_implicit_default (void **state)
+{
+  (void) state;
+  char dir[] = "/tmp/haven-policy-test.XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  char seed[256], bare[256], child[256];
+  snprintf (seed, sizeof (seed), "%s/seed.yaml", dir);
+  snprintf (bare, sizeof (bare), "%s/bare.yaml", dir);
+  snprintf (child, sizeof (child), "%s/child.yaml", dir);
+  FILE *f = fopen (seed, "w");
+  fputs ("filesystem: {read_only: ['/project'], block: ['/etc/passwd']}\n"
+         "process: {allow_exec: ['python3'], block_shell: true}\n",
+         f);
+  fclose (f);
+  f = fopen (bare, "w");
+  fputs ("extends: none\nfilesystem: {block: [/x]}\n", f);
+  fclose (f);
+  f = fopen (child, "w");
+  fputs ("extends: seed.yaml\nname: child\nfilesystem: {block: [/y]}\n", f);
+  fclose (f);
+  hv_policy *p = NULL, *def = NULL;
+  hv_error *err = NULL;
+  if (hv_policy_load ("default", &def, &err) < 0)
+    fail_msg ("%s", err->msg);
+  if (hv_policy_load (seed, &p, &err) < 0)
+    fail_msg ("%s", err->msg);
+  assert_string_equal (p->name, "seed");
+  assert_true (p->hide_home.value);
+  assert_int_equal (p->protect.n, def->protect.n);
+  assert_int_equal (p->n_tmpfs, def->n_tmpfs);
+  assert_int_equal (p->env_pass.n, def->env_pass.n);
+  assert_int_equal (p->block.n, def->block.n + 1);
+  assert_string_equal (p->block.v[def->block.n], "/etc/passwd");
+  assert_true (p->block_shell.value);
+  hv_policy_free (p);
+  /* Layering: child -> seed -> default, each once. */
+  if (hv_policy_load (child, &p, &err) < 0)
+    fail_msg ("%s", err->msg);
+  assert_string_equal (p->name, "child");
+  assert_int_equal (p->block.n, def->block.n + 2);
+  hv_policy_free (p);
+  if (hv_policy_load (bare, &p, &err) < 0)
+    fail_msg ("%s", err->msg);
+  assert_false (p->hide_home.set);
+  assert_int_equal (p->block.n, 1);
+  assert_int_equal (p->protect.n, 0);
+  hv_policy_free (p);
+  hv_policy_free (def);
+  /* With no default to find, a policy without `extends` is refused. */
+  setenv ("HAVEN_POLICY_PATH", dir, 1);
+  char *saved_home = getenv ("HOME") ? strdup (getenv ("HOME")) : NULL;
+  setenv ("HOME", dir, 1);
+  if (access (HAVEN_POLICY_DIR "/default.yaml", F_OK) != 0 && access ("/etc/haven/policies/default.yaml", F_OK) != 0)
+    {
+      assert_int_equal (hv_policy_load (seed, &p, &err), -1);
+      assert_non_null (strstr (err->msg, "write `extends: none` to start from nothing"));
+      hv_error_free (&err);
+    }
+  setenv ("HAVEN_POLICY_PATH", HAVEN_SRCDIR "/policies", 1);
+  if (saved_home)
+    setenv ("HOME", saved_home, 1);
+  free (saved_home);
+  unlink (seed);
+  unlink (bare);
+  unlink (child);
   rmdir (dir);
 }
 
@@ -303,7 +379,9 @@ main (void)
     cmocka_unit_test (test_seed_format),       cmocka_unit_test (test_all_sections),
     cmocka_unit_test (test_errors),            cmocka_unit_test (test_sizes_and_durations),
     cmocka_unit_test (test_env_filter),        cmocka_unit_test (test_extends_and_validation),
-    cmocka_unit_test (test_glob_double_star),
+    cmocka_unit_test (test_glob_double_star),  cmocka_unit_test (test_implicit_default),
   };
+  /* The shipped policies: a policy without `extends` builds on default. */
+  setenv ("HAVEN_POLICY_PATH", HAVEN_SRCDIR "/policies", 1);
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
