@@ -23,6 +23,7 @@
 #include "policy.h"
 #include "policy_audit.h"
 #include "policy_compile.h"
+#include "policy_hide.h"
 #include "self_exe.h"
 #include "state.h"
 #include "utils.h"
@@ -84,8 +85,10 @@ parse_run (const char *what, int argc, char **argv, struct run_opts *o, hv_error
   return 0;
 }
 
+/* homes and other_homes hold what ctx->homes and ctx->other_homes point to. */
 static int
-make_ctx (struct run_opts *o, struct hv_run_ctx *ctx, char **project, char **cwd, hv_error **err)
+make_ctx (struct run_opts *o, struct hv_run_ctx *ctx, char **project, char **cwd, oci_strv *homes,
+          oci_strv *other_homes, hv_error **err)
 {
   char buf[PATH_MAX];
   if (getcwd (buf, sizeof (buf)) == NULL)
@@ -94,10 +97,18 @@ make_ctx (struct run_opts *o, struct hv_run_ctx *ctx, char **project, char **cwd
   *project = realpath (o->project ? o->project : buf, NULL);
   if (*project == NULL)
     return hv_error_set (err, errno, "project directory %s", o->project ? o->project : buf);
-  if (strcmp (*project, "/") == 0)
-    return hv_error_set (err, 0, "the project cannot be / (run haven in a project directory or pass --project)");
+  /* The home comes from the password database as well as from $HOME,
+   * which the caller (or an agent that started haven) may have unset or
+   * pointed elsewhere: both are hidden, and neither may be in the
+   * project.  Other users' homes are hidden too (root reads them all). */
+  hv_own_homes (getenv ("HOME"), getuid (), homes);
+  hv_other_homes (homes, other_homes);
+  if (hv_check_project_homes (*project, homes, other_homes, err) < 0)
+    return -1;
   ctx->project = *project;
   ctx->home = getenv ("HOME");
+  ctx->homes = homes;
+  ctx->other_homes = other_homes;
   ctx->cwd = *cwd;
   ctx->uid = getuid ();
   ctx->gid = getgid ();
@@ -118,6 +129,7 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
   cleanup_free char *bundle = NULL;
   cleanup_policy hv_policy *p = NULL;
   struct hv_run_ctx ctx = { 0 };
+  cleanup_strv oci_strv homes = { 0 }, other_homes = { 0 };
   struct hv_audit audit = { .log_fd = -1 };
   cleanup_free char *audit_socket = NULL;
   if (parse_run ("haven run", argc, argv, &o, err) < 0)
@@ -126,7 +138,7 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
     return hv_error_set (err, 0, "haven run: no command given (haven run -- CMD ARGS...)");
   if (hv_policy_load (o.policy ? o.policy : DEFAULT_POLICY, &p, err) < 0)
     return -1;
-  if (make_ctx (&o, &ctx, &project, &cwd, err) < 0)
+  if (make_ctx (&o, &ctx, &project, &cwd, &homes, &other_homes, err) < 0)
     return -1;
   if (p->net_mode == HV_NET_ALLOWLIST)
     fprintf (stderr, "haven: policy \"%s\" allows some network hosts, but the egress firewall is not implemented "
@@ -216,6 +228,7 @@ policy_compile (int argc, char **argv, hv_error **err)
   cleanup_free char *json = NULL;
   cleanup_policy hv_policy *p = NULL;
   struct hv_run_ctx ctx = { 0 };
+  cleanup_strv oci_strv homes = { 0 }, other_homes = { 0 };
   static char *default_cmd[] = { (char *) "sh", NULL };
   if (parse_run ("haven policy compile", argc - 1, argv + 1, &o, err) < 0)
     return -1;
@@ -232,7 +245,7 @@ policy_compile (int argc, char **argv, hv_error **err)
       puts (json);
       return 0;
     }
-  if (make_ctx (&o, &ctx, &project, &cwd, err) < 0)
+  if (make_ctx (&o, &ctx, &project, &cwd, &homes, &other_homes, err) < 0)
     return -1;
   ctx.rootfs = "rootfs";
   if (hv_policy_compile (p, &ctx, &json, err) < 0)
@@ -310,7 +323,11 @@ policy_explain (int argc, char **argv, hv_error **err)
         printf (", except:");
       printf ("\n");
       list_line ("   ", &p->home_allow);
+      printf ("  \"Your home\" is both $HOME and the home in the password database, whatever $HOME says;\n"
+              "  ~/ in the lists above names a path in each.  Other users' homes (under /home, and /root)\n"
+              "  are hidden too.\n");
     }
+  printf ("  haven refuses a project that is /, is your home or contains a hidden home.\n");
   for (size_t i = 0; i < p->n_tmpfs; i++)
     printf ("  %s is a private scratch directory (%llu MiB).\n", p->tmpfs[i].path,
             (unsigned long long) ((p->tmpfs[i].size ? p->tmpfs[i].size : 256ULL << 20) >> 20));

@@ -44,12 +44,10 @@ strv (yajl_gen g, const char *key, char **v, size_t n)
   yajl_gen_array_close (g);
 }
 
-/* "~/x" -> "$HOME/x"; "{project}/x" and "/project/x" -> "<project>/x". */
+/* "{project}/x" and "/project/x" -> "<project>/x" ("~" is expand_each's). */
 static char *
 expand (const char *pattern, const struct hv_run_ctx *ctx)
 {
-  if (pattern[0] == '~' && (pattern[1] == '/' || pattern[1] == '\0') && ctx->home)
-    return xasprintf ("%s%s", ctx->home, pattern + 1);
   if (str_has_prefix (pattern, "{project}"))
     return xasprintf ("%s%s", ctx->project, pattern + 9);
   /* The LLM-safe-haven seed format names the project by its mount point
@@ -62,14 +60,41 @@ expand (const char *pattern, const struct hv_run_ctx *ctx)
   return xstrdup (pattern);
 }
 
+/* "~/x" names x in every home of the caller: $HOME's and the password
+ * database's (they differ when HOME is unset or points elsewhere, and the
+ * real ~/.ssh must stay hidden then too). */
+static void
+expand_each (const char *pattern, const struct hv_run_ctx *ctx, oci_strv *out)
+{
+  if (pattern[0] == '~' && (pattern[1] == '/' || pattern[1] == '\0'))
+    {
+      if (ctx->homes)
+        for (size_t i = 0; i < ctx->homes->n; i++)
+          {
+            cleanup_free char *path = xasprintf ("%s%s", ctx->homes->v[i], pattern + 1);
+            oci_strv_push (out, path);
+          }
+      else if (ctx->home)
+        {
+          cleanup_free char *path = xasprintf ("%s%s", ctx->home, pattern + 1);
+          oci_strv_push (out, path);
+        }
+      return;
+    }
+  cleanup_free char *path = expand (pattern, ctx);
+  oci_strv_push (out, path);
+}
+
 /* Expand a policy pattern ("~/", "{project}/", globs, "**") against the
  * host; errors name the pattern. */
 static int
 expand_glob (const char *pattern, const struct hv_run_ctx *ctx, oci_strv *out, hv_error **err)
 {
-  cleanup_free char *p = expand (pattern, ctx);
-  if (hv_glob_expand (p, 0, out, err) < 0)
-    return hv_error_wrap (err, "policy path \"%s\"", pattern);
+  cleanup_strv oci_strv each = { 0 };
+  expand_each (pattern, ctx, &each);
+  for (size_t i = 0; i < each.n; i++)
+    if (hv_glob_expand (each.v[i], 0, out, err) < 0)
+      return hv_error_wrap (err, "policy path \"%s\"", pattern);
   return 0;
 }
 
@@ -119,6 +144,31 @@ exists (const char *path)
   return lstat (path, &st) == 0;
 }
 
+/* hide_home: every home of the caller becomes an empty scratch directory
+ * with the home_allow entries bound back, and every other user's home an
+ * empty one (root could read them; the project is bound on top later). */
+static void
+gen_hidden_homes (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_strv *writable)
+{
+  static const char *const empty_opts[] = { "nosuid", "nodev", "noexec", "mode=755", "size=1m", NULL };
+  for (size_t i = 0; ctx->other_homes && i < ctx->other_homes->n; i++)
+    mount_entry (g, ctx->other_homes->v[i], "tmpfs", "tmpfs", empty_opts);
+  cleanup_strv oci_strv homes = { 0 };
+  expand_each ("~", ctx, &homes);
+  for (size_t h = 0; h < homes.n; h++)
+    if (is_dir (homes.v[h]))
+      {
+        tmpfs (g, homes.v[h], 64ULL << 20, false);
+        oci_strv_push (writable, homes.v[h]);
+      }
+  cleanup_strv oci_strv allowed = { 0 };
+  for (size_t i = 0; i < p->home_allow.n; i++)
+    expand_each (p->home_allow.v[i], ctx, &allowed);
+  for (size_t i = 0; i < allowed.n; i++)
+    if (is_dir (allowed.v[i]))
+      bind (g, allowed.v[i], true);
+}
+
 static int
 gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_strv *writable, hv_error **err)
 {
@@ -144,17 +194,8 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
       tmpfs (g, p->tmpfs[i].path, p->tmpfs[i].size, true);
       oci_strv_push (writable, p->tmpfs[i].path);
     }
-  if (p->hide_home.value && ctx->home && is_dir (ctx->home))
-    {
-      tmpfs (g, ctx->home, 64ULL << 20, false);
-      oci_strv_push (writable, ctx->home);
-      for (size_t i = 0; i < p->home_allow.n; i++)
-        {
-          cleanup_free char *path = expand (p->home_allow.v[i], ctx);
-          if (is_dir (path))
-            bind (g, path, true);
-        }
-    }
+  if (p->hide_home.value)
+    gen_hidden_homes (g, p, ctx, writable);
   bool project_rw = !p->project_writable.set || p->project_writable.value;
   bind (g, ctx->project, project_rw);
   if (project_rw)

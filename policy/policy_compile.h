@@ -14,6 +14,10 @@ struct hv_run_ctx
 {
   const char *project; /* absolute, real path */
   const char *home;    /* $HOME, or NULL */
+  /* The caller's homes ($HOME and the password database's, real paths;
+   * NULL: just home) and, to hide as well, the other users' homes. */
+  const oci_strv *homes;
+  const oci_strv *other_homes;
   const char *cwd;     /* where the command starts */
   const char *rootfs;  /* empty directory the host root is mounted on */
   uid_t uid;

@@ -54,3 +54,107 @@ print("tmux", os.path.exists(sys.argv[2]))
   haven_in "$P" policy explain "$P/seed.yaml"
   assert_contains "$OUT" "Your home directory is hidden" "seed policy builds on default"
 }
+
+# fake_passwd HOME-OF-ROOT [EXTRA-LINE]: a copy of /etc/passwd in which
+# root's home is HOME-OF-ROOT, path in $PASSWD.  Used through
+# with_passwd, which bind-mounts it in a private mount namespace: the
+# host's /etc/passwd is never touched.
+fake_passwd() {
+  PASSWD=$WORK/passwd-$RANDOM
+  awk -F: -v OFS=: -v h="$1" '$1 == "root" {$6 = h} {print}' /etc/passwd > "$PASSWD"
+  [ -n "${2:-}" ] && echo "$2" >> "$PASSWD"
+  grep -q "^root:.*:$1:" "$PASSWD" || fail "fake passwd has no root entry with home $1"
+}
+
+# with_passwd DIR CMD...: run CMD in DIR with $PASSWD as /etc/passwd;
+# output in $OUT, status in $RC.
+with_passwd() {
+  local dir=$1
+  shift
+  OUT=$(cd "$dir" && timeout 30 unshare -m --propagation private sh -c \
+        'mount --bind "$0" /etc/passwd && exec "$@"' "$PASSWD" "$@" 2>&1 </dev/null)
+  RC=$?
+}
+
+# HOME unset or pointing elsewhere: the home in the password database
+# keeps its secrets hidden all the same.
+test_escape_home_from_password_database() {
+  need_haven
+  make_project
+  # The real home where homes live: under /tmp the default's private /tmp
+  # would hide it anyway.
+  local home=/home/hvt-home-$RANDOM elsewhere=$WORK/elsewhere-$RANDOM
+  mkdir -p "$home/.ssh" "$home/.aws" "$elsewhere"
+  defer "rm -rf '$home'"
+  echo private-key > "$home/.ssh/id_ed25519"
+  echo aws-creds > "$home/.aws/credentials"
+  echo rc-file > "$home/.bashrc"
+  fake_passwd "$home"
+  with_passwd "$P" sh -c 'getent passwd root | cut -d: -f6'
+  assert_eq "$home" "$OUT" "the fake password database is in effect"
+  local read_secrets="cat $home/.ssh/id_ed25519 $home/.aws/credentials $home/.bashrc; ls -A $home"
+  with_passwd "$P" env -u HOME PATH=$SYSTEM_PATH "$HAVEN" run -- sh -c "$read_secrets"
+  assert_not_contains "$OUT" "private-key" "HOME unset: ~/.ssh"
+  assert_not_contains "$OUT" "aws-creds" "HOME unset: ~/.aws"
+  assert_not_contains "$OUT" "rc-file" "HOME unset: the home"
+  assert_eq 3 "$(echo "$OUT" | grep -c "No such file")" "HOME unset: three files absent ($OUT)"
+  with_passwd "$P" env HOME="$elsewhere" PATH=$SYSTEM_PATH "$HAVEN" run -- sh -c "$read_secrets"
+  assert_not_contains "$OUT" "private-key" "HOME elsewhere: ~/.ssh"
+  assert_not_contains "$OUT" "aws-creds" "HOME elsewhere: ~/.aws"
+  assert_eq 3 "$(echo "$OUT" | grep -c "No such file")" "HOME elsewhere: three files absent ($OUT)"
+  # home_allow applies to both homes.
+  mkdir -p "$home/.cache" && echo cached > "$home/.cache/x"
+  with_passwd "$P" env HOME="$elsewhere" PATH=$SYSTEM_PATH "$HAVEN" run -- cat "$home/.cache/x"
+  assert_eq cached "$OUT" "home_allow in the password database's home"
+}
+
+# A project that is the home, or contains it, would put ~/.bashrc back
+# under the sandbox's pen: refused, whichever home it is.
+test_escape_project_is_home_refused() {
+  need_haven
+  make_project
+  echo rc-file > "$P/.bashrc"
+  local home=$WORK/realhome-$RANDOM
+  mkdir -p "$home"
+  fake_passwd "$home"
+  with_passwd "$P" env HOME="$P" PATH=$SYSTEM_PATH "$HAVEN" run -- sh -c 'echo evil >> ~/.bashrc'
+  [ "$RC" != 0 ] || fail "a project that is \$HOME ran"
+  assert_contains "$OUT" "the project $P is your home directory $P"
+  mkdir -p "$P/sub"
+  with_passwd "$P" env HOME="$P/sub" PATH=$SYSTEM_PATH "$HAVEN" run -- true
+  [ "$RC" != 0 ] || fail "a project that contains \$HOME ran"
+  assert_contains "$OUT" "the project $P contains your home directory $P/sub"
+  # The password database's home, with HOME elsewhere.
+  fake_passwd "$P"
+  with_passwd "$P" env HOME="$home" PATH=$SYSTEM_PATH "$HAVEN" run -- sh -c 'echo evil >> '"$P/.bashrc"
+  [ "$RC" != 0 ] || fail "a project that is the password database's home ran"
+  assert_contains "$OUT" "is your home directory $P"
+  assert_eq rc-file "$(cat "$P/.bashrc")" "~/.bashrc on the host"
+  haven_in / run --project / -- true
+  assert_contains "$OUT" "the project cannot be /"
+}
+
+# As root, other users' homes are readable: they are hidden, and a
+# project inside one still works.
+test_escape_other_users_homes_hidden_as_root() {
+  need_haven
+  make_project
+  local other=/home/hvt-other-$RANDOM
+  mkdir -p "$other/.ssh" "$other/proj"
+  defer "rm -rf '$other'"
+  echo their-key > "$other/.ssh/id_ed25519"
+  echo their-code > "$other/proj/main.c"
+  echo tmp-secret > "$other/x"
+  # Also a user the /home listing would not show: a home one level down.
+  mkdir -p "$other/nested/user/.aws"
+  echo nested-creds > "$other/nested/user/.aws/credentials"
+  fake_passwd /root "hvtother$RANDOM:x:54321:54321::$other/nested/user:/bin/sh"
+  with_passwd "$P" env PATH=$SYSTEM_PATH "$HAVEN" run -- sh -c \
+    "cat $other/.ssh/id_ed25519 $other/x $other/nested/user/.aws/credentials; ls -A $other | wc -l"
+  assert_not_contains "$OUT" "their-key" "another user's ~/.ssh"
+  assert_not_contains "$OUT" "nested-creds" "a nested home"
+  assert_eq 3 "$(echo "$OUT" | grep -c "No such file")" "other homes absent ($OUT)"
+  with_passwd "$other/proj" env PATH=$SYSTEM_PATH "$HAVEN" run -- sh -c "cat main.c; cat ../.ssh/id_ed25519"
+  assert_contains "$OUT" "their-code" "a project inside another user's home"
+  assert_not_contains "$OUT" "their-key" "the rest of that home"
+}
