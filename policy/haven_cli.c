@@ -332,6 +332,10 @@ policy_explain (int argc, char **argv, hv_error **err)
     printf ("  %s is a private scratch directory (%llu MiB).\n", p->tmpfs[i].path,
             (unsigned long long) ((p->tmpfs[i].size ? p->tmpfs[i].size : 256ULL << 20) >> 20));
   printf ("  /run is replaced by an empty directory, so daemon sockets (docker.sock) are out of reach.\n");
+  printf ("  Unix sockets bound on the host when the run starts (listed in /proc/net/unix) are masked\n"
+          "  wherever they are, so connect() to them fails; sockets bound later, or only in another\n"
+          "  network namespace, are not (abstract sockets are per network namespace: network none\n"
+          "  leaves the host's out of reach).\n");
   printf ("\nNetwork\n  ");
   switch (p->net_mode)
     {

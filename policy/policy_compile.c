@@ -14,6 +14,7 @@
 #include "policy_compile.h"
 #include "policy_exec.h"
 #include "policy_glob.h"
+#include "policy_hide.h"
 #include "utils.h"
 
 /* The agent seccomp profile: escape primitives answer EPERM, so an agent
@@ -228,6 +229,26 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
     }
   yajl_gen_array_close (g);
   return 0;
+}
+
+/* connect() on a Unix socket needs write permission on its inode, not a
+ * writable mount: the read-only host root leaves every daemon's socket
+ * outside /run connectable (LXD's /var/lib/lxd/unix.socket, anything in
+ * /srv), network namespace or not.  Each one bound in haven's network
+ * namespace when the run starts is masked: a /dev/null bound over it is
+ * not a socket, so connect() fails.  Masked paths that vanish before the
+ * container starts are skipped, as a socket may.  Directories replaced by
+ * a fresh tmpfs need no masks; homes do (home_allow binds parts back). */
+static int
+mask_host_sockets (const hv_policy *p, oci_strv *masked, hv_error **err)
+{
+  cleanup_strv oci_strv replaced = { 0 };
+  oci_strv_push (&replaced, "/run");
+  oci_strv_push (&replaced, "/dev");
+  oci_strv_push (&replaced, "/proc");
+  for (size_t i = 0; i < p->n_tmpfs; i++)
+    oci_strv_push (&replaced, p->tmpfs[i].path);
+  return hv_host_unix_sockets ("/proc/net/unix", &replaced, masked, err);
 }
 
 bool
@@ -572,6 +593,8 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
   for (size_t i = 0; i < p->block.n; i++)
     if (expand_glob (p->block.v[i], ctx, &masked, err) < 0)
       goto out;
+  if (mask_host_sockets (p, &masked, err) < 0)
+    goto out;
   strv (g, "maskedPaths", masked.v, masked.n);
   static char *ro_paths[] = { (char *) "/proc/bus", (char *) "/proc/fs", (char *) "/proc/irq", (char *) "/proc/sys",
                               (char *) "/proc/sysrq-trigger" };

@@ -158,3 +158,57 @@ test_escape_other_users_homes_hidden_as_root() {
   assert_contains "$OUT" "their-code" "a project inside another user's home"
   assert_not_contains "$OUT" "their-key" "the rest of that home"
 }
+
+# unix_server PATH: a host daemon listening on the Unix socket PATH (in
+# the background for at most 60 s), answering "host-daemon".
+unix_server() {
+  timeout 60 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(8)
+while True:
+    c, _ = s.accept()
+    c.sendall(b"host-daemon\n")
+    c.close()
+' "$1" &
+  defer "kill $! 2>/dev/null"
+  wait_socket "$1"
+}
+
+# connect_from_sandbox PATH...: one line per path, "connected ..." or
+# "refused ..." as seen from `haven run` under the default policy.
+connect_from_sandbox() {
+  PATH=$SYSTEM_PATH haven_in "$P" run -- python3 -c '
+import socket, sys
+for path in sys.argv[1:]:
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(path)
+        print("connected", path, s.recv(64).decode().strip())
+    except OSError as e:
+        print("refused", path, e.strerror)
+' "$@"
+}
+
+# A host daemon's socket outside /run (LXD keeps /var/lib/lxd/unix.socket)
+# stays connectable on a read-only mount: masked, and /var/tmp private.
+test_escape_unix_sockets_outside_run() {
+  need_haven
+  make_project
+  local lib=/var/lib/hvt-daemon-$RANDOM vartmp=/var/tmp/hvt-daemon-$RANDOM
+  mkdir -p "$lib" "$vartmp"
+  defer "rm -rf '$lib' '$vartmp'"
+  unix_server "$lib/unix.socket"
+  unix_server "$vartmp/daemon.sock"
+  # The servers answer on the host.
+  assert_eq host-daemon "$(python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(64).decode().strip())' "$lib/unix.socket")"
+  connect_from_sandbox "$lib/unix.socket" "$vartmp/daemon.sock"
+  assert_eq 0 "$RC" "python3 in the sandbox ($OUT)"
+  assert_not_contains "$OUT" "connected" "a host daemon's socket outside /run"
+  assert_contains "$OUT" "refused $lib/unix.socket"
+  assert_contains "$OUT" "refused $vartmp/daemon.sock"
+  # The explanation says what is and is not covered.
+  haven_in "$P" policy explain default
+  assert_contains "$OUT" "Unix sockets bound on the host when the run starts"
+}
