@@ -315,7 +315,16 @@ policy_explain (int argc, char **argv, hv_error **err)
   list_line ("Also writable:", &p->read_write);
   list_line ("Read-only even inside the project:", &p->protect);
   list_line ("Read-only:", &p->read_only);
-  list_line ("Hidden (absent or empty):", &p->block);
+  {
+    /* block's "!pattern" entries are exceptions, listed apart. */
+    oci_strv hidden = { 0 }, shown = { 0 };
+    for (size_t i = 0; i < p->block.n; i++)
+      oci_strv_push (p->block.v[i][0] == '!' ? &shown : &hidden, p->block.v[i] + (p->block.v[i][0] == '!'));
+    list_line ("Hidden (absent or empty):", &hidden);
+    list_line ("Not hidden, as exceptions to the above (the last entry matching a path decides):", &shown);
+    oci_strv_free (&hidden);
+    oci_strv_free (&shown);
+  }
   if (p->hide_home.value)
     {
       printf ("  Your home directory is hidden (an empty scratch directory)");

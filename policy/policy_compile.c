@@ -231,6 +231,49 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   return 0;
 }
 
+/* block: the paths its patterns find, except where the last entry that
+ * matches a path is an exception ("!pattern", as in .gitignore): default
+ * hides {project}/ ** /.env.* and un-hides .env.example, and a policy
+ * extending it can hide a template again or un-hide a fixture.  All
+ * patterns are expanded together, so the "**" walks of one directory are
+ * a single walk. */
+static int
+expand_block (const hv_policy *p, const struct hv_run_ctx *ctx, oci_strv *out, hv_error **err)
+{
+  cleanup_strv oci_strv pats = { 0 };
+  cleanup_free bool *negative = NULL;
+  bool any_negative = false;
+  for (size_t i = 0; i < p->block.n; i++)
+    {
+      bool neg = p->block.v[i][0] == '!';
+      size_t before = pats.n;
+      expand_each (p->block.v[i] + neg, ctx, &pats);
+      negative = xrealloc (negative, (pats.n + 1) * sizeof (bool));
+      for (size_t j = before; j < pats.n; j++)
+        negative[j] = neg;
+      any_negative |= neg;
+    }
+  cleanup_strv oci_strv positive = { 0 }, found = { 0 };
+  for (size_t j = 0; j < pats.n; j++)
+    if (!negative[j])
+      oci_strv_push (&positive, pats.v[j]);
+  if (hv_glob_expand_set (positive.v, positive.n, 0, &found, err) < 0)
+    return hv_error_wrap (err, "filesystem.block");
+  for (size_t f = 0; f < found.n; f++)
+    {
+      bool hidden = true; /* also when no entry claims it: fail closed */
+      for (size_t j = pats.n; any_negative && j-- > 0;)
+        if (hv_glob_match (pats.v[j], found.v[f]))
+          {
+            hidden = !negative[j];
+            break;
+          }
+      if (hidden)
+        oci_strv_push (out, found.v[f]);
+    }
+  return 0;
+}
+
 /* connect() on a Unix socket needs write permission on its inode, not a
  * writable mount: the read-only host root leaves every daemon's socket
  * outside /run connectable (LXD's /var/lib/lxd/unix.socket, anything in
@@ -590,9 +633,8 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
                                                 "/sys/devices/virtual/powercap", NULL };
   for (size_t i = 0; default_masked[i]; i++)
     oci_strv_push (&masked, default_masked[i]);
-  for (size_t i = 0; i < p->block.n; i++)
-    if (expand_glob (p->block.v[i], ctx, &masked, err) < 0)
-      goto out;
+  if (expand_block (p, ctx, &masked, err) < 0)
+    goto out;
   if (mask_host_sockets (p, &masked, err) < 0)
     goto out;
   strv (g, "maskedPaths", masked.v, masked.n);

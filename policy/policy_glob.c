@@ -50,13 +50,49 @@ last_components (const char *path, size_t n)
   return seen + 1 == n ? path : NULL;
 }
 
-/* Depth-first walk state: the path so far (relative to the walk's root
- * after its prefix) and the bounds. */
+/* The components after "**" of one pattern, with what lets most entries
+ * be rejected without fnmatch (every start pays for the walk). */
+struct rest
+{
+  const char *pattern;
+  size_t k;           /* how many components */
+  bool literal;       /* no wildcard: strcmp */
+  size_t prefix_len;  /* leading characters before the first wildcard */
+  const char *suffix; /* "*SUFFIX" (one component, no other wildcard): SUFFIX */
+};
+
+static void
+rest_init (struct rest *r, const char *pattern)
+{
+  r->pattern = pattern;
+  r->k = count_components (pattern);
+  r->prefix_len = strcspn (pattern, "*?[\\");
+  r->literal = pattern[r->prefix_len] == '\0';
+  r->suffix = r->k == 1 && pattern[0] == '*' && strpbrk (pattern + 1, "*?[\\") == NULL ? pattern + 1 : NULL;
+}
+
+/* tail: the last k components of the entry's path. */
+static bool
+rest_matches (const struct rest *r, const char *tail)
+{
+  if (r->literal)
+    return strcmp (r->pattern, tail) == 0;
+  if (strncmp (r->pattern, tail, r->prefix_len) != 0)
+    return false;
+  if (r->suffix)
+    {
+      size_t tl = strlen (tail), sl = strlen (r->suffix);
+      return tl >= sl && strcmp (tail + tl - sl, r->suffix) == 0;
+    }
+  return fnmatch (r->pattern, tail, FNM_PATHNAME) == 0;
+}
+
+/* Depth-first walk state: the path so far, the patterns it looks for (all
+ * of them in one walk) and the bounds. */
 struct walk
 {
-  const char *rest; /* the components after "**" */
-  size_t k;         /* how many there are */
-  bool literal;     /* no wildcard in rest: strcmp instead of fnmatch */
+  const struct rest *rests;
+  size_t n_rests;
   size_t max_entries, *visited;
   char path[PATH_MAX];
   size_t root_len; /* path[0..root_len) is the directory walked */
@@ -90,9 +126,15 @@ walk_dir (struct walk *w, int fd, unsigned depth)
       if (++*w->visited > w->max_entries)
         {
           w->path[w->root_len] = '\0';
-          r = hv_error_set (w->err, 0,
-                            "more than %zu entries under %s while looking for \"**/%s\"; narrow the pattern",
-                            w->max_entries, w->path, w->rest);
+          if (w->n_rests > 1)
+            r = hv_error_set (w->err, 0,
+                              "more than %zu entries under %s while looking for \"**/%s\" and %zu more patterns; "
+                              "narrow the pattern",
+                              w->max_entries, w->path, w->rests[0].pattern, w->n_rests - 1);
+          else
+            r = hv_error_set (w->err, 0,
+                              "more than %zu entries under %s while looking for \"**/%s\"; narrow the pattern",
+                              w->max_entries, w->path, w->rests[0].pattern);
           break;
         }
       size_t nlen = strlen (de->d_name);
@@ -100,9 +142,16 @@ walk_dir (struct walk *w, int fd, unsigned depth)
         continue; /* longer than any path the kernel resolves */
       w->path[len] = '/';
       memcpy (w->path + len + 1, de->d_name, nlen + 1);
-      const char *tail = w->k == 1 ? de->d_name : last_components (w->path + w->root_len + 1, w->k);
-      if (tail && (w->literal ? strcmp (w->rest, tail) == 0 : fnmatch (w->rest, tail, FNM_PATHNAME) == 0))
-        oci_strv_push (w->out, w->path);
+      for (size_t i = 0; i < w->n_rests; i++)
+        {
+          const struct rest *rest = &w->rests[i];
+          const char *tail = rest->k == 1 ? de->d_name : last_components (w->path + w->root_len + 1, rest->k);
+          if (tail && rest_matches (rest, tail))
+            {
+              oci_strv_push (w->out, w->path);
+              break;
+            }
+        }
       unsigned char type = de->d_type;
       if (type == DT_UNKNOWN)
         {
@@ -122,13 +171,13 @@ walk_dir (struct walk *w, int fd, unsigned depth)
   return r;
 }
 
-/* Every path under dir whose last components match rest. */
+/* Every path under dir whose last components match one of rests. */
 static int
-walk_matching (const char *dir, const char *rest, size_t max_entries, size_t *visited, oci_strv *out,
-               hv_error **err)
+walk_matching (const char *dir, const struct rest *rests, size_t n_rests, size_t max_entries, size_t *visited,
+               oci_strv *out, hv_error **err)
 {
-  struct walk w = { .rest = rest, .k = count_components (rest), .literal = strpbrk (rest, "*?[\\") == NULL,
-                    .max_entries = max_entries, .visited = visited, .out = out, .err = err };
+  struct walk w = { .rests = rests, .n_rests = n_rests, .max_entries = max_entries, .visited = visited, .out = out,
+                    .err = err };
   size_t dlen = strlen (dir);
   while (dlen > 1 && dir[dlen - 1] == '/')
     dlen--;
@@ -145,32 +194,110 @@ walk_matching (const char *dir, const char *rest, size_t max_entries, size_t *vi
   return walk_dir (&w, fd, 0);
 }
 
-int
-hv_glob_expand (const char *pattern, size_t max_entries, oci_strv *out, hv_error **err)
+/* Split "DIR/ ** /REST" at its "**": the prefix ("DIR/") and REST. */
+static int
+split_double_star (const char *pattern, const char *dstar, char **prefix, const char **rest, hv_error **err)
 {
-  if (max_entries == 0)
-    max_entries = HV_GLOB_MAX_ENTRIES;
-  const char *dstar = strstr (pattern, "**");
-  if (dstar == NULL)
-    {
-      append_glob (pattern, out);
-      return 0;
-    }
   /* Only a whole "**" component, once: "DIR/ ** /REST". */
   if ((dstar != pattern && dstar[-1] != '/') || dstar[2] != '/' || dstar[3] == '\0' || strstr (dstar + 2, "**"))
     return hv_error_set (err, 0, "pattern \"%s\": \"**\" must be a whole path component and appear once", pattern);
-  cleanup_free char *prefix = xasprintf ("%.*s", (int) (dstar - pattern), pattern);
-  const char *rest = dstar + 3;
-  /* The prefix may itself be a pattern (/home/ * /projects/ ** /.env). */
-  oci_strv dirs = { 0 };
-  if (prefix[0] == '\0')
-    oci_strv_push (&dirs, ".");
-  else
-    append_glob (prefix, &dirs);
-  size_t visited = 0;
+  *prefix = xasprintf ("%.*s", (int) (dstar - pattern), pattern);
+  *rest = dstar + 3;
+  return 0;
+}
+
+int
+hv_glob_expand_set (char *const *patterns, size_t n, size_t max_entries, oci_strv *out, hv_error **err)
+{
+  if (max_entries == 0)
+    max_entries = HV_GLOB_MAX_ENTRIES;
+  /* "**" patterns with the same prefix share one walk: a policy lists a
+   * dozen secret names under {project}, and a walk per name would make
+   * every start a dozen times slower. */
+  oci_strv prefixes = { 0 };
+  struct rest *rests = n ? xmalloc0 (n * sizeof (*rests)) : NULL;
+  size_t *group = n ? xmalloc0 (n * sizeof (*group)) : NULL;
+  size_t n_rests = 0;
   int r = 0;
-  for (size_t i = 0; i < dirs.n && r == 0; i++)
-    r = walk_matching (dirs.v[i], rest, max_entries, &visited, out, err);
-  oci_strv_free (&dirs);
+  for (size_t i = 0; i < n && r == 0; i++)
+    {
+      const char *dstar = strstr (patterns[i], "**");
+      if (dstar == NULL)
+        {
+          append_glob (patterns[i], out);
+          continue;
+        }
+      cleanup_free char *prefix = NULL;
+      const char *rest;
+      if ((r = split_double_star (patterns[i], dstar, &prefix, &rest, err)) < 0)
+        break;
+      size_t g = 0;
+      while (g < prefixes.n && strcmp (prefixes.v[g], prefix) != 0)
+        g++;
+      if (g == prefixes.n)
+        oci_strv_push (&prefixes, prefix);
+      rest_init (&rests[n_rests], rest);
+      group[n_rests++] = g;
+    }
+  size_t visited = 0;
+  for (size_t g = 0; g < prefixes.n && r == 0; g++)
+    {
+      /* This group's rests, contiguous. */
+      struct rest *mine = xmalloc0 (n_rests * sizeof (*mine));
+      size_t n_mine = 0;
+      for (size_t i = 0; i < n_rests; i++)
+        if (group[i] == g)
+          mine[n_mine++] = rests[i];
+      /* The prefix may itself be a pattern (/home/ * /projects/ ** /.env). */
+      oci_strv dirs = { 0 };
+      if (prefixes.v[g][0] == '\0')
+        oci_strv_push (&dirs, ".");
+      else
+        append_glob (prefixes.v[g], &dirs);
+      for (size_t i = 0; i < dirs.n && r == 0; i++)
+        r = walk_matching (dirs.v[i], mine, n_mine, max_entries, &visited, out, err);
+      oci_strv_free (&dirs);
+      free (mine);
+    }
+  oci_strv_free (&prefixes);
+  free (rests);
+  free (group);
   return r;
+}
+
+bool
+hv_glob_match (const char *pattern, const char *path)
+{
+  const char *dstar = strstr (pattern, "**");
+  if (dstar == NULL)
+    return fnmatch (pattern, path, FNM_PATHNAME | FNM_PERIOD) == 0;
+  cleanup_free char *prefix = NULL;
+  const char *rest_pattern;
+  if (split_double_star (pattern, dstar, &prefix, &rest_pattern, NULL) < 0 || prefix[0] != '/')
+    return false;
+  struct rest rest;
+  rest_init (&rest, rest_pattern);
+  /* The prefix without its slash ("" for "/") names the walked directory:
+   * path must lie below one that matches it, REST matching its tail. */
+  prefix[strlen (prefix) - 1] = '\0';
+  for (const char *slash = path; (slash = strchr (slash, '/')) != NULL; slash++)
+    {
+      cleanup_free char *dir = xasprintf ("%.*s", (int) (slash - path), path);
+      if (strcmp (dir, prefix) != 0 && fnmatch (prefix, dir, FNM_PATHNAME | FNM_PERIOD) != 0)
+        continue;
+      const char *below = slash + 1;
+      if (*below == '\0')
+        continue;
+      const char *tail = last_components (below, rest.k);
+      if (tail && rest_matches (&rest, tail))
+        return true;
+    }
+  return false;
+}
+
+int
+hv_glob_expand (const char *pattern, size_t max_entries, oci_strv *out, hv_error **err)
+{
+  char *one[] = { (char *) pattern };
+  return hv_glob_expand_set (one, 1, max_entries, out, err);
 }

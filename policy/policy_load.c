@@ -259,6 +259,22 @@ validate (hv_policy *p, hv_error **err)
     if (p->protect.v[i][0] == '/' || strstr (p->protect.v[i], ".."))
       return hv_error_set (err, 0, "%s: filesystem.protect: \"%s\" must be relative to the project, without ..",
                            file, p->protect.v[i]);
+  /* "!pattern" un-hides what block hides; anywhere else it would be read
+   * as a path and silently match nothing. */
+  const struct
+  {
+    const char *key;
+    const oci_strv *list;
+  } no_exceptions[] = { { "read_only", &p->read_only }, { "read_write", &p->read_write },
+                        { "protect", &p->protect }, { "home_allow", &p->home_allow } };
+  for (size_t l = 0; l < N_ELEMENTS (no_exceptions); l++)
+    for (size_t i = 0; i < no_exceptions[l].list->n; i++)
+      if (no_exceptions[l].list->v[i][0] == '!')
+        return hv_error_set (err, 0, "%s: filesystem.%s: \"%s\": only filesystem.block takes \"!\" exceptions", file,
+                             no_exceptions[l].key, no_exceptions[l].list->v[i]);
+  for (size_t i = 0; i < p->block.n; i++)
+    if (strcmp (p->block.v[i], "!") == 0)
+      return hv_error_set (err, 0, "%s: filesystem.block: \"!\" needs a pattern after it", file);
   if (p->net_mode == HV_NET_UNSET)
     p->net_mode = p->net_allow.n ? HV_NET_ALLOWLIST : HV_NET_NONE;
   return 0;

@@ -212,3 +212,58 @@ test_escape_unix_sockets_outside_run() {
   haven_in "$P" policy explain default
   assert_contains "$OUT" "Unix sockets bound on the host when the run starts"
 }
+
+# Secrets under other names than .env: every dotenv variant but the
+# committed templates, .envrc, credential files and private keys, at any
+# depth in the project, and other projects' under /srv and /var/www.
+test_escape_secret_file_families_hidden() {
+  need_haven
+  make_project
+  local f secret=(.env.local .env.production .envrc src/deep/.env.staging .netrc .npmrc .pypirc .git-credentials
+                  id_rsa keys/id_ed25519 config/server.key config/tls.pem certs/client.p12 certs/client.pfx)
+  local visible=(.env.example .env.sample .env.template .env.dist .env.defaults src/deep/.env.example
+                 .venv/lib/site-packages/certifi/cacert.pem keys/id_ed25519.pub config/app.yaml)
+  for f in "${secret[@]}" "${visible[@]}"; do
+    mkdir -p "$(dirname "$P/$f")"
+    echo "CONTENT-$f" > "$P/$f"
+  done
+  # Another project on the machine, outside any home.
+  [ -d /srv ] || { mkdir /srv && defer "rmdir /srv"; }
+  [ -d /var/www ] || { mkdir -p /var/www && defer "rmdir /var/www"; }
+  local srv=/srv/hvt-app-$RANDOM www=/var/www/hvt-site-$RANDOM
+  mkdir -p "$srv/deploy" "$www"
+  defer "rm -rf '$srv' '$www'"
+  echo "CONTENT-srv" > "$srv/deploy/.env.production"
+  echo "CONTENT-www" > "$www/.env"
+  echo "CONTENT-srv-example" > "$srv/.env.example"
+  PATH=$SYSTEM_PATH haven_in "$P" run -- python3 -c '
+import sys
+for path in sys.argv[1:]:
+    try:
+        data = open(path).read().strip()
+    except OSError as e:
+        data = ""
+    print(path, data or "HIDDEN")
+' "${secret[@]}" "${visible[@]}" "$srv/deploy/.env.production" "$www/.env" "$srv/.env.example"
+  assert_eq 0 "$RC" "python3 in the sandbox ($OUT)"
+  for f in "${secret[@]}"; do
+    assert_contains "$OUT" "$f HIDDEN" "secret $f"
+  done
+  for f in "${visible[@]}"; do
+    assert_contains "$OUT" "$f CONTENT-$f" "template or public file $f"
+  done
+  assert_contains "$OUT" "$srv/deploy/.env.production HIDDEN" "a project's .env under /srv"
+  assert_contains "$OUT" "$www/.env HIDDEN" "a site's .env under /var/www"
+  assert_contains "$OUT" "$srv/.env.example CONTENT-srv-example" "a template under /srv"
+  # A policy extending default can hide a template again (the last
+  # matching entry decides) and explain lists the exceptions.
+  printf 'extends: default\nfilesystem: {block: ["{project}/**/.env.sample"]}\n' > "$P/tight.yaml"
+  PATH=$SYSTEM_PATH haven_in "$P" run --policy "$P/tight.yaml" -- cat .env.sample .env.example
+  assert_eq "CONTENT-.env.example" "$OUT" "a template hidden again by a later entry"
+  haven_in "$P" policy explain default
+  assert_contains "$OUT" "Not hidden, as exceptions to the above"
+  assert_contains "$OUT" "{project}/**/.env.example"
+  printf 'filesystem: {read_only: ["!/x"]}\n' > "$P/bad.yaml"
+  haven_in "$P" policy check "$P/bad.yaml"
+  assert_contains "$OUT" "only filesystem.block takes \"!\" exceptions"
+}

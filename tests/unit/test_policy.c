@@ -372,6 +372,55 @@ test_glob_double_star (void **state)
   assert_int_equal (system (cmd), 0);
 }
 
+/* Several "**" patterns of one directory in one walk, and the matcher
+ * that decides block's "!" exceptions agreeing with the expansion. */
+static void
+test_glob_set_and_match (void **state)
+{
+  (void) state;
+  char dir[] = "/tmp/hv-glob-XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  touch_file (dir, ".env.local");
+  touch_file (dir, "a/.env.example");
+  touch_file (dir, "a/b/server.key");
+  touch_file (dir, "a/b/notes.txt");
+  char p1[4200], p2[4200], p3[4200];
+  snprintf (p1, sizeof (p1), "%s/**/.env.*", dir);
+  snprintf (p2, sizeof (p2), "%s/**/*.key", dir);
+  snprintf (p3, sizeof (p3), "%s/a/*.txt", dir);
+  char *pats[] = { p1, p2, p3 };
+  oci_strv found = { 0 };
+  hv_error *err = NULL;
+  assert_int_equal (hv_glob_expand_set (pats, 3, 0, &found, &err), 0);
+  assert_int_equal (found.n, 3);
+  char want[4200];
+  snprintf (want, sizeof (want), "%s/a/b/server.key", dir);
+  assert_true (strv_has (&found, want));
+  assert_true (hv_glob_match (p2, want));
+  assert_false (hv_glob_match (p1, want));
+  snprintf (want, sizeof (want), "%s/a/.env.example", dir);
+  assert_true (strv_has (&found, want));
+  assert_true (hv_glob_match (p1, want));
+  snprintf (p3, sizeof (p3), "%s/**/.env.example", dir);
+  assert_true (hv_glob_match (p3, want));
+  snprintf (want, sizeof (want), "%s/.env.local", dir);
+  assert_false (hv_glob_match (p3, want));
+  assert_true (hv_glob_match (p1, want));
+  /* Not below the walked directory: no match. */
+  assert_false (hv_glob_match (p1, "/elsewhere/.env.local"));
+  assert_true (hv_glob_match ("/**/x", "/a/b/x"));
+  assert_true (hv_glob_match ("/srv/*/conf", "/srv/app/conf"));
+  assert_false (hv_glob_match ("/srv/*/conf", "/srv/app/sub/conf"));
+  /* The bound covers all walks together. */
+  assert_int_equal (hv_glob_expand_set (pats, 2, 3, &found, &err), -1);
+  assert_non_null (strstr (err->msg, "and 1 more patterns; narrow the pattern"));
+  hv_error_free (&err);
+  oci_strv_free (&found);
+  char cmd[4300];
+  snprintf (cmd, sizeof (cmd), "rm -rf '%s'", dir);
+  assert_int_equal (system (cmd), 0);
+}
+
 int
 main (void)
 {
@@ -380,6 +429,7 @@ main (void)
     cmocka_unit_test (test_errors),            cmocka_unit_test (test_sizes_and_durations),
     cmocka_unit_test (test_env_filter),        cmocka_unit_test (test_extends_and_validation),
     cmocka_unit_test (test_glob_double_star),  cmocka_unit_test (test_implicit_default),
+    cmocka_unit_test (test_glob_set_and_match),
   };
   /* The shipped policies: a policy without `extends` builds on default. */
   setenv ("HAVEN_POLICY_PATH", HAVEN_SRCDIR "/policies", 1);
