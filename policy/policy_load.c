@@ -216,6 +216,9 @@ load_layer (const char *name_or_file, const char *relative_to, int depth, hv_pol
                                path);
         }
       extends = xstrdup ("default");
+      /* Its own description, not default's ("Safe default..."). */
+      if (depth == 0 && layer.description == NULL)
+        layer.description = xstrdup ("(no description; builds on default)");
     }
   if (extends && strcmp (extends, "none") == 0)
     {
