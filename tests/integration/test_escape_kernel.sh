@@ -1,0 +1,108 @@
+# Escapes through the kernel interfaces around haven run (issue 7, items 3,
+# 4 and 9): system call arguments compared the way the kernel reads them,
+# the user's terminal, set-user-ID files left in the project, and the ways
+# around block_shell and allow_exec.
+
+# tty_probe MODE CMD...: run `haven run -- CMD` as the foreground job of a
+# fresh pseudo-terminal, the way a user's shell would.  MODE "stdout-only":
+# stdin is /dev/null and stdout/stderr the terminal (haven makes no pty of
+# its own); "both": stdin and stdout are the terminal (haven makes its pty).
+# Prints what the command wrote, then "QUEUED=N": the bytes waiting in the
+# terminal's input queue after haven exited, i.e. what the user's shell
+# would read and run next.
+tty_probe() {
+  local mode=$1
+  shift
+  timeout 30 python3 - "$mode" "$HAVEN" "$@" <<'EOP'
+import fcntl, os, pty, select, struct, sys, termios
+mode, argv = sys.argv[1], sys.argv[2:]
+master, slave = pty.openpty()
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+    if mode == "stdout-only":
+        os.dup2(os.open("/dev/null", os.O_RDONLY), 0)
+    else:
+        os.dup2(slave, 0)
+    os.dup2(slave, 1)
+    os.dup2(slave, 2)
+    os.execv(argv[0], [argv[0], "run", "--"] + argv[1:])
+out = b""
+done = False
+while not done:
+    r, _, _ = select.select([master], [], [], 0.2)
+    if r:
+        try:
+            out += os.read(master, 4096)
+        except OSError:
+            pass
+    done = os.waitpid(pid, os.WNOHANG)[0] == pid
+# Whatever the command wrote after the last read.
+while select.select([master], [], [], 0.2)[0]:
+    try:
+        chunk = os.read(master, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+queued = struct.unpack("i", fcntl.ioctl(slave, termios.FIONREAD, b"\0" * 4))[0]
+sys.stdout.write(out.decode(errors="replace").replace("\r", ""))
+print("QUEUED=%d" % queued)
+EOP
+}
+
+# The attack: TIOCSTI with the request's high 32 bits set (the kernel
+# reads an unsigned int), then the plain request and TIOCLINUX.
+# (ctypes: Python's own fcntl.ioctl truncates the request to 32 bits.)
+INJECT='import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+for name, req in (("high", 0x100005412), ("plain", 0x5412), ("linux", 0x10000541C), ("linux-plain", 0x541C)):
+    rc = 0
+    for c in b"touch pwned\n":
+        rc = libc.ioctl(1, ctypes.c_ulong(req), ctypes.byref(ctypes.c_char(c)))
+        if rc < 0:
+            break
+    print(name, "ok" if rc == 0 else "errno %d" % ctypes.get_errno())'
+
+test_escape_tiocsti_high_bits_on_inherited_terminal() {
+  need_haven
+  make_project
+  OUT=$(cd "$P" && tty_probe stdout-only python3 -c "$INJECT")
+  assert_contains "$OUT" "high errno 1"
+  assert_contains "$OUT" "plain errno 1"
+  assert_contains "$OUT" "linux errno 1"
+  assert_contains "$OUT" "linux-plain errno 1"
+  # Nothing reached the input of the user's shell.
+  assert_contains "$OUT" "QUEUED=0"
+}
+
+test_escape_tiocsti_high_bits_filtered() {
+  need_haven
+  make_project
+  # With a terminal of its own (haven's pty), TIOCSTI is the kernel's to
+  # allow: only the filter stands in the way.
+  OUT=$(cd "$P" && tty_probe both python3 -c "$INJECT")
+  assert_contains "$OUT" "high errno 1"
+  assert_contains "$OUT" "plain errno 1"
+  assert_contains "$OUT" "linux errno 1"
+  assert_contains "$OUT" "QUEUED=0"
+}
+
+test_escape_no_controlling_terminal_without_pty() {
+  need_haven
+  make_project
+  # stdout is the user's terminal, stdin is not: haven makes no pty, and
+  # the sandbox must not get the user's terminal as its own.
+  OUT=$(cd "$P" && tty_probe stdout-only python3 -c '
+import os
+try:
+    os.open("/dev/tty", os.O_RDWR)
+    print("tty opened")
+except OSError as e:
+    print("tty errno", e.errno)
+print("sid-is-self", os.getsid(0) == os.getpid())')
+  assert_contains "$OUT" "tty errno 6"
+  assert_not_contains "$OUT" "tty opened"
+}
