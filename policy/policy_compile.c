@@ -229,34 +229,80 @@ deny_action (yajl_gen g, const struct hv_run_ctx *ctx)
     }
 }
 
-/* {"index": I, "value": V[, "valueTwo": V2], "op": OP} */
+/* A rule for one system call: NAME answers like a denial when
+ * (argument INDEX & MASK) == BITS.  In OCI's SCMP_CMP_MASKED_EQ "value" is
+ * the mask and "valueTwo" the expected bits (libseccomp's datum_a and
+ * datum_b).  Masking is also how an argument narrower than a register is
+ * compared the way the kernel reads it: ioctl's request is an unsigned
+ * int, so ioctl(fd, 0x100005412) is TIOCSTI and must match too. */
 static void
-arg_rule (yajl_gen g, unsigned index, unsigned long long value, bool masked)
+deny_masked (yajl_gen g, const struct hv_run_ctx *ctx, const char *name, unsigned index, unsigned long long mask,
+             unsigned long long bits)
 {
+  yajl_gen_map_open (g);
+  char *names[] = { (char *) name };
+  strv (g, "names", names, 1);
+  deny_action (g, ctx);
   jg_str (g, "args");
   yajl_gen_array_open (g);
   yajl_gen_map_open (g);
   jg_str (g, "index");
   yajl_gen_integer (g, index);
   jg_str (g, "value");
-  yajl_gen_integer (g, (long long) value);
-  if (masked)
-    {
-      jg_str (g, "valueTwo");
-      yajl_gen_integer (g, (long long) value);
-    }
-  jg_kv (g, "op", masked ? "SCMP_CMP_MASKED_EQ" : "SCMP_CMP_EQ");
+  yajl_gen_integer (g, (long long) mask);
+  jg_str (g, "valueTwo");
+  yajl_gen_integer (g, (long long) bits);
+  jg_kv (g, "op", "SCMP_CMP_MASKED_EQ");
   yajl_gen_map_close (g);
   yajl_gen_array_close (g);
+  yajl_gen_map_close (g);
+}
+
+/* NAME answers ERRNO without being a denial (not audited): for calls
+ * whose arguments seccomp cannot read, so that libc falls back to an
+ * older call whose arguments it can. */
+static void
+not_implemented (yajl_gen g, const char *name)
+{
+  yajl_gen_map_open (g);
+  char *names[] = { (char *) name };
+  strv (g, "names", names, 1);
+  jg_kv (g, "action", "SCMP_ACT_ERRNO");
+  jg_str (g, "errnoRet");
+  yajl_gen_integer (g, ENOSYS);
+  yajl_gen_map_close (g);
+}
+
+/* No set-user-ID or set-group-ID file is ever made: a root run could
+ * otherwise leave a mode 4755 copy of python3 in the project (nosuid
+ * only holds inside the sandbox), and any local user would get uid 0 on
+ * the host.  The mode argument of every call that sets one: chmod and
+ * friends, and the creating calls (open's mode applies with O_CREAT or
+ * O_TMPFILE; glibc passes 0 otherwise).  The kernel reads a umode_t; the
+ * mask tests the one bit whatever the rest holds. */
+static void
+gen_no_setid_files (yajl_gen g, const struct hv_run_ctx *ctx)
+{
+  static const struct
+  {
+    const char *name;
+    unsigned mode_index;
+  } setters[] = { { "chmod", 1 },   { "fchmod", 1 }, { "fchmodat", 2 }, { "fchmodat2", 2 }, { "open", 2 },
+                  { "openat", 3 },  { "creat", 1 },  { "mknod", 1 },    { "mknodat", 2 } };
+  for (size_t i = 0; i < N_ELEMENTS (setters); i++)
+    {
+      deny_masked (g, ctx, setters[i].name, setters[i].mode_index, S_ISUID, S_ISUID);
+      deny_masked (g, ctx, setters[i].name, setters[i].mode_index, S_ISGID, S_ISGID);
+    }
+  /* openat2's mode lives in a struct seccomp cannot read: ENOSYS, and
+   * glibc and the programs that try it first fall back to openat. */
+  not_implemented (g, "openat2");
 }
 
 static void
 gen_seccomp (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx)
 {
   bool agent_profile = !p->syscall_profile || strcmp (p->syscall_profile, "none") != 0;
-  /* Profile "none" still enforces the policy's own syscalls.deny. */
-  if (!agent_profile && p->syscall_deny.n == 0)
-    return;
   jg_str (g, "seccomp");
   yajl_gen_map_open (g);
   jg_kv (g, "defaultAction", "SCMP_ACT_ALLOW");
@@ -278,35 +324,19 @@ gen_seccomp (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx)
   hv_policy_gen_denied_names (g, p);
   deny_action (g, ctx);
   yajl_gen_map_close (g);
+  /* Even under profile "none": setuid files outlive the sandbox. */
+  gen_no_setid_files (g, ctx);
   if (agent_profile)
     {
-      /* ioctl(fd, TIOCSTI / TIOCLINUX): typing into the user's terminal. */
-      const unsigned long long ioctls[] = { TIOCSTI_NR, TIOCLINUX_NR };
-      for (size_t i = 0; i < 2; i++)
-        {
-          yajl_gen_map_open (g);
-          static char *ioctl_name[] = { (char *) "ioctl" };
-          strv (g, "names", ioctl_name, 1);
-          deny_action (g, ctx);
-          arg_rule (g, 1, ioctls[i], false);
-          yajl_gen_map_close (g);
-        }
-      /* New user namespaces: clone(CLONE_NEWUSER) refused; clone3 (whose
-       * flags seccomp cannot see) answers ENOSYS so libc falls back to
-       * clone.  That is not a denial, so it is not audited. */
-      yajl_gen_map_open (g);
-      static char *clone_name[] = { (char *) "clone" };
-      strv (g, "names", clone_name, 1);
-      deny_action (g, ctx);
-      arg_rule (g, 0, CLONE_NEWUSER_FLAG, true);
-      yajl_gen_map_close (g);
-      yajl_gen_map_open (g);
-      static char *clone3_name[] = { (char *) "clone3" };
-      strv (g, "names", clone3_name, 1);
-      jg_kv (g, "action", "SCMP_ACT_ERRNO");
-      jg_str (g, "errnoRet");
-      yajl_gen_integer (g, ENOSYS);
-      yajl_gen_map_close (g);
+      /* ioctl(fd, TIOCSTI / TIOCLINUX): typing into the user's terminal.
+       * The kernel reads the request as an unsigned int: low 32 bits. */
+      deny_masked (g, ctx, "ioctl", 1, 0xffffffffULL, TIOCSTI_NR);
+      deny_masked (g, ctx, "ioctl", 1, 0xffffffffULL, TIOCLINUX_NR);
+      /* New user namespaces: clone(CLONE_NEWUSER) refused (one bit, so
+       * the width the kernel reads does not matter); clone3 (whose flags
+       * seccomp cannot see) answers ENOSYS so libc falls back to clone. */
+      deny_masked (g, ctx, "clone", 0, CLONE_NEWUSER_FLAG, CLONE_NEWUSER_FLAG);
+      not_implemented (g, "clone3");
     }
   yajl_gen_array_close (g);
   yajl_gen_map_close (g);
