@@ -83,12 +83,42 @@ mount_entry (yajl_gen g, const char *dest, const char *type, const char *src, co
   yajl_gen_map_close (g);
 }
 
+/* Under exec rules (block_shell, allow_exec), nothing the sandbox can
+ * write may be mapped executable: Landlock refuses execve of it, but the
+ * dynamic loader run directly (ld.so ./a.out) only mmaps it, which
+ * Landlock does not see and noexec refuses. */
+static bool
+exec_rules (const hv_policy *p)
+{
+  return p->allow_exec.n > 0 || p->block_shell.value;
+}
+
 static void
-bind (yajl_gen g, const char *path, bool writable)
+bind (yajl_gen g, const char *path, bool writable, bool noexec)
 {
   static const char *const rw[] = { "rbind", "rw", "nosuid", "nodev", NULL };
+  static const char *const rw_noexec[] = { "rbind", "rw", "nosuid", "nodev", "noexec", NULL };
   static const char *const ro[] = { "rbind", "ro", "rro", "nosuid", "nodev", NULL };
-  mount_entry (g, path, "bind", path, writable ? rw : ro);
+  static const char *const ro_noexec[] = { "rbind", "ro", "rro", "nosuid", "nodev", "noexec", NULL };
+  if (writable)
+    mount_entry (g, path, "bind", path, noexec ? rw_noexec : rw);
+  else
+    mount_entry (g, path, "bind", path, noexec ? ro_noexec : ro);
+}
+
+static bool
+below (const char *path, const char *dir)
+{
+  size_t l = dir ? strlen (dir) : 0;
+  return l && strncmp (path, dir, l) == 0 && (path[l] == '/' || path[l] == '\0');
+}
+
+/* A read-only path that an earlier run could have written (in the
+ * project or the home): as hostile as a writable one. */
+static bool
+maybe_written (const char *path, const struct hv_run_ctx *ctx)
+{
+  return below (path, ctx->project) || below (path, ctx->home);
 }
 
 static void
@@ -120,6 +150,8 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   static const char *const root_opts[] = { "rbind", "ro", "rro", "nosuid", "nodev", NULL };
   static const char *const proc_opts[] = { "nosuid", "noexec", "nodev", NULL };
   static const char *const dev_opts[] = { "nosuid", "strictatime", "mode=755", "size=65536k", NULL };
+  static const char *const dev_noexec_opts[] = { "nosuid", "noexec", "strictatime", "mode=755", "size=65536k", NULL };
+  bool noexec = exec_rules (p);
   static const char *const pts_opts[] = { "nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", NULL };
   static const char *const shm_opts[] = { "nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL };
   jg_str (g, "mounts");
@@ -127,7 +159,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   /* The host, read-only, as the container's root. */
   mount_entry (g, "/", "bind", "/", root_opts);
   mount_entry (g, "/proc", "proc", "proc", proc_opts);
-  mount_entry (g, "/dev", "tmpfs", "tmpfs", dev_opts);
+  mount_entry (g, "/dev", "tmpfs", "tmpfs", noexec ? dev_noexec_opts : dev_opts);
   mount_entry (g, "/dev/pts", "devpts", "devpts", pts_opts);
   mount_entry (g, "/dev/shm", "tmpfs", "shm", shm_opts);
   /* /run holds daemons' sockets (docker.sock, containerd, D-Bus): a unix
@@ -136,7 +168,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   oci_strv_push (writable, "/run");
   for (size_t i = 0; i < p->n_tmpfs; i++)
     {
-      tmpfs (g, p->tmpfs[i].path, p->tmpfs[i].size, true);
+      tmpfs (g, p->tmpfs[i].path, p->tmpfs[i].size, !noexec);
       oci_strv_push (writable, p->tmpfs[i].path);
     }
   if (p->hide_home.value && ctx->home && is_dir (ctx->home))
@@ -147,11 +179,12 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
         {
           cleanup_free char *path = expand (p->home_allow.v[i], ctx);
           if (is_dir (path))
-            bind (g, path, true);
+            bind (g, path, true, noexec);
         }
     }
   bool project_rw = !p->project_writable.set || p->project_writable.value;
-  bind (g, ctx->project, project_rw);
+  /* noexec even when read-only: an earlier run may have written it. */
+  bind (g, ctx->project, project_rw, noexec);
   if (project_rw)
     oci_strv_push (writable, ctx->project);
   for (size_t i = 0; i < p->read_write.n; i++)
@@ -161,7 +194,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
         return -1;
       for (size_t j = 0; j < found.n; j++)
         {
-          bind (g, found.v[j], true);
+          bind (g, found.v[j], true, noexec);
           oci_strv_push (writable, found.v[j]);
         }
     }
@@ -172,13 +205,13 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
       if (expand_glob (p->read_only.v[i], ctx, &found, err) < 0)
         return -1;
       for (size_t j = 0; j < found.n; j++)
-        bind (g, found.v[j], false);
+        bind (g, found.v[j], false, noexec && maybe_written (found.v[j], ctx));
     }
   for (size_t i = 0; i < p->protect.n; i++)
     {
       cleanup_free char *path = xasprintf ("%s/%s", ctx->project, p->protect.v[i]);
       if (exists (path))
-        bind (g, path, false);
+        bind (g, path, false, noexec);
     }
   yajl_gen_array_close (g);
   return 0;
@@ -299,6 +332,30 @@ gen_no_setid_files (yajl_gen g, const struct hv_run_ctx *ctx)
   not_implemented (g, "openat2");
 }
 
+/* Under exec rules, no executable memory file: memfd_create then execve
+ * of it (fexecve, /proc/self/fd/N) runs any program, and Landlock does
+ * not see files on the kernel's internal mount.  MFD_EXEC is refused
+ * always; a memfd without MFD_NOEXEC_SEAL is executable unless
+ * vm.memfd_noexec is 2 in the sandbox's pid namespace, which only a root
+ * run can set (gen_memfd_sysctl); a rootless run refuses those too. */
+#define MFD_EXEC_FLAG 0x10ULL
+#define MFD_NOEXEC_SEAL_FLAG 0x8ULL
+#define MEMFD_NOEXEC_SYSCTL "/proc/sys/vm/memfd_noexec"
+
+static bool
+memfd_sysctl (const struct hv_run_ctx *ctx)
+{
+  return !ctx->rootless && access (MEMFD_NOEXEC_SYSCTL, F_OK) == 0;
+}
+
+static void
+gen_no_exec_memfds (yajl_gen g, const struct hv_run_ctx *ctx)
+{
+  deny_masked (g, ctx, "memfd_create", 1, MFD_EXEC_FLAG, MFD_EXEC_FLAG);
+  if (!memfd_sysctl (ctx))
+    deny_masked (g, ctx, "memfd_create", 1, MFD_NOEXEC_SEAL_FLAG, 0);
+}
+
 static void
 gen_seccomp (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx)
 {
@@ -326,6 +383,8 @@ gen_seccomp (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx)
   yajl_gen_map_close (g);
   /* Even under profile "none": setuid files outlive the sandbox. */
   gen_no_setid_files (g, ctx);
+  if (exec_rules (p))
+    gen_no_exec_memfds (g, ctx);
   if (agent_profile)
     {
       /* ioctl(fd, TIOCSTI / TIOCLINUX): typing into the user's terminal.
@@ -388,6 +447,29 @@ best_effort (const hv_policy *p, const char *feature)
   return false;
 }
 
+/* PATH as exec rules resolve names in it: without the entries in the
+ * project or in a hidden home.  Under exec rules those are noexec or
+ * absent in the sandbox, and a name found there (a pyenv shim in
+ * ~/.pyenv/shims) is not the program the sandbox would run. */
+static char *
+exec_search_path (const hv_policy *p, const struct hv_run_ctx *ctx, const char *path_env)
+{
+  if (path_env == NULL)
+    return NULL;
+  cleanup_free char *copy = xstrdup (path_env);
+  char *out = xstrdup ("");
+  char *save = NULL;
+  for (char *dir = strtok_r (copy, ":", &save); dir; dir = strtok_r (NULL, ":", &save))
+    {
+      if (dir[0] != '/' || below (dir, ctx->project) || (p->hide_home.value && below (dir, ctx->home)))
+        continue;
+      char *next = xasprintf ("%s%s%s", out, out[0] ? ":" : "", dir);
+      free (out);
+      out = next;
+    }
+  return out;
+}
+
 int
 hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json, hv_error **err)
 {
@@ -401,7 +483,8 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
     if (str_has_prefix (*e, "PATH="))
       path_env = *e + 5;
   int r = -1;
-  if (hv_policy_exec_paths (p, path_env, &exec, err) < 0)
+  cleanup_free char *exec_path = exec_search_path (p, ctx, path_env);
+  if (hv_policy_exec_paths (p, exec_path, &exec, err) < 0)
     goto out;
 
   yajl_gen_map_open (g);
@@ -547,6 +630,17 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
       yajl_gen_map_close (g);
     }
   gen_seccomp (g, p, ctx);
+  if (exec_rules (p) && memfd_sysctl (ctx))
+    {
+      /* Per pid namespace since Linux 6.3, and a child namespace cannot
+       * lower it: every memfd is created non-executable (sealed), and
+       * MFD_EXEC fails.  Written by the runtime through its private
+       * procfs, before /proc/sys is made read-only. */
+      jg_str (g, "sysctl");
+      yajl_gen_map_open (g);
+      jg_kv (g, "vm.memfd_noexec", "2");
+      yajl_gen_map_close (g);
+    }
   static const char *const default_masked[] = { "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys",
                                                 "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
                                                 "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
@@ -556,6 +650,10 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
   for (size_t i = 0; i < p->block.n; i++)
     if (expand_glob (p->block.v[i], ctx, &masked, err) < 0)
       goto out;
+  /* Under block_shell the shells are unreadable too: the dynamic loader
+   * run directly (ld.so /bin/sh) needs only to read and map them. */
+  if (hv_policy_shell_masks (p, exec_path, &writable, &masked, err) < 0)
+    goto out;
   strv (g, "maskedPaths", masked.v, masked.n);
   static char *ro_paths[] = { (char *) "/proc/bus", (char *) "/proc/fs", (char *) "/proc/irq", (char *) "/proc/sys",
                               (char *) "/proc/sysrq-trigger" };

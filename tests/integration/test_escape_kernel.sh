@@ -191,3 +191,158 @@ test_escape_setuid_file_left_in_project_by_user() {
   check_setid_attack_output
   assert_no_setid_files "$P"
 }
+
+LOADER=/lib64/ld-linux-x86-64.so.2
+
+# exec_rules_policy NAME RULES: a policy file extending default (writable
+# project, no resource limits, so it also runs as an ordinary user).
+exec_rules_policy() {
+  printf 'name: %s\nextends: default\nprocess:\n%s\n' "$1" "$2" > "$WORK/$1.yaml"
+  chmod 644 "$WORK/$1.yaml"
+  echo "$WORK/$1.yaml"
+}
+
+# The attacks of item 9 (a) on the dynamic loader: a shell, and a program
+# the agent wrote, in the project and in each scratch directory.
+LOADER_ATTACK="$LOADER /bin/sh -c 'echo SHELL-RAN' 2>&1
+$LOADER /bin/busybox sh -c 'echo SHELL-RAN' 2>&1
+$LOADER /usr/bin/bash -c 'echo SHELL-RAN' 2>&1
+for d in . /tmp /dev/shm \"\$HOME\" /dev; do
+  cp /usr/bin/id \"\$d/agent-id\" 2>/dev/null && $LOADER \"\$d/agent-id\" -u >/dev/null 2>&1 && echo \"AGENT-CODE-RAN in \$d\"
+done
+true"
+
+test_escape_loader_runs_shell_under_block_shell() {
+  need_haven
+  [ -x $LOADER ] || skip "no $LOADER"
+  make_project
+  local pol
+  pol=$(exec_rules_policy noshell '  block_shell: true')
+  haven_in "$P" run --policy "$pol" -- python3 -c "import subprocess; subprocess.run(['$LOADER', '/usr/bin/python3', '-c', '''
+import subprocess
+for cmd in ([\"$LOADER\", \"/bin/sh\", \"-c\", \"echo SHELL-RAN\"], [\"$LOADER\", \"/usr/bin/bash\", \"-c\", \"echo SHELL-RAN\"]):
+    subprocess.run(cmd)
+'''])"
+  assert_not_contains "$OUT" "SHELL-RAN"
+  # The same from the command line, and the agent's own programs.
+  haven_in "$P" run --policy "$pol" -- $LOADER /usr/bin/python3 -c "import subprocess; subprocess.run(['$LOADER', '/usr/bin/env', 'true']); print('loader-ok')"
+  assert_contains "$OUT" "loader-ok"
+  haven_in "$P" run --policy "$pol" -- python3 -c "
+import os, shutil, subprocess
+for d in ('.', '/tmp', '/dev/shm', os.environ.get('HOME', '/tmp')):
+    try:
+        shutil.copy('/usr/bin/id', d + '/agent-id')
+    except OSError:
+        continue
+    r = subprocess.run(['$LOADER', d + '/agent-id', '-u'], capture_output=True)
+    if r.returncode == 0:
+        print('AGENT-CODE-RAN in', d)
+for sh in ('/bin/sh', '/usr/bin/bash', '/bin/busybox'):
+    r = subprocess.run(['$LOADER', sh, '-c', 'echo SHELL-RAN'], capture_output=True, text=True)
+    print(sh, r.returncode, r.stdout.strip())
+"
+  assert_eq 0 "$RC" "probe ran ($OUT)"
+  assert_not_contains "$OUT" "AGENT-CODE-RAN"
+  assert_not_contains "$OUT" "SHELL-RAN"
+}
+
+test_escape_loader_under_allow_exec() {
+  need_haven
+  [ -x $LOADER ] || skip "no $LOADER"
+  make_project
+  local pol
+  pol=$(exec_rules_policy onlypy '  allow_exec: [python3]')
+  # The loader is allowed (python3 needs it): it must not run a shell or
+  # what the agent wrote.
+  haven_in "$P" run --policy "$pol" -- $LOADER /bin/sh -c 'echo SHELL-RAN'
+  assert_not_contains "$OUT" "SHELL-RAN"
+  haven_in "$P" run --policy "$pol" -- python3 -c "
+import shutil, subprocess
+shutil.copy('/usr/bin/id', 'agent-id')
+r = subprocess.run(['$LOADER', './agent-id', '-u'], capture_output=True)
+print('AGENT-CODE-RAN' if r.returncode == 0 else 'refused')"
+  assert_contains "$OUT" "refused"
+  assert_not_contains "$OUT" "AGENT-CODE-RAN"
+}
+
+# Item 9 (b): a program written into a memfd and executed from it.
+MEMFD_ATTACK='import os
+data = open("/usr/bin/id", "rb").read()
+try:
+    os.memfd_create("x", 0x10)  # MFD_EXEC
+    print("mfd-exec-created", flush=True)
+except OSError as e:
+    print("mfd-exec errno", e.errno, flush=True)
+for how in ("fexecve", "procfd"):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            fd = os.memfd_create("x", 0)
+            os.write(fd, data)
+            path = fd if how == "fexecve" else "/proc/self/fd/%d" % fd
+            os.execve(path, ["id", "-u"], {})
+        except OSError as e:
+            print(how, "errno", e.errno, flush=True)
+        os._exit(0)
+    os.waitpid(pid, 0)
+print("done", flush=True)'
+
+check_memfd_refused() {
+  assert_contains "$OUT" "done"
+  assert_not_contains "$OUT" "mfd-exec-created"
+  assert_contains "$OUT" "fexecve errno"
+  assert_contains "$OUT" "procfd errno"
+}
+
+test_escape_memfd_exec_under_block_shell_by_root() {
+  need_haven
+  make_project
+  local pol
+  pol=$(exec_rules_policy noshell '  block_shell: true')
+  haven_in "$P" run --policy "$pol" -- python3 -c "$MEMFD_ATTACK"
+  check_memfd_refused
+  # The pid namespace's setting, not the host's, changed.
+  assert_eq 0 "$(cat /proc/sys/vm/memfd_noexec)" "host vm.memfd_noexec"
+}
+
+test_escape_memfd_exec_under_block_shell_by_user() {
+  need_haven
+  make_project
+  chown -R 65534:65534 "$P"
+  local pol haven
+  pol=$(exec_rules_policy noshell '  block_shell: true')
+  haven=$(world_readable_copy "$HAVEN")
+  OUT=$(cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent XDG_RUNTIME_DIR= \
+        timeout 30 "$haven" run --policy "$pol" -- python3 -c "$MEMFD_ATTACK" 2>&1)
+  check_memfd_refused
+}
+
+# Item 9 (c): allowing a "#!/bin/sh" script allowed its interpreter.
+test_escape_script_allows_its_interpreter() {
+  need_haven
+  make_project
+  local tools pol
+  # Outside /tmp, which the policy replaces with a scratch directory.
+  tools=$(mktemp -d /var/tmp/hvt-tools.XXXXXX)
+  defer "rm -rf '$tools'"
+  chmod 755 "$tools"
+  printf '#!/bin/sh\necho tool\n' > "$tools/tool"
+  chmod 755 "$tools/tool"
+  pol=$(exec_rules_policy scripted "  allow_exec: [python3, $tools/tool]")
+  haven_in "$P" run --policy "$pol" -- /bin/sh -c 'echo SHELL-RAN'
+  assert_not_contains "$OUT" "SHELL-RAN"
+  [ "$RC" != 0 ] || fail "ran with a script whose interpreter is not allowed"
+  assert_contains "$OUT" "\"$tools/tool\" is a script run by $(readlink -f /bin/sh), which allow_exec does not name"
+  # Through env, the program env runs must be named too.
+  printf '#!/usr/bin/env perl\nprint 1\n' > "$tools/tool"
+  pol=$(exec_rules_policy scripted "  allow_exec: [python3, env, $tools/tool]")
+  haven_in "$P" run --policy "$pol" -- python3 -c 'print(1)'
+  [ "$RC" != 0 ] || fail "ran with a script whose env program is not allowed"
+  assert_contains "$OUT" "is a script run through env by"
+  # Named, the interpreter is allowed.
+  printf '#!/usr/bin/python3\nprint("tool-ran")\n' > "$tools/tool"
+  pol=$(exec_rules_policy scripted "  allow_exec: [python3, $tools/tool]")
+  haven_in "$P" run --policy "$pol" -- "$tools/tool"
+  assert_eq 0 "$RC" "allowed script with allowed interpreter ($OUT)"
+  assert_eq "tool-ran" "$OUT"
+}
