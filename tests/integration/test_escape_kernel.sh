@@ -244,6 +244,18 @@ for sh in ('/bin/sh', '/usr/bin/bash', '/bin/busybox'):
   assert_eq 0 "$RC" "probe ran ($OUT)"
   assert_not_contains "$OUT" "AGENT-CODE-RAN"
   assert_not_contains "$OUT" "SHELL-RAN"
+  # Every writable mount (home_allow entries, read_write, tmpfs) is noexec.
+  mkdir -p "$P/rw-dir"
+  pol=$(exec_rules_policy noshell-rw "  block_shell: true
+filesystem:
+  read_write: [rw-dir]
+  home_allow: [~/.cache]
+  tmpfs:
+    - {path: /tmp, size: 64m}")
+  haven_in "$P" run --policy "$pol" -- awk '$6 ~ /^rw/ && $6 !~ /noexec/ && $4 != "/null" {print "exec-mount", $5}' \
+    /proc/self/mountinfo
+  assert_eq 0 "$RC" "mount listing ($OUT)"
+  assert_eq "" "$OUT" "writable mounts without noexec"
 }
 
 test_escape_loader_under_allow_exec() {
