@@ -369,7 +369,14 @@ policy_explain (int argc, char **argv, hv_error **err)
     printf ("  Any installed program may be executed.\n");
   if (p->block_shell.value)
     printf ("  No shell may be executed (sh, bash, dash, zsh, busybox sh... under any name).\n");
+  if (p->allow_exec.n || p->block_shell.value)
+    printf ("  Writable places (and the project) are noexec; shell files are unreadable%s; no executable\n"
+            "  memfd; a #! script in allow_exec needs its interpreter named too.\n"
+            "  Limit: the dynamic loader can still run other readable host programs, and an allowed\n"
+            "  interpreter runs any script.\n",
+            p->block_shell.value ? "" : " unless allow_exec names them");
   printf ("  No new privileges: setuid programs do not gain rights.\n");
+  printf ("  No set-user-ID or set-group-ID file can be made (chmod, open, mknod with the bit: EPERM).\n");
   if (p->capabilities.n)
     list_line ("Capabilities kept:", &p->capabilities);
   else
@@ -379,7 +386,9 @@ policy_explain (int argc, char **argv, hv_error **err)
     printf ("  No agent seccomp profile%s.\n", p->syscall_deny.n ? " (only the denials below)" : "");
   else
     printf ("  Escape primitives fail with \"Operation not permitted\": ptrace, mount, bpf, perf_event_open,\n"
-            "  keyctl, io_uring, userfaultfd, module and kexec loading, TIOCSTI, new user namespaces, ...\n");
+            "  keyctl, io_uring, userfaultfd, module and kexec loading, TIOCSTI, new user namespaces, ...\n"
+            "  (arguments compared as the kernel reads them: ioctl's request on its low 32 bits).\n");
+  printf ("  The command never shares your controlling terminal (a new session without a pty).\n");
   list_line ("Also allowed:", &p->syscall_allow);
   list_line ("Also denied:", &p->syscall_deny);
   printf ("\nResources\n");

@@ -114,12 +114,47 @@ mount_entry (yajl_gen g, const char *dest, const char *type, const char *src, co
   yajl_gen_map_close (g);
 }
 
+/* Under exec rules (block_shell, allow_exec), nothing the sandbox can
+ * write may be mapped executable: Landlock refuses execve of it, but the
+ * dynamic loader run directly (ld.so ./a.out) only mmaps it, which
+ * Landlock does not see and noexec refuses. */
+static bool
+exec_rules (const hv_policy *p)
+{
+  return p->allow_exec.n > 0 || p->block_shell.value;
+}
+
 static void
-bind (yajl_gen g, const char *path, bool writable)
+bind (yajl_gen g, const char *path, bool writable, bool noexec)
 {
   static const char *const rw[] = { "rbind", "rw", "nosuid", "nodev", NULL };
+  static const char *const rw_noexec[] = { "rbind", "rw", "nosuid", "nodev", "noexec", NULL };
   static const char *const ro[] = { "rbind", "ro", "rro", "nosuid", "nodev", NULL };
-  mount_entry (g, path, "bind", path, writable ? rw : ro);
+  static const char *const ro_noexec[] = { "rbind", "ro", "rro", "nosuid", "nodev", "noexec", NULL };
+  if (writable)
+    mount_entry (g, path, "bind", path, noexec ? rw_noexec : rw);
+  else
+    mount_entry (g, path, "bind", path, noexec ? ro_noexec : ro);
+}
+
+static bool
+below (const char *path, const char *dir)
+{
+  size_t l = dir ? strlen (dir) : 0;
+  return l && strncmp (path, dir, l) == 0 && (path[l] == '/' || path[l] == '\0');
+}
+
+/* A read-only path that an earlier run could have written (in the
+ * project or the home): as hostile as a writable one. */
+static bool
+maybe_written (const char *path, const struct hv_run_ctx *ctx)
+{
+  if (below (path, ctx->project) || below (path, ctx->home))
+    return true;
+  for (size_t i = 0; ctx->homes && i < ctx->homes->n; i++)
+    if (below (path, ctx->homes->v[i]))
+      return true;
+  return false;
 }
 
 static void
@@ -149,7 +184,7 @@ exists (const char *path)
  * with the home_allow entries bound back, and every other user's home an
  * empty one (root could read them; the project is bound on top later). */
 static void
-gen_hidden_homes (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_strv *writable)
+gen_hidden_homes (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_strv *writable, bool noexec)
 {
   static const char *const empty_opts[] = { "nosuid", "nodev", "noexec", "mode=755", "size=1m", NULL };
   for (size_t i = 0; ctx->other_homes && i < ctx->other_homes->n; i++)
@@ -167,7 +202,7 @@ gen_hidden_homes (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, 
     expand_each (p->home_allow.v[i], ctx, &allowed);
   for (size_t i = 0; i < allowed.n; i++)
     if (is_dir (allowed.v[i]))
-      bind (g, allowed.v[i], true);
+      bind (g, allowed.v[i], true, noexec);
 }
 
 static int
@@ -176,6 +211,8 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   static const char *const root_opts[] = { "rbind", "ro", "rro", "nosuid", "nodev", NULL };
   static const char *const proc_opts[] = { "nosuid", "noexec", "nodev", NULL };
   static const char *const dev_opts[] = { "nosuid", "strictatime", "mode=755", "size=65536k", NULL };
+  static const char *const dev_noexec_opts[] = { "nosuid", "noexec", "strictatime", "mode=755", "size=65536k", NULL };
+  bool noexec = exec_rules (p);
   static const char *const pts_opts[] = { "nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", NULL };
   static const char *const shm_opts[] = { "nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL };
   jg_str (g, "mounts");
@@ -183,7 +220,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   /* The host, read-only, as the container's root. */
   mount_entry (g, "/", "bind", "/", root_opts);
   mount_entry (g, "/proc", "proc", "proc", proc_opts);
-  mount_entry (g, "/dev", "tmpfs", "tmpfs", dev_opts);
+  mount_entry (g, "/dev", "tmpfs", "tmpfs", noexec ? dev_noexec_opts : dev_opts);
   mount_entry (g, "/dev/pts", "devpts", "devpts", pts_opts);
   mount_entry (g, "/dev/shm", "tmpfs", "shm", shm_opts);
   /* /run holds daemons' sockets (docker.sock, containerd, D-Bus): a unix
@@ -192,13 +229,14 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   oci_strv_push (writable, "/run");
   for (size_t i = 0; i < p->n_tmpfs; i++)
     {
-      tmpfs (g, p->tmpfs[i].path, p->tmpfs[i].size, true);
+      tmpfs (g, p->tmpfs[i].path, p->tmpfs[i].size, !noexec);
       oci_strv_push (writable, p->tmpfs[i].path);
     }
   if (p->hide_home.value)
-    gen_hidden_homes (g, p, ctx, writable);
+    gen_hidden_homes (g, p, ctx, writable, noexec);
   bool project_rw = !p->project_writable.set || p->project_writable.value;
-  bind (g, ctx->project, project_rw);
+  /* noexec even when read-only: an earlier run may have written it. */
+  bind (g, ctx->project, project_rw, noexec);
   if (project_rw)
     oci_strv_push (writable, ctx->project);
   for (size_t i = 0; i < p->read_write.n; i++)
@@ -208,7 +246,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
         return -1;
       for (size_t j = 0; j < found.n; j++)
         {
-          bind (g, found.v[j], true);
+          bind (g, found.v[j], true, noexec);
           oci_strv_push (writable, found.v[j]);
         }
     }
@@ -219,13 +257,13 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
       if (expand_glob (p->read_only.v[i], ctx, &found, err) < 0)
         return -1;
       for (size_t j = 0; j < found.n; j++)
-        bind (g, found.v[j], false);
+        bind (g, found.v[j], false, noexec && maybe_written (found.v[j], ctx));
     }
   for (size_t i = 0; i < p->protect.n; i++)
     {
       cleanup_free char *path = xasprintf ("%s/%s", ctx->project, p->protect.v[i]);
       if (exists (path))
-        bind (g, path, false);
+        bind (g, path, false, noexec);
     }
   yajl_gen_array_close (g);
   return 0;
@@ -339,34 +377,104 @@ deny_action (yajl_gen g, const struct hv_run_ctx *ctx)
     }
 }
 
-/* {"index": I, "value": V[, "valueTwo": V2], "op": OP} */
+/* A rule for one system call: NAME answers like a denial when
+ * (argument INDEX & MASK) == BITS.  In OCI's SCMP_CMP_MASKED_EQ "value" is
+ * the mask and "valueTwo" the expected bits (libseccomp's datum_a and
+ * datum_b).  Masking is also how an argument narrower than a register is
+ * compared the way the kernel reads it: ioctl's request is an unsigned
+ * int, so ioctl(fd, 0x100005412) is TIOCSTI and must match too. */
 static void
-arg_rule (yajl_gen g, unsigned index, unsigned long long value, bool masked)
+deny_masked (yajl_gen g, const struct hv_run_ctx *ctx, const char *name, unsigned index, unsigned long long mask,
+             unsigned long long bits)
 {
+  yajl_gen_map_open (g);
+  char *names[] = { (char *) name };
+  strv (g, "names", names, 1);
+  deny_action (g, ctx);
   jg_str (g, "args");
   yajl_gen_array_open (g);
   yajl_gen_map_open (g);
   jg_str (g, "index");
   yajl_gen_integer (g, index);
   jg_str (g, "value");
-  yajl_gen_integer (g, (long long) value);
-  if (masked)
-    {
-      jg_str (g, "valueTwo");
-      yajl_gen_integer (g, (long long) value);
-    }
-  jg_kv (g, "op", masked ? "SCMP_CMP_MASKED_EQ" : "SCMP_CMP_EQ");
+  yajl_gen_integer (g, (long long) mask);
+  jg_str (g, "valueTwo");
+  yajl_gen_integer (g, (long long) bits);
+  jg_kv (g, "op", "SCMP_CMP_MASKED_EQ");
   yajl_gen_map_close (g);
   yajl_gen_array_close (g);
+  yajl_gen_map_close (g);
+}
+
+/* NAME answers ERRNO without being a denial (not audited): for calls
+ * whose arguments seccomp cannot read, so that libc falls back to an
+ * older call whose arguments it can. */
+static void
+not_implemented (yajl_gen g, const char *name)
+{
+  yajl_gen_map_open (g);
+  char *names[] = { (char *) name };
+  strv (g, "names", names, 1);
+  jg_kv (g, "action", "SCMP_ACT_ERRNO");
+  jg_str (g, "errnoRet");
+  yajl_gen_integer (g, ENOSYS);
+  yajl_gen_map_close (g);
+}
+
+/* No set-user-ID or set-group-ID file is ever made: a root run could
+ * otherwise leave a mode 4755 copy of python3 in the project (nosuid
+ * only holds inside the sandbox), and any local user would get uid 0 on
+ * the host.  The mode argument of every call that sets one: chmod and
+ * friends, and the creating calls (open's mode applies with O_CREAT or
+ * O_TMPFILE; glibc passes 0 otherwise).  The kernel reads a umode_t; the
+ * mask tests the one bit whatever the rest holds. */
+static void
+gen_no_setid_files (yajl_gen g, const struct hv_run_ctx *ctx)
+{
+  static const struct
+  {
+    const char *name;
+    unsigned mode_index;
+  } setters[] = { { "chmod", 1 },   { "fchmod", 1 }, { "fchmodat", 2 }, { "fchmodat2", 2 }, { "open", 2 },
+                  { "openat", 3 },  { "creat", 1 },  { "mknod", 1 },    { "mknodat", 2 } };
+  for (size_t i = 0; i < N_ELEMENTS (setters); i++)
+    {
+      deny_masked (g, ctx, setters[i].name, setters[i].mode_index, S_ISUID, S_ISUID);
+      deny_masked (g, ctx, setters[i].name, setters[i].mode_index, S_ISGID, S_ISGID);
+    }
+  /* openat2's mode lives in a struct seccomp cannot read: ENOSYS, and
+   * glibc and the programs that try it first fall back to openat. */
+  not_implemented (g, "openat2");
+}
+
+/* Under exec rules, no executable memory file: memfd_create then execve
+ * of it (fexecve, /proc/self/fd/N) runs any program, and Landlock does
+ * not see files on the kernel's internal mount.  MFD_EXEC is refused
+ * always; a memfd without MFD_NOEXEC_SEAL is executable unless
+ * vm.memfd_noexec is 2 in the sandbox's pid namespace, which only a root
+ * run can set (gen_memfd_sysctl); a rootless run refuses those too. */
+#define MFD_EXEC_FLAG 0x10ULL
+#define MFD_NOEXEC_SEAL_FLAG 0x8ULL
+#define MEMFD_NOEXEC_SYSCTL "/proc/sys/vm/memfd_noexec"
+
+static bool
+memfd_sysctl (const struct hv_run_ctx *ctx)
+{
+  return !ctx->rootless && access (MEMFD_NOEXEC_SYSCTL, F_OK) == 0;
+}
+
+static void
+gen_no_exec_memfds (yajl_gen g, const struct hv_run_ctx *ctx)
+{
+  deny_masked (g, ctx, "memfd_create", 1, MFD_EXEC_FLAG, MFD_EXEC_FLAG);
+  if (!memfd_sysctl (ctx))
+    deny_masked (g, ctx, "memfd_create", 1, MFD_NOEXEC_SEAL_FLAG, 0);
 }
 
 static void
 gen_seccomp (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx)
 {
   bool agent_profile = !p->syscall_profile || strcmp (p->syscall_profile, "none") != 0;
-  /* Profile "none" still enforces the policy's own syscalls.deny. */
-  if (!agent_profile && p->syscall_deny.n == 0)
-    return;
   jg_str (g, "seccomp");
   yajl_gen_map_open (g);
   jg_kv (g, "defaultAction", "SCMP_ACT_ALLOW");
@@ -388,35 +496,21 @@ gen_seccomp (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx)
   hv_policy_gen_denied_names (g, p);
   deny_action (g, ctx);
   yajl_gen_map_close (g);
+  /* Even under profile "none": setuid files outlive the sandbox. */
+  gen_no_setid_files (g, ctx);
+  if (exec_rules (p))
+    gen_no_exec_memfds (g, ctx);
   if (agent_profile)
     {
-      /* ioctl(fd, TIOCSTI / TIOCLINUX): typing into the user's terminal. */
-      const unsigned long long ioctls[] = { TIOCSTI_NR, TIOCLINUX_NR };
-      for (size_t i = 0; i < 2; i++)
-        {
-          yajl_gen_map_open (g);
-          static char *ioctl_name[] = { (char *) "ioctl" };
-          strv (g, "names", ioctl_name, 1);
-          deny_action (g, ctx);
-          arg_rule (g, 1, ioctls[i], false);
-          yajl_gen_map_close (g);
-        }
-      /* New user namespaces: clone(CLONE_NEWUSER) refused; clone3 (whose
-       * flags seccomp cannot see) answers ENOSYS so libc falls back to
-       * clone.  That is not a denial, so it is not audited. */
-      yajl_gen_map_open (g);
-      static char *clone_name[] = { (char *) "clone" };
-      strv (g, "names", clone_name, 1);
-      deny_action (g, ctx);
-      arg_rule (g, 0, CLONE_NEWUSER_FLAG, true);
-      yajl_gen_map_close (g);
-      yajl_gen_map_open (g);
-      static char *clone3_name[] = { (char *) "clone3" };
-      strv (g, "names", clone3_name, 1);
-      jg_kv (g, "action", "SCMP_ACT_ERRNO");
-      jg_str (g, "errnoRet");
-      yajl_gen_integer (g, ENOSYS);
-      yajl_gen_map_close (g);
+      /* ioctl(fd, TIOCSTI / TIOCLINUX): typing into the user's terminal.
+       * The kernel reads the request as an unsigned int: low 32 bits. */
+      deny_masked (g, ctx, "ioctl", 1, 0xffffffffULL, TIOCSTI_NR);
+      deny_masked (g, ctx, "ioctl", 1, 0xffffffffULL, TIOCLINUX_NR);
+      /* New user namespaces: clone(CLONE_NEWUSER) refused (one bit, so
+       * the width the kernel reads does not matter); clone3 (whose flags
+       * seccomp cannot see) answers ENOSYS so libc falls back to clone. */
+      deny_masked (g, ctx, "clone", 0, CLONE_NEWUSER_FLAG, CLONE_NEWUSER_FLAG);
+      not_implemented (g, "clone3");
     }
   yajl_gen_array_close (g);
   yajl_gen_map_close (g);
@@ -468,6 +562,29 @@ best_effort (const hv_policy *p, const char *feature)
   return false;
 }
 
+/* PATH as exec rules resolve names in it: without the entries in the
+ * project or in a hidden home.  Under exec rules those are noexec or
+ * absent in the sandbox, and a name found there (a pyenv shim in
+ * ~/.pyenv/shims) is not the program the sandbox would run. */
+static char *
+exec_search_path (const hv_policy *p, const struct hv_run_ctx *ctx, const char *path_env)
+{
+  if (path_env == NULL)
+    return NULL;
+  cleanup_free char *copy = xstrdup (path_env);
+  char *out = xstrdup ("");
+  char *save = NULL;
+  for (char *dir = strtok_r (copy, ":", &save); dir; dir = strtok_r (NULL, ":", &save))
+    {
+      if (dir[0] != '/' || below (dir, ctx->project) || (p->hide_home.value && below (dir, ctx->home)))
+        continue;
+      char *next = xasprintf ("%s%s%s", out, out[0] ? ":" : "", dir);
+      free (out);
+      out = next;
+    }
+  return out;
+}
+
 int
 hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json, hv_error **err)
 {
@@ -481,7 +598,8 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
     if (str_has_prefix (*e, "PATH="))
       path_env = *e + 5;
   int r = -1;
-  if (hv_policy_exec_paths (p, path_env, &exec, err) < 0)
+  cleanup_free char *exec_path = exec_search_path (p, ctx, path_env);
+  if (hv_policy_exec_paths (p, exec_path, &exec, err) < 0)
     goto out;
 
   yajl_gen_map_open (g);
@@ -627,6 +745,17 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
       yajl_gen_map_close (g);
     }
   gen_seccomp (g, p, ctx);
+  if (exec_rules (p) && memfd_sysctl (ctx))
+    {
+      /* Per pid namespace since Linux 6.3, and a child namespace cannot
+       * lower it: every memfd is created non-executable (sealed), and
+       * MFD_EXEC fails.  Written by the runtime through its private
+       * procfs, before /proc/sys is made read-only. */
+      jg_str (g, "sysctl");
+      yajl_gen_map_open (g);
+      jg_kv (g, "vm.memfd_noexec", "2");
+      yajl_gen_map_close (g);
+    }
   static const char *const default_masked[] = { "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys",
                                                 "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
                                                 "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
@@ -636,6 +765,10 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
   if (expand_block (p, ctx, &masked, err) < 0)
     goto out;
   if (mask_host_sockets (p, &masked, err) < 0)
+    goto out;
+  /* Under block_shell the shells are unreadable too: the dynamic loader
+   * run directly (ld.so /bin/sh) needs only to read and map them. */
+  if (hv_policy_shell_masks (p, exec_path, &writable, &masked, err) < 0)
     goto out;
   strv (g, "maskedPaths", masked.v, masked.n);
   static char *ro_paths[] = { (char *) "/proc/bus", (char *) "/proc/fs", (char *) "/proc/irq", (char *) "/proc/sys",

@@ -64,29 +64,83 @@ which (const char *name, const char *path_env)
   return NULL;
 }
 
-static void
-add_binary (oci_strv *exec, const char *real)
+/* Is REAL (a canonical path) one of the binaries allow_exec names? */
+static bool
+named (const oci_strv *allowed, const char *real)
+{
+  for (size_t i = 0; i < allowed->n; i++)
+    if (strcmp (allowed->v[i], real) == 0)
+      return true;
+  return false;
+}
+
+/* The interpreter of a "#!" script and, for "#!/usr/bin/env NAME", the
+ * program env runs, canonical; *is_script false when REAL is none. */
+static int
+script_interpreters (const char *real, const char *path_env, char **interp, char **via_env, bool *is_script)
+{
+  *interp = *via_env = NULL;
+  *is_script = false;
+  cleanup_close int fd = open (real, O_RDONLY | O_CLOEXEC);
+  char head[256];
+  ssize_t n = fd >= 0 ? read (fd, head, sizeof (head) - 1) : -1;
+  if (n <= 2 || head[0] != '#' || head[1] != '!')
+    return 0;
+  *is_script = true;
+  head[n] = '\0';
+  head[strcspn (head, "\n")] = '\0';
+  char *save = NULL;
+  char *word = strtok_r (head + 2, " \t", &save);
+  if (word == NULL)
+    return 0;
+  *interp = realpath (word, NULL);
+  const char *base = strrchr (word, '/') ? strrchr (word, '/') + 1 : word;
+  if (strcmp (base, "env") == 0)
+    {
+      char *arg;
+      while ((arg = strtok_r (NULL, " \t", &save)) && arg[0] == '-')
+        ;
+      if (arg)
+        *via_env = which (arg, path_env);
+    }
+  return 0;
+}
+
+/* REAL and what it needs to run: its ELF interpreter (the loader), or,
+ * for a script, nothing more: the interpreter of an allowed script must
+ * be allowed by name itself.  Allowing it silently would allow every
+ * program in that language, "#!/bin/sh" a shell. */
+static int
+add_binary (oci_strv *exec, const char *real, const char *name, const oci_strv *allowed, const char *path_env,
+            const char *file, hv_error **err)
 {
   oci_strv_push_unique (exec, real);
   cleanup_free char *interp = elf_interpreter (real);
   if (interp)
     oci_strv_push_unique (exec, interp);
-  /* A script's interpreter must be executable too. */
-  cleanup_close int fd = open (real, O_RDONLY | O_CLOEXEC);
-  char head[256];
-  ssize_t n = fd >= 0 ? read (fd, head, sizeof (head) - 1) : -1;
-  if (n > 2 && head[0] == '#' && head[1] == '!')
-    {
-      head[n] = '\0';
-      char *p = head + 2;
-      while (*p == ' ')
-        p++;
-      p[strcspn (p, " \n")] = '\0';
-      cleanup_free char *ireal = realpath (p, NULL);
-      if (ireal && strcmp (ireal, real) != 0)
-        add_binary (exec, ireal);
-    }
+  cleanup_free char *script_interp = NULL, *via_env = NULL;
+  bool is_script;
+  script_interpreters (real, path_env, &script_interp, &via_env, &is_script);
+  if (!is_script)
+    return 0;
+  if (script_interp == NULL || !named (allowed, script_interp))
+    return hv_error_set (err, 0,
+                         "%s: process.allow_exec: \"%s\" is a script run by %s, which allow_exec does not name: "
+                         "allowing the script would allow its interpreter for any command (add the interpreter "
+                         "by name if that is meant)",
+                         file, name, script_interp ? script_interp : "an interpreter that was not found");
+  if (via_env && !named (allowed, via_env))
+    return hv_error_set (err, 0,
+                         "%s: process.allow_exec: \"%s\" is a script run through env by %s, which allow_exec "
+                         "does not name (add it by name if that is meant)",
+                         file, name, via_env);
+  return 0;
 }
+
+static const char *const shell_names[] = { "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh",
+                                           "ash", "busybox", "rbash", NULL };
+static const char *const bin_dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin",
+                                        NULL };
 
 /* Compilers run helpers of their own. */
 static const struct
@@ -110,13 +164,22 @@ hv_policy_exec_paths (const hv_policy *p, const char *path_env, oci_strv *exec, 
     }
   if (p->allow_exec.n > 0)
     {
+      const char *file = p->file ? p->file : "policy";
+      /* Every name first: a script's interpreter may come later. */
+      cleanup_strv oci_strv allowed = { 0 };
       for (size_t i = 0; i < p->allow_exec.n; i++)
         {
-          cleanup_free char *real = which (p->allow_exec.v[i], path_env);
+          char *real = which (p->allow_exec.v[i], path_env);
           if (real == NULL)
-            return hv_error_set (err, 0, "%s: process.allow_exec: \"%s\" not found in PATH", p->file ? p->file : "policy",
+            return hv_error_set (err, 0, "%s: process.allow_exec: \"%s\" not found in PATH", file,
                                  p->allow_exec.v[i]);
-          add_binary (exec, real);
+          oci_strv_push (&allowed, real);
+          free (real);
+        }
+      for (size_t i = 0; i < p->allow_exec.n; i++)
+        {
+          if (add_binary (exec, allowed.v[i], p->allow_exec.v[i], &allowed, path_env, file, err) < 0)
+            return -1;
           for (size_t t = 0; t < N_ELEMENTS (toolchains); t++)
             if (strcmp (toolchains[t].tool, p->allow_exec.v[i]) == 0)
               for (size_t h = 0; toolchains[t].helpers[h]; h++)
@@ -129,9 +192,15 @@ hv_policy_exec_paths (const hv_policy *p, const char *path_env, oci_strv *exec, 
                     }
                   else
                     {
+                      /* Toolchain helpers are ELF programs, named here. */
                       cleanup_free char *hr = which (helper, path_env);
                       if (hr)
-                        add_binary (exec, hr);
+                        {
+                          oci_strv_push_unique (exec, hr);
+                          cleanup_free char *hinterp = elf_interpreter (hr);
+                          if (hinterp)
+                            oci_strv_push_unique (exec, hinterp);
+                        }
                     }
                 }
         }
@@ -141,10 +210,6 @@ hv_policy_exec_paths (const hv_policy *p, const char *path_env, oci_strv *exec, 
    * the shells, compared by inode. */
   struct stat shell_st[32];
   size_t n_shells = 0;
-  static const char *const shell_names[] = { "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh",
-                                             "ash", "busybox", "rbash", NULL };
-  static const char *const bin_dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin",
-                                          NULL };
   for (size_t d = 0; bin_dirs[d]; d++)
     for (size_t s = 0; shell_names[s] && n_shells < N_ELEMENTS (shell_st); s++)
       {
@@ -194,6 +259,105 @@ hv_policy_exec_paths (const hv_policy *p, const char *path_env, oci_strv *exec, 
       char real[PATH_MAX];
       if (realpath (lib_dirs[d], real))
         oci_strv_push_unique (exec, real);
+    }
+  return 0;
+}
+
+/* Is PATH (canonical) WRITABLE[i] or below one? */
+static bool
+under_writable (const char *path, const oci_strv *writable)
+{
+  for (size_t i = 0; i < writable->n; i++)
+    {
+      size_t l = strlen (writable->v[i]);
+      if (strncmp (path, writable->v[i], l) == 0 && (path[l] == '/' || path[l] == '\0' || l == 1))
+        return true;
+    }
+  return false;
+}
+
+static bool
+same_file (const struct stat *a, const struct stat *b)
+{
+  return a->st_ino == b->st_ino && a->st_dev == b->st_dev;
+}
+
+int
+hv_policy_shell_masks (const hv_policy *p, const char *path_env, const oci_strv *writable, oci_strv *masked,
+                       hv_error **err)
+{
+  (void) err;
+  /* Under allow_exec too: a shell it does not name may not run, and the
+   * loader would run it. */
+  if (!p->block_shell.value && p->allow_exec.n == 0)
+    return 0;
+  struct stat allowed[64];
+  size_t n_allowed = 0;
+  for (size_t i = 0; i < p->allow_exec.n && n_allowed < N_ELEMENTS (allowed); i++)
+    {
+      cleanup_free char *real = which (p->allow_exec.v[i], path_env);
+      if (real && stat (real, &allowed[n_allowed]) == 0)
+        n_allowed++;
+    }
+  /* The directories to look in: the system's and the absolute PATH
+   * entries, canonical, none the sandbox can write (what it writes there
+   * is on a noexec mount, and a link it planted must not choose what is
+   * masked). */
+  cleanup_strv oci_strv dirs = { 0 };
+  cleanup_free char *copy = xstrdup (path_env ? path_env : "");
+  size_t n_fixed = 0;
+  while (bin_dirs[n_fixed])
+    n_fixed++;
+  char *save = NULL;
+  char *entry = strtok_r (copy, ":", &save);
+  for (size_t d = 0; d < n_fixed || entry; d++)
+    {
+      const char *dir = d < n_fixed ? bin_dirs[d] : entry;
+      if (d >= n_fixed)
+        entry = strtok_r (NULL, ":", &save);
+      char real[PATH_MAX];
+      if (dir[0] != '/' || realpath (dir, real) == NULL || under_writable (real, writable))
+        continue;
+      oci_strv_push_unique (&dirs, real);
+    }
+  /* The shells, by inode: every name of one (symlink or hard link) is
+   * masked, so the loader cannot map it either. */
+  struct stat shells[64];
+  size_t n_shells = 0;
+  for (size_t d = 0; d < dirs.n; d++)
+    for (size_t s = 0; shell_names[s] && n_shells < N_ELEMENTS (shells); s++)
+      {
+        cleanup_free char *path = xasprintf ("%s/%s", dirs.v[d], shell_names[s]);
+        cleanup_free char *real = realpath (path, NULL);
+        if (real == NULL || under_writable (real, writable) || stat (real, &shells[n_shells]) < 0
+            || !S_ISREG (shells[n_shells].st_mode))
+          continue;
+        bool named = false;
+        for (size_t a = 0; a < n_allowed && !named; a++)
+          named = same_file (&allowed[a], &shells[n_shells]);
+        if (!named)
+          n_shells++;
+      }
+  for (size_t d = 0; d < dirs.n; d++)
+    {
+      DIR *dir = opendir (dirs.v[d]);
+      struct dirent *de;
+      while (dir && (de = readdir (dir)))
+        {
+          struct stat st;
+          if (de->d_name[0] == '.' || fstatat (dirfd (dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0
+              || !S_ISREG (st.st_mode))
+            continue;
+          for (size_t sh = 0; sh < n_shells; sh++)
+            if (same_file (&st, &shells[sh]))
+              {
+                cleanup_free char *path = xasprintf ("%s/%s", dirs.v[d], de->d_name);
+                oci_strv_push_unique (masked, path);
+                break;
+              }
+        }
+      if (dir)
+        closedir (dir);
     }
   return 0;
 }

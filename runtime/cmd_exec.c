@@ -287,6 +287,8 @@ exec_inner (struct exec_child *x, bool userns)
       if (master < 0 || hv_sync_send (x->sync, HV_SYNC_CONSOLE, NULL, 0, master, &err) < 0)
         goto fail;
     }
+  else if (hv_console_detach (&err) < 0)
+    goto fail;
   pctx.setgroups_denied = userns && hv_setgroups_denied (pctx.procfd);
   if (hv_process_prepare (&pctx, &err) < 0)
     goto fail;

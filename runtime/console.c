@@ -75,6 +75,22 @@ hv_console_setup (const oci_process *p, bool mount_console, hv_error **err)
   return steal_fd (&master);
 }
 
+/* Without a terminal of its own, the container process would share the
+ * caller's session and with it the caller's controlling terminal when
+ * its stdin or stdout is one (haven run with a pipe on one side, or any
+ * OCI client started from a shell): it could open /dev/tty, and TIOCSTI
+ * types into a terminal only for a process whose controlling terminal it
+ * is (or with CAP_SYS_ADMIN).  A new session has no controlling terminal.
+ * Done for every container, as runc does for each init and exec process,
+ * not only for haven run: no caller wants its terminal handed over. */
+int
+hv_console_detach (hv_error **err)
+{
+  if (setsid () < 0)
+    return hv_error_set (err, errno, "setsid (leave the caller's terminal session)");
+  return 0;
+}
+
 int
 hv_console_send (const char *socket_path, int master, hv_error **err)
 {

@@ -13,6 +13,9 @@
  * slave over /dev/console when mount_console, make it the controlling
  * terminal and stdio.  Returns the master fd. */
 int hv_console_setup (const oci_process *p, bool mount_console, hv_error **err);
+/* For a process without a terminal: a new session, so that it has no
+ * controlling terminal, even when its stdio is the user's terminal. */
+int hv_console_detach (hv_error **err);
 /* Runtime side: connect to the console socket and send the master. */
 int hv_console_send (const char *socket_path, int master, hv_error **err);
 #endif

@@ -198,6 +198,8 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
       if (master < 0 || hv_sync_send (sync, HV_SYNC_CONSOLE, NULL, 0, master, err) < 0)
         goto out;
     }
+  else if (hv_console_detach (err) < 0)
+    goto out;
   if (apply_personality (spec, err) < 0)
     goto out;
   pctx.setgroups_denied = userns && hv_setgroups_denied (pctx.procfd);

@@ -12,6 +12,7 @@
 
 #include "json_gen.h"
 #include "oci_tables.h"
+#include "seccomp_args.h"
 #include "utils.h"
 
 /* "SCMP_ARCH_X86_64" -> libseccomp's token ("x86_64"). */
@@ -73,38 +74,76 @@ action_value (int action, const oci_opt_u64 *errno_ret)
     }
 }
 
+/* libseccomp returns -EEXIST for a rule it already has (two
+ * alternatives can coincide): that is not an error. */
+static int
+add_one (scmp_filter_ctx ctx, uint32_t action, int nr, unsigned n, const struct scmp_arg_cmp *cmps)
+{
+  int r = seccomp_rule_add_array (ctx, action, nr, n, cmps);
+  return r == -EEXIST ? 0 : r;
+}
+
+/* The most rules one OCI rule may become: comparisons of narrow
+ * arguments turn into up to 32 alternatives each. */
+#define MAX_RULES_PER_ENTRY 4096
+
 static int
 add_rule (scmp_filter_ctx ctx, const oci_seccomp_syscall *s, const char *name, int nr, uint32_t action,
           hv_error **err)
 {
   size_t n = s->n_args;
-  cleanup_free struct scmp_arg_cmp *cmps = xmalloc0 ((n + 1) * sizeof (*cmps));
   bool repeated = false;
   for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < i; j++)
+      if (s->args[j].index == s->args[i].index)
+        repeated = true;
+  /* Distinct arguments: one rule ANDing them all (at most six exist). */
+  if (!repeated && n > 6)
+    return hv_error_set (err, 0, "seccomp: rule for \"%s\" compares %zu arguments (at most 6 exist)", name, n);
+  /* Each comparison, as the kernel reads the argument: an OR of
+   * alternatives (see seccomp_args.c). */
+  cleanup_free struct scmp_arg_cmp(*alts)[HV_SCMP_MAX_ALTERNATIVES] = xmalloc0 ((n + 1) * sizeof (*alts));
+  cleanup_free size_t *n_alts = xmalloc0 ((n + 1) * sizeof (*n_alts));
+  for (size_t i = 0; i < n; i++)
     {
-      cmps[i] = (struct scmp_arg_cmp) { .arg = s->args[i].index, .op = (enum scmp_compare) s->args[i].op,
-                                        .datum_a = s->args[i].value, .datum_b = s->args[i].value_two };
-      for (size_t j = 0; j < i; j++)
-        if (s->args[j].index == s->args[i].index)
-          repeated = true;
+      struct scmp_arg_cmp raw = { .arg = s->args[i].index, .op = (enum scmp_compare) s->args[i].op,
+                                  .datum_a = s->args[i].value, .datum_b = s->args[i].value_two };
+      n_alts[i] = hv_seccomp_narrow_cmp (&raw, hv_seccomp_arg_width_mask (name, s->args[i].index), alts[i]);
     }
-  int r;
-  if (!repeated)
-    {
-      /* Distinct arguments: one rule ANDing them all (at most six exist). */
-      if (n > 6)
-        return hv_error_set (err, 0, "seccomp: rule for \"%s\" compares %zu arguments (at most 6 exist)", name, n);
-      r = seccomp_rule_add_array (ctx, action, nr, (unsigned) n, cmps);
-    }
-  else
+  int r = 0;
+  if (repeated)
     {
       /* libseccomp ANDs comparisons and refuses two on the same argument;
        * like runc and crun, several comparisons of one argument mean OR:
        * one rule each, for every one of them (dropping any would leave the
        * rule more permissive than asked). */
-      r = 0;
       for (size_t i = 0; i < n && r == 0; i++)
-        r = seccomp_rule_add_array (ctx, action, nr, 1, &cmps[i]);
+        for (size_t k = 0; k < n_alts[i] && r == 0; k++)
+          r = add_one (ctx, action, nr, 1, &alts[i][k]);
+    }
+  else
+    {
+      /* An AND of ORs: one rule per combination of alternatives.  None
+       * when a comparison can never hold for the kernel's value. */
+      size_t total = 1;
+      for (size_t i = 0; i < n; i++)
+        {
+          total *= n_alts[i];
+          if (total > MAX_RULES_PER_ENTRY)
+            return hv_error_set (err, 0, "seccomp: rule for \"%s\" needs more than %d comparisons", name,
+                                 MAX_RULES_PER_ENTRY);
+        }
+      for (size_t c = 0; c < total && r == 0; c++)
+        {
+          struct scmp_arg_cmp combo[6];
+          size_t rest = c;
+          for (size_t i = 0; i < n; i++)
+            {
+              combo[i] = alts[i][rest % n_alts[i]];
+              rest /= n_alts[i];
+            }
+          r = add_one (ctx, action, nr, (unsigned) n, combo);
+        }
     }
   if (r < 0)
     return hv_error_set (err, -r, "seccomp: add rule for \"%s\" (%s)", name, s->action_name);

@@ -112,8 +112,10 @@ main.c" "$OUT"
     command -v ${cmd%% *} >/dev/null || continue
     haven_in "$P" run --policy "$P/noshell.yaml" -- $cmd
     [ "$RC" != 0 ] || fail "$cmd ran under block_shell"
-    # (errno text in lower case, as Go prints it: engines match on it)
-    assert_contains "$OUT" "permission denied"
+    # (errno text in lower case, as Go prints it: engines match on it; a
+    # shell's file is masked under block_shell, so the lookup may not
+    # find it at all)
+    [[ "$OUT" == *"permission denied"* || "$OUT" == *"executable file not found"* ]] || fail "$cmd: $OUT"
   done
   ln -s "$(command -v sh)" "$P/innocent-name"
   haven_in "$P" run --policy "$P/noshell.yaml" -- "$P/innocent-name" -c true
