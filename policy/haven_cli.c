@@ -287,6 +287,25 @@ list_line (const char *label, const oci_strv *v)
   printf ("\n");
 }
 
+/* A size exactly as enforced: in the largest unit that divides it, else
+ * in bytes (explain used to print 0 MiB for a limit that was none). */
+static const char *
+exact_size (uint64_t v, char *buf, size_t len)
+{
+  static const char *const units[] = { "TiB", "GiB", "MiB", "KiB" };
+  for (int i = 0; i < 4; i++)
+    {
+      uint64_t u = 1ULL << (10 * (4 - i));
+      if (v >= u && v % u == 0)
+        {
+          snprintf (buf, len, "%llu %s", (unsigned long long) (v / u), units[i]);
+          return buf;
+        }
+    }
+  snprintf (buf, len, "%llu bytes", (unsigned long long) v);
+  return buf;
+}
+
 static int
 policy_explain (int argc, char **argv, hv_error **err)
 {
@@ -311,9 +330,10 @@ policy_explain (int argc, char **argv, hv_error **err)
       printf ("\n");
       list_line ("   ", &p->home_allow);
     }
+  char size[64];
   for (size_t i = 0; i < p->n_tmpfs; i++)
-    printf ("  %s is a private scratch directory (%llu MiB).\n", p->tmpfs[i].path,
-            (unsigned long long) ((p->tmpfs[i].size ? p->tmpfs[i].size : 256ULL << 20) >> 20));
+    printf ("  %s is a private scratch directory (%s).\n", p->tmpfs[i].path,
+            exact_size (p->tmpfs[i].size ? p->tmpfs[i].size : 256ULL << 20, size, sizeof (size)));
   printf ("  /run is replaced by an empty directory, so daemon sockets (docker.sock) are out of reach.\n");
   printf ("\nNetwork\n  ");
   switch (p->net_mode)
@@ -354,7 +374,7 @@ policy_explain (int argc, char **argv, hv_error **err)
   list_line ("Also denied:", &p->syscall_deny);
   printf ("\nResources\n");
   if (p->memory.set)
-    printf ("  Memory: %llu MiB\n", (unsigned long long) (p->memory.value >> 20));
+    printf ("  Memory: %s\n", exact_size (p->memory.value, size, sizeof (size)));
   if (p->cpus_milli.set)
     printf ("  CPUs: %.2f\n", (double) p->cpus_milli.value / 1000.0);
   if (p->pids.set)
