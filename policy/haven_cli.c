@@ -23,6 +23,7 @@
 #include "policy.h"
 #include "policy_audit.h"
 #include "policy_compile.h"
+#include "run_leftovers.h"
 #include "self_exe.h"
 #include "state.h"
 #include "utils.h"
@@ -134,12 +135,12 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
              p->name);
 
   const char *runtime_dir = getenv ("XDG_RUNTIME_DIR");
-  char tmpl[PATH_MAX];
-  snprintf (tmpl, sizeof (tmpl), "%s/haven-run.XXXXXX",
-            geteuid () == 0 ? "/run" : (runtime_dir && runtime_dir[0] ? runtime_dir : "/tmp"));
-  if (mkdtemp (tmpl) == NULL)
-    return hv_error_set (err, errno, "create bundle directory %s", tmpl);
-  bundle = xstrdup (tmpl);
+  const char *bundle_parent = geteuid () == 0 ? "/run" : (runtime_dir && runtime_dir[0] ? runtime_dir : "/tmp");
+  cleanup_free char *root = hv_default_state_root ();
+  /* What runs killed with SIGKILL left (run_leftovers.h). */
+  hv_run_clean_leftovers (bundle_parent, root);
+  if (hv_run_bundle_create (bundle_parent, &bundle, err) < 0)
+    return -1;
   cleanup_free char *rootfs = xasprintf ("%s/rootfs", bundle);
   ctx.rootfs = rootfs;
   int ret = -1;
@@ -160,7 +161,6 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
   /* The runtime part: exactly `haven-runc run --bundle B ID`. */
   {
     struct hv_global g = { 0 };
-    cleanup_free char *root = hv_default_state_root ();
     /* A state root in a shared directory must be ours, not planted. */
     struct stat st;
     if (mkdir (root, 0700) < 0 && errno != EEXIST)
@@ -176,18 +176,15 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
     cleanup_free char *id = xasprintf ("haven-run-%d", getpid ());
     g.root = root;
     char *run_argv[] = { (char *) "run", (char *) "--bundle", bundle, id, NULL };
+    /* The parser bounds timeouts to 30 days: the cast cannot truncate. */
     hv_run_timeout_s = p->timeout_s.set ? (unsigned) p->timeout_s.value : 0;
+    hv_run_die_with_runtime = true;
     ret = cmd_run (&g, 4, run_argv, err);
   }
 out:
   hv_audit_end (&audit, ret < 0 ? 125 : hv_exit_status);
   if (!o.keep_bundle)
-    {
-      cleanup_free char *cfg = xasprintf ("%s/config.json", bundle);
-      unlink (cfg);
-      rmdir (rootfs);
-      rmdir (bundle);
-    }
+    hv_run_bundle_remove (bundle);
   else
     fprintf (stderr, "haven: bundle kept in %s\n", bundle);
   return ret;

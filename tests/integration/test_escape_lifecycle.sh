@@ -1,0 +1,103 @@
+# Issue 7 items 13, 14, 15 and relative commands: the audit trail, haven
+# being killed, policy files that weaken silently, `haven run -- ./x`.
+
+# pid of the process whose command line is exactly ARGS (space-joined).
+_pid_of_cmdline() {
+  local want=$1 f
+  for f in /proc/[0-9]*/cmdline; do
+    [ "$(tr '\0' ' ' < "$f" 2>/dev/null)" = "$want " ] && { basename "$(dirname "$f")"; return 0; }
+  done
+  return 1
+}
+
+# _kill9_haven AS_USER: start `haven run -- sleep N` under a policy with a
+# time limit, SIGKILL haven, and check that the sandbox dies within 5 s;
+# then check that the next run removes the bundle, state and cgroup.
+_kill9_haven() {
+  local user=$1 haven=$HAVEN runner=() bundle_parent=/run state_root=/run/haven
+  make_project
+  local marker=3600.$RANDOM
+  printf 'extends: default\nresources: {timeout: 1h%s}\n' "$([ "$user" = root ] && echo ', memory: 512m')" > "$P/limited.yaml"
+  if [ "$user" != root ]; then
+    chown -R 65534:65534 "$P"
+    chmod 755 "$WORK"
+    haven=$(world_readable_copy "$HAVEN")
+    runner=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent XDG_RUNTIME_DIR=)
+    bundle_parent=/tmp state_root=/tmp/haven-65534
+  fi
+  (cd "$P" && exec "${runner[@]}" "$haven" run --policy "$P/limited.yaml" -- sh -c "touch started; exec sleep $marker" \
+     </dev/null >/dev/null 2>&1) &
+  local hpid=$! i spid=
+  defer "kill -9 $hpid 2>/dev/null; true"
+  for i in $(seq 100); do
+    [ -e "$P/started" ] && spid=$(_pid_of_cmdline "sleep $marker") && break
+    sleep 0.1
+  done
+  [ -n "$spid" ] || fail "the sandbox did not start"
+  defer "kill -9 $spid 2>/dev/null; true"
+  local state_dir=$state_root/haven-run-$hpid cgroup= bundle
+  [ -d "$state_dir" ] || fail "no state directory $state_dir"
+  bundle=$(jq -r .bundle "$state_dir/state.json")
+  [ -d "$bundle" ] && [ "$(dirname "$bundle")" = "$bundle_parent" ] || fail "no bundle directory ($bundle)"
+  if [ "$user" = root ]; then
+    cgroup=$(jq -r .cgroupPath "$state_dir/state.json" 2>/dev/null)
+    [ -n "$cgroup" ] && [ "$cgroup" != null ] || fail "no cgroup in $(cat "$state_dir/state.json")"
+  fi
+
+  kill -9 "$hpid"
+  wait "$hpid" 2>/dev/null
+  for i in $(seq 50); do
+    [ -e "/proc/$spid" ] || break
+    sleep 0.1
+  done
+  [ -e "/proc/$spid" ] && fail "the sandbox (pid $spid) still runs 5 s after haven was killed"
+
+  # The next run cleans what the killed one left.
+  OUT=$(cd "$P" && "${runner[@]}" timeout 30 "$haven" run -- true 2>&1)
+  assert_eq 0 "$?" "next run ($OUT)"
+  [ -e "$state_dir" ] && fail "state directory $state_dir left behind"
+  [ -e "$bundle" ] && fail "bundle $bundle left behind"
+  if [ -n "$cgroup" ]; then
+    local d
+    for d in /sys/fs/cgroup /sys/fs/cgroup/unified /sys/fs/cgroup/memory /sys/fs/cgroup/pids; do
+      [ -d "$d$cgroup" ] && fail "cgroup $d$cgroup left behind"
+    done
+  fi
+  return 0
+}
+
+test_escape_kill9_haven_kills_sandbox() {
+  need_haven
+  _kill9_haven root
+}
+
+test_escape_kill9_haven_kills_sandbox_unprivileged() {
+  need_haven
+  _kill9_haven nobody
+}
+
+# A killed run's leftovers whose owner pid now belongs to someone else (pid
+# reuse) are still removed; a live run's are not.
+test_escape_leftovers_pid_reuse() {
+  need_haven
+  make_project
+  sleep 30 &
+  local live=$!
+  defer "kill $live 2>/dev/null; true"
+  # The owner file says the pid started at another time: a reused pid.
+  local stale=/run/haven-run-$live.hvtest1 mine=/run/haven-run-$live.hvtest2
+  mkdir -p "$stale/rootfs" "$mine"
+  echo "$live 1" > "$stale/owner"
+  echo x > "$stale/config.json"
+  ln -s /etc/passwd "$stale/link"
+  local start
+  start=$(awk '{ sub(/.*\) /, ""); print $20 }' "/proc/$live/stat")
+  echo "$live $start" > "$mine/owner"
+  defer "rm -rf '$stale' '$mine'"
+  haven_in "$P" run -- true
+  assert_eq 0 "$RC" "run ($OUT)"
+  [ -e "$stale" ] && fail "the bundle of a reused pid was kept"
+  [ -e /etc/passwd ] || fail "a link was followed"
+  [ -e "$mine/owner" ] || fail "the bundle of a live run was removed"
+  return 0
+}
