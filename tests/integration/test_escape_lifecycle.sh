@@ -101,3 +101,63 @@ test_escape_leftovers_pid_reuse() {
   [ -e "$mine/owner" ] || fail "the bundle of a live run was removed"
   return 0
 }
+
+# A flood of denials: every call still gets EPERM, the log stays under the
+# cap with every line JSON, and what was not recorded is summarized.
+test_escape_audit_flood_is_bounded() {
+  need_haven
+  make_project
+  local log=$WORK/audit-$RANDOM/audit.log
+  printf 'extends: default\naudit:\n  log: %s\n' "$log" > "$P/audit.yaml"
+  haven_in "$P" run --policy "$P/audit.yaml" -- python3 -c '
+import ctypes, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+calls = eperm = 0
+t = time.time()
+while calls < 200000 and time.time() - t < 8:
+    calls += 1
+    if libc.syscall(101, 16, 1, 0, 0) == -1 and ctypes.get_errno() == 1:
+        eperm += 1
+print(calls, eperm)
+'
+  assert_eq 0 "$RC" "flood ($OUT)"
+  local calls eperm
+  read -r calls eperm <<< "$(echo "$OUT" | tail -1)"
+  assert_eq "$calls" "$eperm" "every ptrace call got EPERM"
+  [ "$calls" -ge 20000 ] || fail "only $calls calls"
+  local size
+  size=$(stat -c %s "$log")
+  [ "$size" -le $((4 * 1024 * 1024 + 65536)) ] || fail "audit log grew to $size bytes for $calls denials"
+  python3 - "$log" "$calls" <<'PY' || fail "audit log check failed"
+import json, sys
+lines = open(sys.argv[1], "rb").read().split(b"\n")[:-1]
+recs = [json.loads(l.decode("utf-8")) for l in lines]
+denied = sum(1 for r in recs if r["event"] == "denied" and r["syscall"] == "ptrace")
+dropped = sum(r["syscalls"].get("ptrace", 0) for r in recs if r["event"] == "dropped")
+assert any(r["event"] == "dropped" for r in recs), "no dropped summary"
+assert denied + dropped == int(sys.argv[2]), (denied, dropped, sys.argv[2])
+assert recs[-1]["event"] == "exit", recs[-1]
+PY
+}
+
+# A process named with invalid UTF-8 still gives a JSON line.
+test_escape_audit_invalid_utf8_comm() {
+  need_haven
+  make_project
+  local log=$WORK/audit-$RANDOM/audit.log
+  printf 'extends: default\naudit:\n  log: %s\n' "$log" > "$P/audit.yaml"
+  haven_in "$P" run --policy "$P/audit.yaml" -- python3 -c '
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(15, b"\xff\xfe\x01ok\xc0\x80", 0, 0, 0)
+libc.syscall(101, 16, 1, 0, 0)
+'
+  assert_eq 0 "$RC" "run ($OUT)"
+  python3 - "$log" <<'PY' || fail "audit log: $(cat -v "$log")"
+import json, sys
+recs = [json.loads(l.decode("utf-8")) for l in open(sys.argv[1], "rb").read().split(b"\n")[:-1]]
+d = [r for r in recs if r["event"] == "denied" and r["syscall"] == "ptrace"]
+assert d and d[0]["comm"] == "\ufffd\ufffd\x01ok\ufffd\ufffd", d
+PY
+}
