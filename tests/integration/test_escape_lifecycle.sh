@@ -161,3 +161,22 @@ d = [r for r in recs if r["event"] == "denied" and r["syscall"] == "ptrace"]
 assert d and d[0]["comm"] == "\ufffd\ufffd\x01ok\ufffd\ufffd", d
 PY
 }
+
+# `haven run -- ./script.sh` runs the project's script, as a shell would.
+test_escape_relative_command_in_project() {
+  need_haven
+  make_project
+  mkdir -p "$P/bin"
+  printf '#!/bin/sh\necho "script ran in $(pwd)"\n' > "$P/script.sh"
+  printf '#!/bin/sh\necho nested\n' > "$P/bin/tool"
+  chmod +x "$P/script.sh" "$P/bin/tool"
+  haven_in "$P" run -- ./script.sh
+  assert_eq 0 "$RC" "./script.sh ($OUT)"
+  assert_eq "script ran in $P" "$OUT"
+  haven_in "$P" run -- bin/tool
+  assert_eq 0 "$RC" "bin/tool ($OUT)"
+  assert_eq nested "$OUT"
+  haven_in "$P/src" run --project "$P" -- ../script.sh
+  assert_eq 0 "$RC" "../script.sh from src ($OUT)"
+  assert_eq "script ran in $P/src" "$OUT"
+}
