@@ -180,3 +180,45 @@ test_escape_relative_command_in_project() {
   assert_eq 0 "$RC" "../script.sh from src ($OUT)"
   assert_eq "script ran in $P/src" "$OUT"
 }
+
+# `extends:` naming a FIFO used to block haven forever; now it is refused
+# at once, before anything runs.
+test_escape_policy_extends_fifo_refused() {
+  need_haven
+  make_project
+  mkfifo "$P/trap.yaml"
+  printf 'extends: trap.yaml\n' > "$P/pol.yaml"
+  local t0=$SECONDS
+  OUT=$(cd "$P" && timeout 10 "$HAVEN" run --policy "$P/pol.yaml" -- true 2>&1 </dev/null)
+  RC=$?
+  [ "$RC" = 124 ] && fail "haven hung on a FIFO in extends"
+  assert_eq 125 "$RC" "status ($OUT)"
+  assert_contains "$OUT" "$P/trap.yaml: not a regular file"
+  [ $((SECONDS - t0)) -le 3 ] || fail "took $((SECONDS - t0)) s"
+}
+
+# The weakenings of item 15, through the command line: each is refused
+# with file:line:column, and explain shows the limit exactly.
+test_escape_policy_silent_weakening_refused() {
+  need_haven
+  make_project
+  printf 'extends: default\nresources: {memory: 1g}\n---\nresources: {memory: 64g}\n' > "$P/two.yaml"
+  printf 'extends: default\nresources:\n  timeout: 10m\n  timeout: nan\n' > "$P/dup.yaml"
+  printf 'extends: default\nresources: {memory: inf}\n' > "$P/inf.yaml"
+  printf 'extends: default\nresources: {timeout: 4294967296}\n' > "$P/t32.yaml"
+  printf 'extends: default\nfilesystem: {block: [$HOME/.ssh]}\n' > "$P/var.yaml"
+  haven_in "$P" run --policy "$P/two.yaml" -- true
+  assert_eq 125 "$RC" "two documents ($OUT)"
+  assert_contains "$OUT" "$P/two.yaml:3:1: a second YAML document"
+  haven_in "$P" run --policy "$P/dup.yaml" -- true
+  assert_contains "$OUT" "$P/dup.yaml:4:3: duplicate key \"timeout\""
+  haven_in "$P" run --policy "$P/inf.yaml" -- true
+  assert_contains "$OUT" "$P/inf.yaml:2:21: resources.memory: expected a size"
+  haven_in "$P" run --policy "$P/t32.yaml" -- true
+  assert_contains "$OUT" "$P/t32.yaml:2:22: resources.timeout: expected a duration"
+  haven_in "$P" run --policy "$P/var.yaml" -- true
+  assert_contains "$OUT" "$P/var.yaml:2:22: filesystem.block: \"\$HOME/.ssh\": environment variables are not expanded"
+  printf 'extends: default\nresources: {memory: 1.5k}\n' > "$P/exact.yaml"
+  haven_in "$P" policy explain "$P/exact.yaml"
+  assert_contains "$OUT" "Memory: 1536 bytes"
+}
