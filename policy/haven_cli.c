@@ -380,6 +380,7 @@ policy_explain (int argc, char **argv, hv_error **err)
     printf ("  Open files: %llu\n", (unsigned long long) p->nofile.value);
   if (p->timeout_s.set)
     printf ("  Wall-clock limit: %llu s\n", (unsigned long long) p->timeout_s.value);
+  printf ("  The command is killed with haven, also if haven is killed (SIGKILL).\n");
   printf ("\nEnvironment\n");
   list_line ("Passed:", &p->env_pass);
   list_line ("Denied:", &p->env_deny);
@@ -388,7 +389,12 @@ policy_explain (int argc, char **argv, hv_error **err)
     printf ("  Set: %s=%s\n", p->env_set.v[i].key, p->env_set.v[i].value);
   printf ("\nAudit\n");
   if (p->audit_log)
-    printf ("  Each denied system call is recorded in %s (JSON lines).\n", p->audit_log);
+    {
+      printf ("  Each denied system call is recorded in %s (JSON lines),\n", p->audit_log);
+      printf ("  at most %d per second after a burst of %d and %d MiB per run; what is left out\n"
+              "  is counted in \"dropped\" records.  Every denied call fails with EPERM either way.\n",
+              HV_AUDIT_RATE, HV_AUDIT_BURST, HV_AUDIT_MAX_BYTES >> 20);
+    }
   else
     printf ("  No audit trail (set audit.log to record denied system calls).\n");
   return 0;
