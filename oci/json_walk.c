@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -318,7 +319,12 @@ oci_strv_free (oci_strv *s)
 void
 oci_strv_push (oci_strv *v, const char *str)
 {
-  v->v = xrealloc (v->v, (v->n + 2) * sizeof (char *));
+  /* Grow by doubling: one realloc per item made long lists (a policy's
+   * 100k-item block list) quadratic wherever realloc copies.  Vectors
+   * built elsewhere with exact sizes stay valid: the usable size tells. */
+  size_t need = (v->n + 2) * sizeof (char *);
+  if (v->v == NULL || malloc_usable_size (v->v) < need)
+    v->v = xrealloc (v->v, 2 * need);
   v->v[v->n++] = xstrdup (str);
   v->v[v->n] = NULL;
 }

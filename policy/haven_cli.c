@@ -24,6 +24,7 @@
 #include "policy_audit.h"
 #include "policy_compile.h"
 #include "policy_hide.h"
+#include "run_leftovers.h"
 #include "self_exe.h"
 #include "state.h"
 #include "utils.h"
@@ -146,12 +147,12 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
              p->name);
 
   const char *runtime_dir = getenv ("XDG_RUNTIME_DIR");
-  char tmpl[PATH_MAX];
-  snprintf (tmpl, sizeof (tmpl), "%s/haven-run.XXXXXX",
-            geteuid () == 0 ? "/run" : (runtime_dir && runtime_dir[0] ? runtime_dir : "/tmp"));
-  if (mkdtemp (tmpl) == NULL)
-    return hv_error_set (err, errno, "create bundle directory %s", tmpl);
-  bundle = xstrdup (tmpl);
+  const char *bundle_parent = geteuid () == 0 ? "/run" : (runtime_dir && runtime_dir[0] ? runtime_dir : "/tmp");
+  cleanup_free char *root = hv_default_state_root ();
+  /* What runs killed with SIGKILL left (run_leftovers.h). */
+  hv_run_clean_leftovers (bundle_parent, root);
+  if (hv_run_bundle_create (bundle_parent, &bundle, err) < 0)
+    return -1;
   cleanup_free char *rootfs = xasprintf ("%s/rootfs", bundle);
   ctx.rootfs = rootfs;
   int ret = -1;
@@ -172,7 +173,6 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
   /* The runtime part: exactly `haven-runc run --bundle B ID`. */
   {
     struct hv_global g = { 0 };
-    cleanup_free char *root = hv_default_state_root ();
     /* A state root in a shared directory must be ours, not planted. */
     struct stat st;
     if (mkdir (root, 0700) < 0 && errno != EEXIST)
@@ -188,18 +188,15 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
     cleanup_free char *id = xasprintf ("haven-run-%d", getpid ());
     g.root = root;
     char *run_argv[] = { (char *) "run", (char *) "--bundle", bundle, id, NULL };
+    /* The parser bounds timeouts to 30 days: the cast cannot truncate. */
     hv_run_timeout_s = p->timeout_s.set ? (unsigned) p->timeout_s.value : 0;
+    hv_run_die_with_runtime = true;
     ret = cmd_run (&g, 4, run_argv, err);
   }
 out:
   hv_audit_end (&audit, ret < 0 ? 125 : hv_exit_status);
   if (!o.keep_bundle)
-    {
-      cleanup_free char *cfg = xasprintf ("%s/config.json", bundle);
-      unlink (cfg);
-      rmdir (rootfs);
-      rmdir (bundle);
-    }
+    hv_run_bundle_remove (bundle);
   else
     fprintf (stderr, "haven: bundle kept in %s\n", bundle);
   return ret;
@@ -300,6 +297,25 @@ list_line (const char *label, const oci_strv *v)
   printf ("\n");
 }
 
+/* A size exactly as enforced: in the largest unit that divides it, else
+ * in bytes (explain used to print 0 MiB for a limit that was none). */
+static const char *
+exact_size (uint64_t v, char *buf, size_t len)
+{
+  static const char *const units[] = { "TiB", "GiB", "MiB", "KiB" };
+  for (int i = 0; i < 4; i++)
+    {
+      uint64_t u = 1ULL << (10 * (4 - i));
+      if (v >= u && v % u == 0)
+        {
+          snprintf (buf, len, "%llu %s", (unsigned long long) (v / u), units[i]);
+          return buf;
+        }
+    }
+  snprintf (buf, len, "%llu bytes", (unsigned long long) v);
+  return buf;
+}
+
 static int
 policy_explain (int argc, char **argv, hv_error **err)
 {
@@ -337,9 +353,10 @@ policy_explain (int argc, char **argv, hv_error **err)
               "  are hidden too.\n");
     }
   printf ("  haven refuses a project that is /, is your home or contains a hidden home.\n");
+  char size[64];
   for (size_t i = 0; i < p->n_tmpfs; i++)
-    printf ("  %s is a private scratch directory (%llu MiB).\n", p->tmpfs[i].path,
-            (unsigned long long) ((p->tmpfs[i].size ? p->tmpfs[i].size : 256ULL << 20) >> 20));
+    printf ("  %s is a private scratch directory (%s).\n", p->tmpfs[i].path,
+            exact_size (p->tmpfs[i].size ? p->tmpfs[i].size : 256ULL << 20, size, sizeof (size)));
   printf ("  /run is replaced by an empty directory, so daemon sockets (docker.sock) are out of reach.\n");
   printf ("  Unix sockets bound on the host when the run starts (listed in /proc/net/unix) are masked\n"
           "  wherever they are, so connect() to them fails; sockets bound later, or only in another\n"
@@ -393,7 +410,7 @@ policy_explain (int argc, char **argv, hv_error **err)
   list_line ("Also denied:", &p->syscall_deny);
   printf ("\nResources\n");
   if (p->memory.set)
-    printf ("  Memory: %llu MiB\n", (unsigned long long) (p->memory.value >> 20));
+    printf ("  Memory: %s\n", exact_size (p->memory.value, size, sizeof (size)));
   if (p->cpus_milli.set)
     printf ("  CPUs: %.2f\n", (double) p->cpus_milli.value / 1000.0);
   if (p->pids.set)
@@ -402,6 +419,7 @@ policy_explain (int argc, char **argv, hv_error **err)
     printf ("  Open files: %llu\n", (unsigned long long) p->nofile.value);
   if (p->timeout_s.set)
     printf ("  Wall-clock limit: %llu s\n", (unsigned long long) p->timeout_s.value);
+  printf ("  The command is killed with haven, also if haven is killed (SIGKILL).\n");
   printf ("\nEnvironment\n");
   list_line ("Passed:", &p->env_pass);
   list_line ("Denied:", &p->env_deny);
@@ -410,7 +428,12 @@ policy_explain (int argc, char **argv, hv_error **err)
     printf ("  Set: %s=%s\n", p->env_set.v[i].key, p->env_set.v[i].value);
   printf ("\nAudit\n");
   if (p->audit_log)
-    printf ("  Each denied system call is recorded in %s (JSON lines).\n", p->audit_log);
+    {
+      printf ("  Each denied system call is recorded in %s (JSON lines),\n", p->audit_log);
+      printf ("  at most %d per second after a burst of %d and %d MiB per run; what is left out\n"
+              "  is counted in \"dropped\" records.  Every denied call fails with EPERM either way.\n",
+              HV_AUDIT_RATE, HV_AUDIT_BURST, HV_AUDIT_MAX_BYTES >> 20);
+    }
   else
     printf ("  No audit trail (set audit.log to record denied system calls).\n");
   return 0;

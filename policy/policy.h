@@ -84,8 +84,21 @@ char **hv_policy_search_path (void);
 /* Resolve a name to a file path, or NULL. */
 char *hv_policy_find (const char *name);
 
+/* Bounds of policy values.  Values outside them are errors, never
+ * clamped or dropped (policies/README.md, "How policies are read"). */
+#define HV_POLICY_MAX_TIMEOUT_S (30u * 24 * 3600) /* 30 days: fits the runtime's unsigned timeout */
+#define HV_POLICY_MAX_PIDS 4194304ULL             /* the kernel's PID_MAX_LIMIT */
+#define HV_POLICY_MAX_NOFILE (1ULL << 30)         /* above any fs.nr_open a kernel accepts */
+#define HV_POLICY_MAX_CPUS 4096
+#define HV_POLICY_MAX_DEPTH 64                    /* nesting of mappings and lists */
+#define HV_POLICY_MAX_FILE_SIZE (1u << 20)        /* bytes of one policy file */
+
+/* Strict number parsers: DIGITS[.DIGITS][SUFFIX], no sign, exponent, inf
+ * or nan; 0 and values out of range are errors (-1). */
 int hv_parse_size (const char *s, uint64_t *out);
 int hv_parse_duration (const char *s, uint64_t *seconds);
+int hv_parse_cpus (const char *s, uint64_t *milli);
+int hv_parse_count (const char *s, uint64_t max, uint64_t *out);
 
 static inline void
 cleanup_policyp (hv_policy **p)

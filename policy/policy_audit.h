@@ -12,7 +12,16 @@
  * with the exit status.  The listener reads only what the kernel reports
  * (system call number and arguments); it never reads the sandboxed
  * process's memory, and fields such as "comm" are the process's own
- * claims. */
+ * claims.
+ *
+ * The trail is bounded: denials are recorded at most HV_AUDIT_RATE per
+ * second after a burst of HV_AUDIT_BURST, and at most HV_AUDIT_MAX_BYTES
+ * are written per run.  What is not recorded is summarized in
+ * {"event":"dropped","count":N,"reason":...,"syscalls":{"name":N,...}}
+ * records (one before the next recorded denial, or within a second; after
+ * the size cap one final summary when the sandbox is gone).  Every string
+ * is valid UTF-8 (invalid bytes become U+FFFD), so every line is JSON.
+ * The sandbox gets EPERM for every denied call, recorded or not. */
 #ifndef HAVEN_POLICY_AUDIT_H
 #define HAVEN_POLICY_AUDIT_H
 
@@ -21,6 +30,14 @@
 
 #include "error.h"
 #include "policy.h"
+
+#define HV_AUDIT_RATE 100           /* denial records per second, sustained */
+#define HV_AUDIT_BURST 500          /* ... and at once */
+#define HV_AUDIT_MAX_BYTES (4 << 20) /* written per run, then only a final summary */
+#define HV_AUDIT_MAX_KINDS 128      /* distinct system calls in a summary; the rest count as "other" */
+
+/* s with every invalid UTF-8 byte replaced by U+FFFD (a new string). */
+char *hv_audit_utf8_sanitize (const char *s);
 
 struct hv_audit
 {

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <libgen.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -139,6 +140,52 @@ merge (hv_policy *base, const hv_policy *child)
 #undef OVERRIDE_OPT
 }
 
+/* Only a regular file of at most HV_POLICY_MAX_FILE_SIZE bytes is a
+ * policy.  `extends: /some/fifo` used to block haven forever in open(),
+ * and a device or /dev/zero would be read without end.  The type is
+ * checked before opening (opening a device can have effects of its own)
+ * and again on the open fd, which O_NONBLOCK keeps from blocking if a
+ * FIFO was swapped in between.  A link to a regular file is followed:
+ * where policies may live is checked elsewhere. */
+static int
+read_policy_file (const char *path, char **text, size_t *len, hv_error **err)
+{
+  struct stat st;
+  if (stat (path, &st) < 0)
+    return hv_error_set (err, errno, "policy %s", path);
+  if (!S_ISREG (st.st_mode))
+    return hv_error_set (err, 0, "policy %s: not a regular file", path);
+  cleanup_close int fd = open (path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return hv_error_set (err, errno, "policy %s", path);
+  if (fstat (fd, &st) < 0)
+    return hv_error_set (err, errno, "policy %s: fstat", path);
+  if (!S_ISREG (st.st_mode))
+    return hv_error_set (err, 0, "policy %s: not a regular file", path);
+  if (st.st_size > HV_POLICY_MAX_FILE_SIZE)
+    return hv_error_set (err, 0, "policy %s: larger than %u bytes", path, HV_POLICY_MAX_FILE_SIZE);
+  size_t cap = HV_POLICY_MAX_FILE_SIZE + 1, n = 0;
+  cleanup_free char *buf = xmalloc0 (cap + 1);
+  /* Read to EOF but never past the cap: the file may grow meanwhile. */
+  for (;;)
+    {
+      ssize_t r = read (fd, buf + n, cap - n);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r < 0)
+        return hv_error_set (err, errno, "policy %s: read", path);
+      if (r == 0)
+        break;
+      n += (size_t) r;
+      if (n > HV_POLICY_MAX_FILE_SIZE)
+        return hv_error_set (err, 0, "policy %s: larger than %u bytes", path, HV_POLICY_MAX_FILE_SIZE);
+    }
+  buf[n] = '\0';
+  *text = steal_pointer (&buf);
+  *len = n;
+  return 0;
+}
+
 static bool
 is_path (const char *s)
 {
@@ -178,8 +225,8 @@ load_layer (const char *name_or_file, const char *relative_to, int depth, hv_pol
                          name_or_file);
   cleanup_free char *text = NULL;
   size_t len = 0;
-  if (oci_read_file (path, &text, &len, err) < 0)
-    return hv_error_wrap (err, "policy");
+  if (read_policy_file (path, &text, &len, err) < 0)
+    return -1;
   hv_policy layer = { 0 };
   cleanup_free char *extends = NULL;
   if (hv_policy_parse (text, len, path, &layer, &extends, err) < 0)

@@ -1,11 +1,21 @@
 /* YAML -> hv_policy with libyaml's document API.
  *
  * Every error names file:line:column and the key path.  Unknown keys are
- * errors: a misspelt `blok:` must not silently leave ~/.ssh visible. */
+ * errors: a misspelt `blok:` must not silently leave ~/.ssh visible.  So
+ * is everything else that would weaken a policy without a word: a second
+ * document, a duplicate key, a number that is not exactly representable
+ * (inf, nan, 1e-9, overflow), a path written with $VARIABLES or ~user.
+ *
+ * libyaml's document loader recurses once per nesting level and its
+ * scanner slows down quadratically with deep flow nesting, so the event
+ * stream is scanned first and a document nested deeper than
+ * HV_POLICY_MAX_DEPTH is refused before it is loaded. */
 #include "config.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <malloc.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -90,6 +100,36 @@ as_bool (struct yw *w, yaml_node_t *n, const char *key, oci_opt_bool *out)
   return yw_fail (w, n, key, "expected true or false");
 }
 
+/* Room for n items, doubling: parsing stays linear in long lists. */
+static void *
+grow (void *v, size_t n, size_t size)
+{
+  if (v == NULL || malloc_usable_size (v) < n * size)
+    v = xrealloc (v, 2 * n * size);
+  return v;
+}
+
+/* Paths are taken literally: nothing expands $HOME or ~user, and a
+ * relative path means "in the project", so `$HOME/.ssh` used to block
+ * <project>/$HOME/.ssh and leave the real ~/.ssh visible. */
+static int
+check_path (struct yw *w, yaml_node_t *n, const char *key, const char *s)
+{
+  if (s[0] == '~' && s[1] != '/' && s[1] != '\0')
+    return yw_fail (w, n, key, "\"%s\": ~user is not supported (write ~/ for your home, or an absolute path)", s);
+  for (const char *c = strchr (s, '$'); c; c = strchr (c + 1, '$'))
+    if (c[1] == '{' || c[1] == '_' || isalpha ((unsigned char) c[1]))
+      return yw_fail (w, n, key,
+                      "\"%s\": environment variables are not expanded (write ~/ for your home, or an absolute path)", s);
+  return 0;
+}
+
+static bool
+in_filesystem_section (const struct yw *w)
+{
+  return w->section && strcmp (w->section, "filesystem") == 0;
+}
+
 static int
 as_strv (struct yw *w, yaml_node_t *n, const char *key, oci_strv *out)
 {
@@ -103,20 +143,71 @@ as_strv (struct yw *w, yaml_node_t *n, const char *key, oci_strv *out)
       const char *s = scalar (item);
       if (s == NULL || s[0] == '\0')
         return yw_fail (w, item, key, "list items must be non-empty strings");
+      /* Every list of the filesystem section is a list of paths. */
+      if (in_filesystem_section (w) && check_path (w, item, key, s) < 0)
+        return -1;
       oci_strv_push (out, s);
     }
+  return 0;
+}
+
+/* "DIGITS[.DIGITS]" followed by a suffix, as an exact fraction
+ * whole + frac / 10^frac_digits.  No sign, exponent, hex, inf or nan:
+ * strtod accepts all of them, and each one silently turned a limit into
+ * none (inf and nan cast to 0, 1e-9 rounded to 0). */
+static int
+parse_decimal (const char *s, uint64_t *whole, uint64_t *frac, uint64_t *frac_scale, const char **rest)
+{
+  const char *c = s;
+  if (!isdigit ((unsigned char) *c))
+    return -1;
+  *whole = 0;
+  for (; isdigit ((unsigned char) *c); c++)
+    if (__builtin_mul_overflow (*whole, 10, whole) || __builtin_add_overflow (*whole, (uint64_t) (*c - '0'), whole))
+      return -1;
+  *frac = 0;
+  *frac_scale = 1;
+  if (*c == '.')
+    {
+      c++;
+      if (!isdigit ((unsigned char) *c))
+        return -1;
+      for (; isdigit ((unsigned char) *c); c++)
+        /* Digits past the 18th cannot change a value that is rounded to
+         * whole bytes, seconds or thousandths of a CPU. */
+        if (*frac_scale < 1000000000000000000ULL)
+          {
+            *frac = *frac * 10 + (uint64_t) (*c - '0');
+            *frac_scale *= 10;
+          }
+    }
+  *rest = c;
+  return 0;
+}
+
+/* whole.frac * mult, rounded down (round_half: to nearest); -1 when it
+ * does not fit in 63 bits. */
+static int
+scale_decimal (uint64_t whole, uint64_t frac, uint64_t frac_scale, uint64_t mult, bool round_half, uint64_t *out)
+{
+  unsigned __int128 v = (unsigned __int128) whole * mult;
+  unsigned __int128 f = (unsigned __int128) frac * mult;
+  v += f / frac_scale;
+  if (round_half && (f % frac_scale) * 2 >= frac_scale)
+    v++;
+  if (v > (unsigned __int128) INT64_MAX)
+    return -1;
+  *out = (uint64_t) v;
   return 0;
 }
 
 int
 hv_parse_size (const char *s, uint64_t *out)
 {
-  char *end;
-  errno = 0;
-  double v = strtod (s, &end);
-  if (end == s || errno || v < 0)
+  uint64_t whole, frac, scale, mult = 1, v;
+  const char *end;
+  if (parse_decimal (s, &whole, &frac, &scale, &end) < 0)
     return -1;
-  uint64_t mult = 1;
   switch (tolower ((unsigned char) *end))
     {
     case '\0':
@@ -146,19 +237,21 @@ hv_parse_size (const char *s, uint64_t *out)
       if (*end)
         return -1;
     }
-  *out = (uint64_t) (v * (double) mult);
+  /* Whole bytes, rounded down; 0 is never a size (a cgroup or tmpfs
+   * limit of 0 means "none" or "default" to the layers below). */
+  if (scale_decimal (whole, frac, scale, mult, false, &v) < 0 || v == 0)
+    return -1;
+  *out = v;
   return 0;
 }
 
 int
 hv_parse_duration (const char *s, uint64_t *seconds)
 {
-  char *end;
-  errno = 0;
-  double v = strtod (s, &end);
-  if (end == s || errno || v < 0)
+  uint64_t whole, frac, scale, mult, v;
+  const char *end;
+  if (parse_decimal (s, &whole, &frac, &scale, &end) < 0)
     return -1;
-  double mult = 1;
   if (strcmp (end, "") == 0 || strcmp (end, "s") == 0)
     mult = 1;
   else if (strcmp (end, "m") == 0 || strcmp (end, "min") == 0)
@@ -167,7 +260,38 @@ hv_parse_duration (const char *s, uint64_t *seconds)
     mult = 3600;
   else
     return -1;
-  *seconds = (uint64_t) (v * mult + 0.5);
+  /* Whole seconds, rounded to nearest.  0 would mean "no time limit" to
+   * the runtime, and the runtime keeps the limit in an unsigned int:
+   * both are refused rather than silently dropping the limit. */
+  if (scale_decimal (whole, frac, scale, mult, true, &v) < 0 || v == 0 || v > HV_POLICY_MAX_TIMEOUT_S)
+    return -1;
+  *seconds = v;
+  return 0;
+}
+
+/* CPUs as thousandths: 0.5 -> 500. */
+int
+hv_parse_cpus (const char *s, uint64_t *milli)
+{
+  uint64_t whole, frac, scale, v;
+  const char *end;
+  if (parse_decimal (s, &whole, &frac, &scale, &end) < 0 || *end)
+    return -1;
+  if (scale_decimal (whole, frac, scale, 1000, true, &v) < 0 || v == 0 || v > HV_POLICY_MAX_CPUS * 1000)
+    return -1;
+  *milli = v;
+  return 0;
+}
+
+/* A whole number in [1, max]. */
+int
+hv_parse_count (const char *s, uint64_t max, uint64_t *out)
+{
+  uint64_t whole, frac, scale;
+  const char *end;
+  if (parse_decimal (s, &whole, &frac, &scale, &end) < 0 || *end || scale != 1 || whole == 0 || whole > max)
+    return -1;
+  *out = whole;
   return 0;
 }
 
@@ -176,21 +300,18 @@ as_size (struct yw *w, yaml_node_t *n, const char *key, oci_opt_u64 *out)
 {
   const char *s = scalar (n);
   if (s == NULL || hv_parse_size (s, &out->value) < 0)
-    return yw_fail (w, n, key, "expected a size such as 512m or 2g");
+    return yw_fail (w, n, key, "expected a size such as 512m or 2g (at least 1 byte, below 8 EiB; "
+                               "no inf, nan or exponents)");
   out->set = true;
   return 0;
 }
 
 static int
-as_count (struct yw *w, yaml_node_t *n, const char *key, oci_opt_u64 *out)
+as_count (struct yw *w, yaml_node_t *n, const char *key, uint64_t max, oci_opt_u64 *out)
 {
   const char *s = scalar (n);
-  char *end;
-  if (s == NULL || !isdigit ((unsigned char) s[0]))
-    return yw_fail (w, n, key, "expected a whole number");
-  out->value = strtoull (s, &end, 10);
-  if (*end)
-    return yw_fail (w, n, key, "expected a whole number");
+  if (s == NULL || hv_parse_count (s, max, &out->value) < 0)
+    return yw_fail (w, n, key, "expected a whole number from 1 to %llu", (unsigned long long) max);
   out->set = true;
   return 0;
 }
@@ -322,7 +443,12 @@ f_tmpfs (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
           free (t.path);
           return yw_fail (w, item, key, "needs an absolute path");
         }
-      p->tmpfs = xrealloc (p->tmpfs, (p->n_tmpfs + 1) * sizeof (hv_tmpfs));
+      if (check_path (w, item, key, t.path) < 0)
+        {
+          free (t.path);
+          return -1;
+        }
+      p->tmpfs = grow (p->tmpfs, p->n_tmpfs + 1, sizeof (hv_tmpfs));
       p->tmpfs[p->n_tmpfs++] = t;
     }
   return 0;
@@ -366,13 +492,13 @@ f_memory (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
 static int
 f_pids (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
 {
-  return as_count (w, v, key, &p->pids);
+  return as_count (w, v, key, HV_POLICY_MAX_PIDS, &p->pids);
 }
 
 static int
 f_nofile (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
 {
-  return as_count (w, v, key, &p->nofile);
+  return as_count (w, v, key, HV_POLICY_MAX_NOFILE, &p->nofile);
 }
 
 static int
@@ -380,7 +506,8 @@ f_timeout (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
 {
   const char *s = scalar (v);
   if (s == NULL || hv_parse_duration (s, &p->timeout_s.value) < 0)
-    return yw_fail (w, v, key, "expected a duration such as 90s, 30m or 2h");
+    return yw_fail (w, v, key, "expected a duration such as 90s, 30m or 2h (at least 1s, at most %us = 30 days)",
+                    (unsigned) HV_POLICY_MAX_TIMEOUT_S);
   p->timeout_s.set = true;
   return 0;
 }
@@ -389,11 +516,9 @@ static int
 f_cpus (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
 {
   const char *s = scalar (v);
-  char *end;
-  double c = s ? strtod (s, &end) : 0;
-  if (s == NULL || end == s || *end || c <= 0)
-    return yw_fail (w, v, key, "expected a number of CPUs such as 2 or 0.5");
-  p->cpus_milli = (oci_opt_u64) { true, (uint64_t) (c * 1000 + 0.5) };
+  if (s == NULL || hv_parse_cpus (s, &p->cpus_milli.value) < 0)
+    return yw_fail (w, v, key, "expected a number of CPUs such as 2 or 0.5 (from 0.001 to %d)", HV_POLICY_MAX_CPUS);
+  p->cpus_milli.set = true;
   return 0;
 }
 
@@ -410,7 +535,7 @@ f_env_set (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
       yaml_node_t *val = yaml_document_get_node (w->doc, pair->value);
       if (!scalar (k) || !scalar (val) || strchr (scalar (k), '='))
         return yw_fail (w, k, key, "expected NAME: value with a string value");
-      p->env_set.v = xrealloc (p->env_set.v, (p->env_set.n + 1) * sizeof (oci_kv));
+      p->env_set.v = grow (p->env_set.v, p->env_set.n + 1, sizeof (oci_kv));
       p->env_set.v[p->env_set.n].key = xstrdup (scalar (k));
       p->env_set.v[p->env_set.n].value = xstrdup (scalar (val));
       p->env_set.n++;
@@ -475,19 +600,125 @@ static const struct field top_fields[] = {
   { "audit", s_audit },       { "best_effort", f_best_effort }, { NULL, NULL },
 };
 
+static int
+yaml_syntax_error (yaml_parser_t *parser, const char *file, hv_error **err)
+{
+  return hv_error_set (err, 0, "%s:%zu:%zu: invalid YAML: %s%s%s", file, parser->problem_mark.line + 1,
+                       parser->problem_mark.column + 1, parser->problem ? parser->problem : "syntax error",
+                       parser->context ? " " : "", parser->context ? parser->context : "");
+}
+
+/* One pass over the event stream, in time linear in the input: at most
+ * one document, nested at most HV_POLICY_MAX_DEPTH levels.  Stops at the
+ * first offending event, so a 100k-deep document costs 64 levels. */
+static int
+scan_structure (const char *text, size_t len, const char *file, hv_error **err)
+{
+  yaml_parser_t parser;
+  yaml_event_t ev;
+  int depth = 0, documents = 0, r = -1;
+  yaml_parser_initialize (&parser);
+  yaml_parser_set_input_string (&parser, (const unsigned char *) text, len);
+  for (;;)
+    {
+      if (!yaml_parser_parse (&parser, &ev))
+        {
+          yaml_syntax_error (&parser, file, err);
+          break;
+        }
+      yaml_event_type_t type = ev.type;
+      yaml_mark_t mark = ev.start_mark;
+      yaml_event_delete (&ev);
+      if (type == YAML_STREAM_END_EVENT)
+        {
+          r = 0;
+          break;
+        }
+      if (type == YAML_DOCUMENT_START_EVENT && ++documents > 1)
+        {
+          /* Everything after the first document used to be ignored. */
+          hv_error_set (err, 0, "%s:%zu:%zu: a second YAML document: a policy file holds exactly one", file,
+                        mark.line + 1, mark.column + 1);
+          break;
+        }
+      if ((type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) && ++depth > HV_POLICY_MAX_DEPTH)
+        {
+          hv_error_set (err, 0, "%s:%zu:%zu: nested deeper than %d levels", file, mark.line + 1, mark.column + 1,
+                        HV_POLICY_MAX_DEPTH);
+          break;
+        }
+      if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT)
+        depth--;
+    }
+  yaml_parser_delete (&parser);
+  return r;
+}
+
+struct key_ref
+{
+  const char *key;
+  size_t index;
+  yaml_node_t *node;
+};
+
+static int
+compare_key_ref (const void *a, const void *b)
+{
+  const struct key_ref *x = a, *y = b;
+  int c = strcmp (x->key, y->key);
+  return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/* A key given twice in any mapping is an error, wherever it is: YAML
+ * loaders disagree on which one wins, and libyaml's order made the last
+ * one silently replace the first (`memory: 1g` ... `memory: 64g`).
+ * Sorting keeps this O(n log n) for a mapping of any width. */
+static int
+check_duplicate_keys (struct yw *w)
+{
+  for (yaml_node_t *n = w->doc->nodes.start; n < w->doc->nodes.top; n++)
+    {
+      if (n->type != YAML_MAPPING_NODE)
+        continue;
+      size_t count = (size_t) (n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+      if (count < 2)
+        continue;
+      cleanup_free struct key_ref *refs = xmalloc0 (count * sizeof (*refs));
+      size_t m = 0;
+      for (size_t i = 0; i < count; i++)
+        {
+          yaml_node_t *k = yaml_document_get_node (w->doc, n->data.mapping.pairs.start[i].key);
+          if (scalar (k))
+            refs[m++] = (struct key_ref) { scalar (k), i, k };
+        }
+      qsort (refs, m, sizeof (*refs), compare_key_ref);
+      const struct key_ref *dup = NULL, *first = NULL;
+      for (size_t i = 1; i < m; i++)
+        if (strcmp (refs[i - 1].key, refs[i].key) == 0 && (dup == NULL || refs[i].index < dup->index))
+          {
+            dup = &refs[i];
+            first = &refs[i - 1];
+          }
+      if (dup)
+        return yw_fail (w, dup->node, NULL, "duplicate key \"%s\" (also at line %zu)", dup->key,
+                        first->node->start_mark.line + 1);
+    }
+  return 0;
+}
+
 int
 hv_policy_parse (const char *text, size_t len, const char *file, hv_policy *out, char **extends, hv_error **err)
 {
   yaml_parser_t parser;
   yaml_document_t doc;
   int r = -1;
+  if (scan_structure (text, len, file, err) < 0)
+    return -1;
   yaml_parser_initialize (&parser);
   yaml_parser_set_input_string (&parser, (const unsigned char *) text, len);
   if (!yaml_parser_load (&parser, &doc))
     {
-      hv_error_set (err, 0, "%s:%zu:%zu: invalid YAML: %s%s%s", file, parser.problem_mark.line + 1,
-                    parser.problem_mark.column + 1, parser.problem ? parser.problem : "syntax error",
-                    parser.context ? " " : "", parser.context ? parser.context : "");
+      yaml_syntax_error (&parser, file, err);
       yaml_parser_delete (&parser);
       return -1;
     }
@@ -496,6 +727,8 @@ hv_policy_parse (const char *text, size_t len, const char *file, hv_policy *out,
   pending_extends = NULL;
   if (root == NULL)
     r = 0; /* an empty file is an empty policy */
+  else if (check_duplicate_keys (&w) < 0)
+    r = -1;
   else
     r = parse_mapping (&w, root, top_fields, out);
   if (extends)

@@ -68,6 +68,9 @@ int cmd_update (struct hv_global *g, int argc, char **argv, hv_error **err);
 extern int hv_exit_status;
 /* `run` kills the container after this many seconds (0: no limit). */
 extern unsigned hv_run_timeout_s;
+/* haven run: the container dies with this process (run_guard.h), also
+ * when it is killed with SIGKILL. */
+extern bool hv_run_die_with_runtime;
 
 /* The `haven` front end (same binary, invoked as "haven"). */
 int haven_main (int argc, char **argv);

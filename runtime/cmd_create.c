@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "container.h"
+#include "run_guard.h"
 #include "signals.h"
 #include "tty_proxy.h"
 #include "utils.h"
@@ -120,6 +121,7 @@ cmd_start (struct hv_global *g, int argc, char **argv, hv_error **err)
 }
 
 unsigned hv_run_timeout_s;
+bool hv_run_die_with_runtime;
 
 int
 cmd_run (struct hv_global *g, int argc, char **argv, hv_error **err)
@@ -132,12 +134,27 @@ cmd_run (struct hv_global *g, int argc, char **argv, hv_error **err)
   if (parse_create ("run", argc, argv, &o, &detach, &keep, err) < 0)
     return -1;
   o.keep_child_reapable = !detach;
+  o.die_with_runtime = hv_run_die_with_runtime && !detach;
   /* runc semantics: a foreground run without a console socket proxies the
    * container's terminal itself. */
   if (o.console_socket == NULL && !detach)
     o.console_master = &master;
   if (hv_container_create (g, &o, &c, &pidfd, err) < 0)
     return -1;
+  struct hv_guard guard = { 0, -1 };
+  if (o.die_with_runtime && (pidfd < 0 || hv_guard_start (pidfd, &guard, err) < 0))
+    {
+      /* Fail closed: no sandbox that could outlive us. */
+      cleanup_error hv_error *ignored = NULL;
+      if (pidfd < 0)
+        hv_error_set (err, errno, "pidfd of the container's init");
+      kill (c->pid, SIGKILL);
+      hv_wait_exit (c->pid, 5000);
+      hv_container_destroy (g, c, &ignored);
+      if (pidfd >= 0)
+        close (pidfd);
+      return -1;
+    }
   if (pidfd >= 0)
     close (pidfd);
   if (!detach)
@@ -149,6 +166,7 @@ cmd_run (struct hv_global *g, int argc, char **argv, hv_error **err)
       cleanup_error hv_error *ignored = NULL;
       kill (c->pid, SIGKILL);
       hv_wait_exit (c->pid, 5000);
+      hv_guard_stop (&guard);
       hv_container_destroy (g, c, &ignored);
       return -1;
     }
@@ -175,6 +193,7 @@ cmd_run (struct hv_global *g, int argc, char **argv, hv_error **err)
           break;
         }
     }
+  hv_guard_stop (&guard);
   hv_exit_status = WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status);
   if (hv_time_limit_hit ())
     {

@@ -23,6 +23,7 @@ struct hv_create_opts
   int preserve_fds;
   bool keep_child_reapable; /* run in the foreground: we wait for init */
   int *console_master;      /* run without --console-socket: keep the pty master here */
+  bool die_with_runtime;    /* haven run: init keeps PR_SET_PDEATHSIG after ready */
 };
 
 /* What the init process needs; built by the parent before clone (the child

@@ -207,8 +207,13 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
     goto out;
 
   /* Everything that can fail visibly is done: report ready, and from here
-   * on outlive the create process. */
-  prctl (PR_SET_PDEATHSIG, 0, 0, 0, 0);
+   * on outlive the create process, except under haven run, where the
+   * sandbox must not outlive haven: until the guard (run_guard.h) watches
+   * us, the parent-death signal does.  After a double fork this sets it
+   * for the first time, and only now is it safe: the parent answered
+   * HOOKS_DONE after reaping the first child, so we are reparented to it
+   * and the reparenting cannot fire the signal. */
+  prctl (PR_SET_PDEATHSIG, ctx->opts->die_with_runtime ? SIGKILL : 0, 0, 0, 0);
   if (hv_sync_send (sync, HV_SYNC_READY, NULL, 0, -1, err) < 0)
     goto out;
   close (sync);

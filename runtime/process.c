@@ -286,8 +286,6 @@ hv_process_prepare (struct hv_process_ctx *ctx, hv_error **err)
   if (p->args.n == 0)
     return hv_error_set (err, 0, "process.args is empty");
   ctx->envp = build_env (p);
-  if (resolve_exe (p->args.v[0], ctx->envp, &ctx->exe, err) < 0)
-    return -1;
   if (apply_rlimits (p, err) < 0 || apply_apparmor (ctx, err) < 0 || apply_scheduling (p, err) < 0)
     return -1;
   if (p->exec_cpu_affinity_final || p->exec_cpu_affinity_initial)
@@ -307,6 +305,11 @@ hv_process_prepare (struct hv_process_ctx *ctx, hv_error **err)
   char buf[4096];
   if (getcwd (buf, sizeof (buf)) == NULL || buf[0] != '/')
     return hv_error_set (err, 0, "cwd \"%s\" is outside the container root", p->cwd);
+  /* In the cwd, as a shell and execve() see it: `./script.sh` (and a
+   * relative PATH entry) is relative to the cwd, not to the root where
+   * setup left us.  haven run's cwd is the project. */
+  if (resolve_exe (p->args.v[0], ctx->envp, &ctx->exe, err) < 0)
+    return -1;
   if (ctx->seccomp && ctx->seccomp->present && !p->no_new_privileges)
     {
       int notify_fd = -1;

@@ -1,0 +1,193 @@
+#include "config.h"
+#include "run_leftovers.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "cgroup_systemd.h"
+#include "cli.h"
+#include "log.h"
+#include "state.h"
+#include "utils.h"
+
+#define BUNDLE_PREFIX "haven-run-"
+#define OWNER_FILE "owner"
+
+int
+hv_run_bundle_create (const char *parent, char **out, hv_error **err)
+{
+  cleanup_free char *tmpl = xasprintf ("%s/" BUNDLE_PREFIX "%d.XXXXXX", parent, getpid ());
+  if (mkdtemp (tmpl) == NULL)
+    return hv_error_set (err, errno, "create bundle directory %s", tmpl);
+  unsigned long long start = 0;
+  if (proc_start_time (getpid (), &start, NULL) < 0 || start == 0)
+    {
+      rmdir (tmpl);
+      return hv_error_set (err, 0, "cannot read this process's start time");
+    }
+  char owner[64];
+  int n = snprintf (owner, sizeof (owner), "%d %llu\n", getpid (), start);
+  if (write_file_atomic (tmpl, OWNER_FILE, owner, (size_t) n, err) < 0)
+    {
+      rmdir (tmpl);
+      return -1;
+    }
+  *out = steal_pointer (&tmpl);
+  return 0;
+}
+
+/* Unlink the entries of a bundle directory, not following anything:
+ * files, sockets and links are unlinked themselves; the only directory a
+ * bundle has is the empty rootfs mount point. */
+static void
+empty_bundle (int dirfd)
+{
+  DIR *d = fdopendir (dup (dirfd));
+  if (d == NULL)
+    return;
+  struct dirent *de;
+  while ((de = readdir (d)))
+    {
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+      if (unlinkat (dirfd, de->d_name, 0) < 0 && (errno == EISDIR || errno == EPERM))
+        unlinkat (dirfd, de->d_name, AT_REMOVEDIR);
+    }
+  closedir (d);
+}
+
+void
+hv_run_bundle_remove (const char *bundle)
+{
+  cleanup_close int fd = open (bundle, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  empty_bundle (fd);
+  rmdir (bundle);
+}
+
+/* Is the process that wrote owner (pid and start time) still running? */
+static bool
+owner_alive (int bundlefd, pid_t name_pid)
+{
+  char buf[64] = "";
+  cleanup_close int fd = openat (bundlefd, OWNER_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  unsigned long long now = 0;
+  if (proc_start_time (name_pid, &now, NULL) < 0)
+    return true; /* cannot tell: keep it */
+  if (now == 0)
+    return false;
+  if (fd < 0 || read (fd, buf, sizeof (buf) - 1) <= 0)
+    return true; /* being created right now, or unknown: keep it */
+  int pid = 0;
+  unsigned long long start = 0;
+  if (sscanf (buf, "%d %llu", &pid, &start) != 2 || pid != name_pid)
+    return true;
+  return start == now;
+}
+
+/* "haven-run-<pid>" followed by end or ".": the pid, else 0. */
+static pid_t
+run_pid (const char *name, bool bundle)
+{
+  if (strncmp (name, BUNDLE_PREFIX, strlen (BUNDLE_PREFIX)) != 0)
+    return 0;
+  char *end;
+  errno = 0;
+  long pid = strtol (name + strlen (BUNDLE_PREFIX), &end, 10);
+  if (errno || pid <= 0 || pid > (1L << 22) || end == name + strlen (BUNDLE_PREFIX))
+    return 0;
+  if (bundle ? *end != '.' : *end != '\0')
+    return 0;
+  return (pid_t) pid;
+}
+
+static void
+clean_bundles (const char *parent)
+{
+  cleanup_close int pfd = open (parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (pfd < 0)
+    return;
+  DIR *d = fdopendir (dup (pfd));
+  if (d == NULL)
+    return;
+  struct dirent *de;
+  while ((de = readdir (d)))
+    {
+      pid_t pid = run_pid (de->d_name, true);
+      if (pid == 0 || pid == getpid ())
+        continue;
+      cleanup_close int fd = openat (pfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      struct stat st;
+      /* In a shared /tmp anyone can name a directory like ours. */
+      if (fd < 0 || fstat (fd, &st) < 0 || st.st_uid != geteuid ())
+        continue;
+      if (owner_alive (fd, pid))
+        continue;
+      hv_log (HV_LOG_DEBUG, "removing the bundle %s/%s of a killed haven run", parent, de->d_name);
+      empty_bundle (fd);
+      unlinkat (pfd, de->d_name, AT_REMOVEDIR);
+    }
+  closedir (d);
+}
+
+static void
+clean_state (const char *state_root)
+{
+  DIR *d = opendir (state_root);
+  if (d == NULL)
+    return;
+  struct hv_global g = { .root = state_root };
+  struct dirent *de;
+  while ((de = readdir (d)))
+    {
+      pid_t pid = run_pid (de->d_name, false);
+      if (pid == 0 || pid == getpid ())
+        continue;
+      cleanup_free char *dir = xasprintf ("%s/%s", state_root, de->d_name);
+      struct stat st;
+      if (lstat (dir, &st) < 0 || !S_ISDIR (st.st_mode) || st.st_uid != geteuid () || hv_state_being_created (dir))
+        continue;
+      cleanup_container hv_container *c = NULL;
+      cleanup_error hv_error *err = NULL;
+      if (hv_container_load (&g, de->d_name, &c, &err) < 0)
+        {
+          /* Killed before the state was saved: its haven must be gone. */
+          unsigned long long start = 0;
+          if (proc_start_time (pid, &start, NULL) == 0 && start == 0)
+            hv_state_remove (dir, NULL);
+          continue;
+        }
+      /* Only a container whose init is gone (pid and start time, so a
+       * reused pid does not count): a live one may be another run's. */
+      if (hv_container_status (c) != HV_STATUS_STOPPED)
+        continue;
+      hv_log (HV_LOG_DEBUG, "removing the state and cgroup of the killed haven run %s", de->d_name);
+      /* Not hv_container_destroy: that would run the poststop hooks of
+       * whatever config the stale state points at. */
+      if (c->cgroup_path && c->cgroup_path[0]
+          && (c->systemd_cgroup ? hv_systemd_destroy (c->cgroup_path, &err) : hv_cgroup_destroy (c->cgroup_path, &err))
+                 < 0)
+        {
+          hv_log (HV_LOG_WARNING, "leftover cgroup of %s: %s", de->d_name, err->msg);
+          continue;
+        }
+      if (hv_state_remove (c->dir, &err) < 0)
+        hv_log (HV_LOG_WARNING, "%s", err->msg);
+    }
+  closedir (d);
+}
+
+void
+hv_run_clean_leftovers (const char *parent, const char *state_root)
+{
+  clean_bundles (parent);
+  clean_state (state_root);
+}
