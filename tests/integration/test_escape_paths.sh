@@ -126,3 +126,58 @@ test_escape_paths_vanished_mask_stops_the_start() {
   [ "$RC" != 0 ] || fail "the start did not fail: $OUT"
   assert_contains "$OUT" "$P/src/deep/.env does not exist"
 }
+
+test_escape_paths_swapped_mask_path_stops_the_start() {
+  need_haven
+  make_project
+  # As above, but the parent turns into a link to a copy holding the
+  # secret: the mask must not follow it, nor let the start go on.
+  local b=$WORK/bundle-swap-$RANDOM
+  mkdir -p "$b/rootfs"
+  (cd "$P" && "$HAVEN" policy compile default -- cat src/deep/.env) > "$b/config.json" \
+    || fail "policy compile failed"
+  mv "$P/src/deep" "$P/src/moved"
+  ln -s moved "$P/src/deep"
+  OUT=$(cd "$P" && timeout -k 5 20 "$RUNTIME" --root "$STATE_ROOT" run --bundle "$b" "$(new_id swap)" 2>&1 </dev/null)
+  RC=$?
+  case $OUT in *SECRET=2*) fail "the start went on and the secret was read: $OUT" ;; esac
+  [ "$RC" != 0 ] || fail "the start did not fail: $OUT"
+  assert_contains "$OUT" "crosses a symbolic link"
+}
+
+test_escape_paths_home_allow_link_not_bound() {
+  need_haven
+  make_project
+  host_tmp_marker
+  # A writable home directory (~/.cache) that a run replaced by a link.
+  local home=$WORK/home-$RANDOM
+  mkdir -p "$home"
+  ln -s /tmp "$home/.cache"
+  OUT=$(cd "$P" && HOME=$home timeout 30 "$HAVEN" run -- sh -c "cat ~/.cache/$M 2>&1; echo x > ~/.cache/$M.pwned; echo done" 2>&1)
+  [ ! -e "/tmp/$M.pwned" ] || fail "wrote into the host's /tmp through ~/.cache: $OUT"
+  case $OUT in *host-marker*) fail "the host's /tmp shows through ~/.cache: $OUT" ;; esac
+  assert_contains "$OUT" "haven: not making $home/.cache writable: $home/.cache is a symbolic link"
+}
+
+test_escape_paths_block_link_masked_and_crossing_refused() {
+  need_haven
+  make_project
+  host_tmp_marker
+  # A blocked name that is a link: the link is masked (reads are empty).
+  rm "$P/src/deep/.env"
+  ln -s "/tmp/$M" "$P/src/deep/.env"
+  haven_in "$P" run -- sh -c 'cat src/deep/.env | wc -c'
+  assert_eq 0 "$RC" "run ($OUT)"
+  assert_eq 0 "$OUT" "masked link"
+  # A blocked path outside the project crossing a link: an error.
+  mkdir -p "$WORK/real-$M"
+  echo s > "$WORK/real-$M/secret"
+  ln -s "real-$M" "$WORK/lnk-$M"
+  cat > "$P/b.yaml" <<EOP
+extends: default
+filesystem: {block: ["$WORK/lnk-$M/secret"]}
+EOP
+  haven_in "$P" run --policy "$P/b.yaml" -- true
+  [ "$RC" != 0 ] || fail "ran although a block path crosses a link: $OUT"
+  assert_contains "$OUT" "$WORK/lnk-$M/secret crosses the symbolic link $WORK/lnk-$M; name the path without links"
+}
