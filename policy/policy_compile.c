@@ -15,6 +15,7 @@
 #include "policy_exec.h"
 #include "policy_glob.h"
 #include "policy_hide.h"
+#include "policy_paths.h"
 #include "utils.h"
 
 /* The agent seccomp profile: escape primitives answer EPERM, so an agent
@@ -124,13 +125,22 @@ exec_rules (const hv_policy *p)
   return p->allow_exec.n > 0 || p->block_shell.value;
 }
 
+/* A host path shown at the same path in the sandbox.  The runtime opens
+ * the source and resolves the destination refusing every symbolic link
+ * (x-haven.nofollow): the path was checked link-free here, and a link
+ * swapped in since makes the start fail instead of binding its target.
+ * x-haven.mkdir: the mount point may be missing in the sandbox when it
+ * lies on a tmpfs laid earlier (the hidden home, /tmp). */
 static void
 bind (yajl_gen g, const char *path, bool writable, bool noexec)
 {
-  static const char *const rw[] = { "rbind", "rw", "nosuid", "nodev", NULL };
-  static const char *const rw_noexec[] = { "rbind", "rw", "nosuid", "nodev", "noexec", NULL };
-  static const char *const ro[] = { "rbind", "ro", "rro", "nosuid", "nodev", NULL };
-  static const char *const ro_noexec[] = { "rbind", "ro", "rro", "nosuid", "nodev", "noexec", NULL };
+  static const char *const rw[] = { "rbind", "rw", "nosuid", "nodev", "x-haven.nofollow", "x-haven.mkdir", NULL };
+  static const char *const rw_noexec[]
+      = { "rbind", "rw", "nosuid", "nodev", "noexec", "x-haven.nofollow", "x-haven.mkdir", NULL };
+  static const char *const ro[]
+      = { "rbind", "ro", "rro", "nosuid", "nodev", "x-haven.nofollow", "x-haven.mkdir", NULL };
+  static const char *const ro_noexec[]
+      = { "rbind", "ro", "rro", "nosuid", "nodev", "noexec", "x-haven.nofollow", "x-haven.mkdir", NULL };
   if (writable)
     mount_entry (g, path, "bind", path, noexec ? rw_noexec : rw);
   else
@@ -173,22 +183,171 @@ is_dir (const char *path)
   return stat (path, &st) == 0 && S_ISDIR (st.st_mode);
 }
 
-static bool
-exists (const char *path)
+/* Masks: laid after every bind, each on a path that existed, link-free,
+ * when the policy was compiled.  Without x-haven.optional, a mask whose
+ * path is gone when the runtime lays it (another sandbox renamed its
+ * parent) stops the start instead of leaving what it hides visible. */
+struct masks
 {
-  struct stat st;
-  return lstat (path, &st) == 0;
+  oci_strv paths;
+  oci_strv dirs; /* the subset that is a directory: an empty tmpfs */
+};
+
+static void
+masks_free (struct masks *m)
+{
+  oci_strv_free (&m->paths);
+  oci_strv_free (&m->dirs);
+}
+#define cleanup_masks __attribute__ ((cleanup (masks_free)))
+
+static void
+mask_add (struct masks *m, const char *path, bool dir)
+{
+  oci_strv_push_unique (&m->paths, path);
+  if (dir)
+    oci_strv_push_unique (&m->dirs, path);
+}
+
+static bool
+path_under (const char *path, const char *dir)
+{
+  size_t n = strcmp (dir, "/") == 0 ? 0 : strlen (dir);
+  return strncmp (path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* Is anything of the host visible at path, or does a tmpfs laid above
+ * hide it anyway (the hidden home, /tmp, /run)?  The deepest mount over
+ * the path decides. */
+static bool
+host_visible (const char *path, const oci_strv *shown, const oci_strv *hidden)
+{
+  size_t best_shown = 0, best_hidden = 0;
+  for (size_t i = 0; i < shown->n; i++)
+    if (path_under (path, shown->v[i]) && strlen (shown->v[i]) > best_shown)
+      best_shown = strlen (shown->v[i]);
+  for (size_t i = 0; i < hidden->n; i++)
+    if (path_under (path, hidden->v[i]) && strlen (hidden->v[i]) > best_hidden)
+      best_hidden = strlen (hidden->v[i]);
+  return best_hidden == 0 || best_shown > best_hidden;
+}
+
+static void
+gen_masks (yajl_gen g, const struct masks *m, const oci_strv *shown, const oci_strv *hidden)
+{
+  static const char *const dir_opts[] = { "ro", "nosuid", "nodev", "noexec", "size=4k", "nr_inodes=2",
+                                          "mode=0555", "x-haven.nofollow", NULL };
+  /* Not nodev: reading the masked file must give the null device's
+   * nothing, not EACCES (a bind of /dev/null, as runtimes mask files). */
+  static const char *const file_opts[] = { "bind", "ro", "nosuid", "noexec", "x-haven.nofollow", NULL };
+  for (size_t i = 0; i < m->paths.n; i++)
+    {
+      const char *path = m->paths.v[i];
+      if (!host_visible (path, shown, hidden))
+        continue;
+      /* Below another masked directory: already hidden, and its mount
+       * point will not exist in the empty tmpfs. */
+      bool covered = false;
+      for (size_t j = 0; j < m->dirs.n && !covered; j++)
+        covered = strcmp (m->dirs.v[j], path) != 0 && path_under (path, m->dirs.v[j]);
+      if (covered)
+        continue;
+      bool dir = false;
+      for (size_t j = 0; j < m->dirs.n && !dir; j++)
+        dir = strcmp (m->dirs.v[j], path) == 0;
+      /* A file, a symbolic link or anything else that is not a directory
+       * is covered by /dev/null: onto a link, the mount replaces the link
+       * itself, whose target is never looked at. */
+      if (dir)
+        mount_entry (g, path, "tmpfs", "tmpfs", dir_opts);
+      else
+        mount_entry (g, path, "bind", "/dev/null", file_opts);
+    }
+}
+
+/* "filesystem.KEY \"PATTERN\": PATH is a symbolic link" or "crosses the
+ * symbolic link L", for messages. */
+static char *
+link_words (const struct hv_policy_path *pp)
+{
+  return pp->link_last ? xasprintf ("%s is a symbolic link", pp->real)
+                       : xasprintf ("%s crosses the symbolic link %s", pp->real, pp->link);
+}
+
+/* Binds that make a policy path writable (read_write, home_allow): a path
+ * that is or crosses a link is not bound, with a warning, since binding
+ * it would make the link's target writable. */
+static int
+bind_writable (yajl_gen g, const struct hv_run_ctx *ctx, const char *path, bool dirs_only, bool noexec,
+               oci_strv *writable, oci_strv *shown, hv_error **err)
+{
+  struct hv_policy_path pp;
+  int r = hv_policy_path_resolve (ctx, path, &pp, err);
+  if (r < 0)
+    return -1;
+  if (r == HV_PATH_LINK)
+    {
+      cleanup_free char *why = link_words (&pp);
+      fprintf (stderr, "haven: not making %s writable: %s\n", path, why);
+    }
+  else if (r == HV_PATH_FOUND && (!dirs_only || S_ISDIR (pp.st.st_mode)))
+    {
+      bind (g, pp.real, true, noexec);
+      oci_strv_push (writable, pp.real);
+      oci_strv_push (shown, pp.real);
+    }
+  hv_policy_path_clear (&pp);
+  return 0;
+}
+
+/* A path hidden by the policy (block): an existing file or directory is
+ * masked; a link is masked itself (its target is not followed); a path
+ * crossing a link in the project or home (which a run may have planted)
+ * gets that link masked; crossing one elsewhere is an error, since the
+ * policy then names something this run cannot hide without following it. */
+static int
+block_path (const struct hv_run_ctx *ctx, const char *pattern, const char *path, struct masks *m, hv_error **err)
+{
+  struct hv_policy_path pp;
+  int r = hv_policy_path_resolve (ctx, path, &pp, err);
+  if (r < 0)
+    return hv_error_wrap (err, "filesystem.block \"%s\"", pattern);
+  if (r == HV_PATH_FOUND)
+    mask_add (m, pp.real, S_ISDIR (pp.st.st_mode));
+  else if (r == HV_PATH_LINK && (pp.link_last || pp.in_sandbox_writable))
+    mask_add (m, pp.link, false);
+  else if (r == HV_PATH_LINK)
+    {
+      cleanup_free char *why = link_words (&pp);
+      hv_policy_path_clear (&pp);
+      return hv_error_set (err, 0, "filesystem.block \"%s\": %s; name the path without links", pattern, why);
+    }
+  hv_policy_path_clear (&pp);
+  return 0;
+}
+
+/* Trees the kernel makes for the container (its own /proc, /dev) and
+ * /sys: masked in the container's view, as OCI maskedPaths. */
+static bool
+kernel_tree (const char *path)
+{
+  return path_under (path, "/proc") || path_under (path, "/dev") || path_under (path, "/sys");
 }
 
 /* hide_home: every home of the caller becomes an empty scratch directory
- * with the home_allow entries bound back, and every other user's home an
- * empty one (root could read them; the project is bound on top later). */
-static void
-gen_hidden_homes (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_strv *writable, bool noexec)
+ * with the home_allow entries bound back (never through a link: see
+ * bind_writable), and every other user's home an empty one (root could
+ * read them; the project is bound on top later). */
+static int
+gen_hidden_homes (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, bool noexec, oci_strv *writable,
+                  oci_strv *shown, oci_strv *hidden, hv_error **err)
 {
   static const char *const empty_opts[] = { "nosuid", "nodev", "noexec", "mode=755", "size=1m", NULL };
   for (size_t i = 0; ctx->other_homes && i < ctx->other_homes->n; i++)
-    mount_entry (g, ctx->other_homes->v[i], "tmpfs", "tmpfs", empty_opts);
+    {
+      mount_entry (g, ctx->other_homes->v[i], "tmpfs", "tmpfs", empty_opts);
+      oci_strv_push (hidden, ctx->other_homes->v[i]);
+    }
   cleanup_strv oci_strv homes = { 0 };
   expand_each ("~", ctx, &homes);
   for (size_t h = 0; h < homes.n; h++)
@@ -196,76 +355,20 @@ gen_hidden_homes (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, 
       {
         tmpfs (g, homes.v[h], 64ULL << 20, false);
         oci_strv_push (writable, homes.v[h]);
+        oci_strv_push (hidden, homes.v[h]);
       }
-  cleanup_strv oci_strv allowed = { 0 };
   for (size_t i = 0; i < p->home_allow.n; i++)
-    expand_each (p->home_allow.v[i], ctx, &allowed);
-  for (size_t i = 0; i < allowed.n; i++)
-    if (is_dir (allowed.v[i]))
-      bind (g, allowed.v[i], true, noexec);
-}
-
-static int
-gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_strv *writable, hv_error **err)
-{
-  static const char *const root_opts[] = { "rbind", "ro", "rro", "nosuid", "nodev", NULL };
-  static const char *const proc_opts[] = { "nosuid", "noexec", "nodev", NULL };
-  static const char *const dev_opts[] = { "nosuid", "strictatime", "mode=755", "size=65536k", NULL };
-  static const char *const dev_noexec_opts[] = { "nosuid", "noexec", "strictatime", "mode=755", "size=65536k", NULL };
-  bool noexec = exec_rules (p);
-  static const char *const pts_opts[] = { "nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", NULL };
-  static const char *const shm_opts[] = { "nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL };
-  jg_str (g, "mounts");
-  yajl_gen_array_open (g);
-  /* The host, read-only, as the container's root. */
-  mount_entry (g, "/", "bind", "/", root_opts);
-  mount_entry (g, "/proc", "proc", "proc", proc_opts);
-  mount_entry (g, "/dev", "tmpfs", "tmpfs", noexec ? dev_noexec_opts : dev_opts);
-  mount_entry (g, "/dev/pts", "devpts", "devpts", pts_opts);
-  mount_entry (g, "/dev/shm", "tmpfs", "shm", shm_opts);
-  /* /run holds daemons' sockets (docker.sock, containerd, D-Bus): a unix
-   * socket stays connectable on a read-only mount, so it is replaced. */
-  tmpfs (g, "/run", 16ULL << 20, false);
-  oci_strv_push (writable, "/run");
-  for (size_t i = 0; i < p->n_tmpfs; i++)
     {
-      tmpfs (g, p->tmpfs[i].path, p->tmpfs[i].size, !noexec);
-      oci_strv_push (writable, p->tmpfs[i].path);
-    }
-  if (p->hide_home.value)
-    gen_hidden_homes (g, p, ctx, writable, noexec);
-  bool project_rw = !p->project_writable.set || p->project_writable.value;
-  /* noexec even when read-only: an earlier run may have written it. */
-  bind (g, ctx->project, project_rw, noexec);
-  if (project_rw)
-    oci_strv_push (writable, ctx->project);
-  for (size_t i = 0; i < p->read_write.n; i++)
-    {
-      cleanup_strv oci_strv found = { 0 };
-      if (expand_glob (p->read_write.v[i], ctx, &found, err) < 0)
-        return -1;
-      for (size_t j = 0; j < found.n; j++)
+      cleanup_strv oci_strv allowed = { 0 };
+      expand_each (p->home_allow.v[i], ctx, &allowed);
+      for (size_t j = 0; j < allowed.n; j++)
         {
-          bind (g, found.v[j], true, noexec);
-          oci_strv_push (writable, found.v[j]);
+          /* Below the home's tmpfs, which is in Landlock's writable set. */
+          cleanup_strv oci_strv unused = { 0 };
+          if (bind_writable (g, ctx, allowed.v[j], true, noexec, &unused, shown, err) < 0)
+            return hv_error_wrap (err, "filesystem.home_allow \"%s\"", p->home_allow.v[i]);
         }
     }
-  /* Read-only last, so they win over the writable binds above them. */
-  for (size_t i = 0; i < p->read_only.n; i++)
-    {
-      cleanup_strv oci_strv found = { 0 };
-      if (expand_glob (p->read_only.v[i], ctx, &found, err) < 0)
-        return -1;
-      for (size_t j = 0; j < found.n; j++)
-        bind (g, found.v[j], false, noexec && maybe_written (found.v[j], ctx));
-    }
-  for (size_t i = 0; i < p->protect.n; i++)
-    {
-      cleanup_free char *path = xasprintf ("%s/%s", ctx->project, p->protect.v[i]);
-      if (exists (path))
-        bind (g, path, false, noexec);
-    }
-  yajl_gen_array_close (g);
   return 0;
 }
 
@@ -311,6 +414,121 @@ expand_block (const hv_policy *p, const struct hv_run_ctx *ctx, oci_strv *out, h
     }
   return 0;
 }
+
+static int
+gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_strv *writable,
+            oci_strv *masked_paths, hv_error **err)
+{
+  static const char *const root_opts[] = { "rbind", "ro", "rro", "nosuid", "nodev", NULL };
+  static const char *const proc_opts[] = { "nosuid", "noexec", "nodev", NULL };
+  static const char *const dev_opts[] = { "nosuid", "strictatime", "mode=755", "size=65536k", NULL };
+  static const char *const dev_noexec_opts[] = { "nosuid", "noexec", "strictatime", "mode=755", "size=65536k", NULL };
+  bool noexec = exec_rules (p);
+  static const char *const pts_opts[] = { "nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", NULL };
+  static const char *const shm_opts[] = { "nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL };
+  /* Where the host shows through (binds) and where a tmpfs hides it, to
+   * lay only the masks that hide something. */
+  cleanup_strv oci_strv shown = { 0 }, hidden = { 0 };
+  cleanup_masks struct masks masks = { 0 };
+  jg_str (g, "mounts");
+  yajl_gen_array_open (g);
+  /* The host, read-only, as the container's root. */
+  mount_entry (g, "/", "bind", "/", root_opts);
+  oci_strv_push (&shown, "/");
+  mount_entry (g, "/proc", "proc", "proc", proc_opts);
+  mount_entry (g, "/dev", "tmpfs", "tmpfs", noexec ? dev_noexec_opts : dev_opts);
+  mount_entry (g, "/dev/pts", "devpts", "devpts", pts_opts);
+  mount_entry (g, "/dev/shm", "tmpfs", "shm", shm_opts);
+  /* /run holds daemons' sockets (docker.sock, containerd, D-Bus): a unix
+   * socket stays connectable on a read-only mount, so it is replaced. */
+  tmpfs (g, "/run", 16ULL << 20, false);
+  oci_strv_push (writable, "/run");
+  oci_strv_push (&hidden, "/run");
+  for (size_t i = 0; i < p->n_tmpfs; i++)
+    {
+      tmpfs (g, p->tmpfs[i].path, p->tmpfs[i].size, !noexec);
+      oci_strv_push (writable, p->tmpfs[i].path);
+      oci_strv_push (&hidden, p->tmpfs[i].path);
+    }
+  if (p->hide_home.value && gen_hidden_homes (g, p, ctx, noexec, writable, &shown, &hidden, err) < 0)
+    return -1;
+  bool project_rw = !p->project_writable.set || p->project_writable.value;
+  /* noexec even when read-only: an earlier run may have written it. */
+  bind (g, ctx->project, project_rw, noexec);
+  oci_strv_push (&shown, ctx->project);
+  if (project_rw)
+    oci_strv_push (writable, ctx->project);
+  for (size_t i = 0; i < p->read_write.n; i++)
+    {
+      cleanup_strv oci_strv found = { 0 };
+      if (expand_glob (p->read_write.v[i], ctx, &found, err) < 0)
+        return -1;
+      for (size_t j = 0; j < found.n; j++)
+        if (bind_writable (g, ctx, found.v[j], false, noexec, writable, &shown, err) < 0)
+          return hv_error_wrap (err, "filesystem.read_write \"%s\"", p->read_write.v[i]);
+    }
+  /* Read-only last, so they win over the writable binds above them.  A
+   * link here is an error: binding it would show its target, and leaving
+   * it out would leave writable what the policy says is read-only. */
+  for (size_t i = 0; i < p->read_only.n; i++)
+    {
+      cleanup_strv oci_strv found = { 0 };
+      if (expand_glob (p->read_only.v[i], ctx, &found, err) < 0)
+        return -1;
+      for (size_t j = 0; j < found.n; j++)
+        {
+          struct hv_policy_path pp;
+          int r = hv_policy_path_resolve (ctx, found.v[j], &pp, err);
+          if (r < 0)
+            return hv_error_wrap (err, "filesystem.read_only \"%s\"", p->read_only.v[i]);
+          if (r == HV_PATH_LINK)
+            {
+              cleanup_free char *why = link_words (&pp);
+              hv_policy_path_clear (&pp);
+              return hv_error_set (err, 0, "filesystem.read_only \"%s\": %s (haven does not follow links in policy paths)",
+                                   p->read_only.v[i], why);
+            }
+          if (r == HV_PATH_FOUND)
+            {
+              bind (g, pp.real, false, noexec && maybe_written (pp.real, ctx));
+              oci_strv_push (&shown, pp.real);
+            }
+          hv_policy_path_clear (&pp);
+        }
+    }
+  /* protect: read-only inside the project.  A link there (".envrc ->
+   * /tmp" left by a previous run) is masked: the sandbox sees neither the
+   * link nor its target. */
+  for (size_t i = 0; i < p->protect.n; i++)
+    {
+      cleanup_free char *path = xasprintf ("%s/%s", ctx->project, p->protect.v[i]);
+      struct hv_policy_path pp;
+      int r = hv_policy_path_resolve (ctx, path, &pp, err);
+      if (r < 0)
+        return hv_error_wrap (err, "filesystem.protect \"%s\"", p->protect.v[i]);
+      if (r == HV_PATH_FOUND)
+        {
+          bind (g, pp.real, false, noexec);
+          oci_strv_push (&shown, pp.real);
+        }
+      else if (r == HV_PATH_LINK)
+        mask_add (&masks, pp.link, false);
+      hv_policy_path_clear (&pp);
+    }
+  /* block: every path its patterns find (exceptions applied). */
+  cleanup_strv oci_strv blocked = { 0 };
+  if (expand_block (p, ctx, &blocked, err) < 0)
+    return -1;
+  for (size_t j = 0; j < blocked.n; j++)
+    if (kernel_tree (blocked.v[j]))
+      oci_strv_push (masked_paths, blocked.v[j]);
+    else if (block_path (ctx, blocked.v[j], blocked.v[j], &masks, err) < 0)
+      return -1;
+  gen_masks (g, &masks, &shown, &hidden);
+  yajl_gen_array_close (g);
+  return 0;
+}
+
 
 /* connect() on a Unix socket needs write permission on its inode, not a
  * writable mount: the read-only host root leaves every daemon's socket
@@ -585,6 +803,12 @@ exec_search_path (const hv_policy *p, const struct hv_run_ctx *ctx, const char *
   return out;
 }
 
+/* The runtime's own masks (OCI semantics: resolved in the container). */
+static const char *const default_masked[] = { "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys",
+                                              "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
+                                              "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+                                              "/sys/devices/virtual/powercap", NULL };
+
 int
 hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json, hv_error **err)
 {
@@ -656,7 +880,9 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
   jg_kv (g, "hostname", "haven");
   oci_strv_push (&writable, "/dev");
   oci_strv_push (&writable, "/proc");
-  if (gen_mounts (g, p, ctx, &writable, err) < 0)
+  for (size_t i = 0; default_masked[i]; i++)
+    oci_strv_push (&masked, default_masked[i]);
+  if (gen_mounts (g, p, ctx, &writable, &masked, err) < 0)
     goto out;
 
   jg_str (g, "annotations");
@@ -756,14 +982,6 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
       jg_kv (g, "vm.memfd_noexec", "2");
       yajl_gen_map_close (g);
     }
-  static const char *const default_masked[] = { "/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys",
-                                                "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
-                                                "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
-                                                "/sys/devices/virtual/powercap", NULL };
-  for (size_t i = 0; default_masked[i]; i++)
-    oci_strv_push (&masked, default_masked[i]);
-  if (expand_block (p, ctx, &masked, err) < 0)
-    goto out;
   if (mask_host_sockets (p, &masked, err) < 0)
     goto out;
   /* Under block_shell the shells are unreadable too: the dynamic loader

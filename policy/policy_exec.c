@@ -217,8 +217,7 @@ hv_policy_exec_paths (const hv_policy *p, const char *path_env, oci_strv *exec, 
         if (stat (path, &shell_st[n_shells]) == 0)
           n_shells++;
       }
-  /* /bin is /usr/bin on merged-/usr systems: list each real directory once.
-   * Files are not canonicalised (Landlock resolves them to their inode). */
+  /* /bin is /usr/bin on merged-/usr systems: list each real directory once. */
   oci_strv seen_dirs = { 0 };
   for (size_t d = 0; bin_dirs[d]; d++)
     {
@@ -246,8 +245,11 @@ hv_policy_exec_paths (const hv_policy *p, const char *path_env, oci_strv *exec, 
           bool shell = false;
           for (size_t sh = 0; sh < n_shells && !shell; sh++)
             shell = st.st_ino == shell_st[sh].st_ino && st.st_dev == shell_st[sh].st_dev;
-          if (!shell)
-            oci_strv_push (exec, path);
+          /* Landlock rules refuse links in their paths (a planted one
+           * must not extend rights): the program's real path. */
+          char real[PATH_MAX];
+          if (!shell && realpath (path, real))
+            oci_strv_push_unique (exec, real);
         }
       closedir (dir);
     }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
+#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -53,17 +54,49 @@ handled_for_abi (int abi)
   return all;
 }
 
+/* A rule's path, opened with no symbolic link anywhere on the way: a link
+ * planted in the project (".aider.x -> /etc") must never carry write or
+ * execute rights to its target.  A path that is or crosses a link gets
+ * no rule (-1 with errno ELOOP): fail closed. */
+static int
+open_rule_path (const char *path)
+{
+  if (path[0] != '/')
+    {
+      errno = EINVAL;
+      return -1;
+    }
+  cleanup_close int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0)
+    return -1;
+  const char *rel = path + strspn (path, "/");
+  struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                          .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+  int fd;
+  do
+    fd = (int) syscall (SYS_openat2, root, rel[0] ? rel : ".", &how, sizeof (how));
+  while (fd < 0 && errno == EAGAIN);
+  struct stat st;
+  if (fd >= 0 && fstat (fd, &st) == 0 && S_ISLNK (st.st_mode))
+    {
+      close (fd);
+      errno = ELOOP;
+      return -1;
+    }
+  return fd;
+}
+
 static int
 add_paths (int ruleset, const oci_strv *paths, uint64_t rights, uint64_t handled, hv_error **err)
 {
   for (size_t i = 0; i < paths->n; i++)
     {
-      cleanup_close int fd = open (paths->v[i], O_PATH | O_CLOEXEC);
+      cleanup_close int fd = open_rule_path (paths->v[i]);
       struct stat st;
       if (fd < 0)
         {
-          if (errno == ENOENT || errno == EACCES)
-            continue; /* nothing there to grant */
+          if (errno == ENOENT || errno == EACCES || errno == ELOOP)
+            continue; /* nothing there to grant, or only a link's target */
           return hv_error_set (err, errno, "landlock: open %s", paths->v[i]);
         }
       if (fstat (fd, &st) < 0)

@@ -3,9 +3,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -124,12 +126,30 @@ hv_mount_opts_parse (const oci_strv *options, struct hv_mount_opts *out, hv_erro
           done = true;
       if (done)
         continue;
+      if (str_has_prefix (o, "x-haven."))
+        {
+          if (strcmp (o, "x-haven.nofollow") == 0)
+            out->nofollow = true;
+          else if (strcmp (o, "x-haven.mkdir") == 0)
+            out->mkdir = true;
+          else if (strcmp (o, "x-haven.optional") == 0)
+            out->optional = true;
+          else
+            {
+              /* A misspelt safety option must not be dropped silently. */
+              hv_mount_opts_free (out);
+              return hv_error_set (err, 0, "unknown mount option \"%s\"", o);
+            }
+          continue;
+        }
+      /* "x-..." options are for user space (mount(8)): never the kernel's. */
+      if (str_has_prefix (o, "x-"))
+        continue;
       /* Anything else is a filesystem option passed to fsconfig. */
       char *data = out->data ? xasprintf ("%s,%s", out->data, o) : xstrdup (o);
       free (out->data);
       out->data = data;
     }
-  (void) err;
   return 0;
 }
 
@@ -279,7 +299,69 @@ idmap_userns (const oci_id_mappings *uids, const oci_id_mappings *gids, hv_error
   return fd;
 }
 
-/* Bind mount a host path: relative sources are relative to the bundle. */
+/* The bind source for x-haven.nofollow: opened from "/" with no symbolic
+ * link anywhere on the way, the last component included. */
+static int
+open_source_nofollow (const char *src, struct stat *st, hv_error **err)
+{
+  if (src[0] != '/')
+    return hv_error_set (err, 0, "bind source %s: x-haven.nofollow needs an absolute path", src);
+  cleanup_close int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0)
+    return hv_error_set (err, errno, "open /");
+  struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+                          .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+  const char *rel = src + strspn (src, "/");
+  int fd;
+  do
+    fd = (int) syscall (SYS_openat2, root, rel[0] ? rel : ".", &how, sizeof (how));
+  while (fd < 0 && errno == EAGAIN);
+  if (fd < 0 && errno == ELOOP)
+    return hv_error_set (err, errno, "bind source %s crosses a symbolic link", src);
+  if (fd < 0)
+    return hv_error_set (err, errno, "bind source %s", src);
+  if (fstat (fd, st) < 0 || S_ISLNK (st->st_mode))
+    {
+      int e = S_ISLNK (st->st_mode) ? ELOOP : errno;
+      close (fd);
+      return hv_error_set (err, e, "bind source %s is a symbolic link", src);
+    }
+  return fd;
+}
+
+/* The mount point for an x-haven.nofollow mount, never through a link. */
+static int
+open_target_nofollow (struct hv_mount_ctx *ctx, const char *dest, bool is_dir, const struct hv_mount_opts *o,
+                      hv_error **err)
+{
+  if (o->mkdir)
+    return hv_create_in_root_nofollow (ctx->rootfd, dest, is_dir, 0755, err);
+  /* A directory goes onto a directory; a non-directory may go onto a link
+   * (O_NOFOLLOW: the link itself), which masks it. */
+  int fd = hv_open_in_root_nofollow (ctx->rootfd, dest, O_PATH | (is_dir ? O_DIRECTORY : 0));
+  if (fd < 0 && errno == ELOOP)
+    return hv_error_set (err, errno, "destination %s crosses a symbolic link", dest);
+  if (fd < 0 && errno == ENOENT)
+    return hv_error_set (err, errno, "destination %s does not exist", dest);
+  if (fd < 0)
+    return hv_error_set (err, errno, "destination %s", dest);
+  return fd;
+}
+
+/* x-haven.optional: a missing path skips the mount (returns 1). */
+static int
+skip_if_optional (const struct hv_mount_opts *o, hv_error **err)
+{
+  if (o->optional && *err && (*err)->errno_code == ENOENT)
+    {
+      hv_error_free (err);
+      return 1;
+    }
+  return -1;
+}
+
+/* Bind mount a host path: relative sources are relative to the bundle.
+ * Returns 1 when an optional mount was skipped. */
 static int
 do_bind (struct hv_mount_ctx *ctx, const oci_mount *m, struct hv_mount_opts *o, hv_error **err)
 {
@@ -287,10 +369,21 @@ do_bind (struct hv_mount_ctx *ctx, const oci_mount *m, struct hv_mount_opts *o, 
     return hv_error_set (err, 0, "bind mount needs a source");
   cleanup_free char *src = m->source[0] == '/' ? xstrdup (m->source) : xasprintf ("%s/%s", ctx->bundle, m->source);
   struct stat st;
-  if (stat (src, &st) < 0)
-    return hv_error_set (err, errno, "bind source %s", src);
-  cleanup_close int tree
-      = open_tree (AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (o->recursive ? AT_RECURSIVE : 0));
+  cleanup_close int tree = -1;
+  int tree_flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (o->recursive ? AT_RECURSIVE : 0);
+  if (o->nofollow)
+    {
+      cleanup_close int srcfd = open_source_nofollow (m->source, &st, err);
+      if (srcfd < 0)
+        return skip_if_optional (o, err);
+      tree = open_tree (srcfd, "", tree_flags | AT_EMPTY_PATH);
+    }
+  else
+    {
+      if (stat (src, &st) < 0)
+        return hv_error_set (err, errno, "bind source %s", src);
+      tree = open_tree (AT_FDCWD, src, tree_flags);
+    }
   if (tree < 0)
     return hv_error_set (err, errno, "open_tree %s", src);
   if (hv_mount_setattr (tree, o->attr_set, o->attr_clr, 0, false, err) < 0
@@ -307,9 +400,11 @@ do_bind (struct hv_mount_ctx *ctx, const oci_mount *m, struct hv_mount_opts *o, 
       if (mount_setattr (tree, "", AT_EMPTY_PATH | (o->ridmap ? AT_RECURSIVE : 0), &attr, sizeof (attr)) < 0)
         return hv_error_set (err, errno, "idmap %s", src);
     }
-  cleanup_close int target = hv_create_in_root (ctx->rootfd, m->destination, S_ISDIR (st.st_mode), 0755, err);
+  cleanup_close int target
+      = o->nofollow ? open_target_nofollow (ctx, m->destination, S_ISDIR (st.st_mode), o, err)
+                    : hv_create_in_root (ctx->rootfd, m->destination, S_ISDIR (st.st_mode), 0755, err);
   if (target < 0)
-    return -1;
+    return o->nofollow ? skip_if_optional (o, err) : -1;
   if (hv_mount_tree_onto (tree, target, err) < 0)
     return -1;
   return 0;
@@ -380,9 +475,13 @@ hv_mount_one (struct hv_mount_ctx *ctx, const oci_mount *m, hv_error **err)
     r = hv_error_set (err, 0, "no mount type given");
   else
     {
-      cleanup_close int target = hv_create_in_root (ctx->rootfd, m->destination, true, 0755, err);
+      cleanup_close int target = o.nofollow ? open_target_nofollow (ctx, m->destination, true, &o, err)
+                                            : hv_create_in_root (ctx->rootfd, m->destination, true, 0755, err);
       if (target < 0)
-        goto out;
+        {
+          r = o.nofollow ? skip_if_optional (&o, err) : -1;
+          goto out;
+        }
       bool v1_cgroup = strcmp (type, "cgroup") == 0 && hv_cgroup_mode () != HV_CGROUP_V2;
       if (strcmp (type, "cgroup") == 0 && !v1_cgroup)
         type = "cgroup2";
@@ -419,5 +518,5 @@ out:
   if (r < 0)
     hv_error_wrap (err, "mount %s on %s", m->source ? m->source : type, m->destination);
   hv_mount_opts_free (&o);
-  return r;
+  return r < 0 ? -1 : 0;
 }

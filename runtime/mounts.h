@@ -18,6 +18,17 @@ struct hv_mount_opts
   bool propagation_recursive;
   bool bind, recursive;
   bool idmap, ridmap;
+  /* haven's own options (never passed to the kernel):
+   * x-haven.nofollow: the bind source is opened from "/" and the
+   *   destination resolved in the root, both refusing every symbolic link;
+   *   a link may only be the destination itself, covered by a non-directory
+   *   (masking the link, whose target is never looked at).
+   * x-haven.mkdir: with nofollow, a missing destination is created (a
+   *   mount point on a tmpfs laid earlier); without it a missing one is an
+   *   error.
+   * x-haven.optional: a missing source or destination skips the mount
+   *   instead of stopping the start. */
+  bool nofollow, mkdir, optional;
   char *data;                      /* comma-separated fs options ("size=64k,mode=755") */
 };
 

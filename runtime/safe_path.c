@@ -37,7 +37,24 @@ hv_open_in_proc (int procfd, const char *path, int flags)
 }
 
 int
-hv_create_in_root (int rootfd, const char *path, bool is_dir, mode_t mode, hv_error **err)
+hv_open_in_root_nofollow (int rootfd, const char *path, int flags)
+{
+  while (*path == '/')
+    path++;
+  if (*path == '\0')
+    path = ".";
+  return sys_openat2 (rootfd, path, flags | O_NOFOLLOW, 0,
+                      RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+}
+
+static int
+open_in_root_as (int rootfd, const char *path, int flags, bool nofollow)
+{
+  return nofollow ? hv_open_in_root_nofollow (rootfd, path, flags) : hv_open_in_root (rootfd, path, flags, 0);
+}
+
+static int
+create_in_root (int rootfd, const char *path, bool is_dir, mode_t mode, bool nofollow, hv_error **err)
 {
   cleanup_free char *rel = xstrdup (path);
   char *p = rel;
@@ -48,7 +65,7 @@ hv_create_in_root (int rootfd, const char *path, bool is_dir, mode_t mode, hv_er
     p[--len] = '\0';
   if (len == 0)
     {
-      int fd = hv_open_in_root (rootfd, ".", O_PATH | O_DIRECTORY, 0);
+      int fd = open_in_root_as (rootfd, ".", O_PATH | O_DIRECTORY, nofollow);
       if (fd < 0)
         return hv_error_set (err, errno, "open rootfs");
       return fd;
@@ -62,7 +79,7 @@ hv_create_in_root (int rootfd, const char *path, bool is_dir, mode_t mode, hv_er
       if (!last)
         *slash = '\0';
       bool want_dir = !last || is_dir;
-      int fd = hv_open_in_root (rootfd, p, O_PATH | (want_dir ? O_DIRECTORY : 0), 0);
+      int fd = open_in_root_as (rootfd, p, O_PATH | (want_dir ? O_DIRECTORY : 0), nofollow);
       if (fd < 0 && errno == ENOENT)
         {
           char *name = strrchr (p, '/');
@@ -70,13 +87,13 @@ hv_create_in_root (int rootfd, const char *path, bool is_dir, mode_t mode, hv_er
           if (name)
             {
               *name = '\0';
-              parent = hv_open_in_root (rootfd, p, O_PATH | O_DIRECTORY, 0);
+              parent = open_in_root_as (rootfd, p, O_PATH | O_DIRECTORY, nofollow);
               *name++ = '/';
             }
           else
             {
               name = p;
-              parent = hv_open_in_root (rootfd, ".", O_PATH | O_DIRECTORY, 0);
+              parent = open_in_root_as (rootfd, ".", O_PATH | O_DIRECTORY, nofollow);
             }
           if (parent < 0)
             return hv_error_set (err, errno, "resolve parent of \"%s\" in rootfs", p);
@@ -93,8 +110,10 @@ hv_create_in_root (int rootfd, const char *path, bool is_dir, mode_t mode, hv_er
               if (f >= 0)
                 close (f);
             }
-          fd = hv_open_in_root (rootfd, p, O_PATH | (want_dir ? O_DIRECTORY : 0), 0);
+          fd = open_in_root_as (rootfd, p, O_PATH | (want_dir ? O_DIRECTORY : 0), nofollow);
         }
+      if (fd < 0 && nofollow && errno == ELOOP)
+        return hv_error_set (err, errno, "\"%s\" in rootfs crosses a symbolic link", p);
       if (fd < 0)
         return hv_error_set (err, errno, "resolve \"%s\" in rootfs", p);
       if (last)
@@ -103,6 +122,18 @@ hv_create_in_root (int rootfd, const char *path, bool is_dir, mode_t mode, hv_er
       *slash = '/';
       cur = slash + 1;
     }
+}
+
+int
+hv_create_in_root (int rootfd, const char *path, bool is_dir, mode_t mode, hv_error **err)
+{
+  return create_in_root (rootfd, path, is_dir, mode, false, err);
+}
+
+int
+hv_create_in_root_nofollow (int rootfd, const char *path, bool is_dir, mode_t mode, hv_error **err)
+{
+  return create_in_root (rootfd, path, is_dir, mode, true, err);
 }
 
 int

@@ -20,6 +20,11 @@ int hv_open_in_root (int rootfd, const char *path, int flags, mode_t mode);
  * !is_dir an empty regular file as the last component.  Returns an O_PATH
  * fd of the target. */
 int hv_create_in_root (int rootfd, const char *path, bool is_dir, mode_t mode, hv_error **err);
+/* The same refusing every symbolic link on the way (ELOOP), for paths
+ * that a sandbox may have written: with O_PATH, a link as the last
+ * component is opened as the link itself (O_NOFOLLOW), never followed. */
+int hv_open_in_root_nofollow (int rootfd, const char *path, int flags);
+int hv_create_in_root_nofollow (int rootfd, const char *path, bool is_dir, mode_t mode, hv_error **err);
 /* Split "a/b/c" into an O_PATH fd of "a/b" (created) and the name "c". */
 int hv_open_parent_in_root (int rootfd, const char *path, char **basename, hv_error **err);
 /* Open procfs path "sys/net/..." beneath a trusted procfs fd refusing any

@@ -17,6 +17,7 @@
 #include "policy.h"
 #include "policy_compile.h"
 #include "policy_glob.h"
+#include "policy_paths.h"
 #include "utils.h"
 
 static void
@@ -657,6 +658,77 @@ test_glob_set_and_match (void **state)
   assert_int_equal (system (cmd), 0);
 }
 
+/* The resolver of policy paths never follows a link: it says whether a
+ * path is one or crosses one (and which), spells the path from the real
+ * anchor, and refuses "..". */
+static void
+test_policy_path_resolver (void **state)
+{
+  (void) state;
+  char dir[] = "/tmp/hv-paths-XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  touch_file (dir, "real/file");
+  char path[4200], target[4200];
+  snprintf (path, sizeof (path), "%s/link", dir);
+  assert_int_equal (symlink ("/tmp", path), 0);
+  snprintf (path, sizeof (path), "%s/real/dirlink", dir);
+  snprintf (target, sizeof (target), "%s/real", dir);
+  assert_int_equal (symlink (target, path), 0);
+  struct hv_run_ctx ctx = { .project = dir, .home = NULL };
+  struct hv_policy_path pp;
+  hv_error *err = NULL;
+
+  snprintf (path, sizeof (path), "%s/./real//file", dir);
+  assert_int_equal (hv_policy_path_resolve (&ctx, path, &pp, &err), HV_PATH_FOUND);
+  snprintf (target, sizeof (target), "%s/real/file", dir);
+  assert_string_equal (pp.real, target);
+  assert_true (S_ISREG (pp.st.st_mode));
+  assert_true (pp.fd >= 0);
+  assert_true (pp.in_sandbox_writable);
+  hv_policy_path_clear (&pp);
+
+  /* The link itself: reported, its target never opened. */
+  snprintf (path, sizeof (path), "%s/link", dir);
+  assert_int_equal (hv_policy_path_resolve (&ctx, path, &pp, &err), HV_PATH_LINK);
+  assert_true (pp.link_last);
+  assert_string_equal (pp.link, path);
+  assert_true (S_ISLNK (pp.st.st_mode));
+  hv_policy_path_clear (&pp);
+
+  /* Crossing a link: the first link on the way is named. */
+  snprintf (path, sizeof (path), "%s/real/dirlink/file", dir);
+  assert_int_equal (hv_policy_path_resolve (&ctx, path, &pp, &err), HV_PATH_LINK);
+  assert_false (pp.link_last);
+  snprintf (target, sizeof (target), "%s/real/dirlink", dir);
+  assert_string_equal (pp.link, target);
+  assert_string_equal (pp.real, path);
+  hv_policy_path_clear (&pp);
+
+  snprintf (path, sizeof (path), "%s/real/none/file", dir);
+  assert_int_equal (hv_policy_path_resolve (&ctx, path, &pp, &err), HV_PATH_MISSING);
+  assert_int_equal (pp.fd, -1);
+  hv_policy_path_clear (&pp);
+  snprintf (path, sizeof (path), "%s/real/file/below", dir);
+  assert_int_equal (hv_policy_path_resolve (&ctx, path, &pp, &err), HV_PATH_MISSING);
+  hv_policy_path_clear (&pp);
+
+  snprintf (path, sizeof (path), "%s/real/../link", dir);
+  assert_int_equal (hv_policy_path_resolve (&ctx, path, &pp, &err), -1);
+  assert_non_null (strstr (err->msg, "\"..\" is not allowed"));
+  hv_error_free (&err);
+
+  /* The same through the fd-only entry point; outside the anchors, from /. */
+  int fd = -1;
+  struct stat st;
+  assert_int_equal (hv_policy_path_open (&ctx, "/etc/passwd", &fd, &st, &err), HV_PATH_FOUND);
+  assert_true (fd >= 0 && S_ISREG (st.st_mode));
+  close (fd);
+
+  char cmd[9000];
+  snprintf (cmd, sizeof (cmd), "rm -rf '%s'", dir);
+  assert_int_equal (system (cmd), 0);
+}
+
 int
 main (void)
 {
@@ -672,6 +744,7 @@ main (void)
     cmocka_unit_test (test_paths_with_variables_are_errors),
     cmocka_unit_test (test_deep_and_large_documents),
     cmocka_unit_test (test_only_regular_policy_files),
+    cmocka_unit_test (test_policy_path_resolver),
   };
   /* The shipped policies: a policy without `extends` builds on default. */
   setenv ("HAVEN_POLICY_PATH", HAVEN_SRCDIR "/policies", 1);
