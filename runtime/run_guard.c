@@ -36,8 +36,16 @@ guard_main (int pipe_fd, int init_pidfd)
   if (devnull >= 0)
     for (int i = 0; i < 3; i++)
       dup2 (devnull, i);
-  if (dup2 (pipe_fd, GUARD_PIPE_FD) < 0 || dup2 (init_pidfd, GUARD_PIDFD) < 0)
-    _exit (1);
+  /* Move both above the fixed numbers first: dup2 of one onto the
+   * other's number would close it. */
+  int hi_pipe = fcntl (pipe_fd, F_DUPFD_CLOEXEC, GUARD_PIDFD + 1);
+  int hi_pidfd = fcntl (init_pidfd, F_DUPFD_CLOEXEC, GUARD_PIDFD + 1);
+  if (hi_pipe < 0 || hi_pidfd < 0 || dup2 (hi_pipe, GUARD_PIPE_FD) < 0 || dup2 (hi_pidfd, GUARD_PIDFD) < 0)
+    {
+      /* Cannot watch haven: do not leave the sandbox unwatched. */
+      syscall (SYS_pidfd_send_signal, hi_pidfd >= 0 ? hi_pidfd : init_pidfd, SIGKILL, NULL, 0);
+      _exit (1);
+    }
   syscall (SYS_close_range, GUARD_PIDFD + 1, ~0U, 0);
   for (;;)
     {
