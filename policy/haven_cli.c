@@ -24,6 +24,7 @@
 #include "policy_audit.h"
 #include "policy_compile.h"
 #include "policy_hide.h"
+#include "project_guard.h"
 #include "self_exe.h"
 #include "state.h"
 #include "utils.h"
@@ -132,6 +133,7 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
   cleanup_strv oci_strv homes = { 0 }, other_homes = { 0 };
   struct hv_audit audit = { .log_fd = -1 };
   cleanup_free char *audit_socket = NULL;
+  cleanup_project_guard hv_project_guard *guard = NULL;
   if (parse_run ("haven run", argc, argv, &o, err) < 0)
     return -1;
   if (o.cmd[0] == NULL)
@@ -189,9 +191,27 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
     g.root = root;
     char *run_argv[] = { (char *) "run", (char *) "--bundle", bundle, id, NULL };
     hv_run_timeout_s = p->timeout_s.set ? (unsigned) p->timeout_s.value : 0;
+    /* What git would execute in the project, recorded just before the
+     * sandbox starts, checked after it has exited however it ended. */
+    if (hv_project_guard_snapshot (project, &guard, err) < 0)
+      goto out;
     ret = cmd_run (&g, 4, run_argv, err);
   }
 out:
+  if (guard)
+    {
+      cleanup_error hv_error *gerr = NULL;
+      if (hv_project_guard_check (guard, &gerr) < 0)
+        {
+          if (ret < 0)
+            fprintf (stderr, "haven: %s\n", gerr->msg);
+          else
+            {
+              *err = steal_pointer (&gerr);
+              ret = -1;
+            }
+        }
+    }
   hv_audit_end (&audit, ret < 0 ? 125 : hv_exit_status);
   if (!o.keep_bundle)
     {

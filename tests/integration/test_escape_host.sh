@@ -1,0 +1,128 @@
+# Escapes through state the host executes later (issue 7 items 2, 5, 6):
+# each test does what a hostile agent did inside `haven run`, then does
+# what the user does afterwards on the host (git, cargo, a venv, the next
+# haven run) and asserts the agent's program did not run.
+
+# git_project: a committed repository in $P; $MARK is where the agent's
+# program would leave its trace on the host.
+git_project() {
+  command -v git >/dev/null || skip "git is not installed"
+  P=$WORK/gitproj-$RANDOM
+  MARK=$WORK/agent-code-ran-$RANDOM
+  mkdir -p "$P"
+  hgit init -q
+  echo a > "$P/a"
+  hgit add a
+  hgit commit -qm init || fail "initial commit failed"
+}
+
+# git as the user runs it on the host, in the project (or a subdirectory).
+hgit() { git -C "$P" -c user.email=user@example.org -c user.name=user "$@"; }
+
+# agent_hook PATH: a hook script the agent plants (it marks the host).
+agent_hook() { printf '#!/bin/sh\ntouch %s\n' "$MARK"; }
+
+assert_agent_code_did_not_run() {
+  [ ! -e "$MARK" ] || fail "the agent's program ran on the host ($1)"
+}
+
+test_escape_git_dir_renamed_and_recreated() {
+  need_haven
+  git_project
+  haven_in "$P" run -- sh -c "mv .git .git2 && cp -a .git2 .git && rm -rf .git/hooks && mkdir .git/hooks &&
+    printf '#!/bin/sh\ntouch $MARK\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo planted"
+  assert_contains "$OUT" planted
+  assert_contains "$OUT" "haven: quarantined .git/hooks/pre-commit (created by the sandbox; git would run it)"
+  hgit status >/dev/null 2>&1
+  hgit commit -q --allow-empty -m after >/dev/null 2>&1
+  assert_agent_code_did_not_run "pre-commit in a recreated .git"
+  [ -e "$P/.haven-quarantine" ] || fail "no quarantine directory"
+  assert_eq 700 "$(stat -c %a "$P/.haven-quarantine")" "quarantine mode"
+  local q
+  q=$(find "$P/.haven-quarantine" -name pre-commit -type f)
+  [ -n "$q" ] || fail "the hook is not in the quarantine"
+  [ ! -x "$q" ] || fail "the quarantined hook is executable"
+}
+
+test_escape_git_commondir() {
+  need_haven
+  git_project
+  # A crafted common directory (config and hooks are read from it).
+  haven_in "$P" run -- sh -c "cp -a .git crafted && rm -rf crafted/hooks && mkdir crafted/hooks &&
+    printf '#!/bin/sh\ntouch $MARK\n' > crafted/hooks/pre-commit && chmod +x crafted/hooks/pre-commit &&
+    printf '[core]\n\tfsmonitor = touch $MARK; false\n' >> crafted/config &&
+    echo ../crafted > .git/commondir && echo planted"
+  assert_contains "$OUT" planted
+  assert_contains "$OUT" "haven: quarantined .git/commondir (created by the sandbox"
+  hgit status >/dev/null 2>&1
+  hgit commit -q --allow-empty -m after >/dev/null 2>&1
+  assert_agent_code_did_not_run "hooks or fsmonitor of a commondir"
+}
+
+test_escape_git_hook_created_where_none_existed() {
+  need_haven
+  git_project
+  rm -rf "$P/.git/hooks"
+  haven_in "$P" run -- sh -c "mkdir .git/hooks && printf '#!/bin/sh\ntouch $MARK\n' > .git/hooks/pre-commit &&
+    chmod +x .git/hooks/pre-commit && echo planted"
+  assert_contains "$OUT" planted
+  assert_contains "$OUT" "haven: quarantined .git/hooks/pre-commit (created by the sandbox; git would run it)"
+  hgit commit -q --allow-empty -m after >/dev/null 2>&1
+  assert_agent_code_did_not_run "a new .git/hooks/pre-commit"
+}
+
+test_escape_git_nested_repo_fsmonitor_and_hooks_path() {
+  need_haven
+  git_project
+  haven_in "$P" run -- sh -c "mkdir sub && cd sub && git init -q && echo x > x && git add x &&
+    git -c user.email=a@b -c user.name=a commit -qm x && mkdir myhooks &&
+    printf '#!/bin/sh\ntouch $MARK\n' > myhooks/pre-commit && chmod +x myhooks/pre-commit &&
+    git config core.hooksPath myhooks && git config core.fsmonitor 'touch $MARK; false' && echo planted"
+  assert_contains "$OUT" planted
+  assert_contains "$OUT" "haven: quarantined sub/.git/config (the sandbox set core."
+  hgit -C sub status >/dev/null 2>&1
+  hgit -C sub commit -q --allow-empty -m after >/dev/null 2>&1
+  assert_agent_code_did_not_run "core.fsmonitor or core.hooksPath of a nested repository"
+}
+
+test_escape_git_husky_hooks() {
+  need_haven
+  git_project
+  # The user's own hooks directory, set up before the run.
+  mkdir "$P/.husky"
+  printf '#!/bin/sh\necho user hook\n' > "$P/.husky/pre-commit"
+  chmod +x "$P/.husky/pre-commit"
+  hgit config core.hooksPath .husky
+  haven_in "$P" run -- sh -c "printf 'touch $MARK\n' >> .husky/pre-commit &&
+    printf '#!/bin/sh\ntouch $MARK\n' > .husky/post-commit && chmod +x .husky/post-commit && echo planted"
+  assert_contains "$OUT" planted
+  assert_contains "$OUT" "haven: quarantined .husky/pre-commit (changed by the sandbox; git would run it)"
+  assert_contains "$OUT" "haven: quarantined .husky/post-commit (created by the sandbox; git would run it)"
+  hgit commit -q --allow-empty -m after >/dev/null 2>&1
+  assert_agent_code_did_not_run ".husky hooks"
+}
+
+test_escape_git_config_restored_and_benign_git_left_alone() {
+  need_haven
+  git_project
+  # A policy that leaves .git/config writable (no protect): the agent's
+  # fsmonitor goes, the config as it was comes back.
+  local pol=$WORK/noprotect-$RANDOM.yaml
+  printf 'name: noprotect\nfilesystem: {hide_home: true}\n' > "$pol"
+  hgit config alias.st status
+  haven_in "$P" run --policy "$pol" -- sh -c "git config core.fsmonitor 'touch $MARK; false' 2>&1 ||
+    printf '[core]\n\tfsmonitor = touch $MARK; false\n' >> .git/config; echo planted"
+  assert_contains "$OUT" planted
+  assert_contains "$OUT" "haven: quarantined .git/config (the sandbox set core.fsmonitor; git would run it)"
+  assert_contains "$OUT" "haven: restored .git/config as it was before the run"
+  assert_eq status "$(hgit config alias.st)" "the user's own setting is back"
+  # Nothing harmless is touched: a new repository with a commit, and
+  # settings that run nothing.
+  haven_in "$P" run -- sh -c "mkdir lib && cd lib && git init -q && echo y > y && git add y &&
+    git -c user.email=a@b -c user.name=a commit -qm y && git config user.name agent && echo benign"
+  assert_contains "$OUT" benign
+  assert_not_contains "$OUT" "quarantined"
+  assert_eq "" "$(hgit -C lib status --porcelain)" "the new repository works"
+  hgit status >/dev/null 2>&1
+  assert_agent_code_did_not_run "core.fsmonitor in .git/config"
+}
