@@ -25,6 +25,7 @@
 #include "policy_compile.h"
 #include "policy_hide.h"
 #include "project_guard.h"
+#include "run_trust.h"
 #include "self_exe.h"
 #include "state.h"
 #include "utils.h"
@@ -32,6 +33,9 @@
 extern char **environ;
 
 #define DEFAULT_POLICY "default"
+
+/* How haven was invoked (argv[0]): run_trust.c checks that path too. */
+static const char *haven_argv0;
 
 static void
 usage (void)
@@ -165,6 +169,8 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
   audit_socket = p->audit_log ? xasprintf ("%s/audit.sock", bundle) : NULL;
   ctx.audit_socket = audit_socket;
   if (hv_policy_compile (p, &ctx, &json, err) < 0)
+    goto out;
+  if (hv_check_run_trust (p, project, json, haven_argv0, err) < 0)
     goto out;
   if (write_file_atomic (bundle, "config.json", json, strlen (json), err) < 0)
     goto out;
@@ -441,6 +447,7 @@ haven_main (int argc, char **argv)
 {
   hv_error *err = NULL;
   int r = -1;
+  haven_argv0 = argv[0];
   if (argc < 2 || strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)
     {
       usage ();

@@ -31,6 +31,7 @@ typedef struct
   char *name;
   char *description;
   char *file; /* where it was loaded from */
+  oci_strv files; /* every file read for it: the policy and its `extends` chain */
 
   /* filesystem */
   oci_strv read_only;  /* visible, read-only (default: the whole host) */

@@ -180,6 +180,9 @@ load_layer (const char *name_or_file, const char *relative_to, int depth, hv_pol
   size_t len = 0;
   if (oci_read_file (path, &text, &len, err) < 0)
     return hv_error_wrap (err, "policy");
+  /* Each file that shaped the policy must stay out of the sandbox's
+   * reach (run_trust.c). */
+  oci_strv_push (&into->files, path);
   hv_policy layer = { 0 };
   cleanup_free char *extends = NULL;
   if (hv_policy_parse (text, len, path, &layer, &extends, err) < 0)
@@ -304,7 +307,7 @@ hv_policy_free_fields (hv_policy *p)
   free (p->name);
   free (p->description);
   free (p->file);
-  oci_strv *lists[] = { &p->read_only, &p->read_write, &p->block, &p->protect, &p->home_allow, &p->net_allow,
+  oci_strv *lists[] = { &p->files, &p->read_only, &p->read_write, &p->block, &p->protect, &p->home_allow, &p->net_allow,
                         &p->allow_exec, &p->capabilities, &p->syscall_allow, &p->syscall_deny, &p->env_pass,
                         &p->env_deny, &p->best_effort };
   for (size_t i = 0; i < N_ELEMENTS (lists); i++)

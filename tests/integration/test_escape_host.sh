@@ -32,10 +32,10 @@ test_escape_git_dir_renamed_and_recreated() {
   haven_in "$P" run -- sh -c "mv .git .git2 && cp -a .git2 .git && rm -rf .git/hooks && mkdir .git/hooks &&
     printf '#!/bin/sh\ntouch $MARK\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo planted"
   assert_contains "$OUT" planted
-  assert_contains "$OUT" "haven: quarantined .git/hooks/pre-commit (created by the sandbox; git would run it)"
   hgit status >/dev/null 2>&1
   hgit commit -q --allow-empty -m after >/dev/null 2>&1
   assert_agent_code_did_not_run "pre-commit in a recreated .git"
+  assert_contains "$OUT" "haven: quarantined .git/hooks/pre-commit (created by the sandbox; git would run it)"
   [ -e "$P/.haven-quarantine" ] || fail "no quarantine directory"
   assert_eq 700 "$(stat -c %a "$P/.haven-quarantine")" "quarantine mode"
   local q
@@ -53,10 +53,10 @@ test_escape_git_commondir() {
     printf '[core]\n\tfsmonitor = touch $MARK; false\n' >> crafted/config &&
     echo ../crafted > .git/commondir && echo planted"
   assert_contains "$OUT" planted
-  assert_contains "$OUT" "haven: quarantined .git/commondir (created by the sandbox"
   hgit status >/dev/null 2>&1
   hgit commit -q --allow-empty -m after >/dev/null 2>&1
   assert_agent_code_did_not_run "hooks or fsmonitor of a commondir"
+  assert_contains "$OUT" "haven: quarantined .git/commondir (created by the sandbox"
 }
 
 test_escape_git_hook_created_where_none_existed() {
@@ -66,9 +66,9 @@ test_escape_git_hook_created_where_none_existed() {
   haven_in "$P" run -- sh -c "mkdir .git/hooks && printf '#!/bin/sh\ntouch $MARK\n' > .git/hooks/pre-commit &&
     chmod +x .git/hooks/pre-commit && echo planted"
   assert_contains "$OUT" planted
-  assert_contains "$OUT" "haven: quarantined .git/hooks/pre-commit (created by the sandbox; git would run it)"
   hgit commit -q --allow-empty -m after >/dev/null 2>&1
   assert_agent_code_did_not_run "a new .git/hooks/pre-commit"
+  assert_contains "$OUT" "haven: quarantined .git/hooks/pre-commit (created by the sandbox; git would run it)"
 }
 
 test_escape_git_nested_repo_fsmonitor_and_hooks_path() {
@@ -79,10 +79,10 @@ test_escape_git_nested_repo_fsmonitor_and_hooks_path() {
     printf '#!/bin/sh\ntouch $MARK\n' > myhooks/pre-commit && chmod +x myhooks/pre-commit &&
     git config core.hooksPath myhooks && git config core.fsmonitor 'touch $MARK; false' && echo planted"
   assert_contains "$OUT" planted
-  assert_contains "$OUT" "haven: quarantined sub/.git/config (the sandbox set core."
   hgit -C sub status >/dev/null 2>&1
   hgit -C sub commit -q --allow-empty -m after >/dev/null 2>&1
   assert_agent_code_did_not_run "core.fsmonitor or core.hooksPath of a nested repository"
+  assert_contains "$OUT" "haven: quarantined sub/.git/config (the sandbox set core."
 }
 
 test_escape_git_husky_hooks() {
@@ -96,10 +96,10 @@ test_escape_git_husky_hooks() {
   haven_in "$P" run -- sh -c "printf 'touch $MARK\n' >> .husky/pre-commit &&
     printf '#!/bin/sh\ntouch $MARK\n' > .husky/post-commit && chmod +x .husky/post-commit && echo planted"
   assert_contains "$OUT" planted
-  assert_contains "$OUT" "haven: quarantined .husky/pre-commit (changed by the sandbox; git would run it)"
-  assert_contains "$OUT" "haven: quarantined .husky/post-commit (created by the sandbox; git would run it)"
   hgit commit -q --allow-empty -m after >/dev/null 2>&1
   assert_agent_code_did_not_run ".husky hooks"
+  assert_contains "$OUT" "haven: quarantined .husky/pre-commit (changed by the sandbox; git would run it)"
+  assert_contains "$OUT" "haven: quarantined .husky/post-commit (created by the sandbox; git would run it)"
 }
 
 test_escape_git_config_restored_and_benign_git_left_alone() {
@@ -107,14 +107,16 @@ test_escape_git_config_restored_and_benign_git_left_alone() {
   git_project
   # A policy that leaves .git/config writable (no protect): the agent's
   # fsmonitor goes, the config as it was comes back.
-  local pol=$WORK/noprotect-$RANDOM.yaml
-  printf 'name: noprotect\nfilesystem: {hide_home: true}\n' > "$pol"
+  local pol=$WORK/noprotect-$RANDOM.yaml first
+  printf 'name: noprotect\nextends: none\nfilesystem: {hide_home: true}\n' > "$pol"
   hgit config alias.st status
-  haven_in "$P" run --policy "$pol" -- sh -c "git config core.fsmonitor 'touch $MARK; false' 2>&1 ||
-    printf '[core]\n\tfsmonitor = touch $MARK; false\n' >> .git/config; echo planted"
+  haven_in "$P" run --policy "$pol" -- sh -c "git config core.fsmonitor 'touch $MARK; false' && echo planted"
   assert_contains "$OUT" planted
-  assert_contains "$OUT" "haven: quarantined .git/config (the sandbox set core.fsmonitor; git would run it)"
-  assert_contains "$OUT" "haven: restored .git/config as it was before the run"
+  first=$OUT
+  hgit status >/dev/null 2>&1
+  assert_agent_code_did_not_run "core.fsmonitor in .git/config"
+  assert_contains "$first" "haven: quarantined .git/config (the sandbox set core.fsmonitor; git would run it)"
+  assert_contains "$first" "haven: restored .git/config as it was before the run"
   assert_eq status "$(hgit config alias.st)" "the user's own setting is back"
   # Nothing harmless is touched: a new repository with a commit, and
   # settings that run nothing.
@@ -123,6 +125,54 @@ test_escape_git_config_restored_and_benign_git_left_alone() {
   assert_contains "$OUT" benign
   assert_not_contains "$OUT" "quarantined"
   assert_eq "" "$(hgit -C lib status --porcelain)" "the new repository works"
-  hgit status >/dev/null 2>&1
-  assert_agent_code_did_not_run "core.fsmonitor in .git/config"
+}
+
+# Item 6: haven run from a build tree that is also the project.
+test_escape_haven_binary_in_project() {
+  need_haven
+  P=$WORK/buildtree-$RANDOM
+  MARK=$WORK/agent-code-ran-$RANDOM
+  mkdir -p "$P"
+  cp "$RUNTIME" "$P/haven-runc"
+  ln -s haven-runc "$P/haven"
+  cp -r "$(dirname "$RUNTIME")/policies" "$P/policies"
+  # Run 1: the agent replaces the binary; run 2 would execute it as the
+  # user (root here), unsandboxed.
+  OUT=$(cd "$P" && timeout 30 ./haven run -- sh -c "printf '#!/bin/sh\ntouch $MARK\n' > haven-runc.new &&
+    chmod +x haven-runc.new && mv haven-runc.new haven-runc && echo replaced" 2>&1 </dev/null)
+  RC=$?
+  (cd "$P" && timeout 30 ./haven run -- true) >/dev/null 2>&1 </dev/null
+  assert_agent_code_did_not_run "a replaced haven binary"
+  [ "$RC" != 0 ] || fail "haven ran from inside the project ($OUT)"
+  assert_not_contains "$OUT" replaced
+  assert_contains "$OUT" "haven: refusing to run: the haven binary $P/"
+  assert_contains "$OUT" "install haven (make install) or run it from outside the project"
+  # An installed binary reached through a link in the project: the link
+  # can be re-pointed, so it is refused too.
+  rm "$P/haven"
+  ln -s "$RUNTIME" "$P/haven"
+  OUT=$(cd "$P" && timeout 30 ./haven run -- true 2>&1 </dev/null)
+  RC=$?
+  [ "$RC" != 0 ] || fail "haven ran through a link inside the project"
+  assert_contains "$OUT" "the haven binary $P/haven is inside $P"
+}
+
+# Item 6: a policy file the sandbox can rewrite before the next run.
+test_escape_policy_file_in_project() {
+  need_haven
+  make_project
+  printf 'extends: default\n' > "$P/mine.yaml"
+  haven_in "$P" run --policy "$P/mine.yaml" -- sh -c "printf 'extends: none\nnetwork: {mode: open}\n' > mine.yaml; echo rewritten"
+  [ "$RC" != 0 ] || fail "a policy inside the project was used"
+  assert_not_contains "$OUT" rewritten
+  assert_contains "$OUT" "haven: refusing to run: the policy file $P/mine.yaml is inside $P"
+  # Also when the project's file is only a base it extends.
+  printf 'extends: %s\n' "$P/mine.yaml" > "$P.pol/outer.yaml"
+  haven_in "$P" run --policy "$P.pol/outer.yaml" -- true
+  [ "$RC" != 0 ] || fail "a policy extending a file inside the project was used"
+  assert_contains "$OUT" "the policy file $P/mine.yaml is inside $P"
+  # The same policy outside the project runs.
+  cp "$P/mine.yaml" "$P.pol/mine.yaml"
+  haven_in "$P" run --policy "$P.pol/mine.yaml" -- echo fine
+  assert_eq fine "$OUT"
 }
