@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "engine_install.h"
+#include "home_state.h"
 #include "log.h"
 #include "policy.h"
 #include "policy_audit.h"
@@ -138,6 +139,7 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
   struct hv_audit audit = { .log_fd = -1 };
   cleanup_free char *audit_socket = NULL;
   cleanup_project_guard hv_project_guard *guard = NULL;
+  cleanup_free char *home_state = NULL;
   if (parse_run ("haven run", argc, argv, &o, err) < 0)
     return -1;
   if (o.cmd[0] == NULL)
@@ -168,6 +170,9 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
     }
   audit_socket = p->audit_log ? xasprintf ("%s/audit.sock", bundle) : NULL;
   ctx.audit_socket = audit_socket;
+  if (hv_home_state_prepare (p, &ctx, &home_state, err) < 0)
+    goto out;
+  ctx.home_state = home_state;
   if (hv_policy_compile (p, &ctx, &json, err) < 0)
     goto out;
   if (hv_check_run_trust (p, project, json, haven_argv0, err) < 0)
@@ -326,6 +331,27 @@ list_line (const char *label, const oci_strv *v)
   printf ("\n");
 }
 
+static void
+explain_home_allow (const hv_policy *p)
+{
+  for (size_t i = 0; i < p->home_allow.n; i++)
+    {
+      const hv_home_access *a = &p->home_access[i];
+      printf ("    %s: ", p->home_allow.v[i]);
+      if (a->write == HV_HOME_COPY)
+        printf ("copy-on-write (writes go to this project's copy, never to the real one)\n");
+      else if (a->write == HV_HOME_READ_ONLY)
+        printf ("read-only\n");
+      else
+        {
+          printf ("writable for real, nothing in it executable (noexec)");
+          for (size_t j = 0; j < a->protect.n; j++)
+            printf ("%s%s", j ? ", " : "; read-only inside it: ", a->protect.v[j]);
+          printf ("\n");
+        }
+    }
+}
+
 static int
 policy_explain (int argc, char **argv, hv_error **err)
 {
@@ -357,7 +383,10 @@ policy_explain (int argc, char **argv, hv_error **err)
       if (p->home_allow.n)
         printf (", except:");
       printf ("\n");
-      list_line ("   ", &p->home_allow);
+      explain_home_allow (p);
+      if (p->home_allow.n)
+        printf ("  Copies live in ~/.local/state/haven/projects/; when no overlay can be mounted, copy-on-write\n"
+                "  entries are read-only instead (haven says so).\n");
       printf ("  \"Your home\" is both $HOME and the home in the password database, whatever $HOME says;\n"
               "  ~/ in the lists above names a path in each.  Other users' homes (under /home, and /root)\n"
               "  are hidden too.\n");

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
+#include "home_state.h"
 #include "json_gen.h"
 #include "oci_tables.h"
 #include "policy_compile.h"
@@ -180,6 +181,81 @@ exists (const char *path)
   return lstat (path, &st) == 0;
 }
 
+/* A copy-on-write home_allow directory: an overlay on the real one whose
+ * writes land in the project's state directory (home_state.c), so that a
+ * trojaned ~/.cargo/bin/cargo or venv activate never reaches the host. */
+static void
+overlay (yajl_gen g, const char *path, const char *state, bool noexec)
+{
+  cleanup_free char *entry = hv_home_state_entry (state, path);
+  cleanup_free char *lower = xasprintf ("lowerdir=%s", path);
+  cleanup_free char *upper = xasprintf ("upperdir=%s/upper", entry);
+  cleanup_free char *work = xasprintf ("workdir=%s/work", entry);
+  const char *opts[] = { lower, upper, work, "nosuid", "nodev", noexec ? "noexec" : NULL, NULL };
+  mount_entry (g, path, "overlay", "overlay", opts);
+}
+
+/* One home_allow entry, as its `write` says (policies/README.md): copy
+ * (an overlay, or read-only when none can be mounted: ctx->home_state is
+ * NULL), read-only, or direct: the real directory writable but noexec,
+ * with its protected sub-paths bound read-only over it. */
+static void
+gen_home_allow (yajl_gen g, const char *pattern, const hv_home_access *access, const struct hv_run_ctx *ctx,
+                oci_strv *writable, bool noexec)
+{
+  cleanup_strv oci_strv paths = { 0 };
+  hv_home_allow_expand (pattern, ctx, &paths);
+  for (size_t i = 0; i < paths.n; i++)
+    {
+      const char *path = paths.v[i];
+      struct stat st;
+      if (lstat (path, &st) < 0)
+        continue;
+      if (S_ISREG (st.st_mode))
+        {
+          /* A file: copy-on-write is the project's own copy of it. */
+          cleanup_free char *entry = ctx->home_state ? hv_home_state_entry (ctx->home_state, path) : NULL;
+          cleanup_free char *copy = entry ? xasprintf ("%s/file", entry) : NULL;
+          static const char *const rw_file[] = { "bind", "rw", "nosuid", "nodev", "noexec", NULL };
+          if (access->write == HV_HOME_COPY && copy)
+            {
+              mount_entry (g, path, "bind", copy, rw_file);
+              oci_strv_push (writable, path);
+            }
+          else
+            bind (g, path, access->write == HV_HOME_DIRECT, true);
+          continue;
+        }
+      if (!S_ISDIR (st.st_mode))
+        continue;
+      switch (access->write)
+        {
+        case HV_HOME_COPY:
+          if (ctx->home_state)
+            {
+              overlay (g, path, ctx->home_state, noexec);
+              oci_strv_push (writable, path);
+            }
+          else
+            bind (g, path, false, noexec);
+          break;
+        case HV_HOME_READ_ONLY:
+          bind (g, path, false, noexec);
+          break;
+        case HV_HOME_DIRECT:
+          bind (g, path, true, true);
+          oci_strv_push (writable, path);
+          for (size_t j = 0; j < access->protect.n; j++)
+            {
+              cleanup_free char *sub = xasprintf ("%s/%s", path, access->protect.v[j]);
+              if (exists (sub))
+                bind (g, sub, false, true);
+            }
+          break;
+        }
+    }
+}
+
 /* hide_home: every home of the caller becomes an empty scratch directory
  * with the home_allow entries bound back, and every other user's home an
  * empty one (root could read them; the project is bound on top later). */
@@ -197,12 +273,8 @@ gen_hidden_homes (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, 
         tmpfs (g, homes.v[h], 64ULL << 20, false);
         oci_strv_push (writable, homes.v[h]);
       }
-  cleanup_strv oci_strv allowed = { 0 };
   for (size_t i = 0; i < p->home_allow.n; i++)
-    expand_each (p->home_allow.v[i], ctx, &allowed);
-  for (size_t i = 0; i < allowed.n; i++)
-    if (is_dir (allowed.v[i]))
-      bind (g, allowed.v[i], true, noexec);
+    gen_home_allow (g, p->home_allow.v[i], &p->home_access[i], ctx, writable, noexec);
 }
 
 static int

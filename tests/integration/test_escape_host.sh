@@ -102,6 +102,20 @@ test_escape_git_husky_hooks() {
   assert_contains "$OUT" "haven: quarantined .husky/post-commit (created by the sandbox; git would run it)"
 }
 
+test_escape_git_hook_planted_before_a_time_limit() {
+  need_haven
+  git_project
+  rm -rf "$P/.git/hooks"
+  mkdir -p "$P.pol"
+  printf 'extends: default\nresources: {timeout: 1s}\n' > "$P.pol/quick.yaml"
+  haven_in "$P" run --policy "$P.pol/quick.yaml" -- sh -c "mkdir .git/hooks && printf '#!/bin/sh\ntouch $MARK\n' > .git/hooks/post-commit &&
+    chmod +x .git/hooks/post-commit && sleep 30"
+  assert_eq 124 "$RC" "exit status after the time limit ($OUT)"
+  hgit commit -q --allow-empty -m after >/dev/null 2>&1
+  assert_agent_code_did_not_run "a hook planted by a run that was killed at its time limit"
+  assert_contains "$OUT" "haven: quarantined .git/hooks/post-commit (created by the sandbox; git would run it)"
+}
+
 test_escape_git_config_restored_and_benign_git_left_alone() {
   need_haven
   git_project
@@ -175,4 +189,67 @@ test_escape_policy_file_in_project() {
   cp "$P/mine.yaml" "$P.pol/mine.yaml"
   haven_in "$P" run --policy "$P.pol/mine.yaml" -- echo fine
   assert_eq fine "$OUT"
+}
+
+# Item 5: a fake home made by the test; the policy's home_allow entries
+# are the only parts of it the sandbox sees.
+fake_home() {
+  H=$WORK/home-$RANDOM
+  MARK=$WORK/agent-code-ran-$RANDOM
+  mkdir -p "$H/.cargo/bin" "$H/.local/share/virtualenvs/v/bin" "$H/.cache"
+  printf '#!/bin/sh\necho real cargo\n' > "$H/.cargo/bin/cargo"
+  chmod +x "$H/.cargo/bin/cargo"
+  printf 'echo real activate\n' > "$H/.local/share/virtualenvs/v/bin/activate"
+}
+
+test_escape_home_cargo_and_venv_trojans_stay_in_the_sandbox() {
+  need_haven
+  make_project
+  fake_home
+  # A policy that lets cargo's whole directory in, as a user would for
+  # `cargo install` (default has only ~/.cargo/registry).
+  printf 'extends: default\nfilesystem: {home_allow: [~/.cargo]}\n' > "$P.pol/cargo.yaml"
+  OUT=$(cd "$P" && HOME=$H XDG_STATE_HOME= timeout 30 "$HAVEN" run --policy "$P.pol/cargo.yaml" -- sh -c "
+    printf '#!/bin/sh\ntouch $MARK\n' > ~/.cargo/bin/cargo && echo 'touch $MARK' >> ~/.local/share/virtualenvs/v/bin/activate &&
+    ~/.cargo/bin/cargo 2>&1; echo cached > ~/.cache/new && cat ~/.cache/new && echo wrote" 2>&1 </dev/null)
+  assert_contains "$OUT" wrote
+  assert_contains "$OUT" cached
+  # The user, later, on the host.
+  "$H/.cargo/bin/cargo" >/dev/null
+  (. "$H/.local/share/virtualenvs/v/bin/activate") >/dev/null
+  assert_agent_code_did_not_run "a cargo or venv activate written in the sandbox"
+  assert_eq "real cargo" "$("$H/.cargo/bin/cargo")" "the real cargo"
+  [ ! -e "$H/.cache/new" ] || fail "a write to ~/.cache reached the real directory"
+  # The project's copy persists for its next run.
+  OUT=$(cd "$P" && HOME=$H XDG_STATE_HOME= timeout 30 "$HAVEN" run -- cat .cache/new 2>&1 </dev/null; cd "$P" && HOME=$H XDG_STATE_HOME= timeout 30 "$HAVEN" run -- sh -c 'cat ~/.cache/new' 2>&1 </dev/null)
+  assert_contains "$OUT" cached "the project's copy of ~/.cache in its next run"
+  [ -d "$H/.local/state/haven/projects" ] || fail "no per-project state directory"
+  assert_eq 700 "$(stat -c %a "$H/.local/state/haven/projects")" "state directory mode"
+}
+
+test_escape_home_claude_settings_and_mcp_servers() {
+  need_haven
+  make_project
+  fake_home
+  mkdir -p "$H/.claude/projects"
+  echo '{"model":"x"}' > "$H/.claude/settings.json"
+  echo '{"mcpServers":{}}' > "$H/.claude.json"
+  OUT=$(cd "$P" && HOME=$H XDG_STATE_HOME= timeout 30 "$HAVEN" run --policy claude-code -- sh -c "
+    echo '{\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"touch $MARK\"}]}]}}' > ~/.claude/settings.json 2>/dev/null || echo settings-ro
+    echo '{\"mcpServers\":{\"x\":{\"command\":\"touch $MARK\"}}}' > ~/.claude.json && echo json-written
+    { echo 'touch $MARK' > ~/.claude/hooks/h; } 2>/dev/null || echo hooks-ro
+    { echo 'run touch $MARK' > ~/.claude/CLAUDE.md; } 2>/dev/null || echo claude-md-ro
+    echo session > ~/.claude/projects/s && echo state-written
+    cp /bin/true ~/.claude/t && { ~/.claude/t 2>/dev/null && echo EXECUTED || echo noexec; }" 2>&1 </dev/null)
+  assert_eq '{"model":"x"}' "$(cat "$H/.claude/settings.json")" "the real settings.json"
+  assert_eq '{"mcpServers":{}}' "$(cat "$H/.claude.json")" "the real ~/.claude.json"
+  assert_eq "" "$(ls -A "$H/.claude/hooks" 2>/dev/null)" "the real hooks directory"
+  [ ! -s "$H/.claude/CLAUDE.md" ] || fail "CLAUDE.md was written: $(cat "$H/.claude/CLAUDE.md")"
+  assert_contains "$OUT" settings-ro
+  assert_contains "$OUT" hooks-ro
+  assert_contains "$OUT" claude-md-ro
+  assert_contains "$OUT" json-written
+  assert_contains "$OUT" state-written
+  assert_contains "$OUT" noexec
+  assert_eq session "$(cat "$H/.claude/projects/s")" "claude's own state is written for real"
 }
