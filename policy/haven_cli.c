@@ -19,12 +19,15 @@
 
 #include "cli.h"
 #include "engine_install.h"
+#include "home_state.h"
 #include "log.h"
 #include "policy.h"
 #include "policy_audit.h"
 #include "policy_compile.h"
 #include "policy_hide.h"
 #include "run_leftovers.h"
+#include "project_guard.h"
+#include "run_trust.h"
 #include "self_exe.h"
 #include "state.h"
 #include "utils.h"
@@ -32,6 +35,9 @@
 extern char **environ;
 
 #define DEFAULT_POLICY "default"
+
+/* How haven was invoked (argv[0]): run_trust.c checks that path too. */
+static const char *haven_argv0;
 
 static void
 usage (void)
@@ -133,6 +139,8 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
   cleanup_strv oci_strv homes = { 0 }, other_homes = { 0 };
   struct hv_audit audit = { .log_fd = -1 };
   cleanup_free char *audit_socket = NULL;
+  cleanup_project_guard hv_project_guard *guard = NULL;
+  cleanup_free char *home_state = NULL;
   if (parse_run ("haven run", argc, argv, &o, err) < 0)
     return -1;
   if (o.cmd[0] == NULL)
@@ -163,7 +171,12 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
     }
   audit_socket = p->audit_log ? xasprintf ("%s/audit.sock", bundle) : NULL;
   ctx.audit_socket = audit_socket;
+  if (hv_home_state_prepare (p, &ctx, &home_state, err) < 0)
+    goto out;
+  ctx.home_state = home_state;
   if (hv_policy_compile (p, &ctx, &json, err) < 0)
+    goto out;
+  if (hv_check_run_trust (p, project, json, haven_argv0, err) < 0)
     goto out;
   if (write_file_atomic (bundle, "config.json", json, strlen (json), err) < 0)
     goto out;
@@ -191,9 +204,27 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
     /* The parser bounds timeouts to 30 days: the cast cannot truncate. */
     hv_run_timeout_s = p->timeout_s.set ? (unsigned) p->timeout_s.value : 0;
     hv_run_die_with_runtime = true;
+    /* What git would execute in the project, recorded just before the
+     * sandbox starts, checked after it has exited however it ended. */
+    if (hv_project_guard_snapshot (project, &guard, err) < 0)
+      goto out;
     ret = cmd_run (&g, 4, run_argv, err);
   }
 out:
+  if (guard)
+    {
+      cleanup_error hv_error *gerr = NULL;
+      if (hv_project_guard_check (guard, &gerr) < 0)
+        {
+          if (ret < 0)
+            fprintf (stderr, "haven: %s\n", gerr->msg);
+          else
+            {
+              *err = steal_pointer (&gerr);
+              ret = -1;
+            }
+        }
+    }
   hv_audit_end (&audit, ret < 0 ? 125 : hv_exit_status);
   if (!o.keep_bundle)
     hv_run_bundle_remove (bundle);
@@ -316,6 +347,27 @@ exact_size (uint64_t v, char *buf, size_t len)
   return buf;
 }
 
+static void
+explain_home_allow (const hv_policy *p)
+{
+  for (size_t i = 0; i < p->home_allow.n; i++)
+    {
+      const hv_home_access *a = &p->home_access[i];
+      printf ("    %s: ", p->home_allow.v[i]);
+      if (a->write == HV_HOME_COPY)
+        printf ("copy-on-write (writes go to this project's copy, never to the real one)\n");
+      else if (a->write == HV_HOME_READ_ONLY)
+        printf ("read-only\n");
+      else
+        {
+          printf ("writable for real, nothing in it executable (noexec)");
+          for (size_t j = 0; j < a->protect.n; j++)
+            printf ("%s%s", j ? ", " : "; read-only inside it: ", a->protect.v[j]);
+          printf ("\n");
+        }
+    }
+}
+
 static int
 policy_explain (int argc, char **argv, hv_error **err)
 {
@@ -347,7 +399,10 @@ policy_explain (int argc, char **argv, hv_error **err)
       if (p->home_allow.n)
         printf (", except:");
       printf ("\n");
-      list_line ("   ", &p->home_allow);
+      explain_home_allow (p);
+      if (p->home_allow.n)
+        printf ("  Copies live in ~/.local/state/haven/projects/; when no overlay can be mounted, copy-on-write\n"
+                "  entries are read-only instead (haven says so).\n");
       printf ("  \"Your home\" is both $HOME and the home in the password database, whatever $HOME says;\n"
               "  ~/ in the lists above names a path in each.  Other users' homes (under /home, and /root)\n"
               "  are hidden too.\n");
@@ -444,6 +499,7 @@ haven_main (int argc, char **argv)
 {
   hv_error *err = NULL;
   int r = -1;
+  haven_argv0 = argv[0];
   if (argc < 2 || strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)
     {
       usage ();

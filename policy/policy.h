@@ -26,11 +26,26 @@ typedef struct
   uint64_t size; /* bytes, 0 = kernel default */
 } hv_tmpfs;
 
+/* How a home_allow entry may be written (policies/README.md). */
+enum hv_home_write
+{
+  HV_HOME_COPY,      /* copy-on-write: writes go to a per-project overlay, never the real directory */
+  HV_HOME_READ_ONLY, /* visible, read-only */
+  HV_HOME_DIRECT,    /* the real directory, writable, noexec, `protect` sub-paths read-only */
+};
+
+typedef struct
+{
+  enum hv_home_write write;
+  oci_strv protect; /* relative to the entry (direct only) */
+} hv_home_access;
+
 typedef struct
 {
   char *name;
   char *description;
   char *file; /* where it was loaded from */
+  oci_strv files; /* every file read for it: the policy and its `extends` chain */
 
   /* filesystem */
   oci_strv read_only;  /* visible, read-only (default: the whole host) */
@@ -38,7 +53,8 @@ typedef struct
   oci_strv block;      /* hidden: globs, ~ expands to $HOME */
   oci_strv protect;    /* read-only inside the project (relative paths) */
   oci_opt_bool hide_home;
-  oci_strv home_allow; /* kept visible (and writable) when the home is hidden */
+  oci_strv home_allow; /* kept visible when the home is hidden */
+  hv_home_access *home_access; /* how each home_allow entry is writable (same index) */
   oci_opt_bool project_writable;
   size_t n_tmpfs;
   hv_tmpfs *tmpfs;

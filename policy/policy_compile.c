@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
+#include "home_state.h"
 #include "json_gen.h"
 #include "oci_tables.h"
 #include "policy_compile.h"
@@ -334,6 +335,98 @@ kernel_tree (const char *path)
   return path_under (path, "/proc") || path_under (path, "/dev") || path_under (path, "/sys");
 }
 
+/* A copy-on-write home_allow directory: an overlay on the real one whose
+ * writes land in the project's state directory (home_state.c), so that a
+ * trojaned ~/.cargo/bin/cargo or venv activate never reaches the host. */
+static void
+overlay (yajl_gen g, const char *path, const char *state, bool noexec)
+{
+  cleanup_free char *entry = hv_home_state_entry (state, path);
+  cleanup_free char *lower = xasprintf ("lowerdir=%s", path);
+  cleanup_free char *upper = xasprintf ("upperdir=%s/upper", entry);
+  cleanup_free char *work = xasprintf ("workdir=%s/work", entry);
+  const char *opts[] = { lower, upper, work, "nosuid", "nodev", noexec ? "noexec" : NULL, NULL };
+  mount_entry (g, path, "overlay", "overlay", opts);
+}
+
+/* One home_allow entry, as its `write` says (policies/README.md): copy
+ * (an overlay, or read-only when none can be mounted: ctx->home_state is
+ * NULL), read-only, or direct: the real directory writable but noexec,
+ * with its protected sub-paths bound read-only over it. */
+static int
+gen_home_allow (yajl_gen g, const char *pattern, const hv_home_access *access, const struct hv_run_ctx *ctx,
+                bool noexec, oci_strv *writable, oci_strv *shown, hv_error **err)
+{
+  cleanup_strv oci_strv paths = { 0 };
+  hv_home_allow_expand (pattern, ctx, &paths);
+  for (size_t i = 0; i < paths.n; i++)
+    {
+      /* Never through a link: a run may have planted one in the home
+       * (policies/README.md, "Links in the project"). */
+      struct hv_policy_path pp;
+      int r = hv_policy_path_resolve (ctx, paths.v[i], &pp, err);
+      if (r < 0)
+        return -1;
+      if (r == HV_PATH_LINK)
+        {
+          cleanup_free char *why = link_words (&pp);
+          fprintf (stderr, "haven: not showing %s in the sandbox: %s\n", paths.v[i], why);
+        }
+      cleanup_free char *path = r == HV_PATH_FOUND ? xstrdup (pp.real) : NULL;
+      struct stat st = pp.st;
+      hv_policy_path_clear (&pp);
+      if (path == NULL)
+        continue;
+      oci_strv_push (shown, path);
+      if (S_ISREG (st.st_mode))
+        {
+          /* A file: copy-on-write is the project's own copy of it. */
+          cleanup_free char *entry = ctx->home_state ? hv_home_state_entry (ctx->home_state, path) : NULL;
+          cleanup_free char *copy = entry ? xasprintf ("%s/file", entry) : NULL;
+          static const char *const rw_file[] = { "bind", "rw", "nosuid", "nodev", "noexec", NULL };
+          if (access->write == HV_HOME_COPY && copy)
+            {
+              mount_entry (g, path, "bind", copy, rw_file);
+              oci_strv_push (writable, path);
+            }
+          else
+            bind (g, path, access->write == HV_HOME_DIRECT, true);
+          continue;
+        }
+      if (!S_ISDIR (st.st_mode))
+        continue;
+      switch (access->write)
+        {
+        case HV_HOME_COPY:
+          if (ctx->home_state)
+            {
+              overlay (g, path, ctx->home_state, noexec);
+              oci_strv_push (writable, path);
+            }
+          else
+            bind (g, path, false, noexec);
+          break;
+        case HV_HOME_READ_ONLY:
+          bind (g, path, false, noexec);
+          break;
+        case HV_HOME_DIRECT:
+          bind (g, path, true, true);
+          oci_strv_push (writable, path);
+          for (size_t j = 0; j < access->protect.n; j++)
+            {
+              /* Made to exist before the run (home_state.c), links refused;
+               * the runtime refuses a link swapped in since (nofollow). */
+              cleanup_free char *sub = xasprintf ("%s/%s", path, access->protect.v[j]);
+              struct stat sst;
+              if (lstat (sub, &sst) == 0)
+                bind (g, sub, false, true);
+            }
+          break;
+        }
+    }
+  return 0;
+}
+
 /* hide_home: every home of the caller becomes an empty scratch directory
  * with the home_allow entries bound back (never through a link: see
  * bind_writable), and every other user's home an empty one (root could
@@ -358,17 +451,8 @@ gen_hidden_homes (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, 
         oci_strv_push (hidden, homes.v[h]);
       }
   for (size_t i = 0; i < p->home_allow.n; i++)
-    {
-      cleanup_strv oci_strv allowed = { 0 };
-      expand_each (p->home_allow.v[i], ctx, &allowed);
-      for (size_t j = 0; j < allowed.n; j++)
-        {
-          /* Below the home's tmpfs, which is in Landlock's writable set. */
-          cleanup_strv oci_strv unused = { 0 };
-          if (bind_writable (g, ctx, allowed.v[j], true, noexec, &unused, shown, err) < 0)
-            return hv_error_wrap (err, "filesystem.home_allow \"%s\"", p->home_allow.v[i]);
-        }
-    }
+    if (gen_home_allow (g, p->home_allow.v[i], &p->home_access[i], ctx, noexec, writable, shown, err) < 0)
+      return hv_error_wrap (err, "filesystem.home_allow \"%s\"", p->home_allow.v[i]);
   return 0;
 }
 

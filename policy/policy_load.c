@@ -105,7 +105,14 @@ merge (hv_policy *base, const hv_policy *child)
   append (&base->read_write, &child->read_write);
   append (&base->block, &child->block);
   append (&base->protect, &child->protect);
-  append (&base->home_allow, &child->home_allow);
+  for (size_t i = 0; i < child->home_allow.n; i++)
+    {
+      base->home_access = xrealloc (base->home_access, (base->home_allow.n + 1) * sizeof (hv_home_access));
+      hv_home_access *a = &base->home_access[base->home_allow.n];
+      *a = (hv_home_access) { .write = child->home_access[i].write };
+      append (&a->protect, &child->home_access[i].protect);
+      oci_strv_push (&base->home_allow, child->home_allow.v[i]);
+    }
   append (&base->net_allow, &child->net_allow);
   append (&base->allow_exec, &child->allow_exec);
   append (&base->capabilities, &child->capabilities);
@@ -227,6 +234,9 @@ load_layer (const char *name_or_file, const char *relative_to, int depth, hv_pol
   size_t len = 0;
   if (read_policy_file (path, &text, &len, err) < 0)
     return -1;
+  /* Each file that shaped the policy must stay out of the sandbox's
+   * reach (run_trust.c). */
+  oci_strv_push (&into->files, path);
   hv_policy layer = { 0 };
   cleanup_free char *extends = NULL;
   if (hv_policy_parse (text, len, path, &layer, &extends, err) < 0)
@@ -351,7 +361,10 @@ hv_policy_free_fields (hv_policy *p)
   free (p->name);
   free (p->description);
   free (p->file);
-  oci_strv *lists[] = { &p->read_only, &p->read_write, &p->block, &p->protect, &p->home_allow, &p->net_allow,
+  for (size_t i = 0; i < p->home_allow.n; i++)
+    oci_strv_free (&p->home_access[i].protect);
+  free (p->home_access);
+  oci_strv *lists[] = { &p->files, &p->read_only, &p->read_write, &p->block, &p->protect, &p->home_allow, &p->net_allow,
                         &p->allow_exec, &p->capabilities, &p->syscall_allow, &p->syscall_deny, &p->env_pass,
                         &p->env_deny, &p->best_effort };
   for (size_t i = 0; i < N_ELEMENTS (lists); i++)

@@ -379,7 +379,6 @@ STRV_FIELD (f_read_only, read_only)
 STRV_FIELD (f_read_write, read_write)
 STRV_FIELD (f_block, block)
 STRV_FIELD (f_protect, protect)
-STRV_FIELD (f_home_allow, home_allow)
 BOOL_FIELD (f_hide_home, hide_home)
 BOOL_FIELD (f_project_writable, project_writable)
 STRV_FIELD (f_net_allow, net_allow)
@@ -395,6 +394,90 @@ STRING_FIELD (f_audit_log, audit_log)
 STRING_FIELD (f_name, name)
 STRING_FIELD (f_description, description)
 STRV_FIELD (f_best_effort, best_effort)
+
+static void
+push_home_allow (hv_policy *p, const char *path, enum hv_home_write write, oci_strv *protect)
+{
+  p->home_access = xrealloc (p->home_access, (p->home_allow.n + 1) * sizeof (hv_home_access));
+  p->home_access[p->home_allow.n] = (hv_home_access) { .write = write, .protect = *protect };
+  *protect = (oci_strv) { 0 };
+  oci_strv_push (&p->home_allow, path);
+}
+
+/* home_allow items: "~/.cache" (copy-on-write), or
+ * {path: ~/.claude, write: direct|copy|read-only, protect: [sub-paths]}. */
+static int
+home_allow_item (struct yw *w, yaml_node_t *item, const char *key, hv_policy *p)
+{
+  const char *s = scalar (item);
+  cleanup_strv oci_strv protect = { 0 };
+  if (s)
+    {
+      if (s[0] == '\0')
+        return yw_fail (w, item, key, "list items must be non-empty paths or {path, write, protect}");
+      push_home_allow (p, s, HV_HOME_COPY, &protect);
+      return 0;
+    }
+  if (item->type != YAML_MAPPING_NODE)
+    return yw_fail (w, item, key, "expected a path or {path, write, protect}");
+  const char *path = NULL;
+  yaml_node_t *protect_node = NULL;
+  enum hv_home_write write = HV_HOME_COPY;
+  for (yaml_node_pair_t *pair = item->data.mapping.pairs.start; pair < item->data.mapping.pairs.top; pair++)
+    {
+      yaml_node_t *k = yaml_document_get_node (w->doc, pair->key);
+      yaml_node_t *v = yaml_document_get_node (w->doc, pair->value);
+      const char *ks = scalar (k);
+      if (ks && strcmp (ks, "path") == 0)
+        {
+          if (scalar (v) == NULL || scalar (v)[0] == '\0')
+            return yw_fail (w, v, key, "path: expected a non-empty path");
+          path = scalar (v);
+        }
+      else if (ks && strcmp (ks, "write") == 0)
+        {
+          const char *m = scalar (v);
+          if (m && strcmp (m, "copy") == 0)
+            write = HV_HOME_COPY;
+          else if (m && strcmp (m, "direct") == 0)
+            write = HV_HOME_DIRECT;
+          else if (m && strcmp (m, "read-only") == 0)
+            write = HV_HOME_READ_ONLY;
+          else
+            return yw_fail (w, v, key, "write: expected copy, direct or read-only");
+        }
+      else if (ks && strcmp (ks, "protect") == 0)
+        {
+          protect_node = v;
+          if (as_strv (w, v, key, &protect) < 0)
+            return -1;
+          for (size_t i = 0; i < protect.n; i++)
+            if (protect.v[i][0] == '/' || strstr (protect.v[i], ".."))
+              return yw_fail (w, v, key, "protect: \"%s\" must be relative to the entry, without ..", protect.v[i]);
+        }
+      else
+        return yw_fail (w, k, key, "unknown key \"%s\" (expected path, write, protect)", ks ? ks : "?");
+    }
+  if (path == NULL)
+    return yw_fail (w, item, key, "needs a path");
+  if (protect.n && write != HV_HOME_DIRECT)
+    return yw_fail (w, protect_node, key, "protect only applies to write: direct");
+  push_home_allow (p, path, write, &protect);
+  return 0;
+}
+
+static int
+f_home_allow (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  if (is_null (v))
+    return 0;
+  if (v->type != YAML_SEQUENCE_NODE)
+    return yw_fail (w, v, key, "expected a list of paths or {path, write, protect}");
+  for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++)
+    if (home_allow_item (w, yaml_document_get_node (w->doc, *i), key, p) < 0)
+      return -1;
+  return 0;
+}
 
 static int
 f_tmpfs (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)

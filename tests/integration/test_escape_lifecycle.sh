@@ -17,7 +17,7 @@ _kill9_haven() {
   local user=$1 haven=$HAVEN runner=() bundle_parent=/run state_root=/run/haven
   make_project
   local marker=3600.$RANDOM
-  printf 'extends: default\nresources: {timeout: 1h%s}\n' "$([ "$user" = root ] && echo ', memory: 512m')" > "$P/limited.yaml"
+  printf 'extends: default\nresources: {timeout: 1h%s}\n' "$([ "$user" = root ] && echo ', memory: 512m')" > "$P.pol/limited.yaml"
   if [ "$user" != root ]; then
     chown -R 65534:65534 "$P"
     chmod 755 "$WORK"
@@ -25,7 +25,7 @@ _kill9_haven() {
     runner=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent XDG_RUNTIME_DIR=)
     bundle_parent=/tmp state_root=/tmp/haven-65534
   fi
-  (cd "$P" && exec "${runner[@]}" "$haven" run --policy "$P/limited.yaml" -- sh -c "touch started; exec sleep $marker" \
+  (cd "$P" && exec "${runner[@]}" "$haven" run --policy "$P.pol/limited.yaml" -- sh -c "touch started; exec sleep $marker" \
      </dev/null >/dev/null 2>&1) &
   local hpid=$! i spid=
   defer "kill -9 $hpid 2>/dev/null; true"
@@ -108,8 +108,8 @@ test_escape_audit_flood_is_bounded() {
   need_haven
   make_project
   local log=$WORK/audit-$RANDOM/audit.log
-  printf 'extends: default\naudit:\n  log: %s\n' "$log" > "$P/audit.yaml"
-  haven_in "$P" run --policy "$P/audit.yaml" -- python3 -c '
+  printf 'extends: default\naudit:\n  log: %s\n' "$log" > "$P.pol/audit.yaml"
+  haven_in "$P" run --policy "$P.pol/audit.yaml" -- python3 -c '
 import ctypes, time
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
@@ -146,8 +146,8 @@ test_escape_audit_invalid_utf8_comm() {
   need_haven
   make_project
   local log=$WORK/audit-$RANDOM/audit.log
-  printf 'extends: default\naudit:\n  log: %s\n' "$log" > "$P/audit.yaml"
-  haven_in "$P" run --policy "$P/audit.yaml" -- python3 -c '
+  printf 'extends: default\naudit:\n  log: %s\n' "$log" > "$P.pol/audit.yaml"
+  haven_in "$P" run --policy "$P.pol/audit.yaml" -- python3 -c '
 import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 libc.prctl(15, b"\xff\xfe\x01ok\xc0\x80", 0, 0, 0)
@@ -186,14 +186,14 @@ test_escape_relative_command_in_project() {
 test_escape_policy_extends_fifo_refused() {
   need_haven
   make_project
-  mkfifo "$P/trap.yaml"
-  printf 'extends: trap.yaml\n' > "$P/pol.yaml"
+  mkfifo "$P.pol/trap.yaml"
+  printf 'extends: trap.yaml\n' > "$P.pol/pol.yaml"
   local t0=$SECONDS
-  OUT=$(cd "$P" && timeout 10 "$HAVEN" run --policy "$P/pol.yaml" -- true 2>&1 </dev/null)
+  OUT=$(cd "$P" && timeout 10 "$HAVEN" run --policy "$P.pol/pol.yaml" -- true 2>&1 </dev/null)
   RC=$?
   [ "$RC" = 124 ] && fail "haven hung on a FIFO in extends"
   assert_eq 125 "$RC" "status ($OUT)"
-  assert_contains "$OUT" "$P/trap.yaml: not a regular file"
+  assert_contains "$OUT" "$P.pol/trap.yaml: not a regular file"
   [ $((SECONDS - t0)) -le 3 ] || fail "took $((SECONDS - t0)) s"
 }
 
@@ -202,23 +202,23 @@ test_escape_policy_extends_fifo_refused() {
 test_escape_policy_silent_weakening_refused() {
   need_haven
   make_project
-  printf 'extends: default\nresources: {memory: 1g}\n---\nresources: {memory: 64g}\n' > "$P/two.yaml"
-  printf 'extends: default\nresources:\n  timeout: 10m\n  timeout: nan\n' > "$P/dup.yaml"
-  printf 'extends: default\nresources: {memory: inf}\n' > "$P/inf.yaml"
-  printf 'extends: default\nresources: {timeout: 4294967296}\n' > "$P/t32.yaml"
-  printf 'extends: default\nfilesystem: {block: [$HOME/.ssh]}\n' > "$P/var.yaml"
-  haven_in "$P" run --policy "$P/two.yaml" -- true
+  printf 'extends: default\nresources: {memory: 1g}\n---\nresources: {memory: 64g}\n' > "$P.pol/two.yaml"
+  printf 'extends: default\nresources:\n  timeout: 10m\n  timeout: nan\n' > "$P.pol/dup.yaml"
+  printf 'extends: default\nresources: {memory: inf}\n' > "$P.pol/inf.yaml"
+  printf 'extends: default\nresources: {timeout: 4294967296}\n' > "$P.pol/t32.yaml"
+  printf 'extends: default\nfilesystem: {block: [$HOME/.ssh]}\n' > "$P.pol/var.yaml"
+  haven_in "$P" run --policy "$P.pol/two.yaml" -- true
   assert_eq 125 "$RC" "two documents ($OUT)"
-  assert_contains "$OUT" "$P/two.yaml:3:1: a second YAML document"
-  haven_in "$P" run --policy "$P/dup.yaml" -- true
-  assert_contains "$OUT" "$P/dup.yaml:4:3: duplicate key \"timeout\""
-  haven_in "$P" run --policy "$P/inf.yaml" -- true
-  assert_contains "$OUT" "$P/inf.yaml:2:21: resources.memory: expected a size"
-  haven_in "$P" run --policy "$P/t32.yaml" -- true
-  assert_contains "$OUT" "$P/t32.yaml:2:22: resources.timeout: expected a duration"
-  haven_in "$P" run --policy "$P/var.yaml" -- true
-  assert_contains "$OUT" "$P/var.yaml:2:22: filesystem.block: \"\$HOME/.ssh\": environment variables are not expanded"
-  printf 'extends: default\nresources: {memory: 1.5k}\n' > "$P/exact.yaml"
-  haven_in "$P" policy explain "$P/exact.yaml"
+  assert_contains "$OUT" "$P.pol/two.yaml:3:1: a second YAML document"
+  haven_in "$P" run --policy "$P.pol/dup.yaml" -- true
+  assert_contains "$OUT" "$P.pol/dup.yaml:4:3: duplicate key \"timeout\""
+  haven_in "$P" run --policy "$P.pol/inf.yaml" -- true
+  assert_contains "$OUT" "$P.pol/inf.yaml:2:21: resources.memory: expected a size"
+  haven_in "$P" run --policy "$P.pol/t32.yaml" -- true
+  assert_contains "$OUT" "$P.pol/t32.yaml:2:22: resources.timeout: expected a duration"
+  haven_in "$P" run --policy "$P.pol/var.yaml" -- true
+  assert_contains "$OUT" "$P.pol/var.yaml:2:22: filesystem.block: \"\$HOME/.ssh\": environment variables are not expanded"
+  printf 'extends: default\nresources: {memory: 1.5k}\n' > "$P.pol/exact.yaml"
+  haven_in "$P" policy explain "$P.pol/exact.yaml"
   assert_contains "$OUT" "Memory: 1536 bytes"
 }

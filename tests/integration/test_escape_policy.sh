@@ -15,7 +15,7 @@ test_escape_seed_format_as_strict_as_default() {
   make_project
   mkdir -p "$P/data"
   printf 'int main (void) { return 0; }\n' > "$P/hello.c"
-  cat > "$P/seed.yaml" <<EOP
+  cat > "$P.pol/seed.yaml" <<EOP
 filesystem: {read_only: ['/project', '/data'], block: ['/etc/passwd', '/home/*/.ssh']}
 network: {allow: ['api.github.com'], block_all: true}
 process: {allow_exec: ['python3', 'gcc'], block_shell: true}
@@ -27,7 +27,7 @@ EOP
   python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$sockdir/default"
   defer "rm -rf '$marker' '$sockdir'"
   [ -S "$sockdir/default" ] || fail "no socket made on the host"
-  PATH=$SYSTEM_PATH haven_in "$P" run --policy "$P/seed.yaml" -- python3 -c '
+  PATH=$SYSTEM_PATH haven_in "$P" run --policy "$P.pol/seed.yaml" -- python3 -c '
 import os, sys
 def writable(p):
     try:
@@ -44,14 +44,14 @@ print("tmux", os.path.exists(sys.argv[2]))
   assert_contains "$OUT" "tmux False" "seed policy: a tmux socket in the host's /tmp"
   [ ! -e "$P/.git/hooks/pre-commit" ] && [ ! -e "$P/new-file" ] || fail "the seed policy wrote to the project"
   if command -v gcc >/dev/null; then
-    PATH=$SYSTEM_PATH haven_in "$P" run --policy "$P/seed.yaml" -- gcc -o /tmp/hello hello.c
+    PATH=$SYSTEM_PATH haven_in "$P" run --policy "$P.pol/seed.yaml" -- gcc -o /tmp/hello hello.c
     assert_eq 0 "$RC" "gcc compiles and links under the seed policy ($OUT)"
   fi
   # Layering still works, and `extends: none` opts out explicitly.
-  printf 'extends: none\nfilesystem: {read_only: [/project]}\n' > "$P/bare.yaml"
-  haven_in "$P" policy explain "$P/bare.yaml"
+  printf 'extends: none\nfilesystem: {read_only: [/project]}\n' > "$P.pol/bare.yaml"
+  haven_in "$P" policy explain "$P.pol/bare.yaml"
   assert_not_contains "$OUT" "Your home directory is hidden" "extends: none"
-  haven_in "$P" policy explain "$P/seed.yaml"
+  haven_in "$P" policy explain "$P.pol/seed.yaml"
   assert_contains "$OUT" "Your home directory is hidden" "seed policy builds on default"
 }
 
@@ -257,13 +257,13 @@ for path in sys.argv[1:]:
   assert_contains "$OUT" "$srv/.env.example CONTENT-srv-example" "a template under /srv"
   # A policy extending default can hide a template again (the last
   # matching entry decides) and explain lists the exceptions.
-  printf 'extends: default\nfilesystem: {block: ["{project}/**/.env.sample"]}\n' > "$P/tight.yaml"
-  PATH=$SYSTEM_PATH haven_in "$P" run --policy "$P/tight.yaml" -- cat .env.sample .env.example
+  printf 'extends: default\nfilesystem: {block: ["{project}/**/.env.sample"]}\n' > "$P.pol/tight.yaml"
+  PATH=$SYSTEM_PATH haven_in "$P" run --policy "$P.pol/tight.yaml" -- cat .env.sample .env.example
   assert_eq "CONTENT-.env.example" "$OUT" "a template hidden again by a later entry"
   haven_in "$P" policy explain default
   assert_contains "$OUT" "Not hidden, as exceptions to the above"
   assert_contains "$OUT" "{project}/**/.env.example"
-  printf 'filesystem: {read_only: ["!/x"]}\n' > "$P/bad.yaml"
-  haven_in "$P" policy check "$P/bad.yaml"
+  printf 'filesystem: {read_only: ["!/x"]}\n' > "$P.pol/bad.yaml"
+  haven_in "$P" policy check "$P.pol/bad.yaml"
   assert_contains "$OUT" "only filesystem.block takes \"!\" exceptions"
 }

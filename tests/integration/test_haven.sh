@@ -15,7 +15,9 @@ haven_in() {
 
 make_project() {
   P=$WORK/project-$RANDOM
-  mkdir -p "$P/.git/hooks" "$P/src/deep"
+  # Policy files live beside the project, never in it: haven refuses a
+  # policy the sandbox could rewrite.
+  mkdir -p "$P/.git/hooks" "$P/src/deep" "$P.pol"
   echo "SECRET=1" > "$P/.env"
   echo "SECRET=2" > "$P/src/deep/.env"
   echo "[core]" > "$P/.git/config"
@@ -99,18 +101,18 @@ test_haven_no_network() {
 test_haven_block_shell() {
   need_haven
   make_project
-  cat > "$P/noshell.yaml" <<'EOP'
+  cat > "$P.pol/noshell.yaml" <<'EOP'
 extends: default
 process:
   block_shell: true
 EOP
-  haven_in "$P" run --policy "$P/noshell.yaml" -- ls "$P/src"
+  haven_in "$P" run --policy "$P.pol/noshell.yaml" -- ls "$P/src"
   assert_eq "deep
 main.c" "$OUT"
   local cmd
   for cmd in "sh -c true" "busybox sh -c true" "bash -c true"; do
     command -v ${cmd%% *} >/dev/null || continue
-    haven_in "$P" run --policy "$P/noshell.yaml" -- $cmd
+    haven_in "$P" run --policy "$P.pol/noshell.yaml" -- $cmd
     [ "$RC" != 0 ] || fail "$cmd ran under block_shell"
     # (errno text in lower case, as Go prints it: engines match on it; a
     # shell's file is masked under block_shell, so the lookup may not
@@ -118,20 +120,20 @@ main.c" "$OUT"
     [[ "$OUT" == *"permission denied"* || "$OUT" == *"executable file not found"* ]] || fail "$cmd: $OUT"
   done
   ln -s "$(command -v sh)" "$P/innocent-name"
-  haven_in "$P" run --policy "$P/noshell.yaml" -- "$P/innocent-name" -c true
+  haven_in "$P" run --policy "$P.pol/noshell.yaml" -- "$P/innocent-name" -c true
   [ "$RC" != 0 ] || fail "a shell under another name ran"
   cp "$(readlink -f "$(command -v sh)")" "$P/copied-shell"
-  haven_in "$P" run --policy "$P/noshell.yaml" -- "$P/copied-shell" -c true
+  haven_in "$P" run --policy "$P.pol/noshell.yaml" -- "$P/copied-shell" -c true
   [ "$RC" != 0 ] || fail "a copied shell ran"
 }
 
 test_haven_allow_exec() {
   need_haven
   make_project
-  printf 'extends: default\nprocess:\n  allow_exec: [ls, cat]\n' > "$P/only.yaml"
-  haven_in "$P" run --policy "$P/only.yaml" -- cat src/main.c
+  printf 'extends: default\nprocess:\n  allow_exec: [ls, cat]\n' > "$P.pol/only.yaml"
+  haven_in "$P" run --policy "$P.pol/only.yaml" -- cat src/main.c
   assert_eq code "$OUT"
-  haven_in "$P" run --policy "$P/only.yaml" -- id
+  haven_in "$P" run --policy "$P.pol/only.yaml" -- id
   [ "$RC" != 0 ] || fail "id ran although only ls and cat are allowed"
   assert_contains "$OUT" "permission denied"
 }
@@ -166,8 +168,8 @@ test_haven_audit_trail_records_denials() {
   need_haven
   make_project
   local log=$WORK/audit-$RANDOM/sub/audit.log
-  printf 'extends: default\naudit:\n  log: %s\nsyscalls:\n  deny: [uname]\n' "$log" > "$P/audit.yaml"
-  haven_in "$P" run --policy "$P/audit.yaml" -- python3 -c '
+  printf 'extends: default\naudit:\n  log: %s\nsyscalls:\n  deny: [uname]\n' "$log" > "$P.pol/audit.yaml"
+  haven_in "$P" run --policy "$P.pol/audit.yaml" -- python3 -c '
 import ctypes, os, fcntl, termios
 libc = ctypes.CDLL(None, use_errno=True)
 print("ptrace", libc.ptrace(16, 1, 0, 0), os.strerror(ctypes.get_errno()))
@@ -194,7 +196,7 @@ uname" "$(jq -r 'select(.event == "denied") | .syscall' "$log" | sort)" "denied 
   jq -se 'map(select(.event == "exit")) | .[0].status == 3 and .[0].seconds > 0' "$log" >/dev/null \
     || fail "no exit record: $(cat "$log")"
   # Appends, one line per record: a second run adds its own three records.
-  haven_in "$P" run --policy "$P/audit.yaml" -- sh -c 'true'
+  haven_in "$P" run --policy "$P.pol/audit.yaml" -- sh -c 'true'
   assert_eq 2 "$(jq -r 'select(.event == "start") | .event' "$log" | wc -l)" "start records after two runs"
   assert_eq 0 "$(ls "$P" | grep -c audit.sock)" "audit socket left behind"
 }
@@ -204,8 +206,8 @@ test_haven_profile_none_keeps_own_denials() {
   # deny list.
   need_haven
   make_project
-  printf 'extends: default\nsyscalls:\n  profile: none\n  deny: [uname]\n' > "$P/none.yaml"
-  haven_in "$P" run --policy "$P/none.yaml" -- python3 -c '
+  printf 'extends: default\nsyscalls:\n  profile: none\n  deny: [uname]\n' > "$P.pol/none.yaml"
+  haven_in "$P" run --policy "$P.pol/none.yaml" -- python3 -c '
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
 print("uname", libc.syscall(63, 0), os.strerror(ctypes.get_errno()))
@@ -217,12 +219,12 @@ print("personality", libc.syscall(135, 0xffffffff))'
 test_haven_resource_limits_bite() {
   need_haven
   make_project
-  printf 'extends: default\nresources:\n  pids: 20\n  memory: 64m\n  timeout: 2s\n' > "$P/tight.yaml"
-  haven_in "$P" run --policy "$P/tight.yaml" -- sh -c 'for i in $(seq 40); do sleep 1 & done 2>&1 | head -1'
+  printf 'extends: default\nresources:\n  pids: 20\n  memory: 64m\n  timeout: 2s\n' > "$P.pol/tight.yaml"
+  haven_in "$P" run --policy "$P.pol/tight.yaml" -- sh -c 'for i in $(seq 40); do sleep 1 & done 2>&1 | head -1'
   # (dash says "Cannot fork", bash and busybox strerror(EAGAIN))
   [[ "$OUT" =~ "Resource temporarily unavailable"|"Cannot fork" ]] || fail "pids limit did not bite: $OUT"
   local start=$SECONDS
-  haven_in "$P" run --policy "$P/tight.yaml" -- sleep 30
+  haven_in "$P" run --policy "$P.pol/tight.yaml" -- sleep 30
   assert_eq 124 "$RC" "exit code after the wall-clock limit"
   assert_contains "$OUT" "time limit"
   [ $((SECONDS - start)) -lt 10 ] || fail "timeout not enforced"
@@ -248,38 +250,38 @@ test_haven_seed_policy_format() {
   # LLM-safe-haven's format, as written in its README.
   make_project
   mkdir -p "$P/data"
-  cat > "$P/seed.yaml" <<EOP
+  cat > "$P.pol/seed.yaml" <<EOP
 filesystem: {read_only: ['$P/data'], block: ['/etc/passwd', '/home/*/.ssh']}
 network: {allow: ['api.github.com'], block_all: true}
 process: {allow_exec: ['python3', 'cat', 'ls'], block_shell: true}
 EOP
-  haven_in "$P" policy check "$P/seed.yaml"
+  haven_in "$P" policy check "$P.pol/seed.yaml"
   assert_eq 0 "$RC" "seed policy check ($OUT)"
-  haven_in "$P" run --policy "$P/seed.yaml" -- cat /etc/passwd
+  haven_in "$P" run --policy "$P.pol/seed.yaml" -- cat /etc/passwd
   assert_eq "" "$(echo "$OUT" | grep -v '^haven:')" "blocked /etc/passwd content"
   assert_contains "$OUT" "egress firewall is not implemented yet"
-  haven_in "$P" run --policy "$P/seed.yaml" -- python3 -c 'open("data/x", "w")'
+  haven_in "$P" run --policy "$P.pol/seed.yaml" -- python3 -c 'open("data/x", "w")'
   assert_contains "$OUT" "Read-only file system"
-  haven_in "$P" run --policy "$P/seed.yaml" -- sh -c true
+  haven_in "$P" run --policy "$P.pol/seed.yaml" -- sh -c true
   [ "$RC" != 0 ] || fail "shell ran under the seed policy"
 }
 
 test_haven_policy_errors() {
   need_haven
   make_project
-  printf 'filesystem:\n  read_only: [/x]\n  blok: [~/.ssh]\n' > "$P/typo.yaml"
-  haven_in "$P" policy check "$P/typo.yaml"
+  printf 'filesystem:\n  read_only: [/x]\n  blok: [~/.ssh]\n' > "$P.pol/typo.yaml"
+  haven_in "$P" policy check "$P.pol/typo.yaml"
   [ "$RC" != 0 ] || fail "misspelt key accepted"
-  assert_contains "$OUT" "$P/typo.yaml:3:3: filesystem.blok: unknown key (expected one of: read_only, read_write, block"
-  printf 'resources:\n  memory: lots\n' > "$P/bad.yaml"
-  haven_in "$P" policy check "$P/bad.yaml"
-  assert_contains "$OUT" "$P/bad.yaml:2:11: resources.memory: expected a size such as 512m or 2g"
-  printf 'process: {allow_exec: [bash], block_shell: true}\n' > "$P/conflict.yaml"
-  haven_in "$P" policy check "$P/conflict.yaml"
+  assert_contains "$OUT" "$P.pol/typo.yaml:3:3: filesystem.blok: unknown key (expected one of: read_only, read_write, block"
+  printf 'resources:\n  memory: lots\n' > "$P.pol/bad.yaml"
+  haven_in "$P" policy check "$P.pol/bad.yaml"
+  assert_contains "$OUT" "$P.pol/bad.yaml:2:11: resources.memory: expected a size such as 512m or 2g"
+  printf 'process: {allow_exec: [bash], block_shell: true}\n' > "$P.pol/conflict.yaml"
+  haven_in "$P" policy check "$P.pol/conflict.yaml"
   assert_contains "$OUT" "lists the shell \"bash\" but process.block_shell is true"
-  printf 'filesystem: [\n' > "$P/broken.yaml"
-  haven_in "$P" policy check "$P/broken.yaml"
-  assert_contains "$OUT" "$P/broken.yaml:2:1: invalid YAML"
+  printf 'filesystem: [\n' > "$P.pol/broken.yaml"
+  haven_in "$P" policy check "$P.pol/broken.yaml"
+  assert_contains "$OUT" "$P.pol/broken.yaml:2:1: invalid YAML"
   haven_in "$P" run --policy no-such-policy -- true
   assert_contains "$OUT" "policy \"no-such-policy\" not found"
 }

@@ -102,6 +102,32 @@ test_all_sections (void **state)
 #define DURATION_MSG "expected a duration such as 90s, 30m or 2h (at least 1s, at most 2592000s = 30 days)"
 
 static void
+test_home_allow_forms (void **state)
+{
+  (void) state;
+  hv_policy p;
+  parse_ok ("filesystem:\n  home_allow:\n    - ~/.cache\n    - {path: ~/.x, write: read-only}\n"
+            "    - {path: ~/.claude, write: direct, protect: [settings.json, hooks]}\n",
+            &p);
+  assert_int_equal (p.home_allow.n, 3);
+  assert_int_equal (p.home_access[0].write, HV_HOME_COPY);
+  assert_int_equal (p.home_access[1].write, HV_HOME_READ_ONLY);
+  assert_int_equal (p.home_access[2].write, HV_HOME_DIRECT);
+  assert_string_equal (p.home_allow.v[2], "~/.claude");
+  assert_string_equal (p.home_access[2].protect.v[1], "hooks");
+  hv_policy_free_fields (&p);
+  expect_error ("filesystem:\n  home_allow: [{path: ~/.c, write: yes}]\n",
+                "t.yaml:2:36: filesystem.home_allow: write: expected copy, direct or read-only");
+  expect_error ("filesystem:\n  home_allow: [{path: ~/.c, protect: [x]}]\n",
+                "t.yaml:2:38: filesystem.home_allow: protect only applies to write: direct");
+  expect_error ("filesystem:\n  home_allow: [{path: ~/.c, write: direct, protect: [../x]}]\n",
+                "t.yaml:2:53: filesystem.home_allow: protect: \"../x\" must be relative to the entry, without ..");
+  expect_error ("filesystem:\n  home_allow: [{write: direct}]\n", "t.yaml:2:16: filesystem.home_allow: needs a path");
+  expect_error ("filesystem:\n  home_allow: [{path: ~/.c, mode: rw}]\n",
+                "t.yaml:2:29: filesystem.home_allow: unknown key \"mode\" (expected path, write, protect)");
+}
+
+static void
 test_errors (void **state)
 {
   (void) state;
@@ -734,7 +760,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_seed_format),       cmocka_unit_test (test_all_sections),
-    cmocka_unit_test (test_errors),            cmocka_unit_test (test_sizes_and_durations),
+    cmocka_unit_test (test_errors), cmocka_unit_test (test_home_allow_forms),            cmocka_unit_test (test_sizes_and_durations),
     cmocka_unit_test (test_env_filter),        cmocka_unit_test (test_extends_and_validation),
     cmocka_unit_test (test_glob_double_star),  cmocka_unit_test (test_implicit_default),
     cmocka_unit_test (test_glob_set_and_match),

@@ -1,0 +1,364 @@
+/* Copy-on-write home_allow entries and protected sub-paths of direct
+ * ones (see home_state.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "home_state.h"
+#include "utils.h"
+
+void
+hv_home_allow_expand (const char *pattern, const struct hv_run_ctx *ctx, oci_strv *out)
+{
+  if (pattern[0] == '~' && (pattern[1] == '/' || pattern[1] == '\0'))
+    {
+      if (ctx->homes)
+        for (size_t i = 0; i < ctx->homes->n; i++)
+          {
+            cleanup_free char *path = xasprintf ("%s%s", ctx->homes->v[i], pattern + 1);
+            oci_strv_push_unique (out, path);
+          }
+      else if (ctx->home)
+        {
+          cleanup_free char *path = xasprintf ("%s%s", ctx->home, pattern + 1);
+          oci_strv_push_unique (out, path);
+        }
+      return;
+    }
+  oci_strv_push_unique (out, pattern);
+}
+
+static unsigned long long
+fnv1a (const char *s)
+{
+  unsigned long long h = 0xcbf29ce484222325ULL;
+  for (; *s; s++)
+    h = (h ^ (unsigned char) *s) * 0x100000001b3ULL;
+  return h;
+}
+
+/* A readable, unique name: the last component and a hash of the path. */
+static char *
+tag_of (const char *path)
+{
+  const char *base = strrchr (path, '/') ? strrchr (path, '/') + 1 : path;
+  char clean[64];
+  size_t n = 0;
+  for (; *base && n < sizeof (clean) - 1; base++)
+    {
+      char c = *base;
+      bool ok = c == '-' || c == '_' || (c == '.' && n > 0) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+                || (c >= '0' && c <= '9');
+      clean[n] = ok ? c : '_';
+      n++;
+    }
+  clean[n] = '\0';
+  return xasprintf ("%s-%016llx", clean, fnv1a (path));
+}
+
+char *
+hv_home_state_entry (const char *state, const char *path)
+{
+  cleanup_free char *tag = tag_of (path);
+  return xasprintf ("%s/home/%s", state, tag);
+}
+
+/* mkdir -p from a trusted directory fd, never following a link, each
+ * directory 0700 and ours. */
+static int
+mkdirs_at (int dirfd, const char *rel, hv_error **err)
+{
+  int fd = dup (dirfd);
+  cleanup_free char *copy = xstrdup (rel);
+  char *save = NULL;
+  for (char *c = strtok_r (copy, "/", &save); c && fd >= 0; c = strtok_r (NULL, "/", &save))
+    {
+      if (mkdirat (fd, c, 0700) < 0 && errno != EEXIST)
+        {
+          close (fd);
+          return hv_error_set (err, errno, "create %s", c);
+        }
+      int next = openat (fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      close (fd);
+      if (next < 0)
+        return hv_error_set (err, errno, "open %s (a link or not a directory?)", c);
+      struct stat st;
+      if (fstat (next, &st) < 0 || st.st_uid != geteuid ())
+        {
+          close (next);
+          return hv_error_set (err, 0, "%s is not owned by uid %u", c, (unsigned) geteuid ());
+        }
+      fd = next;
+    }
+  return fd;
+}
+
+static char *
+state_root (const struct hv_run_ctx *ctx)
+{
+  const char *xdg = getenv ("XDG_STATE_HOME");
+  if (xdg && xdg[0] == '/')
+    return xstrdup (xdg);
+  const char *home = ctx->home ? ctx->home : (ctx->homes && ctx->homes->n ? ctx->homes->v[0] : NULL);
+  return home ? xasprintf ("%s/.local/state", home) : NULL;
+}
+
+/* Whether an overlay with these layers can be mounted by the sandbox:
+ * tried in a throwaway child in new (user and) mount namespaces. */
+static bool
+overlay_works (const char *lower, const char *upper, const char *work, bool rootless, char **why)
+{
+  int pipefd[2];
+  if (pipe2 (pipefd, O_CLOEXEC) < 0)
+    return false;
+  uid_t uid = geteuid ();
+  gid_t gid = getegid ();
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      close (pipefd[0]);
+      int e = 0;
+      if (unshare (CLONE_NEWNS | (rootless ? CLONE_NEWUSER : 0)) < 0)
+        e = errno;
+      if (e == 0 && rootless)
+        {
+          char map[64];
+          hv_error *ignored = NULL;
+          snprintf (map, sizeof (map), "%u %u 1\n", (unsigned) uid, (unsigned) uid);
+          if (write_file ("/proc/self/uid_map", map, &ignored) < 0
+              || write_file ("/proc/self/setgroups", "deny", &ignored) < 0)
+            e = EPERM;
+          snprintf (map, sizeof (map), "%u %u 1\n", (unsigned) gid, (unsigned) gid);
+          if (e == 0 && write_file ("/proc/self/gid_map", map, &ignored) < 0)
+            e = EPERM;
+        }
+      int fs = e ? -1 : (int) syscall (SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
+      if (e == 0 && fs < 0)
+        e = errno;
+      if (e == 0
+          && (syscall (SYS_fsconfig, fs, FSCONFIG_SET_STRING, "lowerdir", lower, 0) < 0
+              || syscall (SYS_fsconfig, fs, FSCONFIG_SET_STRING, "upperdir", upper, 0) < 0
+              || syscall (SYS_fsconfig, fs, FSCONFIG_SET_STRING, "workdir", work, 0) < 0
+              || syscall (SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0))
+        e = errno;
+      if (write (pipefd[1], &e, sizeof (e)) < 0)
+        _exit (1);
+      _exit (0);
+    }
+  close (pipefd[1]);
+  int e = -1;
+  if (pid > 0)
+    {
+      ssize_t n;
+      do
+        n = read (pipefd[0], &e, sizeof (e));
+      while (n < 0 && errno == EINTR);
+      if (n != sizeof (e))
+        e = EIO;
+      while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    }
+  else
+    e = errno;
+  close (pipefd[0]);
+  if (e)
+    *why = xstrdup (strerror (e));
+  return e == 0;
+}
+
+/* What fsconfig and the runtime's option list cannot carry. */
+static bool
+overlay_safe_path (const char *path)
+{
+  return strpbrk (path, ",:\\\n") == NULL;
+}
+
+/* A direct entry's protected sub-path that does not exist yet is created
+ * empty (a directory, or a file when the name has an extension; "{}" for
+ * .json so the tool still reads it), so that a read-only bind can cover
+ * it: otherwise the sandbox could create it with hooks in it. */
+static int
+ensure_protected (const char *dir, const char *sub, hv_error **err)
+{
+  cleanup_close int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0)
+    return 0; /* no such entry: nothing is bound */
+  cleanup_free char *parent = xstrdup (sub);
+  char *slash = strrchr (parent, '/');
+  const char *base = slash ? sub + (slash - parent) + 1 : sub;
+  if (slash)
+    *slash = '\0';
+  cleanup_close int pfd = slash ? mkdirs_at (dfd, parent, err) : dup (dfd);
+  if (pfd < 0)
+    return hv_error_wrap (err, "%s/%s", dir, sub);
+  struct stat st;
+  if (fstatat (pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    {
+      if (S_ISLNK (st.st_mode))
+        return hv_error_set (err, 0, "%s/%s is a symbolic link: refusing to protect it through the link", dir, sub);
+      return 0;
+    }
+  const char *dot = strrchr (base, '.');
+  if (dot == NULL || dot == base)
+    {
+      if (mkdirat (pfd, base, 0700) < 0 && errno != EEXIST)
+        return hv_error_set (err, errno, "create %s/%s", dir, sub);
+      return 0;
+    }
+  cleanup_close int fd = openat (pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return errno == EEXIST ? 0 : hv_error_set (err, errno, "create %s/%s", dir, sub);
+  if (strcmp (dot, ".json") == 0 && write_all (fd, "{}\n", 3) < 0)
+    return hv_error_set (err, errno, "write %s/%s", dir, sub);
+  return 0;
+}
+
+/* A copy-on-write file (~/.claude.json): the project's own copy, made
+ * from the real file the first time and kept; the real one is never
+ * written. */
+static int
+copy_file_once (int dfd, const char *entry_rel, const char *src, hv_error **err)
+{
+  cleanup_close int efd = mkdirs_at (dfd, entry_rel, err);
+  if (efd < 0)
+    return -1;
+  struct stat st;
+  if (fstatat (efd, "file", &st, AT_SYMLINK_NOFOLLOW) == 0)
+    return S_ISREG (st.st_mode) ? 0 : hv_error_set (err, 0, "%s/file is not a regular file", entry_rel);
+  cleanup_close int in = open (src, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (in < 0)
+    return hv_error_set (err, errno, "open %s", src);
+  cleanup_close int out = openat (efd, "file.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (out < 0)
+    return hv_error_set (err, errno, "create a copy of %s", src);
+  char buf[65536];
+  ssize_t n;
+  while ((n = read (in, buf, sizeof (buf))) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0 && write_all (out, buf, (size_t) n) < 0)
+      return hv_error_set (err, errno, "copy %s", src);
+  if (n < 0)
+    return hv_error_set (err, errno, "read %s", src);
+  if (renameat (efd, "file.tmp", efd, "file") < 0)
+    return hv_error_set (err, errno, "copy %s", src);
+  return 0;
+}
+
+int
+hv_home_state_prepare (const hv_policy *p, const struct hv_run_ctx *ctx, char **state, hv_error **err)
+{
+  *state = NULL;
+  if (!p->hide_home.value)
+    return 0;
+  bool any_copy = false;
+  for (size_t i = 0; i < p->home_allow.n; i++)
+    {
+      if (p->home_access[i].write == HV_HOME_COPY)
+        any_copy = true;
+      if (p->home_access[i].write != HV_HOME_DIRECT)
+        continue;
+      cleanup_strv oci_strv paths = { 0 };
+      hv_home_allow_expand (p->home_allow.v[i], ctx, &paths);
+      for (size_t j = 0; j < paths.n; j++)
+        for (size_t k = 0; k < p->home_access[i].protect.n; k++)
+          if (ensure_protected (paths.v[j], p->home_access[i].protect.v[k], err) < 0)
+            return hv_error_wrap (err, "home_allow %s: protect", p->home_allow.v[i]);
+    }
+  if (!any_copy)
+    return 0;
+  /* Only entries that exist are mounted; none, no state directory. */
+  bool any_present = false;
+  for (size_t i = 0; i < p->home_allow.n && !any_present; i++)
+    {
+      cleanup_strv oci_strv paths = { 0 };
+      if (p->home_access[i].write == HV_HOME_COPY)
+        hv_home_allow_expand (p->home_allow.v[i], ctx, &paths);
+      for (size_t j = 0; j < paths.n; j++)
+        any_present |= access (paths.v[j], F_OK) == 0;
+    }
+  if (!any_present)
+    return 0;
+  cleanup_free char *root = state_root (ctx);
+  if (root == NULL)
+    {
+      fprintf (stderr, "haven: no home for a state directory: copy-on-write home_allow entries are read-only\n");
+      return 0;
+    }
+  cleanup_free char *tag = tag_of (ctx->project);
+  cleanup_free char *rel = xasprintf ("haven/projects/%s", tag);
+  cleanup_close int rootfd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0 && errno == ENOENT)
+    {
+      cleanup_error hv_error *ignored = NULL;
+      if (mkdir_p (root, 0700, &ignored) == 0)
+        rootfd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
+  cleanup_close int dfd = rootfd >= 0 ? mkdirs_at (rootfd, rel, err) : -1;
+  if (dfd < 0)
+    {
+      /* Fail closed: read-only, and say so. */
+      fprintf (stderr,
+               "haven: cannot create the state directory in %s (%s): copy-on-write home_allow entries are "
+               "read-only in this run\n",
+               root, *err ? (*err)->msg : strerror (errno));
+      hv_error_free (err);
+      return 0;
+    }
+  cleanup_free char *dir = xasprintf ("%s/%s", root, rel);
+  for (size_t i = 0; i < p->home_allow.n; i++)
+    {
+      if (p->home_access[i].write != HV_HOME_COPY)
+        continue;
+      cleanup_strv oci_strv paths = { 0 };
+      hv_home_allow_expand (p->home_allow.v[i], ctx, &paths);
+      for (size_t j = 0; j < paths.n; j++)
+        {
+          struct stat st;
+          if (lstat (paths.v[j], &st) < 0)
+            continue;
+          cleanup_free char *entry = hv_home_state_entry (dir, paths.v[j]);
+          cleanup_free char *entry_rel = xstrdup (entry + strlen (dir) + 1);
+          if (S_ISREG (st.st_mode))
+            {
+              if (copy_file_once (dfd, entry_rel, paths.v[j], err) < 0)
+                return hv_error_wrap (err, "home_allow %s", p->home_allow.v[i]);
+              continue;
+            }
+          if (!S_ISDIR (st.st_mode))
+            continue;
+          cleanup_free char *upper_rel = xasprintf ("%s/upper", entry_rel);
+          cleanup_free char *work_rel = xasprintf ("%s/work", entry_rel);
+          cleanup_close int u = mkdirs_at (dfd, upper_rel, err);
+          if (u < 0)
+            return hv_error_wrap (err, "state directory %s", dir);
+          cleanup_close int wk = mkdirs_at (dfd, work_rel, err);
+          if (wk < 0)
+            return hv_error_wrap (err, "state directory %s", dir);
+          cleanup_free char *upper = xasprintf ("%s/upper", entry), *work = xasprintf ("%s/work", entry);
+          cleanup_free char *why = NULL;
+          if (!overlay_safe_path (paths.v[j]) || !overlay_safe_path (upper))
+            why = xstrdup ("a path holds ',', ':' or '\\'");
+          else if (!overlay_works (paths.v[j], upper, work, ctx->rootless, &why) && why == NULL)
+            why = xstrdup ("unknown error");
+          if (why)
+            {
+              /* Fail closed: read-only, and say so. */
+              fprintf (stderr,
+                       "haven: cannot mount a copy-on-write overlay for %s (%s): copy-on-write home_allow "
+                       "entries are read-only in this run\n",
+                       paths.v[j], why);
+              return 0;
+            }
+        }
+    }
+  *state = steal_pointer (&dir);
+  return 0;
+}

@@ -1,0 +1,23 @@
+/* Per-project state for home_allow entries (issue 7 item 5): writable
+ * home directories must not become code the host runs.  A copy-on-write
+ * entry is an overlay whose lower layer is the real directory and whose
+ * upper layer lives in
+ *   ${XDG_STATE_HOME:-~/.local/state}/haven/projects/<name>-<hash>/home/<entry>/
+ * (0700, outside the sandbox's view), so the sandbox's writes never reach
+ * the real directory.  A direct entry's protected sub-paths must exist to
+ * be bound read-only: missing ones are created empty before the run. */
+#ifndef HAVEN_HOME_STATE_H
+#define HAVEN_HOME_STATE_H
+
+#include "error.h"
+#include "policy.h"
+#include "policy_compile.h"
+
+/* The host paths one home_allow pattern names ("~/x": x in each home). */
+void hv_home_allow_expand (const char *pattern, const struct hv_run_ctx *ctx, oci_strv *out);
+/* <state>/home/<tag> for one expanded copy-on-write path. */
+char *hv_home_state_entry (const char *state, const char *path);
+/* Create the state directories and probe that an overlay can be mounted
+ * here; *state is NULL (entries read-only, said on stderr) when not. */
+int hv_home_state_prepare (const hv_policy *p, const struct hv_run_ctx *ctx, char **state, hv_error **err);
+#endif

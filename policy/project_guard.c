@@ -1,0 +1,836 @@
+/* Find and quarantine what the sandbox left in the project for git to
+ * execute on the host (see project_guard.h for the design).
+ *
+ * Everything here runs on files the sandbox could have written: no path
+ * is followed through a symbolic link (O_NOFOLLOW on every open, openat2
+ * with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS from the project's fd), no
+ * content is executed or interpreted beyond git's config syntax, and
+ * what is printed is escaped. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "git_config.h"
+#include "project_guard.h"
+#include "utils.h"
+
+/* A project deeper or bigger than this is not walked to the end; the walk
+ * says where it stopped.  The depth bounds open directory fds. */
+#define GUARD_MAX_DEPTH 200
+#define GUARD_MAX_ENTRIES 4000000
+#define GUARD_MAX_HOOK_DEPTH 4
+#define GUARD_MAX_CONTENT (4 << 20)
+#define QUARANTINE_DIR ".haven-quarantine"
+
+enum item_kind
+{
+  ITEM_DOTGIT,    /* a `.git` directory: reported when new, not moved */
+  ITEM_GITFILE,   /* a `.git` file ("gitdir: PATH") or link */
+  ITEM_CONFIG,    /* config, config.worktree of a git directory */
+  ITEM_COMMONDIR, /* commondir: where config and hooks are read from */
+  ITEM_HOOK,      /* anything in hooks/ or a core.hooksPath directory */
+};
+
+struct ident
+{
+  dev_t dev;
+  ino_t ino;
+  off_t size;
+  struct timespec ctime;
+  mode_t mode;
+};
+
+struct item
+{
+  enum item_kind kind;
+  char *rel; /* relative to the project */
+  struct ident id;
+  char *content; /* file content, or "symlink:TARGET"; NULL if unreadable */
+  size_t len;
+};
+
+struct items
+{
+  struct item *v;
+  size_t n;
+};
+
+struct hv_project_guard
+{
+  char *project;
+  dev_t dev;
+  ino_t ino;
+  struct items before;
+  oci_strv hooks_paths; /* core.hooksPath directories (relative) set before the run */
+};
+
+struct walker
+{
+  struct items *items;
+  oci_strv *hooks_paths;
+  bool collect_hooks_paths; /* before the run: read core.hooksPath */
+  size_t entries;
+  char *stopped_at;
+};
+
+static int
+open_beneath (int dirfd, const char *path, int flags)
+{
+  struct open_how how = { .flags = (unsigned long long) (flags | O_CLOEXEC | O_NOFOLLOW),
+                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+  int fd;
+  do
+    fd = (int) syscall (SYS_openat2, dirfd, path, &how, sizeof (how));
+  while (fd < 0 && errno == EAGAIN);
+  return fd;
+}
+
+static char *
+join (const char *dir, const char *name)
+{
+  return dir[0] ? xasprintf ("%s/%s", dir, name) : xstrdup (name);
+}
+
+/* Paths are the sandbox's choice: print them with control characters
+ * escaped, so a name cannot rewrite the user's terminal. */
+static char *
+printable (const char *s)
+{
+  size_t n = strlen (s);
+  char *out = xmalloc0 (n * 4 + 1), *o = out;
+  for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+    if (*p < 0x20 || *p == 0x7f)
+      o += sprintf (o, "\\x%02x", *p);
+    else
+      *o++ = (char) *p;
+  return out;
+}
+
+static void
+ident_of (const struct stat *st, struct ident *id)
+{
+  *id = (struct ident) { st->st_dev, st->st_ino, st->st_size, st->st_ctim, st->st_mode };
+}
+
+static bool
+ident_eq (const struct ident *a, const struct ident *b)
+{
+  return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->ctime.tv_sec == b->ctime.tv_sec
+         && a->ctime.tv_nsec == b->ctime.tv_nsec && a->mode == b->mode;
+}
+
+static struct item *
+items_add (struct items *it, enum item_kind kind, const char *rel, const struct stat *st)
+{
+  it->v = xrealloc (it->v, (it->n + 1) * sizeof (struct item));
+  struct item *i = &it->v[it->n++];
+  *i = (struct item) { .kind = kind, .rel = xstrdup (rel) };
+  ident_of (st, &i->id);
+  return i;
+}
+
+static void
+items_free (struct items *it)
+{
+  for (size_t i = 0; i < it->n; i++)
+    {
+      free (it->v[i].rel);
+      free (it->v[i].content);
+    }
+  free (it->v);
+  it->v = NULL;
+  it->n = 0;
+}
+
+/* The content of a regular file (bounded) or a link's target. */
+static void
+read_content (int dirfd, const char *name, const struct stat *st, struct item *i)
+{
+  if (S_ISLNK (st->st_mode))
+    {
+      char target[PATH_MAX];
+      ssize_t l = readlinkat (dirfd, name, target, sizeof (target) - 1);
+      if (l >= 0)
+        {
+          target[l] = '\0';
+          i->content = xasprintf ("symlink:%s", target);
+          i->len = strlen (i->content);
+        }
+      return;
+    }
+  if (!S_ISREG (st->st_mode) || st->st_size > GUARD_MAX_CONTENT)
+    return;
+  cleanup_close int fd = openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  char *buf = xmalloc0 ((size_t) st->st_size + 1);
+  size_t n = 0;
+  for (;;)
+    {
+      ssize_t r = read (fd, buf + n, (size_t) st->st_size - n);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r < 0)
+        {
+          free (buf);
+          return;
+        }
+      n += (size_t) r;
+      if (r == 0 || n == (size_t) st->st_size)
+        break;
+    }
+  i->content = buf;
+  i->len = n;
+}
+
+static void
+record_file (struct walker *w, int dirfd, const char *name, const char *rel, enum item_kind kind)
+{
+  struct stat st;
+  if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return;
+  struct item *i = items_add (w->items, kind, rel, &st);
+  if (kind != ITEM_HOOK && kind != ITEM_DOTGIT)
+    read_content (dirfd, name, &st, i);
+}
+
+static bool
+has_suffix (const char *s, const char *suffix)
+{
+  size_t n = strlen (s), m = strlen (suffix);
+  return n >= m && strcmp (s + n - m, suffix) == 0;
+}
+
+/* Every entry under a hooks directory that is not a directory is a hook
+ * (a link too: git runs what it points to).  git never runs *.sample. */
+static void
+record_hooks (struct walker *w, int dfd, const char *name, const char *rel, int depth)
+{
+  struct stat st;
+  if (fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return;
+  if (!S_ISDIR (st.st_mode))
+    {
+      if (!(S_ISREG (st.st_mode) && has_suffix (name, ".sample")))
+        items_add (w->items, ITEM_HOOK, rel, &st);
+      return;
+    }
+  if (depth >= GUARD_MAX_HOOK_DEPTH)
+    return;
+  int fd = openat (dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  DIR *d = fdopendir (fd);
+  if (d == NULL)
+    {
+      close (fd);
+      return;
+    }
+  struct dirent *de;
+  while ((de = readdir (d)) && w->entries++ < GUARD_MAX_ENTRIES)
+    {
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+      cleanup_free char *sub = join (rel, de->d_name);
+      record_hooks (w, dirfd (d), de->d_name, sub, depth + 1);
+    }
+  closedir (d);
+}
+
+/* "a/b" + "../c/./d" -> "a/c/d"; NULL when it leaves the project. */
+static char *
+normalize_beneath (const char *base, const char *path)
+{
+  cleanup_free char *joined = base[0] ? xasprintf ("%s/%s", base, path) : xstrdup (path);
+  oci_strv parts = { 0 };
+  char *save = NULL;
+  for (char *c = strtok_r (joined, "/", &save); c; c = strtok_r (NULL, "/", &save))
+    {
+      if (strcmp (c, ".") == 0)
+        continue;
+      if (strcmp (c, "..") == 0)
+        {
+          if (parts.n == 0)
+            {
+              oci_strv_free (&parts);
+              return NULL;
+            }
+          free (parts.v[--parts.n]);
+          continue;
+        }
+      oci_strv_push (&parts, c);
+    }
+  size_t len = 1;
+  for (size_t i = 0; i < parts.n; i++)
+    len += strlen (parts.v[i]) + 1;
+  char *out = xmalloc0 (len);
+  for (size_t i = 0; i < parts.n; i++)
+    {
+      if (i)
+        strcat (out, "/");
+      strcat (out, parts.v[i]);
+    }
+  oci_strv_free (&parts);
+  return out;
+}
+
+/* core.hooksPath as git resolves it: relative to the working tree's top
+ * (the directory holding `.git`), or to a bare repository itself.  Only
+ * directories inside the project are the sandbox's to write; one outside
+ * it (an absolute path, "~/...") is out of the sandbox's reach unless the
+ * policy makes it writable (see policies/README.md). */
+static void
+note_hooks_path (struct walker *w, const char *project, const char *gitdir_rel, const struct item *config)
+{
+  if (config->content == NULL)
+    return;
+  cleanup_free char *value = hv_git_config_get (config->content, config->len, "core.hookspath");
+  if (value == NULL || value[0] == '\0')
+    return;
+  cleanup_free char *top = xstrdup (gitdir_rel);
+  const char *base = strrchr (top, '/') ? strrchr (top, '/') + 1 : top;
+  if (strcmp (base, ".git") == 0)
+    {
+      char *slash = strrchr (top, '/');
+      if (slash)
+        *slash = '\0';
+      else
+        top[0] = '\0';
+    }
+  cleanup_free char *rel = NULL;
+  size_t plen = strlen (project);
+  if (value[0] == '/')
+    {
+      if (strncmp (value, project, plen) == 0 && (value[plen] == '/' || value[plen] == '\0'))
+        rel = normalize_beneath ("", value + plen);
+    }
+  else if (value[0] != '~')
+    rel = normalize_beneath (top, value);
+  if (rel)
+    oci_strv_push_unique (w->hooks_paths, rel);
+}
+
+static void
+record_gitdir (struct walker *w, const char *project, int dirfd, const char *rel)
+{
+  static const char *const configs[] = { "config", "config.worktree" };
+  for (size_t i = 0; i < N_ELEMENTS (configs); i++)
+    {
+      cleanup_free char *sub = join (rel, configs[i]);
+      size_t before = w->items->n;
+      record_file (w, dirfd, configs[i], sub, ITEM_CONFIG);
+      if (w->collect_hooks_paths && w->items->n > before)
+        note_hooks_path (w, project, rel, &w->items->v[w->items->n - 1]);
+    }
+  cleanup_free char *commondir = join (rel, "commondir");
+  record_file (w, dirfd, "commondir", commondir, ITEM_COMMONDIR);
+  cleanup_free char *hooks = join (rel, "hooks");
+  record_hooks (w, dirfd, "hooks", hooks, 0);
+}
+
+struct entry
+{
+  char *name;
+  unsigned char type;
+};
+
+static bool
+is_dir_entry (int dirfd, const struct entry *e)
+{
+  if (e->type != DT_UNKNOWN)
+    return e->type == DT_DIR;
+  struct stat st;
+  return fstatat (dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode);
+}
+
+/* Inside a git directory, what never holds another repository's config
+ * or hooks is not walked (objects can be many). */
+static bool
+skip_in_gitdir (const char *name)
+{
+  static const char *const skip[] = { "objects", "refs", "logs", "hooks", "lfs", "rr-cache", NULL };
+  for (size_t i = 0; skip[i]; i++)
+    if (strcmp (name, skip[i]) == 0)
+      return true;
+  return false;
+}
+
+static void
+stop_walk (struct walker *w, const char *rel)
+{
+  if (w->stopped_at == NULL)
+    w->stopped_at = xstrdup (rel[0] ? rel : ".");
+}
+
+static void
+walk_dir (struct walker *w, const char *project, int fd, const char *rel, bool named_git, int depth)
+{
+  DIR *d = fdopendir (fd);
+  if (d == NULL)
+    {
+      close (fd);
+      return;
+    }
+  struct entry *entries = NULL;
+  size_t n = 0;
+  bool head = false, objects = false, refs = false, commondir = false;
+  struct dirent *de;
+  while ((de = readdir (d)))
+    {
+      if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
+        continue;
+      if (++w->entries > GUARD_MAX_ENTRIES)
+        {
+          stop_walk (w, rel);
+          break;
+        }
+      entries = xrealloc (entries, (n + 1) * sizeof (*entries));
+      entries[n++] = (struct entry) { xstrdup (de->d_name), de->d_type };
+      head |= strcmp (de->d_name, "HEAD") == 0;
+      objects |= strcmp (de->d_name, "objects") == 0;
+      refs |= strcmp (de->d_name, "refs") == 0;
+      commondir |= strcmp (de->d_name, "commondir") == 0;
+    }
+  /* What git takes for a repository: a `.git` directory, and any
+   * directory with HEAD and objects/refs (or a commondir), since git
+   * discovers bare repositories and linked worktrees' directories too. */
+  bool gitdir = named_git || (head && ((objects && refs) || commondir));
+  if (gitdir)
+    record_gitdir (w, project, dirfd (d), rel);
+  for (size_t i = 0; i < n; i++)
+    {
+      const char *name = entries[i].name;
+      cleanup_free char *sub = join (rel, name);
+      bool is_git = strcmp (name, ".git") == 0;
+      bool dir = is_dir_entry (dirfd (d), &entries[i]);
+      if (is_git)
+        record_file (w, dirfd (d), name, sub, dir ? ITEM_DOTGIT : ITEM_GITFILE);
+      if (!dir || (gitdir && skip_in_gitdir (name)))
+        continue;
+      if (depth + 1 >= GUARD_MAX_DEPTH)
+        {
+          stop_walk (w, sub);
+          continue;
+        }
+      int sub_fd = openat (dirfd (d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub_fd >= 0)
+        walk_dir (w, project, sub_fd, sub, is_git, depth + 1);
+    }
+  for (size_t i = 0; i < n; i++)
+    free (entries[i].name);
+  free (entries);
+  closedir (d);
+}
+
+/* The hooks directories core.hooksPath named before the run, reached
+ * without following links: a link planted in their place is a hook. */
+static void
+walk_hooks_paths (struct walker *w, int projfd)
+{
+  for (size_t i = 0; i < w->hooks_paths->n; i++)
+    {
+      const char *rel = w->hooks_paths->v[i];
+      cleanup_free char *parent = xstrdup (rel);
+      char *slash = strrchr (parent, '/');
+      const char *base = slash ? slash + 1 : rel;
+      if (slash)
+        *slash = '\0';
+      else
+        parent[0] = '\0';
+      cleanup_close int pfd = parent[0] ? open_beneath (projfd, parent, O_PATH | O_DIRECTORY) : dup (projfd);
+      if (pfd >= 0 && base[0])
+        record_hooks (w, pfd, base, rel, 0);
+    }
+}
+
+static int
+open_project (const char *project, hv_error **err)
+{
+  int fd = open (project, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return hv_error_set (err, errno, "open project %s", project);
+  return fd;
+}
+
+static void
+walk_project (struct walker *w, const char *project, int projfd)
+{
+  int fd = dup (projfd);
+  if (fd >= 0)
+    {
+      (void) fcntl (fd, F_SETFD, FD_CLOEXEC);
+      walk_dir (w, project, fd, "", false, 0);
+    }
+  walk_hooks_paths (w, projfd);
+}
+
+static void
+warn_stopped (const struct walker *w)
+{
+  if (w->stopped_at == NULL)
+    return;
+  cleanup_free char *at = printable (w->stopped_at);
+  fprintf (stderr,
+           "haven: WARNING: the check for git hooks stopped at %s (more than %d entries or %d levels deep): "
+           "git repositories beyond it were not checked\n",
+           at, GUARD_MAX_ENTRIES, GUARD_MAX_DEPTH);
+}
+
+int
+hv_project_guard_snapshot (const char *project, hv_project_guard **out, hv_error **err)
+{
+  cleanup_close int projfd = open_project (project, err);
+  if (projfd < 0)
+    return hv_error_wrap (err, "git hook guard");
+  struct stat st;
+  if (fstat (projfd, &st) < 0)
+    return hv_error_set (err, errno, "git hook guard: stat %s", project);
+  hv_project_guard *g = xmalloc0 (sizeof (*g));
+  g->project = xstrdup (project);
+  g->dev = st.st_dev;
+  g->ino = st.st_ino;
+  struct walker w = { .items = &g->before, .hooks_paths = &g->hooks_paths, .collect_hooks_paths = true };
+  walk_project (&w, project, projfd);
+  warn_stopped (&w);
+  free (w.stopped_at);
+  *out = g;
+  return 0;
+}
+
+void
+hv_project_guard_free (hv_project_guard *g)
+{
+  if (g == NULL)
+    return;
+  items_free (&g->before);
+  oci_strv_free (&g->hooks_paths);
+  free (g->project);
+  free (g);
+}
+
+/* ---- after the run ---- */
+
+struct quarantine
+{
+  int projfd;
+  int fd; /* <project>/.haven-quarantine/<time>, opened lazily */
+  char *name;
+  char *stamp;
+};
+
+static const struct item *
+find_before (const hv_project_guard *g, enum item_kind kind, const char *rel)
+{
+  for (size_t i = 0; i < g->before.n; i++)
+    if (g->before.v[i].kind == kind && strcmp (g->before.v[i].rel, rel) == 0)
+      return &g->before.v[i];
+  return NULL;
+}
+
+static bool
+hook_known (const hv_project_guard *g, const struct item *it)
+{
+  /* A hook file the user had before, wherever it is now (a renamed
+   * `.git` keeps its hooks): its content cannot have changed while its
+   * inode, size and ctime did not. */
+  for (size_t i = 0; i < g->before.n; i++)
+    if (g->before.v[i].kind == ITEM_HOOK && ident_eq (&g->before.v[i].id, &it->id))
+      return true;
+  return false;
+}
+
+/* The quarantine directory: created 0700 without following links; a
+ * name the sandbox planted there is not used. */
+static int
+quarantine_dir (struct quarantine *q, hv_error **err)
+{
+  if (q->fd >= 0)
+    return q->fd;
+  if (mkdirat (q->projfd, QUARANTINE_DIR, 0700) < 0 && errno != EEXIST)
+    return hv_error_set (err, errno, "create %s", QUARANTINE_DIR);
+  cleanup_close int top = openat (q->projfd, QUARANTINE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (top < 0)
+    return hv_error_set (err, errno, "open %s (not a directory?)", QUARANTINE_DIR);
+  if (fchmod (top, 0700) < 0)
+    return hv_error_set (err, errno, "chmod %s", QUARANTINE_DIR);
+  for (int attempt = 0; attempt < 100; attempt++)
+    {
+      free (q->name);
+      q->name = attempt ? xasprintf ("%s-%d", q->stamp, attempt) : xstrdup (q->stamp);
+      if (mkdirat (top, q->name, 0700) == 0)
+        {
+          q->fd = openat (top, q->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          if (q->fd < 0)
+            return hv_error_set (err, errno, "open %s/%s", QUARANTINE_DIR, q->name);
+          return q->fd;
+        }
+      if (errno != EEXIST)
+        break;
+    }
+  return hv_error_set (err, errno, "create a directory in %s", QUARANTINE_DIR);
+}
+
+/* The quarantine keeps the item's relative path, with every `.git`
+ * component renamed `_git`, so that nothing in it is a repository git
+ * would find. */
+static int
+quarantine_parent (struct quarantine *q, const char *rel_dir, hv_error **err)
+{
+  int qfd = quarantine_dir (q, err);
+  if (qfd < 0)
+    return -1;
+  int fd = dup (qfd);
+  if (fd < 0)
+    return hv_error_set (err, errno, "dup");
+  cleanup_free char *copy = xstrdup (rel_dir);
+  char *save = NULL;
+  for (char *c = strtok_r (copy, "/", &save); c; c = strtok_r (NULL, "/", &save))
+    {
+      const char *name = strcmp (c, ".git") == 0 ? "_git" : c;
+      if (mkdirat (fd, name, 0700) < 0 && errno != EEXIST)
+        {
+          close (fd);
+          return hv_error_set (err, errno, "create %s in the quarantine", name);
+        }
+      int next = openat (fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      close (fd);
+      if (next < 0)
+        return hv_error_set (err, errno, "open %s in the quarantine", name);
+      fd = next;
+    }
+  return fd;
+}
+
+/* A quarantined file is never executable (a link has no mode of its own
+ * and points at a name git no longer looks up). */
+static void
+strip_exec (int dfd, const char *name)
+{
+  struct stat st;
+  if (fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode)
+      && fchmodat (dfd, name, st.st_mode & 0600, 0) < 0)
+    fprintf (stderr, "haven: could not make quarantined %s non-executable: %s\n", name, strerror (errno));
+}
+
+/* Move rel into the quarantine, not executable.  *where gets its path
+ * there, relative to the project. */
+static int
+quarantine_item (struct quarantine *q, const char *rel, char **where, hv_error **err)
+{
+  cleanup_free char *dir = xstrdup (rel);
+  char *slash = strrchr (dir, '/');
+  const char *base = slash ? rel + (slash - dir) + 1 : rel;
+  if (slash)
+    *slash = '\0';
+  else
+    dir[0] = '\0';
+  cleanup_close int from = dir[0] ? open_beneath (q->projfd, dir, O_PATH | O_DIRECTORY) : dup (q->projfd);
+  if (from < 0)
+    return hv_error_set (err, errno, "open %s", dir);
+  cleanup_close int to = quarantine_parent (q, dir, err);
+  if (to >= 0 && renameat (from, base, to, base) == 0)
+    {
+      strip_exec (to, base);
+      *where = xasprintf ("%s/%s/%s", QUARANTINE_DIR, q->name, rel);
+      for (char *c = strstr (*where, ".git"); c; c = strstr (c + 1, ".git"))
+        if ((c[-1] == '/') && (c[4] == '/' || c[4] == '\0'))
+          *c = '_';
+      return 0;
+    }
+  /* Another filesystem (a mount inside the project), or no quarantine
+   * directory: rename it where it is, to a name git never reads. */
+  int saved = to >= 0 ? errno : 0;
+  if (to < 0)
+    {
+      hv_error_free (err);
+      *err = NULL;
+    }
+  cleanup_free char *aside = xasprintf ("%s.haven-quarantined-%s", base, q->stamp);
+  if (renameat (from, base, from, aside) < 0)
+    return hv_error_set (err, errno ? errno : saved, "move %s aside", rel);
+  strip_exec (from, aside);
+  *where = dir[0] ? xasprintf ("%s/%s", dir, aside) : xstrdup (aside);
+  return 0;
+}
+
+/* Put the pre-run config back, written beside it and renamed into place. */
+static int
+restore_content (int projfd, const struct item *before, hv_error **err)
+{
+  cleanup_free char *dir = xstrdup (before->rel);
+  char *slash = strrchr (dir, '/');
+  const char *base = slash ? before->rel + (slash - dir) + 1 : before->rel;
+  if (slash)
+    *slash = '\0';
+  else
+    dir[0] = '\0';
+  cleanup_close int dfd = dir[0] ? open_beneath (projfd, dir, O_PATH | O_DIRECTORY) : dup (projfd);
+  if (dfd < 0)
+    return hv_error_set (err, errno, "open %s", dir);
+  cleanup_free char *tmp = xasprintf (".%s.haven-restore", base);
+  (void) unlinkat (dfd, tmp, 0);
+  cleanup_close int fd
+      = openat (dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, before->id.mode & 0666);
+  if (fd < 0)
+    return hv_error_set (err, errno, "create %s/%s", dir, tmp);
+  if (write_all (fd, before->content, before->len) < 0 || fsync (fd) < 0)
+    return hv_error_set (err, errno, "write %s/%s", dir, tmp);
+  if (renameat (dfd, tmp, dfd, base) < 0)
+    return hv_error_set (err, errno, "rename %s/%s", dir, tmp);
+  return 0;
+}
+
+static bool
+strv_has (const oci_strv *v, const char *s)
+{
+  for (size_t i = 0; i < v->n; i++)
+    if (strcmp (v->v[i], s) == 0)
+      return true;
+  return false;
+}
+
+/* Why a config found after the run is dangerous, or NULL when it only
+ * holds execution settings it already had at the same place. */
+static char *
+config_verdict (const struct item *after, const struct item *before)
+{
+  if (before && ident_eq (&before->id, &after->id))
+    return NULL;
+  if (after->content == NULL)
+    return xstrdup ("it is not a regular file haven could read");
+  cleanup_strv oci_strv now = { 0 }, was = { 0 };
+  cleanup_error hv_error *perr = NULL;
+  if (hv_git_config_exec_entries (after->content, after->len, &now, &perr) < 0)
+    return xasprintf ("haven cannot read it: %s", perr->msg);
+  if (before && before->content)
+    {
+      cleanup_error hv_error *ignored = NULL;
+      (void) hv_git_config_exec_entries (before->content, before->len, &was, &ignored);
+    }
+  for (size_t i = 0; i < now.n; i++)
+    if (!strv_has (&was, now.v[i]))
+      {
+        cleanup_free char *key = xstrdup (now.v[i]);
+        *strchr (key, '=') = '\0';
+        return xasprintf ("the sandbox set %s", key);
+      }
+  return NULL;
+}
+
+static void
+report (const char *what, const char *rel, const char *why, const char *where)
+{
+  cleanup_free char *r = printable (rel), *y = printable (why), *w = printable (where);
+  fprintf (stderr, "haven: %s %s (%s; git would run it) -> %s\n", what, r, y, w);
+}
+
+static bool
+already_handled (const oci_strv *done, const char *rel)
+{
+  return strv_has (done, rel);
+}
+
+int
+hv_project_guard_check (hv_project_guard *g, hv_error **err)
+{
+  cleanup_close int projfd = open_project (g->project, err);
+  if (projfd < 0)
+    return hv_error_wrap (err, "git hook guard");
+  struct stat st;
+  if (fstat (projfd, &st) < 0 || st.st_dev != g->dev || st.st_ino != g->ino)
+    return hv_error_set (err, 0, "git hook guard: the project %s is no longer the directory it was", g->project);
+  struct items after = { 0 };
+  struct walker w = { .items = &after, .hooks_paths = &g->hooks_paths };
+  walk_project (&w, g->project, projfd);
+  warn_stopped (&w);
+  free (w.stopped_at);
+
+  char stamp[64];
+  time_t now = time (NULL);
+  struct tm tm;
+  strftime (stamp, sizeof (stamp), "%Y%m%dT%H%M%S", gmtime_r (&now, &tm));
+  struct quarantine q = { .projfd = projfd, .fd = -1, .stamp = xasprintf ("%s-%d", stamp, (int) getpid ()) };
+  oci_strv done = { 0 };
+  int moved = 0, failed = 0;
+  for (size_t i = 0; i < after.n; i++)
+    {
+      const struct item *a = &after.v[i];
+      if (already_handled (&done, a->rel))
+        continue;
+      oci_strv_push (&done, a->rel);
+      const struct item *b = find_before (g, a->kind, a->rel);
+      cleanup_free char *why = NULL;
+      switch (a->kind)
+        {
+        case ITEM_DOTGIT:
+          if (b == NULL || b->id.dev != a->id.dev || b->id.ino != a->id.ino)
+            {
+              cleanup_free char *r = printable (a->rel);
+              fprintf (stderr, "haven: note: %s is a git directory created or moved there during the run\n", r);
+            }
+          continue;
+        case ITEM_HOOK:
+          if (hook_known (g, a))
+            continue;
+          why = xstrdup (b ? "changed by the sandbox" : "created by the sandbox");
+          break;
+        case ITEM_GITFILE:
+        case ITEM_COMMONDIR:
+          /* Their meaning depends on where they are: same place, same
+           * inode and content, or they go. */
+          if (b && ident_eq (&b->id, &a->id))
+            continue;
+          if (b && b->content && a->content && b->len == a->len && memcmp (b->content, a->content, a->len) == 0)
+            continue;
+          why = xasprintf ("%s by the sandbox: git would read another repository's config and hooks from it",
+                           b ? "changed" : "created");
+          break;
+        case ITEM_CONFIG:
+          why = config_verdict (a, b);
+          if (why == NULL)
+            continue;
+          break;
+        }
+      cleanup_free char *where = NULL;
+      cleanup_error hv_error *qerr = NULL;
+      if (quarantine_item (&q, a->rel, &where, &qerr) < 0)
+        {
+          cleanup_free char *r = printable (a->rel);
+          fprintf (stderr, "haven: could not quarantine %s (%s): %s\n", r, why, qerr->msg);
+          failed++;
+          continue;
+        }
+      moved++;
+      report ("quarantined", a->rel, why, where);
+      if (a->kind == ITEM_CONFIG && b && b->content)
+        {
+          cleanup_error hv_error *rerr = NULL;
+          cleanup_free char *r = printable (a->rel);
+          if (restore_content (projfd, b, &rerr) < 0)
+            fprintf (stderr, "haven: could not restore %s as it was before the run: %s\n", r, rerr->msg);
+          else
+            fprintf (stderr, "haven: restored %s as it was before the run\n", r);
+        }
+    }
+  if (q.fd >= 0)
+    close (q.fd);
+  free (q.name);
+  free (q.stamp);
+  oci_strv_free (&done);
+  items_free (&after);
+  if (failed)
+    return hv_error_set (err, 0,
+                         "%d item(s) the sandbox left for git to execute could not be quarantined (see above): "
+                         "do not run git in %s before removing them",
+                         failed, g->project);
+  return moved;
+}

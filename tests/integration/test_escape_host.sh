@@ -1,0 +1,255 @@
+# Escapes through state the host executes later (issue 7 items 2, 5, 6):
+# each test does what a hostile agent did inside `haven run`, then does
+# what the user does afterwards on the host (git, cargo, a venv, the next
+# haven run) and asserts the agent's program did not run.
+
+# git_project: a committed repository in $P; $MARK is where the agent's
+# program would leave its trace on the host.
+git_project() {
+  command -v git >/dev/null || skip "git is not installed"
+  P=$WORK/gitproj-$RANDOM
+  MARK=$WORK/agent-code-ran-$RANDOM
+  mkdir -p "$P"
+  hgit init -q
+  echo a > "$P/a"
+  hgit add a
+  hgit commit -qm init || fail "initial commit failed"
+}
+
+# git as the user runs it on the host, in the project (or a subdirectory).
+hgit() { git -C "$P" -c user.email=user@example.org -c user.name=user "$@"; }
+
+# agent_hook PATH: a hook script the agent plants (it marks the host).
+agent_hook() { printf '#!/bin/sh\ntouch %s\n' "$MARK"; }
+
+assert_agent_code_did_not_run() {
+  [ ! -e "$MARK" ] || fail "the agent's program ran on the host ($1)"
+}
+
+test_escape_git_dir_renamed_and_recreated() {
+  need_haven
+  git_project
+  haven_in "$P" run -- sh -c "mv .git .git2 && cp -a .git2 .git && rm -rf .git/hooks && mkdir .git/hooks &&
+    printf '#!/bin/sh\ntouch $MARK\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo planted"
+  assert_contains "$OUT" planted
+  hgit status >/dev/null 2>&1
+  hgit commit -q --allow-empty -m after >/dev/null 2>&1
+  assert_agent_code_did_not_run "pre-commit in a recreated .git"
+  assert_contains "$OUT" "haven: quarantined .git/hooks/pre-commit (created by the sandbox; git would run it)"
+  [ -e "$P/.haven-quarantine" ] || fail "no quarantine directory"
+  assert_eq 700 "$(stat -c %a "$P/.haven-quarantine")" "quarantine mode"
+  local q
+  q=$(find "$P/.haven-quarantine" -name pre-commit -type f)
+  [ -n "$q" ] || fail "the hook is not in the quarantine"
+  [ ! -x "$q" ] || fail "the quarantined hook is executable"
+}
+
+test_escape_git_commondir() {
+  need_haven
+  git_project
+  # A crafted common directory (config and hooks are read from it).
+  haven_in "$P" run -- sh -c "cp -a .git crafted && rm -rf crafted/hooks && mkdir crafted/hooks &&
+    printf '#!/bin/sh\ntouch $MARK\n' > crafted/hooks/pre-commit && chmod +x crafted/hooks/pre-commit &&
+    printf '[core]\n\tfsmonitor = touch $MARK; false\n' >> crafted/config &&
+    echo ../crafted > .git/commondir && echo planted"
+  assert_contains "$OUT" planted
+  hgit status >/dev/null 2>&1
+  hgit commit -q --allow-empty -m after >/dev/null 2>&1
+  assert_agent_code_did_not_run "hooks or fsmonitor of a commondir"
+  assert_contains "$OUT" "haven: quarantined .git/commondir (created by the sandbox"
+}
+
+test_escape_git_hook_created_where_none_existed() {
+  need_haven
+  git_project
+  rm -rf "$P/.git/hooks"
+  haven_in "$P" run -- sh -c "mkdir .git/hooks && printf '#!/bin/sh\ntouch $MARK\n' > .git/hooks/pre-commit &&
+    chmod +x .git/hooks/pre-commit && echo planted"
+  assert_contains "$OUT" planted
+  hgit commit -q --allow-empty -m after >/dev/null 2>&1
+  assert_agent_code_did_not_run "a new .git/hooks/pre-commit"
+  assert_contains "$OUT" "haven: quarantined .git/hooks/pre-commit (created by the sandbox; git would run it)"
+}
+
+test_escape_git_nested_repo_fsmonitor_and_hooks_path() {
+  need_haven
+  git_project
+  haven_in "$P" run -- sh -c "mkdir sub && cd sub && git init -q && echo x > x && git add x &&
+    git -c user.email=a@b -c user.name=a commit -qm x && mkdir myhooks &&
+    printf '#!/bin/sh\ntouch $MARK\n' > myhooks/pre-commit && chmod +x myhooks/pre-commit &&
+    git config core.hooksPath myhooks && git config core.fsmonitor 'touch $MARK; false' && echo planted"
+  assert_contains "$OUT" planted
+  hgit -C sub status >/dev/null 2>&1
+  hgit -C sub commit -q --allow-empty -m after >/dev/null 2>&1
+  assert_agent_code_did_not_run "core.fsmonitor or core.hooksPath of a nested repository"
+  assert_contains "$OUT" "haven: quarantined sub/.git/config (the sandbox set core."
+}
+
+test_escape_git_husky_hooks() {
+  need_haven
+  git_project
+  # The user's own hooks directory, set up before the run.
+  mkdir "$P/.husky"
+  printf '#!/bin/sh\necho user hook\n' > "$P/.husky/pre-commit"
+  chmod +x "$P/.husky/pre-commit"
+  hgit config core.hooksPath .husky
+  haven_in "$P" run -- sh -c "printf 'touch $MARK\n' >> .husky/pre-commit &&
+    printf '#!/bin/sh\ntouch $MARK\n' > .husky/post-commit && chmod +x .husky/post-commit && echo planted"
+  assert_contains "$OUT" planted
+  hgit commit -q --allow-empty -m after >/dev/null 2>&1
+  assert_agent_code_did_not_run ".husky hooks"
+  assert_contains "$OUT" "haven: quarantined .husky/pre-commit (changed by the sandbox; git would run it)"
+  assert_contains "$OUT" "haven: quarantined .husky/post-commit (created by the sandbox; git would run it)"
+}
+
+test_escape_git_hook_planted_before_a_time_limit() {
+  need_haven
+  git_project
+  rm -rf "$P/.git/hooks"
+  mkdir -p "$P.pol"
+  printf 'extends: default\nresources: {timeout: 1s}\n' > "$P.pol/quick.yaml"
+  haven_in "$P" run --policy "$P.pol/quick.yaml" -- sh -c "mkdir .git/hooks && printf '#!/bin/sh\ntouch $MARK\n' > .git/hooks/post-commit &&
+    chmod +x .git/hooks/post-commit && sleep 30"
+  assert_eq 124 "$RC" "exit status after the time limit ($OUT)"
+  hgit commit -q --allow-empty -m after >/dev/null 2>&1
+  assert_agent_code_did_not_run "a hook planted by a run that was killed at its time limit"
+  assert_contains "$OUT" "haven: quarantined .git/hooks/post-commit (created by the sandbox; git would run it)"
+}
+
+test_escape_git_config_restored_and_benign_git_left_alone() {
+  need_haven
+  git_project
+  # A policy that leaves .git/config writable (no protect): the agent's
+  # fsmonitor goes, the config as it was comes back.
+  local pol=$WORK/noprotect-$RANDOM.yaml first
+  printf 'name: noprotect\nextends: none\nfilesystem: {hide_home: true}\n' > "$pol"
+  hgit config alias.st status
+  haven_in "$P" run --policy "$pol" -- sh -c "git config core.fsmonitor 'touch $MARK; false' && echo planted"
+  assert_contains "$OUT" planted
+  first=$OUT
+  hgit status >/dev/null 2>&1
+  assert_agent_code_did_not_run "core.fsmonitor in .git/config"
+  assert_contains "$first" "haven: quarantined .git/config (the sandbox set core.fsmonitor; git would run it)"
+  assert_contains "$first" "haven: restored .git/config as it was before the run"
+  assert_eq status "$(hgit config alias.st)" "the user's own setting is back"
+  # Nothing harmless is touched: a new repository with a commit, and
+  # settings that run nothing.
+  haven_in "$P" run -- sh -c "mkdir lib && cd lib && git init -q && echo y > y && git add y &&
+    git -c user.email=a@b -c user.name=a commit -qm y && git config user.name agent && echo benign"
+  assert_contains "$OUT" benign
+  assert_not_contains "$OUT" "quarantined"
+  assert_eq "" "$(hgit -C lib status --porcelain)" "the new repository works"
+}
+
+# Item 6: haven run from a build tree that is also the project.
+test_escape_haven_binary_in_project() {
+  need_haven
+  P=$WORK/buildtree-$RANDOM
+  MARK=$WORK/agent-code-ran-$RANDOM
+  mkdir -p "$P"
+  cp "$RUNTIME" "$P/haven-runc"
+  ln -s haven-runc "$P/haven"
+  cp -r "$(dirname "$RUNTIME")/policies" "$P/policies"
+  # Run 1: the agent replaces the binary; run 2 would execute it as the
+  # user (root here), unsandboxed.
+  OUT=$(cd "$P" && timeout 30 ./haven run -- sh -c "printf '#!/bin/sh\ntouch $MARK\n' > haven-runc.new &&
+    chmod +x haven-runc.new && mv haven-runc.new haven-runc && echo replaced" 2>&1 </dev/null)
+  RC=$?
+  (cd "$P" && timeout 30 ./haven run -- true) >/dev/null 2>&1 </dev/null
+  assert_agent_code_did_not_run "a replaced haven binary"
+  [ "$RC" != 0 ] || fail "haven ran from inside the project ($OUT)"
+  assert_not_contains "$OUT" replaced
+  assert_contains "$OUT" "haven: refusing to run: the haven binary $P/"
+  assert_contains "$OUT" "install haven (make install) or run it from outside the project"
+  # An installed binary reached through a link in the project: the link
+  # can be re-pointed, so it is refused too.
+  rm "$P/haven"
+  ln -s "$RUNTIME" "$P/haven"
+  OUT=$(cd "$P" && timeout 30 ./haven run -- true 2>&1 </dev/null)
+  RC=$?
+  [ "$RC" != 0 ] || fail "haven ran through a link inside the project"
+  assert_contains "$OUT" "the haven binary $P/haven is inside $P"
+}
+
+# Item 6: a policy file the sandbox can rewrite before the next run.
+test_escape_policy_file_in_project() {
+  need_haven
+  make_project
+  printf 'extends: default\n' > "$P/mine.yaml"
+  haven_in "$P" run --policy "$P/mine.yaml" -- sh -c "printf 'extends: none\nnetwork: {mode: open}\n' > mine.yaml; echo rewritten"
+  [ "$RC" != 0 ] || fail "a policy inside the project was used"
+  assert_not_contains "$OUT" rewritten
+  assert_contains "$OUT" "haven: refusing to run: the policy file $P/mine.yaml is inside $P"
+  # Also when the project's file is only a base it extends.
+  printf 'extends: %s\n' "$P/mine.yaml" > "$P.pol/outer.yaml"
+  haven_in "$P" run --policy "$P.pol/outer.yaml" -- true
+  [ "$RC" != 0 ] || fail "a policy extending a file inside the project was used"
+  assert_contains "$OUT" "the policy file $P/mine.yaml is inside $P"
+  # The same policy outside the project runs.
+  cp "$P/mine.yaml" "$P.pol/mine.yaml"
+  haven_in "$P" run --policy "$P.pol/mine.yaml" -- echo fine
+  assert_eq fine "$OUT"
+}
+
+# Item 5: a fake home made by the test; the policy's home_allow entries
+# are the only parts of it the sandbox sees.
+fake_home() {
+  H=$WORK/home-$RANDOM
+  MARK=$WORK/agent-code-ran-$RANDOM
+  mkdir -p "$H/.cargo/bin" "$H/.local/share/virtualenvs/v/bin" "$H/.cache"
+  printf '#!/bin/sh\necho real cargo\n' > "$H/.cargo/bin/cargo"
+  chmod +x "$H/.cargo/bin/cargo"
+  printf 'echo real activate\n' > "$H/.local/share/virtualenvs/v/bin/activate"
+}
+
+test_escape_home_cargo_and_venv_trojans_stay_in_the_sandbox() {
+  need_haven
+  make_project
+  fake_home
+  # A policy that lets cargo's whole directory in, as a user would for
+  # `cargo install` (default has only ~/.cargo/registry).
+  printf 'extends: default\nfilesystem: {home_allow: [~/.cargo]}\n' > "$P.pol/cargo.yaml"
+  OUT=$(cd "$P" && HOME=$H XDG_STATE_HOME= timeout 30 "$HAVEN" run --policy "$P.pol/cargo.yaml" -- sh -c "
+    printf '#!/bin/sh\ntouch $MARK\n' > ~/.cargo/bin/cargo && echo 'touch $MARK' >> ~/.local/share/virtualenvs/v/bin/activate &&
+    ~/.cargo/bin/cargo 2>&1; echo cached > ~/.cache/new && cat ~/.cache/new && echo wrote" 2>&1 </dev/null)
+  assert_contains "$OUT" wrote
+  assert_contains "$OUT" cached
+  # The user, later, on the host.
+  "$H/.cargo/bin/cargo" >/dev/null
+  (. "$H/.local/share/virtualenvs/v/bin/activate") >/dev/null
+  assert_agent_code_did_not_run "a cargo or venv activate written in the sandbox"
+  assert_eq "real cargo" "$("$H/.cargo/bin/cargo")" "the real cargo"
+  [ ! -e "$H/.cache/new" ] || fail "a write to ~/.cache reached the real directory"
+  # The project's copy persists for its next run.
+  OUT=$(cd "$P" && HOME=$H XDG_STATE_HOME= timeout 30 "$HAVEN" run -- cat .cache/new 2>&1 </dev/null; cd "$P" && HOME=$H XDG_STATE_HOME= timeout 30 "$HAVEN" run -- sh -c 'cat ~/.cache/new' 2>&1 </dev/null)
+  assert_contains "$OUT" cached "the project's copy of ~/.cache in its next run"
+  [ -d "$H/.local/state/haven/projects" ] || fail "no per-project state directory"
+  assert_eq 700 "$(stat -c %a "$H/.local/state/haven/projects")" "state directory mode"
+}
+
+test_escape_home_claude_settings_and_mcp_servers() {
+  need_haven
+  make_project
+  fake_home
+  mkdir -p "$H/.claude/projects"
+  echo '{"model":"x"}' > "$H/.claude/settings.json"
+  echo '{"mcpServers":{}}' > "$H/.claude.json"
+  OUT=$(cd "$P" && HOME=$H XDG_STATE_HOME= timeout 30 "$HAVEN" run --policy claude-code -- sh -c "
+    echo '{\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"touch $MARK\"}]}]}}' > ~/.claude/settings.json 2>/dev/null || echo settings-ro
+    echo '{\"mcpServers\":{\"x\":{\"command\":\"touch $MARK\"}}}' > ~/.claude.json && echo json-written
+    { echo 'touch $MARK' > ~/.claude/hooks/h; } 2>/dev/null || echo hooks-ro
+    { echo 'run touch $MARK' > ~/.claude/CLAUDE.md; } 2>/dev/null || echo claude-md-ro
+    echo session > ~/.claude/projects/s && echo state-written
+    cp /bin/true ~/.claude/t && { ~/.claude/t 2>/dev/null && echo EXECUTED || echo noexec; }" 2>&1 </dev/null)
+  assert_eq '{"model":"x"}' "$(cat "$H/.claude/settings.json")" "the real settings.json"
+  assert_eq '{"mcpServers":{}}' "$(cat "$H/.claude.json")" "the real ~/.claude.json"
+  assert_eq "" "$(ls -A "$H/.claude/hooks" 2>/dev/null)" "the real hooks directory"
+  [ ! -s "$H/.claude/CLAUDE.md" ] || fail "CLAUDE.md was written: $(cat "$H/.claude/CLAUDE.md")"
+  assert_contains "$OUT" settings-ro
+  assert_contains "$OUT" hooks-ro
+  assert_contains "$OUT" claude-md-ro
+  assert_contains "$OUT" json-written
+  assert_contains "$OUT" state-written
+  assert_contains "$OUT" noexec
+  assert_eq session "$(cat "$H/.claude/projects/s")" "claude's own state is written for real"
+}
