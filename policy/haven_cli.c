@@ -413,6 +413,9 @@ policy_explain (int argc, char **argv, hv_error **err)
     printf ("  %s is a private scratch directory (%s).\n", p->tmpfs[i].path,
             exact_size (p->tmpfs[i].size ? p->tmpfs[i].size : 256ULL << 20, size, sizeof (size)));
   printf ("  /run is replaced by an empty directory, so daemon sockets (docker.sock) are out of reach.\n");
+  printf ("  A path named above that is, or crosses, a symbolic link is never followed (an earlier run may\n"
+          "  have planted it): protected and hidden ones are masked, writable ones are not bound (with a\n"
+          "  warning), a read-only one is an error; a mask whose path changed before the start stops it.\n");
   printf ("  Unix sockets bound on the host when the run starts (listed in /proc/net/unix) are masked\n"
           "  wherever they are, so connect() to them fails; sockets bound later, or only in another\n"
           "  network namespace, are not (abstract sockets are per network namespace: network none\n"
