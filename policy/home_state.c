@@ -313,6 +313,7 @@ hv_home_state_prepare (const hv_policy *p, const struct hv_run_ctx *ctx, char **
       return 0;
     }
   cleanup_free char *dir = xasprintf ("%s/%s", root, rel);
+  bool probed = false;
   for (size_t i = 0; i < p->home_allow.n; i++)
     {
       if (p->home_access[i].write != HV_HOME_COPY)
@@ -346,8 +347,13 @@ hv_home_state_prepare (const hv_policy *p, const struct hv_run_ctx *ctx, char **
           cleanup_free char *why = NULL;
           if (!overlay_safe_path (paths.v[j]) || !overlay_safe_path (upper))
             why = xstrdup ("a path holds ',', ':' or '\\'");
-          else if (!overlay_works (paths.v[j], upper, work, ctx->rootless, &why) && why == NULL)
+          /* One trial mount per run (a process each: about a millisecond):
+           * the entries share the home's and the state directory's
+           * filesystems.  Should a later one still fail, the runtime's
+           * mount of it stops the start: never writable for real. */
+          else if (!probed && !overlay_works (paths.v[j], upper, work, ctx->rootless, &why) && why == NULL)
             why = xstrdup ("unknown error");
+          probed = true;
           if (why)
             {
               /* Fail closed: read-only, and say so. */

@@ -15,7 +15,11 @@ chmod 755 "$WORK"
 : "${STATE_ROOT:=$WORK/state}"
 : "${ROOTFS_CACHE:=$WORK/rootfs}"
 : "${CTR_PREFIX:=hvt-$$}"
-export RUNTIME WORK STATE_ROOT ROOTFS_CACHE CTR_PREFIX
+# haven run keeps copy-on-write home state per project under
+# $XDG_STATE_HOME/haven/projects: in the work directory, not in the home
+# of whoever runs the tests.
+: "${XDG_STATE_HOME:=$WORK/xdg-state}"
+export RUNTIME WORK STATE_ROOT ROOTFS_CACHE CTR_PREFIX XDG_STATE_HOME
 
 # world_readable_copy BINARY: path of a copy of BINARY that any uid can
 # run.  The checkout may sit under a directory only root can enter (CI
