@@ -328,6 +328,44 @@ list_line (const char *label, const oci_strv *v)
   printf ("\n");
 }
 
+/* Like list_line, but "DIR/ ** /NAME" patterns are grouped by DIR, so a
+ * family of names hidden at any depth reads as one line per place. */
+static void
+list_patterns (const char *label, const oci_strv *v)
+{
+  oci_strv plain = { 0 }, dirs = { 0 };
+  for (size_t i = 0; i < v->n; i++)
+    {
+      const char *star = strstr (v->v[i], "/**/");
+      if (star == NULL)
+        oci_strv_push (&plain, v->v[i]);
+      else
+        {
+          cleanup_free char *dir = xasprintf ("%.*s", (int) (star - v->v[i]), v->v[i]);
+          oci_strv_push_unique (&dirs, dir);
+        }
+    }
+  if (plain.n || dirs.n)
+    printf ("  %s\n", label);
+  for (size_t i = 0; i < plain.n; i++)
+    printf ("%s%s%s", i ? ", " : "    ", plain.v[i], i + 1 == plain.n ? "\n" : "");
+  for (size_t d = 0; d < dirs.n; d++)
+    {
+      printf ("    at any depth under %s:", dirs.v[d]);
+      size_t len = strlen (dirs.v[d]);
+      bool first = true;
+      for (size_t i = 0; i < v->n; i++)
+        if (strncmp (v->v[i], dirs.v[d], len) == 0 && strncmp (v->v[i] + len, "/**/", 4) == 0)
+          {
+            printf ("%s%s", first ? " " : ", ", v->v[i] + len + 4);
+            first = false;
+          }
+      printf ("\n");
+    }
+  oci_strv_free (&plain);
+  oci_strv_free (&dirs);
+}
+
 /* A size exactly as enforced: in the largest unit that divides it, else
  * in bytes (explain used to print 0 MiB for a limit that was none). */
 static const char *
@@ -388,8 +426,8 @@ policy_explain (int argc, char **argv, hv_error **err)
     oci_strv hidden = { 0 }, shown = { 0 };
     for (size_t i = 0; i < p->block.n; i++)
       oci_strv_push (p->block.v[i][0] == '!' ? &shown : &hidden, p->block.v[i] + (p->block.v[i][0] == '!'));
-    list_line ("Hidden (absent or empty):", &hidden);
-    list_line ("Not hidden, as exceptions to the above (the last entry matching a path decides):", &shown);
+    list_patterns ("Hidden (absent or empty):", &hidden);
+    list_patterns ("Not hidden, as exceptions to the above (the last entry matching a path decides):", &shown);
     oci_strv_free (&hidden);
     oci_strv_free (&shown);
   }
