@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -126,6 +127,33 @@ make_ctx (struct run_opts *o, struct hv_run_ctx *ctx, char **project, char **cwd
   return 0;
 }
 
+/* What the end of cmd_haven_run does, for the run guard to do when haven
+ * died before it (run_guard.h): the guard is a fork of haven made after
+ * the snapshot and the audit start, so both are in its memory. */
+struct after_haven_died
+{
+  hv_project_guard *guard;
+  struct hv_audit *audit;
+};
+
+static void
+after_haven_died (void *data)
+{
+  struct after_haven_died *d = data;
+  fprintf (stderr, "haven: haven ended before the run did (killed?); the sandbox is gone, "
+                   "checking what it left in the project\n");
+  if (d->guard)
+    {
+      cleanup_error hv_error *gerr = NULL;
+      if (hv_project_guard_check (d->guard, &gerr) < 0)
+        fprintf (stderr, "haven: %s\n", gerr->msg);
+    }
+  /* The listener is haven's child, not the guard's, and died with haven
+   * (its pid may be someone else's by now): only the exit record. */
+  d->audit->listener = 0;
+  hv_audit_end (d->audit, 128 + SIGKILL);
+}
+
 static int
 cmd_haven_run (int argc, char **argv, hv_error **err)
 {
@@ -140,6 +168,7 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
   struct hv_audit audit = { .log_fd = -1 };
   cleanup_free char *audit_socket = NULL;
   cleanup_project_guard hv_project_guard *guard = NULL;
+  struct after_haven_died after = { .audit = &audit };
   cleanup_free char *home_state = NULL;
   if (parse_run ("haven run", argc, argv, &o, err) < 0)
     return -1;
@@ -208,6 +237,9 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
      * sandbox starts, checked after it has exited however it ended. */
     if (hv_project_guard_snapshot (project, &guard, err) < 0)
       goto out;
+    /* ... also when haven is killed: the run guard does it then. */
+    after.guard = guard;
+    hv_run_after_runtime_died = (struct hv_guard_after){ after_haven_died, &after, audit.log_fd };
     ret = cmd_run (&g, 4, run_argv, err);
   }
 out:
@@ -226,6 +258,8 @@ out:
         }
     }
   hv_audit_end (&audit, ret < 0 ? 125 : hv_exit_status);
+  /* Done: from here on, a kill of haven leaves nothing for the guard. */
+  hv_run_guard_stop ();
   if (!o.keep_bundle)
     hv_run_bundle_remove (bundle);
   else

@@ -122,6 +122,23 @@ cmd_start (struct hv_global *g, int argc, char **argv, hv_error **err)
 
 unsigned hv_run_timeout_s;
 bool hv_run_die_with_runtime;
+struct hv_guard_after hv_run_after_runtime_died = { NULL, NULL, -1 };
+/* The guard of the last foreground run; with an after-function its
+ * caller ends it (hv_run_guard_stop) once it has done that work itself. */
+static struct hv_guard run_guard = { 0, -1 };
+
+void
+hv_run_guard_stop (void)
+{
+  hv_guard_stop (&run_guard);
+}
+
+static void
+guard_stop_unless_caller_does (void)
+{
+  if (hv_run_after_runtime_died.fn == NULL)
+    hv_guard_stop (&run_guard);
+}
 
 int
 cmd_run (struct hv_global *g, int argc, char **argv, hv_error **err)
@@ -141,8 +158,8 @@ cmd_run (struct hv_global *g, int argc, char **argv, hv_error **err)
     o.console_master = &master;
   if (hv_container_create (g, &o, &c, &pidfd, err) < 0)
     return -1;
-  struct hv_guard guard = { 0, -1 };
-  if (o.die_with_runtime && (pidfd < 0 || hv_guard_start (pidfd, &guard, err) < 0))
+  if (o.die_with_runtime
+      && (pidfd < 0 || hv_guard_start (pidfd, &hv_run_after_runtime_died, &run_guard, err) < 0))
     {
       /* Fail closed: no sandbox that could outlive us. */
       cleanup_error hv_error *ignored = NULL;
@@ -166,7 +183,7 @@ cmd_run (struct hv_global *g, int argc, char **argv, hv_error **err)
       cleanup_error hv_error *ignored = NULL;
       kill (c->pid, SIGKILL);
       hv_wait_exit (c->pid, 5000);
-      hv_guard_stop (&guard);
+      guard_stop_unless_caller_does ();
       hv_container_destroy (g, c, &ignored);
       return -1;
     }
@@ -193,7 +210,7 @@ cmd_run (struct hv_global *g, int argc, char **argv, hv_error **err)
           break;
         }
     }
-  hv_guard_stop (&guard);
+  guard_stop_unless_caller_does ();
   hv_exit_status = WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status);
   if (hv_time_limit_hit ())
     {

@@ -10,6 +10,15 @@ _pid_of_cmdline() {
   return 1
 }
 
+# Whether any process has FILE open.
+_file_is_open() {
+  local fd
+  for fd in /proc/[0-9]*/fd/*; do
+    [ "$(readlink "$fd" 2>/dev/null)" = "$1" ] && return 0
+  done
+  return 1
+}
+
 # _kill9_haven AS_USER: start `haven run -- sleep N` under a policy with a
 # time limit, SIGKILL haven, and check that the sandbox dies within 5 s;
 # then check that the next run removes the bundle, state and cgroup.
@@ -74,6 +83,71 @@ test_escape_kill9_haven_kills_sandbox() {
 test_escape_kill9_haven_kills_sandbox_unprivileged() {
   need_haven
   _kill9_haven nobody
+}
+
+# haven killed with SIGKILL after the sandbox planted a git hook (items 2
+# and 14): the run guard, once the sandbox is gone, runs the check haven
+# would have run, so the user's next `git commit` does not run the hook.
+# _git_check_after_kill9 haven|group: kill haven, or its whole process group
+# (`kill -9 %1`), which the guard has left.  The audit trail gets its exit
+# record from the guard.
+_git_check_after_kill9() {
+  git_project
+  local marker=3600.$RANDOM err=$P.err i spid= log=$WORK/audit-$RANDOM/audit.log
+  mkdir -p "$P.pol"
+  printf 'extends: default\naudit:\n  log: %s\n' "$log" > "$P.pol/audit.yaml"
+  (cd "$P" && exec setsid "$HAVEN" run --policy "$P.pol/audit.yaml" -- sh -c "mv .git .git2 && cp -a .git2 .git && rm -rf .git/hooks && mkdir .git/hooks &&
+    printf '#!/bin/sh\ntouch $MARK\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit &&
+    touch started && exec sleep $marker" </dev/null >/dev/null 2>"$err") &
+  local hpid=$!
+  defer "kill -9 $hpid 2>/dev/null; true"
+  for i in $(seq 100); do
+    [ -e "$P/started" ] && spid=$(_pid_of_cmdline "sleep $marker") && break
+    sleep 0.1
+  done
+  [ -n "$spid" ] || fail "the sandbox did not start ($(cat "$err"))"
+  defer "kill -9 $spid 2>/dev/null; true"
+  [ -x "$P/.git/hooks/pre-commit" ] || fail "the hook was not planted"
+
+  if [ "$1" = group ]; then
+    kill -9 -- "-$hpid"
+  else
+    kill -9 "$hpid"
+  fi
+  wait "$hpid" 2>/dev/null
+  # The guard reports, then exits and closes the file: wait for both.
+  for i in $(seq 100); do
+    grep -q "quarantined" "$err" && ! _file_is_open "$err" && break
+    sleep 0.1
+  done
+  # Gone, or a zombie its new parent has not reaped yet.
+  [ -e "/proc/$spid" ] && [ "$(awk '/^State:/ { print $2 }' "/proc/$spid/status" 2>/dev/null)" != Z ] \
+    && fail "the sandbox (pid $spid) still runs after haven was killed"
+
+  # What the user does next on the host.
+  hgit status >/dev/null 2>&1
+  hgit commit -q --allow-empty -m after >/dev/null 2>&1
+  assert_agent_code_did_not_run "pre-commit planted before haven was killed"
+  OUT=$(cat "$err")
+  assert_contains "$OUT" "haven ended before the run did"
+  assert_contains "$OUT" "haven: quarantined .git/hooks/pre-commit (created by the sandbox; git would run it)"
+  local q
+  q=$(find "$P/.haven-quarantine" -name pre-commit -type f 2>/dev/null)
+  [ -n "$q" ] || fail "the hook is not in .haven-quarantine"
+  [ ! -x "$q" ] || fail "the quarantined hook is executable"
+  jq -se 'map(select(.event == "exit")) | length == 1 and .[0].status == 137' "$log" >/dev/null \
+    || fail "no exit record with status 137: $(cat "$log")"
+  return 0
+}
+
+test_escape_git_check_runs_when_haven_is_killed() {
+  need_haven
+  _git_check_after_kill9 haven
+}
+
+test_escape_git_check_runs_when_havens_process_group_is_killed() {
+  need_haven
+  _git_check_after_kill9 group
 }
 
 # A killed run's leftovers whose owner pid now belongs to someone else (pid
