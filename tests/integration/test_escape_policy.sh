@@ -262,7 +262,7 @@ for path in sys.argv[1:]:
   assert_eq "CONTENT-.env.example" "$OUT" "a template hidden again by a later entry"
   haven_in "$P" policy explain default
   assert_contains "$OUT" "Not hidden, as exceptions to the above"
-  assert_contains "$OUT" "{project}/**/.env.example"
+  assert_contains "$OUT" "at any depth under {project}: .env.example"
   printf 'filesystem: {read_only: ["!/x"]}\n' > "$P.pol/bad.yaml"
   haven_in "$P" policy check "$P.pol/bad.yaml"
   assert_contains "$OUT" "only filesystem.block takes \"!\" exceptions"
