@@ -329,13 +329,20 @@ oci_strv_push (oci_strv *v, const char *str)
   v->v[v->n] = NULL;
 }
 
-void
-oci_strv_push_unique (oci_strv *v, const char *str)
+bool
+oci_strv_contains (const oci_strv *v, const char *str)
 {
   for (size_t i = 0; i < v->n; i++)
     if (strcmp (v->v[i], str) == 0)
-      return;
-  oci_strv_push (v, str);
+      return true;
+  return false;
+}
+
+void
+oci_strv_push_unique (oci_strv *v, const char *str)
+{
+  if (!oci_strv_contains (v, str))
+    oci_strv_push (v, str);
 }
 
 void

@@ -369,6 +369,7 @@ void oci_strv_free (oci_strv *s);
 /* Append a copy of str (the array stays NULL-terminated). */
 void oci_strv_push (oci_strv *v, const char *str);
 /* Append unless an equal string is already there. */
+bool oci_strv_contains (const oci_strv *v, const char *str);
 void oci_strv_push_unique (oci_strv *v, const char *str);
 void oci_kv_list_free (oci_kv_list *l);
 

@@ -13,7 +13,8 @@
 #include "policy.h"
 #include "policy_compile.h"
 
-/* The host paths one home_allow pattern names ("~/x": x in each home). */
+/* The host paths a "~/x" pattern names: x in each of the caller's homes
+ * ($HOME's and the password database's); other patterns as they are. */
 void hv_home_allow_expand (const char *pattern, const struct hv_run_ctx *ctx, oci_strv *out);
 /* <state>/home/<tag> for one expanded copy-on-write path. */
 char *hv_home_state_entry (const char *state, const char *path);

@@ -20,15 +20,6 @@
 #include "policy_compile.h"
 #include "utils.h"
 
-static bool
-in_list (const oci_strv *l, const char *name)
-{
-  for (size_t i = 0; i < l->n; i++)
-    if (strcmp (l->v[i], name) == 0)
-      return true;
-  return false;
-}
-
 /* Capability sets: keep only what the policy lists. */
 static void
 emit_capabilities (yajl_gen g, yajl_val caps, const hv_policy *p)
@@ -40,7 +31,8 @@ emit_capabilities (yajl_gen g, yajl_val caps, const hv_policy *p)
       jg_str (g, caps->u.object.keys[i]);
       yajl_gen_array_open (g);
       for (size_t j = 0; set && YAJL_IS_ARRAY (set) && j < set->u.array.len; j++)
-        if (YAJL_IS_STRING (set->u.array.values[j]) && in_list (&p->capabilities, set->u.array.values[j]->u.string))
+        if (YAJL_IS_STRING (set->u.array.values[j])
+            && oci_strv_contains (&p->capabilities, set->u.array.values[j]->u.string))
           jg_str (g, set->u.array.values[j]->u.string);
       yajl_gen_array_close (g);
     }

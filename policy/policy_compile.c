@@ -71,17 +71,7 @@ expand_each (const char *pattern, const struct hv_run_ctx *ctx, oci_strv *out)
 {
   if (pattern[0] == '~' && (pattern[1] == '/' || pattern[1] == '\0'))
     {
-      if (ctx->homes)
-        for (size_t i = 0; i < ctx->homes->n; i++)
-          {
-            cleanup_free char *path = xasprintf ("%s%s", ctx->homes->v[i], pattern + 1);
-            oci_strv_push (out, path);
-          }
-      else if (ctx->home)
-        {
-          cleanup_free char *path = xasprintf ("%s%s", ctx->home, pattern + 1);
-          oci_strv_push (out, path);
-        }
+      hv_home_allow_expand (pattern, ctx, out);
       return;
     }
   cleanup_free char *path = expand (pattern, ctx);

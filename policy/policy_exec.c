@@ -64,16 +64,6 @@ which (const char *name, const char *path_env)
   return NULL;
 }
 
-/* Is REAL (a canonical path) one of the binaries allow_exec names? */
-static bool
-named (const oci_strv *allowed, const char *real)
-{
-  for (size_t i = 0; i < allowed->n; i++)
-    if (strcmp (allowed->v[i], real) == 0)
-      return true;
-  return false;
-}
-
 /* The interpreter of a "#!" script and, for "#!/usr/bin/env NAME", the
  * program env runs, canonical; *is_script false when REAL is none. */
 static int
@@ -123,13 +113,13 @@ add_binary (oci_strv *exec, const char *real, const char *name, const oci_strv *
   script_interpreters (real, path_env, &script_interp, &via_env, &is_script);
   if (!is_script)
     return 0;
-  if (script_interp == NULL || !named (allowed, script_interp))
+  if (script_interp == NULL || !oci_strv_contains (allowed, script_interp))
     return hv_error_set (err, 0,
                          "%s: process.allow_exec: \"%s\" is a script run by %s, which allow_exec does not name: "
                          "allowing the script would allow its interpreter for any command (add the interpreter "
                          "by name if that is meant)",
                          file, name, script_interp ? script_interp : "an interpreter that was not found");
-  if (via_env && !named (allowed, via_env))
+  if (via_env && !oci_strv_contains (allowed, via_env))
     return hv_error_set (err, 0,
                          "%s: process.allow_exec: \"%s\" is a script run through env by %s, which allow_exec "
                          "does not name (add it by name if that is meant)",

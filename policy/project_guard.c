@@ -689,15 +689,6 @@ restore_content (int projfd, const struct item *before, hv_error **err)
   return 0;
 }
 
-static bool
-strv_has (const oci_strv *v, const char *s)
-{
-  for (size_t i = 0; i < v->n; i++)
-    if (strcmp (v->v[i], s) == 0)
-      return true;
-  return false;
-}
-
 /* Why a config found after the run is dangerous, or NULL when it only
  * holds execution settings it already had at the same place. */
 static char *
@@ -717,7 +708,7 @@ config_verdict (const struct item *after, const struct item *before)
       (void) hv_git_config_exec_entries (before->content, before->len, &was, &ignored);
     }
   for (size_t i = 0; i < now.n; i++)
-    if (!strv_has (&was, now.v[i]))
+    if (!oci_strv_contains (&was, now.v[i]))
       {
         cleanup_free char *key = xstrdup (now.v[i]);
         *strchr (key, '=') = '\0';
@@ -736,7 +727,7 @@ report (const char *what, const char *rel, const char *why, const char *where)
 static bool
 already_handled (const oci_strv *done, const char *rel)
 {
-  return strv_has (done, rel);
+  return oci_strv_contains (done, rel);
 }
 
 int
