@@ -190,7 +190,17 @@ emit_linux (yajl_gen g, yajl_val lx, const hv_policy *p, const char *agent_profi
     }
   yajl_gen_array_close (g);
   jg_str (g, "maskedPaths");
-  emit_paths (g, jw_lookup (lx, "maskedPaths"), &p->block);
+  {
+    /* hide_home: haven run hides the caller's homes; in an engine's
+     * container that is root's home at least (the home of the container's
+     * own user is the engine issue's work). */
+    cleanup_strv oci_strv masked = { 0 };
+    for (size_t i = 0; i < p->block.n; i++)
+      oci_strv_push (&masked, p->block.v[i]);
+    if (p->hide_home.value)
+      oci_strv_push_unique (&masked, "/root");
+    emit_paths (g, jw_lookup (lx, "maskedPaths"), &masked);
+  }
   jg_str (g, "readonlyPaths");
   emit_paths (g, jw_lookup (lx, "readonlyPaths"), &p->read_only);
   yajl_val sc = jw_lookup (lx, "seccomp");
