@@ -253,3 +253,26 @@ test_escape_home_claude_settings_and_mcp_servers() {
   assert_contains "$OUT" noexec
   assert_eq session "$(cat "$H/.claude/projects/s")" "claude's own state is written for real"
 }
+
+# The same as an ordinary user: the overlay is mounted in the run's user
+# namespace, its upper layer in the user's own state directory.
+test_escape_home_copy_on_write_unprivileged() {
+  need_haven
+  make_project
+  fake_home
+  local haven
+  haven=$(world_readable_copy "$HAVEN")
+  chown -R 65534:65534 "$P" "$H"
+  chmod 755 "$WORK"
+  OUT=$(cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$H" XDG_STATE_HOME= XDG_RUNTIME_DIR= \
+        timeout 30 "$haven" run -- sh -c "
+    printf '#!/bin/sh\ntouch $MARK\n' > ~/.cargo/bin/cargo && echo new > ~/.cache/new && cat ~/.cache/new && echo wrote" 2>&1 </dev/null)
+  assert_contains "$OUT" wrote
+  assert_not_contains "$OUT" "read-only in this run" "the overlay was mounted"
+  "$H/.cargo/bin/cargo" >/dev/null
+  assert_agent_code_did_not_run "a cargo written in an unprivileged sandbox"
+  assert_eq "real cargo" "$("$H/.cargo/bin/cargo")" "the real cargo"
+  [ ! -e "$H/.cache/new" ] || fail "a write to ~/.cache reached the real directory"
+  [ -n "$(find "$H/.local/state/haven/projects" -name new -path '*upper*' 2>/dev/null)" ] \
+    || fail "the write is not in the project's upper layer"
+}
