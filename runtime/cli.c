@@ -1,6 +1,7 @@
 #include "config.h"
 #include "cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,6 +49,21 @@ bool
 hv_opt_bool (const char *arg)
 {
   return arg == NULL || strcmp (arg, "true") == 0 || strcmp (arg, "1") == 0;
+}
+
+int
+hv_opt_preserve_fds (const char *cmd, const char *arg, int *out, hv_error **err)
+{
+  /* Checked, not atoi: the count sets where the close-on-exec sweep
+   * starts (3 + N), and a negative or huge value must never move it past
+   * the runtime's own descriptors (CVE-2024-21626). */
+  char *end;
+  errno = 0;
+  long n = strtol (arg, &end, 10);
+  if (end == arg || *end || errno || n < 0 || n > 65536)
+    return hv_error_set (err, 0, "%s: invalid --preserve-fds \"%s\" (a number from 0 to 65536)", cmd, arg);
+  *out = (int) n;
+  return 0;
 }
 
 int

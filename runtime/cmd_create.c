@@ -69,14 +69,9 @@ parse_create (const char *cmd, int argc, char **argv, struct hv_create_opts *o, 
         o->no_new_keyring = hv_opt_bool (arg);
         break;
       case OPT_PRESERVE_FDS:
-        {
-          char *end;
-          long n = strtol (arg, &end, 10);
-          if (*end || n < 0 || n > 65536)
-            return hv_error_set (err, 0, "%s: invalid --preserve-fds \"%s\"", cmd, arg);
-          o->preserve_fds = (int) n;
-          break;
-        }
+        if (hv_opt_preserve_fds (cmd, arg, &o->preserve_fds, err) < 0)
+          return -1;
+        break;
       case OPT_DETACH:
         if (detach == NULL)
           return hv_error_set (err, 0, "%s: unknown option --detach", cmd);

@@ -209,7 +209,8 @@ parse_exec (int argc, char **argv, struct exec_opts *o, const char **id, int *cm
         o->apparmor = arg;
         break;
       case OPT_PRESERVE_FDS:
-        o->preserve_fds = atoi (arg);
+        if (hv_opt_preserve_fds ("exec", arg, &o->preserve_fds, err) < 0)
+          return -1;
         break;
       case OPT_IGNORE_PAUSED:
         o->ignore_paused = true;

@@ -14,6 +14,22 @@ test_cve_2024_21626_no_leaked_fds() {
   assert_eq "0 1 2 3 4 " "$out" "fds with --preserve-fds 1"
 }
 
+# exec checks --preserve-fds as create does: a negative count (once taken
+# by atoi) must not move the close-on-exec sweep over the runtime's fds.
+test_cve_2024_21626_exec_preserve_fds_checked() {
+  skip_on_runc "runc's exec takes --preserve-fds as an unsigned flag"
+  args "$B" sleep 30
+  local id out
+  id=$(new_id pfd)
+  rt run -d --bundle "$B" "$id" >/dev/null 2>&1 </dev/null || fail "run -d failed"
+  for bad in -1 -3 -2147483648 x 99999999; do
+    out=$(timeout 20 "$RUNTIME" --root "$STATE_ROOT" exec --preserve-fds "$bad" "$id" sh -c 'ls /proc/self/fd' 5</ 2>&1 </dev/null)       && fail "exec --preserve-fds $bad accepted: $out"
+    assert_contains "$out" "invalid --preserve-fds"
+  done
+  out=$(timeout 20 "$RUNTIME" --root "$STATE_ROOT" exec --preserve-fds 0 "$id" sh -c 'ls /proc/self/fd | sort -n | tr "\n" " "' 5</ 2>&1 </dev/null)
+  assert_eq "0 1 2 3 " "$out" "fds seen by exec (3 is ls's own)"
+}
+
 test_cve_2024_21626_cwd_through_leaked_fd() {
   # cwd pointing at a host fd of the runtime must not give the process a
   # working directory outside the container.
