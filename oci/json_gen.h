@@ -2,9 +2,24 @@
 #ifndef HAVEN_JSON_GEN_H
 #define HAVEN_JSON_GEN_H
 
+#include <stdlib.h>
 #include <string.h>
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
+
+/* The text generated so far, as a new string (the generator stays the
+ * caller's to free). */
+static inline char *
+jg_text (yajl_gen g)
+{
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf (g, &buf, &len);
+  char *r = strndup ((const char *) buf, len);
+  if (r == NULL)
+    abort ();
+  return r;
+}
 
 static inline void
 jg_str (yajl_gen g, const char *s)

@@ -3,10 +3,10 @@
 
 #include <string.h>
 
+#include "array_size.h"
 #include "json_gen.h"
 #include "json_walk.h"
 
-#define N_ELEMENTS(a) (sizeof (a) / sizeof ((a)[0]))
 
 void
 jm_gen_value (yajl_gen g, yajl_val v)
@@ -211,11 +211,7 @@ jm_merge_at (const char *text, const char *name, const char *const *keys, size_t
     }
   yajl_gen g = yajl_gen_alloc (NULL);
   jm_gen_merged (g, root, top);
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (g, &buf, &len);
-  char *r = xmalloc0 (len + 1);
-  memcpy (r, buf, len);
+  char *r = jg_text (g);
   yajl_gen_free (g);
   yajl_tree_free (root);
   yajl_tree_free (patch);

@@ -7,9 +7,9 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 
+#include "array_size.h"
 #include "oci_spec.h"
 
-#define N_ELEMENTS(a) (sizeof (a) / sizeof ((a)[0]))
 
 static int
 lookup (const char *const *names, size_t n, const char *name)

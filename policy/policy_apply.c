@@ -303,10 +303,7 @@ hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, 
       yajl_gen_map_close (g);
     }
   yajl_gen_map_close (g);
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (g, &buf, &len);
-  *out = strndup ((const char *) buf, len);
+  *out = jg_text (g);
   yajl_gen_free (g);
   yajl_tree_free (root);
   return 0;

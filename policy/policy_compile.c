@@ -817,10 +817,7 @@ hv_policy_seccomp_json (const hv_policy *p)
   yajl_gen_map_open (g);
   gen_seccomp (g, p, &no_audit);
   yajl_gen_map_close (g);
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (g, &buf, &len);
-  char *r = strndup ((const char *) buf, len);
+  char *r = jg_text (g);
   yajl_gen_free (g);
   return r;
 }
@@ -837,10 +834,7 @@ landlock_json (const oci_strv *writable, const oci_strv *exec, bool best_effort)
   jg_str (g, "bestEffort");
   yajl_gen_bool (g, best_effort);
   yajl_gen_map_close (g);
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (g, &buf, &len);
-  char *r = strndup ((const char *) buf, len);
+  char *r = jg_text (g);
   yajl_gen_free (g);
   return r;
 }
@@ -1069,10 +1063,7 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
   yajl_gen_map_close (g);
   yajl_gen_map_close (g);
 
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (g, &buf, &len);
-  *json = strndup ((const char *) buf, len);
+  *json = jg_text (g);
   r = 0;
 out:
   yajl_gen_free (g);

@@ -171,11 +171,7 @@ flags_to_json (const char *const *values, char **out, hv_error **err)
         yajl_gen_map_close (g);
     }
   yajl_gen_map_close (g);
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (g, &buf, &len);
-  *out = xmalloc0 (len + 1);
-  memcpy (*out, buf, len);
+  *out = jg_text (g);
   yajl_gen_free (g);
   return 0;
 }

@@ -6,9 +6,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "array_size.h"
 #include "error.h"
-
-#define N_ELEMENTS(a) (sizeof (a) / sizeof ((a)[0]))
 
 int write_all (int fd, const void *buf, size_t len);
 /* Write a whole file relative to dirfd (AT_FDCWD for a path). */
