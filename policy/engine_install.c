@@ -327,31 +327,15 @@ hv_install_write (const char *path, const char *text, hv_error **err)
   const char *base = basename (base_copy);
   if (mkdir_p (dir, 0755, err) < 0)
     return -1;
-  cleanup_free char *tmp = xasprintf ("%s/.%s.haven-XXXXXX", dir, base);
-  cleanup_close int fd = mkostemp (tmp, O_CLOEXEC);
-  if (fd < 0)
-    return hv_error_set (err, errno, "create a temporary file in %s", dir);
-  int e = 0;
-  const char *what = "write";
-  if (fchmod (fd, exists ? (st.st_mode & 07777) : 0644) < 0)
-    e = errno, what = "chmod";
-  else if (exists && (st.st_uid != geteuid () || st.st_gid != getegid ()) && fchown (fd, st.st_uid, st.st_gid) < 0)
-    e = errno, what = "chown";
-  else if (write_all (fd, text, strlen (text)) < 0)
-    e = errno;
-  /* A configuration file outlives reboots: on disk before the rename. */
-  else if (fsync (fd) < 0)
-    e = errno, what = "fsync";
-  else if (rename (tmp, target) < 0)
-    e = errno, what = "rename";
-  if (e)
-    {
-      unlink (tmp);
-      return hv_error_set (err, e, "%s %s", what, strcmp (what, "rename") == 0 ? target : tmp);
-    }
-  cleanup_close int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0)
-    fsync (dfd);
+  /* A configuration file outlives reboots: durable, and with the mode
+   * and owner it had. */
+  struct hv_replace_opts o = { .mode = exists ? (st.st_mode & 07777) : 0644,
+                               .set_owner = exists && (st.st_uid != geteuid () || st.st_gid != getegid ()),
+                               .uid = exists ? st.st_uid : 0,
+                               .gid = exists ? st.st_gid : 0,
+                               .durable = true };
+  if (write_file_replace (dir, base, text, strlen (text), &o, err) < 0)
+    return -1;
   return 1;
 }
 

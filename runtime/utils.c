@@ -52,26 +52,47 @@ write_file (const char *path, const char *data, hv_error **err)
  * describe processes which do not survive a reboot, and on a disk-backed
  * /run each fsync cost a run about half a millisecond. */
 int
-write_file_atomic (const char *dir, const char *name, const char *data, size_t len, hv_error **err)
+write_file_replace (const char *dir, const char *name, const char *data, size_t len,
+                    const struct hv_replace_opts *o, hv_error **err)
 {
-  cleanup_free char *tmp = xasprintf ("%s/.%s.tmp", dir, name);
   cleanup_free char *dst = xasprintf ("%s/%s", dir, name);
-  cleanup_close int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  /* mkostemp creates with O_EXCL: a link planted at a fixed temporary
+   * name cannot redirect the write, and two writers do not share a file. */
+  cleanup_free char *tmp = xasprintf ("%s/.%s.XXXXXX", dir, name);
+  cleanup_close int fd = mkostemp (tmp, O_CLOEXEC);
   if (fd < 0)
-    return hv_error_set (err, errno, "open %s", tmp);
-  if (write_all (fd, data, len) < 0)
+    return hv_error_set (err, errno, "create a temporary file in %s", dir);
+  int e = 0;
+  const char *what = "write";
+  if (fchmod (fd, o->mode) < 0)
+    e = errno, what = "chmod";
+  else if (o->set_owner && fchown (fd, o->uid, o->gid) < 0)
+    e = errno, what = "chown";
+  else if (write_all (fd, data, len) < 0)
+    e = errno;
+  else if (o->durable && fsync (fd) < 0)
+    e = errno, what = "fsync";
+  else if (rename (tmp, dst) < 0)
+    e = errno, what = "rename";
+  if (e)
     {
-      int e = errno;
       unlink (tmp);
-      return hv_error_set (err, e, "write %s", tmp);
+      return hv_error_set (err, e, "%s %s", what, strcmp (what, "rename") == 0 ? dst : tmp);
     }
-  if (rename (tmp, dst) < 0)
+  if (o->durable)
     {
-      int e = errno;
-      unlink (tmp);
-      return hv_error_set (err, e, "rename %s", dst);
+      cleanup_close int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dfd >= 0)
+        fsync (dfd);
     }
   return 0;
+}
+
+int
+write_file_atomic (const char *dir, const char *name, const char *data, size_t len, hv_error **err)
+{
+  static const struct hv_replace_opts state = { .mode = 0600 };
+  return write_file_replace (dir, name, data, len, &state, err);
 }
 
 int

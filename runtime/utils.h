@@ -13,8 +13,22 @@ int write_all (int fd, const void *buf, size_t len);
 /* Write a whole file relative to dirfd (AT_FDCWD for a path). */
 int write_file_at (int dirfd, const char *path, const char *data, size_t len, int flags, hv_error **err);
 int write_file (const char *path, const char *data, hv_error **err);
-/* Write to a temporary name in the same directory and rename: readers
- * never see a half-written state file. */
+/* Replace dir/name with data in one step: a temporary file of a unique
+ * name (created, never opened through a planted link), renamed over the
+ * target.  The one writer of whole files: state files and --pid-file
+ * (mode 0600, not durable: they describe running processes) and engine
+ * configuration (durable: fsync of the file and the directory). */
+struct hv_replace_opts
+{
+  mode_t mode;
+  bool set_owner; /* fchown the new file to uid:gid */
+  uid_t uid;
+  gid_t gid;
+  bool durable;
+};
+int write_file_replace (const char *dir, const char *name, const char *data, size_t len,
+                        const struct hv_replace_opts *o, hv_error **err);
+/* write_file_replace with mode 0600, not durable. */
 int write_file_atomic (const char *dir, const char *name, const char *data, size_t len, hv_error **err);
 int read_file_at (int dirfd, const char *path, char **out, hv_error **err);
 int mkdir_p (const char *path, mode_t mode, hv_error **err);

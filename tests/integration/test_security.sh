@@ -150,3 +150,19 @@ test_cve_2022_29162_exec_no_inheritable_caps() {
   assert_eq "CapInh:	0000000000000000" "$(rt exec "$id" grep CapInh /proc/self/status)"
   assert_eq "CapInh:	0000000000000000" "$(rt exec --cap CAP_SYS_ADMIN "$id" grep CapInh /proc/self/status)"
 }
+
+# --pid-file (and state files) are written to a temporary file of a unique
+# name and renamed: a link planted at the old fixed temporary name
+# (".NAME.tmp") must not redirect the write anywhere.
+test_pid_file_temporary_name_not_followed() {
+  skip_on_runc "runc's temporary pid file name differs"
+  args "$B" true
+  local id victim=$PWD/victim
+  id=$(new_id pid)
+  echo untouched > "$victim"
+  ln -s "$victim" "$PWD/.pidfile.tmp"
+  rt create --bundle "$B" --pid-file "$PWD/pidfile" "$id" || fail "create failed"
+  assert_eq untouched "$(cat "$victim")" "the file behind the planted link"
+  [ -f "$PWD/pidfile" ] && [ ! -L "$PWD/pidfile" ] || fail "the pid file is not a regular file"
+  assert_eq "$(rt state "$id" | jq -r .pid)" "$(cat "$PWD/pidfile")" "pid file content"
+}
