@@ -214,7 +214,7 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
 
   /* The runtime part: exactly `haven-runc run --bundle B ID`. */
   {
-    struct hv_global g = { 0 };
+    struct hv_global g = { .config_is_policy = true };
     /* A state root in a shared directory must be ours, not planted. */
     struct stat st;
     if (mkdir (root, 0700) < 0 && errno != EEXIST)

@@ -955,7 +955,7 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
 
   jg_str (g, "annotations");
   yajl_gen_map_open (g);
-  jg_kv (g, HV_POLICY_ANNOTATION, p->name ? p->name : "");
+  jg_kv (g, HV_COMPILED_ANNOTATION, p->name ? p->name : "");
   jg_kv (g, "run.haven.cgroup", "if-limited");
   ll = landlock_json (&writable, &exec, best_effort (p, "landlock"));
   jg_kv (g, HV_LANDLOCK_ANNOTATION, ll);

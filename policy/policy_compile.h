@@ -37,6 +37,10 @@ struct hv_run_ctx
 /* The Landlock rules travel to the runtime in this annotation. */
 #define HV_LANDLOCK_ANNOTATION "run.haven.landlock"
 #define HV_POLICY_ANNOTATION "run.haven.policy"
+/* On a config `haven run`/`policy compile` made: the policy it was
+ * compiled from, for the record (not a request to apply one, which
+ * HV_POLICY_ANNOTATION is). */
+#define HV_COMPILED_ANNOTATION "run.haven.compiled-from"
 
 /* Tighten an existing config.json (Docker's, Podman's) with a policy:
  * never loosens anything it already restricts. */

@@ -18,6 +18,9 @@ struct hv_global
   const char *rootless; /* "true", "false", "auto" or NULL */
   const char *policy;   /* --policy: a haven policy applied to every config */
   bool policy_lock;     /* --policy-lock: refuse run.haven.policy annotations */
+  /* Set by `haven run` (no command-line flag, no annotation): the config
+   * was compiled from a policy and needs none applied to it. */
+  bool config_is_policy;
   int argc;             /* the original command line, for re-exec */
   char **argv;
 };

@@ -143,14 +143,12 @@ read_config (struct hv_global *g, const char *bundle, char **text, oci_spec **sp
     return -1;
   if (oci_spec_parse (*text, len, path, spec, err) < 0)
     return -1;
+  /* haven run's own bundles already are their policy.  Only haven run
+   * says so, in the runtime's options: an annotation would let any config
+   * author opt out of the policy it asked for. */
+  if (g->config_is_policy)
+    return 0;
   cleanup_free char *wanted = xstrdup (oci_kv_get (&(*spec)->annotations, "run.haven.policy"));
-  bool compiled_by_haven = oci_kv_get (&(*spec)->annotations, "run.haven.landlock") != NULL;
-  /* haven run's own bundles already are their policy. */
-  if (compiled_by_haven)
-    {
-      free (wanted);
-      wanted = NULL;
-    }
   if (g->policy == NULL && wanted == NULL)
     return 0;
   if (wanted && g->policy_lock && (g->policy == NULL || strcmp (wanted, g->policy) != 0))

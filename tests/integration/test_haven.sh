@@ -375,3 +375,17 @@ test_haven_install_docker_and_podman() {
   [ -e "$c" ] && fail "uninstall podman left $c"
   return 0
 }
+
+# Only `haven run` itself may say its config needs no policy applied: a
+# config carrying haven's Landlock annotation (any config author can write
+# one) still gets the policy its run.haven.policy annotation asks for.
+test_policy_annotation_not_skipped_by_landlock_annotation() {
+  need_haven
+  cfg "$B" '.annotations["run.haven.policy"] = "default" | .annotations["run.haven.landlock"] = "{\"read\":[\"/\"],\"write\":[\"/\"],\"exec\":[\"/\"],\"bestEffort\":true}" '
+  args "$B" sh -c 'grep CapEff /proc/self/status'
+  local id out
+  id=$(new_id ll)
+  out=$(timeout 20 "$RUNTIME" --root "$STATE_ROOT" run --bundle "$B" "$id" 2>&1 </dev/null)
+  # The default policy keeps no capability; the bundle's config has some.
+  assert_contains "$out" "CapEff:	0000000000000000" "the policy the annotation asks for was applied"
+}
