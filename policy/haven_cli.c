@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "container.h"
 #include "engine_install.h"
 #include "home_state.h"
 #include "log.h"
@@ -155,7 +156,7 @@ after_haven_died (void *data)
 }
 
 static int
-cmd_haven_run (int argc, char **argv, hv_error **err)
+cmd_haven_run (int argc, char **argv, int *exit_status, hv_error **err)
 {
   struct run_opts o = { .policy = getenv ("HAVEN_POLICY") };
   cleanup_free char *project = NULL;
@@ -166,6 +167,9 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
   struct hv_run_ctx ctx = { 0 };
   cleanup_strv oci_strv homes = { 0 }, other_homes = { 0 };
   struct hv_audit audit = { .log_fd = -1 };
+  /* The run guard (run_guard.h): ended here, after the git check. */
+  struct hv_guard run_guard = { 0, -1 };
+  *exit_status = 0;
   cleanup_free char *audit_socket = NULL;
   cleanup_project_guard hv_project_guard *guard = NULL;
   struct after_haven_died after = { .audit = &audit };
@@ -212,7 +216,8 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
   if (hv_audit_begin (p, ctx.home, bundle, o.cmd, project, &audit, err) < 0)
     goto out;
 
-  /* The runtime part: exactly `haven-runc run --bundle B ID`. */
+  /* The runtime part: what `haven-runc run --bundle B ID` does, with the
+   * run's own options (time limit, the sandbox dies with haven). */
   {
     struct hv_global g = { .config_is_policy = true };
     /* A state root in a shared directory must be ours, not planted. */
@@ -229,18 +234,17 @@ cmd_haven_run (int argc, char **argv, hv_error **err)
       }
     cleanup_free char *id = xasprintf ("haven-run-%d", getpid ());
     g.root = root;
-    char *run_argv[] = { (char *) "run", (char *) "--bundle", bundle, id, NULL };
-    /* The parser bounds timeouts to 30 days: the cast cannot truncate. */
-    hv_run_timeout_s = p->timeout_s.set ? (unsigned) p->timeout_s.value : 0;
-    hv_run_die_with_runtime = true;
+    struct hv_run_opts ro = { .create = { .id = id, .bundle = bundle, .die_with_runtime = true },
+                              /* The parser bounds timeouts to 30 days: the cast cannot truncate. */
+                              .timeout_s = p->timeout_s.set ? (unsigned) p->timeout_s.value : 0 };
     /* What git would execute in the project, recorded just before the
      * sandbox starts, checked after it has exited however it ended. */
     if (hv_project_guard_snapshot (project, &guard, err) < 0)
       goto out;
     /* ... also when haven is killed: the run guard does it then. */
     after.guard = guard;
-    hv_run_after_runtime_died = (struct hv_guard_after){ after_haven_died, &after, audit.log_fd };
-    ret = cmd_run (&g, 4, run_argv, err);
+    ro.after_runtime_died = (struct hv_guard_after){ after_haven_died, &after, audit.log_fd };
+    ret = hv_container_run (&g, &ro, &run_guard, exit_status, err);
   }
 out:
   if (guard)
@@ -257,9 +261,9 @@ out:
             }
         }
     }
-  hv_audit_end (&audit, ret < 0 ? 125 : hv_exit_status);
+  hv_audit_end (&audit, ret < 0 ? 125 : *exit_status);
   /* Done: from here on, a kill of haven leaves nothing for the guard. */
-  hv_run_guard_stop ();
+  hv_guard_stop (&run_guard);
   if (!o.keep_bundle)
     hv_run_bundle_remove (bundle);
   else
@@ -574,6 +578,7 @@ haven_main (int argc, char **argv)
 {
   hv_error *err = NULL;
   int r = -1;
+  int status = 0; /* the sandboxed command's, for haven run */
   haven_argv0 = argv[0];
   if (argc < 2 || strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)
     {
@@ -585,7 +590,7 @@ haven_main (int argc, char **argv)
       /* The runtime runs in this process: protect the binary first
        * (CVE-2019-5736), exactly as haven-runc does. */
       if (hv_ensure_sealed_self (argv, &err) == 0)
-        r = cmd_haven_run (argc - 1, argv + 1, &err);
+        r = cmd_haven_run (argc - 1, argv + 1, &status, &err);
     }
   else if (strcmp (argv[1], "policy") == 0 && argc >= 3)
     {
@@ -616,5 +621,5 @@ haven_main (int argc, char **argv)
       hv_error_free (&err);
       return 125;
     }
-  return hv_exit_status;
+  return status;
 }

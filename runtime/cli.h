@@ -72,18 +72,6 @@ int cmd_update (struct hv_global *g, int argc, char **argv, hv_error **err);
 /* Exit status requested by a command that ran a process (run, exec);
  * commands set it and return 0. */
 extern int hv_exit_status;
-/* `run` kills the container after this many seconds (0: no limit). */
-extern unsigned hv_run_timeout_s;
-/* haven run: the container dies with this process (run_guard.h), also
- * when it is killed with SIGKILL. */
-extern bool hv_run_die_with_runtime;
-/* With hv_run_die_with_runtime: what the guard does once the sandbox is
- * gone when this process died before the run ended (run_guard.h).  When
- * fn is set, `run` leaves the guard running and the caller must end it with
- * hv_run_guard_stop() once it has done that work itself; NULL: `run`
- * ends the guard when the container has exited. */
-extern struct hv_guard_after hv_run_after_runtime_died;
-void hv_run_guard_stop (void);
 
 /* The `haven` front end (same binary, invoked as "haven"). */
 int haven_main (int argc, char **argv);

@@ -1,19 +1,11 @@
-/* create, start, run */
+/* create, start, run: the runc verbs over the container library */
 #include "config.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "container.h"
-#include "run_guard.h"
-#include "signals.h"
-#include "tty_proxy.h"
 #include "utils.h"
 
 enum
@@ -115,110 +107,12 @@ cmd_start (struct hv_global *g, int argc, char **argv, hv_error **err)
   return hv_container_start (g, c, err);
 }
 
-unsigned hv_run_timeout_s;
-bool hv_run_die_with_runtime;
-struct hv_guard_after hv_run_after_runtime_died = { NULL, NULL, -1 };
-/* The guard of the last foreground run; with an after-function its
- * caller ends it (hv_run_guard_stop) once it has done that work itself. */
-static struct hv_guard run_guard = { 0, -1 };
-
-void
-hv_run_guard_stop (void)
-{
-  hv_guard_stop (&run_guard);
-}
-
-static void
-guard_stop_unless_caller_does (void)
-{
-  if (hv_run_after_runtime_died.fn == NULL)
-    hv_guard_stop (&run_guard);
-}
-
 int
 cmd_run (struct hv_global *g, int argc, char **argv, hv_error **err)
 {
-  struct hv_create_opts o;
-  bool detach = false, keep = false;
-  cleanup_container hv_container *c = NULL;
-  int pidfd = -1;
-  cleanup_close int master = -1;
-  if (parse_create ("run", argc, argv, &o, &detach, &keep, err) < 0)
+  struct hv_run_opts o = { .after_runtime_died = { NULL, NULL, -1 } };
+  struct hv_guard guard;
+  if (parse_create ("run", argc, argv, &o.create, &o.detach, &o.keep, err) < 0)
     return -1;
-  o.keep_child_reapable = !detach;
-  o.die_with_runtime = hv_run_die_with_runtime && !detach;
-  /* runc semantics: a foreground run without a console socket proxies the
-   * container's terminal itself. */
-  if (o.console_socket == NULL && !detach)
-    o.console_master = &master;
-  if (hv_container_create (g, &o, &c, &pidfd, err) < 0)
-    return -1;
-  if (o.die_with_runtime
-      && (pidfd < 0 || hv_guard_start (pidfd, &hv_run_after_runtime_died, &run_guard, err) < 0))
-    {
-      /* Fail closed: no sandbox that could outlive us. */
-      cleanup_error hv_error *ignored = NULL;
-      if (pidfd < 0)
-        hv_error_set (err, errno, "pidfd of the container's init");
-      kill (c->pid, SIGKILL);
-      hv_wait_exit (c->pid, 5000);
-      hv_container_destroy (g, c, &ignored);
-      if (pidfd >= 0)
-        close (pidfd);
-      return -1;
-    }
-  if (pidfd >= 0)
-    close (pidfd);
-  if (!detach)
-    {
-      hv_forward_signals_to (c->pid);
-    }
-  if (hv_container_start (g, c, err) < 0)
-    {
-      cleanup_error hv_error *ignored = NULL;
-      kill (c->pid, SIGKILL);
-      hv_wait_exit (c->pid, 5000);
-      guard_stop_unless_caller_does ();
-      hv_container_destroy (g, c, &ignored);
-      return -1;
-    }
-  if (detach)
-    return 0;
-  if (hv_run_timeout_s)
-    hv_kill_after (hv_run_timeout_s);
-  if (master >= 0)
-    {
-      cleanup_error hv_error *proxy_err = NULL;
-      hv_tty_proxy (master, &proxy_err);
-    }
-  int status = 0;
-  for (;;)
-    {
-      pid_t w = waitpid (c->pid, &status, 0);
-      if (w == c->pid)
-        break;
-      if (w < 0 && errno != EINTR)
-        {
-          /* Not our child (double fork without subreaper): poll for it. */
-          hv_wait_exit (c->pid, -1);
-          status = 0;
-          break;
-        }
-    }
-  guard_stop_unless_caller_does ();
-  hv_exit_status = WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status);
-  if (hv_time_limit_hit ())
-    {
-      /* As timeout(1) reports it. */
-      hv_exit_status = 124;
-      static const char msg[] = "haven: the command ran past its time limit and was killed\n";
-      write_all (2, msg, sizeof (msg) - 1);
-    }
-  if (!keep)
-    {
-      cleanup_error hv_error *derr = NULL;
-      if (hv_container_destroy (g, c, &derr) < 0)
-        return hv_error_set (err, 0, "%s", derr->msg);
-    }
-  return 0;
+  return hv_container_run (g, &o, &guard, &hv_exit_status, err);
 }

@@ -10,6 +10,7 @@
 #include "error.h"
 #include "namespaces.h"
 #include "oci_spec.h"
+#include "run_guard.h"
 #include "state.h"
 
 struct hv_create_opts
@@ -45,6 +46,24 @@ struct hv_init_ctx
 
 /* The init process: never returns. */
 __attribute__ ((noreturn)) void hv_container_init (struct hv_init_ctx *ctx);
+
+/* create + start, and in the foreground wait for the container's end. */
+struct hv_run_opts
+{
+  struct hv_create_opts create;
+  bool detach; /* return once started */
+  bool keep;   /* leave the stopped container for delete */
+  unsigned timeout_s; /* kill it after this many seconds (0: no limit) */
+  /* With create.die_with_runtime: what the guard does once the sandbox is
+   * gone when this process died before the run ended (run_guard.h).  When
+   * fn is set, the guard is left running in *guard and the caller ends it
+   * (hv_guard_stop) once it has done that work itself. */
+  struct hv_guard_after after_runtime_died;
+};
+/* Returns -1 with *err, or 0 with *exit_status the container process's
+ * status as a shell reports it (128+N for signal N; 124 past timeout_s). */
+int hv_container_run (struct hv_global *g, const struct hv_run_opts *o, struct hv_guard *guard, int *exit_status,
+                      hv_error **err);
 
 /* Create the container; on success *out is its saved state and *pidfd
  * (if non-NULL) a pidfd of init.  On failure nothing is left behind. */
