@@ -7,9 +7,9 @@
 #include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "safe_path.h"
 #include "utils.h"
 
 /* One component beneath dirfd: never a link (O_NOFOLLOW opens a final link
@@ -17,13 +17,7 @@
 static int
 open_component (int dirfd, const char *name)
 {
-  struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-  int fd;
-  do
-    fd = (int) syscall (SYS_openat2, dirfd, name, &how, sizeof (how));
-  while (fd < 0 && errno == EAGAIN);
-  return fd;
+  return hv_open_beneath_nofollow (dirfd, name, O_PATH);
 }
 
 /* path is prefix itself or below it ("/a/b" is under "/a", "/ab" is not). */
@@ -54,13 +48,7 @@ open_anchor (const char *real)
   cleanup_close int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root < 0)
     return -1;
-  struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-                          .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-  int fd;
-  do
-    fd = (int) syscall (SYS_openat2, root, real + 1, &how, sizeof (how));
-  while (fd < 0 && errno == EAGAIN);
-  return fd;
+  return hv_openat2 (root, real + 1, O_PATH | O_DIRECTORY, 0, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 }
 
 struct anchor

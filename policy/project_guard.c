@@ -11,16 +11,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "git_config.h"
 #include "project_guard.h"
+#include "safe_path.h"
 #include "utils.h"
 
 /* A project deeper or bigger than this is not walked to the end; the walk
@@ -82,17 +81,6 @@ struct walker
   char *stopped_at;
 };
 
-static int
-open_beneath (int dirfd, const char *path, int flags)
-{
-  struct open_how how = { .flags = (unsigned long long) (flags | O_CLOEXEC | O_NOFOLLOW),
-                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-  int fd;
-  do
-    fd = (int) syscall (SYS_openat2, dirfd, path, &how, sizeof (how));
-  while (fd < 0 && errno == EAGAIN);
-  return fd;
-}
 
 static char *
 join (const char *dir, const char *name)
@@ -446,7 +434,7 @@ walk_hooks_paths (struct walker *w, int projfd)
         *slash = '\0';
       else
         parent[0] = '\0';
-      cleanup_close int pfd = parent[0] ? open_beneath (projfd, parent, O_PATH | O_DIRECTORY) : dup (projfd);
+      cleanup_close int pfd = parent[0] ? hv_open_beneath_nofollow (projfd, parent, O_PATH | O_DIRECTORY) : dup (projfd);
       if (pfd >= 0 && base[0])
         record_hooks (w, pfd, base, rel, 0);
     }
@@ -633,7 +621,7 @@ quarantine_item (struct quarantine *q, const char *rel, char **where, hv_error *
     *slash = '\0';
   else
     dir[0] = '\0';
-  cleanup_close int from = dir[0] ? open_beneath (q->projfd, dir, O_PATH | O_DIRECTORY) : dup (q->projfd);
+  cleanup_close int from = dir[0] ? hv_open_beneath_nofollow (q->projfd, dir, O_PATH | O_DIRECTORY) : dup (q->projfd);
   if (from < 0)
     return hv_error_set (err, errno, "open %s", dir);
   cleanup_close int to = quarantine_parent (q, dir, err);
@@ -673,7 +661,7 @@ restore_content (int projfd, const struct item *before, hv_error **err)
     *slash = '\0';
   else
     dir[0] = '\0';
-  cleanup_close int dfd = dir[0] ? open_beneath (projfd, dir, O_PATH | O_DIRECTORY) : dup (projfd);
+  cleanup_close int dfd = dir[0] ? hv_open_beneath_nofollow (projfd, dir, O_PATH | O_DIRECTORY) : dup (projfd);
   if (dfd < 0)
     return hv_error_set (err, errno, "open %s", dir);
   cleanup_free char *tmp = xasprintf (".%s.haven-restore", base);

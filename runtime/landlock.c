@@ -4,13 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "json_walk.h"
+#include "safe_path.h"
 #include "utils.h"
 
 #ifndef LANDLOCK_ACCESS_FS_REFER
@@ -61,29 +61,7 @@ handled_for_abi (int abi)
 static int
 open_rule_path (const char *path)
 {
-  if (path[0] != '/')
-    {
-      errno = EINVAL;
-      return -1;
-    }
-  cleanup_close int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (root < 0)
-    return -1;
-  const char *rel = path + strspn (path, "/");
-  struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-                          .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-  int fd;
-  do
-    fd = (int) syscall (SYS_openat2, root, rel[0] ? rel : ".", &how, sizeof (how));
-  while (fd < 0 && errno == EAGAIN);
-  struct stat st;
-  if (fd >= 0 && fstat (fd, &st) == 0 && S_ISLNK (st.st_mode))
-    {
-      close (fd);
-      errno = ELOOP;
-      return -1;
-    }
-  return fd;
+  return hv_open_host_nofollow (path, O_PATH);
 }
 
 static int

@@ -3,11 +3,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -306,25 +304,16 @@ open_source_nofollow (const char *src, struct stat *st, hv_error **err)
 {
   if (src[0] != '/')
     return hv_error_set (err, 0, "bind source %s: x-haven.nofollow needs an absolute path", src);
-  cleanup_close int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (root < 0)
-    return hv_error_set (err, errno, "open /");
-  struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-                          .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-  const char *rel = src + strspn (src, "/");
-  int fd;
-  do
-    fd = (int) syscall (SYS_openat2, root, rel[0] ? rel : ".", &how, sizeof (how));
-  while (fd < 0 && errno == EAGAIN);
+  int fd = hv_open_host_nofollow (src, O_PATH);
   if (fd < 0 && errno == ELOOP)
-    return hv_error_set (err, errno, "bind source %s crosses a symbolic link", src);
+    return hv_error_set (err, errno, "bind source %s is or crosses a symbolic link", src);
   if (fd < 0)
     return hv_error_set (err, errno, "bind source %s", src);
-  if (fstat (fd, st) < 0 || S_ISLNK (st->st_mode))
+  if (fstat (fd, st) < 0)
     {
-      int e = S_ISLNK (st->st_mode) ? ELOOP : errno;
+      int e = errno;
       close (fd);
-      return hv_error_set (err, e, "bind source %s is a symbolic link", src);
+      return hv_error_set (err, e, "stat bind source %s", src);
     }
   return fd;
 }

@@ -9,8 +9,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int
-sys_openat2 (int dirfd, const char *path, int flags, mode_t mode, unsigned long long resolve)
+int
+hv_openat2 (int dirfd, const char *path, int flags, mode_t mode, unsigned long long resolve)
 {
   struct open_how how = { .flags = (unsigned long long) flags | O_CLOEXEC, .mode = mode, .resolve = resolve };
   int fd;
@@ -27,13 +27,42 @@ hv_open_in_root (int rootfd, const char *path, int flags, mode_t mode)
     path++;
   if (*path == '\0')
     path = ".";
-  return sys_openat2 (rootfd, path, flags, mode, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+  return hv_openat2 (rootfd, path, flags, mode, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 }
 
 int
 hv_open_in_proc (int procfd, const char *path, int flags)
 {
-  return sys_openat2 (procfd, path, flags, 0, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV);
+  return hv_openat2 (procfd, path, flags, 0, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV);
+}
+
+int
+hv_open_beneath_nofollow (int dirfd, const char *path, int flags)
+{
+  return hv_openat2 (dirfd, path, flags | O_NOFOLLOW, 0, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+}
+
+int
+hv_open_host_nofollow (const char *path, int flags)
+{
+  if (path[0] != '/')
+    {
+      errno = EINVAL;
+      return -1;
+    }
+  cleanup_close int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0)
+    return -1;
+  const char *rel = path + strspn (path, "/");
+  int fd = hv_openat2 (root, rel[0] ? rel : ".", flags | O_NOFOLLOW, 0, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+  struct stat st;
+  if (fd >= 0 && (flags & O_PATH) && fstat (fd, &st) == 0 && S_ISLNK (st.st_mode))
+    {
+      close (fd);
+      errno = ELOOP;
+      return -1;
+    }
+  return fd;
 }
 
 int
@@ -43,7 +72,7 @@ hv_open_in_root_nofollow (int rootfd, const char *path, int flags)
     path++;
   if (*path == '\0')
     path = ".";
-  return sys_openat2 (rootfd, path, flags | O_NOFOLLOW, 0,
+  return hv_openat2 (rootfd, path, flags | O_NOFOLLOW, 0,
                       RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 }
 

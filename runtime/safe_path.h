@@ -30,4 +30,15 @@ int hv_open_parent_in_root (int rootfd, const char *path, char **basename, hv_er
 /* Open procfs path "sys/net/..." beneath a trusted procfs fd refusing any
  * symlink or mount crossing (CVE-2025-52881). */
 int hv_open_in_proc (int procfd, const char *path, int flags);
+
+/* openat2 with O_CLOEXEC, retried on EAGAIN: the one wrapper of it. */
+int hv_openat2 (int dirfd, const char *path, int flags, mode_t mode, unsigned long long resolve);
+/* `path` beneath dirfd (never above it) without following any symbolic
+ * link: with O_PATH a link as the last component is opened as itself
+ * (O_NOFOLLOW), any other one fails with ELOOP. */
+int hv_open_beneath_nofollow (int dirfd, const char *path, int flags);
+/* An absolute host path from "/" without following any symbolic link, the
+ * last component included (a link there: -1 with ELOOP); EINVAL when the
+ * path is not absolute. */
+int hv_open_host_nofollow (const char *path, int flags);
 #endif
