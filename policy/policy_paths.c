@@ -63,7 +63,10 @@ struct anchor
 static void
 pick_anchor (const struct hv_run_ctx *ctx, const char *path, struct anchor *a)
 {
-  cleanup_free char *home_real = hv_policy_home_real (ctx);
+  /* $HOME's real path, unless $HOME already is one of the caller's homes
+   * (those are real paths): no realpath() for every path resolved. */
+  bool home_is_real = ctx->homes && ctx->home && oci_strv_contains (ctx->homes, ctx->home);
+  cleanup_free char *home_real = home_is_real ? NULL : hv_policy_home_real (ctx);
   const char *best_rest = NULL;
   const char *best_real = NULL;
   /* The project, $HOME as spelled and its real path, and every home of
