@@ -166,3 +166,23 @@ test_pid_file_temporary_name_not_followed() {
   [ -f "$PWD/pidfile" ] && [ ! -L "$PWD/pidfile" ] || fail "the pid file is not a regular file"
   assert_eq "$(rt state "$id" | jq -r .pid)" "$(cat "$PWD/pidfile")" "pid file content"
 }
+
+# Without a terminal of its own, the container's process and an exec'd one
+# lead a session of their own: they never share the caller's controlling
+# terminal (TIOCSTI into it needs it as the controlling terminal).
+test_no_terminal_means_own_session() {
+  skip_on_runc "runc keeps a process without a terminal in the caller's session"
+  # Field 6 of /proc/PID/stat is the session id: the process's own pid
+  # when it leads a session ($$ is 1 for the container's init).
+  local check='set -- $(cat /proc/$$/stat); [ "$6" = "$$" ] && echo own-session || echo "session $6, pid $$"'
+  args "$B" sh -c "$check"
+  local id out
+  id=$(new_id sid)
+  out=$(timeout 20 "$RUNTIME" --root "$STATE_ROOT" run --bundle "$B" "$id" 2>&1 </dev/null)
+  assert_eq own-session "$out" "the container's process"
+  args "$B" sleep 30
+  id=$(new_id sid)
+  rt run -d --bundle "$B" "$id" >/dev/null 2>&1 </dev/null || fail "run -d failed"
+  out=$(timeout 20 "$RUNTIME" --root "$STATE_ROOT" exec "$id" sh -c "$check" 2>&1 </dev/null)
+  assert_eq own-session "$out" "an exec'd process"
+}
