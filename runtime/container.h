@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "cli.h"
+#include "runtime.h"
 #include "error.h"
 #include "namespaces.h"
 #include "oci_spec.h"
@@ -62,17 +62,31 @@ struct hv_run_opts
 };
 /* Returns -1 with *err, or 0 with *exit_status the container process's
  * status as a shell reports it (128+N for signal N; 124 past timeout_s). */
-int hv_container_run (struct hv_global *g, const struct hv_run_opts *o, struct hv_guard *guard, int *exit_status,
+int hv_container_run (const struct hv_runtime *rt, const struct hv_run_opts *o, struct hv_guard *guard, int *exit_status,
                       hv_error **err);
 
 /* Create the container; on success *out is its saved state and *pidfd
  * (if non-NULL) a pidfd of init.  On failure nothing is left behind. */
-int hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_container **out, int *pidfd,
+int hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *opts, hv_container **out, int *pidfd,
                          hv_error **err);
 /* Release a created container (start). */
-int hv_container_start (struct hv_global *g, hv_container *c, hv_error **err);
+int hv_container_start (const struct hv_runtime *rt, hv_container *c, hv_error **err);
 /* Remove a stopped container: poststop hooks, cgroup, state. */
-int hv_container_destroy (struct hv_global *g, hv_container *c, hv_error **err);
+int hv_container_destroy (const struct hv_runtime *rt, hv_container *c, hv_error **err);
+/* exec: another process in a created or running container. */
+struct hv_exec_opts
+{
+  const char *pid_file;
+  const char *console_socket; /* required when the process has a terminal */
+  bool detach;                /* return once it runs */
+  bool ignore_paused;         /* exec into a paused (frozen) container */
+  int preserve_fds;           /* fds 3..3+N-1 are passed on */
+};
+/* Run spec->process (the container's config with the caller's process)
+ * in container c.  Returns -1 with *err, or 0 with *exit_status the
+ * process's status as a shell reports it (0 with detach). */
+int hv_container_exec (const struct hv_runtime *rt, const hv_container *c, oci_spec *spec,
+                       const struct hv_exec_opts *o, int *exit_status, hv_error **err);
 /* Load the config saved at create time. */
 int hv_container_load_config (const hv_container *c, oci_spec **out, hv_error **err);
 #endif

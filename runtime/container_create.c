@@ -27,8 +27,6 @@
 #include "hooks.h"
 #include "log.h"
 #include "namespaces.h"
-#include "policy.h"
-#include "policy_compile.h"
 #include "sync.h"
 #include "utils.h"
 
@@ -84,7 +82,7 @@ struct create_run
 };
 
 static void
-create_cleanup (struct hv_global *g, struct create_run *r)
+create_cleanup (const struct hv_runtime *rt, struct create_run *r)
 {
   if (r->pid > 0)
     {
@@ -111,31 +109,13 @@ create_cleanup (struct hv_global *g, struct create_run *r)
       hv_hooks_run (&r->spec->hooks.poststop, "poststop", json, &ignored);
     }
   hv_state_remove (r->c->dir, NULL);
-  (void) g;
+  (void) rt;
 }
 
+/* Read and parse config.json, then let the caller rewrite it (haven-runc
+ * applies its policies there: struct hv_runtime). */
 static int
-tighten (const char *policy_name, char **text, const char *path, hv_error **err)
-{
-  hv_policy *p = NULL;
-  char *tight = NULL;
-  if (hv_policy_load (policy_name, &p, err) < 0)
-    return hv_error_wrap (err, "%s", path);
-  int r = hv_policy_apply (p, *text, path, &tight, err);
-  hv_policy_free (p);
-  if (r < 0)
-    return -1;
-  free (*text);
-  *text = tight;
-  return 0;
-}
-
-/* Read config.json and apply haven policies: the runtime's own (--policy,
- * set by the administrator in daemon.json runtimeArgs or containers.conf),
- * then the container's run.haven.policy annotation unless the runtime is
- * locked.  Policies only tighten, so their order cannot loosen anything. */
-static int
-read_config (struct hv_global *g, const char *bundle, char **text, oci_spec **spec, hv_error **err)
+read_config (const struct hv_runtime *rt, const char *bundle, char **text, oci_spec **spec, hv_error **err)
 {
   cleanup_free char *path = xasprintf ("%s/config.json", bundle);
   size_t len;
@@ -143,25 +123,9 @@ read_config (struct hv_global *g, const char *bundle, char **text, oci_spec **sp
     return -1;
   if (oci_spec_parse (*text, len, path, spec, err) < 0)
     return -1;
-  /* haven run's own bundles already are their policy.  Only haven run
-   * says so, in the runtime's options: an annotation would let any config
-   * author opt out of the policy it asked for. */
-  if (g->config_is_policy)
+  if (rt->config_filter == NULL)
     return 0;
-  cleanup_free char *wanted = xstrdup (oci_kv_get (&(*spec)->annotations, "run.haven.policy"));
-  if (g->policy == NULL && wanted == NULL)
-    return 0;
-  if (wanted && g->policy_lock && (g->policy == NULL || strcmp (wanted, g->policy) != 0))
-    return hv_error_set (err, 0, "%s: annotation run.haven.policy=\"%s\" refused: this runtime is locked to %s%s%s",
-                         path, wanted, g->policy ? "policy \"" : "its configuration", g->policy ? g->policy : "",
-                         g->policy ? "\"" : "");
-  if (g->policy && tighten (g->policy, text, path, err) < 0)
-    return -1;
-  if (wanted && (g->policy == NULL || strcmp (wanted, g->policy) != 0) && tighten (wanted, text, path, err) < 0)
-    return -1;
-  oci_spec_free (*spec);
-  *spec = NULL;
-  return oci_spec_parse (*text, strlen (*text), path, spec, err);
+  return rt->config_filter (rt->config_filter_data, path, text, spec, err);
 }
 
 /* Parent half of the sync protocol: answer the init until it is ready. */
@@ -280,7 +244,7 @@ drive_init (struct create_run *r, const struct hv_create_opts *opts, hv_error **
 }
 
 int
-hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_container **out, int *pidfd_out,
+hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *opts, hv_container **out, int *pidfd_out,
                      hv_error **err)
 {
   struct create_run r = { .pidfd = -1, .fifo = -1, .sock = { -1, -1 }, .lock = -1 };
@@ -291,9 +255,9 @@ hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_
 
   if (bundle == NULL)
     return hv_error_set (err, errno, "bundle %s", opts->bundle ? opts->bundle : ".");
-  if (hv_state_dir (g, opts->id, &dir, err) < 0)
+  if (hv_state_dir (rt, opts->id, &dir, err) < 0)
     return -1;
-  if (read_config (g, bundle, &r.config_text, &r.spec, err) < 0)
+  if (read_config (rt, bundle, &r.config_text, &r.spec, err) < 0)
     return -1;
   if (!r.spec->has_process)
     {
@@ -329,7 +293,7 @@ hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_
     goto fail_early;
   hv_caps_warn_unavailable (&r.spec->process.capabilities);
 
-  if (mkdir_p (g->root, 0700, err) < 0)
+  if (mkdir_p (rt->root, 0700, err) < 0)
     goto fail_early;
   if (mkdir (dir, 0700) < 0)
     {
@@ -353,12 +317,12 @@ hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_
   r.c->rootfs = xstrdup (rootfs);
   r.c->created = now_rfc3339 ();
   r.c->owner = geteuid ();
-  r.c->systemd_cgroup = g->systemd_cgroup;
-  r.rootless = g->rootless ? strcmp (g->rootless, "true") == 0 || (strcmp (g->rootless, "auto") == 0 && geteuid () != 0)
+  r.c->systemd_cgroup = rt->systemd_cgroup;
+  r.rootless = rt->rootless ? strcmp (rt->rootless, "true") == 0 || (strcmp (rt->rootless, "auto") == 0 && geteuid () != 0)
                            : geteuid () != 0;
-  if (g->systemd_cgroup && hv_systemd_check (r.spec->linux_cfg.cgroups_path, r.rootless, err) < 0)
+  if (rt->systemd_cgroup && hv_systemd_check (r.spec->linux_cfg.cgroups_path, r.rootless, err) < 0)
     goto fail;
-  r.c->cgroup_path = hv_cgroup_resolve_path (r.spec->linux_cfg.cgroups_path, opts->id, g->systemd_cgroup);
+  r.c->cgroup_path = hv_cgroup_resolve_path (r.spec->linux_cfg.cgroups_path, opts->id, rt->systemd_cgroup);
   if (hv_cgroup_check_path (r.c->cgroup_path, err) < 0)
     {
       hv_error_wrap (err, "%s/config.json: .linux.cgroupsPath", bundle);
@@ -456,7 +420,7 @@ hv_container_create (struct hv_global *g, const struct hv_create_opts *opts, hv_
 
 fail:
   hv_error_wrap (err, "create container %s", opts->id);
-  create_cleanup (g, &r);
+  create_cleanup (rt, &r);
   goto done;
 fail_early:
   hv_ns_plan_close (&r.ns);

@@ -22,9 +22,9 @@ hv_container_load_config (const hv_container *c, oci_spec **out, hv_error **err)
 }
 
 int
-hv_container_start (struct hv_global *g, hv_container *c, hv_error **err)
+hv_container_start (const struct hv_runtime *rt, hv_container *c, hv_error **err)
 {
-  (void) g;
+  (void) rt;
   enum hv_status st = hv_container_status (c);
   if (st != HV_STATUS_CREATED)
     {
@@ -69,9 +69,9 @@ hv_container_start (struct hv_global *g, hv_container *c, hv_error **err)
 }
 
 int
-hv_container_destroy (struct hv_global *g, hv_container *c, hv_error **err)
+hv_container_destroy (const struct hv_runtime *rt, hv_container *c, hv_error **err)
 {
-  (void) g;
+  (void) rt;
   cleanup_spec oci_spec *spec = NULL;
   cleanup_error hv_error *cfg_err = NULL;
   if (c->bundle)

@@ -16,12 +16,12 @@
 
 /* Kill what create made and remove it: nothing may outlive a failed run. */
 static void
-abandon (struct hv_global *g, hv_container *c)
+abandon (const struct hv_runtime *rt, hv_container *c)
 {
   cleanup_error hv_error *ignored = NULL;
   kill (c->pid, SIGKILL);
   hv_wait_exit (c->pid, 5000);
-  hv_container_destroy (g, c, &ignored);
+  hv_container_destroy (rt, c, &ignored);
 }
 
 static int
@@ -43,7 +43,7 @@ wait_status (pid_t pid)
 }
 
 int
-hv_container_run (struct hv_global *g, const struct hv_run_opts *o, struct hv_guard *guard, int *exit_status,
+hv_container_run (const struct hv_runtime *rt, const struct hv_run_opts *o, struct hv_guard *guard, int *exit_status,
                   hv_error **err)
 {
   struct hv_create_opts co = o->create;
@@ -60,14 +60,14 @@ hv_container_run (struct hv_global *g, const struct hv_run_opts *o, struct hv_gu
    * container's terminal itself. */
   if (co.console_socket == NULL && !o->detach)
     co.console_master = &master;
-  if (hv_container_create (g, &co, &c, &pidfd, err) < 0)
+  if (hv_container_create (rt, &co, &c, &pidfd, err) < 0)
     return -1;
   if (co.die_with_runtime && (pidfd < 0 || hv_guard_start (pidfd, &o->after_runtime_died, guard, err) < 0))
     {
       /* Fail closed: no sandbox that could outlive us. */
       if (pidfd < 0)
         hv_error_set (err, errno, "pidfd of the container's init");
-      abandon (g, c);
+      abandon (rt, c);
       if (pidfd >= 0)
         close (pidfd);
       return -1;
@@ -76,9 +76,9 @@ hv_container_run (struct hv_global *g, const struct hv_run_opts *o, struct hv_gu
     close (pidfd);
   if (!o->detach)
     hv_forward_signals_to (c->pid);
-  if (hv_container_start (g, c, err) < 0)
+  if (hv_container_start (rt, c, err) < 0)
     {
-      abandon (g, c);
+      abandon (rt, c);
       if (!caller_stops_guard)
         hv_guard_stop (guard);
       return -1;
@@ -106,7 +106,7 @@ hv_container_run (struct hv_global *g, const struct hv_run_opts *o, struct hv_gu
   if (!o->keep)
     {
       cleanup_error hv_error *derr = NULL;
-      if (hv_container_destroy (g, c, &derr) < 0)
+      if (hv_container_destroy (rt, c, &derr) < 0)
         return hv_error_set (err, 0, "%s", derr->msg);
     }
   return 0;

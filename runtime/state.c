@@ -25,7 +25,7 @@ hv_status_name (enum hv_status s)
 }
 
 int
-hv_state_dir (struct hv_global *g, const char *id, char **out, hv_error **err)
+hv_state_dir (const struct hv_runtime *rt, const char *id, char **out, hv_error **err)
 {
   /* The id becomes a directory name: refuse anything that could walk out of
    * the state root. */
@@ -35,7 +35,7 @@ hv_state_dir (struct hv_global *g, const char *id, char **out, hv_error **err)
     if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'
           || *p == '-' || *p == '.' || *p == '+'))
       return hv_error_set (err, 0, "invalid container id \"%s\": only [A-Za-z0-9_+.-] are allowed", id);
-  *out = xasprintf ("%s/%s", g->root, id);
+  *out = xasprintf ("%s/%s", rt->root, id);
   return 0;
 }
 
@@ -109,13 +109,13 @@ hv_container_save (const hv_container *c, hv_error **err)
 }
 
 int
-hv_container_load (struct hv_global *g, const char *id, hv_container **out, hv_error **err)
+hv_container_load (const struct hv_runtime *rt, const char *id, hv_container **out, hv_error **err)
 {
   cleanup_free char *dir = NULL;
   cleanup_free char *text = NULL;
   cleanup_error hv_error *tmp = NULL;
   struct stat st;
-  if (hv_state_dir (g, id, &dir, err) < 0)
+  if (hv_state_dir (rt, id, &dir, err) < 0)
     return -1;
   if (stat (dir, &st) < 0)
     return hv_error_set (err, 0, "container does not exist");
@@ -265,4 +265,15 @@ hv_state_remove (const char *dir, hv_error **err)
   if (remove_tree_at (AT_FDCWD, dir) < 0 && errno != ENOENT)
     return hv_error_set (err, errno, "remove %s", dir);
   return 0;
+}
+
+char *
+hv_default_state_root (void)
+{
+  if (geteuid () == 0)
+    return xstrdup ("/run/haven");
+  const char *xdg = getenv ("XDG_RUNTIME_DIR");
+  if (xdg && xdg[0])
+    return xasprintf ("%s/haven", xdg);
+  return xasprintf ("/tmp/haven-%u", (unsigned) geteuid ());
 }

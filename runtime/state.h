@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "cli.h"
+#include "runtime.h"
 #include "error.h"
 #include "oci_spec.h"
 
@@ -42,9 +42,9 @@ typedef struct
 const char *hv_status_name (enum hv_status s);
 
 /* Validate the id (it becomes a path component) and compute the dir. */
-int hv_state_dir (struct hv_global *g, const char *id, char **out, hv_error **err);
+int hv_state_dir (const struct hv_runtime *rt, const char *id, char **out, hv_error **err);
 /* Load a container; "container does not exist" when there is none. */
-int hv_container_load (struct hv_global *g, const char *id, hv_container **out, hv_error **err);
+int hv_container_load (const struct hv_runtime *rt, const char *id, hv_container **out, hv_error **err);
 int hv_container_save (const hv_container *c, hv_error **err);
 void hv_container_free (hv_container *c);
 enum hv_status hv_container_status (const hv_container *c);

@@ -228,7 +228,7 @@ cmd_update (struct hv_global *g, int argc, char **argv, hv_error **err)
     }
 
   cleanup_container hv_container *c = NULL;
-  if (hv_container_load (g, id, &c, err) < 0)
+  if (hv_container_load (&g->rt, id, &c, err) < 0)
     return -1;
   enum hv_status st = hv_container_status (c);
   if (st == HV_STATUS_STOPPED || st == HV_STATUS_CREATING)

@@ -28,7 +28,7 @@ cmd_state (struct hv_global *g, int argc, char **argv, hv_error **err)
   cleanup_container hv_container *c = NULL;
   if (hv_opt_next (&it, opts, &arg, err) < 0 || cli_require_id ("state", &it, &id, err) < 0)
     return -1;
-  if (hv_container_load (g, id, &c, err) < 0)
+  if (hv_container_load (&g->rt, id, &c, err) < 0)
     return -1;
   cleanup_free char *json = hv_container_state_json (c, hv_container_status (c), true);
   print (json);
@@ -77,7 +77,7 @@ cmd_list (struct hv_global *g, int argc, char **argv, hv_error **err)
     return -1;
   if (it.index < argc)
     return hv_error_set (err, 0, "list: unexpected argument \"%s\"", argv[it.index]);
-  DIR *d = opendir (g->root);
+  DIR *d = opendir (g->rt.root);
   yajl_gen gen = yajl_gen_alloc (NULL);
   yajl_gen_array_open (gen);
   if (!json && !quiet)
@@ -87,7 +87,7 @@ cmd_list (struct hv_global *g, int argc, char **argv, hv_error **err)
     {
       cleanup_container hv_container *c = NULL;
       cleanup_error hv_error *ignored = NULL;
-      if (de->d_name[0] == '.' || hv_container_load (g, de->d_name, &c, &ignored) < 0)
+      if (de->d_name[0] == '.' || hv_container_load (&g->rt, de->d_name, &c, &ignored) < 0)
         continue;
       enum hv_status st = hv_container_status (c);
       if (quiet)
@@ -133,7 +133,7 @@ cmd_ps (struct hv_global *g, int argc, char **argv, hv_error **err)
     return -1;
   if (it.index >= argc)
     return hv_error_set (err, 0, "ps: a container id is required");
-  if (hv_container_load (g, argv[it.index], &c, err) < 0)
+  if (hv_container_load (&g->rt, argv[it.index], &c, err) < 0)
     return -1;
   if (hv_container_status (c) == HV_STATUS_STOPPED || c->cgroup_path[0] == '\0')
     {

@@ -62,7 +62,7 @@ cmd_kill (struct hv_global *g, int argc, char **argv, hv_error **err)
   int sig = remaining == 2 ? hv_parse_signal (argv[it.index + 1], err) : SIGTERM;
   if (sig < 0)
     return -1;
-  if (hv_container_load (g, argv[it.index], &c, err) < 0)
+  if (hv_container_load (&g->rt, argv[it.index], &c, err) < 0)
     return -1;
   enum hv_status st = hv_container_status (c);
   if (st == HV_STATUS_STOPPED || st == HV_STATUS_CREATING)
@@ -87,7 +87,7 @@ cmd_delete (struct hv_global *g, int argc, char **argv, hv_error **err)
     force = hv_opt_bool (arg);
   if (id < 0 || cli_require_id ("delete", &it, &cid, err) < 0)
     return -1;
-  if (hv_container_load (g, cid, &c, err) < 0)
+  if (hv_container_load (&g->rt, cid, &c, err) < 0)
     {
       /* As runc: engines clean up with delete --force after a create that
        * failed (and left nothing), and print whatever we say. */
@@ -120,7 +120,7 @@ cmd_delete (struct hv_global *g, int argc, char **argv, hv_error **err)
       if (hv_wait_exit (c->pid, 10000) < 0)
         return hv_error_set (err, 0, "delete %s: init did not exit after SIGKILL", cid);
     }
-  return hv_container_destroy (g, c, err);
+  return hv_container_destroy (&g->rt, c, err);
 }
 
 static int
@@ -132,7 +132,7 @@ pause_resume (struct hv_global *g, const char *cmd, bool freeze, int argc, char 
   cleanup_container hv_container *c = NULL;
   if (hv_opt_next (&it, opts, &arg, err) < 0 || cli_require_id (cmd, &it, &id, err) < 0)
     return -1;
-  if (hv_container_load (g, id, &c, err) < 0)
+  if (hv_container_load (&g->rt, id, &c, err) < 0)
     return -1;
   enum hv_status st = hv_container_status (c);
   if (freeze && st != HV_STATUS_RUNNING && st != HV_STATUS_CREATED)

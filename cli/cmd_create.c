@@ -90,7 +90,7 @@ cmd_create (struct hv_global *g, int argc, char **argv, hv_error **err)
   cleanup_container hv_container *c = NULL;
   if (parse_create ("create", argc, argv, &o, NULL, NULL, err) < 0)
     return -1;
-  return hv_container_create (g, &o, &c, NULL, err);
+  return hv_container_create (&g->rt, &o, &c, NULL, err);
 }
 
 int
@@ -102,9 +102,9 @@ cmd_start (struct hv_global *g, int argc, char **argv, hv_error **err)
   cleanup_container hv_container *c = NULL;
   if (hv_opt_next (&it, opts, &arg, err) < 0 || cli_require_id ("start", &it, &id, err) < 0)
     return -1;
-  if (hv_container_load (g, id, &c, err) < 0)
+  if (hv_container_load (&g->rt, id, &c, err) < 0)
     return -1;
-  return hv_container_start (g, c, err);
+  return hv_container_start (&g->rt, c, err);
 }
 
 int
@@ -114,5 +114,5 @@ cmd_run (struct hv_global *g, int argc, char **argv, hv_error **err)
   struct hv_guard guard;
   if (parse_create ("run", argc, argv, &o.create, &o.detach, &o.keep, err) < 0)
     return -1;
-  return hv_container_run (g, &o, &guard, &hv_exit_status, err);
+  return hv_container_run (&g->rt, &o, &guard, &g->exit_status, err);
 }

@@ -19,22 +19,14 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "container.h"
+#include "audit_monitor.h"
 #include "engine_install.h"
-#include "home_state.h"
-#include "log.h"
+#include "haven_run.h"
 #include "policy.h"
-#include "policy_audit.h"
 #include "policy_compile.h"
-#include "policy_hide.h"
-#include "run_leftovers.h"
-#include "project_guard.h"
-#include "run_trust.h"
+#include "run_context.h"
 #include "self_exe.h"
-#include "state.h"
 #include "utils.h"
-
-extern char **environ;
 
 #define DEFAULT_POLICY "default"
 
@@ -94,181 +86,19 @@ parse_run (const char *what, int argc, char **argv, struct run_opts *o, hv_error
   return 0;
 }
 
-/* homes and other_homes hold what ctx->homes and ctx->other_homes point to. */
-static int
-make_ctx (struct run_opts *o, struct hv_run_ctx *ctx, char **project, char **cwd, oci_strv *homes,
-          oci_strv *other_homes, hv_error **err)
-{
-  char buf[PATH_MAX];
-  if (getcwd (buf, sizeof (buf)) == NULL)
-    return hv_error_set (err, errno, "getcwd");
-  *cwd = xstrdup (buf);
-  *project = realpath (o->project ? o->project : buf, NULL);
-  if (*project == NULL)
-    return hv_error_set (err, errno, "project directory %s", o->project ? o->project : buf);
-  /* The home comes from the password database as well as from $HOME,
-   * which the caller (or an agent that started haven) may have unset or
-   * pointed elsewhere: both are hidden, and neither may be in the
-   * project.  Other users' homes are hidden too (root reads them all). */
-  hv_own_homes (getenv ("HOME"), getuid (), homes);
-  hv_other_homes (homes, other_homes);
-  if (hv_check_project_homes (*project, homes, other_homes, err) < 0)
-    return -1;
-  ctx->project = *project;
-  ctx->home = getenv ("HOME");
-  ctx->homes = homes;
-  ctx->other_homes = other_homes;
-  ctx->cwd = *cwd;
-  ctx->uid = getuid ();
-  ctx->gid = getgid ();
-  ctx->rootless = geteuid () != 0;
-  ctx->terminal = isatty (0) && isatty (1);
-  ctx->argv = o->cmd;
-  ctx->host_env = environ;
-  return 0;
-}
-
-/* What the end of cmd_haven_run does, for the run guard to do when haven
- * died before it (run_guard.h): the guard is a fork of haven made after
- * the snapshot and the audit start, so both are in its memory. */
-struct after_haven_died
-{
-  hv_project_guard *guard;
-  struct hv_audit *audit;
-};
-
-static void
-after_haven_died (void *data)
-{
-  struct after_haven_died *d = data;
-  fprintf (stderr, "haven: haven ended before the run did (killed?); the sandbox is gone, "
-                   "checking what it left in the project\n");
-  if (d->guard)
-    {
-      cleanup_error hv_error *gerr = NULL;
-      if (hv_project_guard_check (d->guard, &gerr) < 0)
-        fprintf (stderr, "haven: %s\n", gerr->msg);
-    }
-  /* The listener is haven's child, not the guard's, and died with haven
-   * (its pid may be someone else's by now): only the exit record. */
-  d->audit->listener = 0;
-  hv_audit_end (d->audit, 128 + SIGKILL);
-}
-
 static int
 cmd_haven_run (int argc, char **argv, int *exit_status, hv_error **err)
 {
   struct run_opts o = { .policy = getenv ("HAVEN_POLICY") };
-  cleanup_free char *project = NULL;
-  cleanup_free char *cwd = NULL;
-  cleanup_free char *json = NULL;
-  cleanup_free char *bundle = NULL;
-  cleanup_policy hv_policy *p = NULL;
-  struct hv_run_ctx ctx = { 0 };
-  cleanup_strv oci_strv homes = { 0 }, other_homes = { 0 };
-  struct hv_audit audit = { .log_fd = -1 };
-  /* The run guard (run_guard.h): ended here, after the git check. */
-  struct hv_guard run_guard = { 0, -1 };
   *exit_status = 0;
-  cleanup_free char *audit_socket = NULL;
-  cleanup_project_guard hv_project_guard *guard = NULL;
-  struct after_haven_died after = { .audit = &audit };
-  cleanup_free char *home_state = NULL;
   if (parse_run ("haven run", argc, argv, &o, err) < 0)
     return -1;
-  if (o.cmd[0] == NULL)
-    return hv_error_set (err, 0, "haven run: no command given (haven run -- CMD ARGS...)");
-  if (hv_policy_load (o.policy ? o.policy : DEFAULT_POLICY, &p, err) < 0)
-    return -1;
-  if (make_ctx (&o, &ctx, &project, &cwd, &homes, &other_homes, err) < 0)
-    return -1;
-  if (p->net_mode == HV_NET_ALLOWLIST)
-    fprintf (stderr, "haven: policy \"%s\" allows some network hosts, but the egress firewall is not implemented "
-                     "yet: the command runs with no network at all\n",
-             p->name);
-
-  const char *runtime_dir = getenv ("XDG_RUNTIME_DIR");
-  const char *bundle_parent = geteuid () == 0 ? "/run" : (runtime_dir && runtime_dir[0] ? runtime_dir : "/tmp");
-  cleanup_free char *root = hv_default_state_root ();
-  /* What runs killed with SIGKILL left (run_leftovers.h). */
-  hv_run_clean_leftovers (bundle_parent, root);
-  if (hv_run_bundle_create (bundle_parent, &bundle, err) < 0)
-    return -1;
-  cleanup_free char *rootfs = xasprintf ("%s/rootfs", bundle);
-  ctx.rootfs = rootfs;
-  int ret = -1;
-  if (mkdir (rootfs, 0755) < 0)
-    {
-      hv_error_set (err, errno, "mkdir %s", rootfs);
-      goto out;
-    }
-  audit_socket = p->audit_log ? xasprintf ("%s/audit.sock", bundle) : NULL;
-  ctx.audit_socket = audit_socket;
-  if (hv_home_state_prepare (p, &ctx, &home_state, err) < 0)
-    goto out;
-  ctx.home_state = home_state;
-  if (hv_policy_compile (p, &ctx, &json, err) < 0)
-    goto out;
-  if (hv_check_run_trust (p, project, json, haven_argv0, err) < 0)
-    goto out;
-  if (write_file_atomic (bundle, "config.json", json, strlen (json), err) < 0)
-    goto out;
-  if (hv_audit_begin (p, ctx.home, bundle, o.cmd, project, &audit, err) < 0)
-    goto out;
-
-  /* The runtime part: what `haven-runc run --bundle B ID` does, with the
-   * run's own options (time limit, the sandbox dies with haven). */
-  {
-    struct hv_global g = { .config_is_policy = true };
-    /* A state root in a shared directory must be ours, not planted. */
-    struct stat st;
-    if (mkdir (root, 0700) < 0 && errno != EEXIST)
-      {
-        hv_error_set (err, errno, "create %s", root);
-        goto out;
-      }
-    if (lstat (root, &st) < 0 || !S_ISDIR (st.st_mode) || st.st_uid != geteuid ())
-      {
-        hv_error_set (err, 0, "state directory %s is not a directory owned by uid %u", root, (unsigned) geteuid ());
-        goto out;
-      }
-    cleanup_free char *id = xasprintf ("haven-run-%d", getpid ());
-    g.root = root;
-    struct hv_run_opts ro = { .create = { .id = id, .bundle = bundle, .die_with_runtime = true },
-                              /* The parser bounds timeouts to 30 days: the cast cannot truncate. */
-                              .timeout_s = p->timeout_s.set ? (unsigned) p->timeout_s.value : 0 };
-    /* What git would execute in the project, recorded just before the
-     * sandbox starts, checked after it has exited however it ended. */
-    if (hv_project_guard_snapshot (project, &guard, err) < 0)
-      goto out;
-    /* ... also when haven is killed: the run guard does it then. */
-    after.guard = guard;
-    ro.after_runtime_died = (struct hv_guard_after){ after_haven_died, &after, audit.log_fd };
-    ret = hv_container_run (&g, &ro, &run_guard, exit_status, err);
-  }
-out:
-  if (guard)
-    {
-      cleanup_error hv_error *gerr = NULL;
-      if (hv_project_guard_check (guard, &gerr) < 0)
-        {
-          if (ret < 0)
-            fprintf (stderr, "haven: %s\n", gerr->msg);
-          else
-            {
-              *err = steal_pointer (&gerr);
-              ret = -1;
-            }
-        }
-    }
-  hv_audit_end (&audit, ret < 0 ? 125 : *exit_status);
-  /* Done: from here on, a kill of haven leaves nothing for the guard. */
-  hv_guard_stop (&run_guard);
-  if (!o.keep_bundle)
-    hv_run_bundle_remove (bundle);
-  else
-    fprintf (stderr, "haven: bundle kept in %s\n", bundle);
-  return ret;
+  struct hv_session_opts so = { .policy = o.policy ? o.policy : DEFAULT_POLICY,
+                                .project = o.project,
+                                .keep_bundle = o.keep_bundle,
+                                .cmd = o.cmd,
+                                .haven_argv0 = haven_argv0 };
+  return hv_session_run (&so, exit_status, err);
 }
 
 static int
@@ -289,12 +119,9 @@ policy_compile (int argc, char **argv, hv_error **err)
   if (argc < 2)
     return hv_error_set (err, 0, "usage: haven policy compile NAME|FILE [--project DIR] [-- CMD ARGS...]");
   struct run_opts o = { .policy = argv[1] };
-  cleanup_free char *project = NULL;
-  cleanup_free char *cwd = NULL;
   cleanup_free char *json = NULL;
   cleanup_policy hv_policy *p = NULL;
-  struct hv_run_ctx ctx = { 0 };
-  cleanup_strv oci_strv homes = { 0 }, other_homes = { 0 };
+  cleanup_run_context struct hv_run_context rc = { 0 };
   static char *default_cmd[] = { (char *) "sh", NULL };
   if (parse_run ("haven policy compile", argc - 1, argv + 1, &o, err) < 0)
     return -1;
@@ -311,10 +138,10 @@ policy_compile (int argc, char **argv, hv_error **err)
       puts (json);
       return 0;
     }
-  if (make_ctx (&o, &ctx, &project, &cwd, &homes, &other_homes, err) < 0)
+  if (hv_run_context_init (o.project, o.cmd, &rc, err) < 0)
     return -1;
-  ctx.rootfs = "rootfs";
-  if (hv_policy_compile (p, &ctx, &json, err) < 0)
+  rc.ctx.rootfs = "rootfs";
+  if (hv_policy_compile (p, &rc.ctx, &json, err) < 0)
     return -1;
   puts (json);
   return 0;

@@ -1,28 +1,27 @@
 /* Command-line plumbing shared by the subcommands (one file per command,
- * runtime/cmd_*.c). */
+ * cli/cmd_*.c). */
 #ifndef HAVEN_CLI_H
 #define HAVEN_CLI_H
 
 #include <stdbool.h>
 
 #include "error.h"
-#include "run_guard.h"
+#include "runtime.h"
 
+/* haven-runc's global options.  rt is what the runtime library gets
+ * (runtime/runtime.h); its config filter applies the policies below
+ * (config_policy.h). */
 struct hv_global
 {
-  const char *root; /* state directory root, default /run/haven */
+  struct hv_runtime rt;
   const char *log;
   bool log_json;
   bool debug;
-  bool systemd_cgroup;
-  const char *rootless; /* "true", "false", "auto" or NULL */
   const char *policy;   /* --policy: a haven policy applied to every config */
   bool policy_lock;     /* --policy-lock: refuse run.haven.policy annotations */
-  /* Set by `haven run` (no command-line flag, no annotation): the config
-   * was compiled from a policy and needs none applied to it. */
-  bool config_is_policy;
-  int argc;             /* the original command line, for re-exec */
-  char **argv;
+  /* Exit status requested by a command that ran a process (run, exec):
+   * commands set it and return 0. */
+  int exit_status;
 };
 
 struct hv_opt
@@ -69,15 +68,8 @@ int cmd_pause (struct hv_global *g, int argc, char **argv, hv_error **err);
 int cmd_resume (struct hv_global *g, int argc, char **argv, hv_error **err);
 int cmd_update (struct hv_global *g, int argc, char **argv, hv_error **err);
 
-/* Exit status requested by a command that ran a process (run, exec);
- * commands set it and return 0. */
-extern int hv_exit_status;
-
 /* The `haven` front end (same binary, invoked as "haven"). */
 int haven_main (int argc, char **argv);
-
-/* /run/haven for root; $XDG_RUNTIME_DIR/haven or /tmp/haven-UID otherwise. */
-char *hv_default_state_root (void);
 
 /* Exactly one positional argument (the container id) is expected. */
 int cli_require_id (const char *cmd, struct hv_opt_iter *it, const char **id, hv_error **err);

@@ -1,5 +1,5 @@
 #include "config.h"
-#include "policy_audit.h"
+#include "audit_monitor.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -365,26 +365,16 @@ listener_main (int listen_fd, int log_fd, const char *policy, const char *sock_p
   _exit (0);
 }
 
-static char *
-expand_home (const char *path, const char *home)
-{
-  if (path[0] == '~' && (path[1] == '/' || path[1] == '\0'))
-    return home ? xasprintf ("%s%s", home, path + 1) : NULL;
-  return xstrdup (path);
-}
-
 int
-hv_audit_begin (const hv_policy *p, const char *home, const char *bundle, char **cmd, const char *project,
+hv_audit_begin (const char *path, const char *policy_name, const char *bundle, char **cmd, const char *project,
                 struct hv_audit *a, hv_error **err)
 {
   memset (a, 0, sizeof (*a));
   a->log_fd = -1;
-  if (p->audit_log == NULL || p->audit_log[0] == '\0')
+  if (path == NULL)
     return 0;
-  cleanup_free char *path = expand_home (p->audit_log, home);
-  if (path == NULL || path[0] != '/')
-    return hv_error_set (err, 0, "%s: audit.log: \"%s\" is not an absolute path (or ~/... with HOME set)",
-                         p->file ? p->file : p->name, p->audit_log);
+  if (path[0] != '/')
+    return hv_error_set (err, 0, "audit log \"%s\" is not an absolute path", path);
   cleanup_free char *dir_copy = xstrdup (path);
   if (mkdir_p (dirname (dir_copy), 0700, err) < 0)
     return hv_error_wrap (err, "audit log directory");
@@ -410,12 +400,12 @@ hv_audit_begin (const hv_policy *p, const char *home, const char *bundle, char *
       return hv_error_set (err, errno, "fork audit listener");
     }
   if (pid == 0)
-    listener_main (listen_fd, log_fd, p->name, sock_path, parent);
+    listener_main (listen_fd, log_fd, policy_name, sock_path, parent);
 
   a->listener = pid;
   a->socket_path = sock_path;
   sock_path = NULL;
-  a->policy_name = xstrdup (p->name);
+  a->policy_name = xstrdup (policy_name);
   a->log_fd = log_fd;
   log_fd = -1;
   clock_gettime (CLOCK_MONOTONIC, &a->start);

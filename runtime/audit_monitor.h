@@ -1,4 +1,4 @@
-/* The audit trail of `haven run`: what the sandbox denied, as JSON lines.
+/* The audit monitor of `haven run`: what the sandbox denied, as JSON lines.
  *
  * With `audit: {log: FILE}` the system calls the policy denies are not
  * answered by the filter itself (SCMP_ACT_ERRNO) but by a small listener
@@ -22,14 +22,13 @@
  * the size cap one final summary when the sandbox is gone).  Every string
  * is valid UTF-8 (invalid bytes become U+FFFD), so every line is JSON.
  * The sandbox gets EPERM for every denied call, recorded or not. */
-#ifndef HAVEN_POLICY_AUDIT_H
-#define HAVEN_POLICY_AUDIT_H
+#ifndef HAVEN_AUDIT_MONITOR_H
+#define HAVEN_AUDIT_MONITOR_H
 
 #include <sys/types.h>
 #include <time.h>
 
 #include "error.h"
-#include "policy.h"
 
 #define HV_AUDIT_RATE 100           /* denial records per second, sustained */
 #define HV_AUDIT_BURST 500          /* ... and at once */
@@ -48,11 +47,11 @@ struct hv_audit
   struct timespec start;
 };
 
-/* Open the log (creating its directory), start the listener on
- * <bundle>/audit.sock and write the start record.  Does nothing when the
- * policy has no audit log. */
-int hv_audit_begin (const hv_policy *p, const char *home, const char *bundle, char **cmd, const char *project,
-                    struct hv_audit *a, hv_error **err);
+/* Open the log at log_path (an absolute path; its directory is created),
+ * start the listener on <bundle>/audit.sock and write the start record,
+ * naming policy_name.  Does nothing when log_path is NULL. */
+int hv_audit_begin (const char *log_path, const char *policy_name, const char *bundle, char **cmd,
+                    const char *project, struct hv_audit *a, hv_error **err);
 /* Stop the listener and write the exit record (status as haven returns
  * it).  Safe to call on a struct that was never begun. */
 void hv_audit_end (struct hv_audit *a, int status);

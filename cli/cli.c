@@ -6,7 +6,6 @@
 #include <string.h>
 #include <unistd.h>
 
-int hv_exit_status;
 
 int
 hv_opt_next (struct hv_opt_iter *it, const struct hv_opt *opts, const char **arg, hv_error **err)
@@ -76,15 +75,4 @@ cli_require_id (const char *cmd, struct hv_opt_iter *it, const char **id, hv_err
     return hv_error_set (err, 0, "%s: unexpected argument \"%s\"", cmd, it->argv[it->index + 1]);
   *id = it->argv[it->index];
   return 0;
-}
-
-char *
-hv_default_state_root (void)
-{
-  if (geteuid () == 0)
-    return xstrdup ("/run/haven");
-  const char *xdg = getenv ("XDG_RUNTIME_DIR");
-  if (xdg && xdg[0])
-    return xasprintf ("%s/haven", xdg);
-  return xasprintf ("/tmp/haven-%u", (unsigned) geteuid ());
 }

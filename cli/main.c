@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "config_policy.h"
 #include "log.h"
 #include "self_exe.h"
 #include "utils.h"
@@ -95,7 +96,8 @@ print_help (void)
 int
 main (int argc, char **argv)
 {
-  struct hv_global g = { .argc = argc, .argv = argv };
+  struct hv_global g = { .rt = { .config_filter = hv_config_apply_policies } };
+  g.rt.config_filter_data = &g;
   struct hv_opt_iter it = { argc, argv, 1, "haven-runc" };
   hv_error *err = NULL;
   const char *arg, *log_format = "text";
@@ -110,7 +112,7 @@ main (int argc, char **argv)
     switch (id)
       {
       case G_ROOT:
-        g.root = arg;
+        g.rt.root = arg;
         break;
       case G_LOG:
         g.log = arg;
@@ -122,10 +124,10 @@ main (int argc, char **argv)
         g.debug = true;
         break;
       case G_SYSTEMD_CGROUP:
-        g.systemd_cgroup = hv_opt_bool (arg);
+        g.rt.systemd_cgroup = hv_opt_bool (arg);
         break;
       case G_ROOTLESS:
-        g.rootless = arg;
+        g.rt.rootless = arg;
         break;
       case G_POLICY:
         g.policy = arg;
@@ -156,8 +158,8 @@ main (int argc, char **argv)
       hv_error_set (&err, errno, "open log file %s", g.log);
       goto fail;
     }
-  if (g.root == NULL)
-    g.root = root = hv_default_state_root ();
+  if (g.rt.root == NULL)
+    g.rt.root = root = hv_default_state_root ();
   if (it.index >= argc)
     {
       print_help ();
@@ -173,7 +175,7 @@ main (int argc, char **argv)
       hv_log (HV_LOG_DEBUG, "%s", name);
       if (commands[i].fn (&g, argc - it.index, argv + it.index, &err) < 0)
         goto fail;
-      return hv_exit_status;
+      return g.exit_status;
     }
   hv_error_set (&err, 0, "unknown command \"%s\" (see --help)", name);
 fail:

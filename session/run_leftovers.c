@@ -12,7 +12,7 @@
 
 #include "cgroup.h"
 #include "cgroup_systemd.h"
-#include "cli.h"
+#include "runtime.h"
 #include "log.h"
 #include "state.h"
 #include "utils.h"
@@ -144,7 +144,7 @@ clean_state (const char *state_root)
   DIR *d = opendir (state_root);
   if (d == NULL)
     return;
-  struct hv_global g = { .root = state_root };
+  struct hv_runtime rt = { .root = state_root };
   struct dirent *de;
   while ((de = readdir (d)))
     {
@@ -157,7 +157,7 @@ clean_state (const char *state_root)
         continue;
       cleanup_container hv_container *c = NULL;
       cleanup_error hv_error *err = NULL;
-      if (hv_container_load (&g, de->d_name, &c, &err) < 0)
+      if (hv_container_load (&rt, de->d_name, &c, &err) < 0)
         {
           /* Killed before the state was saved: its haven must be gone. */
           unsigned long long start = 0;

@@ -1,0 +1,228 @@
+#include "config.h"
+#include "haven_run.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "audit_monitor.h"
+#include "container.h"
+#include "home_state.h"
+#include "policy.h"
+#include "policy_compile.h"
+#include "project_guard.h"
+#include "run_context.h"
+#include "run_leftovers.h"
+#include "run_trust.h"
+#include "runtime.h"
+#include "utils.h"
+
+/* What the end of hv_session_run does, for the run guard to do when
+ * haven died before it (run_guard.h): the guard is a fork of haven made
+ * after the snapshot and the audit start, so both are in its memory. */
+struct after_haven_died
+{
+  hv_project_guard *guard;
+  struct hv_audit *audit;
+};
+
+/* Everything one run holds, released by finish_session. */
+struct session
+{
+  const struct hv_session_opts *o;
+  hv_policy *policy;
+  struct hv_run_context rc;
+  char *state_root;
+  char *bundle;
+  char *rootfs;
+  char *audit_socket;
+  char *home_state;
+  char *config_json;
+  struct hv_audit audit;
+  hv_project_guard *project_guard;
+  struct hv_guard run_guard; /* ended in finish_session, after the git check */
+  struct after_haven_died after;
+};
+
+static void
+after_haven_died (void *data)
+{
+  struct after_haven_died *d = data;
+  fprintf (stderr, "haven: haven ended before the run did (killed?); the sandbox is gone, "
+                   "checking what it left in the project\n");
+  if (d->guard)
+    {
+      cleanup_error hv_error *gerr = NULL;
+      if (hv_project_guard_check (d->guard, &gerr) < 0)
+        fprintf (stderr, "haven: %s\n", gerr->msg);
+    }
+  /* The listener is haven's child, not the guard's, and died with haven
+   * (its pid may be someone else's by now): only the exit record. */
+  d->audit->listener = 0;
+  hv_audit_end (d->audit, 128 + SIGKILL);
+}
+
+static void
+warn_no_egress (const hv_policy *p)
+{
+  if (p->net_mode == HV_NET_ALLOWLIST)
+    fprintf (stderr, "haven: policy \"%s\" allows some network hosts, but the egress firewall is not implemented "
+                     "yet: the command runs with no network at all\n",
+             p->name);
+}
+
+/* A fresh bundle directory (with an empty rootfs mount point), after
+ * removing what runs killed with SIGKILL left (run_leftovers.h). */
+static int
+make_bundle (struct session *s, hv_error **err)
+{
+  const char *runtime_dir = getenv ("XDG_RUNTIME_DIR");
+  const char *parent = geteuid () == 0 ? "/run" : (runtime_dir && runtime_dir[0] ? runtime_dir : "/tmp");
+  s->state_root = hv_default_state_root ();
+  hv_run_clean_leftovers (parent, s->state_root);
+  if (hv_run_bundle_create (parent, &s->bundle, err) < 0)
+    return -1;
+  s->rootfs = xasprintf ("%s/rootfs", s->bundle);
+  s->rc.ctx.rootfs = s->rootfs;
+  if (mkdir (s->rootfs, 0755) < 0)
+    return hv_error_set (err, errno, "mkdir %s", s->rootfs);
+  return 0;
+}
+
+/* The policy compiled for this run, checked (run_trust.h) and written as
+ * the bundle's config.json. */
+static int
+write_config (struct session *s, hv_error **err)
+{
+  if (s->policy->audit_log)
+    s->audit_socket = xasprintf ("%s/audit.sock", s->bundle);
+  s->rc.ctx.audit_socket = s->audit_socket;
+  if (hv_home_state_prepare (s->policy, &s->rc.ctx, &s->home_state, err) < 0)
+    return -1;
+  s->rc.ctx.home_state = s->home_state;
+  if (hv_policy_compile (s->policy, &s->rc.ctx, &s->config_json, err) < 0)
+    return -1;
+  if (hv_check_run_trust (s->policy, s->rc.project, s->config_json, s->o->haven_argv0, err) < 0)
+    return -1;
+  return write_file_atomic (s->bundle, "config.json", s->config_json, strlen (s->config_json), err);
+}
+
+/* The policy's audit log: ~/ is the caller's home. */
+static int
+start_audit (struct session *s, hv_error **err)
+{
+  const hv_policy *p = s->policy;
+  if (p->audit_log == NULL || p->audit_log[0] == '\0')
+    return 0;
+  const char *home = s->rc.ctx.home;
+  cleanup_free char *path = NULL;
+  if (p->audit_log[0] == '~' && (p->audit_log[1] == '/' || p->audit_log[1] == '\0'))
+    path = home ? xasprintf ("%s%s", home, p->audit_log + 1) : NULL;
+  else
+    path = xstrdup (p->audit_log);
+  if (path == NULL || path[0] != '/')
+    return hv_error_set (err, 0, "%s: audit.log: \"%s\" is not an absolute path (or ~/... with HOME set)",
+                         p->file ? p->file : p->name, p->audit_log);
+  return hv_audit_begin (path, p->name, s->bundle, s->o->cmd, s->rc.project, &s->audit, err);
+}
+
+/* A state root in a shared directory must be ours, not planted. */
+static int
+check_state_root (const char *root, hv_error **err)
+{
+  struct stat st;
+  if (mkdir (root, 0700) < 0 && errno != EEXIST)
+    return hv_error_set (err, errno, "create %s", root);
+  if (lstat (root, &st) < 0 || !S_ISDIR (st.st_mode) || st.st_uid != geteuid ())
+    return hv_error_set (err, 0, "state directory %s is not a directory owned by uid %u", root, (unsigned) geteuid ());
+  return 0;
+}
+
+/* What `haven-runc run --bundle B ID` does, with the run's own options:
+ * a time limit, and the sandbox dies with haven.  No config filter: the
+ * config already is the policy. */
+static int
+run_sandbox (struct session *s, int *exit_status, hv_error **err)
+{
+  if (check_state_root (s->state_root, err) < 0)
+    return -1;
+  struct hv_runtime rt = { .root = s->state_root };
+  cleanup_free char *id = xasprintf ("haven-run-%d", getpid ());
+  struct hv_run_opts ro = { .create = { .id = id, .bundle = s->bundle, .die_with_runtime = true },
+                            /* The parser bounds timeouts to 30 days: the cast cannot truncate. */
+                            .timeout_s = s->policy->timeout_s.set ? (unsigned) s->policy->timeout_s.value : 0 };
+  /* What git would execute in the project, recorded just before the
+   * sandbox starts, checked after it has exited however it ended ... */
+  if (hv_project_guard_snapshot (s->rc.project, &s->project_guard, err) < 0)
+    return -1;
+  /* ... also when haven is killed: the run guard does it then. */
+  s->after = (struct after_haven_died){ s->project_guard, &s->audit };
+  ro.after_runtime_died = (struct hv_guard_after){ after_haven_died, &s->after, s->audit.log_fd };
+  return hv_container_run (&rt, &ro, &s->run_guard, exit_status, err);
+}
+
+/* However the run went: check the project, end the audit trail, stop the
+ * run guard, remove the bundle.  A failed quarantine turns a successful
+ * run into an error (ret). */
+static int
+finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
+{
+  if (s->project_guard)
+    {
+      cleanup_error hv_error *gerr = NULL;
+      if (hv_project_guard_check (s->project_guard, &gerr) < 0)
+        {
+          if (ret < 0)
+            fprintf (stderr, "haven: %s\n", gerr->msg);
+          else
+            {
+              *err = steal_pointer (&gerr);
+              ret = -1;
+            }
+        }
+    }
+  hv_audit_end (&s->audit, ret < 0 ? 125 : *exit_status);
+  /* Done: from here on, a kill of haven leaves nothing for the guard. */
+  hv_guard_stop (&s->run_guard);
+  if (s->bundle && !s->o->keep_bundle)
+    hv_run_bundle_remove (s->bundle);
+  else if (s->bundle)
+    fprintf (stderr, "haven: bundle kept in %s\n", s->bundle);
+  hv_project_guard_free (s->project_guard);
+  hv_policy_free (s->policy);
+  hv_run_context_release (&s->rc);
+  free (s->state_root);
+  free (s->bundle);
+  free (s->rootfs);
+  free (s->audit_socket);
+  free (s->home_state);
+  free (s->config_json);
+  return ret;
+}
+
+int
+hv_session_run (const struct hv_session_opts *o, int *exit_status, hv_error **err)
+{
+  struct session s = { .o = o, .audit = { .log_fd = -1 }, .run_guard = { 0, -1 } };
+  *exit_status = 0;
+  if (o->cmd == NULL || o->cmd[0] == NULL)
+    return hv_error_set (err, 0, "haven run: no command given (haven run -- CMD ARGS...)");
+  int ret = -1;
+  if (hv_policy_load (o->policy, &s.policy, err) < 0)
+    goto out;
+  if (hv_run_context_init (o->project, o->cmd, &s.rc, err) < 0)
+    goto out;
+  warn_no_egress (s.policy);
+  if (make_bundle (&s, err) < 0)
+    goto out;
+  if (write_config (&s, err) < 0)
+    goto out;
+  if (start_audit (&s, err) < 0)
+    goto out;
+  ret = run_sandbox (&s, exit_status, err);
+out:
+  return finish_session (&s, ret, exit_status, err);
+}
