@@ -51,21 +51,6 @@ hv_opt_bool (const char *arg)
 }
 
 int
-hv_opt_preserve_fds (const char *cmd, const char *arg, int *out, hv_error **err)
-{
-  /* Checked, not atoi: the count sets where the close-on-exec sweep
-   * starts (3 + N), and a negative or huge value must never move it past
-   * the runtime's own descriptors (CVE-2024-21626). */
-  char *end;
-  errno = 0;
-  long n = strtol (arg, &end, 10);
-  if (end == arg || *end || errno || n < 0 || n > 65536)
-    return hv_error_set (err, 0, "%s: invalid --preserve-fds \"%s\" (a number from 0 to 65536)", cmd, arg);
-  *out = (int) n;
-  return 0;
-}
-
-int
 cli_require_id (const char *cmd, struct hv_opt_iter *it, const char **id, hv_error **err)
 {
   int remaining = it->argc - it->index;

@@ -48,8 +48,6 @@ struct hv_opt_iter
 int hv_opt_next (struct hv_opt_iter *it, const struct hv_opt *opts, const char **arg, hv_error **err);
 /* "true"/"false" style optional boolean values after --flag=. */
 bool hv_opt_bool (const char *arg);
-/* --preserve-fds N for create, run and exec: 0 to 65536, else an error. */
-int hv_opt_preserve_fds (const char *cmd, const char *arg, int *out, hv_error **err);
 
 typedef int (*hv_command_fn) (struct hv_global *g, int argc, char **argv, hv_error **err);
 

@@ -6,29 +6,23 @@
 
 #include "cli.h"
 #include "container.h"
+#include "process_opts.h"
 #include "utils.h"
 
 enum
 {
   OPT_BUNDLE = 1,
-  OPT_PID_FILE,
-  OPT_CONSOLE_SOCKET,
   OPT_NO_PIVOT,
   OPT_NO_NEW_KEYRING,
-  OPT_PRESERVE_FDS,
-  OPT_DETACH,
   OPT_NO_SUBREAPER,
   OPT_KEEP,
 };
 
 static const struct hv_opt create_opts[] = {
+  HV_PROCESS_OPTIONS,
   { "bundle", 'b', true, OPT_BUNDLE },
-  { "pid-file", 0, true, OPT_PID_FILE },
-  { "console-socket", 0, true, OPT_CONSOLE_SOCKET },
   { "no-pivot", 0, false, OPT_NO_PIVOT },
   { "no-new-keyring", 0, false, OPT_NO_NEW_KEYRING },
-  { "preserve-fds", 0, true, OPT_PRESERVE_FDS },
-  { "detach", 'd', false, OPT_DETACH },
   { "no-subreaper", 0, false, OPT_NO_SUBREAPER },
   { "keep", 0, false, OPT_KEEP },
   { NULL, 0, false, 0 },
@@ -41,6 +35,7 @@ parse_create (const char *cmd, int argc, char **argv, struct hv_create_opts *o, 
   struct hv_opt_iter it = { argc, argv, 1, cmd };
   const char *arg;
   int id;
+  struct hv_process_opts p = { 0 };
   memset (o, 0, sizeof (*o));
   while ((id = hv_opt_next (&it, create_opts, &arg, err)) > 0)
     switch (id)
@@ -48,36 +43,32 @@ parse_create (const char *cmd, int argc, char **argv, struct hv_create_opts *o, 
       case OPT_BUNDLE:
         o->bundle = arg;
         break;
-      case OPT_PID_FILE:
-        o->pid_file = arg;
-        break;
-      case OPT_CONSOLE_SOCKET:
-        o->console_socket = arg;
-        break;
       case OPT_NO_PIVOT:
         o->no_pivot = hv_opt_bool (arg);
         break;
       case OPT_NO_NEW_KEYRING:
         o->no_new_keyring = hv_opt_bool (arg);
         break;
-      case OPT_PRESERVE_FDS:
-        if (hv_opt_preserve_fds (cmd, arg, &o->preserve_fds, err) < 0)
-          return -1;
-        break;
-      case OPT_DETACH:
-        if (detach == NULL)
-          return hv_error_set (err, 0, "%s: unknown option --detach", cmd);
-        *detach = hv_opt_bool (arg);
-        break;
       case OPT_KEEP:
         if (keep)
           *keep = hv_opt_bool (arg);
         break;
+      case HV_PROC_OPT_DETACH:
+        if (detach == NULL)
+          return hv_error_set (err, 0, "%s: unknown option --detach", cmd);
+        /* fall through */
       default:
+        if (hv_process_opt (cmd, id, arg, &p, err) < 0)
+          return -1;
         break;
       }
   if (id < 0)
     return -1;
+  o->pid_file = p.pid_file;
+  o->console_socket = p.console_socket;
+  o->preserve_fds = p.preserve_fds;
+  if (detach)
+    *detach = p.detach;
   if (cli_require_id (cmd, &it, &o->id, err) < 0)
     return -1;
   return 0;

@@ -9,14 +9,12 @@
 #include "cli.h"
 #include "container.h"
 #include "oci_tables.h"
+#include "process_opts.h"
 #include "utils.h"
 
 enum
 {
   OPT_PROCESS = 1,
-  OPT_DETACH,
-  OPT_PID_FILE,
-  OPT_CONSOLE_SOCKET,
   OPT_TTY,
   OPT_CWD,
   OPT_ENV,
@@ -26,16 +24,13 @@ enum
   OPT_NO_NEW_PRIVS,
   OPT_APPARMOR,
   OPT_PROCESS_LABEL,
-  OPT_PRESERVE_FDS,
   OPT_IGNORE_PAUSED,
   OPT_CGROUP,
 };
 
 static const struct hv_opt exec_opts[] = {
+  HV_PROCESS_OPTIONS,
   { "process", 'p', true, OPT_PROCESS },
-  { "detach", 'd', false, OPT_DETACH },
-  { "pid-file", 0, true, OPT_PID_FILE },
-  { "console-socket", 0, true, OPT_CONSOLE_SOCKET },
   { "tty", 't', false, OPT_TTY },
   { "cwd", 0, true, OPT_CWD },
   { "env", 'e', true, OPT_ENV },
@@ -45,7 +40,6 @@ static const struct hv_opt exec_opts[] = {
   { "no-new-privs", 0, false, OPT_NO_NEW_PRIVS },
   { "apparmor", 0, true, OPT_APPARMOR },
   { "process-label", 0, true, OPT_PROCESS_LABEL },
-  { "preserve-fds", 0, true, OPT_PRESERVE_FDS },
   { "ignore-paused", 0, false, OPT_IGNORE_PAUSED },
   { "cgroup", 0, true, OPT_CGROUP },
   { NULL, 0, false, 0 },
@@ -148,20 +142,12 @@ parse_exec (int argc, char **argv, struct exec_opts *o, const char **id, int *cm
   struct hv_opt_iter it = { argc, argv, 1, "exec" };
   const char *arg;
   int opt;
+  struct hv_process_opts p = { 0 };
   while ((opt = hv_opt_next (&it, exec_opts, &arg, err)) > 0)
     switch (opt)
       {
       case OPT_PROCESS:
         o->process_file = arg;
-        break;
-      case OPT_DETACH:
-        o->exec.detach = hv_opt_bool (arg);
-        break;
-      case OPT_PID_FILE:
-        o->exec.pid_file = arg;
-        break;
-      case OPT_CONSOLE_SOCKET:
-        o->exec.console_socket = arg;
         break;
       case OPT_TTY:
         o->tty = hv_opt_bool (arg);
@@ -188,18 +174,20 @@ parse_exec (int argc, char **argv, struct exec_opts *o, const char **id, int *cm
       case OPT_APPARMOR:
         o->apparmor = arg;
         break;
-      case OPT_PRESERVE_FDS:
-        if (hv_opt_preserve_fds ("exec", arg, &o->exec.preserve_fds, err) < 0)
-          return -1;
-        break;
       case OPT_IGNORE_PAUSED:
         o->exec.ignore_paused = true;
         break;
       default:
+        if (hv_process_opt ("exec", opt, arg, &p, err) < 0)
+          return -1;
         break;
       }
   if (opt < 0)
     return -1;
+  o->exec.pid_file = p.pid_file;
+  o->exec.console_socket = p.console_socket;
+  o->exec.preserve_fds = p.preserve_fds;
+  o->exec.detach = p.detach;
   if (it.index >= argc)
     return hv_error_set (err, 0, "exec: a container id is required");
   *id = argv[it.index];
