@@ -8,8 +8,8 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
-#include "cgroup.h"
 #include "cli.h"
+#include "container.h"
 #include "state.h"
 #include "utils.h"
 
@@ -143,7 +143,7 @@ cmd_ps (struct hv_global *g, int argc, char **argv, hv_error **err)
     }
   cleanup_free pid_t *pids = NULL;
   size_t n = 0;
-  if (hv_cgroup_pids (c->cgroup_path, &pids, &n, err) < 0)
+  if (hv_container_pids (c, &pids, &n, err) < 0)
     return -1;
   if (json)
     {

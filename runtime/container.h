@@ -87,6 +87,15 @@ struct hv_exec_opts
  * process's status as a shell reports it (0 with detach). */
 int hv_container_exec (const struct hv_runtime *rt, const hv_container *c, oci_spec *spec,
                        const struct hv_exec_opts *o, int *exit_status, hv_error **err);
+/* Signal init, or with all every process of its cgroup (also once init
+ * is gone, to reach what is left). */
+int hv_container_kill (const struct hv_runtime *rt, const hv_container *c, int sig, bool all, hv_error **err);
+/* Delete: a stopped container, or with force any (killed first). */
+int hv_container_delete (const struct hv_runtime *rt, hv_container *c, bool force, hv_error **err);
+/* Freeze (pause) or thaw (resume) every process of the container. */
+int hv_container_pause (const struct hv_runtime *rt, const hv_container *c, bool freeze, hv_error **err);
+/* The processes of the container's cgroup. */
+int hv_container_pids (const hv_container *c, pid_t **pids, size_t *n, hv_error **err);
 /* Load the config saved at create time. */
 int hv_container_load_config (const hv_container *c, oci_spec **out, hv_error **err);
 #endif
