@@ -21,6 +21,16 @@ jg_text (yajl_gen g)
   return r;
 }
 
+/* How a generated document ends: its text as a new string, and the
+ * generator freed. */
+static inline char *
+jg_finish (yajl_gen g)
+{
+  char *r = jg_text (g);
+  yajl_gen_free (g);
+  return r;
+}
+
 static inline void
 jg_str (yajl_gen g, const char *s)
 {

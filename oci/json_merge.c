@@ -211,10 +211,8 @@ jm_merge_at (const char *text, const char *name, const char *const *keys, size_t
     }
   yajl_gen g = yajl_gen_alloc (NULL);
   jm_gen_merged (g, root, top);
-  char *r = jg_text (g);
-  yajl_gen_free (g);
+  *out = jg_finish (g);
   yajl_tree_free (root);
   yajl_tree_free (patch);
-  *out = r;
   return 0;
 }

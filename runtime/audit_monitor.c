@@ -105,16 +105,10 @@ put_kv (yajl_gen g, const char *key, const char *value)
 static size_t
 emit (int fd, yajl_gen g)
 {
-  const unsigned char *buf;
-  size_t len;
   yajl_gen_map_close (g);
-  yajl_gen_get_buf (g, &buf, &len);
-  cleanup_free char *line = xmalloc0 (len + 2);
-  memcpy (line, buf, len);
-  line[len] = '\n';
-  write_all (fd, line, len + 1);
+  size_t n = hv_write_json_line (fd, g);
   yajl_gen_free (g);
-  return len + 1;
+  return n;
 }
 
 static yajl_gen

@@ -35,7 +35,7 @@ hv_log_fd (void)
   return log_fd;
 }
 
-void
+size_t
 hv_write_json_line (int fd, yajl_gen g)
 {
   const unsigned char *buf;
@@ -45,6 +45,7 @@ hv_write_json_line (int fd, yajl_gen g)
   memcpy (line, buf, len);
   line[len] = '\n';
   write_all (fd, line, len + 1);
+  return len + 1;
 }
 
 static void

@@ -25,6 +25,7 @@ void hv_log_fatal (const char *msg);
  * the child can log its own failures). */
 int hv_log_fd (void);
 /* The generated JSON document plus a newline, in one write(2): appended
- * to an O_APPEND file, lines of concurrent writers never interleave. */
-void hv_write_json_line (int fd, yajl_gen g);
+ * to an O_APPEND file, lines of concurrent writers never interleave.
+ * Returns the bytes written (the line with its newline). */
+size_t hv_write_json_line (int fd, yajl_gen g);
 #endif

@@ -300,11 +300,7 @@ hv_seccomp_send_notify_fd (const oci_seccomp *sc, int sock, const char *state_js
       yajl_gen_map_close (g);
     }
   yajl_gen_map_close (g);
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (g, &buf, &len);
-  cleanup_free char *msg = strndup ((const char *) buf, len);
-  yajl_gen_free (g);
+  cleanup_free char *msg = jg_finish (g);
   struct iovec iov = { msg, strlen (msg) };
   union
   {

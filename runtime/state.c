@@ -39,18 +39,6 @@ hv_state_dir (const struct hv_runtime *rt, const char *id, char **out, hv_error 
   return 0;
 }
 
-static char *
-gen_finish (yajl_gen g)
-{
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (g, &buf, &len);
-  char *r = xmalloc0 (len + 2);
-  memcpy (r, buf, len);
-  yajl_gen_free (g);
-  return r;
-}
-
 static void
 gen_annotations (yajl_gen g, const oci_kv_list *a)
 {
@@ -81,7 +69,7 @@ hv_container_state_json (const hv_container *c, enum hv_status status, bool pret
   jg_str (g, owner);
   gen_annotations (g, &c->annotations);
   yajl_gen_map_close (g);
-  return gen_finish (g);
+  return jg_finish (g);
 }
 
 int
@@ -104,7 +92,7 @@ hv_container_save (const hv_container *c, hv_error **err)
   yajl_gen_bool (g, c->systemd_cgroup);
   gen_annotations (g, &c->annotations);
   yajl_gen_map_close (g);
-  cleanup_free char *json = gen_finish (g);
+  cleanup_free char *json = jg_finish (g);
   return write_file_atomic (c->dir, "state.json", json, strlen (json), err);
 }
 
