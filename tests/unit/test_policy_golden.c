@@ -35,9 +35,10 @@
  *     the host's shells (block_shell) are written once as @HOST-SHELLS@, each
  *     checked to be a shell by inode;
  *   - the Landlock exec list of block_shell: the host's programs are written
- *     once as @HOST-PROGRAMS@ (each checked to be a regular executable in a
- *     system bin directory and not a shell: a shell stays in by name and
- *     fails the test) and the library directories as @HOST-LIB-DIRS@;
+ *     once as @HOST-PROGRAMS@ (each checked to be a regular executable file
+ *     of the host, outside T, and not a shell: a shell, or a file of the
+ *     project or home, stays in by name and fails the test) and the library
+ *     directories as @HOST-LIB-DIRS@;
  *   - under exec rules, a memfd must not be executable: the compiler sets
  *     vm.memfd_noexec=2 where the kernel has it (Linux >= 6.3) and adds a
  *     seccomp rule otherwise; either one is written as one "@memfd-noexec@"
