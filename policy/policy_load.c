@@ -107,11 +107,22 @@ merge (hv_policy *base, const hv_policy *child)
   append (&base->protect, &child->protect);
   for (size_t i = 0; i < child->home_allow.n; i++)
     {
-      base->home_access = xrealloc (base->home_access, (base->home_allow.n + 1) * sizeof (hv_home_access));
-      hv_home_access *a = &base->home_access[base->home_allow.n];
-      *a = (hv_home_access) { .write = child->home_access[i].write };
+      /* An entry the base has already is the same entry, not a second
+       * one: two overlays of one directory would share their upper and
+       * work directories, which overlayfs does not support.  The child's
+       * write mode wins; protected sub-paths only add up. */
+      size_t j = 0;
+      while (j < base->home_allow.n && strcmp (base->home_allow.v[j], child->home_allow.v[i]) != 0)
+        j++;
+      if (j == base->home_allow.n)
+        {
+          base->home_access = xrealloc (base->home_access, (base->home_allow.n + 1) * sizeof (hv_home_access));
+          base->home_access[j] = (hv_home_access) { 0 };
+          oci_strv_push (&base->home_allow, child->home_allow.v[i]);
+        }
+      hv_home_access *a = &base->home_access[j];
+      a->write = child->home_access[i].write;
       append (&a->protect, &child->home_access[i].protect);
-      oci_strv_push (&base->home_allow, child->home_allow.v[i]);
     }
   append (&base->net_allow, &child->net_allow);
   append (&base->allow_exec, &child->allow_exec);

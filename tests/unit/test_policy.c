@@ -233,6 +233,42 @@ test_extends_and_validation (void **state)
   rmdir (dir);
 }
 
+/* A home_allow entry repeated by a policy that extends another is one
+ * entry (the child's mode, both protect lists): two overlays of one
+ * directory would share their upper and work directories. */
+static void
+test_extends_repeated_home_entry_is_one (void **state)
+{
+  (void) state;
+  char dir[] = "/tmp/haven-policy-test.XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  char base[256], child[256];
+  snprintf (base, sizeof (base), "%s/base.yaml", dir);
+  snprintf (child, sizeof (child), "%s/child.yaml", dir);
+  FILE *f = fopen (base, "w");
+  fputs ("name: base\nextends: none\nfilesystem:\n  home_allow: [~/.cache, {path: ~/.x, write: direct, protect: [a]}]\n",
+         f);
+  fclose (f);
+  f = fopen (child, "w");
+  fputs ("extends: base.yaml\nname: child\nfilesystem:\n  home_allow:\n    - {path: ~/.cache, write: read-only}\n"
+         "    - {path: ~/.x, write: direct, protect: [b]}\n    - ~/.y\n",
+         f);
+  fclose (f);
+  hv_policy *p = NULL;
+  hv_error *err = NULL;
+  if (hv_policy_load (child, &p, &err) < 0)
+    fail_msg ("%s", err->msg);
+  assert_int_equal (p->home_allow.n, 3);
+  assert_string_equal (p->home_allow.v[0], "~/.cache");
+  assert_int_equal (p->home_access[0].write, HV_HOME_READ_ONLY);
+  assert_string_equal (p->home_allow.v[1], "~/.x");
+  assert_int_equal (p->home_access[1].protect.n, 2);
+  assert_string_equal (p->home_allow.v[2], "~/.y");
+  hv_policy_free (p);
+  unlink (base);
+  unlink (child);
+  rmdir (dir);
+}
 
 /* Issue 7 item 15: nothing in a policy file may weaken it silently. */
 static void
@@ -762,6 +798,7 @@ main (void)
     cmocka_unit_test (test_seed_format),       cmocka_unit_test (test_all_sections),
     cmocka_unit_test (test_errors), cmocka_unit_test (test_home_allow_forms),            cmocka_unit_test (test_sizes_and_durations),
     cmocka_unit_test (test_env_filter),        cmocka_unit_test (test_extends_and_validation),
+    cmocka_unit_test (test_extends_repeated_home_entry_is_one),
     cmocka_unit_test (test_glob_double_star),  cmocka_unit_test (test_implicit_default),
     cmocka_unit_test (test_glob_set_and_match),
     cmocka_unit_test (test_second_document_is_an_error),
