@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "policy.h"
-#include "policy_compile.h"
+#include "policy_apply.h"
 #include "utils.h"
 
 static int

@@ -11,7 +11,7 @@
 
 #include "error.h"
 #include "policy.h"
-#include "policy_compile.h"
+#include "run_ctx.h"
 
 /* The host paths a "~/x" pattern names: x in each of the caller's homes
  * ($HOME's and the password database's); other patterns as they are. */

@@ -17,7 +17,9 @@
 #include "json_gen.h"
 #include "json_walk.h"
 #include "oci_tables.h"
+#include "policy_apply.h"
 #include "policy_compile.h"
+#include "policy_env.h"
 #include "utils.h"
 
 /* Capability sets: keep only what the policy lists. */

@@ -13,6 +13,7 @@
 #include "json_gen.h"
 #include "oci_tables.h"
 #include "policy_compile.h"
+#include "policy_env.h"
 #include "policy_exec.h"
 #include "policy_glob.h"
 #include "policy_hide.h"

@@ -4,7 +4,7 @@
 #include <fnmatch.h>
 #include <string.h>
 
-#include "policy_compile.h"
+#include "policy_env.h"
 #include "utils.h"
 
 /* Denied whatever the policy passes: the usual shapes of credentials. */

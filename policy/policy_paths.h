@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 
 #include "error.h"
-#include "policy_compile.h"
+#include "run_ctx.h"
 
 enum hv_path_status
 {

@@ -16,6 +16,7 @@
 
 #include "policy.h"
 #include "policy_compile.h"
+#include "policy_env.h"
 #include "policy_glob.h"
 #include "policy_paths.h"
 #include "utils.h"

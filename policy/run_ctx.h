@@ -1,0 +1,35 @@
+/* What the policy compiler knows of one run on the workstation: where the
+ * project and the homes are, who runs what, and where the run's bundle
+ * and state live.  Filled by the session layer (session/run_context.c). */
+#ifndef HAVEN_RUN_CTX_H
+#define HAVEN_RUN_CTX_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "oci_spec.h"
+
+struct hv_run_ctx
+{
+  const char *project; /* absolute, real path */
+  const char *home;    /* $HOME, or NULL */
+  /* The caller's homes ($HOME and the password database's, real paths;
+   * NULL: just home) and, to hide as well, the other users' homes. */
+  const oci_strv *homes;
+  const oci_strv *other_homes;
+  const char *cwd;     /* where the command starts */
+  const char *rootfs;  /* empty directory the host root is mounted on */
+  uid_t uid;
+  gid_t gid;
+  bool rootless; /* not root: a user namespace maps the caller */
+  bool terminal;
+  char **argv;
+  char **host_env;
+  /* With an audit trail: denied system calls are sent to this seccomp
+   * listener socket (runtime/audit_monitor.c) instead of failing in the filter. */
+  const char *audit_socket;
+  /* Per-project state directory holding the upper layers of copy-on-write
+   * home_allow entries (home_state.c); NULL: they are bound read-only. */
+  const char *home_state;
+};
+#endif
