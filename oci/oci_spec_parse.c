@@ -203,10 +203,8 @@ parse_user (json_walk *w, yajl_val obj, oci_user *u)
 }
 
 static int
-parse_process_fields (json_walk *w, yajl_val po, oci_process *p, bool require_args)
+parse_console_size (json_walk *w, yajl_val po, oci_process *p)
 {
-  if (jw_field_bool (w, po, "terminal", &p->terminal) < 0)
-    return -1;
   yajl_val cs;
   size_t saved;
   if (enter_object (w, po, "consoleSize", &cs, &saved) < 0)
@@ -219,15 +217,14 @@ parse_process_fields (json_walk *w, yajl_val po, oci_process *p, bool require_ar
         return -1;
     }
   jw_pop (w, saved);
-  if (parse_user (w, po, &p->user) < 0 || jw_field_strv (w, po, "args", &p->args) < 0
-      || jw_field_string (w, po, "commandLine", &p->command_line) < 0
-      || jw_field_strv (w, po, "env", &p->env) < 0 || jw_field_string (w, po, "cwd", &p->cwd) < 0
-      || parse_capabilities (w, po, &p->capabilities) < 0 || parse_rlimits (w, po, p) < 0
-      || jw_field_bool (w, po, "noNewPrivileges", &p->no_new_privileges) < 0
-      || jw_field_string (w, po, "apparmorProfile", &p->apparmor_profile) < 0
-      || jw_field_opt_i64 (w, po, "oomScoreAdj", &p->oom_score_adj) < 0
-      || jw_field_string (w, po, "selinuxLabel", &p->selinux_label) < 0)
-    return -1;
+  return 0;
+}
+
+/* Checks that need several fields, or the whole of one: after they are all
+ * read, so that a type error is reported before a value error. */
+static int
+check_process_fields (json_walk *w, const oci_process *p, bool require_args)
+{
   if (p->cwd == NULL)
     {
       jw_fail_key (w, "cwd", "required field is missing");
@@ -258,9 +255,14 @@ parse_process_fields (json_walk *w, yajl_val po, oci_process *p, bool require_ar
       jw_fail_key (w, "oomScoreAdj", "%lld is outside -1000..1000", (long long) p->oom_score_adj.value);
       return -1;
     }
+  return 0;
+}
 
-  /* scheduler */
+static int
+parse_scheduler (json_walk *w, yajl_val po, oci_process *p)
+{
   yajl_val so;
+  size_t saved;
   if (enter_object (w, po, "scheduler", &so, &saved) < 0)
     return -1;
   if (so)
@@ -290,8 +292,14 @@ parse_process_fields (json_walk *w, yajl_val po, oci_process *p, bool require_ar
       p->scheduler.period = per.value;
     }
   jw_pop (w, saved);
+  return 0;
+}
 
+static int
+parse_io_priority (json_walk *w, yajl_val po, oci_process *p)
+{
   yajl_val io;
+  size_t saved;
   if (enter_object (w, po, "ioPriority", &io, &saved) < 0)
     return -1;
   if (io)
@@ -321,8 +329,14 @@ parse_process_fields (json_walk *w, yajl_val po, oci_process *p, bool require_ar
       p->io_priority.priority = (int) prio.value;
     }
   jw_pop (w, saved);
+  return 0;
+}
 
+static int
+parse_exec_cpu_affinity (json_walk *w, yajl_val po, oci_process *p)
+{
   yajl_val aff;
+  size_t saved;
   if (enter_object (w, po, "execCPUAffinity", &aff, &saved) < 0)
     return -1;
   if (aff
@@ -330,6 +344,28 @@ parse_process_fields (json_walk *w, yajl_val po, oci_process *p, bool require_ar
           || jw_field_string (w, aff, "final", &p->exec_cpu_affinity_final) < 0))
     return -1;
   jw_pop (w, saved);
+  return 0;
+}
+
+/* A Process object: .process of a config, or what `exec --process` reads. */
+static int
+parse_process_fields (json_walk *w, yajl_val po, oci_process *p, bool require_args)
+{
+  if (jw_field_bool (w, po, "terminal", &p->terminal) < 0 || parse_console_size (w, po, p) < 0)
+    return -1;
+  if (parse_user (w, po, &p->user) < 0 || jw_field_strv (w, po, "args", &p->args) < 0
+      || jw_field_string (w, po, "commandLine", &p->command_line) < 0
+      || jw_field_strv (w, po, "env", &p->env) < 0 || jw_field_string (w, po, "cwd", &p->cwd) < 0
+      || parse_capabilities (w, po, &p->capabilities) < 0 || parse_rlimits (w, po, p) < 0
+      || jw_field_bool (w, po, "noNewPrivileges", &p->no_new_privileges) < 0
+      || jw_field_string (w, po, "apparmorProfile", &p->apparmor_profile) < 0
+      || jw_field_opt_i64 (w, po, "oomScoreAdj", &p->oom_score_adj) < 0
+      || jw_field_string (w, po, "selinuxLabel", &p->selinux_label) < 0)
+    return -1;
+  if (check_process_fields (w, p, require_args) < 0)
+    return -1;
+  if (parse_scheduler (w, po, p) < 0 || parse_io_priority (w, po, p) < 0 || parse_exec_cpu_affinity (w, po, p) < 0)
+    return -1;
   return 0;
 }
 
@@ -552,16 +588,12 @@ parse_blkio_devices (json_walk *w, yajl_val obj, const char *key, bool is_weight
   return 0;
 }
 
-/* A LinuxResources object: linux.resources of a config, or what `update
- * --resources` reads. */
 static int
-parse_resources_object (json_walk *w, yajl_val ro, oci_resources *r)
+parse_memory (json_walk *w, yajl_val ro, oci_resources *r)
 {
-  yajl_val o, arr;
-  size_t s2, s3;
-  r->present = true;
-
-  if (enter_object (w, ro, "memory", &o, &s2) < 0)
+  yajl_val o;
+  size_t saved;
+  if (enter_object (w, ro, "memory", &o, &saved) < 0)
     return -1;
   if (o)
     {
@@ -577,9 +609,16 @@ parse_resources_object (json_walk *w, yajl_val ro, oci_resources *r)
           || jw_field_opt_bool (w, o, "checkBeforeUpdate", &r->memory.check_before_update) < 0)
         return -1;
     }
-  jw_pop (w, s2);
+  jw_pop (w, saved);
+  return 0;
+}
 
-  if (enter_object (w, ro, "cpu", &o, &s2) < 0)
+static int
+parse_cpu (json_walk *w, yajl_val ro, oci_resources *r)
+{
+  yajl_val o;
+  size_t saved;
+  if (enter_object (w, ro, "cpu", &o, &saved) < 0)
     return -1;
   if (o)
     {
@@ -592,9 +631,16 @@ parse_resources_object (json_walk *w, yajl_val ro, oci_resources *r)
           || jw_field_opt_i64 (w, o, "idle", &r->cpu.idle) < 0)
         return -1;
     }
-  jw_pop (w, s2);
+  jw_pop (w, saved);
+  return 0;
+}
 
-  if (enter_object (w, ro, "pids", &o, &s2) < 0)
+static int
+parse_pids (json_walk *w, yajl_val ro, oci_resources *r)
+{
+  yajl_val o;
+  size_t saved;
+  if (enter_object (w, ro, "pids", &o, &saved) < 0)
     return -1;
   if (o)
     {
@@ -602,9 +648,16 @@ parse_resources_object (json_walk *w, yajl_val ro, oci_resources *r)
       if (jw_field_opt_i64 (w, o, "limit", &r->pids.limit) < 0)
         return -1;
     }
-  jw_pop (w, s2);
+  jw_pop (w, saved);
+  return 0;
+}
 
-  if (enter_object (w, ro, "blockIO", &o, &s2) < 0)
+static int
+parse_block_io (json_walk *w, yajl_val ro, oci_resources *r)
+{
+  yajl_val o;
+  size_t saved;
+  if (enter_object (w, ro, "blockIO", &o, &saved) < 0)
     return -1;
   if (o)
     {
@@ -618,9 +671,16 @@ parse_resources_object (json_walk *w, yajl_val ro, oci_resources *r)
           || parse_blkio_devices (w, o, "throttleWriteIOPSDevice", false, &r->block_io.throttle_write_iops) < 0)
         return -1;
     }
-  jw_pop (w, s2);
+  jw_pop (w, saved);
+  return 0;
+}
 
-  if (enter_array (w, ro, "hugepageLimits", &arr, &s2) < 0)
+static int
+parse_hugepage_limits (json_walk *w, yajl_val ro, oci_resources *r)
+{
+  yajl_val arr;
+  size_t saved;
+  if (enter_array (w, ro, "hugepageLimits", &arr, &saved) < 0)
     return -1;
   if (arr)
     {
@@ -636,15 +696,22 @@ parse_resources_object (json_walk *w, yajl_val ro, oci_resources *r)
         r->hugepage_limits[i].limit = limit.value;
       }
     }
-  jw_pop (w, s2);
+  jw_pop (w, saved);
+  return 0;
+}
 
-  if (enter_object (w, ro, "network", &o, &s2) < 0)
+static int
+parse_network (json_walk *w, yajl_val ro, oci_resources *r)
+{
+  yajl_val o, arr;
+  size_t saved, s2;
+  if (enter_object (w, ro, "network", &o, &saved) < 0)
     return -1;
   if (o)
     {
       r->network.present = true;
       if (jw_field_opt_u64 (w, o, "classID", &r->network.class_id) < 0
-          || enter_array (w, o, "priorities", &arr, &s3) < 0)
+          || enter_array (w, o, "priorities", &arr, &s2) < 0)
         return -1;
       if (arr)
         {
@@ -658,33 +725,46 @@ parse_resources_object (json_walk *w, yajl_val ro, oci_resources *r)
               return -1;
           }
         }
-      jw_pop (w, s3);
+      jw_pop (w, s2);
     }
-  jw_pop (w, s2);
+  jw_pop (w, saved);
+  return 0;
+}
 
-  if (enter_object (w, ro, "rdma", &o, &s2) < 0)
+static int
+parse_rdma (json_walk *w, yajl_val ro, oci_resources *r)
+{
+  yajl_val o;
+  size_t saved;
+  if (enter_object (w, ro, "rdma", &o, &saved) < 0)
     return -1;
   if (o)
     {
       r->rdma = xmalloc0 ((o->u.object.len + 1) * sizeof (*r->rdma));
       for (size_t i = 0; i < o->u.object.len; i++)
         {
-          size_t s4 = jw_push_key (w, o->u.object.keys[i]);
+          size_t s2 = jw_push_key (w, o->u.object.keys[i]);
           yajl_val e = o->u.object.values[i];
           r->rdma[i].device = xstrdup (o->u.object.keys[i]);
           r->n_rdma++;
           if (jw_expect_object (w, e) < 0 || jw_field_opt_u64 (w, e, "hcaHandles", &r->rdma[i].hca_handles) < 0
               || jw_field_opt_u64 (w, e, "hcaObjects", &r->rdma[i].hca_objects) < 0)
             return -1;
-          jw_pop (w, s4);
+          jw_pop (w, s2);
         }
     }
-  jw_pop (w, s2);
+  jw_pop (w, saved);
+  return 0;
+}
 
-  if (jw_field_string_map (w, ro, "unified", &r->unified) < 0)
-    return -1;
-
-  if (enter_array (w, ro, "devices", &arr, &s2) < 0)
+/* linux.resources.devices: the device cgroup's rules (not linux.devices,
+ * the nodes to create). */
+static int
+parse_device_rules (json_walk *w, yajl_val ro, oci_resources *r)
+{
+  yajl_val arr;
+  size_t saved;
+  if (enter_array (w, ro, "devices", &arr, &saved) < 0)
     return -1;
   if (arr)
     {
@@ -703,7 +783,21 @@ parse_resources_object (json_walk *w, yajl_val ro, oci_resources *r)
           return jw_fail (w, "device access \"%s\" may only contain r, w, m", d->access);
       }
     }
-  jw_pop (w, s2);
+  jw_pop (w, saved);
+  return 0;
+}
+
+/* A LinuxResources object: linux.resources of a config, or what `update
+ * --resources` reads. */
+static int
+parse_resources_object (json_walk *w, yajl_val ro, oci_resources *r)
+{
+  r->present = true;
+  if (parse_memory (w, ro, r) < 0 || parse_cpu (w, ro, r) < 0 || parse_pids (w, ro, r) < 0
+      || parse_block_io (w, ro, r) < 0 || parse_hugepage_limits (w, ro, r) < 0 || parse_network (w, ro, r) < 0
+      || parse_rdma (w, ro, r) < 0 || jw_field_string_map (w, ro, "unified", &r->unified) < 0
+      || parse_device_rules (w, ro, r) < 0)
+    return -1;
   return 0;
 }
 
@@ -720,26 +814,10 @@ parse_resources (json_walk *w, yajl_val lo, oci_resources *r)
   return 0;
 }
 
+/* The names in .seccomp that must be ones this runtime knows. */
 static int
-parse_seccomp (json_walk *w, yajl_val lo, oci_seccomp *sc)
+check_seccomp_names (json_walk *w, oci_seccomp *sc)
 {
-  yajl_val so, arr;
-  size_t saved, s2;
-  if (enter_object (w, lo, "seccomp", &so, &saved) < 0)
-    return -1;
-  if (so == NULL)
-    {
-      jw_pop (w, saved);
-      return 0;
-    }
-  sc->present = true;
-  if (jw_field_required_string (w, so, "defaultAction", &sc->default_action_name) < 0
-      || jw_field_opt_u64 (w, so, "defaultErrnoRet", &sc->default_errno_ret) < 0
-      || jw_field_strv (w, so, "architectures", &sc->architectures) < 0
-      || jw_field_strv (w, so, "flags", &sc->flags) < 0
-      || jw_field_string (w, so, "listenerPath", &sc->listener_path) < 0
-      || jw_field_string (w, so, "listenerMetadata", &sc->listener_metadata) < 0)
-    return -1;
   sc->default_action = oci_seccomp_action_from_name (sc->default_action_name);
   if (sc->default_action < 0)
     {
@@ -766,73 +844,118 @@ parse_seccomp (json_walk *w, yajl_val lo, oci_seccomp *sc)
         jw_pop (w, s);
         return -1;
       }
+  return 0;
+}
 
-  if (enter_array (w, so, "syscalls", &arr, &s2) < 0)
+static int
+parse_seccomp_args (json_walk *w, yajl_val e, oci_seccomp_syscall *sys)
+{
+  yajl_val args;
+  size_t saved;
+  if (enter_array (w, e, "args", &args, &saved) < 0)
+    return -1;
+  if (args)
+    {
+      sys->args = xmalloc0 ((args->u.array.len + 1) * sizeof (*sys->args));
+      FOR_EACH_ELEMENT (w, args, j, a)
+      {
+        struct oci_seccomp_arg *arg = &sys->args[j];
+        char *op = NULL;
+        oci_opt_u64 value = { 0 }, value_two = { 0 };
+        sys->n_args++;
+        if (jw_expect_object (w, a) < 0 || jw_field_u32 (w, a, "index", &arg->index) < 0
+            || jw_field_opt_u64 (w, a, "value", &value) < 0 || jw_field_opt_u64 (w, a, "valueTwo", &value_two) < 0
+            || jw_field_required_string (w, a, "op", &op) < 0)
+          {
+            free (op);
+            return -1;
+          }
+        arg->value = value.value;
+        arg->value_two = value_two.value;
+        arg->op = oci_seccomp_operator_from_name (op);
+        if (arg->op < 0)
+          {
+            jw_fail_key (w, "op", "unknown seccomp operator \"%s\"", op);
+            free (op);
+            return -1;
+          }
+        free (op);
+        if (arg->index > 5)
+          return jw_fail (w, "argument index %u is above 5", arg->index);
+      }
+    }
+  jw_pop (w, saved);
+  return 0;
+}
+
+/* One element of .seccomp.syscalls. */
+static int
+parse_seccomp_syscall (json_walk *w, yajl_val e, oci_seccomp_syscall *sys)
+{
+  oci_strv names = { 0 };
+  if (jw_expect_object (w, e) < 0)
+    return -1;
+  int r = jw_field_strv (w, e, "names", &names);
+  /* Owned by sys even when a later name is rejected. */
+  sys->names = names.v;
+  sys->n = names.n;
+  if (r < 0)
+    return -1;
+  if (jw_field_required_string (w, e, "action", &sys->action_name) < 0
+      || jw_field_opt_u64 (w, e, "errnoRet", &sys->errno_ret) < 0)
+    return -1;
+  sys->action = oci_seccomp_action_from_name (sys->action_name);
+  if (sys->action < 0)
+    {
+      jw_fail_key (w, "action", "unknown seccomp action \"%s\"", sys->action_name);
+      return -1;
+    }
+  return parse_seccomp_args (w, e, sys);
+}
+
+static int
+parse_seccomp_syscalls (json_walk *w, yajl_val so, oci_seccomp *sc)
+{
+  yajl_val arr;
+  size_t saved;
+  if (enter_array (w, so, "syscalls", &arr, &saved) < 0)
     return -1;
   if (arr)
     {
       sc->syscalls = xmalloc0 ((arr->u.array.len + 1) * sizeof (*sc->syscalls));
       FOR_EACH_ELEMENT (w, arr, i, e)
       {
-        oci_seccomp_syscall *sys = &sc->syscalls[i];
-        oci_strv names = { 0 };
         sc->n_syscalls++;
-        if (jw_expect_object (w, e) < 0)
+        if (parse_seccomp_syscall (w, e, &sc->syscalls[i]) < 0)
           return -1;
-        int r = jw_field_strv (w, e, "names", &names);
-        /* Owned by sys even when a later name is rejected. */
-        sys->names = names.v;
-        sys->n = names.n;
-        if (r < 0)
-          return -1;
-        if (jw_field_required_string (w, e, "action", &sys->action_name) < 0
-            || jw_field_opt_u64 (w, e, "errnoRet", &sys->errno_ret) < 0)
-          return -1;
-        sys->action = oci_seccomp_action_from_name (sys->action_name);
-        if (sys->action < 0)
-          {
-            jw_fail_key (w, "action", "unknown seccomp action \"%s\"", sys->action_name);
-            return -1;
-          }
-        yajl_val args;
-        size_t s3;
-        if (enter_array (w, e, "args", &args, &s3) < 0)
-          return -1;
-        if (args)
-          {
-            sys->args = xmalloc0 ((args->u.array.len + 1) * sizeof (*sys->args));
-            FOR_EACH_ELEMENT (w, args, j, a)
-            {
-              struct oci_seccomp_arg *arg = &sys->args[j];
-              char *op = NULL;
-              oci_opt_u64 value = { 0 }, value_two = { 0 };
-              sys->n_args++;
-              if (jw_expect_object (w, a) < 0 || jw_field_u32 (w, a, "index", &arg->index) < 0
-                  || jw_field_opt_u64 (w, a, "value", &value) < 0
-                  || jw_field_opt_u64 (w, a, "valueTwo", &value_two) < 0
-                  || jw_field_required_string (w, a, "op", &op) < 0)
-                {
-                  free (op);
-                  return -1;
-                }
-              arg->value = value.value;
-              arg->value_two = value_two.value;
-              arg->op = oci_seccomp_operator_from_name (op);
-              if (arg->op < 0)
-                {
-                  jw_fail_key (w, "op", "unknown seccomp operator \"%s\"", op);
-                  free (op);
-                  return -1;
-                }
-              free (op);
-              if (arg->index > 5)
-                return jw_fail (w, "argument index %u is above 5", arg->index);
-            }
-          }
-        jw_pop (w, s3);
       }
     }
-  jw_pop (w, s2);
+  jw_pop (w, saved);
+  return 0;
+}
+
+static int
+parse_seccomp (json_walk *w, yajl_val lo, oci_seccomp *sc)
+{
+  yajl_val so;
+  size_t saved;
+  if (enter_object (w, lo, "seccomp", &so, &saved) < 0)
+    return -1;
+  if (so == NULL)
+    {
+      jw_pop (w, saved);
+      return 0;
+    }
+  sc->present = true;
+  if (jw_field_required_string (w, so, "defaultAction", &sc->default_action_name) < 0
+      || jw_field_opt_u64 (w, so, "defaultErrnoRet", &sc->default_errno_ret) < 0
+      || jw_field_strv (w, so, "architectures", &sc->architectures) < 0
+      || jw_field_strv (w, so, "flags", &sc->flags) < 0
+      || jw_field_string (w, so, "listenerPath", &sc->listener_path) < 0
+      || jw_field_string (w, so, "listenerMetadata", &sc->listener_metadata) < 0)
+    return -1;
+  if (check_seccomp_names (w, sc) < 0 || parse_seccomp_syscalls (w, so, sc) < 0)
+    return -1;
   jw_pop (w, saved);
   return 0;
 }
@@ -857,10 +980,96 @@ parse_time_offset (json_walk *w, yajl_val to, const char *key, bool *has, oci_ti
 }
 
 static int
+parse_time_offsets (json_walk *w, yajl_val lo, oci_linux *l)
+{
+  yajl_val o;
+  size_t saved;
+  if (enter_object (w, lo, "timeOffsets", &o, &saved) < 0)
+    return -1;
+  if (o
+      && (parse_time_offset (w, o, "monotonic", &l->has_time_monotonic, &l->time_monotonic) < 0
+          || parse_time_offset (w, o, "boottime", &l->has_time_boottime, &l->time_boottime) < 0))
+    return -1;
+  jw_pop (w, saved);
+  return 0;
+}
+
+static int
+parse_personality (json_walk *w, yajl_val lo, oci_linux *l)
+{
+  yajl_val o;
+  size_t saved;
+  if (enter_object (w, lo, "personality", &o, &saved) < 0)
+    return -1;
+  if (o)
+    {
+      l->personality.present = true;
+      if (jw_field_required_string (w, o, "domain", &l->personality.domain) < 0
+          || jw_field_strv (w, o, "flags", &l->personality.flags) < 0)
+        return -1;
+      if (strcmp (l->personality.domain, "LINUX") != 0 && strcmp (l->personality.domain, "LINUX32") != 0)
+        {
+          jw_fail_key (w, "domain", "unknown personality domain \"%s\"", l->personality.domain);
+          return -1;
+        }
+    }
+  jw_pop (w, saved);
+  return 0;
+}
+
+/* Read so that create can refuse it: this runtime does not support it. */
+static int
+parse_intel_rdt (json_walk *w, yajl_val lo, oci_linux *l)
+{
+  yajl_val o;
+  size_t saved;
+  if (enter_object (w, lo, "intelRdt", &o, &saved) < 0)
+    return -1;
+  if (o)
+    {
+      l->intel_rdt.present = true;
+      if (jw_field_string (w, o, "closID", &l->intel_rdt.clos_id) < 0
+          || jw_field_string (w, o, "l3CacheSchema", &l->intel_rdt.l3_cache_schema) < 0
+          || jw_field_string (w, o, "memBwSchema", &l->intel_rdt.mem_bw_schema) < 0
+          || jw_field_bool (w, o, "enableCMT", &l->intel_rdt.enable_cmt) < 0
+          || jw_field_bool (w, o, "enableMBM", &l->intel_rdt.enable_mbm) < 0)
+        return -1;
+    }
+  jw_pop (w, saved);
+  return 0;
+}
+
+/* Read so that create can refuse it: this runtime does not support it. */
+static int
+parse_net_devices (json_walk *w, yajl_val lo, oci_linux *l)
+{
+  yajl_val o;
+  size_t saved;
+  if (enter_object (w, lo, "netDevices", &o, &saved) < 0)
+    return -1;
+  if (o)
+    {
+      l->net_devices.v = xmalloc0 ((o->u.object.len + 1) * sizeof (*l->net_devices.v));
+      for (size_t i = 0; i < o->u.object.len; i++)
+        {
+          size_t s2 = jw_push_key (w, o->u.object.keys[i]);
+          l->net_devices.v[i].host_name = xstrdup (o->u.object.keys[i]);
+          l->net_devices.n++;
+          if (jw_expect_object (w, o->u.object.values[i]) < 0
+              || jw_field_string (w, o->u.object.values[i], "name", &l->net_devices.v[i].name) < 0)
+            return -1;
+          jw_pop (w, s2);
+        }
+    }
+  jw_pop (w, saved);
+  return 0;
+}
+
+static int
 parse_linux (json_walk *w, yajl_val root, oci_linux *l)
 {
-  yajl_val lo, o;
-  size_t saved, s2;
+  yajl_val lo;
+  size_t saved;
   if (enter_object (w, root, "linux", &lo, &saved) < 0)
     return -1;
   if (lo == NULL)
@@ -886,62 +1095,9 @@ parse_linux (json_walk *w, yajl_val root, oci_linux *l)
       jw_fail_key (w, "rootfsPropagation", "unknown propagation \"%s\"", l->rootfs_propagation);
       return -1;
     }
-
-  if (enter_object (w, lo, "timeOffsets", &o, &s2) < 0)
+  if (parse_time_offsets (w, lo, l) < 0 || parse_personality (w, lo, l) < 0 || parse_intel_rdt (w, lo, l) < 0
+      || parse_net_devices (w, lo, l) < 0)
     return -1;
-  if (o
-      && (parse_time_offset (w, o, "monotonic", &l->has_time_monotonic, &l->time_monotonic) < 0
-          || parse_time_offset (w, o, "boottime", &l->has_time_boottime, &l->time_boottime) < 0))
-    return -1;
-  jw_pop (w, s2);
-
-  if (enter_object (w, lo, "personality", &o, &s2) < 0)
-    return -1;
-  if (o)
-    {
-      l->personality.present = true;
-      if (jw_field_required_string (w, o, "domain", &l->personality.domain) < 0
-          || jw_field_strv (w, o, "flags", &l->personality.flags) < 0)
-        return -1;
-      if (strcmp (l->personality.domain, "LINUX") != 0 && strcmp (l->personality.domain, "LINUX32") != 0)
-        {
-          jw_fail_key (w, "domain", "unknown personality domain \"%s\"", l->personality.domain);
-          return -1;
-        }
-    }
-  jw_pop (w, s2);
-
-  if (enter_object (w, lo, "intelRdt", &o, &s2) < 0)
-    return -1;
-  if (o)
-    {
-      l->intel_rdt.present = true;
-      if (jw_field_string (w, o, "closID", &l->intel_rdt.clos_id) < 0
-          || jw_field_string (w, o, "l3CacheSchema", &l->intel_rdt.l3_cache_schema) < 0
-          || jw_field_string (w, o, "memBwSchema", &l->intel_rdt.mem_bw_schema) < 0
-          || jw_field_bool (w, o, "enableCMT", &l->intel_rdt.enable_cmt) < 0
-          || jw_field_bool (w, o, "enableMBM", &l->intel_rdt.enable_mbm) < 0)
-        return -1;
-    }
-  jw_pop (w, s2);
-
-  if (enter_object (w, lo, "netDevices", &o, &s2) < 0)
-    return -1;
-  if (o)
-    {
-      l->net_devices.v = xmalloc0 ((o->u.object.len + 1) * sizeof (*l->net_devices.v));
-      for (size_t i = 0; i < o->u.object.len; i++)
-        {
-          size_t s4 = jw_push_key (w, o->u.object.keys[i]);
-          l->net_devices.v[i].host_name = xstrdup (o->u.object.keys[i]);
-          l->net_devices.n++;
-          if (jw_expect_object (w, o->u.object.values[i]) < 0
-              || jw_field_string (w, o->u.object.values[i], "name", &l->net_devices.v[i].name) < 0)
-            return -1;
-          jw_pop (w, s4);
-        }
-    }
-  jw_pop (w, s2);
   jw_pop (w, saved);
   return 0;
 }
