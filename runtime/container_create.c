@@ -128,45 +128,50 @@ read_config (const struct hv_runtime *rt, const char *bundle, char **text, oci_s
   return rt->config_filter (rt->config_filter_data, path, text, spec, err);
 }
 
-/* Parent half of the sync protocol: answer the init until it is ready. */
 static int
-drive_init (struct create_run *r, const struct hv_create_opts *opts, hv_error **err)
+set_oom_score_adj (const struct create_run *r, hv_error **err)
 {
-  int sock = r->sock[0];
-  if (r->ns.new_user && hv_ns_write_id_maps (r->pid, r->spec, err) < 0)
-    return -1;
-  if (r->spec->process.oom_score_adj.set)
-    {
-      char path[64], val[32];
-      snprintf (path, sizeof (path), "/proc/%d/oom_score_adj", r->pid);
-      int n = snprintf (val, sizeof (val), "%lld", (long long) r->spec->process.oom_score_adj.value);
-      if (write_file_at (AT_FDCWD, path, val, (size_t) n, 0, err) < 0)
-        return hv_error_wrap (err, "set oomScoreAdj");
-    }
-  /* haven run asks for no cgroup when it sets no limits: the pid
-   * namespace already contains every process, and creating a directory in
-   * each of a hybrid host's hierarchies is most of a short run's cost. */
-  const char *cg = oci_kv_get (&r->spec->annotations, "run.haven.cgroup");
-  if (cg && strcmp (cg, "if-limited") == 0 && !r->spec->linux_cfg.resources.present
-      && oci_spec_find_namespace (r->spec, CLONE_NEWPID))
-    {
-      free (r->c->cgroup_path);
-      r->c->cgroup_path = xstrdup ("");
-    }
-  else if (r->c->systemd_cgroup)
-    {
-      /* systemd puts init in the scope; hv_cgroup_enter then only adds the
-       * v1 hierarchies systemd does not manage on a hybrid host (as runc
-       * joins them) and rewrites the same pid on v2.  No rootless
-       * fallback: hv_systemd_check refused rootless already. */
-      if (hv_systemd_start (r->c->cgroup_path, r->pid, &r->spec->linux_cfg, err) < 0)
-        return hv_error_wrap (err, "cgroup");
-      r->cgroup_made = true;
-      if (hv_cgroup_enter (r->c->cgroup_path, r->pid, err) < 0
-          || hv_cgroup_apply_resources (r->c->cgroup_path, &r->spec->linux_cfg, HV_CG_DEVICES, err) < 0)
-        return hv_error_wrap (err, "cgroup");
-    }
-  else if (hv_cgroup_enter (r->c->cgroup_path, r->pid, err) < 0)
+  if (!r->spec->process.oom_score_adj.set)
+    return 0;
+  char path[64], val[32];
+  snprintf (path, sizeof (path), "/proc/%d/oom_score_adj", r->pid);
+  int n = snprintf (val, sizeof (val), "%lld", (long long) r->spec->process.oom_score_adj.value);
+  if (write_file_at (AT_FDCWD, path, val, (size_t) n, 0, err) < 0)
+    return hv_error_wrap (err, "set oomScoreAdj");
+  return 0;
+}
+
+/* haven run asks for no cgroup when it sets no limits: the pid
+ * namespace already contains every process, and creating a directory in
+ * each of a hybrid host's hierarchies is most of a short run's cost. */
+static bool
+wants_no_cgroup (const oci_spec *spec)
+{
+  const char *cg = oci_kv_get (&spec->annotations, "run.haven.cgroup");
+  return cg && strcmp (cg, "if-limited") == 0 && !spec->linux_cfg.resources.present
+         && oci_spec_find_namespace (spec, CLONE_NEWPID);
+}
+
+static int
+enter_systemd_cgroup (struct create_run *r, hv_error **err)
+{
+  /* systemd puts init in the scope; hv_cgroup_enter then only adds the
+   * v1 hierarchies systemd does not manage on a hybrid host (as runc
+   * joins them) and rewrites the same pid on v2.  No rootless
+   * fallback: hv_systemd_check refused rootless already. */
+  if (hv_systemd_start (r->c->cgroup_path, r->pid, &r->spec->linux_cfg, err) < 0)
+    return hv_error_wrap (err, "cgroup");
+  r->cgroup_made = true;
+  if (hv_cgroup_enter (r->c->cgroup_path, r->pid, err) < 0
+      || hv_cgroup_apply_resources (r->c->cgroup_path, &r->spec->linux_cfg, HV_CG_DEVICES, err) < 0)
+    return hv_error_wrap (err, "cgroup");
+  return 0;
+}
+
+static int
+enter_cgroup (struct create_run *r, hv_error **err)
+{
+  if (hv_cgroup_enter (r->c->cgroup_path, r->pid, err) < 0)
     {
       /* Rootless: an unprivileged user usually cannot create cgroups.  With
        * no limits to enforce the container can do without one (as with
@@ -180,57 +185,93 @@ drive_init (struct create_run *r, const struct hv_create_opts *opts, hv_error **
       hv_cgroup_destroy (r->c->cgroup_path, NULL);
       free (r->c->cgroup_path);
       r->c->cgroup_path = xstrdup ("");
+      return 0;
     }
-  else
+  r->cgroup_made = true;
+  if (hv_cgroup_apply_resources (r->c->cgroup_path, &r->spec->linux_cfg, HV_CG_DEVICES, err) < 0)
+    return hv_error_wrap (err, "cgroup");
+  return 0;
+}
+
+/* Init's cgroup and limits, set while init still waits for HV_SYNC_GO. */
+static int
+place_in_cgroup (struct create_run *r, hv_error **err)
+{
+  if (wants_no_cgroup (r->spec))
     {
-      r->cgroup_made = true;
-      if (hv_cgroup_apply_resources (r->c->cgroup_path, &r->spec->linux_cfg, HV_CG_DEVICES, err) < 0)
-        return hv_error_wrap (err, "cgroup");
+      free (r->c->cgroup_path);
+      r->c->cgroup_path = xstrdup ("");
+      return 0;
     }
-  if (hv_sync_send (sock, HV_SYNC_GO, NULL, 0, -1, err) < 0)
+  if (r->c->systemd_cgroup)
+    return enter_systemd_cgroup (r, err);
+  return enter_cgroup (r, err);
+}
+
+/* After a double fork, init is the grandchild: follow it and reap the
+ * first child, which exits once it has reported it. */
+static void
+follow_grandchild (struct create_run *r, const char *payload)
+{
+  r->stage1 = r->pid;
+  r->pid = (pid_t) atoi (payload);
+  waitpid (r->stage1, NULL, 0);
+  r->stage1 = 0;
+}
+
+static int
+run_runtime_hooks (struct create_run *r, hv_error **err)
+{
+  r->c->pid = r->pid;
+  r->hooks_started = true;
+  /* The environment exists: hooks see the container as created
+   * (what the runtime-tools validation suite checks). */
+  cleanup_free char *created = hv_container_state_json (r->c, HV_STATUS_CREATED, false);
+  if (hv_hooks_run (&r->spec->hooks.prestart, "prestart", created, err) < 0
+      || hv_hooks_run (&r->spec->hooks.create_runtime, "createRuntime", created, err) < 0)
     return -1;
+  return hv_sync_send (r->sock[0], HV_SYNC_HOOKS_DONE, created, strlen (created), -1, err);
+}
+
+/* The terminal's master side, to our caller (haven run) or to the
+ * --console-socket. */
+static int
+pass_console (const struct hv_create_opts *opts, int fd, hv_error **err)
+{
+  if (opts->console_master)
+    {
+      *opts->console_master = fd;
+      return 0;
+    }
+  int r2 = hv_console_send (opts->console_socket, fd, err);
+  close (fd);
+  return r2 < 0 ? -1 : 0;
+}
+
+/* Answer init's requests until it reports ready or fails. */
+static int
+answer_init (struct create_run *r, const struct hv_create_opts *opts, hv_error **err)
+{
   for (;;)
     {
       enum hv_sync_type type;
       cleanup_free char *payload = NULL;
       int fd = -1;
-      if (hv_sync_recv (sock, &type, &payload, &fd, err) < 0)
+      if (hv_sync_recv (r->sock[0], &type, &payload, &fd, err) < 0)
         return -1;
       switch (type)
         {
         case HV_SYNC_GRANDCHILD:
-          r->stage1 = r->pid;
-          r->pid = (pid_t) atoi (payload);
-          waitpid (r->stage1, NULL, 0);
-          r->stage1 = 0;
+          follow_grandchild (r, payload);
           break;
         case HV_SYNC_RUN_HOOKS:
-          {
-            r->c->pid = r->pid;
-            r->hooks_started = true;
-            /* The environment exists: hooks see the container as created
-             * (what the runtime-tools validation suite checks). */
-            cleanup_free char *created = hv_container_state_json (r->c, HV_STATUS_CREATED, false);
-            if (hv_hooks_run (&r->spec->hooks.prestart, "prestart", created, err) < 0
-                || hv_hooks_run (&r->spec->hooks.create_runtime, "createRuntime", created, err) < 0)
-              return -1;
-            if (hv_sync_send (sock, HV_SYNC_HOOKS_DONE, created, strlen (created), -1, err) < 0)
-              return -1;
-            break;
-          }
+          if (run_runtime_hooks (r, err) < 0)
+            return -1;
+          break;
         case HV_SYNC_CONSOLE:
-          {
-            if (opts->console_master)
-              {
-                *opts->console_master = fd;
-                break;
-              }
-            int r2 = hv_console_send (opts->console_socket, fd, err);
-            close (fd);
-            if (r2 < 0)
-              return -1;
-            break;
-          }
+          if (pass_console (opts, fd, err) < 0)
+            return -1;
+          break;
         case HV_SYNC_READY:
           return 0;
         case HV_SYNC_ERROR:
@@ -241,6 +282,186 @@ drive_init (struct create_run *r, const struct hv_create_opts *opts, hv_error **
           return hv_error_set (err, 0, "sync: unexpected message %d", type);
         }
     }
+}
+
+/* Parent half of the sync protocol: answer the init until it is ready. */
+static int
+drive_init (struct create_run *r, const struct hv_create_opts *opts, hv_error **err)
+{
+  if (r->ns.new_user && hv_ns_write_id_maps (r->pid, r->spec, err) < 0)
+    return -1;
+  if (set_oom_score_adj (r, err) < 0 || place_in_cgroup (r, err) < 0)
+    return -1;
+  if (hv_sync_send (r->sock[0], HV_SYNC_GO, NULL, 0, -1, err) < 0)
+    return -1;
+  return answer_init (r, opts, err);
+}
+
+/* What create needs of config.json beyond what the parser checks. */
+static int
+check_config (const oci_spec *spec, const struct hv_create_opts *opts, const char *bundle, hv_error **err)
+{
+  if (!spec->has_process)
+    return hv_error_set (err, 0, "%s/config.json: .process: required to create a container", bundle);
+  if (spec->process.terminal && opts->console_socket == NULL && opts->console_master == NULL)
+    return hv_error_set (err, 0, "process.terminal is true but no --console-socket was given");
+  if (!spec->process.terminal && opts->console_socket)
+    return hv_error_set (err, 0, "--console-socket given but process.terminal is false");
+  /* Fields this runtime reads but cannot enforce: refuse rather than run
+   * a container with less isolation or fewer devices than it asked for. */
+  if (spec->linux_cfg.intel_rdt.present)
+    return hv_error_set (err, 0, "%s/config.json: .linux.intelRdt: Intel RDT is not supported", bundle);
+  if (spec->linux_cfg.net_devices.n)
+    return hv_error_set (err, 0, "%s/config.json: .linux.netDevices: moving network devices is not supported",
+                         bundle);
+  return 0;
+}
+
+static int
+make_state_dir (const struct hv_runtime *rt, const char *id, const char *dir, hv_error **err)
+{
+  if (mkdir_p (rt->root, 0700, err) < 0)
+    return -1;
+  if (mkdir (dir, 0700) < 0)
+    {
+      if (errno == EEXIST)
+        return hv_error_set (err, 0, "container with id \"%s\" already exists", id);
+      return hv_error_set (err, errno, "create state directory %s", dir);
+    }
+  return 0;
+}
+
+/* The container's record (what state.json will say), and the lock on its
+ * state directory. */
+static int
+new_container_record (const struct hv_runtime *rt, const struct hv_create_opts *opts, struct create_run *r, char **dir,
+                      const char *bundle, const char *rootfs, hv_error **err)
+{
+  r->c = xmalloc0 (sizeof (*r->c));
+  r->c->id = xstrdup (opts->id);
+  r->c->dir = steal_pointer (dir);
+  /* Until state.json exists, `delete` (an engine's cleanup, a concurrent
+   * `delete --force` sweep) must not take the directory from under us. */
+  r->lock = hv_state_lock_create (r->c->dir, err);
+  if (r->lock < 0)
+    return -1;
+  r->c->bundle = xstrdup (bundle);
+  r->c->rootfs = xstrdup (rootfs);
+  r->c->created = now_rfc3339 ();
+  r->c->owner = geteuid ();
+  r->c->systemd_cgroup = rt->systemd_cgroup;
+  r->rootless = rt->rootless ? strcmp (rt->rootless, "true") == 0 || (strcmp (rt->rootless, "auto") == 0 && geteuid () != 0)
+                             : geteuid () != 0;
+  if (rt->systemd_cgroup && hv_systemd_check (r->spec->linux_cfg.cgroups_path, r->rootless, err) < 0)
+    return -1;
+  r->c->cgroup_path = hv_cgroup_resolve_path (r->spec->linux_cfg.cgroups_path, opts->id, rt->systemd_cgroup);
+  if (hv_cgroup_check_path (r->c->cgroup_path, err) < 0)
+    return hv_error_wrap (err, "%s/config.json: .linux.cgroupsPath", bundle);
+  for (size_t i = 0; i < r->spec->annotations.n; i++)
+    {
+      r->c->annotations.v = xrealloc (r->c->annotations.v, (i + 1) * sizeof (oci_kv));
+      r->c->annotations.v[i].key = xstrdup (r->spec->annotations.v[i].key);
+      r->c->annotations.v[i].value = xstrdup (r->spec->annotations.v[i].value);
+      r->c->annotations.n++;
+    }
+  return 0;
+}
+
+static int
+open_exec_fifo (struct create_run *r, hv_error **err)
+{
+  cleanup_free char *fifo = xasprintf ("%s/exec.fifo", r->c->dir);
+  if (mkfifo (fifo, 0600) < 0)
+    return hv_error_set (err, errno, "mkfifo %s", fifo);
+  /* Opened here and inherited: init may run as a host uid (user
+   * namespace) that cannot even traverse the state directory.  O_RDWR
+   * never blocks on open, and init's read blocks until start writes. */
+  r->fifo = open (fifo, O_RDWR | O_CLOEXEC);
+  if (r->fifo < 0)
+    return hv_error_set (err, errno, "open %s", fifo);
+  return 0;
+}
+
+static int
+open_sync_socket (struct create_run *r, hv_error **err)
+{
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, r->sock) < 0)
+    return hv_error_set (err, errno, "socketpair");
+  return 0;
+}
+
+/* Clone init; the child never returns from here (hv_container_init ends
+ * in execve or _exit).  The parent keeps only its own ends. */
+static int
+start_init (struct create_run *r, const struct hv_create_opts *opts, const char *bundle, const char *rootfs,
+            hv_error **err)
+{
+  struct hv_init_ctx ictx = {
+    .spec = r->spec,
+    .opts = opts,
+    .ns = &r->ns,
+    .bundle = bundle,
+    .rootfs = rootfs,
+    .state_dir = r->c->dir,
+    .cgroup_path = r->c->cgroup_path,
+    .sync_fd = r->sock[1],
+    .fifo_fd = r->fifo,
+    .parent_sync_fd = r->sock[0],
+    .terminal = r->spec->process.terminal,
+  };
+  r->pid = clone_init (r->ns.clone_flags, &r->pidfd);
+  if (r->pid < 0)
+    return hv_error_set (err, errno, "clone container init");
+  if (r->pid == 0)
+    hv_container_init (&ictx);
+  close (r->sock[1]);
+  r->sock[1] = -1;
+  close (r->fifo);
+  r->fifo = -1;
+  hv_ns_plan_close (&r->ns);
+  return 0;
+}
+
+/* Init is ready and blocks on the exec fifo: record it. */
+static int
+save_created (struct create_run *r, const struct hv_create_opts *opts, hv_error **err)
+{
+  r->c->pid = r->pid;
+  if (proc_start_time (r->pid, &r->c->start_time, NULL) < 0 || r->c->start_time == 0)
+    return hv_error_set (err, 0, "container init exited during create");
+  if (hv_container_save (r->c, err) < 0)
+    return -1;
+  if (opts->pid_file && write_pid_file (opts->pid_file, r->pid, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* The clone's pidfd is init's only without a double fork (after one it
+ * names the first child): otherwise open one for init. */
+static int
+pidfd_for_caller (struct create_run *r)
+{
+  if (r->stage1 == 0 && r->pidfd >= 0 && !r->ns.double_fork)
+    return steal_fd (&r->pidfd);
+  return (int) syscall (SYS_pidfd_open, r->pid, 0);
+}
+
+static void
+release_create_run (struct create_run *r)
+{
+  if (r->sock[0] >= 0)
+    close (r->sock[0]);
+  if (r->sock[1] >= 0)
+    close (r->sock[1]);
+  if (r->pidfd >= 0)
+    close (r->pidfd);
+  if (r->fifo >= 0)
+    close (r->fifo);
+  if (r->lock >= 0)
+    close (r->lock);
+  hv_container_free (r->c);
+  oci_spec_free (r->spec);
+  free (r->config_text);
 }
 
 int
@@ -259,161 +480,38 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
     return -1;
   if (read_config (rt, bundle, &r.config_text, &r.spec, err) < 0)
     return -1;
-  if (!r.spec->has_process)
-    {
-      hv_error_set (err, 0, "%s/config.json: .process: required to create a container", bundle);
-      goto fail_early;
-    }
-  if (r.spec->process.terminal && opts->console_socket == NULL && opts->console_master == NULL)
-    {
-      hv_error_set (err, 0, "process.terminal is true but no --console-socket was given");
-      goto fail_early;
-    }
-  if (!r.spec->process.terminal && opts->console_socket)
-    {
-      hv_error_set (err, 0, "--console-socket given but process.terminal is false");
-      goto fail_early;
-    }
-  /* Fields this runtime reads but cannot enforce: refuse rather than run
-   * a container with less isolation or fewer devices than it asked for. */
-  if (r.spec->linux_cfg.intel_rdt.present)
-    {
-      hv_error_set (err, 0, "%s/config.json: .linux.intelRdt: Intel RDT is not supported", bundle);
-      goto fail_early;
-    }
-  if (r.spec->linux_cfg.net_devices.n)
-    {
-      hv_error_set (err, 0, "%s/config.json: .linux.netDevices: moving network devices is not supported", bundle);
-      goto fail_early;
-    }
+  if (check_config (r.spec, opts, bundle, err) < 0)
+    goto fail_early;
   rootfs = resolve_rootfs (r.spec, bundle, err);
   if (rootfs == NULL)
     goto fail_early;
   if (hv_ns_plan_build (r.spec, &r.ns, err) < 0)
     goto fail_early;
   hv_caps_warn_unavailable (&r.spec->process.capabilities);
-
-  if (mkdir_p (rt->root, 0700, err) < 0)
+  if (make_state_dir (rt, opts->id, dir, err) < 0)
     goto fail_early;
-  if (mkdir (dir, 0700) < 0)
-    {
-      if (errno == EEXIST)
-        hv_error_set (err, 0, "container with id \"%s\" already exists", opts->id);
-      else
-        hv_error_set (err, errno, "create state directory %s", dir);
-      goto fail_early;
-    }
 
   /* From here on, failures clean up through create_cleanup(). */
-  r.c = xmalloc0 (sizeof (*r.c));
-  r.c->id = xstrdup (opts->id);
-  r.c->dir = steal_pointer (&dir);
-  /* Until state.json exists, `delete` (an engine's cleanup, a concurrent
-   * `delete --force` sweep) must not take the directory from under us. */
-  r.lock = hv_state_lock_create (r.c->dir, err);
-  if (r.lock < 0)
+  if (new_container_record (rt, opts, &r, &dir, bundle, rootfs, err) < 0)
     goto fail;
-  r.c->bundle = xstrdup (bundle);
-  r.c->rootfs = xstrdup (rootfs);
-  r.c->created = now_rfc3339 ();
-  r.c->owner = geteuid ();
-  r.c->systemd_cgroup = rt->systemd_cgroup;
-  r.rootless = rt->rootless ? strcmp (rt->rootless, "true") == 0 || (strcmp (rt->rootless, "auto") == 0 && geteuid () != 0)
-                           : geteuid () != 0;
-  if (rt->systemd_cgroup && hv_systemd_check (r.spec->linux_cfg.cgroups_path, r.rootless, err) < 0)
-    goto fail;
-  r.c->cgroup_path = hv_cgroup_resolve_path (r.spec->linux_cfg.cgroups_path, opts->id, rt->systemd_cgroup);
-  if (hv_cgroup_check_path (r.c->cgroup_path, err) < 0)
-    {
-      hv_error_wrap (err, "%s/config.json: .linux.cgroupsPath", bundle);
-      goto fail;
-    }
-  for (size_t i = 0; i < r.spec->annotations.n; i++)
-    {
-      r.c->annotations.v = xrealloc (r.c->annotations.v, (i + 1) * sizeof (oci_kv));
-      r.c->annotations.v[i].key = xstrdup (r.spec->annotations.v[i].key);
-      r.c->annotations.v[i].value = xstrdup (r.spec->annotations.v[i].value);
-      r.c->annotations.n++;
-    }
-
   if (write_file_atomic (r.c->dir, "config.json", r.config_text, strlen (r.config_text), err) < 0)
     goto fail;
-  {
-    cleanup_free char *fifo = xasprintf ("%s/exec.fifo", r.c->dir);
-    if (mkfifo (fifo, 0600) < 0)
-      {
-        hv_error_set (err, errno, "mkfifo %s", fifo);
-        goto fail;
-      }
-    /* Opened here and inherited: init may run as a host uid (user
-     * namespace) that cannot even traverse the state directory.  O_RDWR
-     * never blocks on open, and init's read blocks until start writes. */
-    r.fifo = open (fifo, O_RDWR | O_CLOEXEC);
-    if (r.fifo < 0)
-      {
-        hv_error_set (err, errno, "open %s", fifo);
-        goto fail;
-      }
-  }
-  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, r.sock) < 0)
-    {
-      hv_error_set (err, errno, "socketpair");
-      goto fail;
-    }
+  if (open_exec_fifo (&r, err) < 0 || open_sync_socket (&r, err) < 0)
+    goto fail;
   if (opts->keep_child_reapable && r.ns.double_fork)
     prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   if (hv_ns_parent_join (&r.ns, err) < 0)
     goto fail;
-
-  struct hv_init_ctx ictx = {
-    .spec = r.spec,
-    .opts = opts,
-    .ns = &r.ns,
-    .bundle = bundle,
-    .rootfs = rootfs,
-    .state_dir = r.c->dir,
-    .cgroup_path = r.c->cgroup_path,
-    .sync_fd = r.sock[1],
-    .fifo_fd = r.fifo,
-    .parent_sync_fd = r.sock[0],
-    .terminal = r.spec->process.terminal,
-  };
-  r.pid = clone_init (r.ns.clone_flags, &r.pidfd);
-  if (r.pid < 0)
-    {
-      hv_error_set (err, errno, "clone container init");
-      goto fail;
-    }
-  if (r.pid == 0)
-    hv_container_init (&ictx);
-  close (r.sock[1]);
-  r.sock[1] = -1;
-  close (r.fifo);
-  r.fifo = -1;
-  hv_ns_plan_close (&r.ns);
-
+  if (start_init (&r, opts, bundle, rootfs, err) < 0)
+    goto fail;
   if (drive_init (&r, opts, err) < 0)
     goto fail;
   close (r.sock[0]);
   r.sock[0] = -1;
-
-  r.c->pid = r.pid;
-  if (proc_start_time (r.pid, &r.c->start_time, NULL) < 0 || r.c->start_time == 0)
-    {
-      hv_error_set (err, 0, "container init exited during create");
-      goto fail;
-    }
-  if (hv_container_save (r.c, err) < 0)
-    goto fail;
-  if (opts->pid_file && write_pid_file (opts->pid_file, r.pid, err) < 0)
+  if (save_created (&r, opts, err) < 0)
     goto fail;
   if (pidfd_out)
-    {
-      if (r.stage1 == 0 && r.pidfd >= 0 && !r.ns.double_fork)
-        *pidfd_out = steal_fd (&r.pidfd);
-      else
-        *pidfd_out = (int) syscall (SYS_pidfd_open, r.pid, 0);
-    }
+    *pidfd_out = pidfd_for_caller (&r);
   *out = steal_pointer (&r.c);
   ret = 0;
   goto done;
@@ -425,18 +523,6 @@ fail:
 fail_early:
   hv_ns_plan_close (&r.ns);
 done:
-  if (r.sock[0] >= 0)
-    close (r.sock[0]);
-  if (r.sock[1] >= 0)
-    close (r.sock[1]);
-  if (r.pidfd >= 0)
-    close (r.pidfd);
-  if (r.fifo >= 0)
-    close (r.fifo);
-  if (r.lock >= 0)
-    close (r.lock);
-  hv_container_free (r.c);
-  oci_spec_free (r.spec);
-  free (r.config_text);
+  release_create_run (&r);
   return ret;
 }
