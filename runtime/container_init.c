@@ -88,6 +88,162 @@ connect_seccomp_listener (const oci_spec *spec, hv_error **err)
   return hv_seccomp_connect_listener (sc->listener_path, err);
 }
 
+/* Join the existing namespaces the plan leaves to init, then (double
+ * fork) enter a new pid namespace. */
+static int
+join_namespaces (struct hv_init_ctx *ctx, int sync, hv_error **err)
+{
+  if (hv_ns_child_join (ctx->ns, err) < 0)
+    return -1;
+  if (ctx->ns->double_fork)
+    {
+      /* The new pid namespace must belong to the user namespace we just
+       * joined, so it is created here and entered by a second fork. */
+      if (unshare (CLONE_NEWPID) < 0)
+        return hv_error_set (err, errno, "create pid namespace");
+      if (hv_sync_fork_reported (sync, "fork into pid namespace", err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+static int
+become_root (const oci_spec *spec, const struct hv_ns_plan *ns, bool userns, hv_error **err)
+{
+  /* Become root of the user namespace when root is mapped.  Otherwise
+   * (haven run maps the caller to itself) the capabilities a new user
+   * namespace gives its first process are enough for the setup. */
+  bool root_mapped = ns->join_user;
+  for (size_t i = 0; i < spec->linux_cfg.uid_mappings.n; i++)
+    if (spec->linux_cfg.uid_mappings.v[i].container_id == 0)
+      root_mapped = true;
+  if (userns && root_mapped && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
+    return hv_error_set (err, errno, "become root in the user namespace (is container uid/gid 0 mapped?)");
+  return 0;
+}
+
+static int
+create_namespaces (const oci_spec *spec, const struct hv_ns_plan *ns, hv_error **err)
+{
+  if (ns->unshare_flags && unshare (ns->unshare_flags) < 0)
+    return hv_error_set (err, errno, "create namespaces");
+  if ((ns->unshare_flags & CLONE_NEWTIME) && hv_ns_enter_new_time_ns (spec, err) < 0)
+    return -1;
+  if ((ns->unshare_flags & CLONE_NEWNET) && hv_net_loopback_up (err) < 0)
+    return -1;
+  return 0;
+}
+
+static void
+join_private_keyring (const struct hv_init_ctx *ctx)
+{
+  if (!ctx->opts->no_new_keyring)
+    {
+      /* A private session keyring: the host's keys stay out of reach.
+       * Kernels or user namespaces without keyrings just go without. */
+      syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, ctx->opts->id);
+    }
+}
+
+static void
+note_host_pid (struct hv_process_ctx *pctx)
+{
+  /* Our pid in the runtime's namespace, while its /proc is still ours to
+   * read: the seccomp listener is told this one. */
+  char self[32] = "";
+  if (readlink ("/proc/self", self, sizeof (self) - 1) > 0)
+    pctx->host_pid = (pid_t) atoi (self);
+}
+
+/* The runtime runs the prestart and createRuntime hooks, and answers
+ * with the container's state: what our own hooks are given. */
+static int
+ask_for_runtime_hooks (int sync, char **state_json, hv_error **err)
+{
+  if (hv_sync_send (sync, HV_SYNC_RUN_HOOKS, NULL, 0, -1, err) < 0
+      || hv_sync_expect (sync, HV_SYNC_HOOKS_DONE, state_json, NULL, err) < 0)
+    return -1;
+  return 0;
+}
+
+static int
+enter_rootfs (const struct hv_init_ctx *ctx, bool new_mntns, int rootfd, hv_error **err)
+{
+  if (new_mntns)
+    {
+      if (hv_rootfs_switch (rootfd, ctx->opts->no_pivot, err) < 0)
+        return -1;
+      close (rootfd);
+      if (hv_rootfs_finalize (ctx->spec, err) < 0)
+        return -1;
+    }
+  else if (chroot (ctx->rootfs) < 0 || chdir ("/") < 0)
+    return hv_error_set (err, errno, "chroot %s", ctx->rootfs);
+  return 0;
+}
+
+/* A terminal, whose master side goes to the runtime; or none, and a
+ * session of our own. */
+static int
+set_up_terminal (const struct hv_init_ctx *ctx, int sync, hv_error **err)
+{
+  if (ctx->terminal)
+    {
+      cleanup_close int master = hv_console_setup (&ctx->spec->process, true, err);
+      if (master < 0 || hv_sync_send (sync, HV_SYNC_CONSOLE, NULL, 0, master, err) < 0)
+        return -1;
+      return 0;
+    }
+  return hv_console_detach (err);
+}
+
+/* Closes *sync and sets it to -1: from then on errors go to stderr. */
+static int
+report_ready (const struct hv_init_ctx *ctx, int *sync, hv_error **err)
+{
+  /* Everything that can fail visibly is done: report ready, and from here
+   * on outlive the create process, except under haven run, where the
+   * sandbox must not outlive haven: until the guard (run_guard.h) watches
+   * us, the parent-death signal does.  After a double fork this sets it
+   * for the first time, and only now is it safe: the parent answered
+   * HOOKS_DONE after reaping the first child, so we are reparented to it
+   * and the reparenting cannot fire the signal. */
+  prctl (PR_SET_PDEATHSIG, ctx->opts->die_with_runtime ? SIGKILL : 0, 0, 0, 0);
+  if (hv_sync_send (*sync, HV_SYNC_READY, NULL, 0, -1, err) < 0)
+    return -1;
+  close (*sync);
+  *sync = -1;
+  return 0;
+}
+
+/* Block until `start` writes a byte to the exec fifo. */
+static void
+wait_for_start (int fifo)
+{
+  char byte;
+  ssize_t n;
+  do
+    n = read (fifo, &byte, 1);
+  while (n < 0 && errno == EINTR);
+  if (n != 1)
+    _exit (1);
+  /* fifo stays open (close-on-exec): `start` waits for it to close, which
+   * tells it the user process is running. */
+}
+
+static void
+report_failure (int sync, hv_error *err)
+{
+  if (sync >= 0)
+    hv_sync_send_error (sync, err);
+  else if (err)
+    {
+      /* After create returned, stderr is the only channel left. */
+      cleanup_free char *line = xasprintf ("haven-runc: %s\n", err->msg);
+      write_all (2, line, strlen (line));
+    }
+}
+
 static int
 init_main (struct hv_init_ctx *ctx, hv_error **err)
 {
@@ -102,59 +258,17 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
 
   if (hv_sync_expect (sync, HV_SYNC_GO, NULL, NULL, err) < 0)
     goto out;
-  if (hv_ns_child_join (ctx->ns, err) < 0)
+  if (join_namespaces (ctx, sync, err) < 0)
     goto out;
-  if (ctx->ns->double_fork)
-    {
-      /* The new pid namespace must belong to the user namespace we just
-       * joined, so it is created here and entered by a second fork. */
-      if (unshare (CLONE_NEWPID) < 0)
-        {
-          hv_error_set (err, errno, "create pid namespace");
-          goto out;
-        }
-      if (hv_sync_fork_reported (sync, "fork into pid namespace", err) < 0)
-        goto out;
-    }
   bool userns = ctx->ns->new_user || ctx->ns->join_user;
-  /* Become root of the user namespace when root is mapped.  Otherwise
-   * (haven run maps the caller to itself) the capabilities a new user
-   * namespace gives its first process are enough for the setup. */
-  bool root_mapped = ctx->ns->join_user;
-  for (size_t i = 0; i < spec->linux_cfg.uid_mappings.n; i++)
-    if (spec->linux_cfg.uid_mappings.v[i].container_id == 0)
-      root_mapped = true;
-  if (userns && root_mapped && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
-    {
-      hv_error_set (err, errno, "become root in the user namespace (is container uid/gid 0 mapped?)");
-      goto out;
-    }
-  if (ctx->ns->unshare_flags && unshare (ctx->ns->unshare_flags) < 0)
-    {
-      hv_error_set (err, errno, "create namespaces");
-      goto out;
-    }
-  if ((ctx->ns->unshare_flags & CLONE_NEWTIME) && hv_ns_enter_new_time_ns (spec, err) < 0)
+  if (become_root (spec, ctx->ns, userns, err) < 0 || create_namespaces (spec, ctx->ns, err) < 0)
     goto out;
-  if ((ctx->ns->unshare_flags & CLONE_NEWNET) && hv_net_loopback_up (err) < 0)
-    goto out;
-  if (!ctx->opts->no_new_keyring)
-    {
-      /* A private session keyring: the host's keys stay out of reach.
-       * Kernels or user namespaces without keyrings just go without. */
-      syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, ctx->opts->id);
-    }
+  join_private_keyring (ctx);
   if (set_names (spec, err) < 0)
     goto out;
 
   fifo = ctx->fifo_fd;
-  {
-    /* Our pid in the runtime's namespace, while its /proc is still ours to
-     * read: the seccomp listener is told this one. */
-    char self[32] = "";
-    if (readlink ("/proc/self", self, sizeof (self) - 1) > 0)
-      pctx.host_pid = (pid_t) atoi (self);
-  }
+  note_host_pid (&pctx);
   pctx.seccomp_listener = connect_seccomp_listener (spec, err);
   if (pctx.seccomp_listener < 0 && *err)
     goto out;
@@ -164,41 +278,21 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
   bool new_mntns = (ctx->ns->unshare_flags & CLONE_NEWNS) != 0;
   if (new_mntns && hv_rootfs_prepare (spec, ctx->rootfs, &mctx, err) < 0)
     goto out;
-
   pctx.procfd = hv_open_private_procfs (err);
   if (pctx.procfd < 0)
     goto out;
   if (apply_sysctls (spec, pctx.procfd, err) < 0)
     goto out;
 
-  if (hv_sync_send (sync, HV_SYNC_RUN_HOOKS, NULL, 0, -1, err) < 0
-      || hv_sync_expect (sync, HV_SYNC_HOOKS_DONE, &state_json, NULL, err) < 0)
+  if (ask_for_runtime_hooks (sync, &state_json, err) < 0)
     goto out;
   pctx.state_json = state_json;
   if (hv_hooks_run (&spec->hooks.create_container, "createContainer", state_json, err) < 0)
     goto out;
 
-  if (new_mntns)
-    {
-      if (hv_rootfs_switch (mctx.rootfd, ctx->opts->no_pivot, err) < 0)
-        goto out;
-      close (mctx.rootfd);
-      if (hv_rootfs_finalize (spec, err) < 0)
-        goto out;
-    }
-  else if (chroot (ctx->rootfs) < 0 || chdir ("/") < 0)
-    {
-      hv_error_set (err, errno, "chroot %s", ctx->rootfs);
-      goto out;
-    }
-
-  if (ctx->terminal)
-    {
-      cleanup_close int master = hv_console_setup (&spec->process, true, err);
-      if (master < 0 || hv_sync_send (sync, HV_SYNC_CONSOLE, NULL, 0, master, err) < 0)
-        goto out;
-    }
-  else if (hv_console_detach (err) < 0)
+  if (enter_rootfs (ctx, new_mntns, mctx.rootfd, err) < 0)
+    goto out;
+  if (set_up_terminal (ctx, sync, err) < 0)
     goto out;
   if (apply_personality (spec, err) < 0)
     goto out;
@@ -206,41 +300,14 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
   if (hv_process_prepare (&pctx, err) < 0)
     goto out;
 
-  /* Everything that can fail visibly is done: report ready, and from here
-   * on outlive the create process, except under haven run, where the
-   * sandbox must not outlive haven: until the guard (run_guard.h) watches
-   * us, the parent-death signal does.  After a double fork this sets it
-   * for the first time, and only now is it safe: the parent answered
-   * HOOKS_DONE after reaping the first child, so we are reparented to it
-   * and the reparenting cannot fire the signal. */
-  prctl (PR_SET_PDEATHSIG, ctx->opts->die_with_runtime ? SIGKILL : 0, 0, 0, 0);
-  if (hv_sync_send (sync, HV_SYNC_READY, NULL, 0, -1, err) < 0)
+  if (report_ready (ctx, &sync, err) < 0)
     goto out;
-  close (sync);
-  sync = -1;
-
-  char byte;
-  ssize_t n;
-  do
-    n = read (fifo, &byte, 1);
-  while (n < 0 && errno == EINTR);
-  if (n != 1)
-    _exit (1);
-  /* fifo stays open (close-on-exec): `start` waits for it to close, which
-   * tells it the user process is running. */
-
+  wait_for_start (fifo);
   if (hv_hooks_run (&spec->hooks.start_container, "startContainer", state_json, err) < 0)
     goto out;
   hv_process_exec (&pctx, err);
 out:
-  if (sync >= 0)
-    hv_sync_send_error (sync, *err);
-  else if (*err)
-    {
-      /* After create returned, stderr is the only channel left. */
-      cleanup_free char *line = xasprintf ("haven-runc: %s\n", (*err)->msg);
-      write_all (2, line, strlen (line));
-    }
+  report_failure (sync, *err);
   hv_process_ctx_free (&pctx);
   return r;
 }
