@@ -120,42 +120,155 @@ blank (const char *s)
   return true;
 }
 
+/* The members of daemon.json the edit looks at. */
+struct docker_config
+{
+  yajl_val root;        /* the top-level object; NULL for a blank file */
+  ssize_t runtimes_at;  /* index of the last "runtimes", or -1 */
+  ssize_t default_at;   /* index of the last "default-runtime", or -1 */
+  yajl_val runtimes;    /* its object; NULL when absent or null */
+  bool default_is_ours; /* "default-runtime" names our runtime */
+};
+
+/* OLD_TEXT parsed: nothing for a blank file, else a JSON object. */
+static int
+parse_daemon_json (const char *old_text, const char *path, yajl_val *root, hv_error **err)
+{
+  *root = NULL;
+  if (blank (old_text))
+    return 0;
+  if (validate_json (old_text, path, err) < 0)
+    return -1;
+  char ebuf[256];
+  *root = yajl_tree_parse (old_text, ebuf, sizeof (ebuf));
+  if (*root == NULL)
+    return hv_error_set (err, 0, "%s: invalid JSON: %s", path, ebuf);
+  if (!YAJL_IS_OBJECT (*root))
+    {
+      yajl_tree_free (*root);
+      *root = NULL;
+      return hv_error_set (err, 0, "%s: expected a JSON object at the top level", path);
+    }
+  return 0;
+}
+
+static int
+find_members (struct docker_config *dc, const char *path, const struct hv_install_opts *o, hv_error **err)
+{
+  yajl_val root = dc->root;
+  dc->runtimes_at = root ? last_index (root, "runtimes") : -1;
+  dc->default_at = root ? last_index (root, "default-runtime") : -1;
+  yajl_val runtimes = dc->runtimes_at >= 0 ? root->u.object.values[dc->runtimes_at] : NULL;
+  if (runtimes && !YAJL_IS_NULL (runtimes) && !YAJL_IS_OBJECT (runtimes))
+    return hv_error_set (err, 0, "%s: .runtimes: expected an object", path);
+  if (runtimes && YAJL_IS_NULL (runtimes))
+    runtimes = NULL;
+  dc->runtimes = runtimes;
+  yajl_val dflt = dc->default_at >= 0 ? root->u.object.values[dc->default_at] : NULL;
+  dc->default_is_ours = dflt && YAJL_IS_STRING (dflt) && strcmp (dflt->u.string, o->name) == 0;
+  return 0;
+}
+
+/* The "runtimes" member, ours replaced, added or removed. */
+static void
+emit_runtimes (yajl_gen g, const char *key, yajl_val runtimes, const struct hv_install_opts *o, bool remove)
+{
+  ssize_t ours = runtimes ? last_index (runtimes, o->name) : -1;
+  size_t others = runtimes ? runtimes->u.object.len : 0;
+  for (size_t j = 0; runtimes && j < runtimes->u.object.len; j++)
+    if (strcmp (runtimes->u.object.keys[j], o->name) == 0)
+      others--;
+  /* Uninstalling the only runtime: the key goes as it came. */
+  if (remove && others == 0)
+    return;
+  jg_str (g, key);
+  yajl_gen_map_open (g);
+  for (size_t j = 0; runtimes && j < runtimes->u.object.len; j++)
+    {
+      if (strcmp (runtimes->u.object.keys[j], o->name) != 0)
+        {
+          jg_str (g, runtimes->u.object.keys[j]);
+          jg_value (g, runtimes->u.object.values[j]);
+        }
+      else if ((ssize_t) j == ours && !remove)
+        {
+          /* Replaced where it was: a re-run changes nothing else. */
+          jg_str (g, o->name);
+          emit_entry (g, o);
+        }
+    }
+  if (ours < 0 && !remove)
+    {
+      jg_str (g, o->name);
+      emit_entry (g, o);
+    }
+  yajl_gen_map_close (g);
+}
+
+/* The file's members in their order, "runtimes" and "default-runtime"
+ * edited. */
+static void
+emit_members (yajl_gen g, const struct docker_config *dc, const struct hv_install_opts *o, bool remove)
+{
+  yajl_val root = dc->root;
+  for (size_t i = 0; root && i < root->u.object.len; i++)
+    {
+      const char *key = root->u.object.keys[i];
+      yajl_val v = root->u.object.values[i];
+      if (strcmp (key, "runtimes") == 0)
+        {
+          /* Earlier duplicates are dead for dockerd: drop them. */
+          if ((ssize_t) i == dc->runtimes_at)
+            emit_runtimes (g, key, dc->runtimes, o, remove);
+          continue;
+        }
+      if (strcmp (key, "default-runtime") == 0 && (o->make_default || (remove && dc->default_is_ours)))
+        {
+          /* Uninstalling the default runtime would leave dockerd unable to
+           * start: it goes back to its own default (runc). */
+          if ((ssize_t) i != dc->default_at || remove)
+            continue;
+          jg_kv (g, key, o->name);
+          continue;
+        }
+      jg_str (g, key);
+      jg_value (g, v);
+    }
+}
+
+/* What installing adds when the file had no such member. */
+static void
+emit_missing_members (yajl_gen g, const struct docker_config *dc, const struct hv_install_opts *o, bool remove)
+{
+  if (dc->runtimes_at < 0 && !remove)
+    {
+      jg_str (g, "runtimes");
+      yajl_gen_map_open (g);
+      jg_str (g, o->name);
+      emit_entry (g, o);
+      yajl_gen_map_close (g);
+    }
+  if (dc->default_at < 0 && o->make_default && !remove)
+    jg_kv (g, "default-runtime", o->name);
+}
+
 int
 hv_docker_config_edit (const char *old_text, const char *path, const struct hv_install_opts *o, bool remove,
                        char **out, hv_error **err)
 {
-  yajl_val root = NULL;
+  struct docker_config dc = { 0 };
   *out = NULL;
-  if (!blank (old_text))
+  if (parse_daemon_json (old_text, path, &dc.root, err) < 0)
+    return -1;
+  if (find_members (&dc, path, o, err) < 0)
     {
-      if (validate_json (old_text, path, err) < 0)
-        return -1;
-      char ebuf[256];
-      root = yajl_tree_parse (old_text, ebuf, sizeof (ebuf));
-      if (root == NULL)
-        return hv_error_set (err, 0, "%s: invalid JSON: %s", path, ebuf);
-      if (!YAJL_IS_OBJECT (root))
-        {
-          yajl_tree_free (root);
-          return hv_error_set (err, 0, "%s: expected a JSON object at the top level", path);
-        }
+      yajl_tree_free (dc.root);
+      return -1;
     }
-  ssize_t runtimes_at = root ? last_index (root, "runtimes") : -1;
-  ssize_t default_at = root ? last_index (root, "default-runtime") : -1;
-  yajl_val runtimes = runtimes_at >= 0 ? root->u.object.values[runtimes_at] : NULL;
-  if (runtimes && !YAJL_IS_NULL (runtimes) && !YAJL_IS_OBJECT (runtimes))
-    {
-      yajl_tree_free (root);
-      return hv_error_set (err, 0, "%s: .runtimes: expected an object", path);
-    }
-  if (runtimes && YAJL_IS_NULL (runtimes))
-    runtimes = NULL;
-  yajl_val dflt = default_at >= 0 ? root->u.object.values[default_at] : NULL;
-  bool default_is_ours = dflt && YAJL_IS_STRING (dflt) && strcmp (dflt->u.string, o->name) == 0;
-  if (remove && !default_is_ours && (runtimes == NULL || last_index (runtimes, o->name) < 0))
+  if (remove && !dc.default_is_ours && (dc.runtimes == NULL || last_index (dc.runtimes, o->name) < 0))
     {
       /* Nothing of ours in there: leave the file as it is. */
-      yajl_tree_free (root);
+      yajl_tree_free (dc.root);
       *out = xstrdup (old_text ? old_text : "");
       return 0;
     }
@@ -164,69 +277,8 @@ hv_docker_config_edit (const char *old_text, const char *path, const struct hv_i
   yajl_gen_config (g, yajl_gen_beautify, 1);
   yajl_gen_config (g, yajl_gen_indent_string, "  ");
   yajl_gen_map_open (g);
-  for (size_t i = 0; root && i < root->u.object.len; i++)
-    {
-      const char *key = root->u.object.keys[i];
-      yajl_val v = root->u.object.values[i];
-      if (strcmp (key, "runtimes") == 0)
-        {
-          /* Earlier duplicates are dead for dockerd: drop them. */
-          if ((ssize_t) i != runtimes_at)
-            continue;
-          ssize_t ours = runtimes ? last_index (runtimes, o->name) : -1;
-          size_t others = runtimes ? runtimes->u.object.len : 0;
-          for (size_t j = 0; runtimes && j < runtimes->u.object.len; j++)
-            if (strcmp (runtimes->u.object.keys[j], o->name) == 0)
-              others--;
-          /* Uninstalling the only runtime: the key goes as it came. */
-          if (remove && others == 0)
-            continue;
-          jg_str (g, key);
-          yajl_gen_map_open (g);
-          for (size_t j = 0; runtimes && j < runtimes->u.object.len; j++)
-            {
-              if (strcmp (runtimes->u.object.keys[j], o->name) != 0)
-                {
-                  jg_str (g, runtimes->u.object.keys[j]);
-                  jg_value (g, runtimes->u.object.values[j]);
-                }
-              else if ((ssize_t) j == ours && !remove)
-                {
-                  /* Replaced where it was: a re-run changes nothing else. */
-                  jg_str (g, o->name);
-                  emit_entry (g, o);
-                }
-            }
-          if (ours < 0 && !remove)
-            {
-              jg_str (g, o->name);
-              emit_entry (g, o);
-            }
-          yajl_gen_map_close (g);
-          continue;
-        }
-      if (strcmp (key, "default-runtime") == 0 && (o->make_default || (remove && default_is_ours)))
-        {
-          /* Uninstalling the default runtime would leave dockerd unable to
-           * start: it goes back to its own default (runc). */
-          if ((ssize_t) i != default_at || remove)
-            continue;
-          jg_kv (g, key, o->name);
-          continue;
-        }
-      jg_str (g, key);
-      jg_value (g, v);
-    }
-  if (runtimes_at < 0 && !remove)
-    {
-      jg_str (g, "runtimes");
-      yajl_gen_map_open (g);
-      jg_str (g, o->name);
-      emit_entry (g, o);
-      yajl_gen_map_close (g);
-    }
-  if (default_at < 0 && o->make_default && !remove)
-    jg_kv (g, "default-runtime", o->name);
+  emit_members (g, &dc, o, remove);
+  emit_missing_members (g, &dc, o, remove);
   yajl_gen_map_close (g);
   const unsigned char *buf;
   size_t len;
@@ -234,7 +286,7 @@ hv_docker_config_edit (const char *old_text, const char *path, const struct hv_i
   /* yajl's beautified output already ends with a newline. */
   *out = xasprintf ("%.*s%s", (int) len, (const char *) buf, len && buf[len - 1] == '\n' ? "" : "\n");
   yajl_gen_free (g);
-  yajl_tree_free (root);
+  yajl_tree_free (dc.root);
   return 0;
 }
 
