@@ -414,30 +414,28 @@ valid_name (const char *s)
   return true;
 }
 
-int
-hv_cmd_install (int argc, char **argv, bool uninstall, hv_error **err)
+static const struct hv_opt install_opts[] = {
+  { "daemon-json", 0, true, OPT_DAEMON_JSON }, { "conf", 0, true, OPT_CONF },
+  { "name", 0, true, OPT_NAME },               { "runtime", 0, true, OPT_RUNTIME },
+  { "policy", 0, true, OPT_POLICY },           { "policy-lock", 0, false, OPT_POLICY_LOCK },
+  { "default", 0, false, OPT_DEFAULT },        { NULL, 0, false, 0 },
+};
+
+/* The options after "install ENGINE" into O and *FILE (the engine's
+ * configuration file, its default when not given). */
+static int
+parse_install_opts (int argc, char **argv, bool uninstall, bool docker, const char *cmd, struct hv_install_opts *o,
+                    const char **file, hv_error **err)
 {
-  static const struct hv_opt opts[] = {
-    { "daemon-json", 0, true, OPT_DAEMON_JSON }, { "conf", 0, true, OPT_CONF },
-    { "name", 0, true, OPT_NAME },               { "runtime", 0, true, OPT_RUNTIME },
-    { "policy", 0, true, OPT_POLICY },           { "policy-lock", 0, false, OPT_POLICY_LOCK },
-    { "default", 0, false, OPT_DEFAULT },        { NULL, 0, false, 0 },
-  };
-  const char *verb = uninstall ? "uninstall" : "install";
-  if (argc < 2 || (strcmp (argv[1], "docker") != 0 && strcmp (argv[1], "podman") != 0))
-    return hv_error_set (err, 0, "%s: which engine? (haven %s docker|podman [options])", verb, verb);
-  bool docker = strcmp (argv[1], "docker") == 0;
-  cleanup_free char *cmd = xasprintf ("%s %s", verb, argv[1]);
   struct hv_opt_iter it = { argc, argv, 2, cmd };
-  struct hv_install_opts o = { .name = "haven" };
-  const char *file = NULL, *arg;
+  const char *arg;
   int id;
-  while ((id = hv_opt_next (&it, opts, &arg, err)) > 0)
+  while ((id = hv_opt_next (&it, install_opts, &arg, err)) > 0)
     {
       bool install_only = id == OPT_RUNTIME || id == OPT_POLICY || id == OPT_POLICY_LOCK || id == OPT_DEFAULT;
       if ((id == OPT_DAEMON_JSON && !docker) || (id == OPT_CONF && docker) || (install_only && uninstall))
         {
-          const struct hv_opt *opt = opts;
+          const struct hv_opt *opt = install_opts;
           while (opt->id != id)
             opt++;
           return hv_error_set (err, 0, "%s: option --%s does not apply here (see haven --help)", cmd, opt->name);
@@ -446,22 +444,22 @@ hv_cmd_install (int argc, char **argv, bool uninstall, hv_error **err)
         {
         case OPT_DAEMON_JSON:
         case OPT_CONF:
-          file = arg;
+          *file = arg;
           break;
         case OPT_NAME:
-          o.name = arg;
+          o->name = arg;
           break;
         case OPT_RUNTIME:
-          o.runtime = arg;
+          o->runtime = arg;
           break;
         case OPT_POLICY:
-          o.policy = arg;
+          o->policy = arg;
           break;
         case OPT_POLICY_LOCK:
-          o.policy_lock = true;
+          o->policy_lock = true;
           break;
         case OPT_DEFAULT:
-          o.make_default = true;
+          o->make_default = true;
           break;
         default:
           break;
@@ -471,85 +469,128 @@ hv_cmd_install (int argc, char **argv, bool uninstall, hv_error **err)
     return -1;
   if (it.index < argc)
     return hv_error_set (err, 0, "%s: unexpected argument \"%s\"", cmd, argv[it.index]);
-  if (!valid_name (o.name))
-    return hv_error_set (err, 0, "%s: invalid runtime name \"%s\" (letters, digits, '-', '_', '.')", cmd, o.name);
-  if (file == NULL)
-    file = docker ? HV_DOCKER_DAEMON_JSON : HV_PODMAN_DROP_IN;
+  if (!valid_name (o->name))
+    return hv_error_set (err, 0, "%s: invalid runtime name \"%s\" (letters, digits, '-', '_', '.')", cmd, o->name);
+  if (*file == NULL)
+    *file = docker ? HV_DOCKER_DAEMON_JSON : HV_PODMAN_DROP_IN;
+  return 0;
+}
 
-  if (!docker && uninstall)
+/* haven uninstall podman: the drop-in goes whole. */
+static int
+remove_podman_drop_in (const char *cmd, const char *file, hv_error **err)
+{
+  cleanup_free char *cur = NULL;
+  cleanup_error hv_error *rerr = NULL;
+  if (read_file_at (AT_FDCWD, file, &cur, &rerr) < 0)
     {
-      cleanup_free char *cur = NULL;
-      cleanup_error hv_error *rerr = NULL;
-      if (read_file_at (AT_FDCWD, file, &cur, &rerr) < 0)
-        {
-          if (rerr->errno_code != ENOENT)
-            return hv_error_set (err, 0, "%s: %s", cmd, rerr->msg);
-          printf ("%s: nothing to remove (no %s)\n", cmd, file);
-          return 0;
-        }
-      /* Only our own drop-in: never someone else's file at that name. */
-      if (!str_has_prefix (cur, DROP_IN_MARKER))
-        return hv_error_set (err, 0, "%s: %s was not written by haven install podman; not removing it", cmd, file);
-      if (unlink (file) < 0)
-        return hv_error_set (err, errno, "%s: remove %s", cmd, file);
-      printf ("removed %s\n", file);
+      if (rerr->errno_code != ENOENT)
+        return hv_error_set (err, 0, "%s: %s", cmd, rerr->msg);
+      printf ("%s: nothing to remove (no %s)\n", cmd, file);
       return 0;
     }
+  /* Only our own drop-in: never someone else's file at that name. */
+  if (!str_has_prefix (cur, DROP_IN_MARKER))
+    return hv_error_set (err, 0, "%s: %s was not written by haven install podman; not removing it", cmd, file);
+  if (unlink (file) < 0)
+    return hv_error_set (err, errno, "%s: remove %s", cmd, file);
+  printf ("removed %s\n", file);
+  return 0;
+}
 
-  cleanup_free char *runtime = NULL;
-  if (!uninstall)
+/* The runtime to register, by its real path (this binary unless
+ * --runtime), and the runtime arguments checked. */
+static int
+check_runtime (const char *cmd, bool docker, struct hv_install_opts *o, char **runtime, hv_error **err)
+{
+  *runtime = o->runtime ? realpath (o->runtime, NULL) : realpath ("/proc/self/exe", NULL);
+  if (*runtime == NULL)
+    return hv_error_set (err, errno, "%s: runtime %s", cmd, o->runtime ? o->runtime : "/proc/self/exe");
+  if (access (*runtime, X_OK) < 0)
+    return hv_error_set (err, errno, "%s: runtime %s", cmd, *runtime);
+  o->runtime = *runtime;
+  if (!docker && (o->policy || o->policy_lock))
+    return hv_error_set (err, 0,
+                         "%s: Podman cannot pass runtime arguments (--policy, --policy-lock); ask per "
+                         "container with --annotation run.haven.policy=NAME",
+                         cmd);
+  if (o->policy)
     {
-      runtime = o.runtime ? realpath (o.runtime, NULL) : realpath ("/proc/self/exe", NULL);
-      if (runtime == NULL)
-        return hv_error_set (err, errno, "%s: runtime %s", cmd, o.runtime ? o.runtime : "/proc/self/exe");
-      if (access (runtime, X_OK) < 0)
-        return hv_error_set (err, errno, "%s: runtime %s", cmd, runtime);
-      o.runtime = runtime;
-      if (!docker && (o.policy || o.policy_lock))
-        return hv_error_set (err, 0,
-                             "%s: Podman cannot pass runtime arguments (--policy, --policy-lock); ask per "
-                             "container with --annotation run.haven.policy=NAME",
-                             cmd);
-      if (o.policy)
-        {
-          /* A misspelt policy would fail every container dockerd starts. */
-          hv_policy *p = NULL;
-          if (hv_policy_load (o.policy, &p, err) < 0)
-            return hv_error_wrap (err, "%s: --policy", cmd);
-          hv_policy_free (p);
-        }
+      /* A misspelt policy would fail every container dockerd starts. */
+      hv_policy *p = NULL;
+      if (hv_policy_load (o->policy, &p, err) < 0)
+        return hv_error_wrap (err, "%s: --policy", cmd);
+      hv_policy_free (p);
     }
+  return 0;
+}
 
-  cleanup_free char *text = NULL;
-  if (docker)
+/* The configuration file's new text in *TEXT; 1 when there is nothing
+ * to remove (said so). */
+static int
+new_config_text (const char *cmd, const char *file, bool docker, bool uninstall, const struct hv_install_opts *o,
+                 char **text, hv_error **err)
+{
+  if (!docker)
     {
-      cleanup_free char *old = NULL;
-      cleanup_error hv_error *rerr = NULL;
-      if (read_file_at (AT_FDCWD, file, &old, &rerr) < 0 && rerr->errno_code != ENOENT)
-        return hv_error_set (err, 0, "%s: %s", cmd, rerr->msg);
-      if (uninstall && old == NULL)
-        {
-          printf ("%s: nothing to remove (no %s)\n", cmd, file);
-          return 0;
-        }
-      if (hv_docker_config_edit (old, file, &o, uninstall, &text, err) < 0)
-        return hv_error_wrap (err, "%s", cmd);
+      *text = hv_podman_conf_text (o);
+      return 0;
     }
+  cleanup_free char *old = NULL;
+  cleanup_error hv_error *rerr = NULL;
+  if (read_file_at (AT_FDCWD, file, &old, &rerr) < 0 && rerr->errno_code != ENOENT)
+    return hv_error_set (err, 0, "%s: %s", cmd, rerr->msg);
+  if (uninstall && old == NULL)
+    {
+      printf ("%s: nothing to remove (no %s)\n", cmd, file);
+      return 1;
+    }
+  if (hv_docker_config_edit (old, file, o, uninstall, text, err) < 0)
+    return hv_error_wrap (err, "%s", cmd);
+  return 0;
+}
+
+/* What was done, and what to do next; CHANGED: the file was written. */
+static void
+report_install (const char *file, bool docker, bool uninstall, const struct hv_install_opts *o, int changed)
+{
+  if (uninstall)
+    printf (changed ? "removed runtime \"%s\" from %s; reload dockerd (kill -HUP $(pidof dockerd))\n"
+                    : "runtime \"%s\" is not in %s: unchanged\n",
+            o->name, file);
+  else if (docker)
+    printf ("%s runtime \"%s\" (%s) in %s%s%s%s\n", changed ? "registered" : "already registered:", o->name,
+            o->runtime, file,
+            changed ? "; reload dockerd (kill -HUP $(pidof dockerd)), then: docker run --runtime " : ", unchanged",
+            changed ? o->name : "", changed ? " ..." : "");
   else
-    text = hv_podman_conf_text (&o);
+    printf ("%s %s: podman run --runtime %s ...\n", changed ? "wrote" : "unchanged:", file, o->name);
+}
 
-  int r = hv_install_write (file, text, err);
+int
+hv_cmd_install (int argc, char **argv, bool uninstall, hv_error **err)
+{
+  const char *verb = uninstall ? "uninstall" : "install";
+  if (argc < 2 || (strcmp (argv[1], "docker") != 0 && strcmp (argv[1], "podman") != 0))
+    return hv_error_set (err, 0, "%s: which engine? (haven %s docker|podman [options])", verb, verb);
+  bool docker = strcmp (argv[1], "docker") == 0;
+  cleanup_free char *cmd = xasprintf ("%s %s", verb, argv[1]);
+  struct hv_install_opts o = { .name = "haven" };
+  const char *file = NULL;
+  if (parse_install_opts (argc, argv, uninstall, docker, cmd, &o, &file, err) < 0)
+    return -1;
+  if (!docker && uninstall)
+    return remove_podman_drop_in (cmd, file, err);
+  cleanup_free char *runtime = NULL;
+  if (!uninstall && check_runtime (cmd, docker, &o, &runtime, err) < 0)
+    return -1;
+  cleanup_free char *text = NULL;
+  int r = new_config_text (cmd, file, docker, uninstall, &o, &text, err);
+  if (r != 0)
+    return r < 0 ? -1 : 0;
+  r = hv_install_write (file, text, err);
   if (r < 0)
     return hv_error_wrap (err, "%s", cmd);
-  if (uninstall)
-    printf (r ? "removed runtime \"%s\" from %s; reload dockerd (kill -HUP $(pidof dockerd))\n"
-              : "runtime \"%s\" is not in %s: unchanged\n",
-            o.name, file);
-  else if (docker)
-    printf ("%s runtime \"%s\" (%s) in %s%s%s%s\n", r ? "registered" : "already registered:", o.name, o.runtime,
-            file, r ? "; reload dockerd (kill -HUP $(pidof dockerd)), then: docker run --runtime " : ", unchanged",
-            r ? o.name : "", r ? " ..." : "");
-  else
-    printf ("%s %s: podman run --runtime %s ...\n", r ? "wrote" : "unchanged:", file, o.name);
+  report_install (file, docker, uninstall, &o, r);
   return 0;
 }
