@@ -123,6 +123,114 @@ cmd_list (struct hv_global *g, int argc, char **argv, hv_error **err)
   return 0;
 }
 
+/* ps --format json: the pids as a JSON array. */
+static void
+print_pids_json (const pid_t *pids, size_t n)
+{
+  cleanup_free char *out = xstrdup ("[");
+  for (size_t i = 0; i < n; i++)
+    {
+      char *next = xasprintf ("%s%s%d", out, i ? "," : "", pids[i]);
+      free (out);
+      out = next;
+    }
+  print (out);
+  print ("]\n");
+}
+
+/* ps(1) with the EXTRA arguments (-ef without any) as *CHILD, its
+ * output on *OUT. */
+static int
+spawn_ps (char **extra_args, int extra, pid_t *child_out, int *out, hv_error **err)
+{
+  int pipefd[2];
+  if (pipe (pipefd) < 0)
+    return hv_error_set (err, 0, "pipe");
+  pid_t child = fork ();
+  if (child == 0)
+    {
+      dup2 (pipefd[1], 1);
+      close (pipefd[0]);
+      close (pipefd[1]);
+      char **args = xmalloc0 ((size_t) (extra + 3) * sizeof (char *));
+      args[0] = (char *) "ps";
+      if (extra > 0)
+        for (int i = 0; i < extra; i++)
+          args[1 + i] = extra_args[i];
+      else
+        args[1] = (char *) "-ef";
+      execvp ("ps", args);
+      _exit (127);
+    }
+  close (pipefd[1]);
+  *out = pipefd[0];
+  *child_out = child;
+  return 0;
+}
+
+/* The column of the header LINE that is PID, or -1. */
+static int
+pid_column (const char *line)
+{
+  int pid_col = -1;
+  int col = 0;
+  char *copy = xstrdup (line), *save = NULL;
+  for (char *tok = strtok_r (copy, " \t\n", &save); tok; tok = strtok_r (NULL, " \t\n", &save), col++)
+    if (strcmp (tok, "PID") == 0)
+      pid_col = col;
+  free (copy);
+  return pid_col;
+}
+
+static bool
+line_has_pid (const char *line, int pid_col, const pid_t *pids, size_t n)
+{
+  char *copy = xstrdup (line), *save = NULL, *tok = strtok_r (copy, " \t\n", &save);
+  for (int col = 0; tok && col < pid_col; col++)
+    tok = strtok_r (NULL, " \t\n", &save);
+  int pid = tok ? atoi (tok) : -1;
+  free (copy);
+  for (size_t i = 0; i < n; i++)
+    if (pids[i] == pid)
+      return true;
+  return false;
+}
+
+/* Table: ps(1) output filtered to the container's processes, with any
+ * extra arguments (ps ID -- -o pid,comm) passed to ps. */
+static int
+print_ps_table (char **extra_args, int extra, const pid_t *pids, size_t n, hv_error **err)
+{
+  int rfd;
+  pid_t child;
+  if (spawn_ps (extra_args, extra, &child, &rfd, err) < 0)
+    return -1;
+  FILE *f = fdopen (rfd, "r");
+  char *line = NULL;
+  size_t cap = 0;
+  int pid_col = -1;
+  bool header = true;
+  while (f && getline (&line, &cap, f) > 0)
+    {
+      if (header)
+        {
+          header = false;
+          pid_col = pid_column (line);
+          print (line);
+          if (pid_col < 0)
+            return hv_error_set (err, 0, "ps: output has no PID column");
+          continue;
+        }
+      if (line_has_pid (line, pid_col, pids, n))
+        print (line);
+    }
+  free (line);
+  if (f)
+    fclose (f);
+  waitpid (child, NULL, 0);
+  return 0;
+}
+
 int
 cmd_ps (struct hv_global *g, int argc, char **argv, hv_error **err)
 {
@@ -147,73 +255,8 @@ cmd_ps (struct hv_global *g, int argc, char **argv, hv_error **err)
     return -1;
   if (json)
     {
-      cleanup_free char *out = xstrdup ("[");
-      for (size_t i = 0; i < n; i++)
-        {
-          char *next = xasprintf ("%s%s%d", out, i ? "," : "", pids[i]);
-          free (out);
-          out = next;
-        }
-      print (out);
-      print ("]\n");
+      print_pids_json (pids, n);
       return 0;
     }
-  /* Table: ps(1) output filtered to the container's processes, with any
-   * extra arguments (ps ID -- -o pid,comm) passed to ps. */
-  int pipefd[2];
-  if (pipe (pipefd) < 0)
-    return hv_error_set (err, 0, "pipe");
-  pid_t child = fork ();
-  if (child == 0)
-    {
-      dup2 (pipefd[1], 1);
-      close (pipefd[0]);
-      close (pipefd[1]);
-      int extra = argc - it.index - 1;
-      char **args = xmalloc0 ((size_t) (extra + 3) * sizeof (char *));
-      args[0] = (char *) "ps";
-      if (extra > 0)
-        for (int i = 0; i < extra; i++)
-          args[1 + i] = argv[it.index + 1 + i];
-      else
-        args[1] = (char *) "-ef";
-      execvp ("ps", args);
-      _exit (127);
-    }
-  close (pipefd[1]);
-  FILE *f = fdopen (pipefd[0], "r");
-  char *line = NULL;
-  size_t cap = 0;
-  int pid_col = -1;
-  bool header = true;
-  while (f && getline (&line, &cap, f) > 0)
-    {
-      if (header)
-        {
-          header = false;
-          int col = 0;
-          char *copy = xstrdup (line), *save = NULL;
-          for (char *tok = strtok_r (copy, " \t\n", &save); tok; tok = strtok_r (NULL, " \t\n", &save), col++)
-            if (strcmp (tok, "PID") == 0)
-              pid_col = col;
-          free (copy);
-          print (line);
-          if (pid_col < 0)
-            return hv_error_set (err, 0, "ps: output has no PID column");
-          continue;
-        }
-      char *copy = xstrdup (line), *save = NULL, *tok = strtok_r (copy, " \t\n", &save);
-      for (int col = 0; tok && col < pid_col; col++)
-        tok = strtok_r (NULL, " \t\n", &save);
-      int pid = tok ? atoi (tok) : -1;
-      free (copy);
-      for (size_t i = 0; i < n; i++)
-        if (pids[i] == pid)
-          print (line);
-    }
-  free (line);
-  if (f)
-    fclose (f);
-  waitpid (child, NULL, 0);
-  return 0;
+  return print_ps_table (argv + it.index + 1, argc - it.index - 1, pids, n, err);
 }

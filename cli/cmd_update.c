@@ -176,44 +176,51 @@ flags_to_json (const char *const *values, char **out, hv_error **err)
   return 0;
 }
 
-int
-cmd_update (struct hv_global *g, int argc, char **argv, hv_error **err)
+/* The flags into VALUES (indexed by option id) and the container id;
+ * refuses what cannot be done, warns about what is ignored. */
+static int
+parse_update_opts (int argc, char **argv, const char **values, const char **id, hv_error **err)
 {
   struct hv_opt_iter it = { argc, argv, 1, "update" };
-  const char *arg, *id, *values[U_MAX] = { 0 };
+  const char *arg;
   int opt;
   while ((opt = hv_opt_next (&it, update_opts, &arg, err)) > 0)
     values[opt] = arg;
-  if (opt < 0 || cli_require_id ("update", &it, &id, err) < 0)
+  if (opt < 0 || cli_require_id ("update", &it, id, err) < 0)
     return -1;
   if (values[U_L3_CACHE_SCHEMA] || values[U_MEM_BW_SCHEMA])
     return hv_error_set (err, 0, "update: Intel RDT is not supported (--l3-cache-schema, --mem-bw-schema)");
   if (values[U_KERNEL_MEMORY] || values[U_KERNEL_MEMORY_TCP])
     hv_log (HV_LOG_WARNING, "update: kernel memory limits are deprecated and ignored (as by runc)");
+  return 0;
+}
 
-  /* The new resources, checked on their own first so that an error names
-   * the path inside what the caller sent (stdin: .memory.limit: ...). */
-  cleanup_free char *patch = NULL;
-  cleanup_free char *patch_name = NULL;
+/* The new resources as JSON (*patch, named *patch_name in errors), checked
+ * on their own first so that an error names the path inside what the
+ * caller sent (stdin: .memory.limit: ...); *devices: they bring device
+ * rules. */
+static int
+read_patch (const char **values, char **patch, char **patch_name, bool *devices, hv_error **err)
+{
   const char *file = values[U_RESOURCES];
   if (file)
     {
       /* As runc: with --resources, the other flags are ignored. */
-      patch_name = xstrdup (strcmp (file, "-") == 0 ? "stdin" : file);
-      if (strcmp (file, "-") == 0 ? oci_read_fd (0, patch_name, 0, &patch, NULL, err) < 0
-                                  : oci_read_file (file, &patch, NULL, err) < 0)
+      *patch_name = xstrdup (strcmp (file, "-") == 0 ? "stdin" : file);
+      if (strcmp (file, "-") == 0 ? oci_read_fd (0, *patch_name, 0, patch, NULL, err) < 0
+                                  : oci_read_file (file, patch, NULL, err) < 0)
         return hv_error_wrap (err, "update");
     }
   else
     {
-      patch_name = xstrdup ("update flags");
-      if (flags_to_json (values, &patch, err) < 0)
+      *patch_name = xstrdup ("update flags");
+      if (flags_to_json (values, patch, err) < 0)
         return -1;
     }
   oci_resources *parsed = NULL;
-  if (oci_resources_parse (patch, strlen (patch), patch_name, &parsed, err) < 0)
+  if (oci_resources_parse (*patch, strlen (*patch), *patch_name, &parsed, err) < 0)
     return hv_error_wrap (err, "update");
-  bool devices = parsed->n_devices > 0;
+  *devices = parsed->n_devices > 0;
   /* runc's rule: an unlimited memory without a swap value lifts the swap
    * limit too (v1 refuses memory+swap below memory). */
   bool lift_swap = parsed->memory.limit.set && parsed->memory.limit.value == -1 && !parsed->memory.swap.set;
@@ -221,21 +228,34 @@ cmd_update (struct hv_global *g, int argc, char **argv, hv_error **err)
   if (lift_swap)
     {
       char *with_swap = NULL;
-      if (jm_merge_at (patch, patch_name, NULL, 0, "{\"memory\": {\"swap\": -1}}", "update", &with_swap, err) < 0)
+      if (jm_merge_at (*patch, *patch_name, NULL, 0, "{\"memory\": {\"swap\": -1}}", "update", &with_swap, err) < 0)
         return hv_error_wrap (err, "update");
-      free (patch);
-      patch = with_swap;
+      free (*patch);
+      *patch = with_swap;
     }
+  return 0;
+}
 
-  cleanup_container hv_container *c = NULL;
-  if (hv_container_load (&g->rt, id, &c, err) < 0)
+/* The container, if it runs (or is paused) in a cgroup. */
+static int
+load_running (struct hv_global *g, const char *id, hv_container **c, hv_error **err)
+{
+  if (hv_container_load (&g->rt, id, c, err) < 0)
     return -1;
-  enum hv_status st = hv_container_status (c);
+  enum hv_status st = hv_container_status (*c);
   if (st == HV_STATUS_STOPPED || st == HV_STATUS_CREATING)
     return hv_error_set (err, 0, "container not running");
-  if (c->cgroup_path[0] == '\0')
+  if ((*c)->cgroup_path[0] == '\0')
     return hv_error_set (err, 0, "update: container %s has no cgroup", id);
+  return 0;
+}
 
+/* PATCH merged into the saved config, written into the cgroup (and the
+ * systemd unit), and only then saved. */
+static int
+apply_patch (hv_container *c, const char *id, const char *patch, const char *patch_name, bool devices,
+             hv_error **err)
+{
   cleanup_free char *config_path = xasprintf ("%s/config.json", c->dir);
   cleanup_free char *saved = NULL;
   cleanup_free char *merged = NULL;
@@ -258,4 +278,21 @@ cmd_update (struct hv_global *g, int argc, char **argv, hv_error **err)
   if (write_file_atomic (c->dir, "config.json", merged, strlen (merged), err) < 0)
     return hv_error_wrap (err, "update %s", id);
   return 0;
+}
+
+int
+cmd_update (struct hv_global *g, int argc, char **argv, hv_error **err)
+{
+  const char *id, *values[U_MAX] = { 0 };
+  if (parse_update_opts (argc, argv, values, &id, err) < 0)
+    return -1;
+  cleanup_free char *patch = NULL;
+  cleanup_free char *patch_name = NULL;
+  bool devices = false;
+  if (read_patch (values, &patch, &patch_name, &devices, err) < 0)
+    return -1;
+  cleanup_container hv_container *c = NULL;
+  if (load_running (g, id, &c, err) < 0)
+    return -1;
+  return apply_patch (c, id, patch, patch_name, devices, err);
 }

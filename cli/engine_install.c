@@ -120,42 +120,155 @@ blank (const char *s)
   return true;
 }
 
+/* The members of daemon.json the edit looks at. */
+struct docker_config
+{
+  yajl_val root;        /* the top-level object; NULL for a blank file */
+  ssize_t runtimes_at;  /* index of the last "runtimes", or -1 */
+  ssize_t default_at;   /* index of the last "default-runtime", or -1 */
+  yajl_val runtimes;    /* its object; NULL when absent or null */
+  bool default_is_ours; /* "default-runtime" names our runtime */
+};
+
+/* OLD_TEXT parsed: nothing for a blank file, else a JSON object. */
+static int
+parse_daemon_json (const char *old_text, const char *path, yajl_val *root, hv_error **err)
+{
+  *root = NULL;
+  if (blank (old_text))
+    return 0;
+  if (validate_json (old_text, path, err) < 0)
+    return -1;
+  char ebuf[256];
+  *root = yajl_tree_parse (old_text, ebuf, sizeof (ebuf));
+  if (*root == NULL)
+    return hv_error_set (err, 0, "%s: invalid JSON: %s", path, ebuf);
+  if (!YAJL_IS_OBJECT (*root))
+    {
+      yajl_tree_free (*root);
+      *root = NULL;
+      return hv_error_set (err, 0, "%s: expected a JSON object at the top level", path);
+    }
+  return 0;
+}
+
+static int
+find_members (struct docker_config *dc, const char *path, const struct hv_install_opts *o, hv_error **err)
+{
+  yajl_val root = dc->root;
+  dc->runtimes_at = root ? last_index (root, "runtimes") : -1;
+  dc->default_at = root ? last_index (root, "default-runtime") : -1;
+  yajl_val runtimes = dc->runtimes_at >= 0 ? root->u.object.values[dc->runtimes_at] : NULL;
+  if (runtimes && !YAJL_IS_NULL (runtimes) && !YAJL_IS_OBJECT (runtimes))
+    return hv_error_set (err, 0, "%s: .runtimes: expected an object", path);
+  if (runtimes && YAJL_IS_NULL (runtimes))
+    runtimes = NULL;
+  dc->runtimes = runtimes;
+  yajl_val dflt = dc->default_at >= 0 ? root->u.object.values[dc->default_at] : NULL;
+  dc->default_is_ours = dflt && YAJL_IS_STRING (dflt) && strcmp (dflt->u.string, o->name) == 0;
+  return 0;
+}
+
+/* The "runtimes" member, ours replaced, added or removed. */
+static void
+emit_runtimes (yajl_gen g, const char *key, yajl_val runtimes, const struct hv_install_opts *o, bool remove)
+{
+  ssize_t ours = runtimes ? last_index (runtimes, o->name) : -1;
+  size_t others = runtimes ? runtimes->u.object.len : 0;
+  for (size_t j = 0; runtimes && j < runtimes->u.object.len; j++)
+    if (strcmp (runtimes->u.object.keys[j], o->name) == 0)
+      others--;
+  /* Uninstalling the only runtime: the key goes as it came. */
+  if (remove && others == 0)
+    return;
+  jg_str (g, key);
+  yajl_gen_map_open (g);
+  for (size_t j = 0; runtimes && j < runtimes->u.object.len; j++)
+    {
+      if (strcmp (runtimes->u.object.keys[j], o->name) != 0)
+        {
+          jg_str (g, runtimes->u.object.keys[j]);
+          jg_value (g, runtimes->u.object.values[j]);
+        }
+      else if ((ssize_t) j == ours && !remove)
+        {
+          /* Replaced where it was: a re-run changes nothing else. */
+          jg_str (g, o->name);
+          emit_entry (g, o);
+        }
+    }
+  if (ours < 0 && !remove)
+    {
+      jg_str (g, o->name);
+      emit_entry (g, o);
+    }
+  yajl_gen_map_close (g);
+}
+
+/* The file's members in their order, "runtimes" and "default-runtime"
+ * edited. */
+static void
+emit_members (yajl_gen g, const struct docker_config *dc, const struct hv_install_opts *o, bool remove)
+{
+  yajl_val root = dc->root;
+  for (size_t i = 0; root && i < root->u.object.len; i++)
+    {
+      const char *key = root->u.object.keys[i];
+      yajl_val v = root->u.object.values[i];
+      if (strcmp (key, "runtimes") == 0)
+        {
+          /* Earlier duplicates are dead for dockerd: drop them. */
+          if ((ssize_t) i == dc->runtimes_at)
+            emit_runtimes (g, key, dc->runtimes, o, remove);
+          continue;
+        }
+      if (strcmp (key, "default-runtime") == 0 && (o->make_default || (remove && dc->default_is_ours)))
+        {
+          /* Uninstalling the default runtime would leave dockerd unable to
+           * start: it goes back to its own default (runc). */
+          if ((ssize_t) i != dc->default_at || remove)
+            continue;
+          jg_kv (g, key, o->name);
+          continue;
+        }
+      jg_str (g, key);
+      jg_value (g, v);
+    }
+}
+
+/* What installing adds when the file had no such member. */
+static void
+emit_missing_members (yajl_gen g, const struct docker_config *dc, const struct hv_install_opts *o, bool remove)
+{
+  if (dc->runtimes_at < 0 && !remove)
+    {
+      jg_str (g, "runtimes");
+      yajl_gen_map_open (g);
+      jg_str (g, o->name);
+      emit_entry (g, o);
+      yajl_gen_map_close (g);
+    }
+  if (dc->default_at < 0 && o->make_default && !remove)
+    jg_kv (g, "default-runtime", o->name);
+}
+
 int
 hv_docker_config_edit (const char *old_text, const char *path, const struct hv_install_opts *o, bool remove,
                        char **out, hv_error **err)
 {
-  yajl_val root = NULL;
+  struct docker_config dc = { 0 };
   *out = NULL;
-  if (!blank (old_text))
+  if (parse_daemon_json (old_text, path, &dc.root, err) < 0)
+    return -1;
+  if (find_members (&dc, path, o, err) < 0)
     {
-      if (validate_json (old_text, path, err) < 0)
-        return -1;
-      char ebuf[256];
-      root = yajl_tree_parse (old_text, ebuf, sizeof (ebuf));
-      if (root == NULL)
-        return hv_error_set (err, 0, "%s: invalid JSON: %s", path, ebuf);
-      if (!YAJL_IS_OBJECT (root))
-        {
-          yajl_tree_free (root);
-          return hv_error_set (err, 0, "%s: expected a JSON object at the top level", path);
-        }
+      yajl_tree_free (dc.root);
+      return -1;
     }
-  ssize_t runtimes_at = root ? last_index (root, "runtimes") : -1;
-  ssize_t default_at = root ? last_index (root, "default-runtime") : -1;
-  yajl_val runtimes = runtimes_at >= 0 ? root->u.object.values[runtimes_at] : NULL;
-  if (runtimes && !YAJL_IS_NULL (runtimes) && !YAJL_IS_OBJECT (runtimes))
-    {
-      yajl_tree_free (root);
-      return hv_error_set (err, 0, "%s: .runtimes: expected an object", path);
-    }
-  if (runtimes && YAJL_IS_NULL (runtimes))
-    runtimes = NULL;
-  yajl_val dflt = default_at >= 0 ? root->u.object.values[default_at] : NULL;
-  bool default_is_ours = dflt && YAJL_IS_STRING (dflt) && strcmp (dflt->u.string, o->name) == 0;
-  if (remove && !default_is_ours && (runtimes == NULL || last_index (runtimes, o->name) < 0))
+  if (remove && !dc.default_is_ours && (dc.runtimes == NULL || last_index (dc.runtimes, o->name) < 0))
     {
       /* Nothing of ours in there: leave the file as it is. */
-      yajl_tree_free (root);
+      yajl_tree_free (dc.root);
       *out = xstrdup (old_text ? old_text : "");
       return 0;
     }
@@ -164,69 +277,8 @@ hv_docker_config_edit (const char *old_text, const char *path, const struct hv_i
   yajl_gen_config (g, yajl_gen_beautify, 1);
   yajl_gen_config (g, yajl_gen_indent_string, "  ");
   yajl_gen_map_open (g);
-  for (size_t i = 0; root && i < root->u.object.len; i++)
-    {
-      const char *key = root->u.object.keys[i];
-      yajl_val v = root->u.object.values[i];
-      if (strcmp (key, "runtimes") == 0)
-        {
-          /* Earlier duplicates are dead for dockerd: drop them. */
-          if ((ssize_t) i != runtimes_at)
-            continue;
-          ssize_t ours = runtimes ? last_index (runtimes, o->name) : -1;
-          size_t others = runtimes ? runtimes->u.object.len : 0;
-          for (size_t j = 0; runtimes && j < runtimes->u.object.len; j++)
-            if (strcmp (runtimes->u.object.keys[j], o->name) == 0)
-              others--;
-          /* Uninstalling the only runtime: the key goes as it came. */
-          if (remove && others == 0)
-            continue;
-          jg_str (g, key);
-          yajl_gen_map_open (g);
-          for (size_t j = 0; runtimes && j < runtimes->u.object.len; j++)
-            {
-              if (strcmp (runtimes->u.object.keys[j], o->name) != 0)
-                {
-                  jg_str (g, runtimes->u.object.keys[j]);
-                  jg_value (g, runtimes->u.object.values[j]);
-                }
-              else if ((ssize_t) j == ours && !remove)
-                {
-                  /* Replaced where it was: a re-run changes nothing else. */
-                  jg_str (g, o->name);
-                  emit_entry (g, o);
-                }
-            }
-          if (ours < 0 && !remove)
-            {
-              jg_str (g, o->name);
-              emit_entry (g, o);
-            }
-          yajl_gen_map_close (g);
-          continue;
-        }
-      if (strcmp (key, "default-runtime") == 0 && (o->make_default || (remove && default_is_ours)))
-        {
-          /* Uninstalling the default runtime would leave dockerd unable to
-           * start: it goes back to its own default (runc). */
-          if ((ssize_t) i != default_at || remove)
-            continue;
-          jg_kv (g, key, o->name);
-          continue;
-        }
-      jg_str (g, key);
-      jg_value (g, v);
-    }
-  if (runtimes_at < 0 && !remove)
-    {
-      jg_str (g, "runtimes");
-      yajl_gen_map_open (g);
-      jg_str (g, o->name);
-      emit_entry (g, o);
-      yajl_gen_map_close (g);
-    }
-  if (default_at < 0 && o->make_default && !remove)
-    jg_kv (g, "default-runtime", o->name);
+  emit_members (g, &dc, o, remove);
+  emit_missing_members (g, &dc, o, remove);
   yajl_gen_map_close (g);
   const unsigned char *buf;
   size_t len;
@@ -234,7 +286,7 @@ hv_docker_config_edit (const char *old_text, const char *path, const struct hv_i
   /* yajl's beautified output already ends with a newline. */
   *out = xasprintf ("%.*s%s", (int) len, (const char *) buf, len && buf[len - 1] == '\n' ? "" : "\n");
   yajl_gen_free (g);
-  yajl_tree_free (root);
+  yajl_tree_free (dc.root);
   return 0;
 }
 
@@ -362,30 +414,28 @@ valid_name (const char *s)
   return true;
 }
 
-int
-hv_cmd_install (int argc, char **argv, bool uninstall, hv_error **err)
+static const struct hv_opt install_opts[] = {
+  { "daemon-json", 0, true, OPT_DAEMON_JSON }, { "conf", 0, true, OPT_CONF },
+  { "name", 0, true, OPT_NAME },               { "runtime", 0, true, OPT_RUNTIME },
+  { "policy", 0, true, OPT_POLICY },           { "policy-lock", 0, false, OPT_POLICY_LOCK },
+  { "default", 0, false, OPT_DEFAULT },        { NULL, 0, false, 0 },
+};
+
+/* The options after "install ENGINE" into O and *FILE (the engine's
+ * configuration file, its default when not given). */
+static int
+parse_install_opts (int argc, char **argv, bool uninstall, bool docker, const char *cmd, struct hv_install_opts *o,
+                    const char **file, hv_error **err)
 {
-  static const struct hv_opt opts[] = {
-    { "daemon-json", 0, true, OPT_DAEMON_JSON }, { "conf", 0, true, OPT_CONF },
-    { "name", 0, true, OPT_NAME },               { "runtime", 0, true, OPT_RUNTIME },
-    { "policy", 0, true, OPT_POLICY },           { "policy-lock", 0, false, OPT_POLICY_LOCK },
-    { "default", 0, false, OPT_DEFAULT },        { NULL, 0, false, 0 },
-  };
-  const char *verb = uninstall ? "uninstall" : "install";
-  if (argc < 2 || (strcmp (argv[1], "docker") != 0 && strcmp (argv[1], "podman") != 0))
-    return hv_error_set (err, 0, "%s: which engine? (haven %s docker|podman [options])", verb, verb);
-  bool docker = strcmp (argv[1], "docker") == 0;
-  cleanup_free char *cmd = xasprintf ("%s %s", verb, argv[1]);
   struct hv_opt_iter it = { argc, argv, 2, cmd };
-  struct hv_install_opts o = { .name = "haven" };
-  const char *file = NULL, *arg;
+  const char *arg;
   int id;
-  while ((id = hv_opt_next (&it, opts, &arg, err)) > 0)
+  while ((id = hv_opt_next (&it, install_opts, &arg, err)) > 0)
     {
       bool install_only = id == OPT_RUNTIME || id == OPT_POLICY || id == OPT_POLICY_LOCK || id == OPT_DEFAULT;
       if ((id == OPT_DAEMON_JSON && !docker) || (id == OPT_CONF && docker) || (install_only && uninstall))
         {
-          const struct hv_opt *opt = opts;
+          const struct hv_opt *opt = install_opts;
           while (opt->id != id)
             opt++;
           return hv_error_set (err, 0, "%s: option --%s does not apply here (see haven --help)", cmd, opt->name);
@@ -394,22 +444,22 @@ hv_cmd_install (int argc, char **argv, bool uninstall, hv_error **err)
         {
         case OPT_DAEMON_JSON:
         case OPT_CONF:
-          file = arg;
+          *file = arg;
           break;
         case OPT_NAME:
-          o.name = arg;
+          o->name = arg;
           break;
         case OPT_RUNTIME:
-          o.runtime = arg;
+          o->runtime = arg;
           break;
         case OPT_POLICY:
-          o.policy = arg;
+          o->policy = arg;
           break;
         case OPT_POLICY_LOCK:
-          o.policy_lock = true;
+          o->policy_lock = true;
           break;
         case OPT_DEFAULT:
-          o.make_default = true;
+          o->make_default = true;
           break;
         default:
           break;
@@ -419,85 +469,128 @@ hv_cmd_install (int argc, char **argv, bool uninstall, hv_error **err)
     return -1;
   if (it.index < argc)
     return hv_error_set (err, 0, "%s: unexpected argument \"%s\"", cmd, argv[it.index]);
-  if (!valid_name (o.name))
-    return hv_error_set (err, 0, "%s: invalid runtime name \"%s\" (letters, digits, '-', '_', '.')", cmd, o.name);
-  if (file == NULL)
-    file = docker ? HV_DOCKER_DAEMON_JSON : HV_PODMAN_DROP_IN;
+  if (!valid_name (o->name))
+    return hv_error_set (err, 0, "%s: invalid runtime name \"%s\" (letters, digits, '-', '_', '.')", cmd, o->name);
+  if (*file == NULL)
+    *file = docker ? HV_DOCKER_DAEMON_JSON : HV_PODMAN_DROP_IN;
+  return 0;
+}
 
-  if (!docker && uninstall)
+/* haven uninstall podman: the drop-in goes whole. */
+static int
+remove_podman_drop_in (const char *cmd, const char *file, hv_error **err)
+{
+  cleanup_free char *cur = NULL;
+  cleanup_error hv_error *rerr = NULL;
+  if (read_file_at (AT_FDCWD, file, &cur, &rerr) < 0)
     {
-      cleanup_free char *cur = NULL;
-      cleanup_error hv_error *rerr = NULL;
-      if (read_file_at (AT_FDCWD, file, &cur, &rerr) < 0)
-        {
-          if (rerr->errno_code != ENOENT)
-            return hv_error_set (err, 0, "%s: %s", cmd, rerr->msg);
-          printf ("%s: nothing to remove (no %s)\n", cmd, file);
-          return 0;
-        }
-      /* Only our own drop-in: never someone else's file at that name. */
-      if (!str_has_prefix (cur, DROP_IN_MARKER))
-        return hv_error_set (err, 0, "%s: %s was not written by haven install podman; not removing it", cmd, file);
-      if (unlink (file) < 0)
-        return hv_error_set (err, errno, "%s: remove %s", cmd, file);
-      printf ("removed %s\n", file);
+      if (rerr->errno_code != ENOENT)
+        return hv_error_set (err, 0, "%s: %s", cmd, rerr->msg);
+      printf ("%s: nothing to remove (no %s)\n", cmd, file);
       return 0;
     }
+  /* Only our own drop-in: never someone else's file at that name. */
+  if (!str_has_prefix (cur, DROP_IN_MARKER))
+    return hv_error_set (err, 0, "%s: %s was not written by haven install podman; not removing it", cmd, file);
+  if (unlink (file) < 0)
+    return hv_error_set (err, errno, "%s: remove %s", cmd, file);
+  printf ("removed %s\n", file);
+  return 0;
+}
 
-  cleanup_free char *runtime = NULL;
-  if (!uninstall)
+/* The runtime to register, by its real path (this binary unless
+ * --runtime), and the runtime arguments checked. */
+static int
+check_runtime (const char *cmd, bool docker, struct hv_install_opts *o, char **runtime, hv_error **err)
+{
+  *runtime = o->runtime ? realpath (o->runtime, NULL) : realpath ("/proc/self/exe", NULL);
+  if (*runtime == NULL)
+    return hv_error_set (err, errno, "%s: runtime %s", cmd, o->runtime ? o->runtime : "/proc/self/exe");
+  if (access (*runtime, X_OK) < 0)
+    return hv_error_set (err, errno, "%s: runtime %s", cmd, *runtime);
+  o->runtime = *runtime;
+  if (!docker && (o->policy || o->policy_lock))
+    return hv_error_set (err, 0,
+                         "%s: Podman cannot pass runtime arguments (--policy, --policy-lock); ask per "
+                         "container with --annotation run.haven.policy=NAME",
+                         cmd);
+  if (o->policy)
     {
-      runtime = o.runtime ? realpath (o.runtime, NULL) : realpath ("/proc/self/exe", NULL);
-      if (runtime == NULL)
-        return hv_error_set (err, errno, "%s: runtime %s", cmd, o.runtime ? o.runtime : "/proc/self/exe");
-      if (access (runtime, X_OK) < 0)
-        return hv_error_set (err, errno, "%s: runtime %s", cmd, runtime);
-      o.runtime = runtime;
-      if (!docker && (o.policy || o.policy_lock))
-        return hv_error_set (err, 0,
-                             "%s: Podman cannot pass runtime arguments (--policy, --policy-lock); ask per "
-                             "container with --annotation run.haven.policy=NAME",
-                             cmd);
-      if (o.policy)
-        {
-          /* A misspelt policy would fail every container dockerd starts. */
-          hv_policy *p = NULL;
-          if (hv_policy_load (o.policy, &p, err) < 0)
-            return hv_error_wrap (err, "%s: --policy", cmd);
-          hv_policy_free (p);
-        }
+      /* A misspelt policy would fail every container dockerd starts. */
+      hv_policy *p = NULL;
+      if (hv_policy_load (o->policy, &p, err) < 0)
+        return hv_error_wrap (err, "%s: --policy", cmd);
+      hv_policy_free (p);
     }
+  return 0;
+}
 
-  cleanup_free char *text = NULL;
-  if (docker)
+/* The configuration file's new text in *TEXT; 1 when there is nothing
+ * to remove (said so). */
+static int
+new_config_text (const char *cmd, const char *file, bool docker, bool uninstall, const struct hv_install_opts *o,
+                 char **text, hv_error **err)
+{
+  if (!docker)
     {
-      cleanup_free char *old = NULL;
-      cleanup_error hv_error *rerr = NULL;
-      if (read_file_at (AT_FDCWD, file, &old, &rerr) < 0 && rerr->errno_code != ENOENT)
-        return hv_error_set (err, 0, "%s: %s", cmd, rerr->msg);
-      if (uninstall && old == NULL)
-        {
-          printf ("%s: nothing to remove (no %s)\n", cmd, file);
-          return 0;
-        }
-      if (hv_docker_config_edit (old, file, &o, uninstall, &text, err) < 0)
-        return hv_error_wrap (err, "%s", cmd);
+      *text = hv_podman_conf_text (o);
+      return 0;
     }
+  cleanup_free char *old = NULL;
+  cleanup_error hv_error *rerr = NULL;
+  if (read_file_at (AT_FDCWD, file, &old, &rerr) < 0 && rerr->errno_code != ENOENT)
+    return hv_error_set (err, 0, "%s: %s", cmd, rerr->msg);
+  if (uninstall && old == NULL)
+    {
+      printf ("%s: nothing to remove (no %s)\n", cmd, file);
+      return 1;
+    }
+  if (hv_docker_config_edit (old, file, o, uninstall, text, err) < 0)
+    return hv_error_wrap (err, "%s", cmd);
+  return 0;
+}
+
+/* What was done, and what to do next; CHANGED: the file was written. */
+static void
+report_install (const char *file, bool docker, bool uninstall, const struct hv_install_opts *o, int changed)
+{
+  if (uninstall)
+    printf (changed ? "removed runtime \"%s\" from %s; reload dockerd (kill -HUP $(pidof dockerd))\n"
+                    : "runtime \"%s\" is not in %s: unchanged\n",
+            o->name, file);
+  else if (docker)
+    printf ("%s runtime \"%s\" (%s) in %s%s%s%s\n", changed ? "registered" : "already registered:", o->name,
+            o->runtime, file,
+            changed ? "; reload dockerd (kill -HUP $(pidof dockerd)), then: docker run --runtime " : ", unchanged",
+            changed ? o->name : "", changed ? " ..." : "");
   else
-    text = hv_podman_conf_text (&o);
+    printf ("%s %s: podman run --runtime %s ...\n", changed ? "wrote" : "unchanged:", file, o->name);
+}
 
-  int r = hv_install_write (file, text, err);
+int
+hv_cmd_install (int argc, char **argv, bool uninstall, hv_error **err)
+{
+  const char *verb = uninstall ? "uninstall" : "install";
+  if (argc < 2 || (strcmp (argv[1], "docker") != 0 && strcmp (argv[1], "podman") != 0))
+    return hv_error_set (err, 0, "%s: which engine? (haven %s docker|podman [options])", verb, verb);
+  bool docker = strcmp (argv[1], "docker") == 0;
+  cleanup_free char *cmd = xasprintf ("%s %s", verb, argv[1]);
+  struct hv_install_opts o = { .name = "haven" };
+  const char *file = NULL;
+  if (parse_install_opts (argc, argv, uninstall, docker, cmd, &o, &file, err) < 0)
+    return -1;
+  if (!docker && uninstall)
+    return remove_podman_drop_in (cmd, file, err);
+  cleanup_free char *runtime = NULL;
+  if (!uninstall && check_runtime (cmd, docker, &o, &runtime, err) < 0)
+    return -1;
+  cleanup_free char *text = NULL;
+  int r = new_config_text (cmd, file, docker, uninstall, &o, &text, err);
+  if (r != 0)
+    return r < 0 ? -1 : 0;
+  r = hv_install_write (file, text, err);
   if (r < 0)
     return hv_error_wrap (err, "%s", cmd);
-  if (uninstall)
-    printf (r ? "removed runtime \"%s\" from %s; reload dockerd (kill -HUP $(pidof dockerd))\n"
-              : "runtime \"%s\" is not in %s: unchanged\n",
-            o.name, file);
-  else if (docker)
-    printf ("%s runtime \"%s\" (%s) in %s%s%s%s\n", r ? "registered" : "already registered:", o.name, o.runtime,
-            file, r ? "; reload dockerd (kill -HUP $(pidof dockerd)), then: docker run --runtime " : ", unchanged",
-            r ? o.name : "", r ? " ..." : "");
-  else
-    printf ("%s %s: podman run --runtime %s ...\n", r ? "wrote" : "unchanged:", file, o.name);
+  report_install (file, docker, uninstall, &o, r);
   return 0;
 }

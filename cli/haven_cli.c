@@ -272,45 +272,48 @@ explain_home_allow (const hv_policy *p)
     }
 }
 
-static int
-policy_explain (int argc, char **argv, hv_error **err)
+/* block's "!pattern" entries are exceptions, listed apart. */
+static void
+explain_blocked (const hv_policy *p)
 {
-  if (argc != 2)
-    return hv_error_set (err, 0, "usage: haven policy explain NAME|FILE");
-  cleanup_policy hv_policy *p = NULL;
-  if (hv_policy_load (argv[1], &p, err) < 0)
-    return -1;
-  printf ("Policy \"%s\"%s%s\n\n", p->name, p->description ? ": " : "", p->description ? p->description : "");
+  oci_strv hidden = { 0 }, shown = { 0 };
+  for (size_t i = 0; i < p->block.n; i++)
+    oci_strv_push (p->block.v[i][0] == '!' ? &shown : &hidden, p->block.v[i] + (p->block.v[i][0] == '!'));
+  list_patterns ("Hidden (absent or empty):", &hidden);
+  list_patterns ("Not hidden, as exceptions to the above (the last entry matching a path decides):", &shown);
+  oci_strv_free (&hidden);
+  oci_strv_free (&shown);
+}
+
+static void
+explain_hidden_home (const hv_policy *p)
+{
+  if (!p->hide_home.value)
+    return;
+  printf ("  Your home directory is hidden (an empty scratch directory)");
+  if (p->home_allow.n)
+    printf (", except:");
+  printf ("\n");
+  explain_home_allow (p);
+  if (p->home_allow.n)
+    printf ("  Copies live in ~/.local/state/haven/projects/; when no overlay can be mounted, copy-on-write\n"
+            "  entries are read-only instead (haven says so).\n");
+  printf ("  \"Your home\" is both $HOME and the home in the password database, whatever $HOME says;\n"
+          "  ~/ in the lists above names a path in each.  Other users' homes (under /home, and /root)\n"
+          "  are hidden too.\n");
+}
+
+static void
+explain_files (const hv_policy *p)
+{
   printf ("Files\n  The whole host filesystem is visible read-only.\n");
   bool project_rw = !p->project_writable.set || p->project_writable.value;
   printf ("  The project directory is %s.\n", project_rw ? "writable" : "read-only");
   list_line ("Also writable:", &p->read_write);
   list_line ("Read-only even inside the project:", &p->protect);
   list_line ("Read-only:", &p->read_only);
-  {
-    /* block's "!pattern" entries are exceptions, listed apart. */
-    oci_strv hidden = { 0 }, shown = { 0 };
-    for (size_t i = 0; i < p->block.n; i++)
-      oci_strv_push (p->block.v[i][0] == '!' ? &shown : &hidden, p->block.v[i] + (p->block.v[i][0] == '!'));
-    list_patterns ("Hidden (absent or empty):", &hidden);
-    list_patterns ("Not hidden, as exceptions to the above (the last entry matching a path decides):", &shown);
-    oci_strv_free (&hidden);
-    oci_strv_free (&shown);
-  }
-  if (p->hide_home.value)
-    {
-      printf ("  Your home directory is hidden (an empty scratch directory)");
-      if (p->home_allow.n)
-        printf (", except:");
-      printf ("\n");
-      explain_home_allow (p);
-      if (p->home_allow.n)
-        printf ("  Copies live in ~/.local/state/haven/projects/; when no overlay can be mounted, copy-on-write\n"
-                "  entries are read-only instead (haven says so).\n");
-      printf ("  \"Your home\" is both $HOME and the home in the password database, whatever $HOME says;\n"
-              "  ~/ in the lists above names a path in each.  Other users' homes (under /home, and /root)\n"
-              "  are hidden too.\n");
-    }
+  explain_blocked (p);
+  explain_hidden_home (p);
   printf ("  haven refuses a project that is /, is your home or contains a hidden home.\n");
   char size[64];
   for (size_t i = 0; i < p->n_tmpfs; i++)
@@ -324,6 +327,11 @@ policy_explain (int argc, char **argv, hv_error **err)
           "  wherever they are, so connect() to them fails; sockets bound later, or only in another\n"
           "  network namespace, are not (abstract sockets are per network namespace: network none\n"
           "  leaves the host's out of reach).\n");
+}
+
+static void
+explain_network (const hv_policy *p)
+{
   printf ("\nNetwork\n  ");
   switch (p->net_mode)
     {
@@ -339,6 +347,11 @@ policy_explain (int argc, char **argv, hv_error **err)
     default:
       printf ("None: only the container's own loopback.\n");
     }
+}
+
+static void
+explain_programs (const hv_policy *p)
+{
   printf ("\nPrograms\n");
   if (p->allow_exec.n)
     list_line ("Only these may be executed:", &p->allow_exec);
@@ -360,6 +373,11 @@ policy_explain (int argc, char **argv, hv_error **err)
     list_line ("Capabilities kept:", &p->capabilities);
   else
     printf ("  No capabilities.\n");
+}
+
+static void
+explain_syscalls (const hv_policy *p)
+{
   printf ("\nSystem calls\n");
   if (p->syscall_profile && strcmp (p->syscall_profile, "none") == 0)
     printf ("  No agent seccomp profile%s.\n", p->syscall_deny.n ? " (only the denials below)" : "");
@@ -370,6 +388,12 @@ policy_explain (int argc, char **argv, hv_error **err)
   printf ("  The command never shares your controlling terminal (a new session without a pty).\n");
   list_line ("Also allowed:", &p->syscall_allow);
   list_line ("Also denied:", &p->syscall_deny);
+}
+
+static void
+explain_resources (const hv_policy *p)
+{
+  char size[64];
   printf ("\nResources\n");
   if (p->memory.set)
     printf ("  Memory: %s\n", exact_size (p->memory.value, size, sizeof (size)));
@@ -382,12 +406,22 @@ policy_explain (int argc, char **argv, hv_error **err)
   if (p->timeout_s.set)
     printf ("  Wall-clock limit: %llu s\n", (unsigned long long) p->timeout_s.value);
   printf ("  The command is killed with haven, also if haven is killed (SIGKILL).\n");
+}
+
+static void
+explain_environment (const hv_policy *p)
+{
   printf ("\nEnvironment\n");
   list_line ("Passed:", &p->env_pass);
   list_line ("Denied:", &p->env_deny);
   printf ("  Never passed: variables that look like credentials (*TOKEN*, *SECRET*, *_KEY, AWS_*, ...).\n");
   for (size_t i = 0; i < p->env_set.n; i++)
     printf ("  Set: %s=%s\n", p->env_set.v[i].key, p->env_set.v[i].value);
+}
+
+static void
+explain_audit (const hv_policy *p)
+{
   printf ("\nAudit\n");
   if (p->audit_log)
     {
@@ -398,6 +432,25 @@ policy_explain (int argc, char **argv, hv_error **err)
     }
   else
     printf ("  No audit trail (set audit.log to record denied system calls).\n");
+}
+
+/* What a policy enforces, in words, one section per kind of rule. */
+static int
+policy_explain (int argc, char **argv, hv_error **err)
+{
+  if (argc != 2)
+    return hv_error_set (err, 0, "usage: haven policy explain NAME|FILE");
+  cleanup_policy hv_policy *p = NULL;
+  if (hv_policy_load (argv[1], &p, err) < 0)
+    return -1;
+  printf ("Policy \"%s\"%s%s\n\n", p->name, p->description ? ": " : "", p->description ? p->description : "");
+  explain_files (p);
+  explain_network (p);
+  explain_programs (p);
+  explain_syscalls (p);
+  explain_resources (p);
+  explain_environment (p);
+  explain_audit (p);
   return 0;
 }
 

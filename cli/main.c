@@ -93,6 +93,83 @@ print_help (void)
     printf ("  %-10s %s\n", commands[i].name, commands[i].help);
 }
 
+/* The global options before the command, into G; 1 when one of them
+ * (--version, --help) was all there was to do. */
+static int
+parse_global_opts (struct hv_opt_iter *it, struct hv_global *g, const char **log_format, hv_error **err)
+{
+  const char *arg;
+  int id;
+  while ((id = hv_opt_next (it, global_opts, &arg, err)) > 0)
+    switch (id)
+      {
+      case G_ROOT:
+        g->rt.root = arg;
+        break;
+      case G_LOG:
+        g->log = arg;
+        break;
+      case G_LOG_FORMAT:
+        *log_format = arg;
+        break;
+      case G_DEBUG:
+        g->debug = true;
+        break;
+      case G_SYSTEMD_CGROUP:
+        g->rt.systemd_cgroup = hv_opt_bool (arg);
+        break;
+      case G_ROOTLESS:
+        g->rt.rootless = arg;
+        break;
+      case G_POLICY:
+        g->policy = arg;
+        break;
+      case G_POLICY_LOCK:
+        g->policy_lock = true;
+        break;
+      case G_VERSION:
+        print_version ();
+        return 1;
+      case G_HELP:
+        print_help ();
+        return 1;
+      default:
+        break;
+      }
+  return id < 0 ? -1 : 0;
+}
+
+/* --log-format and --log: the log is open before any command runs. */
+static int
+open_log (struct hv_global *g, const char *log_format, hv_error **err)
+{
+  if (strcmp (log_format, "json") == 0)
+    g->log_json = true;
+  else if (strcmp (log_format, "text") != 0)
+    return hv_error_set (err, 0, "invalid --log-format \"%s\" (text or json)", log_format);
+  if (hv_log_init (g->log, g->log_json, g->debug) < 0)
+    return hv_error_set (err, errno, "open log file %s", g->log);
+  return 0;
+}
+
+/* The command at argv[index], with its arguments; those that enter the
+ * container run from the sealed copy of this binary first. */
+static int
+run_command (struct hv_global *g, int argc, char **argv, int index, hv_error **err)
+{
+  const char *name = argv[index];
+  for (size_t i = 0; i < N_ELEMENTS (commands); i++)
+    {
+      if (strcmp (commands[i].name, name) != 0)
+        continue;
+      if (commands[i].enters_container && hv_ensure_sealed_self (argv, err) < 0)
+        return -1;
+      hv_log (HV_LOG_DEBUG, "%s", name);
+      return commands[i].fn (g, argc - index, argv + index, err) < 0 ? -1 : 0;
+    }
+  return hv_error_set (err, 0, "unknown command \"%s\" (see --help)", name);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -100,64 +177,18 @@ main (int argc, char **argv)
   g.rt.config_filter_data = &g;
   struct hv_opt_iter it = { argc, argv, 1, "haven-runc" };
   hv_error *err = NULL;
-  const char *arg, *log_format = "text";
+  const char *log_format = "text";
   cleanup_free char *root = NULL;
-  int id;
 
   const char *base = strrchr (argv[0], '/') ? strrchr (argv[0], '/') + 1 : argv[0];
   if (strcmp (base, "haven") == 0)
     return haven_main (argc, argv);
 
-  while ((id = hv_opt_next (&it, global_opts, &arg, &err)) > 0)
-    switch (id)
-      {
-      case G_ROOT:
-        g.rt.root = arg;
-        break;
-      case G_LOG:
-        g.log = arg;
-        break;
-      case G_LOG_FORMAT:
-        log_format = arg;
-        break;
-      case G_DEBUG:
-        g.debug = true;
-        break;
-      case G_SYSTEMD_CGROUP:
-        g.rt.systemd_cgroup = hv_opt_bool (arg);
-        break;
-      case G_ROOTLESS:
-        g.rt.rootless = arg;
-        break;
-      case G_POLICY:
-        g.policy = arg;
-        break;
-      case G_POLICY_LOCK:
-        g.policy_lock = true;
-        break;
-      case G_VERSION:
-        print_version ();
-        return 0;
-      case G_HELP:
-        print_help ();
-        return 0;
-      default:
-        break;
-      }
-  if (id < 0)
+  int r = parse_global_opts (&it, &g, &log_format, &err);
+  if (r > 0)
+    return 0;
+  if (r < 0 || open_log (&g, log_format, &err) < 0)
     goto fail;
-  if (strcmp (log_format, "json") == 0)
-    g.log_json = true;
-  else if (strcmp (log_format, "text") != 0)
-    {
-      hv_error_set (&err, 0, "invalid --log-format \"%s\" (text or json)", log_format);
-      goto fail;
-    }
-  if (hv_log_init (g.log, g.log_json, g.debug) < 0)
-    {
-      hv_error_set (&err, errno, "open log file %s", g.log);
-      goto fail;
-    }
   if (g.rt.root == NULL)
     g.rt.root = root = hv_default_state_root ();
   if (it.index >= argc)
@@ -165,19 +196,9 @@ main (int argc, char **argv)
       print_help ();
       return 1;
     }
-  const char *name = argv[it.index];
-  for (size_t i = 0; i < N_ELEMENTS (commands); i++)
-    {
-      if (strcmp (commands[i].name, name) != 0)
-        continue;
-      if (commands[i].enters_container && hv_ensure_sealed_self (argv, &err) < 0)
-        goto fail;
-      hv_log (HV_LOG_DEBUG, "%s", name);
-      if (commands[i].fn (&g, argc - it.index, argv + it.index, &err) < 0)
-        goto fail;
-      return g.exit_status;
-    }
-  hv_error_set (&err, 0, "unknown command \"%s\" (see --help)", name);
+  if (run_command (&g, argc, argv, it.index, &err) < 0)
+    goto fail;
+  return g.exit_status;
 fail:
   hv_log_fatal (err ? err->msg : "unknown error");
   hv_error_free (&err);

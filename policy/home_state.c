@@ -252,17 +252,13 @@ copy_file_once (int dfd, const char *entry_rel, const char *src, hv_error **err)
   return 0;
 }
 
-int
-hv_home_state_prepare (const hv_policy *p, const struct hv_run_ctx *ctx, char **state, hv_error **err)
+/* direct entries: the protected sub-paths exist before the run, so the
+ * compiler can bind them read-only (links refused). */
+static int
+protect_direct_entries (const hv_policy *p, const struct hv_run_ctx *ctx, hv_error **err)
 {
-  *state = NULL;
-  if (!p->hide_home.value)
-    return 0;
-  bool any_copy = false;
   for (size_t i = 0; i < p->home_allow.n; i++)
     {
-      if (p->home_access[i].write == HV_HOME_COPY)
-        any_copy = true;
       if (p->home_access[i].write != HV_HOME_DIRECT)
         continue;
       cleanup_strv oci_strv paths = { 0 };
@@ -272,9 +268,22 @@ hv_home_state_prepare (const hv_policy *p, const struct hv_run_ctx *ctx, char **
           if (ensure_protected (paths.v[j], p->home_access[i].protect.v[k], err) < 0)
             return hv_error_wrap (err, "home_allow %s: protect", p->home_allow.v[i]);
     }
-  if (!any_copy)
-    return 0;
-  /* Only entries that exist are mounted; none, no state directory. */
+  return 0;
+}
+
+static bool
+any_copy_entry (const hv_policy *p)
+{
+  for (size_t i = 0; i < p->home_allow.n; i++)
+    if (p->home_access[i].write == HV_HOME_COPY)
+      return true;
+  return false;
+}
+
+/* Only entries that exist are mounted; none, no state directory. */
+static bool
+any_copy_entry_present (const hv_policy *p, const struct hv_run_ctx *ctx)
+{
   bool any_present = false;
   for (size_t i = 0; i < p->home_allow.n && !any_present; i++)
     {
@@ -284,13 +293,20 @@ hv_home_state_prepare (const hv_policy *p, const struct hv_run_ctx *ctx, char **
       for (size_t j = 0; j < paths.n; j++)
         any_present |= access (paths.v[j], F_OK) == 0;
     }
-  if (!any_present)
-    return 0;
+  return any_present;
+}
+
+/* The project's state directory, created if need be: an fd, its path in
+ * *dir.  -1 when there is none, having said so: copy-on-write entries
+ * are then read-only. */
+static int
+open_state_dir (const struct hv_run_ctx *ctx, char **dir, hv_error **err)
+{
   cleanup_free char *root = state_root (ctx);
   if (root == NULL)
     {
       fprintf (stderr, "haven: no home for a state directory: copy-on-write home_allow entries are read-only\n");
-      return 0;
+      return -1;
     }
   cleanup_free char *tag = tag_of (ctx->project);
   cleanup_free char *rel = xasprintf ("haven/projects/%s", tag);
@@ -310,9 +326,56 @@ hv_home_state_prepare (const hv_policy *p, const struct hv_run_ctx *ctx, char **
                "read-only in this run\n",
                root, *err ? (*err)->msg : strerror (errno));
       hv_error_free (err);
-      return 0;
+      return -1;
     }
-  cleanup_free char *dir = xasprintf ("%s/%s", root, rel);
+  *dir = xasprintf ("%s/%s", root, rel);
+  return steal_fd (&dfd);
+}
+
+/* A copy-on-write directory's upper and work directories, and whether
+ * an overlay of it can be mounted: 1 when none can (said why), 0 when
+ * one can, -1 on error. */
+static int
+prepare_overlay (int dfd, const char *dir, const char *path, const char *entry, const char *entry_rel,
+                 bool rootless, bool *probed, hv_error **err)
+{
+  cleanup_free char *upper_rel = xasprintf ("%s/upper", entry_rel);
+  cleanup_free char *work_rel = xasprintf ("%s/work", entry_rel);
+  cleanup_close int u = mkdirs_at (dfd, upper_rel, err);
+  if (u < 0)
+    return hv_error_wrap (err, "state directory %s", dir);
+  cleanup_close int wk = mkdirs_at (dfd, work_rel, err);
+  if (wk < 0)
+    return hv_error_wrap (err, "state directory %s", dir);
+  cleanup_free char *upper = xasprintf ("%s/upper", entry), *work = xasprintf ("%s/work", entry);
+  cleanup_free char *why = NULL;
+  if (!overlay_safe_path (path) || !overlay_safe_path (upper))
+    why = xstrdup ("a path holds ',', ':' or '\\'");
+  /* One trial mount per run (a process each: about a millisecond):
+   * the entries share the home's and the state directory's
+   * filesystems.  Should a later one still fail, the runtime's
+   * mount of it stops the start: never writable for real. */
+  else if (!*probed && !overlay_works (path, upper, work, rootless, &why) && why == NULL)
+    why = xstrdup ("unknown error");
+  *probed = true;
+  if (why)
+    {
+      /* Fail closed: read-only, and say so. */
+      fprintf (stderr,
+               "haven: cannot mount a copy-on-write overlay for %s (%s): copy-on-write home_allow "
+               "entries are read-only in this run\n",
+               path, why);
+      return 1;
+    }
+  return 0;
+}
+
+/* Every present copy-on-write entry's place in the state directory: a
+ * file's copy, a directory's overlay.  1 when overlays cannot be
+ * mounted (said why), 0 when they can, -1 on error. */
+static int
+prepare_copy_entries (const hv_policy *p, const struct hv_run_ctx *ctx, int dfd, const char *dir, hv_error **err)
+{
   bool probed = false;
   for (size_t i = 0; i < p->home_allow.n; i++)
     {
@@ -335,36 +398,31 @@ hv_home_state_prepare (const hv_policy *p, const struct hv_run_ctx *ctx, char **
             }
           if (!S_ISDIR (st.st_mode))
             continue;
-          cleanup_free char *upper_rel = xasprintf ("%s/upper", entry_rel);
-          cleanup_free char *work_rel = xasprintf ("%s/work", entry_rel);
-          cleanup_close int u = mkdirs_at (dfd, upper_rel, err);
-          if (u < 0)
-            return hv_error_wrap (err, "state directory %s", dir);
-          cleanup_close int wk = mkdirs_at (dfd, work_rel, err);
-          if (wk < 0)
-            return hv_error_wrap (err, "state directory %s", dir);
-          cleanup_free char *upper = xasprintf ("%s/upper", entry), *work = xasprintf ("%s/work", entry);
-          cleanup_free char *why = NULL;
-          if (!overlay_safe_path (paths.v[j]) || !overlay_safe_path (upper))
-            why = xstrdup ("a path holds ',', ':' or '\\'");
-          /* One trial mount per run (a process each: about a millisecond):
-           * the entries share the home's and the state directory's
-           * filesystems.  Should a later one still fail, the runtime's
-           * mount of it stops the start: never writable for real. */
-          else if (!probed && !overlay_works (paths.v[j], upper, work, ctx->rootless, &why) && why == NULL)
-            why = xstrdup ("unknown error");
-          probed = true;
-          if (why)
-            {
-              /* Fail closed: read-only, and say so. */
-              fprintf (stderr,
-                       "haven: cannot mount a copy-on-write overlay for %s (%s): copy-on-write home_allow "
-                       "entries are read-only in this run\n",
-                       paths.v[j], why);
-              return 0;
-            }
+          int r = prepare_overlay (dfd, dir, paths.v[j], entry, entry_rel, ctx->rootless, &probed, err);
+          if (r != 0)
+            return r;
         }
     }
+  return 0;
+}
+
+int
+hv_home_state_prepare (const hv_policy *p, const struct hv_run_ctx *ctx, char **state, hv_error **err)
+{
+  *state = NULL;
+  if (!p->hide_home.value)
+    return 0;
+  if (protect_direct_entries (p, ctx, err) < 0)
+    return -1;
+  if (!any_copy_entry (p) || !any_copy_entry_present (p, ctx))
+    return 0;
+  cleanup_free char *dir = NULL;
+  cleanup_close int dfd = open_state_dir (ctx, &dir, err);
+  if (dfd < 0)
+    return 0;
+  int r = prepare_copy_entries (p, ctx, dfd, dir, err);
+  if (r != 0)
+    return r < 0 ? -1 : 0; /* 1: the entries stay read-only (fail closed) */
   *state = steal_pointer (&dir);
   return 0;
 }

@@ -490,26 +490,20 @@ expand_block (const hv_policy *p, const struct hv_run_ctx *ctx, oci_strv *out, h
   return 0;
 }
 
-static int
-gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_strv *writable,
-            oci_strv *masked_paths, hv_error **err)
+/* The filesystem every sandbox starts from: the host read-only as the
+ * root, private /proc, /dev and /dev/shm, and an empty /run. */
+static void
+gen_base_mounts (yajl_gen g, bool noexec, oci_strv *writable, oci_strv *shown, oci_strv *hidden)
 {
   static const char *const root_opts[] = { "rbind", "ro", "rro", "nosuid", "nodev", NULL };
   static const char *const proc_opts[] = { "nosuid", "noexec", "nodev", NULL };
   static const char *const dev_opts[] = { "nosuid", "strictatime", "mode=755", "size=65536k", NULL };
   static const char *const dev_noexec_opts[] = { "nosuid", "noexec", "strictatime", "mode=755", "size=65536k", NULL };
-  bool noexec = exec_rules (p);
   static const char *const pts_opts[] = { "nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", NULL };
   static const char *const shm_opts[] = { "nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL };
-  /* Where the host shows through (binds) and where a tmpfs hides it, to
-   * lay only the masks that hide something. */
-  cleanup_strv oci_strv shown = { 0 }, hidden = { 0 };
-  cleanup_masks struct masks masks = { 0 };
-  jg_str (g, "mounts");
-  yajl_gen_array_open (g);
   /* The host, read-only, as the container's root. */
   mount_entry (g, "/", "bind", "/", root_opts);
-  oci_strv_push (&shown, "/");
+  oci_strv_push (shown, "/");
   mount_entry (g, "/proc", "proc", "proc", proc_opts);
   mount_entry (g, "/dev", "tmpfs", "tmpfs", noexec ? dev_noexec_opts : dev_opts);
   mount_entry (g, "/dev/pts", "devpts", "devpts", pts_opts);
@@ -518,33 +512,57 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
    * socket stays connectable on a read-only mount, so it is replaced. */
   tmpfs (g, "/run", 16ULL << 20, false);
   oci_strv_push (writable, "/run");
-  oci_strv_push (&hidden, "/run");
+  oci_strv_push (hidden, "/run");
+}
+
+/* filesystem.tmpfs: private scratch directories. */
+static void
+gen_policy_tmpfs (yajl_gen g, const hv_policy *p, bool noexec, oci_strv *writable, oci_strv *hidden)
+{
   for (size_t i = 0; i < p->n_tmpfs; i++)
     {
       tmpfs (g, p->tmpfs[i].path, p->tmpfs[i].size, !noexec);
       oci_strv_push (writable, p->tmpfs[i].path);
-      oci_strv_push (&hidden, p->tmpfs[i].path);
+      oci_strv_push (hidden, p->tmpfs[i].path);
     }
-  if (p->hide_home.value && gen_hidden_homes (g, p, ctx, noexec, writable, &shown, &hidden, err) < 0)
-    return -1;
+}
+
+static void
+gen_project (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, bool noexec, oci_strv *writable,
+             oci_strv *shown)
+{
   bool project_rw = !p->project_writable.set || p->project_writable.value;
   /* noexec even when read-only: an earlier run may have written it. */
   bind (g, ctx->project, project_rw, noexec);
-  oci_strv_push (&shown, ctx->project);
+  oci_strv_push (shown, ctx->project);
   if (project_rw)
     oci_strv_push (writable, ctx->project);
+}
+
+/* filesystem.read_write: writable besides the project. */
+static int
+gen_read_write (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, bool noexec, oci_strv *writable,
+                oci_strv *shown, hv_error **err)
+{
   for (size_t i = 0; i < p->read_write.n; i++)
     {
       cleanup_strv oci_strv found = { 0 };
       if (expand_glob (p->read_write.v[i], ctx, &found, err) < 0)
         return -1;
       for (size_t j = 0; j < found.n; j++)
-        if (bind_writable (g, ctx, found.v[j], false, noexec, writable, &shown, err) < 0)
+        if (bind_writable (g, ctx, found.v[j], false, noexec, writable, shown, err) < 0)
           return hv_error_wrap (err, "filesystem.read_write \"%s\"", p->read_write.v[i]);
     }
-  /* Read-only last, so they win over the writable binds above them.  A
-   * link here is an error: binding it would show its target, and leaving
-   * it out would leave writable what the policy says is read-only. */
+  return 0;
+}
+
+/* filesystem.read_only.  A link here is an error: binding it would show
+ * its target, and leaving it out would leave writable what the policy
+ * says is read-only. */
+static int
+gen_read_only (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, bool noexec, oci_strv *shown,
+               hv_error **err)
+{
   for (size_t i = 0; i < p->read_only.n; i++)
     {
       cleanup_strv oci_strv found = { 0 };
@@ -566,14 +584,21 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
           if (r == HV_PATH_FOUND)
             {
               bind (g, pp.real, false, noexec && maybe_written (pp.real, ctx));
-              oci_strv_push (&shown, pp.real);
+              oci_strv_push (shown, pp.real);
             }
           hv_policy_path_clear (&pp);
         }
     }
-  /* protect: read-only inside the project.  A link there (".envrc ->
-   * /tmp" left by a previous run) is masked: the sandbox sees neither the
-   * link nor its target. */
+  return 0;
+}
+
+/* protect: read-only inside the project.  A link there (".envrc ->
+ * /tmp" left by a previous run) is masked: the sandbox sees neither the
+ * link nor its target. */
+static int
+gen_protect (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, bool noexec, oci_strv *shown,
+             struct masks *masks, hv_error **err)
+{
   for (size_t i = 0; i < p->protect.n; i++)
     {
       cleanup_free char *path = xasprintf ("%s/%s", ctx->project, p->protect.v[i]);
@@ -584,21 +609,59 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
       if (r == HV_PATH_FOUND)
         {
           bind (g, pp.real, false, noexec);
-          oci_strv_push (&shown, pp.real);
+          oci_strv_push (shown, pp.real);
         }
       else if (r == HV_PATH_LINK)
-        mask_add (&masks, pp.link, false);
+        mask_add (masks, pp.link, false);
       hv_policy_path_clear (&pp);
     }
-  /* block: every path its patterns find (exceptions applied). */
+  return 0;
+}
+
+/* block: every path its patterns find (exceptions applied); kernel trees
+ * go to the runtime's maskedPaths, the rest become masks. */
+static int
+gen_block (const hv_policy *p, const struct hv_run_ctx *ctx, oci_strv *masked_paths, struct masks *masks,
+           hv_error **err)
+{
   cleanup_strv oci_strv blocked = { 0 };
   if (expand_block (p, ctx, &blocked, err) < 0)
     return -1;
   for (size_t j = 0; j < blocked.n; j++)
     if (kernel_tree (blocked.v[j]))
       oci_strv_push (masked_paths, blocked.v[j]);
-    else if (block_path (ctx, blocked.v[j], blocked.v[j], &masks, err) < 0)
+    else if (block_path (ctx, blocked.v[j], blocked.v[j], masks, err) < 0)
       return -1;
+  return 0;
+}
+
+/* The mounts, in the order they must apply: each later one may cover an
+ * earlier one. */
+static int
+gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_strv *writable,
+            oci_strv *masked_paths, hv_error **err)
+{
+  bool noexec = exec_rules (p);
+  /* Where the host shows through (binds) and where a tmpfs hides it, to
+   * lay only the masks that hide something. */
+  cleanup_strv oci_strv shown = { 0 }, hidden = { 0 };
+  cleanup_masks struct masks masks = { 0 };
+  jg_str (g, "mounts");
+  yajl_gen_array_open (g);
+  gen_base_mounts (g, noexec, writable, &shown, &hidden);
+  gen_policy_tmpfs (g, p, noexec, writable, &hidden);
+  if (p->hide_home.value && gen_hidden_homes (g, p, ctx, noexec, writable, &shown, &hidden, err) < 0)
+    return -1;
+  gen_project (g, p, ctx, noexec, writable, &shown);
+  if (gen_read_write (g, p, ctx, noexec, writable, &shown, err) < 0)
+    return -1;
+  /* Read-only last, so they win over the writable binds above them. */
+  if (gen_read_only (g, p, ctx, noexec, &shown, err) < 0)
+    return -1;
+  if (gen_protect (g, p, ctx, noexec, &shown, &masks, err) < 0)
+    return -1;
+  if (gen_block (p, ctx, masked_paths, &masks, err) < 0)
+    return -1;
   gen_masks (g, &masks, &shown, &hidden);
   yajl_gen_array_close (g);
   return 0;
@@ -878,51 +941,40 @@ static const char *const default_masked[] = { "/proc/acpi", "/proc/asound", "/pr
                                               "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
                                               "/sys/devices/virtual/powercap", NULL };
 
-int
-hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json, hv_error **err)
+/* The filtered environment's PATH, or NULL. */
+static const char *
+env_path (char **env)
 {
-  yajl_gen g = yajl_gen_alloc (NULL);
-  yajl_gen_config (g, yajl_gen_beautify, 1);
-  oci_strv writable = { 0 }, exec = { 0 }, masked = { 0 };
-  cleanup_free char *ll = NULL;
-  char **env = hv_policy_filter_env (p, ctx->host_env);
   const char *path_env = NULL;
   for (char **e = env; *e; e++)
     if (str_has_prefix (*e, "PATH="))
       path_env = *e + 5;
-  int r = -1;
-  cleanup_free char *exec_path = exec_search_path (p, ctx, path_env);
-  if (hv_policy_exec_paths (p, exec_path, &exec, err) < 0)
-    goto out;
+  return path_env;
+}
 
-  yajl_gen_map_open (g);
-  jg_kv (g, "ociVersion", HAVEN_OCI_VERSION);
-  jg_str (g, "process");
-  yajl_gen_map_open (g);
-  jg_str (g, "terminal");
-  yajl_gen_bool (g, ctx->terminal);
-  jg_str (g, "user");
-  yajl_gen_map_open (g);
-  jg_str (g, "uid");
-  yajl_gen_integer (g, ctx->uid);
-  jg_str (g, "gid");
-  yajl_gen_integer (g, ctx->gid);
-  yajl_gen_map_close (g);
-  size_t argc = 0;
-  while (ctx->argv[argc])
-    argc++;
-  strv (g, "args", ctx->argv, argc);
-  size_t envc = 0;
-  while (env[envc])
-    envc++;
-  strv (g, "env", env, envc);
-  jg_kv (g, "cwd", ctx->cwd);
+static size_t
+strv_len (char **v)
+{
+  size_t n = 0;
+  while (v[n])
+    n++;
+  return n;
+}
+
+static void
+gen_capabilities (yajl_gen g, const hv_policy *p)
+{
   jg_str (g, "capabilities");
   yajl_gen_map_open (g);
   static const char *const sets[] = { "bounding", "effective", "permitted" };
   for (size_t i = 0; i < 3; i++)
     strv (g, sets[i], p->capabilities.v, p->capabilities.n);
   yajl_gen_map_close (g);
+}
+
+static void
+gen_rlimits (yajl_gen g, const hv_policy *p)
+{
   jg_str (g, "rlimits");
   yajl_gen_array_open (g);
   if (p->nofile.set)
@@ -936,16 +988,212 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
       yajl_gen_map_close (g);
     }
   yajl_gen_array_close (g);
+}
+
+/* "process": the command as the caller, with the filtered environment. */
+static void
+gen_process (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, char **env)
+{
+  jg_str (g, "process");
+  yajl_gen_map_open (g);
+  jg_str (g, "terminal");
+  yajl_gen_bool (g, ctx->terminal);
+  jg_str (g, "user");
+  yajl_gen_map_open (g);
+  jg_str (g, "uid");
+  yajl_gen_integer (g, ctx->uid);
+  jg_str (g, "gid");
+  yajl_gen_integer (g, ctx->gid);
+  yajl_gen_map_close (g);
+  strv (g, "args", ctx->argv, strv_len (ctx->argv));
+  strv (g, "env", env, strv_len (env));
+  jg_kv (g, "cwd", ctx->cwd);
+  gen_capabilities (g, p);
+  gen_rlimits (g, p);
   jg_str (g, "noNewPrivileges");
   yajl_gen_bool (g, true);
   yajl_gen_map_close (g);
+}
 
+static void
+gen_root (yajl_gen g, const struct hv_run_ctx *ctx)
+{
   jg_str (g, "root");
   yajl_gen_map_open (g);
   jg_kv (g, "path", ctx->rootfs);
   jg_str (g, "readonly");
   yajl_gen_bool (g, true);
   yajl_gen_map_close (g);
+}
+
+/* What the runtime reads besides the spec: the policy's name, cgroups
+ * only when limited, and the Landlock rules. */
+static void
+gen_annotations (yajl_gen g, const hv_policy *p, const oci_strv *writable, const oci_strv *exec)
+{
+  jg_str (g, "annotations");
+  yajl_gen_map_open (g);
+  jg_kv (g, HV_COMPILED_ANNOTATION, p->name ? p->name : "");
+  jg_kv (g, "run.haven.cgroup", "if-limited");
+  cleanup_free char *ll = landlock_json (writable, exec, best_effort (p, "landlock"));
+  jg_kv (g, HV_LANDLOCK_ANNOTATION, ll);
+  yajl_gen_map_close (g);
+}
+
+static void
+gen_namespace (yajl_gen g, const char *type)
+{
+  yajl_gen_map_open (g);
+  jg_kv (g, "type", type);
+  yajl_gen_map_close (g);
+}
+
+static void
+gen_namespaces (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx)
+{
+  jg_str (g, "namespaces");
+  yajl_gen_array_open (g);
+  static const char *const ns[] = { "pid", "ipc", "uts", "mount", "cgroup" };
+  for (size_t i = 0; i < N_ELEMENTS (ns); i++)
+    gen_namespace (g, ns[i]);
+  /* none, and allowlist until the egress firewall exists: fail closed. */
+  if (p->net_mode != HV_NET_OPEN)
+    gen_namespace (g, "network");
+  if (ctx->rootless)
+    gen_namespace (g, "user");
+  yajl_gen_array_close (g);
+}
+
+/* Rootless: the caller's uid and gid, mapped to themselves. */
+static void
+gen_id_mappings (yajl_gen g, const struct hv_run_ctx *ctx)
+{
+  static const char *const maps[] = { "uidMappings", "gidMappings" };
+  for (size_t i = 0; i < 2; i++)
+    {
+      jg_str (g, maps[i]);
+      yajl_gen_array_open (g);
+      yajl_gen_map_open (g);
+      jg_str (g, "containerID");
+      yajl_gen_integer (g, i == 0 ? ctx->uid : ctx->gid);
+      jg_str (g, "hostID");
+      yajl_gen_integer (g, i == 0 ? ctx->uid : ctx->gid);
+      jg_str (g, "size");
+      yajl_gen_integer (g, 1);
+      yajl_gen_map_close (g);
+      yajl_gen_array_close (g);
+    }
+}
+
+/* resources: memory (swap included), pids, cpus as a CFS quota. */
+static void
+gen_resources (yajl_gen g, const hv_policy *p)
+{
+  if (!p->memory.set && !p->pids.set && !p->cpus_milli.set)
+    return;
+  jg_str (g, "resources");
+  yajl_gen_map_open (g);
+  if (p->memory.set)
+    {
+      jg_str (g, "memory");
+      yajl_gen_map_open (g);
+      jg_str (g, "limit");
+      yajl_gen_integer (g, (long long) p->memory.value);
+      jg_str (g, "swap");
+      yajl_gen_integer (g, (long long) p->memory.value);
+      yajl_gen_map_close (g);
+    }
+  if (p->pids.set)
+    {
+      jg_str (g, "pids");
+      yajl_gen_map_open (g);
+      jg_str (g, "limit");
+      yajl_gen_integer (g, (long long) p->pids.value);
+      yajl_gen_map_close (g);
+    }
+  if (p->cpus_milli.set)
+    {
+      jg_str (g, "cpu");
+      yajl_gen_map_open (g);
+      jg_str (g, "period");
+      yajl_gen_integer (g, 100000);
+      jg_str (g, "quota");
+      yajl_gen_integer (g, (long long) (p->cpus_milli.value * 100));
+      yajl_gen_map_close (g);
+    }
+  yajl_gen_map_close (g);
+}
+
+static void
+gen_memfd_noexec (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx)
+{
+  if (!exec_rules (p) || !memfd_sysctl (ctx))
+    return;
+  /* Per pid namespace since Linux 6.3, and a child namespace cannot
+   * lower it: every memfd is created non-executable (sealed), and
+   * MFD_EXEC fails.  Written by the runtime through its private
+   * procfs, before /proc/sys is made read-only. */
+  jg_str (g, "sysctl");
+  yajl_gen_map_open (g);
+  jg_kv (g, "vm.memfd_noexec", "2");
+  yajl_gen_map_close (g);
+}
+
+/* maskedPaths and readonlyPaths: the runtime's, block's kernel trees,
+ * the host's sockets and, under block_shell, the shells. */
+static int
+gen_masked_paths (yajl_gen g, const hv_policy *p, const char *exec_path, const oci_strv *writable,
+                  oci_strv *masked, hv_error **err)
+{
+  if (mask_host_sockets (p, masked, err) < 0)
+    return -1;
+  /* Under block_shell the shells are unreadable too: the dynamic loader
+   * run directly (ld.so /bin/sh) needs only to read and map them. */
+  if (hv_policy_shell_masks (p, exec_path, writable, masked, err) < 0)
+    return -1;
+  strv (g, "maskedPaths", masked->v, masked->n);
+  static char *ro_paths[] = { (char *) "/proc/bus", (char *) "/proc/fs", (char *) "/proc/irq", (char *) "/proc/sys",
+                              (char *) "/proc/sysrq-trigger" };
+  strv (g, "readonlyPaths", ro_paths, N_ELEMENTS (ro_paths));
+  return 0;
+}
+
+static int
+gen_linux (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, const char *exec_path,
+           const oci_strv *writable, oci_strv *masked, hv_error **err)
+{
+  jg_str (g, "linux");
+  yajl_gen_map_open (g);
+  gen_namespaces (g, p, ctx);
+  if (ctx->rootless)
+    gen_id_mappings (g, ctx);
+  gen_resources (g, p);
+  gen_seccomp (g, p, ctx);
+  gen_memfd_noexec (g, p, ctx);
+  if (gen_masked_paths (g, p, exec_path, writable, masked, err) < 0)
+    return -1;
+  yajl_gen_map_close (g);
+  return 0;
+}
+
+int
+hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json, hv_error **err)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_config (g, yajl_gen_beautify, 1);
+  /* Paths Landlock lets the sandbox write, and execute, and what the
+   * runtime masks. */
+  oci_strv writable = { 0 }, exec = { 0 }, masked = { 0 };
+  char **env = hv_policy_filter_env (p, ctx->host_env);
+  int r = -1;
+  cleanup_free char *exec_path = exec_search_path (p, ctx, env_path (env));
+  if (hv_policy_exec_paths (p, exec_path, &exec, err) < 0)
+    goto out;
+
+  yajl_gen_map_open (g);
+  jg_kv (g, "ociVersion", HAVEN_OCI_VERSION);
+  gen_process (g, p, ctx, env);
+  gen_root (g, ctx);
   jg_kv (g, "hostname", "haven");
   oci_strv_push (&writable, "/dev");
   oci_strv_push (&writable, "/proc");
@@ -953,115 +1201,9 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
     oci_strv_push (&masked, default_masked[i]);
   if (gen_mounts (g, p, ctx, &writable, &masked, err) < 0)
     goto out;
-
-  jg_str (g, "annotations");
-  yajl_gen_map_open (g);
-  jg_kv (g, HV_COMPILED_ANNOTATION, p->name ? p->name : "");
-  jg_kv (g, "run.haven.cgroup", "if-limited");
-  ll = landlock_json (&writable, &exec, best_effort (p, "landlock"));
-  jg_kv (g, HV_LANDLOCK_ANNOTATION, ll);
-  yajl_gen_map_close (g);
-
-  jg_str (g, "linux");
-  yajl_gen_map_open (g);
-  jg_str (g, "namespaces");
-  yajl_gen_array_open (g);
-  static const char *const ns[] = { "pid", "ipc", "uts", "mount", "cgroup" };
-  for (size_t i = 0; i < N_ELEMENTS (ns); i++)
-    {
-      yajl_gen_map_open (g);
-      jg_kv (g, "type", ns[i]);
-      yajl_gen_map_close (g);
-    }
-  if (p->net_mode != HV_NET_OPEN)
-    {
-      /* none, and allowlist until the egress firewall exists: fail closed. */
-      yajl_gen_map_open (g);
-      jg_kv (g, "type", "network");
-      yajl_gen_map_close (g);
-    }
-  if (ctx->rootless)
-    {
-      yajl_gen_map_open (g);
-      jg_kv (g, "type", "user");
-      yajl_gen_map_close (g);
-    }
-  yajl_gen_array_close (g);
-  if (ctx->rootless)
-    {
-      static const char *const maps[] = { "uidMappings", "gidMappings" };
-      for (size_t i = 0; i < 2; i++)
-        {
-          jg_str (g, maps[i]);
-          yajl_gen_array_open (g);
-          yajl_gen_map_open (g);
-          jg_str (g, "containerID");
-          yajl_gen_integer (g, i == 0 ? ctx->uid : ctx->gid);
-          jg_str (g, "hostID");
-          yajl_gen_integer (g, i == 0 ? ctx->uid : ctx->gid);
-          jg_str (g, "size");
-          yajl_gen_integer (g, 1);
-          yajl_gen_map_close (g);
-          yajl_gen_array_close (g);
-        }
-    }
-  if (p->memory.set || p->pids.set || p->cpus_milli.set)
-    {
-      jg_str (g, "resources");
-      yajl_gen_map_open (g);
-      if (p->memory.set)
-        {
-          jg_str (g, "memory");
-          yajl_gen_map_open (g);
-          jg_str (g, "limit");
-          yajl_gen_integer (g, (long long) p->memory.value);
-          jg_str (g, "swap");
-          yajl_gen_integer (g, (long long) p->memory.value);
-          yajl_gen_map_close (g);
-        }
-      if (p->pids.set)
-        {
-          jg_str (g, "pids");
-          yajl_gen_map_open (g);
-          jg_str (g, "limit");
-          yajl_gen_integer (g, (long long) p->pids.value);
-          yajl_gen_map_close (g);
-        }
-      if (p->cpus_milli.set)
-        {
-          jg_str (g, "cpu");
-          yajl_gen_map_open (g);
-          jg_str (g, "period");
-          yajl_gen_integer (g, 100000);
-          jg_str (g, "quota");
-          yajl_gen_integer (g, (long long) (p->cpus_milli.value * 100));
-          yajl_gen_map_close (g);
-        }
-      yajl_gen_map_close (g);
-    }
-  gen_seccomp (g, p, ctx);
-  if (exec_rules (p) && memfd_sysctl (ctx))
-    {
-      /* Per pid namespace since Linux 6.3, and a child namespace cannot
-       * lower it: every memfd is created non-executable (sealed), and
-       * MFD_EXEC fails.  Written by the runtime through its private
-       * procfs, before /proc/sys is made read-only. */
-      jg_str (g, "sysctl");
-      yajl_gen_map_open (g);
-      jg_kv (g, "vm.memfd_noexec", "2");
-      yajl_gen_map_close (g);
-    }
-  if (mask_host_sockets (p, &masked, err) < 0)
+  gen_annotations (g, p, &writable, &exec);
+  if (gen_linux (g, p, ctx, exec_path, &writable, &masked, err) < 0)
     goto out;
-  /* Under block_shell the shells are unreadable too: the dynamic loader
-   * run directly (ld.so /bin/sh) needs only to read and map them. */
-  if (hv_policy_shell_masks (p, exec_path, &writable, &masked, err) < 0)
-    goto out;
-  strv (g, "maskedPaths", masked.v, masked.n);
-  static char *ro_paths[] = { (char *) "/proc/bus", (char *) "/proc/fs", (char *) "/proc/irq", (char *) "/proc/sys",
-                              (char *) "/proc/sysrq-trigger" };
-  strv (g, "readonlyPaths", ro_paths, N_ELEMENTS (ro_paths));
-  yajl_gen_map_close (g);
   yajl_gen_map_close (g);
 
   *json = jg_text (g);

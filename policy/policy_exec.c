@@ -144,69 +144,110 @@ static const struct
   { "clang", { "/usr/lib/llvm", "as", "ld", NULL } },
 };
 
-int
-hv_policy_exec_paths (const hv_policy *p, const char *path_env, oci_strv *exec, hv_error **err)
+/* A compiler's own helper programs, when the compiler NAME is allowed. */
+static void
+add_toolchain_helpers (oci_strv *exec, const char *name, const char *path_env)
 {
-  if (p->allow_exec.n == 0 && !p->block_shell.value)
-    {
-      oci_strv_push_unique (exec, "/");
-      return 0;
-    }
-  if (p->allow_exec.n > 0)
-    {
-      const char *file = p->file ? p->file : "policy";
-      /* Every name first: a script's interpreter may come later. */
-      cleanup_strv oci_strv allowed = { 0 };
-      for (size_t i = 0; i < p->allow_exec.n; i++)
+  for (size_t t = 0; t < N_ELEMENTS (toolchains); t++)
+    if (strcmp (toolchains[t].tool, name) == 0)
+      for (size_t h = 0; toolchains[t].helpers[h]; h++)
         {
-          char *real = which (p->allow_exec.v[i], path_env);
-          if (real == NULL)
-            return hv_error_set (err, 0, "%s: process.allow_exec: \"%s\" not found in PATH", file,
-                                 p->allow_exec.v[i]);
-          oci_strv_push (&allowed, real);
-          free (real);
-        }
-      for (size_t i = 0; i < p->allow_exec.n; i++)
-        {
-          if (add_binary (exec, allowed.v[i], p->allow_exec.v[i], &allowed, path_env, file, err) < 0)
-            return -1;
-          for (size_t t = 0; t < N_ELEMENTS (toolchains); t++)
-            if (strcmp (toolchains[t].tool, p->allow_exec.v[i]) == 0)
-              for (size_t h = 0; toolchains[t].helpers[h]; h++)
+          const char *helper = toolchains[t].helpers[h];
+          if (helper[0] == '/')
+            {
+              if (access (helper, F_OK) == 0)
+                oci_strv_push_unique (exec, helper);
+            }
+          else
+            {
+              /* Toolchain helpers are ELF programs, named here. */
+              cleanup_free char *hr = which (helper, path_env);
+              if (hr)
                 {
-                  const char *helper = toolchains[t].helpers[h];
-                  if (helper[0] == '/')
-                    {
-                      if (access (helper, F_OK) == 0)
-                        oci_strv_push_unique (exec, helper);
-                    }
-                  else
-                    {
-                      /* Toolchain helpers are ELF programs, named here. */
-                      cleanup_free char *hr = which (helper, path_env);
-                      if (hr)
-                        {
-                          oci_strv_push_unique (exec, hr);
-                          cleanup_free char *hinterp = elf_interpreter (hr);
-                          if (hinterp)
-                            oci_strv_push_unique (exec, hinterp);
-                        }
-                    }
+                  oci_strv_push_unique (exec, hr);
+                  cleanup_free char *hinterp = elf_interpreter (hr);
+                  if (hinterp)
+                    oci_strv_push_unique (exec, hinterp);
                 }
+            }
         }
-      return 0;
+}
+
+/* allow_exec: the programs it names, what they need to run, and nothing
+ * else. */
+static int
+allow_exec_paths (const hv_policy *p, const char *path_env, oci_strv *exec, hv_error **err)
+{
+  const char *file = p->file ? p->file : "policy";
+  /* Every name first: a script's interpreter may come later. */
+  cleanup_strv oci_strv allowed = { 0 };
+  for (size_t i = 0; i < p->allow_exec.n; i++)
+    {
+      char *real = which (p->allow_exec.v[i], path_env);
+      if (real == NULL)
+        return hv_error_set (err, 0, "%s: process.allow_exec: \"%s\" not found in PATH", file, p->allow_exec.v[i]);
+      oci_strv_push (&allowed, real);
+      free (real);
     }
-  /* block_shell alone: everything executable in the bin directories but
-   * the shells, compared by inode. */
-  struct stat shell_st[32];
+  for (size_t i = 0; i < p->allow_exec.n; i++)
+    {
+      if (add_binary (exec, allowed.v[i], p->allow_exec.v[i], &allowed, path_env, file, err) < 0)
+        return -1;
+      add_toolchain_helpers (exec, p->allow_exec.v[i], path_env);
+    }
+  return 0;
+}
+
+/* The shells in the bin directories (at most N), as stat results. */
+static size_t
+find_shells (struct stat *shell_st, size_t n)
+{
   size_t n_shells = 0;
   for (size_t d = 0; bin_dirs[d]; d++)
-    for (size_t s = 0; shell_names[s] && n_shells < N_ELEMENTS (shell_st); s++)
+    for (size_t s = 0; shell_names[s] && n_shells < n; s++)
       {
         cleanup_free char *path = xasprintf ("%s/%s", bin_dirs[d], shell_names[s]);
         if (stat (path, &shell_st[n_shells]) == 0)
           n_shells++;
       }
+  return n_shells;
+}
+
+/* Every executable file in the directory REAL_DIR but the shells. */
+static void
+add_programs_but_shells (oci_strv *exec, const char *real_dir, const struct stat *shell_st, size_t n_shells)
+{
+  DIR *dir = opendir (real_dir);
+  if (dir == NULL)
+    return;
+  struct dirent *de;
+  while ((de = readdir (dir)))
+    {
+      if (de->d_name[0] == '.')
+        continue;
+      cleanup_free char *path = xasprintf ("%s/%s", real_dir, de->d_name);
+      struct stat st;
+      if (stat (path, &st) < 0 || !S_ISREG (st.st_mode) || !(st.st_mode & 0111))
+        continue;
+      bool shell = false;
+      for (size_t sh = 0; sh < n_shells && !shell; sh++)
+        shell = st.st_ino == shell_st[sh].st_ino && st.st_dev == shell_st[sh].st_dev;
+      /* Landlock rules refuse links in their paths (a planted one
+       * must not extend rights): the program's real path. */
+      char real[PATH_MAX];
+      if (!shell && realpath (path, real))
+        oci_strv_push_unique (exec, real);
+    }
+  closedir (dir);
+}
+
+/* block_shell alone: everything executable in the bin directories but
+ * the shells, compared by inode. */
+static void
+block_shell_paths (oci_strv *exec)
+{
+  struct stat shell_st[32];
+  size_t n_shells = find_shells (shell_st, N_ELEMENTS (shell_st));
   /* /bin is /usr/bin on merged-/usr systems: list each real directory once. */
   oci_strv seen_dirs = { 0 };
   for (size_t d = 0; bin_dirs[d]; d++)
@@ -220,28 +261,7 @@ hv_policy_exec_paths (const hv_policy *p, const char *path_env, oci_strv *exec, 
       if (seen)
         continue;
       oci_strv_push (&seen_dirs, real_dir);
-      DIR *dir = opendir (real_dir);
-      if (dir == NULL)
-        continue;
-      struct dirent *de;
-      while ((de = readdir (dir)))
-        {
-          if (de->d_name[0] == '.')
-            continue;
-          cleanup_free char *path = xasprintf ("%s/%s", real_dir, de->d_name);
-          struct stat st;
-          if (stat (path, &st) < 0 || !S_ISREG (st.st_mode) || !(st.st_mode & 0111))
-            continue;
-          bool shell = false;
-          for (size_t sh = 0; sh < n_shells && !shell; sh++)
-            shell = st.st_ino == shell_st[sh].st_ino && st.st_dev == shell_st[sh].st_dev;
-          /* Landlock rules refuse links in their paths (a planted one
-           * must not extend rights): the program's real path. */
-          char real[PATH_MAX];
-          if (!shell && realpath (path, real))
-            oci_strv_push_unique (exec, real);
-        }
-      closedir (dir);
+      add_programs_but_shells (exec, real_dir, shell_st, n_shells);
     }
   oci_strv_free (&seen_dirs);
   /* Helper programs live under the library directories. */
@@ -252,6 +272,19 @@ hv_policy_exec_paths (const hv_policy *p, const char *path_env, oci_strv *exec, 
       if (realpath (lib_dirs[d], real))
         oci_strv_push_unique (exec, real);
     }
+}
+
+int
+hv_policy_exec_paths (const hv_policy *p, const char *path_env, oci_strv *exec, hv_error **err)
+{
+  if (p->allow_exec.n == 0 && !p->block_shell.value)
+    {
+      oci_strv_push_unique (exec, "/");
+      return 0;
+    }
+  if (p->allow_exec.n > 0)
+    return allow_exec_paths (p, path_env, exec, err);
+  block_shell_paths (exec);
   return 0;
 }
 

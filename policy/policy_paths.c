@@ -107,6 +107,89 @@ pick_anchor (const struct hv_run_ctx *ctx, const char *path, struct anchor *a)
     }
 }
 
+/* One step down: component C below *cur, never through a link; *cur
+ * moves to it (the one above is closed).  HV_PATH_MISSING when it does
+ * not exist or cannot be searched, HV_PATH_LINK when it is a link (OUT
+ * takes its fd), HV_PATH_FOUND, or -1. */
+static int
+descend (int *cur, const char *c, const char *path, struct hv_policy_path *out, hv_error **err)
+{
+  int next = open_component (*cur, c);
+  close (*cur);
+  *cur = -1;
+  if (next < 0)
+    {
+      if (errno != ENOENT && errno != ENOTDIR && errno != EACCES)
+        return hv_error_set (err, errno, "resolve %s", path);
+      return HV_PATH_MISSING;
+    }
+  struct stat st;
+  if (fstat (next, &st) < 0)
+    {
+      hv_error_set (err, errno, "stat %s", out->real);
+      close (next);
+      return -1;
+    }
+  if (S_ISLNK (st.st_mode))
+    {
+      out->link = xstrdup (out->real);
+      out->fd = next;
+      out->st = st;
+      return HV_PATH_LINK;
+    }
+  *cur = next;
+  return HV_PATH_FOUND;
+}
+
+/* REST's components below the anchor *cur, one at a time.  out->real
+ * spells the whole path, also past a missing component or a link. */
+static int
+walk (const char *path, char *rest, int *cur, struct hv_policy_path *out, hv_error **err)
+{
+  size_t len = strlen (out->real);
+  int status = HV_PATH_FOUND;
+  char *save = NULL;
+  for (char *c = strtok_r (rest, "/", &save); c; c = strtok_r (NULL, "/", &save))
+    {
+      if (strcmp (c, ".") == 0)
+        continue;
+      if (strcmp (c, "..") == 0)
+        return hv_error_set (err, 0, "policy path \"%s\": \"..\" is not allowed", path);
+      out->real[len++] = '/';
+      strcpy (out->real + len, c);
+      len += strlen (c);
+      if (status != HV_PATH_FOUND)
+        continue; /* only spelling the rest of the path */
+      status = descend (cur, c, path, out, err);
+      if (status < 0)
+        return -1;
+    }
+  return status;
+}
+
+/* The walk's end: a path found keeps its fd, with its stat. */
+static int
+finish_walk (int cur, int status, struct hv_policy_path *out, hv_error **err)
+{
+  if (out->real[0] == '\0')
+    strcpy (out->real, "/");
+  if (status == HV_PATH_FOUND)
+    {
+      out->fd = cur;
+      if (fstat (cur, &out->st) < 0)
+        {
+          hv_error_set (err, errno, "stat %s", out->real);
+          hv_policy_path_clear (out);
+          return -1;
+        }
+    }
+  else if (cur >= 0)
+    close (cur);
+  if (status == HV_PATH_LINK)
+    out->link_last = strcmp (out->link, out->real) == 0;
+  return status;
+}
+
 int
 hv_policy_path_resolve (const struct hv_run_ctx *ctx, const char *path, struct hv_policy_path *out, hv_error **err)
 {
@@ -129,73 +212,15 @@ hv_policy_path_resolve (const struct hv_run_ctx *ctx, const char *path, struct h
   size_t cap = strlen (anchor_real) + strlen (rest) + 2;
   out->real = xmalloc0 (cap);
   strcpy (out->real, anchor_real);
-  size_t len = strlen (out->real);
-  int status = HV_PATH_FOUND;
-  char *save = NULL;
-  for (char *c = strtok_r (rest, "/", &save); c; c = strtok_r (NULL, "/", &save))
+  int status = walk (path, rest, &cur, out, err);
+  if (status < 0)
     {
-      if (strcmp (c, ".") == 0)
-        continue;
-      if (strcmp (c, "..") == 0)
-        {
-          close (cur);
-          hv_policy_path_clear (out);
-          return hv_error_set (err, 0, "policy path \"%s\": \"..\" is not allowed", path);
-        }
-      out->real[len++] = '/';
-      strcpy (out->real + len, c);
-      len += strlen (c);
-      if (status != HV_PATH_FOUND)
-        continue; /* only spelling the rest of the path */
-      int next = open_component (cur, c);
-      close (cur);
-      cur = -1;
-      if (next < 0)
-        {
-          if (errno != ENOENT && errno != ENOTDIR && errno != EACCES)
-            {
-              int e = errno;
-              hv_policy_path_clear (out);
-              return hv_error_set (err, e, "resolve %s", path);
-            }
-          status = HV_PATH_MISSING;
-          continue;
-        }
-      struct stat st;
-      if (fstat (next, &st) < 0)
-        {
-          hv_error_set (err, errno, "stat %s", out->real);
-          close (next);
-          hv_policy_path_clear (out);
-          return -1;
-        }
-      cur = next;
-      if (S_ISLNK (st.st_mode))
-        {
-          status = HV_PATH_LINK;
-          out->link = xstrdup (out->real);
-          out->fd = cur;
-          out->st = st;
-          cur = -1;
-        }
+      if (cur >= 0)
+        close (cur);
+      hv_policy_path_clear (out);
+      return -1;
     }
-  if (len == 0)
-    strcpy (out->real, "/");
-  if (status == HV_PATH_FOUND)
-    {
-      out->fd = cur;
-      if (fstat (cur, &out->st) < 0)
-        {
-          hv_error_set (err, errno, "stat %s", out->real);
-          hv_policy_path_clear (out);
-          return -1;
-        }
-    }
-  else if (cur >= 0)
-    close (cur);
-  if (status == HV_PATH_LINK)
-    out->link_last = strcmp (out->link, out->real) == 0;
-  return status;
+  return finish_walk (cur, status, out, err);
 }
 
 void

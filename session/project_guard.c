@@ -718,8 +718,10 @@ already_handled (const oci_strv *done, const char *rel)
   return oci_strv_contains (done, rel);
 }
 
-int
-hv_project_guard_check (hv_project_guard *g, hv_error **err)
+/* The project, opened again; refused when it is no longer the
+ * directory the guard saw before the run. */
+static int
+reopen_project (const hv_project_guard *g, hv_error **err)
 {
   cleanup_close int projfd = open_project (g->project, err);
   if (projfd < 0)
@@ -727,17 +729,99 @@ hv_project_guard_check (hv_project_guard *g, hv_error **err)
   struct stat st;
   if (fstat (projfd, &st) < 0 || st.st_dev != g->dev || st.st_ino != g->ino)
     return hv_error_set (err, 0, "git hook guard: the project %s is no longer the directory it was", g->project);
-  struct items after = { 0 };
-  struct walker w = { .items = &after, .hooks_paths = &g->hooks_paths };
+  return steal_fd (&projfd);
+}
+
+/* What git would read or run in the project after the run. */
+static void
+scan_project (hv_project_guard *g, int projfd, struct items *after)
+{
+  struct walker w = { .items = after, .hooks_paths = &g->hooks_paths };
   walk_project (&w, g->project, projfd);
   warn_stopped (&w);
   free (w.stopped_at);
+}
 
+/* The quarantine's name: when, and by which haven. */
+static char *
+quarantine_stamp (void)
+{
   char stamp[64];
   time_t now = time (NULL);
   struct tm tm;
   strftime (stamp, sizeof (stamp), "%Y%m%dT%H%M%S", gmtime_r (&now, &tm));
-  struct quarantine q = { .projfd = projfd, .fd = -1, .stamp = xasprintf ("%s-%d", stamp, (int) getpid ()) };
+  return xasprintf ("%s-%d", stamp, (int) getpid ());
+}
+
+/* Why A, as the sandbox left it (B: as it was before the run, or NULL),
+ * must not stay where git finds it; NULL when it may. */
+static char *
+suspicion (const hv_project_guard *g, const struct item *a, const struct item *b)
+{
+  switch (a->kind)
+    {
+    case ITEM_DOTGIT:
+      if (b == NULL || b->id.dev != a->id.dev || b->id.ino != a->id.ino)
+        {
+          cleanup_free char *r = printable (a->rel);
+          fprintf (stderr, "haven: note: %s is a git directory created or moved there during the run\n", r);
+        }
+      return NULL;
+    case ITEM_HOOK:
+      if (hook_known (g, a))
+        return NULL;
+      return xstrdup (b ? "changed by the sandbox" : "created by the sandbox");
+    case ITEM_GITFILE:
+    case ITEM_COMMONDIR:
+      /* Their meaning depends on where they are: same place, same
+       * inode and content, or they go. */
+      if (b && ident_eq (&b->id, &a->id))
+        return NULL;
+      if (b && b->content && a->content && b->len == a->len && memcmp (b->content, a->content, a->len) == 0)
+        return NULL;
+      return xasprintf ("%s by the sandbox: git would read another repository's config and hooks from it",
+                        b ? "changed" : "created");
+    case ITEM_CONFIG:
+      return config_verdict (a, b);
+    }
+  return NULL;
+}
+
+/* A into the quarantine, and a config file's content from before the
+ * run back in its place; -1 when A could not be moved (said so). */
+static int
+quarantine_one (struct quarantine *q, int projfd, const struct item *a, const struct item *b, const char *why)
+{
+  cleanup_free char *where = NULL;
+  cleanup_error hv_error *qerr = NULL;
+  if (quarantine_item (q, a->rel, &where, &qerr) < 0)
+    {
+      cleanup_free char *r = printable (a->rel);
+      fprintf (stderr, "haven: could not quarantine %s (%s): %s\n", r, why, qerr->msg);
+      return -1;
+    }
+  report ("quarantined", a->rel, why, where);
+  if (a->kind == ITEM_CONFIG && b && b->content)
+    {
+      cleanup_error hv_error *rerr = NULL;
+      cleanup_free char *r = printable (a->rel);
+      if (restore_content (projfd, b, &rerr) < 0)
+        fprintf (stderr, "haven: could not restore %s as it was before the run: %s\n", r, rerr->msg);
+      else
+        fprintf (stderr, "haven: restored %s as it was before the run\n", r);
+    }
+  return 0;
+}
+
+int
+hv_project_guard_check (hv_project_guard *g, hv_error **err)
+{
+  cleanup_close int projfd = reopen_project (g, err);
+  if (projfd < 0)
+    return -1;
+  struct items after = { 0 };
+  scan_project (g, projfd, &after);
+  struct quarantine q = { .projfd = projfd, .fd = -1, .stamp = quarantine_stamp () };
   oci_strv done = { 0 };
   int moved = 0, failed = 0;
   for (size_t i = 0; i < after.n; i++)
@@ -747,58 +831,13 @@ hv_project_guard_check (hv_project_guard *g, hv_error **err)
         continue;
       oci_strv_push (&done, a->rel);
       const struct item *b = find_before (g, a->kind, a->rel);
-      cleanup_free char *why = NULL;
-      switch (a->kind)
-        {
-        case ITEM_DOTGIT:
-          if (b == NULL || b->id.dev != a->id.dev || b->id.ino != a->id.ino)
-            {
-              cleanup_free char *r = printable (a->rel);
-              fprintf (stderr, "haven: note: %s is a git directory created or moved there during the run\n", r);
-            }
-          continue;
-        case ITEM_HOOK:
-          if (hook_known (g, a))
-            continue;
-          why = xstrdup (b ? "changed by the sandbox" : "created by the sandbox");
-          break;
-        case ITEM_GITFILE:
-        case ITEM_COMMONDIR:
-          /* Their meaning depends on where they are: same place, same
-           * inode and content, or they go. */
-          if (b && ident_eq (&b->id, &a->id))
-            continue;
-          if (b && b->content && a->content && b->len == a->len && memcmp (b->content, a->content, a->len) == 0)
-            continue;
-          why = xasprintf ("%s by the sandbox: git would read another repository's config and hooks from it",
-                           b ? "changed" : "created");
-          break;
-        case ITEM_CONFIG:
-          why = config_verdict (a, b);
-          if (why == NULL)
-            continue;
-          break;
-        }
-      cleanup_free char *where = NULL;
-      cleanup_error hv_error *qerr = NULL;
-      if (quarantine_item (&q, a->rel, &where, &qerr) < 0)
-        {
-          cleanup_free char *r = printable (a->rel);
-          fprintf (stderr, "haven: could not quarantine %s (%s): %s\n", r, why, qerr->msg);
-          failed++;
-          continue;
-        }
-      moved++;
-      report ("quarantined", a->rel, why, where);
-      if (a->kind == ITEM_CONFIG && b && b->content)
-        {
-          cleanup_error hv_error *rerr = NULL;
-          cleanup_free char *r = printable (a->rel);
-          if (restore_content (projfd, b, &rerr) < 0)
-            fprintf (stderr, "haven: could not restore %s as it was before the run: %s\n", r, rerr->msg);
-          else
-            fprintf (stderr, "haven: restored %s as it was before the run\n", r);
-        }
+      cleanup_free char *why = suspicion (g, a, b);
+      if (why == NULL)
+        continue;
+      if (quarantine_one (&q, projfd, a, b, why) < 0)
+        failed++;
+      else
+        moved++;
     }
   if (q.fd >= 0)
     close (q.fd);
