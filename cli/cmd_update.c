@@ -16,10 +16,9 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
-#include "cgroup_resources.h"
-#include "cgroup_systemd.h"
 #include "cgroup_values.h"
 #include "cli.h"
+#include "container.h"
 #include "json_gen.h"
 #include "json_merge.h"
 #include "log.h"
@@ -236,50 +235,6 @@ read_patch (const char **values, char **patch, char **patch_name, bool *devices,
   return 0;
 }
 
-/* The container, if it runs (or is paused) in a cgroup. */
-static int
-load_running (struct hv_global *g, const char *id, hv_container **c, hv_error **err)
-{
-  if (hv_container_load (&g->rt, id, c, err) < 0)
-    return -1;
-  enum hv_status st = hv_container_status (*c);
-  if (st == HV_STATUS_STOPPED || st == HV_STATUS_CREATING)
-    return hv_error_set (err, 0, "container not running");
-  if ((*c)->cgroup_path[0] == '\0')
-    return hv_error_set (err, 0, "update: container %s has no cgroup", id);
-  return 0;
-}
-
-/* PATCH merged into the saved config, written into the cgroup (and the
- * systemd unit), and only then saved. */
-static int
-apply_patch (hv_container *c, const char *id, const char *patch, const char *patch_name, bool devices,
-             hv_error **err)
-{
-  cleanup_free char *config_path = xasprintf ("%s/config.json", c->dir);
-  cleanup_free char *saved = NULL;
-  cleanup_free char *merged = NULL;
-  static const char *const at[] = { "linux", "resources" };
-  if (oci_read_file (config_path, &saved, NULL, err) < 0
-      || jm_merge_at (saved, config_path, at, N_ELEMENTS (at), patch, patch_name, &merged, err) < 0)
-    return hv_error_wrap (err, "update %s", id);
-  cleanup_spec oci_spec *spec = NULL;
-  if (oci_spec_parse (merged, strlen (merged), config_path, &spec, err) < 0)
-    return hv_error_wrap (err, "update %s", id);
-  /* Device rules change only when the update brings some: a Docker or
-   * Podman update without them keeps the rules the container has. */
-  unsigned flags = HV_CG_UPDATE | (devices ? HV_CG_DEVICES : 0);
-  /* Under the systemd driver the unit's properties change too, or the
-   * next daemon-reload would put the old limits back. */
-  if (c->systemd_cgroup && hv_systemd_update (c->cgroup_path, &spec->linux_cfg, err) < 0)
-    return hv_error_wrap (err, "update %s", id);
-  if (hv_cgroup_apply_resources (c->cgroup_path, &spec->linux_cfg, flags, err) < 0)
-    return hv_error_wrap (err, "update %s", id);
-  if (write_file_atomic (c->dir, "config.json", merged, strlen (merged), err) < 0)
-    return hv_error_wrap (err, "update %s", id);
-  return 0;
-}
-
 int
 cmd_update (struct hv_global *g, int argc, char **argv, hv_error **err)
 {
@@ -292,7 +247,7 @@ cmd_update (struct hv_global *g, int argc, char **argv, hv_error **err)
   if (read_patch (values, &patch, &patch_name, &devices, err) < 0)
     return -1;
   cleanup_container hv_container *c = NULL;
-  if (load_running (g, id, &c, err) < 0)
+  if (hv_container_load (&g->rt, id, &c, err) < 0)
     return -1;
-  return apply_patch (c, id, patch, patch_name, devices, err);
+  return hv_container_update (&g->rt, c, patch, patch_name, devices, err);
 }

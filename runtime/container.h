@@ -94,6 +94,11 @@ int hv_container_kill (const struct hv_runtime *rt, const hv_container *c, int s
 int hv_container_delete (const struct hv_runtime *rt, hv_container *c, bool force, hv_error **err);
 /* Freeze (pause) or thaw (resume) every process of the container. */
 int hv_container_pause (const struct hv_runtime *rt, const hv_container *c, bool freeze, hv_error **err);
+/* update: merge patch (a linux.resources object; patch_name names it in
+ * errors) into the running container's config, apply it to its cgroup
+ * (device rules only when devices), then save the config. */
+int hv_container_update (const struct hv_runtime *rt, const hv_container *c, const char *patch,
+                         const char *patch_name, bool devices, hv_error **err);
 /* The processes of the container's cgroup. */
 int hv_container_pids (const hv_container *c, pid_t **pids, size_t *n, hv_error **err);
 /* Load the config saved at create time. */
