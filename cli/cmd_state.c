@@ -206,9 +206,12 @@ print_ps_table (char **extra_args, int extra, const pid_t *pids, size_t n, hv_er
   if (spawn_ps (extra_args, extra, &child, &rfd, err) < 0)
     return -1;
   FILE *f = fdopen (rfd, "r");
+  if (f == NULL)
+    close (rfd);
   char *line = NULL;
   size_t cap = 0;
   int pid_col = -1;
+  int ret = 0;
   bool header = true;
   while (f && getline (&line, &cap, f) > 0)
     {
@@ -218,17 +221,21 @@ print_ps_table (char **extra_args, int extra, const pid_t *pids, size_t n, hv_er
           pid_col = pid_column (line);
           print (line);
           if (pid_col < 0)
-            return hv_error_set (err, 0, "ps: output has no PID column");
+            {
+              ret = hv_error_set (err, 0, "ps: output has no PID column");
+              break;
+            }
           continue;
         }
       if (line_has_pid (line, pid_col, pids, n))
         print (line);
     }
   free (line);
+  /* Closing the pipe first: a ps still writing gets EPIPE and ends. */
   if (f)
     fclose (f);
   waitpid (child, NULL, 0);
-  return 0;
+  return ret;
 }
 
 int

@@ -479,7 +479,7 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
   if (hv_state_dir (rt, opts->id, &dir, err) < 0)
     return -1;
   if (read_config (rt, bundle, &r.config_text, &r.spec, err) < 0)
-    return -1;
+    goto done; /* the text and the config, when read, are r's to free */
   if (check_config (r.spec, opts, bundle, err) < 0)
     goto fail_early;
   rootfs = resolve_rootfs (r.spec, bundle, err);
