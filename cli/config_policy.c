@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "policy_load.h"
 #include "policy_apply.h"
 #include "utils.h"
 

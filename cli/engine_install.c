@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "json_gen.h"
 #include "policy.h"
+#include "policy_load.h"
 #include "utils.h"
 
 /* Podman's own default runtime_supports_json (containers.conf).  A drop-in

@@ -23,6 +23,7 @@
 #include "engine_install.h"
 #include "haven_run.h"
 #include "policy.h"
+#include "policy_load.h"
 #include "policy_apply.h"
 #include "policy_compile.h"
 #include "run_context.h"

@@ -87,18 +87,12 @@ typedef struct
   oci_strv best_effort;
 } hv_policy;
 
-/* Load a policy by name (searched in the policy path) or by file path,
- * following `extends`. */
-int hv_policy_load (const char *name_or_file, hv_policy **out, hv_error **err);
-/* Parse one YAML document (no `extends` resolution) — for tests. */
-int hv_policy_parse (const char *text, size_t len, const char *file, hv_policy *out, char **extends, hv_error **err);
+/* The model's own functions (policy.c); loading is policy_load.h,
+ * parsing policy_parse.h. */
 void hv_policy_free (hv_policy *p);
 void hv_policy_free_fields (hv_policy *p);
+/* Is this the name of a shell (sh, bash, zsh, ...)? */
 bool hv_policy_is_shell_name (const char *name);
-/* Directories searched for policy names, in order; NULL-terminated. */
-char **hv_policy_search_path (void);
-/* Resolve a name to a file path, or NULL. */
-char *hv_policy_find (const char *name);
 
 /* Bounds of policy values.  Values outside them are errors, never
  * clamped or dropped (policies/README.md, "How policies are read"). */
@@ -108,13 +102,6 @@ char *hv_policy_find (const char *name);
 #define HV_POLICY_MAX_CPUS 4096
 #define HV_POLICY_MAX_DEPTH 64                    /* nesting of mappings and lists */
 #define HV_POLICY_MAX_FILE_SIZE (1u << 20)        /* bytes of one policy file */
-
-/* Strict number parsers: DIGITS[.DIGITS][SUFFIX], no sign, exponent, inf
- * or nan; 0 and values out of range are errors (-1). */
-int hv_parse_size (const char *s, uint64_t *out);
-int hv_parse_duration (const char *s, uint64_t *seconds);
-int hv_parse_cpus (const char *s, uint64_t *milli);
-int hv_parse_count (const char *s, uint64_t max, uint64_t *out);
 
 static inline void
 cleanup_policyp (hv_policy **p)

@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
-#include "home_state.h"
+#include "home_allow.h"
 #include "json_gen.h"
 #include "oci_tables.h"
 #include "policy_compile.h"
@@ -327,7 +327,7 @@ kernel_tree (const char *path)
 }
 
 /* A copy-on-write home_allow directory: an overlay on the real one whose
- * writes land in the project's state directory (home_state.c), so that a
+ * writes land in the project's state directory (session/home_state.c), so that a
  * trojaned ~/.cargo/bin/cargo or venv activate never reaches the host. */
 static void
 overlay (yajl_gen g, const char *path, const char *state, bool noexec)
@@ -405,7 +405,7 @@ gen_home_allow (yajl_gen g, const char *pattern, const hv_home_access *access, c
           oci_strv_push (writable, path);
           for (size_t j = 0; j < access->protect.n; j++)
             {
-              /* Made to exist before the run (home_state.c), links refused;
+              /* Made to exist before the run (session/home_state.c), links refused;
                * the runtime refuses a link swapped in since (nofollow). */
               cleanup_free char *sub = xasprintf ("%s/%s", path, access->protect.v[j]);
               struct stat sst;

@@ -21,7 +21,7 @@
 #include <strings.h>
 #include <yaml.h>
 
-#include "policy.h"
+#include "policy_parse.h"
 #include "utils.h"
 
 struct yw

@@ -29,7 +29,7 @@ struct hv_run_ctx
    * listener socket (runtime/audit_monitor.c) instead of failing in the filter. */
   const char *audit_socket;
   /* Per-project state directory holding the upper layers of copy-on-write
-   * home_allow entries (home_state.c); NULL: they are bound read-only. */
+   * home_allow entries (session/home_state.c); NULL: they are bound read-only. */
   const char *home_state;
 };
 #endif

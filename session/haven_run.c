@@ -12,6 +12,7 @@
 #include "container.h"
 #include "home_state.h"
 #include "policy.h"
+#include "policy_load.h"
 #include "policy_compile.h"
 #include "project_guard.h"
 #include "run_context.h"

@@ -13,64 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "home_allow.h"
 #include "home_state.h"
 #include "utils.h"
-
-void
-hv_home_allow_expand (const char *pattern, const struct hv_run_ctx *ctx, oci_strv *out)
-{
-  if (pattern[0] == '~' && (pattern[1] == '/' || pattern[1] == '\0'))
-    {
-      if (ctx->homes)
-        for (size_t i = 0; i < ctx->homes->n; i++)
-          {
-            cleanup_free char *path = xasprintf ("%s%s", ctx->homes->v[i], pattern + 1);
-            oci_strv_push_unique (out, path);
-          }
-      else if (ctx->home)
-        {
-          cleanup_free char *path = xasprintf ("%s%s", ctx->home, pattern + 1);
-          oci_strv_push_unique (out, path);
-        }
-      return;
-    }
-  oci_strv_push_unique (out, pattern);
-}
-
-static unsigned long long
-fnv1a (const char *s)
-{
-  unsigned long long h = 0xcbf29ce484222325ULL;
-  for (; *s; s++)
-    h = (h ^ (unsigned char) *s) * 0x100000001b3ULL;
-  return h;
-}
-
-/* A readable, unique name: the last component and a hash of the path. */
-static char *
-tag_of (const char *path)
-{
-  const char *base = strrchr (path, '/') ? strrchr (path, '/') + 1 : path;
-  char clean[64];
-  size_t n = 0;
-  for (; *base && n < sizeof (clean) - 1; base++)
-    {
-      char c = *base;
-      bool ok = c == '-' || c == '_' || (c == '.' && n > 0) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-                || (c >= '0' && c <= '9');
-      clean[n] = ok ? c : '_';
-      n++;
-    }
-  clean[n] = '\0';
-  return xasprintf ("%s-%016llx", clean, fnv1a (path));
-}
-
-char *
-hv_home_state_entry (const char *state, const char *path)
-{
-  cleanup_free char *tag = tag_of (path);
-  return xasprintf ("%s/home/%s", state, tag);
-}
 
 /* mkdir -p from a trusted directory fd, never following a link, each
  * directory 0700 and ours. */
@@ -308,7 +253,7 @@ open_state_dir (const struct hv_run_ctx *ctx, char **dir, hv_error **err)
       fprintf (stderr, "haven: no home for a state directory: copy-on-write home_allow entries are read-only\n");
       return -1;
     }
-  cleanup_free char *tag = tag_of (ctx->project);
+  cleanup_free char *tag = hv_state_tag (ctx->project);
   cleanup_free char *rel = xasprintf ("haven/projects/%s", tag);
   cleanup_close int rootfd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0 && errno == ENOENT)

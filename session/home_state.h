@@ -5,7 +5,9 @@
  *   ${XDG_STATE_HOME:-~/.local/state}/haven/projects/<name>-<hash>/home/<entry>/
  * (0700, outside the sandbox's view), so the sandbox's writes never reach
  * the real directory.  A direct entry's protected sub-paths must exist to
- * be bound read-only: missing ones are created empty before the run. */
+ * be bound read-only: missing ones are created empty before the run.
+ * The names inside the state directory come from the policy layer
+ * (policy/home_allow.h), which the compiler uses too. */
 #ifndef HAVEN_HOME_STATE_H
 #define HAVEN_HOME_STATE_H
 
@@ -13,11 +15,6 @@
 #include "policy.h"
 #include "run_ctx.h"
 
-/* The host paths a "~/x" pattern names: x in each of the caller's homes
- * ($HOME's and the password database's); other patterns as they are. */
-void hv_home_allow_expand (const char *pattern, const struct hv_run_ctx *ctx, oci_strv *out);
-/* <state>/home/<tag> for one expanded copy-on-write path. */
-char *hv_home_state_entry (const char *state, const char *path);
 /* Create the state directories and probe that an overlay can be mounted
  * here; *state is NULL (entries read-only, said on stderr) when not. */
 int hv_home_state_prepare (const hv_policy *p, const struct hv_run_ctx *ctx, char **state, hv_error **err);

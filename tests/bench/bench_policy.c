@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "policy.h"
+#include "policy_load.h"
 #include "policy_compile.h"
 
 extern char **environ;

@@ -15,6 +15,8 @@
 #include <cmocka.h>
 
 #include "policy.h"
+#include "policy_load.h"
+#include "policy_parse.h"
 #include "policy_compile.h"
 #include "policy_env.h"
 #include "policy_glob.h"

@@ -71,6 +71,7 @@
 
 #include "json_gen.h"
 #include "policy.h"
+#include "policy_load.h"
 #include "policy_compile.h"
 #include "utils.h"
 

@@ -1,0 +1,52 @@
+/* The policy model's own functions (policy.h). */
+#include "config.h"
+#include "policy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "utils.h"
+
+static const char *const shells[] = { "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "ash", NULL };
+
+bool
+hv_policy_is_shell_name (const char *name)
+{
+  const char *base = strrchr (name, '/') ? strrchr (name, '/') + 1 : name;
+  for (size_t i = 0; shells[i]; i++)
+    if (strcmp (base, shells[i]) == 0)
+      return true;
+  return false;
+}
+
+void
+hv_policy_free_fields (hv_policy *p)
+{
+  free (p->name);
+  free (p->description);
+  free (p->file);
+  for (size_t i = 0; i < p->home_allow.n; i++)
+    oci_strv_free (&p->home_access[i].protect);
+  free (p->home_access);
+  oci_strv *lists[] = { &p->files, &p->read_only, &p->read_write, &p->block, &p->protect, &p->home_allow, &p->net_allow,
+                        &p->allow_exec, &p->capabilities, &p->syscall_allow, &p->syscall_deny, &p->env_pass,
+                        &p->env_deny, &p->best_effort };
+  for (size_t i = 0; i < N_ELEMENTS (lists); i++)
+    oci_strv_free (lists[i]);
+  for (size_t i = 0; i < p->n_tmpfs; i++)
+    free (p->tmpfs[i].path);
+  free (p->tmpfs);
+  free (p->syscall_profile);
+  oci_kv_list_free (&p->env_set);
+  free (p->audit_log);
+  memset (p, 0, sizeof (*p));
+}
+
+void
+hv_policy_free (hv_policy *p)
+{
+  if (p == NULL)
+    return;
+  hv_policy_free_fields (p);
+  free (p);
+}
