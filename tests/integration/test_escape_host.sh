@@ -7,9 +7,11 @@
 # program would leave its trace on the host.
 git_project() {
   command -v git >/dev/null || skip "git is not installed"
-  P=$WORK/gitproj-$RANDOM
-  MARK=$WORK/agent-code-ran-$RANDOM
-  mkdir -p "$P"
+  # mktemp, not $RANDOM: tests share $WORK, and a name another test used
+  # would bring its leftovers along.
+  P=$(mktemp -d "$WORK/gitproj-XXXXXX")
+  chmod 755 "$P"
+  MARK=$P.agent-code-ran
   hgit init -q
   echo a > "$P/a"
   hgit add a
@@ -144,9 +146,9 @@ test_escape_git_config_restored_and_benign_git_left_alone() {
 # Item 6: haven run from a build tree that is also the project.
 test_escape_haven_binary_in_project() {
   need_haven
-  P=$WORK/buildtree-$RANDOM
-  MARK=$WORK/agent-code-ran-$RANDOM
-  mkdir -p "$P"
+  P=$(mktemp -d "$WORK/buildtree-XXXXXX")
+  chmod 755 "$P"
+  MARK=$P.agent-code-ran
   cp "$RUNTIME" "$P/haven-runc"
   ln -s haven-runc "$P/haven"
   cp -r "$(dirname "$RUNTIME")/policies" "$P/policies"
@@ -194,8 +196,9 @@ test_escape_policy_file_in_project() {
 # Item 5: a fake home made by the test; the policy's home_allow entries
 # are the only parts of it the sandbox sees.
 fake_home() {
-  H=$WORK/home-$RANDOM
-  MARK=$WORK/agent-code-ran-$RANDOM
+  H=$(mktemp -d "$WORK/home-XXXXXX")
+  chmod 755 "$H"
+  MARK=$H.agent-code-ran
   mkdir -p "$H/.cargo/bin" "$H/.local/share/virtualenvs/v/bin" "$H/.cache"
   printf '#!/bin/sh\necho real cargo\n' > "$H/.cargo/bin/cargo"
   chmod +x "$H/.cargo/bin/cargo"

@@ -14,7 +14,10 @@ haven_in() {
 }
 
 make_project() {
-  P=$WORK/project-$RANDOM
+  # mktemp, not $RANDOM: tests share $WORK, and a name another test used
+  # would bring its leftovers along.
+  P=$(mktemp -d "$WORK/project-XXXXXX")
+  chmod 755 "$P"
   # Policy files live beside the project, never in it: haven refuses a
   # policy the sandbox could rewrite.
   mkdir -p "$P/.git/hooks" "$P/src/deep" "$P.pol"
