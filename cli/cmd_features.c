@@ -6,8 +6,9 @@
 #include <yajl/yajl_gen.h>
 
 #include "capabilities.h"
-#include "json_gen.h"
 #include "cli.h"
+#include "json_gen.h"
+#include "log.h"
 #include "oci_tables.h"
 #include "process.h"
 #include "seccomp_filter.h"
@@ -139,11 +140,7 @@ cmd_features (struct hv_global *g, int argc, char **argv, hv_error **err)
   jg_str (y, "haven-runc " PACKAGE_VERSION);
   yajl_gen_map_close (y);
   yajl_gen_map_close (y);
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (y, &buf, &len);
-  write_all (1, buf, len);
-  write_all (1, "\n", 1);
+  hv_write_json_line (1, y);
   yajl_gen_free (y);
   return 0;
 }

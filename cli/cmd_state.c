@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "container.h"
+#include "log.h"
 #include "state.h"
 #include "utils.h"
 
@@ -112,13 +113,7 @@ cmd_list (struct hv_global *g, int argc, char **argv, hv_error **err)
     closedir (d);
   yajl_gen_array_close (gen);
   if (json && !quiet)
-    {
-      const unsigned char *buf;
-      size_t len;
-      yajl_gen_get_buf (gen, &buf, &len);
-      write_all (1, buf, len);
-      print ("\n");
-    }
+    hv_write_json_line (1, gen);
   yajl_gen_free (gen);
   return 0;
 }

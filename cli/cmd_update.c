@@ -170,8 +170,7 @@ flags_to_json (const char *const *values, char **out, hv_error **err)
         yajl_gen_map_close (g);
     }
   yajl_gen_map_close (g);
-  *out = jg_text (g);
-  yajl_gen_free (g);
+  *out = jg_finish (g);
   return 0;
 }
 

@@ -281,12 +281,10 @@ hv_docker_config_edit (const char *old_text, const char *path, const struct hv_i
   emit_members (g, &dc, o, remove);
   emit_missing_members (g, &dc, o, remove);
   yajl_gen_map_close (g);
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (g, &buf, &len);
+  cleanup_free char *text = jg_finish (g);
+  size_t len = strlen (text);
   /* yajl's beautified output already ends with a newline. */
-  *out = xasprintf ("%.*s%s", (int) len, (const char *) buf, len && buf[len - 1] == '\n' ? "" : "\n");
-  yajl_gen_free (g);
+  *out = xasprintf ("%s%s", text, len && text[len - 1] == '\n' ? "" : "\n");
   yajl_tree_free (dc.root);
   return 0;
 }

@@ -305,8 +305,7 @@ hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, 
       yajl_gen_map_close (g);
     }
   yajl_gen_map_close (g);
-  *out = jg_text (g);
-  yajl_gen_free (g);
+  *out = jg_finish (g);
   yajl_tree_free (root);
   return 0;
 }

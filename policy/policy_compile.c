@@ -881,9 +881,7 @@ hv_policy_seccomp_json (const hv_policy *p)
   yajl_gen_map_open (g);
   gen_seccomp (g, p, &no_audit);
   yajl_gen_map_close (g);
-  char *r = jg_text (g);
-  yajl_gen_free (g);
-  return r;
+  return jg_finish (g);
 }
 
 static char *
@@ -898,9 +896,7 @@ landlock_json (const oci_strv *writable, const oci_strv *exec, bool best_effort)
   jg_str (g, "bestEffort");
   yajl_gen_bool (g, best_effort);
   yajl_gen_map_close (g);
-  char *r = jg_text (g);
-  yajl_gen_free (g);
-  return r;
+  return jg_finish (g);
 }
 
 static bool
