@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <glob.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "utils.h"
@@ -206,6 +207,12 @@ split_double_star (const char *pattern, const char *dstar, char **prefix, const 
   return 0;
 }
 
+static int
+compare_strings (const void *a, const void *b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
 int
 hv_glob_expand_set (char *const *patterns, size_t n, size_t max_entries, oci_strv *out, hv_error **err)
 {
@@ -254,8 +261,13 @@ hv_glob_expand_set (char *const *patterns, size_t n, size_t max_entries, oci_str
         oci_strv_push (&dirs, ".");
       else
         append_glob (prefixes.v[g], &dirs);
+      size_t first = out->n;
       for (size_t i = 0; i < dirs.n && r == 0; i++)
         r = walk_matching (dirs.v[i], mine, n_mine, max_entries, &visited, out, err);
+      /* Directories list their entries in an order of the file system's:
+       * sorted, a policy compiles to the same config on every machine. */
+      if (out->n > first)
+        qsort (out->v + first, out->n - first, sizeof (char *), compare_strings);
       oci_strv_free (&dirs);
       free (mine);
     }

@@ -597,6 +597,22 @@ test_glob_double_star (void **state)
   assert_int_equal (found.n, 1);
   oci_strv_free (&found);
 
+  /* "**" matches come sorted, whatever order the file system lists them
+   * in: a policy compiles to the same config on every machine. */
+  static const char *const names[] = { "zeta", "alpha", "mid", "beta", "omega", "kappa", "delta", "x1", "a9", "q" };
+  for (size_t i = 0; i < sizeof (names) / sizeof (names[0]); i++)
+    {
+      char rel[64];
+      snprintf (rel, sizeof (rel), "sorted/%s/.env", names[i]);
+      touch_file (dir, rel);
+    }
+  snprintf (pat, sizeof (pat), "%s/sorted/**/.env", dir);
+  assert_int_equal (hv_glob_expand (pat, 0, &found, &err), 0);
+  assert_int_equal (found.n, sizeof (names) / sizeof (names[0]));
+  for (size_t i = 1; i < found.n; i++)
+    assert_true (strcmp (found.v[i - 1], found.v[i]) < 0);
+  oci_strv_free (&found);
+
   char cmd[9000];
   snprintf (cmd, sizeof (cmd), "rm -rf '%s' '%s'", dir, outside);
   assert_int_equal (system (cmd), 0);
