@@ -196,8 +196,8 @@ line_has_pid (const char *line, int pid_col, const pid_t *pids, size_t n)
 static int
 print_ps_table (char **extra_args, int extra, const pid_t *pids, size_t n, hv_error **err)
 {
-  int rfd;
-  pid_t child;
+  int rfd = -1;
+  pid_t child = -1;
   if (spawn_ps (extra_args, extra, &child, &rfd, err) < 0)
     return -1;
   FILE *f = fdopen (rfd, "r");

@@ -172,7 +172,7 @@ check_exit_status (int status, const struct hook_output *o, const oci_hook *h, c
 static int
 run_one (const oci_hook *h, const char *stage, size_t index, const char *state_json, hv_error **err)
 {
-  int to_hook, from_hook;
+  int to_hook = -1, from_hook = -1;
   pid_t pid = spawn_hook (h, stage, &to_hook, &from_hook, err);
   if (pid < 0)
     return -1;
