@@ -69,6 +69,28 @@ resolve_exe (const char *name, char **envp, char **out, hv_error **err)
   return hv_error_set (err, 0, "exec: \"%s\": executable file not found in $PATH", name);
 }
 
+/* The home field of one passwd line when its uid field is exactly uid,
+ * else NULL.  Fields are split at every ':' (an empty comment field, as
+ * useradd writes, is a field: strtok would merge it and take the shell
+ * for the home). */
+static char *
+passwd_home (char *line, uid_t uid)
+{
+  char *fields[7] = { 0 };
+  int n = 0;
+  line[strcspn (line, "\n")] = '\0';
+  for (char *p = line; p && n < 7; n++)
+    fields[n] = strsep (&p, ":");
+  if (n < 6 || fields[2][0] < '0' || fields[2][0] > '9')
+    return NULL;
+  char *end;
+  errno = 0;
+  unsigned long v = strtoul (fields[2], &end, 10);
+  if (errno || *end || v != (unsigned long) uid || fields[5][0] == '\0')
+    return NULL;
+  return xstrdup (fields[5]);
+}
+
 /* HOME from the container's /etc/passwd when the config sets none. */
 static char *
 home_for_uid (uid_t uid)
@@ -79,15 +101,7 @@ home_for_uid (uid_t uid)
   if (f == NULL)
     return xstrdup ("/");
   while (home == NULL && getline (&line, &cap, f) > 0)
-    {
-      char *fields[7] = { 0 };
-      char *p = line, *save = NULL;
-      int n = 0;
-      for (char *tok = strtok_r (p, ":\n", &save); tok && n < 7; tok = strtok_r (NULL, ":\n", &save))
-        fields[n++] = tok;
-      if (n >= 6 && (uid_t) strtoul (fields[2], NULL, 10) == uid)
-        home = xstrdup (fields[5]);
-    }
+    home = passwd_home (line, uid);
   free (line);
   fclose (f);
   return home ? home : xstrdup ("/");

@@ -34,6 +34,18 @@ bar baz
 /home/user" "$OUT"
 }
 
+# HOME from the image's /etc/passwd when the config sets none: a line with
+# an empty comment field (what useradd writes) is still seven fields, and a
+# uid field is a whole number, not a prefix of one.
+test_home_from_passwd_with_empty_fields() {
+  printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' 'short:x:1000' 'bad:x:1000x:1000::/home/bad:/bin/sh' \
+    'vscode:x:1000:1000::/home/vscode:/bin/bash' > "$B/rootfs/etc/passwd"
+  cfg "$B" '.process.user = {uid: 1000, gid: 1000} | .process.env = ["PATH=/bin:/usr/bin"]'
+  args "$B" sh -c 'echo "$HOME"'
+  run_ctr "$B"
+  assert_eq "/home/vscode" "$OUT"
+}
+
 test_rlimits() {
   cfg "$B" '.process.rlimits = [{type: "RLIMIT_NOFILE", soft: 1000, hard: 1000}, {type: "RLIMIT_CORE", soft: 0, hard: 0}]'
   args "$B" sh -c 'ulimit -n; ulimit -Hn; ulimit -c'
