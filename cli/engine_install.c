@@ -1,6 +1,7 @@
 #include "config.h"
 #include "engine_install.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -524,6 +525,25 @@ check_runtime (const char *cmd, bool docker, struct hv_install_opts *o, char **r
   return 0;
 }
 
+/* The drop-in's text, when FILE is free or our own drop-in: a
+ * containers.conf someone else wrote (the system's, the user's) is never
+ * replaced (it would be lost, and `uninstall` would then remove ours). */
+static int
+podman_conf_text (const char *cmd, const char *file, const struct hv_install_opts *o, char **text, hv_error **err)
+{
+  cleanup_free char *cur = NULL;
+  cleanup_error hv_error *rerr = NULL;
+  if (read_file_at (AT_FDCWD, file, &cur, &rerr) < 0 && rerr->errno_code != ENOENT)
+    return hv_error_set (err, 0, "%s: %s", cmd, rerr->msg);
+  if (cur && !str_has_prefix (cur, DROP_IN_MARKER))
+    return hv_error_set (err, 0,
+                         "%s: %s exists and was not written by haven install podman; not replacing it (give "
+                         "--conf a file of its own in a containers.conf.d directory, e.g. %s)",
+                         cmd, file, HV_PODMAN_DROP_IN);
+  *text = hv_podman_conf_text (o);
+  return 0;
+}
+
 /* The configuration file's new text in *TEXT; 1 when there is nothing
  * to remove (said so). */
 static int
@@ -531,10 +551,7 @@ new_config_text (const char *cmd, const char *file, bool docker, bool uninstall,
                  char **text, hv_error **err)
 {
   if (!docker)
-    {
-      *text = hv_podman_conf_text (o);
-      return 0;
-    }
+    return podman_conf_text (cmd, file, o, text, err);
   cleanup_free char *old = NULL;
   cleanup_error hv_error *rerr = NULL;
   if (read_file_at (AT_FDCWD, file, &old, &rerr) < 0 && rerr->errno_code != ENOENT)
@@ -549,19 +566,79 @@ new_config_text (const char *cmd, const char *file, bool docker, bool uninstall,
   return 0;
 }
 
+/* The config file a dockerd reads (--config-file, else the default), or
+ * NULL when pid is not a dockerd. */
+static char *
+dockerd_config_of (const char *pid)
+{
+  cleanup_free char *path = xasprintf ("/proc/%s/cmdline", pid);
+  cleanup_free char *cmdline = NULL;
+  size_t len = 0;
+  cleanup_error hv_error *ignored = NULL;
+  if (oci_read_file (path, &cmdline, &len, &ignored) < 0 || len == 0)
+    return NULL;
+  const char *arg0 = strrchr (cmdline, '/') ? strrchr (cmdline, '/') + 1 : cmdline;
+  if (strcmp (arg0, "dockerd") != 0)
+    return NULL;
+  const char *config = HV_DOCKER_DAEMON_JSON;
+  /* The arguments are NUL-separated: walk them by their lengths. */
+  for (const char *a = cmdline; a < cmdline + len; a += strlen (a) + 1)
+    if (strcmp (a, "--config-file") == 0 && a + strlen (a) + 1 < cmdline + len)
+      config = a + strlen (a) + 1;
+    else if (str_has_prefix (a, "--config-file="))
+      config = a + strlen ("--config-file=");
+  /* A relative path is the daemon's: resolve it from its cwd. */
+  cleanup_free char *full = config[0] == '/' ? xstrdup (config) : xasprintf ("/proc/%s/cwd/%s", pid, config);
+  return realpath (full, NULL);
+}
+
+/* How to make dockerd read FILE again: the pid of each running dockerd
+ * that reads it (there may be others on the machine, reading other
+ * files: `kill -HUP $(pidof dockerd)` would reach them all). */
+static char *
+docker_reload_advice (const char *file)
+{
+  cleanup_free char *want = realpath (file, NULL);
+  cleanup_free char *pids = xstrdup ("");
+  DIR *d = want ? opendir ("/proc") : NULL;
+  struct dirent *de;
+  while (d && (de = readdir (d)) != NULL)
+    {
+      if (de->d_name[0] < '1' || de->d_name[0] > '9')
+        continue;
+      cleanup_free char *config = dockerd_config_of (de->d_name);
+      if (config && strcmp (config, want) == 0)
+        {
+          char *more = xasprintf ("%s%s%s", pids, pids[0] ? " " : "", de->d_name);
+          free (pids);
+          pids = more;
+        }
+    }
+  if (d)
+    closedir (d);
+  if (pids[0])
+    return xasprintf ("reload dockerd (kill -HUP %s)", pids);
+  return xasprintf ("no running dockerd reads %s: start or restart the one that should (systemctl restart docker)",
+                    file);
+}
+
 /* What was done, and what to do next; CHANGED: the file was written. */
 static void
 report_install (const char *file, bool docker, bool uninstall, const struct hv_install_opts *o, int changed)
 {
+  cleanup_free char *reload = docker && changed ? docker_reload_advice (file) : NULL;
   if (uninstall)
-    printf (changed ? "removed runtime \"%s\" from %s; reload dockerd (kill -HUP $(pidof dockerd))\n"
-                    : "runtime \"%s\" is not in %s: unchanged\n",
-            o->name, file);
+    {
+      if (changed)
+        printf ("removed runtime \"%s\" from %s; %s\n", o->name, file, reload);
+      else
+        printf ("runtime \"%s\" is not in %s: unchanged\n", o->name, file);
+    }
+  else if (docker && changed)
+    printf ("registered runtime \"%s\" (%s) in %s; %s, then: docker run --runtime %s ...\n", o->name, o->runtime,
+            file, reload, o->name);
   else if (docker)
-    printf ("%s runtime \"%s\" (%s) in %s%s%s%s\n", changed ? "registered" : "already registered:", o->name,
-            o->runtime, file,
-            changed ? "; reload dockerd (kill -HUP $(pidof dockerd)), then: docker run --runtime " : ", unchanged",
-            changed ? o->name : "", changed ? " ..." : "");
+    printf ("already registered: runtime \"%s\" (%s) in %s, unchanged\n", o->name, o->runtime, file);
   else
     printf ("%s %s: podman run --runtime %s ...\n", changed ? "wrote" : "unchanged:", file, o->name);
 }

@@ -31,6 +31,8 @@ test_docker_registration() {
   after=$(stat -c %i:%Y "$WORK/docker/daemon.json")
   assert_eq "$before" "$after" "daemon.json rewritten by a second install"
   out=$(haven install docker --daemon-json "$WORK/docker/daemon.json" --runtime "$RUNTIME" --name haven-reload)
+  # The advice names the dockerd that reads this file, not every dockerd.
+  assert_contains "$out" "reload dockerd (kill -HUP $(cat "$WORK/docker/dockerd.pid"))"
   defer "haven uninstall docker --daemon-json '$WORK/docker/daemon.json' --name haven-reload; kill -HUP \$(cat '$WORK/docker/dockerd.pid')"
   kill -HUP "$(cat "$WORK/docker/dockerd.pid")"
   wait_for 20 sh -c "'$DOCKER_CLI' info -f '{{range \$k, \$v := .Runtimes}}{{\$k}} {{end}}' | grep -q haven-reload" \

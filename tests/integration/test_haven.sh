@@ -341,6 +341,8 @@ test_haven_install_docker_and_podman() {
   haven_in "$PWD" install docker --daemon-json "$d" --policy default
   assert_eq 0 "$RC" "install docker ($OUT)"
   assert_contains "$OUT" "registered runtime \"haven\" ($(readlink -f "$RUNTIME")) in $d"
+  # No dockerd reads this file: no advice to signal every dockerd there is.
+  assert_contains "$OUT" "no running dockerd reads $d"
   assert_eq 'true /usr/bin/crun 3' "$(jq -r '"\(.debug) \(.runtimes.crun.path) \(."max-concurrent-downloads")"' "$d")"
   assert_eq "$(readlink -f "$RUNTIME")" "$(jq -r .runtimes.haven.path "$d")"
   assert_eq '["--policy","default"]' "$(jq -c .runtimes.haven.runtimeArgs "$d")"
@@ -373,6 +375,13 @@ test_haven_install_docker_and_podman() {
   echo '# not ours' > other.conf
   haven_in "$PWD" uninstall podman --conf "$PWD/other.conf"
   assert_eq 125 "$RC" "uninstall of a drop-in haven did not write"
+  # Nor does install replace a containers.conf someone else wrote.
+  printf '[engine]\ncgroup_manager = "cgroupfs"\n' > own.conf
+  cp own.conf own.conf.orig
+  haven_in "$PWD" install podman --conf "$PWD/own.conf"
+  assert_eq 125 "$RC" "install podman over a foreign containers.conf"
+  assert_contains "$OUT" "own.conf exists and was not written by haven install podman; not replacing it"
+  cmp -s own.conf own.conf.orig || fail "install podman changed a containers.conf it did not write"
   haven_in "$PWD" uninstall podman --conf "$c"
   assert_eq 0 "$RC"
   [ -e "$c" ] && fail "uninstall podman left $c"
