@@ -422,10 +422,11 @@ static const struct hv_opt install_opts[] = {
 };
 
 /* The options after "install ENGINE" into O and *FILE (the engine's
- * configuration file, its default when not given). */
+ * configuration file, its default when not given; *owned holds a default
+ * made for the name). */
 static int
 parse_install_opts (int argc, char **argv, bool uninstall, bool docker, const char *cmd, struct hv_install_opts *o,
-                    const char **file, hv_error **err)
+                    const char **file, char **owned, hv_error **err)
 {
   struct hv_opt_iter it = { argc, argv, 2, cmd };
   const char *arg;
@@ -471,8 +472,12 @@ parse_install_opts (int argc, char **argv, bool uninstall, bool docker, const ch
     return hv_error_set (err, 0, "%s: unexpected argument \"%s\"", cmd, argv[it.index]);
   if (!valid_name (o->name))
     return hv_error_set (err, 0, "%s: invalid runtime name \"%s\" (letters, digits, '-', '_', '.')", cmd, o->name);
-  if (*file == NULL)
-    *file = docker ? HV_DOCKER_DAEMON_JSON : HV_PODMAN_DROP_IN;
+  if (*file == NULL && docker)
+    *file = HV_DOCKER_DAEMON_JSON;
+  else if (*file == NULL && strcmp (o->name, "haven") == 0)
+    *file = HV_PODMAN_DROP_IN;
+  else if (*file == NULL)
+    *file = *owned = xasprintf ("%s/%s.conf", HV_PODMAN_DROP_IN_DIR, o->name);
   return 0;
 }
 
@@ -538,8 +543,8 @@ podman_conf_text (const char *cmd, const char *file, const struct hv_install_opt
   if (cur && !str_has_prefix (cur, DROP_IN_MARKER))
     return hv_error_set (err, 0,
                          "%s: %s exists and was not written by haven install podman; not replacing it (give "
-                         "--conf a file of its own in a containers.conf.d directory, e.g. %s)",
-                         cmd, file, HV_PODMAN_DROP_IN);
+                         "--conf a file of its own in a containers.conf.d directory, e.g. %s/%s.conf)",
+                         cmd, file, HV_PODMAN_DROP_IN_DIR, o->name);
   *text = hv_podman_conf_text (o);
   return 0;
 }
@@ -653,7 +658,8 @@ hv_cmd_install (int argc, char **argv, bool uninstall, hv_error **err)
   cleanup_free char *cmd = xasprintf ("%s %s", verb, argv[1]);
   struct hv_install_opts o = { .name = "haven" };
   const char *file = NULL;
-  if (parse_install_opts (argc, argv, uninstall, docker, cmd, &o, &file, err) < 0)
+  cleanup_free char *default_file = NULL;
+  if (parse_install_opts (argc, argv, uninstall, docker, cmd, &o, &file, &default_file, err) < 0)
     return -1;
   if (!docker && uninstall)
     return remove_podman_drop_in (cmd, file, err);

@@ -15,7 +15,10 @@
 #include "error.h"
 
 #define HV_DOCKER_DAEMON_JSON "/etc/docker/daemon.json"
-#define HV_PODMAN_DROP_IN "/etc/containers/containers.conf.d/haven.conf"
+#define HV_PODMAN_DROP_IN_DIR "/etc/containers/containers.conf.d"
+/* Runtime "haven"'s drop-in; another --name gets DIR/NAME.conf, so that
+ * several registrations live side by side. */
+#define HV_PODMAN_DROP_IN HV_PODMAN_DROP_IN_DIR "/haven.conf"
 
 struct hv_install_opts
 {

@@ -48,11 +48,11 @@ usage (void)
           "  haven install docker [--daemon-json PATH] [--name NAME] [--runtime PATH] [--policy NAME]\n"
           "                       [--policy-lock] [--default]   (default %s)\n"
           "  haven install podman [--conf PATH] [--name NAME] [--runtime PATH] [--default]\n"
-          "                       (default %s)\n"
+          "                       (default %s, with --name %s/NAME.conf)\n"
           "  haven uninstall docker [--daemon-json PATH] [--name NAME]\n"
-          "  haven uninstall podman [--conf PATH]\n"
+          "  haven uninstall podman [--conf PATH] [--name NAME]\n"
           "The default policy is \"%s\".\n",
-          HV_DOCKER_DAEMON_JSON, HV_PODMAN_DROP_IN, DEFAULT_POLICY);
+          HV_DOCKER_DAEMON_JSON, HV_PODMAN_DROP_IN, HV_PODMAN_DROP_IN_DIR, DEFAULT_POLICY);
 }
 
 struct run_opts

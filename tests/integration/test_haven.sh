@@ -382,6 +382,18 @@ test_haven_install_docker_and_podman() {
   assert_eq 125 "$RC" "install podman over a foreign containers.conf"
   assert_contains "$OUT" "own.conf exists and was not written by haven install podman; not replacing it"
   cmp -s own.conf own.conf.orig || fail "install podman changed a containers.conf it did not write"
+  # Without --conf, each runtime name gets a drop-in of its own (in a
+  # mount namespace with a tmpfs over /etc/containers: the host's stays).
+  if [ -d /etc/containers ]; then
+    OUT=$(unshare -m sh -c 'mount -t tmpfs none /etc/containers && "$0" install podman --runtime "$1" &&
+          "$0" install podman --name haven-b --runtime "$1" && ls /etc/containers/containers.conf.d &&
+          "$0" uninstall podman --name haven-b && ls /etc/containers/containers.conf.d' "$HAVEN" "$RUNTIME" 2>&1)
+    assert_eq 0 $? "two podman registrations ($OUT)"
+    assert_contains "$OUT" "haven-b.conf
+haven.conf
+removed /etc/containers/containers.conf.d/haven-b.conf
+haven.conf"
+  fi
   haven_in "$PWD" uninstall podman --conf "$c"
   assert_eq 0 "$RC"
   [ -e "$c" ] && fail "uninstall podman left $c"
