@@ -10,7 +10,7 @@
 host_tmp_marker() {
   M=hvt-escape-$RANDOM-$RANDOM
   echo host-marker > "/tmp/$M"
-  defer rm -f "/tmp/$M" "/tmp/$M.pwned" "/tmp/$M.new"
+  defer "rm -f '/tmp/$M' '/tmp/$M.pwned' '/tmp/$M.new'"
 }
 
 test_escape_paths_planted_envrc_link_not_followed() {
@@ -38,7 +38,7 @@ test_escape_paths_planted_link_to_run_not_followed() {
   # host's (docker.sock, the user's runtime directory) back.
   local marker=/run/hvt-escape-$RANDOM
   echo run-marker > "$marker"
-  defer rm -f "$marker"
+  defer "rm -f '$marker'"
   haven_in "$P" run -- ln -s /run .envrc
   assert_eq 0 "$RC" "run 1 ($OUT)"
   haven_in "$P" run -- sh -c "cat .envrc/${marker#/run/} 2>&1; cat $marker 2>&1; echo done"

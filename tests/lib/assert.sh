@@ -18,7 +18,12 @@ skip() {
 # defer COMMAND: run COMMAND (a string, through eval) when the test ends,
 # whether it passed or not; last registered runs first.
 DEFERRED=()
-defer() { DEFERRED=("$1" "${DEFERRED[@]}"); }
+# defer 'COMMAND': one string, eval'd at the end (a second word would be
+# dropped silently: refused instead).
+defer() {
+  [ $# -eq 1 ] || fail "defer takes one command string, got $# words: $*"
+  DEFERRED=("$1" "${DEFERRED[@]}")
+}
 run_deferred() {
   local c
   for c in "${DEFERRED[@]}"; do eval "$c" >/dev/null 2>&1; done
