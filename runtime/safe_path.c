@@ -182,3 +182,33 @@ hv_open_parent_in_root (int rootfd, const char *path, char **basename, hv_error 
   *slash = '\0';
   return hv_create_in_root (rootfd, copy[0] ? copy : "/", true, 0755, err);
 }
+
+int
+hv_mkdirs_beneath (int dirfd, const char *rel, mode_t mode, bool owned, hv_error **err)
+{
+  int fd = fcntl (dirfd, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0)
+    return hv_error_set (err, errno, "dup");
+  cleanup_free char *copy = xstrdup (rel);
+  char *save = NULL;
+  for (char *c = strtok_r (copy, "/", &save); c; c = strtok_r (NULL, "/", &save))
+    {
+      if (mkdirat (fd, c, mode) < 0 && errno != EEXIST)
+        {
+          close (fd);
+          return hv_error_set (err, errno, "create %s", c);
+        }
+      int next = openat (fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      close (fd);
+      if (next < 0)
+        return hv_error_set (err, errno, "open %s (a link or not a directory?)", c);
+      struct stat st;
+      if (owned && (fstat (next, &st) < 0 || st.st_uid != geteuid ()))
+        {
+          close (next);
+          return hv_error_set (err, 0, "%s is not owned by uid %u", c, (unsigned) geteuid ());
+        }
+      fd = next;
+    }
+  return fd;
+}

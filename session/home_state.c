@@ -15,6 +15,7 @@
 
 #include "home_allow.h"
 #include "home_state.h"
+#include "safe_path.h"
 #include "utils.h"
 
 /* mkdir -p from a trusted directory fd, never following a link, each
@@ -22,29 +23,7 @@
 static int
 mkdirs_at (int dirfd, const char *rel, hv_error **err)
 {
-  int fd = dup (dirfd);
-  cleanup_free char *copy = xstrdup (rel);
-  char *save = NULL;
-  for (char *c = strtok_r (copy, "/", &save); c && fd >= 0; c = strtok_r (NULL, "/", &save))
-    {
-      if (mkdirat (fd, c, 0700) < 0 && errno != EEXIST)
-        {
-          close (fd);
-          return hv_error_set (err, errno, "create %s", c);
-        }
-      int next = openat (fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      close (fd);
-      if (next < 0)
-        return hv_error_set (err, errno, "open %s (a link or not a directory?)", c);
-      struct stat st;
-      if (fstat (next, &st) < 0 || st.st_uid != geteuid ())
-        {
-          close (next);
-          return hv_error_set (err, 0, "%s is not owned by uid %u", c, (unsigned) geteuid ());
-        }
-      fd = next;
-    }
-  return fd;
+  return hv_mkdirs_beneath (dirfd, rel, 0700, true, err);
 }
 
 static char *

@@ -569,32 +569,27 @@ quarantine_dir (struct quarantine *q, hv_error **err)
 
 /* The quarantine keeps the item's relative path, with every `.git`
  * component renamed `_git`, so that nothing in it is a repository git
- * would find. */
+ * would find.  Returns a new string. */
+static char *
+quarantine_rel (const char *rel)
+{
+  char *renamed = xstrdup (rel);
+  for (char *c = strstr (renamed, ".git"); c; c = strstr (c + 1, ".git"))
+    if ((c == renamed || c[-1] == '/') && (c[4] == '/' || c[4] == '\0'))
+      *c = '_';
+  return renamed;
+}
+
 static int
 quarantine_parent (struct quarantine *q, const char *rel_dir, hv_error **err)
 {
   int qfd = quarantine_dir (q, err);
   if (qfd < 0)
     return -1;
-  int fd = dup (qfd);
+  cleanup_free char *renamed = quarantine_rel (rel_dir);
+  int fd = hv_mkdirs_beneath (qfd, renamed, 0700, false, err);
   if (fd < 0)
-    return hv_error_set (err, errno, "dup");
-  cleanup_free char *copy = xstrdup (rel_dir);
-  char *save = NULL;
-  for (char *c = strtok_r (copy, "/", &save); c; c = strtok_r (NULL, "/", &save))
-    {
-      const char *name = strcmp (c, ".git") == 0 ? "_git" : c;
-      if (mkdirat (fd, name, 0700) < 0 && errno != EEXIST)
-        {
-          close (fd);
-          return hv_error_set (err, errno, "create %s in the quarantine", name);
-        }
-      int next = openat (fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      close (fd);
-      if (next < 0)
-        return hv_error_set (err, errno, "open %s in the quarantine", name);
-      fd = next;
-    }
+    return hv_error_wrap (err, "quarantine");
   return fd;
 }
 
@@ -628,10 +623,8 @@ quarantine_item (struct quarantine *q, const char *rel, char **where, hv_error *
   if (to >= 0 && renameat (from, base, to, base) == 0)
     {
       strip_exec (to, base);
-      *where = xasprintf ("%s/%s/%s", QUARANTINE_DIR, q->name, rel);
-      for (char *c = strstr (*where, ".git"); c; c = strstr (c + 1, ".git"))
-        if ((c[-1] == '/') && (c[4] == '/' || c[4] == '\0'))
-          *c = '_';
+      cleanup_free char *renamed = quarantine_rel (rel);
+      *where = xasprintf ("%s/%s/%s", QUARANTINE_DIR, q->name, renamed);
       return 0;
     }
   /* Another filesystem (a mount inside the project), or no quarantine
