@@ -123,7 +123,7 @@ test_escape_git_config_restored_and_benign_git_left_alone() {
   git_project
   # A policy that leaves .git/config writable (no protect): the agent's
   # fsmonitor goes, the config as it was comes back.
-  local pol=$WORK/noprotect-$RANDOM.yaml first
+  local pol=$(mktemp -u "$WORK/noprotect-XXXXXX").yaml first
   printf 'name: noprotect\nextends: none\nfilesystem: {hide_home: true}\n' > "$pol"
   hgit config alias.st status
   haven_in "$P" run --policy "$pol" -- sh -c "git config core.fsmonitor 'touch $MARK; false' && echo planted"

@@ -93,7 +93,7 @@ test_escape_kill9_haven_kills_sandbox_unprivileged() {
 # record from the guard.
 _git_check_after_kill9() {
   git_project
-  local marker=3600.$RANDOM err=$P.err i spid= log=$WORK/audit-$RANDOM/audit.log
+  local marker=3600.$RANDOM err=$P.err i spid= log=$(mktemp -u "$WORK/audit-XXXXXX")/audit.log
   mkdir -p "$P.pol"
   printf 'extends: default\naudit:\n  log: %s\n' "$log" > "$P.pol/audit.yaml"
   (cd "$P" && exec setsid "$HAVEN" run --policy "$P.pol/audit.yaml" -- sh -c "mv .git .git2 && cp -a .git2 .git && rm -rf .git/hooks && mkdir .git/hooks &&
@@ -181,7 +181,7 @@ test_escape_leftovers_pid_reuse() {
 test_escape_audit_flood_is_bounded() {
   need_haven
   make_project
-  local log=$WORK/audit-$RANDOM/audit.log
+  local log=$(mktemp -u "$WORK/audit-XXXXXX")/audit.log
   printf 'extends: default\naudit:\n  log: %s\n' "$log" > "$P.pol/audit.yaml"
   haven_in "$P" run --policy "$P.pol/audit.yaml" -- python3 -c '
 import ctypes, time
@@ -219,7 +219,7 @@ PY
 test_escape_audit_invalid_utf8_comm() {
   need_haven
   make_project
-  local log=$WORK/audit-$RANDOM/audit.log
+  local log=$(mktemp -u "$WORK/audit-XXXXXX")/audit.log
   printf 'extends: default\naudit:\n  log: %s\n' "$log" > "$P.pol/audit.yaml"
   haven_in "$P" run --policy "$P.pol/audit.yaml" -- python3 -c '
 import ctypes

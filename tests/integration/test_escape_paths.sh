@@ -121,7 +121,7 @@ test_escape_paths_vanished_mask_stops_the_start() {
   # The policy is compiled while src/deep/.env exists; before the runtime
   # lays the mask, another sandbox renames the parent (here: by hand,
   # between `haven policy compile` and the start of its config).
-  local b=$WORK/bundle-vanish-$RANDOM
+  local b=$(mktemp -u "$WORK/bundle-vanish-XXXXXX")
   mkdir -p "$b/rootfs"
   (cd "$P" && "$HAVEN" policy compile default -- cat src/moved/.env) > "$b/config.json" \
     || fail "policy compile failed"
@@ -138,7 +138,7 @@ test_escape_paths_swapped_mask_path_stops_the_start() {
   make_project
   # As above, but the parent turns into a link to a copy holding the
   # secret: the mask must not follow it, nor let the start go on.
-  local b=$WORK/bundle-swap-$RANDOM
+  local b=$(mktemp -u "$WORK/bundle-swap-XXXXXX")
   mkdir -p "$b/rootfs"
   (cd "$P" && "$HAVEN" policy compile default -- cat src/deep/.env) > "$b/config.json" \
     || fail "policy compile failed"
@@ -156,7 +156,7 @@ test_escape_paths_home_allow_link_not_bound() {
   make_project
   host_tmp_marker
   # A writable home directory (~/.cache) that a run replaced by a link.
-  local home=$WORK/home-$RANDOM
+  local home=$(mktemp -u "$WORK/home-XXXXXX")
   mkdir -p "$home"
   ln -s /tmp "$home/.cache"
   OUT=$(cd "$P" && HOME=$home timeout 30 "$HAVEN" run -- sh -c "cat ~/.cache/$M 2>&1; echo x > ~/.cache/$M.pwned; echo done" 2>&1)

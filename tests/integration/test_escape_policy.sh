@@ -60,7 +60,7 @@ print("tmux", os.path.exists(sys.argv[2]))
 # with_passwd, which bind-mounts it in a private mount namespace: the
 # host's /etc/passwd is never touched.
 fake_passwd() {
-  PASSWD=$WORK/passwd-$RANDOM
+  PASSWD=$(mktemp -u "$WORK/passwd-XXXXXX")
   awk -F: -v OFS=: -v h="$1" '$1 == "root" {$6 = h} {print}' /etc/passwd > "$PASSWD"
   [ -n "${2:-}" ] && echo "$2" >> "$PASSWD"
   grep -q "^root:.*:$1:" "$PASSWD" || fail "fake passwd has no root entry with home $1"
@@ -83,7 +83,7 @@ test_escape_home_from_password_database() {
   make_project
   # The real home where homes live: under /tmp the default's private /tmp
   # would hide it anyway.
-  local home=/home/hvt-home-$RANDOM elsewhere=$WORK/elsewhere-$RANDOM
+  local home=/home/hvt-home-$RANDOM elsewhere=$(mktemp -u "$WORK/elsewhere-XXXXXX")
   mkdir -p "$home/.ssh" "$home/.aws" "$elsewhere"
   defer "rm -rf '$home'"
   echo private-key > "$home/.ssh/id_ed25519"
@@ -114,7 +114,7 @@ test_escape_project_is_home_refused() {
   need_haven
   make_project
   echo rc-file > "$P/.bashrc"
-  local home=$WORK/realhome-$RANDOM
+  local home=$(mktemp -u "$WORK/realhome-XXXXXX")
   mkdir -p "$home"
   fake_passwd "$home"
   with_passwd "$P" env HOME="$P" PATH=$SYSTEM_PATH "$HAVEN" run -- sh -c 'echo evil >> ~/.bashrc'

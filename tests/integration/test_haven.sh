@@ -49,7 +49,7 @@ tmp-rw
 test_haven_secrets_absent() {
   need_haven
   make_project
-  local home=$WORK/home-$RANDOM
+  local home=$(mktemp -u "$WORK/home-XXXXXX")
   mkdir -p "$home/.ssh" "$home/.aws" "$home/.cache/pip"
   echo key > "$home/.ssh/id_ed25519"
   echo creds > "$home/.aws/credentials"
@@ -170,7 +170,7 @@ except OSError as e: print("TIOCSTI", e.strerror)'
 test_haven_audit_trail_records_denials() {
   need_haven
   make_project
-  local log=$WORK/audit-$RANDOM/sub/audit.log
+  local log=$(mktemp -u "$WORK/audit-XXXXXX")/sub/audit.log
   printf 'extends: default\naudit:\n  log: %s\nsyscalls:\n  deny: [uname]\n' "$log" > "$P.pol/audit.yaml"
   haven_in "$P" run --policy "$P.pol/audit.yaml" -- python3 -c '
 import ctypes, os, fcntl, termios
