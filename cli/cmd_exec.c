@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "config_policy.h"
 #include "container.h"
 #include "oci_tables.h"
 #include "process_opts.h"
@@ -204,11 +205,12 @@ cmd_exec (struct hv_global *g, int argc, char **argv, hv_error **err)
   const char *id = NULL;
   int cmd_index = 0;
   cleanup_container hv_container *c = NULL;
-  cleanup_spec oci_spec *spec = NULL;
+  cleanup_spec oci_spec *spec = NULL, *container = NULL;
   int ret = -1;
   if (parse_exec (argc, argv, &o, &id, &cmd_index, err) < 0)
     goto out;
-  if (hv_container_load (&g->rt, id, &c, err) < 0 || hv_container_load_config (c, &spec, err) < 0)
+  if (hv_container_load (&g->rt, id, &c, err) < 0 || hv_container_load_config (c, &spec, err) < 0
+      || hv_container_load_config (c, &container, err) < 0)
     goto out;
   if (o.process_file)
     {
@@ -225,7 +227,7 @@ cmd_exec (struct hv_global *g, int argc, char **argv, hv_error **err)
     }
   else
     strv_replace (&spec->process.args, argc - cmd_index, argv + cmd_index);
-  if (apply_overrides (&spec->process, &o, err) < 0)
+  if (apply_overrides (&spec->process, &o, err) < 0 || hv_exec_apply_policies (g, container, &spec->process, err) < 0)
     goto out;
   ret = hv_container_exec (&g->rt, c, spec, &o.exec, &g->exit_status, err);
 out:

@@ -1,12 +1,15 @@
 #include "config.h"
 #include "config_policy.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "policy.h"
 #include "policy_load.h"
 #include "policy_apply.h"
+#include "policy_compile.h"
+#include "exec_restrict.h"
 #include "utils.h"
 
 static int
@@ -16,10 +19,15 @@ tighten (const char *policy_name, char **text, const char *path, hv_error **err)
   char *tight = NULL;
   if (hv_policy_load (policy_name, &p, err) < 0)
     return hv_error_wrap (err, "%s", path);
-  int r = hv_policy_apply (p, *text, path, &tight, err);
+  cleanup_strv oci_strv notes = { 0 };
+  int r = hv_policy_apply (p, *text, path, &tight, &notes, err);
   hv_policy_free (p);
   if (r < 0)
     return -1;
+  /* On stderr: Docker and Podman show it with a failed create only, but
+   * haven-runc's own users and the runtime's log see it every time. */
+  for (size_t i = 0; i < notes.n; i++)
+    fprintf (stderr, "haven-runc: note: %s\n", notes.v[i]);
   free (*text);
   *text = tight;
   return 0;
@@ -47,4 +55,29 @@ hv_config_apply_policies (void *data, const char *path, char **text, oci_spec **
   oci_spec_free (*spec);
   *spec = NULL;
   return oci_spec_parse (*text, strlen (*text), path, spec, err);
+}
+
+static int
+restrict_exec (const char *policy_name, const oci_spec *container, oci_process *proc, hv_error **err)
+{
+  cleanup_policy hv_policy *p = NULL;
+  /* A policy that no longer loads fails the exec: never run it unpoliced. */
+  if (hv_policy_load (policy_name, &p, err) < 0)
+    return hv_error_wrap (err, "exec into a container under policy \"%s\"", policy_name);
+  hv_policy_restrict_exec (p, &container->process, proc);
+  return 0;
+}
+
+int
+hv_exec_apply_policies (const struct hv_global *g, const oci_spec *container, oci_process *proc, hv_error **err)
+{
+  /* The container's policy (recorded at create) and this runtime's own:
+   * an exec gets both, as init did. */
+  const char *applied = oci_kv_get (&container->annotations, HV_POLICY_ANNOTATION);
+  if (g->policy && restrict_exec (g->policy, container, proc, err) < 0)
+    return -1;
+  if (applied && (g->policy == NULL || strcmp (applied, g->policy) != 0)
+      && restrict_exec (applied, container, proc, err) < 0)
+    return -1;
+  return 0;
 }

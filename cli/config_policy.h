@@ -12,4 +12,7 @@
 
 /* An hv_config_filter_fn; data is the struct hv_global. */
 int hv_config_apply_policies (void *data, const char *path, char **text, oci_spec **spec, hv_error **err);
+/* exec: the process Docker or Podman asked for, made no stronger than
+ * the container's init under the container's policies (policy/exec_restrict.h). */
+int hv_exec_apply_policies (const struct hv_global *g, const oci_spec *container, oci_process *proc, hv_error **err);
 #endif

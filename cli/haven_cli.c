@@ -135,8 +135,12 @@ policy_compile (int argc, char **argv, hv_error **err)
     {
       /* Tighten an existing config (Docker's, Podman's) instead. */
       cleanup_free char *text = NULL;
-      if (oci_read_file (o.config, &text, NULL, err) < 0 || hv_policy_apply (p, text, o.config, &json, err) < 0)
+      cleanup_strv oci_strv notes = { 0 };
+      if (oci_read_file (o.config, &text, NULL, err) < 0
+          || hv_policy_apply (p, text, o.config, &json, &notes, err) < 0)
         return -1;
+      for (size_t i = 0; i < notes.n; i++)
+        fprintf (stderr, "haven: note: %s\n", notes.v[i]);
       puts (json);
       return 0;
     }

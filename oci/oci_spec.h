@@ -362,6 +362,10 @@ void oci_process_free (oci_process *p);
  * JSON path inside it (".memory.limit"). */
 int oci_resources_parse (const char *json, size_t len, const char *name, oci_resources **out, hv_error **err);
 void oci_resources_free (oci_resources *r);
+/* {"seccomp": {...}}: a LinuxSeccomp object under that key (errors name
+ * its JSON path). */
+int oci_seccomp_parse (const char *json, size_t len, const char *name, oci_seccomp **out, hv_error **err);
+void oci_seccomp_free (oci_seccomp *s);
 void oci_resources_free_fields (oci_resources *r);
 /* Free what a process owns, not the struct itself. */
 void oci_spec_free_process_fields (oci_process *p);

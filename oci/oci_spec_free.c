@@ -199,3 +199,12 @@ oci_spec_find_namespace (const oci_spec *spec, int type)
       return &spec->linux_cfg.namespaces[i];
   return NULL;
 }
+
+void
+oci_seccomp_free (oci_seccomp *s)
+{
+  if (s == NULL)
+    return;
+  seccomp_free (s);
+  free (s);
+}

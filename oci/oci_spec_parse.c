@@ -1223,6 +1223,30 @@ oci_resources_parse (const char *json, size_t len, const char *name, oci_resourc
 }
 
 int
+oci_seccomp_parse (const char *json, size_t len, const char *name, oci_seccomp **out, hv_error **err)
+{
+  json_walk w;
+  yajl_val root = NULL;
+  jw_init (&w, name, err);
+  if (parse_text (&w, json, len, &root) < 0)
+    return -1;
+  oci_seccomp *sc = xmalloc0 (sizeof (*sc));
+  int ret = jw_expect_object (&w, root);
+  if (ret == 0)
+    ret = parse_seccomp (&w, root, sc);
+  yajl_tree_free (root);
+  if (ret == 0 && !sc->present)
+    ret = hv_error_set (err, 0, "%s: no \"seccomp\" object", name);
+  if (ret < 0)
+    {
+      oci_seccomp_free (sc);
+      return -1;
+    }
+  *out = sc;
+  return 0;
+}
+
+int
 oci_read_fd (int fd, const char *name, size_t size_hint, char **out, size_t *len, hv_error **err)
 {
   /* Config documents are kilobytes; refuse to buffer without bound. */

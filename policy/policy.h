@@ -75,6 +75,10 @@ typedef struct
   /* resources */
   oci_opt_u64 memory, pids, nofile, timeout_s;
   oci_opt_u64 cpus_milli; /* 1.5 cpus = 1500 */
+  /* resources.containers: limits for engine containers only (cgroups
+   * always exist there); the strictest of these, the ones above and the
+   * engine's own applies. */
+  oci_opt_u64 container_memory, container_pids, container_cpus_milli;
 
   /* env */
   oci_strv env_pass, env_deny;

@@ -1,12 +1,16 @@
 /* A policy on top of a config.json made by Docker or Podman.
  *
- * Every change only removes rights: no_new_privs on, capabilities
- * intersected with the policy's, denied environment variables dropped,
- * blocked and read-only paths added to maskedPaths/readonlyPaths, the
+ * Every change only removes rights: a read-only root filesystem, the
+ * home hidden behind a tmpfs, blocked and protected paths in maskedPaths
+ * and readonlyPaths (container_plan.c says what the policy's paths mean
+ * in a container), no_new_privs on, capabilities intersected with the
+ * policy's, the environment filtered by the policy's rules, the
  * policy's system call denials added to the seccomp profile (and taken out
- * of its allow rules), a private network namespace when the policy says
- * none and the config asked for none either.  Applying several policies
- * in a row is therefore never weaker than any one of them. */
+ * of its allow rules), limits at the stricter of the engine's and the
+ * policy's, a private network namespace unless the policy's network is
+ * open, and under exec rules Landlock and noexec on writable mounts.
+ * Applying several policies in a row is therefore never weaker than any
+ * one of them. */
 #include "config.h"
 
 #include <fnmatch.h>
@@ -17,6 +21,8 @@
 #include "json_gen.h"
 #include "json_walk.h"
 #include "oci_tables.h"
+#include "container_exec_rules.h"
+#include "container_plan.h"
 #include "policy_apply.h"
 #include "policy_compile.h"
 #include "policy_env.h"
@@ -39,64 +45,6 @@ emit_capabilities (yajl_gen g, yajl_val caps, const hv_policy *p)
       yajl_gen_array_close (g);
     }
   yajl_gen_map_close (g);
-}
-
-static void
-emit_env (yajl_gen g, yajl_val env, const hv_policy *p)
-{
-  /* Reuse the run-time filter, but as a pure deny filter: what Docker was
-   * told to pass stays unless the policy (or the credential rules) deny it. */
-  hv_policy relaxed = *p;
-  static char *everything[] = { (char *) "*" };
-  relaxed.env_pass = (oci_strv) { 1, everything };
-  relaxed.env_set = (oci_kv_list) { 0 };
-  size_t n = env && YAJL_IS_ARRAY (env) ? env->u.array.len : 0;
-  char **in = xmalloc0 ((n + 1) * sizeof (char *));
-  for (size_t i = 0; i < n; i++)
-    in[i] = YAJL_IS_STRING (env->u.array.values[i]) ? env->u.array.values[i]->u.string : (char *) "";
-  char **out = hv_policy_filter_env (&relaxed, in);
-  yajl_gen_array_open (g);
-  for (char **e = out; *e; e++)
-    {
-      jg_str (g, *e);
-      free (*e);
-    }
-  yajl_gen_array_close (g);
-  free (out);
-  free (in);
-}
-
-static void
-emit_process (yajl_gen g, yajl_val proc, const hv_policy *p)
-{
-  yajl_gen_map_open (g);
-  for (size_t i = 0; proc && i < proc->u.object.len; i++)
-    {
-      const char *k = proc->u.object.keys[i];
-      if (strcmp (k, "noNewPrivileges") == 0 || strcmp (k, "capabilities") == 0 || strcmp (k, "env") == 0)
-        continue;
-      jg_str (g, k);
-      jg_value (g, proc->u.object.values[i]);
-    }
-  jg_str (g, "noNewPrivileges");
-  yajl_gen_bool (g, 1);
-  jg_str (g, "capabilities");
-  emit_capabilities (g, jw_lookup (proc, "capabilities"), p);
-  jg_str (g, "env");
-  emit_env (g, jw_lookup (proc, "env"), p);
-  yajl_gen_map_close (g);
-}
-
-static void
-emit_paths (yajl_gen g, yajl_val existing, const oci_strv *extra)
-{
-  yajl_gen_array_open (g);
-  for (size_t i = 0; existing && YAJL_IS_ARRAY (existing) && i < existing->u.array.len; i++)
-    jg_value (g, existing->u.array.values[i]);
-  for (size_t i = 0; i < extra->n; i++)
-    if (extra->v[i][0] == '/' && strpbrk (extra->v[i], "*?[") == NULL)
-      jg_str (g, extra->v[i]); /* container paths; globs and ~ name host places */
-  yajl_gen_array_close (g);
 }
 
 static bool
@@ -158,54 +106,363 @@ emit_seccomp (yajl_gen g, yajl_val sc, const hv_policy *p)
   yajl_gen_map_close (g);
 }
 
+
+/* What the emitters share. */
+struct apply
+{
+  const hv_policy *p;
+  const struct hv_container_plan *plan;
+  const char *agent_profile; /* the policy's seccomp profile, for configs without one */
+  bool exec_rules;           /* allow_exec or block_shell */
+  const oci_strv *exec_paths; /* Landlock's execute rules under exec rules */
+};
+
+/* The environment: the policy's pass, deny and set rules on what the
+ * engine passes (the image's ENV, -e, compose's environment), as haven
+ * run applies them to the caller's: a variable the policy does not pass
+ * does not reach the container. */
 static void
-emit_linux (yajl_gen g, yajl_val lx, const hv_policy *p, const char *agent_profile_json)
+emit_env (yajl_gen g, yajl_val env, const hv_policy *p)
+{
+  size_t n = env && YAJL_IS_ARRAY (env) ? env->u.array.len : 0;
+  char **in = xmalloc0 ((n + 1) * sizeof (char *));
+  for (size_t i = 0; i < n; i++)
+    in[i] = YAJL_IS_STRING (env->u.array.values[i]) ? env->u.array.values[i]->u.string : (char *) "";
+  char **out = hv_policy_filter_env (p, in);
+  yajl_gen_array_open (g);
+  for (char **e = out; *e; e++)
+    {
+      jg_str (g, *e);
+      free (*e);
+    }
+  yajl_gen_array_close (g);
+  free (out);
+  free (in);
+}
+
+static void
+emit_rlimit (yajl_gen g, const char *type, uint64_t soft, uint64_t hard)
 {
   yajl_gen_map_open (g);
-  bool has_net = false;
-  yajl_val nss = jw_lookup (lx, "namespaces");
+  jg_kv (g, "type", type);
+  jg_str (g, "soft");
+  yajl_gen_integer (g, (long long) soft);
+  jg_str (g, "hard");
+  yajl_gen_integer (g, (long long) hard);
+  yajl_gen_map_close (g);
+}
+
+static uint64_t
+json_u64 (yajl_val v, uint64_t fallback)
+{
+  return v && YAJL_IS_INTEGER (v) && YAJL_GET_INTEGER (v) >= 0 ? (uint64_t) YAJL_GET_INTEGER (v) : fallback;
+}
+
+/* rlimits: the policy's nofile where the engine's is higher or unset. */
+static void
+emit_rlimits (yajl_gen g, yajl_val rl, const hv_policy *p)
+{
+  bool nofile_seen = false;
+  yajl_gen_array_open (g);
+  for (size_t i = 0; rl && YAJL_IS_ARRAY (rl) && i < rl->u.array.len; i++)
+    {
+      yajl_val r = rl->u.array.values[i];
+      yajl_val type = jw_lookup (r, "type");
+      if (!p->nofile.set || !type || !YAJL_IS_STRING (type) || strcmp (type->u.string, "RLIMIT_NOFILE") != 0)
+        {
+          jg_value (g, r);
+          continue;
+        }
+      nofile_seen = true;
+      uint64_t soft = json_u64 (jw_lookup (r, "soft"), UINT64_MAX), hard = json_u64 (jw_lookup (r, "hard"), UINT64_MAX);
+      emit_rlimit (g, "RLIMIT_NOFILE", soft < p->nofile.value ? soft : p->nofile.value,
+                   hard < p->nofile.value ? hard : p->nofile.value);
+    }
+  if (p->nofile.set && !nofile_seen)
+    emit_rlimit (g, "RLIMIT_NOFILE", p->nofile.value, p->nofile.value);
+  yajl_gen_array_close (g);
+}
+
+static void
+emit_process (yajl_gen g, yajl_val proc, const hv_policy *p)
+{
+  yajl_gen_map_open (g);
+  for (size_t i = 0; proc && i < proc->u.object.len; i++)
+    {
+      const char *k = proc->u.object.keys[i];
+      if (strcmp (k, "noNewPrivileges") == 0 || strcmp (k, "capabilities") == 0 || strcmp (k, "env") == 0
+          || strcmp (k, "rlimits") == 0)
+        continue;
+      jg_str (g, k);
+      jg_value (g, proc->u.object.values[i]);
+    }
+  jg_str (g, "noNewPrivileges");
+  yajl_gen_bool (g, 1);
+  jg_str (g, "capabilities");
+  emit_capabilities (g, jw_lookup (proc, "capabilities"), p);
+  jg_str (g, "env");
+  emit_env (g, jw_lookup (proc, "env"), p);
+  jg_str (g, "rlimits");
+  emit_rlimits (g, jw_lookup (proc, "rlimits"), p);
+  yajl_gen_map_close (g);
+}
+
+/* The root filesystem is read-only: the container writes only to its
+ * projects, its tmpfs mounts and the volumes it was given. */
+static void
+emit_root (yajl_gen g, yajl_val root)
+{
+  yajl_gen_map_open (g);
+  for (size_t i = 0; root && YAJL_IS_OBJECT (root) && i < root->u.object.len; i++)
+    if (strcmp (root->u.object.keys[i], "readonly") != 0)
+      {
+        jg_str (g, root->u.object.keys[i]);
+        jg_value (g, root->u.object.values[i]);
+      }
+  jg_str (g, "readonly");
+  yajl_gen_bool (g, 1);
+  yajl_gen_map_close (g);
+}
+
+static void
+emit_tmpfs (yajl_gen g, const char *dest, uint64_t size, const char *mode, uint32_t uid, uint32_t gid, bool exec)
+{
+  yajl_gen_map_open (g);
+  jg_kv (g, "destination", dest);
+  jg_kv (g, "type", "tmpfs");
+  jg_kv (g, "source", "tmpfs");
+  jg_str (g, "options");
+  yajl_gen_array_open (g);
+  jg_str (g, "nosuid");
+  jg_str (g, "nodev");
+  jg_str (g, exec ? "exec" : "noexec");
+  cleanup_free char *m = xasprintf ("mode=%s", mode);
+  cleanup_free char *sz = xasprintf ("size=%llu", (unsigned long long) (size ? size : 256ULL << 20));
+  jg_str (g, m);
+  jg_str (g, sz);
+  if (uid || gid)
+    {
+      cleanup_free char *u = xasprintf ("uid=%u", uid);
+      cleanup_free char *gg = xasprintf ("gid=%u", gid);
+      jg_str (g, u);
+      jg_str (g, gg);
+    }
+  yajl_gen_array_close (g);
+  yajl_gen_map_close (g);
+}
+
+/* A writable engine mount under exec rules: noexec added, so that nothing
+ * the container writes can be mapped executable (ld.so ./a.out only
+ * mmaps, which Landlock does not see). */
+static void
+emit_engine_mount (yajl_gen g, yajl_val m, const struct apply *a)
+{
+  yajl_val opts = jw_lookup (m, "options");
+  if (!a->exec_rules || !YAJL_IS_OBJECT (m))
+    {
+      jg_value (g, m);
+      return;
+    }
+  yajl_gen_map_open (g);
+  for (size_t i = 0; i < m->u.object.len; i++)
+    if (strcmp (m->u.object.keys[i], "options") != 0)
+      {
+        jg_str (g, m->u.object.keys[i]);
+        jg_value (g, m->u.object.values[i]);
+      }
+  jg_str (g, "options");
+  yajl_gen_array_open (g);
+  bool exec_removed = false;
+  for (size_t i = 0; opts && YAJL_IS_ARRAY (opts) && i < opts->u.array.len; i++)
+    {
+      yajl_val o = opts->u.array.values[i];
+      if (YAJL_IS_STRING (o) && strcmp (o->u.string, "exec") == 0)
+        {
+          exec_removed = true;
+          continue;
+        }
+      jg_value (g, o);
+    }
+  (void) exec_removed;
+  jg_str (g, "noexec");
+  yajl_gen_array_close (g);
+  yajl_gen_map_close (g);
+}
+
+static bool
+has_mount_at (yajl_val mounts, const char *dest)
+{
+  for (size_t i = 0; mounts && YAJL_IS_ARRAY (mounts) && i < mounts->u.array.len; i++)
+    {
+      yajl_val d = jw_lookup (mounts->u.array.values[i], "destination");
+      if (d && YAJL_IS_STRING (d) && strcmp (d->u.string, dest) == 0)
+        return true;
+    }
+  return false;
+}
+
+/* The engine's mounts, with the hidden home's tmpfs before those that go
+ * into the home, and the policy's tmpfs directories after them (unless
+ * the engine already mounts something there). */
+static void
+emit_mounts (yajl_gen g, yajl_val mounts, const struct apply *a)
+{
+  const struct hv_container_plan *plan = a->plan;
+  size_t n = mounts && YAJL_IS_ARRAY (mounts) ? mounts->u.array.len : 0;
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i <= n; i++)
+    {
+      if (i == plan->home_tmpfs_at)
+        emit_tmpfs (g, plan->home, 1ULL << 30, "0700", plan->uid, plan->gid, !a->exec_rules);
+      if (i < n)
+        emit_engine_mount (g, mounts->u.array.values[i], a);
+    }
+  for (size_t i = 0; i < a->p->n_tmpfs; i++)
+    if (!has_mount_at (mounts, a->p->tmpfs[i].path))
+      emit_tmpfs (g, a->p->tmpfs[i].path, a->p->tmpfs[i].size, "1777", 0, 0, !a->exec_rules);
+  yajl_gen_array_close (g);
+}
+
+static void
+emit_paths (yajl_gen g, yajl_val existing, const oci_strv *extra)
+{
+  yajl_gen_array_open (g);
+  for (size_t i = 0; existing && YAJL_IS_ARRAY (existing) && i < existing->u.array.len; i++)
+    jg_value (g, existing->u.array.values[i]);
+  for (size_t i = 0; i < extra->n; i++)
+    jg_str (g, extra->v[i]);
+  yajl_gen_array_close (g);
+}
+
+/* Namespaces: the engine's, except that a policy without open network
+ * gets a network namespace of its own (only loopback) instead of the
+ * engine's (or the host's): `none` is enforced; an allowlist fails
+ * closed until the egress rules exist. */
+static void
+emit_namespaces (yajl_gen g, yajl_val nss, const hv_policy *p)
+{
+  bool private_net = p->net_mode != HV_NET_OPEN;
+  yajl_gen_array_open (g);
   for (size_t i = 0; nss && YAJL_IS_ARRAY (nss) && i < nss->u.array.len; i++)
     {
       yajl_val t = jw_lookup (nss->u.array.values[i], "type");
-      if (t && YAJL_IS_STRING (t) && strcmp (t->u.string, "network") == 0)
-        has_net = true;
-    }
-  for (size_t i = 0; lx && i < lx->u.object.len; i++)
-    {
-      const char *k = lx->u.object.keys[i];
-      if (strcmp (k, "maskedPaths") == 0 || strcmp (k, "readonlyPaths") == 0 || strcmp (k, "seccomp") == 0
-          || strcmp (k, "namespaces") == 0)
+      if (private_net && t && YAJL_IS_STRING (t) && strcmp (t->u.string, "network") == 0)
         continue;
-      jg_str (g, k);
-      jg_value (g, lx->u.object.values[i]);
+      jg_value (g, nss->u.array.values[i]);
     }
-  jg_str (g, "namespaces");
-  yajl_gen_array_open (g);
-  for (size_t i = 0; nss && YAJL_IS_ARRAY (nss) && i < nss->u.array.len; i++)
-    jg_value (g, nss->u.array.values[i]);
-  if (!has_net && p->net_mode != HV_NET_OPEN)
+  if (private_net)
     {
       yajl_gen_map_open (g);
-      jg_str (g, "type");
-      jg_str (g, "network");
+      jg_kv (g, "type", "network");
       yajl_gen_map_close (g);
     }
   yajl_gen_array_close (g);
-  jg_str (g, "maskedPaths");
-  {
-    /* hide_home: haven run hides the caller's homes; in an engine's
-     * container that is root's home at least (the home of the container's
-     * own user is the engine issue's work). */
-    cleanup_strv oci_strv masked = { 0 };
-    for (size_t i = 0; i < p->block.n; i++)
-      oci_strv_push (&masked, p->block.v[i]);
-    if (p->hide_home.value)
-      oci_strv_push_unique (&masked, "/root");
-    emit_paths (g, jw_lookup (lx, "maskedPaths"), &masked);
-  }
-  jg_str (g, "readonlyPaths");
-  emit_paths (g, jw_lookup (lx, "readonlyPaths"), &p->read_only);
-  yajl_val sc = jw_lookup (lx, "seccomp");
+}
+
+static uint64_t
+stricter (oci_opt_u64 a, oci_opt_u64 b)
+{
+  if (a.set && b.set)
+    return a.value < b.value ? a.value : b.value;
+  return a.set ? a.value : b.set ? b.value : 0;
+}
+
+/* One limit object ("memory", "pids") with its "limit" the stricter of
+ * the engine's and the policy's (0: the policy sets none). */
+static void
+emit_limit_object (yajl_gen g, yajl_val obj, uint64_t policy_limit, bool memory)
+{
+  yajl_val lim = jw_lookup (obj, "limit");
+  long long engine = lim && YAJL_IS_INTEGER (lim) ? YAJL_GET_INTEGER (lim) : -1;
+  bool lower = policy_limit && (engine <= 0 || (uint64_t) engine > policy_limit);
+  yajl_gen_map_open (g);
+  for (size_t i = 0; obj && YAJL_IS_OBJECT (obj) && i < obj->u.object.len; i++)
+    {
+      const char *k = obj->u.object.keys[i];
+      /* A lowered memory limit takes swap with it: swap (memory plus
+       * swap, as the runtime reads it) at the new limit, no more. */
+      if (lower && (strcmp (k, "limit") == 0 || (memory && strcmp (k, "swap") == 0)))
+        continue;
+      jg_str (g, k);
+      jg_value (g, obj->u.object.values[i]);
+    }
+  if (lower)
+    {
+      jg_str (g, "limit");
+      yajl_gen_integer (g, (long long) policy_limit);
+      if (memory)
+        {
+          jg_str (g, "swap");
+          yajl_gen_integer (g, (long long) policy_limit);
+        }
+    }
+  yajl_gen_map_close (g);
+}
+
+#define CPU_PERIOD_US 100000
+
+/* cpu: quota over period, the stricter of the engine's and the policy's. */
+static void
+emit_cpu (yajl_gen g, yajl_val cpu, uint64_t policy_milli)
+{
+  yajl_val q = jw_lookup (cpu, "quota"), per = jw_lookup (cpu, "period");
+  long long quota = q && YAJL_IS_INTEGER (q) ? YAJL_GET_INTEGER (q) : -1;
+  long long period = per && YAJL_IS_INTEGER (per) && YAJL_GET_INTEGER (per) > 0 ? YAJL_GET_INTEGER (per) : CPU_PERIOD_US;
+  /* engine's CPUs in thousandths: quota * 1000 / period */
+  bool lower = policy_milli && (quota <= 0 || (uint64_t) quota * 1000 / (uint64_t) period > policy_milli);
+  yajl_gen_map_open (g);
+  for (size_t i = 0; cpu && YAJL_IS_OBJECT (cpu) && i < cpu->u.object.len; i++)
+    {
+      const char *k = cpu->u.object.keys[i];
+      if (lower && (strcmp (k, "quota") == 0 || strcmp (k, "period") == 0))
+        continue;
+      jg_str (g, k);
+      jg_value (g, cpu->u.object.values[i]);
+    }
+  if (lower)
+    {
+      jg_str (g, "quota");
+      yajl_gen_integer (g, (long long) (policy_milli * CPU_PERIOD_US / 1000));
+      jg_str (g, "period");
+      yajl_gen_integer (g, CPU_PERIOD_US);
+    }
+  yajl_gen_map_close (g);
+}
+
+/* resources: memory, pids and CPUs at the strictest of the engine's, the
+ * policy's and the policy's limits for containers.  Those last apply
+ * where the engine gives the container a cgroup (a cgroupsPath): rootless
+ * Podman on a cgroup v1 host gives none, and a limit there would refuse
+ * every container instead of the policy's own limits only. */
+static void
+emit_resources (yajl_gen g, yajl_val res, const hv_policy *p, bool has_cgroup)
+{
+  oci_opt_u64 none = { 0 };
+  uint64_t memory = stricter (p->memory, has_cgroup ? p->container_memory : none);
+  uint64_t pids = stricter (p->pids, has_cgroup ? p->container_pids : none);
+  uint64_t cpus = stricter (p->cpus_milli, has_cgroup ? p->container_cpus_milli : none);
+  yajl_gen_map_open (g);
+  for (size_t i = 0; res && YAJL_IS_OBJECT (res) && i < res->u.object.len; i++)
+    {
+      const char *k = res->u.object.keys[i];
+      if (strcmp (k, "memory") == 0 || strcmp (k, "pids") == 0 || strcmp (k, "cpu") == 0)
+        continue;
+      jg_str (g, k);
+      jg_value (g, res->u.object.values[i]);
+    }
+  jg_str (g, "memory");
+  emit_limit_object (g, jw_lookup (res, "memory"), memory, true);
+  jg_str (g, "pids");
+  emit_limit_object (g, jw_lookup (res, "pids"), pids, false);
+  jg_str (g, "cpu");
+  emit_cpu (g, jw_lookup (res, "cpu"), cpus);
+  yajl_gen_map_close (g);
+}
+
+static void
+emit_linux_seccomp (yajl_gen g, yajl_val sc, const struct apply *a)
+{
+  const hv_policy *p = a->p;
   if (p->syscall_profile && strcmp (p->syscall_profile, "none") == 0 && p->syscall_deny.n == 0)
     {
       if (sc && !YAJL_IS_NULL (sc))
@@ -222,7 +479,7 @@ emit_linux (yajl_gen g, yajl_val lx, const hv_policy *p, const char *agent_profi
   else
     {
       /* No profile at all: the policy's own. */
-      yajl_val agent = yajl_tree_parse (agent_profile_json, NULL, 0);
+      yajl_val agent = yajl_tree_parse (a->agent_profile, NULL, 0);
       yajl_val agent_sc = jw_lookup (agent, "seccomp");
       if (agent_sc)
         {
@@ -231,81 +488,185 @@ emit_linux (yajl_gen g, yajl_val lx, const hv_policy *p, const char *agent_profi
         }
       yajl_tree_free (agent);
     }
+}
+
+static void
+emit_linux (yajl_gen g, yajl_val lx, const struct apply *a)
+{
+  static const char *const replaced[] = { "maskedPaths", "readonlyPaths", "seccomp", "namespaces", "resources", NULL };
+  yajl_gen_map_open (g);
+  for (size_t i = 0; lx && i < lx->u.object.len; i++)
+    {
+      const char *k = lx->u.object.keys[i];
+      bool skip = false;
+      for (size_t j = 0; replaced[j]; j++)
+        skip |= strcmp (k, replaced[j]) == 0;
+      if (skip)
+        continue;
+      jg_str (g, k);
+      jg_value (g, lx->u.object.values[i]);
+    }
+  jg_str (g, "namespaces");
+  emit_namespaces (g, jw_lookup (lx, "namespaces"), a->p);
+  jg_str (g, "maskedPaths");
+  emit_paths (g, jw_lookup (lx, "maskedPaths"), &a->plan->masked);
+  jg_str (g, "readonlyPaths");
+  emit_paths (g, jw_lookup (lx, "readonlyPaths"), &a->plan->readonly);
+  jg_str (g, "resources");
+  yajl_val cgroups_path = jw_lookup (lx, "cgroupsPath");
+  bool has_cgroup = cgroups_path && YAJL_IS_STRING (cgroups_path) && cgroups_path->u.string[0];
+  emit_resources (g, jw_lookup (lx, "resources"), a->p, has_cgroup);
+  emit_linux_seccomp (g, jw_lookup (lx, "seccomp"), a);
   yajl_gen_map_close (g);
 }
 
-int
-hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, char **out, hv_error **err)
+/* The policy's whole agent profile, stacked by the runtime on the
+ * engine's (run.haven.seccomp): its argument rules (TIOCSTI and
+ * TIOCLINUX, set-ID modes, executable memfds, CLONE_NEWUSER) cannot be
+ * merged into an engine profile that allows ioctl or chmod outright
+ * (libseccomp keeps the unconditional rule), but a second filter refuses
+ * them whatever the first allows.  An earlier policy's profile stays
+ * when this one has none. */
+static void
+emit_stacked_seccomp (yajl_gen g, yajl_val previous, const struct apply *a)
 {
-  json_walk w;
-  yajl_val root = NULL;
-  jw_init (&w, name, err);
-  if (jw_parse (&w, config_json, &root) < 0)
-    return -1;
-  if (jw_expect_object (&w, root) < 0)
+  bool none = a->p->syscall_profile && strcmp (a->p->syscall_profile, "none") == 0;
+  if (previous && none)
     {
-      yajl_tree_free (root);
-      return -1;
+      jg_str (g, HV_SECCOMP_ANNOTATION);
+      jg_value (g, previous);
+      return;
     }
-  if (p->allow_exec.n || p->block_shell.value)
-    {
-      yajl_tree_free (root);
-      return hv_error_set (err, 0, "policy %s: allow_exec and block_shell cannot be applied to an existing container "
-                                   "config yet (they are enforced by haven run)",
-                           p->name);
-    }
-  /* The agent profile, for configs that come without one. */
-  cleanup_free char *agent = hv_policy_seccomp_json (p);
-  yajl_gen g = yajl_gen_alloc (NULL);
-  yajl_gen_config (g, yajl_gen_beautify, 1);
+  jg_kv (g, HV_SECCOMP_ANNOTATION, a->agent_profile);
+}
+
+/* Annotations: the policy's name (exec reads it), and under exec rules
+ * the Landlock rules the runtime applies to init and every exec: read
+ * and write everywhere (the read-only root and the masks already decide
+ * those), execute only what the rules list. */
+static void
+emit_annotations (yajl_gen g, yajl_val ann, const struct apply *a)
+{
   yajl_gen_map_open (g);
-  bool seen_linux = false, seen_annotations = false;
+  for (size_t j = 0; ann && YAJL_IS_OBJECT (ann) && j < ann->u.object.len; j++)
+    if (strcmp (ann->u.object.keys[j], HV_POLICY_ANNOTATION) != 0
+        && strcmp (ann->u.object.keys[j], HV_LANDLOCK_ANNOTATION) != 0
+        && strcmp (ann->u.object.keys[j], HV_SECCOMP_ANNOTATION) != 0)
+      {
+        jg_str (g, ann->u.object.keys[j]);
+        jg_value (g, ann->u.object.values[j]);
+      }
+  jg_str (g, HV_POLICY_ANNOTATION);
+  jg_str (g, a->p->name);
+  emit_stacked_seccomp (g, jw_lookup (ann, HV_SECCOMP_ANNOTATION), a);
+  yajl_val previous = jw_lookup (ann, HV_LANDLOCK_ANNOTATION);
+  if (a->exec_rules)
+    {
+      static char *all[] = { (char *) "/" };
+      oci_strv everywhere = { 1, all };
+      cleanup_free char *ll = hv_policy_landlock_json (&everywhere, a->exec_paths,
+                                                       oci_strv_contains (&a->p->best_effort, "landlock"));
+      jg_kv (g, HV_LANDLOCK_ANNOTATION, ll);
+    }
+  else if (previous)
+    {
+      /* Rules an earlier policy set stay (policies only tighten). */
+      jg_str (g, HV_LANDLOCK_ANNOTATION);
+      jg_value (g, previous);
+    }
+  yajl_gen_map_close (g);
+}
+
+static void
+emit_config (yajl_gen g, yajl_val root, const struct apply *a)
+{
+  static const char *const added[] = { "process", "root", "mounts", "linux", "annotations", NULL };
+  bool seen[5] = { false };
+  yajl_gen_map_open (g);
   for (size_t i = 0; i < root->u.object.len; i++)
     {
       const char *k = root->u.object.keys[i];
       yajl_val v = root->u.object.values[i];
       jg_str (g, k);
       if (strcmp (k, "process") == 0 && YAJL_IS_OBJECT (v))
-        emit_process (g, v, p);
+        emit_process (g, v, a->p);
+      else if (strcmp (k, "root") == 0 && YAJL_IS_OBJECT (v))
+        emit_root (g, v);
+      else if (strcmp (k, "mounts") == 0)
+        emit_mounts (g, v, a);
       else if (strcmp (k, "linux") == 0 && YAJL_IS_OBJECT (v))
-        {
-          emit_linux (g, v, p, agent);
-          seen_linux = true;
-        }
+        emit_linux (g, v, a);
       else if (strcmp (k, "annotations") == 0 && YAJL_IS_OBJECT (v))
-        {
-          yajl_gen_map_open (g);
-          for (size_t j = 0; j < v->u.object.len; j++)
-            if (strcmp (v->u.object.keys[j], HV_POLICY_ANNOTATION) != 0)
-              {
-                jg_str (g, v->u.object.keys[j]);
-                jg_value (g, v->u.object.values[j]);
-              }
-          jg_str (g, HV_POLICY_ANNOTATION);
-          jg_str (g, p->name);
-          yajl_gen_map_close (g);
-          seen_annotations = true;
-        }
+        emit_annotations (g, v, a);
       else
         jg_value (g, v);
+      for (size_t j = 0; added[j]; j++)
+        seen[j] |= strcmp (k, added[j]) == 0;
     }
-  if (!seen_linux)
+  /* What the config did not have (process is required by the parser). */
+  if (!seen[2])
+    {
+      jg_str (g, "mounts");
+      emit_mounts (g, NULL, a);
+    }
+  if (!seen[3])
     {
       jg_str (g, "linux");
       yajl_val empty = yajl_tree_parse ("{}", NULL, 0);
-      emit_linux (g, empty, p, agent);
+      emit_linux (g, empty, a);
       yajl_tree_free (empty);
     }
-  if (!seen_annotations)
+  if (!seen[4])
     {
       jg_str (g, "annotations");
-      yajl_gen_map_open (g);
-      jg_str (g, HV_POLICY_ANNOTATION);
-      jg_str (g, p->name);
-      yajl_gen_map_close (g);
+      emit_annotations (g, NULL, a);
     }
   yajl_gen_map_close (g);
+}
+
+int
+hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, char **out, oci_strv *notes,
+                 hv_error **err)
+{
+  json_walk w;
+  yajl_val root = NULL;
+  cleanup_spec oci_spec *spec = NULL;
+  jw_init (&w, name, err);
+  if (oci_spec_parse (config_json, strlen (config_json), name, &spec, err) < 0 || jw_parse (&w, config_json, &root) < 0)
+    return -1;
+  struct hv_container_plan plan;
+  if (hv_container_plan_make (p, spec, name, &plan, err) < 0)
+    {
+      yajl_tree_free (root);
+      return -1;
+    }
+  cleanup_strv oci_strv exec_paths = { 0 };
+  struct apply a = { .p = p, .plan = &plan, .exec_rules = p->allow_exec.n || p->block_shell.value,
+                     .exec_paths = &exec_paths };
+  if (a.exec_rules && hv_container_exec_rules (p, plan.rootfs, &spec->process.env, &plan.projects, &exec_paths, &plan.masked, err) < 0)
+    {
+      hv_container_plan_clear (&plan);
+      yajl_tree_free (root);
+      return hv_error_wrap (err, "policy %s", p->name);
+    }
+  cleanup_free char *agent = hv_policy_seccomp_json (p);
+  a.agent_profile = agent;
+  if (p->net_mode == HV_NET_ALLOWLIST)
+    oci_strv_push (&plan.notes, "network.allow is not enforced in containers yet: the container has no network "
+                                "but loopback (fail closed)");
+  if (p->timeout_s.set)
+    oci_strv_push (&plan.notes, "resources.timeout is not applied to engine containers: they live as long as the "
+                                "engine keeps them");
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_config (g, yajl_gen_beautify, 1);
+  emit_config (g, root, &a);
   *out = jg_finish (g);
+  for (size_t i = 0; notes && i < plan.notes.n; i++)
+    {
+      cleanup_free char *line = xasprintf ("policy %s: %s", p->name, plan.notes.v[i]);
+      oci_strv_push (notes, line);
+    }
+  hv_container_plan_clear (&plan);
   yajl_tree_free (root);
   return 0;
 }

@@ -6,6 +6,9 @@
 #include "policy.h"
 
 /* Tighten an existing config.json (Docker's, Podman's) with a policy:
- * never loosens anything it already restricts. */
-int hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, char **out, hv_error **err);
+ * never loosens anything it already restricts.  name is the config's
+ * path (its root.path is relative to it).  What the user should know
+ * (parts of the policy a container cannot have) is appended to notes. */
+int hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, char **out, oci_strv *notes,
+                     hv_error **err);
 #endif

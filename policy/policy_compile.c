@@ -884,8 +884,8 @@ hv_policy_seccomp_json (const hv_policy *p)
   return jg_finish (g);
 }
 
-static char *
-landlock_json (const oci_strv *writable, const oci_strv *exec, bool best_effort)
+char *
+hv_policy_landlock_json (const oci_strv *writable, const oci_strv *exec, bool best_effort)
 {
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_map_open (g);
@@ -1031,7 +1031,7 @@ gen_annotations (yajl_gen g, const hv_policy *p, const oci_strv *writable, const
   yajl_gen_map_open (g);
   jg_kv (g, HV_COMPILED_ANNOTATION, p->name ? p->name : "");
   jg_kv (g, "run.haven.cgroup", "if-limited");
-  cleanup_free char *ll = landlock_json (writable, exec, best_effort (p, "landlock"));
+  cleanup_free char *ll = hv_policy_landlock_json (writable, exec, best_effort (p, "landlock"));
   jg_kv (g, HV_LANDLOCK_ANNOTATION, ll);
   yajl_gen_map_close (g);
 }

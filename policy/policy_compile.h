@@ -13,6 +13,8 @@
 /* The Landlock rules travel to the runtime in this annotation. */
 #define HV_LANDLOCK_ANNOTATION "run.haven.landlock"
 #define HV_POLICY_ANNOTATION "run.haven.policy"
+/* A seccomp profile the runtime stacks on the config's (engine containers). */
+#define HV_SECCOMP_ANNOTATION "run.haven.seccomp"
 /* On a config `haven run`/`policy compile` made: the policy it was
  * compiled from, for the record (not a request to apply one, which
  * HV_POLICY_ANNOTATION is). */
@@ -22,6 +24,9 @@
 bool hv_policy_denies_syscall (const hv_policy *p, const char *name);
 /* {"seccomp": {...}} with the policy's profile ({} for profile none). */
 char *hv_policy_seccomp_json (const hv_policy *p);
+/* The run.haven.landlock rules: read everywhere, write and execute below
+ * the paths given. */
+char *hv_policy_landlock_json (const oci_strv *writable, const oci_strv *exec, bool best_effort);
 /* The JSON array of system call names the policy denies. */
 void hv_policy_gen_denied_names (yajl_gen g, const hv_policy *p);
 

@@ -141,6 +141,9 @@ merge (hv_policy *base, const hv_policy *child)
   OVERRIDE_OPT (nofile);
   OVERRIDE_OPT (timeout_s);
   OVERRIDE_OPT (cpus_milli);
+  OVERRIDE_OPT (container_memory);
+  OVERRIDE_OPT (container_pids);
+  OVERRIDE_OPT (container_cpus_milli);
   if (child->net_mode != HV_NET_UNSET)
     base->net_mode = child->net_mode;
   for (size_t i = 0; i < child->n_tmpfs; i++)

@@ -606,6 +606,28 @@ f_cpus (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
 }
 
 static int
+f_container_memory (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  return as_size (w, v, key, &p->container_memory);
+}
+
+static int
+f_container_pids (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  return as_count (w, v, key, HV_POLICY_MAX_PIDS, &p->container_pids);
+}
+
+static int
+f_container_cpus (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  const char *s = scalar (v);
+  if (s == NULL || hv_parse_cpus (s, &p->container_cpus_milli.value) < 0)
+    return yw_fail (w, v, key, "expected a number of CPUs such as 2 or 0.5 (from 0.001 to %d)", HV_POLICY_MAX_CPUS);
+  p->container_cpus_milli.set = true;
+  return 0;
+}
+
+static int
 f_env_set (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
 {
   if (is_null (v))
@@ -640,9 +662,13 @@ static const struct field process_fields[] = {
 static const struct field syscall_fields[] = {
   { "profile", f_syscall_profile }, { "allow", f_syscall_allow }, { "deny", f_syscall_deny }, { NULL, NULL },
 };
+static const struct field container_resource_fields[] = {
+  { "memory", f_container_memory }, { "cpus", f_container_cpus }, { "pids", f_container_pids }, { NULL, NULL },
+};
+static int s_container_resources (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p);
 static const struct field resource_fields[] = {
   { "memory", f_memory }, { "cpus", f_cpus }, { "pids", f_pids }, { "nofile", f_nofile }, { "timeout", f_timeout },
-  { NULL, NULL },
+  { "containers", s_container_resources }, { NULL, NULL },
 };
 static const struct field env_fields[] = {
   { "pass", f_env_pass }, { "set", f_env_set }, { "deny", f_env_deny }, { NULL, NULL },
@@ -664,6 +690,7 @@ SECTION (s_network, network_fields)
 SECTION (s_process, process_fields)
 SECTION (s_syscalls, syscall_fields)
 SECTION (s_resources, resource_fields)
+SECTION (s_container_resources, container_resource_fields)
 SECTION (s_env, env_fields)
 SECTION (s_audit, audit_fields)
 

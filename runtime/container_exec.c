@@ -72,7 +72,8 @@ exec_inner (struct exec_child *x, bool userns)
   struct hv_process_ctx pctx = { .process = &x->spec->process, .seccomp = &x->spec->linux_cfg.seccomp,
                                  .procfd = -1, .preserve_fds = x->o->preserve_fds, .seccomp_listener = -1,
                                  .userns = userns,
-                                 .landlock = oci_kv_get (&x->spec->annotations, "run.haven.landlock") };
+                                 .landlock = oci_kv_get (&x->spec->annotations, "run.haven.landlock"),
+                                 .seccomp_extra = oci_kv_get (&x->spec->annotations, "run.haven.seccomp") };
   /* No PDEATHSIG here: our parent (the outer process) exits right away. */
   if (userns && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
     {

@@ -252,7 +252,8 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
   cleanup_free char *state_json = NULL;
   struct hv_process_ctx pctx = { .process = &spec->process, .seccomp = &spec->linux_cfg.seccomp,
                                  .procfd = -1, .preserve_fds = ctx->opts->preserve_fds, .seccomp_listener = -1,
-                                 .landlock = oci_kv_get (&spec->annotations, "run.haven.landlock") };
+                                 .landlock = oci_kv_get (&spec->annotations, "run.haven.landlock"),
+                                 .seccomp_extra = oci_kv_get (&spec->annotations, "run.haven.seccomp") };
   int r = -1;
   cleanup_close int fifo = -1;
 

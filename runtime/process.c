@@ -73,8 +73,8 @@ resolve_exe (const char *name, char **envp, char **out, hv_error **err)
  * else NULL.  Fields are split at every ':' (an empty comment field, as
  * useradd writes, is a field: strtok would merge it and take the shell
  * for the home). */
-static char *
-passwd_home (char *line, uid_t uid)
+char *
+hv_passwd_home (char *line, uid_t uid)
 {
   char *fields[7] = { 0 };
   int n = 0;
@@ -101,7 +101,7 @@ home_for_uid (uid_t uid)
   if (f == NULL)
     return xstrdup ("/");
   while (home == NULL && getline (&line, &cap, f) > 0)
-    home = passwd_home (line, uid);
+    home = hv_passwd_home (line, uid);
   free (line);
   fclose (f);
   return home ? home : xstrdup ("/");
@@ -324,6 +324,19 @@ hv_process_prepare (struct hv_process_ctx *ctx, hv_error **err)
    * setup left us.  haven run's cwd is the project. */
   if (resolve_exe (p->args.v[0], ctx->envp, &ctx->exe, err) < 0)
     return -1;
+  /* A second profile (run.haven.seccomp) is stacked on the config's:
+   * the kernel runs both filters and the stricter answer wins, so it
+   * can refuse what the first allows (the argument rules haven adds to
+   * an engine's profile, which libseccomp cannot merge into an
+   * unconditional allow of the same call).  Parsed now so that a bad one
+   * fails create; loaded last, right before execve. */
+  if (ctx->seccomp_extra
+      && oci_seccomp_parse (ctx->seccomp_extra, strlen (ctx->seccomp_extra), "annotation run.haven.seccomp",
+                            &ctx->seccomp_extra_parsed, err)
+             < 0)
+    return -1;
+  if (ctx->seccomp_extra_parsed && ctx->seccomp_extra_parsed->listener_path)
+    return hv_error_set (err, 0, "annotation run.haven.seccomp: a stacked profile cannot have a listener");
   if (ctx->seccomp && ctx->seccomp->present && !p->no_new_privileges)
     {
       int notify_fd = -1;
@@ -360,6 +373,14 @@ hv_process_exec (struct hv_process_ctx *ctx, hv_error **err)
     return hv_error_set (err, errno, "set no_new_privs");
   if (ctx->landlock && hv_landlock_apply (ctx->landlock, err) < 0)
     return -1;
+  if (ctx->seccomp_extra_parsed)
+    {
+      int none = -1;
+      if (!p->no_new_privileges && !ctx->landlock)
+        return hv_error_set (err, 0, "annotation run.haven.seccomp needs no_new_privs");
+      if (hv_seccomp_load (ctx->seccomp_extra_parsed, &none, err) < 0)
+        return hv_error_wrap (err, "annotation run.haven.seccomp");
+    }
   if (ctx->seccomp && ctx->seccomp->present && !ctx->seccomp_loaded)
     {
       int notify_fd = -1;
@@ -384,6 +405,8 @@ void
 hv_process_ctx_free (struct hv_process_ctx *ctx)
 {
   free (ctx->exe);
+  oci_seccomp_free (ctx->seccomp_extra_parsed);
+  ctx->seccomp_extra_parsed = NULL;
   if (ctx->envp)
     for (char **e = ctx->envp; *e; e++)
       free (*e);

@@ -4,6 +4,7 @@
 #define HAVEN_PROCESS_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "oci_spec.h"
@@ -19,6 +20,8 @@ struct hv_process_ctx
   int seccomp_listener;       /* connected socket for the notify fd, or -1 */
   const char *state_json;     /* for the seccomp listener message */
   const char *landlock;       /* run.haven.landlock rules, NULL if none */
+  const char *seccomp_extra;  /* run.haven.seccomp: a second profile stacked on the first, NULL if none */
+  oci_seccomp *seccomp_extra_parsed;
   pid_t host_pid;             /* our pid as the runtime sees it (0: unknown) */
   char *exe;                  /* resolved executable */
   char **envp;                /* final environment */
@@ -37,6 +40,9 @@ void hv_process_ctx_free (struct hv_process_ctx *ctx);
 
 /* Is AppArmor enabled on this host? */
 bool hv_apparmor_enabled (void);
+/* The home field of one passwd line (modified in place) when its uid
+ * field is exactly uid, else NULL (a new string). */
+char *hv_passwd_home (char *line, uid_t uid);
 /* A private procfs instance for the current pid namespace (fd of its
  * root), so writes to /proc files cannot be redirected by the container's
  * /proc (CVE-2019-16884, CVE-2025-52881). */

@@ -53,6 +53,16 @@ build_image() {
   "$here/../make-rootfs.sh" "$r" || return 1
   mkdir -p "$r/www"
   echo "served by haven" > "$r/www/index.html"
+  # What the policy tests ask the kernel (static: busybox's root has no
+  # libc), and a user as plain `useradd` writes it (empty comment field)
+  # with a file of the image's in its home.
+  mkdir -p "$r/usr/bin"
+  cp "$here/../helpers/syscall_probe" "$r/usr/bin/syscall_probe" || return 1
+  echo "dev:x:1001:1001::/home/dev:/bin/sh" >> "$r/etc/passwd"
+  echo "dev:x:1001:" >> "$r/etc/group"
+  mkdir -p "$r/home/dev"
+  echo "image file" > "$r/home/dev/.profile"
+  chown -R 1001:1001 "$r/home/dev"
   tar -C "$r" -cf "$WORK/image.tar" .
 }
 
@@ -91,7 +101,9 @@ EOF
   local out
   if ! out=$(haven install docker --daemon-json "$d/daemon.json" --runtime "$RUNTIME" 2>&1) \
     || ! out=$(haven install docker --daemon-json "$d/daemon.json" --runtime "$RUNTIME" --name haven-default \
-      --policy default 2>&1); then
+      --policy default 2>&1) \
+    || ! out=$(haven install docker --daemon-json "$d/daemon.json" --runtime "$RUNTIME" --name haven-strict \
+      --policy strict 2>&1); then
     DOCKER_MISSING="haven install docker failed: $out"
     return 1
   fi

@@ -394,12 +394,12 @@ test_docker_internal_network() {
 test_docker_policy_runtime_args() {
   need_docker
   # haven-default = haven-runc --policy default (daemon.json runtimeArgs):
-  # the policy turns no_new_privs on and blocks /root.
+  # the policy turns no_new_privs on and makes the root read-only.
   OUT=$(dk run --rm --runtime haven-default --network none "$IMAGE" sh -c \
-    'grep NoNewPrivs /proc/self/status; touch /root/x 2>&1' 2>&1)
+    'grep NoNewPrivs /proc/self/status; touch /x 2>&1' 2>&1)
   assert_contains "$OUT" "NoNewPrivs:	1"
-  assert_contains "$OUT" "touch: /root/x: Read-only file system"
-  drun "$IMAGE" sh -c 'grep NoNewPrivs /proc/self/status; touch /root/x && echo root-writable'
+  assert_contains "$OUT" "touch: /x: Read-only file system"
+  drun "$IMAGE" sh -c 'grep NoNewPrivs /proc/self/status; touch /x && echo root-writable'
   assert_eq "NoNewPrivs:	0
 root-writable" "$OUT" "the plain haven runtime applies no policy"
 }
@@ -441,4 +441,116 @@ $(dk exec "$a" hostname)" "$OUT" "--pid/--network/--ipc container:"
     || fail "the exited container's background process survived: $(dk exec "$a" ps)"
   drun --pid host "$IMAGE" sh -c '[ $(ps -o pid | wc -l) -gt 5 ] && echo host-pids'
   assert_eq host-pids "$OUT" "--pid host"
+}
+
+# A workspace and a home as devcontainers and compose mount them, with
+# canary secrets: the workspace's .env and a private key in it, an ssh
+# key mounted into the home.  Sets WS and SSHDIR.
+make_policy_workspace() {
+  WS=$(mktemp -d "$WORK/ws.XXXXXX")
+  SSHDIR=$(mktemp -d "$WORK/ssh.XXXXXX")
+  mkdir -p "$WS/.git/hooks" "$WS/sub"
+  printf '[core]\n' > "$WS/.git/config"
+  echo CANARY-ENV > "$WS/.env"
+  echo CANARY-KEY > "$WS/sub/id_rsa"
+  echo visible > "$WS/keep.txt"
+  echo CANARY-SSH > "$SSHDIR/id_ed25519"
+  chmod -R a+rwX "$WS"
+}
+
+# What the default policy promises, asked from inside the container.
+POLICY_CHECK='
+echo "env:[$(cat /workspace/.env 2>&1)] key:[$(cat /workspace/sub/id_rsa 2>&1)]"
+echo "ssh:[$(cat $HOME/.ssh/id_ed25519 2>&1 | sed "s/.*: //")] keep:[$(cat /workspace/keep.txt)]"
+echo "image-home:[$(ls -A $HOME | tr "\n" " ")]"
+touch /workspace/new-$$ && rm /workspace/new-$$ && echo workspace-writable
+touch /tmp/x-$$ && rm /tmp/x-$$ && echo tmp-writable
+touch $HOME/x-$$ && rm $HOME/x-$$ && echo home-writable
+for f in /etc/x /usr/x /workspace/.git/hooks/pre-commit /workspace/.git/config; do
+  (echo x >> $f) 2>&1 | sed "s/.*: //" | sed "s|^|$f: |"
+done
+echo "FOO:[${FOO:-}] HAVEN:[${HAVEN:-}] HOME:[$HOME]"
+grep -E "^(CapEff|NoNewPrivs)" /proc/self/status
+syscall_probe ptrace io_uring tiocsti setuid-file userns
+cat /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/pids.max 2>/dev/null
+'
+POLICY_WANT_ROOT='env:[] key:[]
+ssh:[No such file or directory] keep:[visible]
+image-home:[.ssh ]
+workspace-writable
+tmp-writable
+home-writable
+/etc/x: Read-only file system
+/usr/x: Read-only file system
+/workspace/.git/hooks/pre-commit: Read-only file system
+/workspace/.git/config: Read-only file system
+FOO:[] HAVEN:[1] HOME:[/root]
+CapEff:	0000000000000000
+NoNewPrivs:	1
+ptrace: Operation not permitted
+io_uring: Operation not permitted
+tiocsti: Operation not permitted
+setuid-file: Operation not permitted
+userns: Operation not permitted
+4096'
+
+# Issue 9's "done when": through a runtime registered with --policy
+# default, from init and from `docker exec` (also --privileged): the
+# canaries are unreadable, nothing outside the workspace, the home and
+# /tmp is writable, .git/hooks and .git/config are read-only, -e FOO
+# does not pass, no capabilities, no_new_privs, ptrace, io_uring, TIOCSTI,
+# set-ID files and user namespaces refused, a pids limit.
+test_docker_policy_default_whole() {
+  need_docker
+  make_policy_workspace
+  local c
+  c=$(new_name pol)
+  OUT=$(dk run --rm --runtime haven-default -e FOO=1 -v "$WS:/workspace" -v "$SSHDIR:/root/.ssh" -w /workspace \
+    "$IMAGE" sh -c "$POLICY_CHECK" 2>&1)
+  assert_eq "$POLICY_WANT_ROOT" "$OUT" "init under --policy default"
+  dk run -d --name "$c" --runtime haven-default -e FOO=1 -v "$WS:/workspace" -v "$SSHDIR:/root/.ssh" \
+    -w /workspace "$IMAGE" sleep 1000 >/dev/null 2>run.err || fail "docker run -d: $(cat run.err)"
+  defer "dk rm -f $c"
+  OUT=$(dk exec "$c" sh -c "$POLICY_CHECK" 2>&1)
+  assert_eq "$POLICY_WANT_ROOT" "$OUT" "docker exec under --policy default"
+  OUT=$(dk exec --privileged -e FOO=2 "$c" sh -c "$POLICY_CHECK" 2>&1)
+  assert_eq "$POLICY_WANT_ROOT" "$OUT" "docker exec --privileged is tightened, never widened"
+  # The canaries are still there, unchanged, on the host.
+  assert_eq "CANARY-ENV" "$(cat "$WS/.env")"
+  assert_eq "" "$(cat "$WS/.git/hooks/pre-commit" 2>/dev/null)" "hook written"
+}
+
+# ~ is the home of the container's user from the image's passwd (an
+# empty comment field as useradd writes it): hidden behind an empty
+# tmpfs the user owns.
+test_docker_policy_home_of_image_user() {
+  need_docker
+  drun --runtime haven-default --user 1001:1001 "$IMAGE" sh -c \
+    'echo "$HOME"; ls -A "$HOME" | wc -l; stat -c "%u %a" "$HOME"; touch "$HOME/.gitconfig" && echo ok'
+  assert_eq "/home/dev
+0
+1001 700
+ok" "$OUT"
+}
+
+# --policy strict: no shells (Landlock inside the container, the shell
+# binaries masked), a read-only workspace, tighter limits.
+test_docker_policy_strict() {
+  need_docker
+  make_policy_workspace
+  drun --runtime haven-strict -v "$WS:/workspace" "$IMAGE" /usr/bin/syscall_probe ptrace
+  # The runtime's notes (what a container cannot have) are on its stderr.
+  assert_eq "haven-runc: note: policy strict: resources.timeout is not applied to engine containers: they live as long as the engine keeps them
+ptrace: Operation not permitted" "$OUT" "a program runs under strict"
+  drun --runtime haven-strict -v "$WS:/workspace" "$IMAGE" sh -c 'echo shell ran'
+  [ "$RC" != 0 ] || fail "a shell ran under strict: $OUT"
+  assert_not_contains "$OUT" "shell ran"
+  local c
+  c=$(new_name strict)
+  dk run -d --name "$c" --runtime haven-strict -v "$WS:/workspace" "$IMAGE" /usr/bin/syscall_probe sleep \
+    >/dev/null 2>run.err || fail "docker run -d: $(cat run.err)"
+  defer "dk rm -f $c"
+  assert_eq "io_uring: Operation not permitted" "$(dk exec "$c" /usr/bin/syscall_probe io_uring 2>&1)" "exec of a program"
+  OUT=$(dk exec "$c" sh -c 'echo shell ran' 2>&1)
+  assert_not_contains "$OUT" "shell ran" "docker exec of a shell under strict"
 }
