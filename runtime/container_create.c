@@ -185,12 +185,12 @@ enter_cgroup (struct create_run *r, hv_error **err)
       if (limit)
         return hv_error_wrap (err,
                               "%s/config.json: .linux.resources.%s: a rootless container cannot have this limit "
-                              "without a cgroup it may write (none is delegated to this user%s); run it without "
-                              "the limit, or as root",
-                              r->c->bundle,
-                              limit, hv_cgroup_mode () == HV_CGROUP_V2 ? ": on cgroup v2 use the systemd cgroup manager "
-                                                                         "with a user session"
-                                                                       : " on a cgroup v1 or hybrid host");
+                              "here: it needs a cgroup, and this user may not create one (%s); run it without the "
+                              "limit, or as root",
+                              r->c->bundle, limit,
+                              hv_cgroup_mode () == HV_CGROUP_V2
+                                  ? "haven-runc does not create cgroups through the systemd user manager yet"
+                                  : "a cgroup v1 or hybrid host never delegates cgroups to users");
       hv_log (HV_LOG_DEBUG, "rootless: running without a cgroup (%s)", (*err)->msg);
       hv_error_free (err);
       hv_cgroup_destroy (r->c->cgroup_path, NULL);
