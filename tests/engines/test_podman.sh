@@ -211,6 +211,9 @@ test_podman_rootless_user() {
   assert_eq 1000 "$OUT" "podman exec -u 1000"
   upm exec "$n" sh -c 'exit 6' </dev/null
   assert_eq 6 $? "exit status of podman exec"
+  # (upm and rootless_top_see_loop see this function's locals.)
+  rootless_top_see_loop() { upm top "$n" </dev/null 2>&1 | grep -q 'sleep 0.1'; }
+  wait_for 10 rootless_top_see_loop || fail "podman top: $(upm top "$n" 2>&1 </dev/null)"
   upm stop -t 20 "$n" >/dev/null 2>&1 </dev/null || fail "podman stop"
   assert_eq "exited 3" "$(upm inspect -f '{{.State.Status}} {{.State.ExitCode}}' "$n" 2>&1)" "state after stop"
   upm rm "$n" >/dev/null 2>&1 </dev/null || fail "podman rm"
