@@ -80,7 +80,7 @@ print_help (void)
 {
   printf ("usage: haven-runc [global options] COMMAND [options] [ID] ...\n\n"
           "global options:\n"
-          "  --root DIR          state directory (default /run/haven)\n"
+          "  --root DIR          state directory (default /run/haven; $XDG_RUNTIME_DIR/haven rootless)\n"
           "  --log FILE          log file (default: stderr)\n"
           "  --log-format FMT    text or json\n"
           "  --debug             log debug messages\n"

@@ -149,3 +149,97 @@ hv_cgroup_apply_resources (const char *path, const oci_linux *l, unsigned flags,
     }
   return 0;
 }
+
+static const char *
+first_memory_limit (const oci_resources *r)
+{
+  if (!r->memory.present)
+    return NULL;
+  /* 0 leaves the file alone and -1 writes "unlimited" (hv_cg_v1_memory,
+   * hv_cg_v2_memory); memory.kernel is ignored by both. */
+  if (r->memory.limit.set && r->memory.limit.value > 0)
+    return "memory.limit";
+  if (r->memory.reservation.set && r->memory.reservation.value > 0)
+    return "memory.reservation";
+  if (r->memory.swap.set && r->memory.swap.value > 0)
+    return "memory.swap";
+  if (r->memory.kernel_tcp.set && r->memory.kernel_tcp.value > 0)
+    return "memory.kernelTCP";
+  if (r->memory.swappiness.set)
+    return "memory.swappiness";
+  if (r->memory.disable_oom_killer.set && r->memory.disable_oom_killer.value)
+    return "memory.disableOOMKiller";
+  return NULL;
+}
+
+static const char *
+first_cpu_limit (const oci_resources *r)
+{
+  if (!r->cpu.present)
+    return NULL;
+  if (r->cpu.shares.set && r->cpu.shares.value != 0)
+    return "cpu.shares";
+  if (r->cpu.quota.set && r->cpu.quota.value > 0)
+    return "cpu.quota";
+  if (r->cpu.burst.set && r->cpu.burst.value != 0)
+    return "cpu.burst";
+  if (r->cpu.realtime_runtime.set && r->cpu.realtime_runtime.value != 0)
+    return "cpu.realtimeRuntime";
+  if (r->cpu.idle.set && r->cpu.idle.value != 0)
+    return "cpu.idle";
+  if (r->cpu.cpus && r->cpu.cpus[0])
+    return "cpu.cpus";
+  if (r->cpu.mems && r->cpu.mems[0])
+    return "cpu.mems";
+  return NULL;
+}
+
+static const char *
+first_block_io_limit (const oci_resources *r)
+{
+  if (!r->block_io.present)
+    return NULL;
+  if (r->block_io.weight.set && r->block_io.weight.value != 0)
+    return "blockIO.weight";
+  if (r->block_io.leaf_weight.set && r->block_io.leaf_weight.value != 0)
+    return "blockIO.leafWeight";
+  if (r->block_io.weight_device.n)
+    return "blockIO.weightDevice";
+  if (r->block_io.throttle_read_bps.n)
+    return "blockIO.throttleReadBpsDevice";
+  if (r->block_io.throttle_write_bps.n)
+    return "blockIO.throttleWriteBpsDevice";
+  if (r->block_io.throttle_read_iops.n)
+    return "blockIO.throttleReadIOPSDevice";
+  if (r->block_io.throttle_write_iops.n)
+    return "blockIO.throttleWriteIOPSDevice";
+  return NULL;
+}
+
+const char *
+hv_cgroup_first_limit (const oci_resources *r)
+{
+  /* Device rules are left out, as runc leaves them out for rootless
+   * containers: in a user namespace no device node can be made (mknod
+   * needs CAP_MKNOD in the initial namespace) and the nodes bound in
+   * keep their host permissions for the user. */
+  const char *f;
+  if (!r->present)
+    return NULL;
+  if ((f = first_memory_limit (r)) || (f = first_cpu_limit (r)) || (f = first_block_io_limit (r)))
+    return f;
+  /* pids.limit 0 and -1 both mean "max" (hv_cg_pids). */
+  if (r->pids.present && r->pids.limit.set && r->pids.limit.value > 0)
+    return "pids.limit";
+  if (r->n_hugepage_limits)
+    return "hugepageLimits";
+  if (r->network.class_id.set)
+    return "network.classID";
+  if (r->network.n_priorities)
+    return "network.priorities";
+  if (r->n_rdma)
+    return "rdma";
+  if (r->unified.n)
+    return "unified";
+  return NULL;
+}

@@ -13,4 +13,9 @@
  * them.  flags: HV_CG_DEVICES to (re)apply device rules (the devices of
  * linux.devices are allowed too, as runc does), HV_CG_UPDATE for `update`. */
 int hv_cgroup_apply_resources (const char *path, const oci_linux *l, unsigned flags, hv_error **err);
+/* The first field of linux.resources that asks for a limit, in the
+ * config's spelling ("memory.limit"), or NULL when nothing there needs a
+ * cgroup: fields left out, zeros and -1 (unlimited), and device rules.  A
+ * rootless container that cannot have a cgroup may run only then. */
+const char *hv_cgroup_first_limit (const oci_resources *r);
 #endif

@@ -57,7 +57,9 @@ hv_systemd_check (const char *cgroups_path, bool rootless, hv_error **err)
   if (rootless)
     return hv_error_set (err, 0,
                          "--systemd-cgroup: rootless containers (the systemd user manager) are not "
-                         "supported; use the cgroupfs driver");
+                         "supported yet; use the cgroupfs driver (Podman: cgroup_manager = \"cgroupfs\" in "
+                         "containers.conf), with which a rootless container runs without a cgroup and so "
+                         "without resource limits");
   if (cgroups_path == NULL || cgroups_path[0] == '\0')
     return 0;
   /* Slice, prefix and name become unit names and path components. */

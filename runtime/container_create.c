@@ -173,13 +173,24 @@ enter_cgroup (struct create_run *r, hv_error **err)
 {
   if (hv_cgroup_enter (r->c->cgroup_path, r->pid, err) < 0)
     {
-      /* Rootless: an unprivileged user usually cannot create cgroups.  With
-       * no limits to enforce the container can do without one (as with
-       * runc and crun); with limits it must not start unlimited. */
+      /* Rootless: an unprivileged user usually cannot create cgroups (never
+       * on a v1 or hybrid host; on v2 only in a subtree systemd delegated).
+       * With no limits to enforce the container can do without one (as
+       * with runc and crun); with limits it must not start unlimited. */
       int e = (*err)->errno_code;
       bool denied = e == EACCES || e == EPERM || e == EROFS;
-      if (!(r->rootless && denied && !r->spec->linux_cfg.resources.present))
+      if (!r->rootless || !denied)
         return hv_error_wrap (err, "cgroup");
+      const char *limit = hv_cgroup_first_limit (&r->spec->linux_cfg.resources);
+      if (limit)
+        return hv_error_wrap (err,
+                              "%s/config.json: .linux.resources.%s: a rootless container cannot have this limit "
+                              "here: it needs a cgroup, and this user may not create one (%s); run it without the "
+                              "limit, or as root",
+                              r->c->bundle, limit,
+                              hv_cgroup_mode () == HV_CGROUP_V2
+                                  ? "haven-runc does not create cgroups through the systemd user manager yet"
+                                  : "a cgroup v1 or hybrid host never delegates cgroups to users");
       hv_log (HV_LOG_DEBUG, "rootless: running without a cgroup (%s)", (*err)->msg);
       hv_error_free (err);
       hv_cgroup_destroy (r->c->cgroup_path, NULL);
@@ -350,8 +361,7 @@ new_container_record (const struct hv_runtime *rt, const struct hv_create_opts *
   r->c->created = now_rfc3339 ();
   r->c->owner = geteuid ();
   r->c->systemd_cgroup = rt->systemd_cgroup;
-  r->rootless = rt->rootless ? strcmp (rt->rootless, "true") == 0 || (strcmp (rt->rootless, "auto") == 0 && geteuid () != 0)
-                             : geteuid () != 0;
+  r->rootless = hv_runtime_rootless (rt);
   if (rt->systemd_cgroup && hv_systemd_check (r->spec->linux_cfg.cgroups_path, r->rootless, err) < 0)
     return -1;
   r->c->cgroup_path = hv_cgroup_resolve_path (r->spec->linux_cfg.cgroups_path, opts->id, rt->systemd_cgroup);

@@ -274,8 +274,11 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
   if (pctx.seccomp_listener < 0 && *err)
     goto out;
 
+  /* A runtime that itself runs in a user namespace (rootless Podman runs
+   * it as root of one) cannot mknod either: devices are bound then. */
   struct hv_mount_ctx mctx = { .rootfd = -1, .bundle = ctx->bundle, .cgroup_path = ctx->cgroup_path,
-                               .userns = userns, .new_netns = (ctx->ns->unshare_flags & CLONE_NEWNET) != 0 };
+                               .userns = userns || hv_in_user_namespace (),
+                               .new_netns = (ctx->ns->unshare_flags & CLONE_NEWNET) != 0 };
   bool new_mntns = (ctx->ns->unshare_flags & CLONE_NEWNS) != 0;
   if (new_mntns && hv_rootfs_prepare (spec, ctx->rootfs, &mctx, err) < 0)
     goto out;

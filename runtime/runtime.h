@@ -21,11 +21,19 @@ struct hv_runtime
 {
   const char *root;     /* state directory root (hv_default_state_root) */
   bool systemd_cgroup;  /* cgroupsPath is slice:prefix:name, systemd makes the scope */
-  const char *rootless; /* "true", "false", "auto" or NULL (false) */
+  const char *rootless; /* "true", "false", "auto" or NULL (auto) */
   hv_config_filter_fn config_filter; /* NULL: the config is used as written */
   void *config_filter_data;
 };
 
-/* /run/haven for root; $XDG_RUNTIME_DIR/haven or /tmp/haven-UID otherwise. */
+/* /run/haven for root; $XDG_RUNTIME_DIR/haven or /tmp/haven-UID otherwise,
+ * and for root inside a user namespace with XDG_RUNTIME_DIR set (rootless
+ * Podman runs the runtime so). */
 char *hv_default_state_root (void);
+/* Not in the initial user namespace (/proc/self/uid_map). */
+bool hv_in_user_namespace (void);
+/* --rootless, or when auto or absent: not root, or root of a user
+ * namespace (as for hv_default_state_root).  Rootless containers may run
+ * without a cgroup when they ask for no limits. */
+bool hv_runtime_rootless (const struct hv_runtime *rt);
 #endif

@@ -151,3 +151,86 @@ test_podman_rm_force() {
   done
   return 0
 }
+
+# Rootless Podman: an ordinary user (plain useradd, its subuid/subgid
+# range, its own XDG_RUNTIME_DIR) runs containers with haven-runc.  Podman
+# runs the runtime inside its user namespace as uid 0, without --root:
+# the state must go under the user's XDG_RUNTIME_DIR, and on a host whose
+# cgroups are not delegated the container runs without one.
+test_podman_rootless_user() {
+  need_podman
+  command -v newuidmap >/dev/null || skip "newuidmap (package uidmap) is not installed"
+  local u=hvrl$$ d uid n id
+  d=$(mktemp -d "$WORK/rootless.XXXXXX")
+  chmod 755 "$d"
+  useradd -m -s /bin/sh "$u" || fail "useradd $u"
+  defer "userdel -r $u"
+  uid=$(id -u "$u")
+  # Debian's useradd gives the user a subordinate range; add one where it did not.
+  grep -q "^$u:" /etc/subuid || usermod --add-subuids 300000-365535 --add-subgids 300000-365535 "$u" \
+    || fail "no subuid range for $u"
+  local xdg=$d/xdg
+  mkdir -m 700 "$xdg" && chown "$u:" "$xdg"
+  # Podman's pause process holds the user namespace: end it (by its pid
+  # file) before the user goes.
+  defer "[ -f $xdg/libpod/tmp/pause.pid ] && kill -KILL \$(cat $xdg/libpod/tmp/pause.pid)"
+  # The checkout may be 0700: the user gets a copy of the runtime.
+  mkdir -m 755 "$d/bin"
+  cp "$RUNTIME" "$d/bin/haven-runc" && chmod 755 "$d/bin/haven-runc"
+  haven install podman --conf "$d/haven.conf" --runtime "$d/bin/haven-runc" >/dev/null || fail "haven install podman"
+  {
+    printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\nlog_driver = "k8s-file"\n\n'
+    sed 's/^\[engine\]$/[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"/' "$d/haven.conf"
+  } > "$d/containers.conf"
+  chmod 644 "$d/containers.conf"
+  upm() {
+    setpriv --reuid="$uid" --regid="$uid" --init-groups env -i HOME="/home/$u" USER="$u" LOGNAME="$u" \
+      PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$xdg" CONTAINERS_CONF="$d/containers.conf" \
+      sh -c 'cd "$HOME" && exec "$@"' sh timeout -k 5 "$CALL_TIMEOUT" podman --storage-driver vfs "$@"
+  }
+  defer "setpriv --reuid=$uid --regid=$uid --init-groups env -i HOME=/home/$u XDG_RUNTIME_DIR=$xdg CONTAINERS_CONF=$d/containers.conf PATH=/usr/bin:/bin sh -c 'cd && timeout 60 podman --storage-driver vfs rm -a -f -t 0'"
+  OUT=$(upm import "$WORK/image.tar" havenbox:rootless 2>&1) || fail "podman import as $u: $OUT"
+
+  OUT=$(upm run --rm --runtime haven --network none havenbox:rootless sh -c 'echo hi; id -u' 2>&1 </dev/null)
+  assert_eq "hi
+0" "$OUT" "rootless podman run"
+  [ -z "$(ls -A "$xdg/haven" 2>/dev/null)" ] || fail "podman run --rm left runtime state: $(ls "$xdg/haven")"
+
+  n=$(new_name rootless)
+  OUT=$(upm run -d --name "$n" --runtime haven --network none havenbox:rootless \
+        sh -c 'trap "exit 3" TERM; while true; do sleep 0.1; done' 2>&1 </dev/null) || fail "podman run -d: $OUT"
+  id=$(upm inspect -f '{{.Id}}' "$n" 2>&1)
+  # haven-runc's state (runc would keep its own under $xdg/runc).
+  [ -f "$xdg/haven/$id/state.json" ] || fail "no state under $xdg/haven/$id: $(ls -la "$xdg" "$xdg/haven" 2>&1)"
+  assert_eq "$uid" "$(stat -c %u "$xdg/haven/$id")" "owner of the state directory"
+  [ -e "/run/haven/$id" ] && fail "state of a rootless container in /run/haven"
+  assert_eq '""' "$(jq .cgroupPath "$xdg/haven/$id/state.json")" "cgroup of a rootless container on this host"
+  OUT=$(upm exec "$n" sh -c 'echo $((6*7)) $(id -u)' 2>&1 </dev/null)
+  assert_eq "42 0" "$OUT" "podman exec"
+  OUT=$(upm exec -u 1000 "$n" id -u 2>&1 </dev/null)
+  assert_eq 1000 "$OUT" "podman exec -u 1000"
+  upm exec "$n" sh -c 'exit 6' </dev/null
+  assert_eq 6 $? "exit status of podman exec"
+  # (upm and rootless_top_see_loop see this function's locals.)
+  rootless_top_see_loop() { upm top "$n" </dev/null 2>&1 | grep -q 'sleep 0.1'; }
+  wait_for 10 rootless_top_see_loop || fail "podman top: $(upm top "$n" 2>&1 </dev/null)"
+  upm stop -t 20 "$n" >/dev/null 2>&1 </dev/null || fail "podman stop"
+  assert_eq "exited 3" "$(upm inspect -f '{{.State.Status}} {{.State.ExitCode}}' "$n" 2>&1)" "state after stop"
+  upm rm "$n" >/dev/null 2>&1 </dev/null || fail "podman rm"
+  [ -e "$xdg/haven/$id" ] && fail "runtime state of $id left behind"
+  [ -z "$(ls -A "$xdg/haven" 2>/dev/null)" ] || fail "runtime state left: $(ls "$xdg/haven")"
+
+  # A limit with no cgroup to hold it is refused, naming the field.  The
+  # runtime is run as Podman runs it: root of the user's namespace.
+  local b=$d/bundle
+  mkdir -m 755 "$b"
+  ln -s "$WORK/rootfs" "$b/rootfs"
+  "$RUNTIME" spec --bundle "$b" || fail "spec"
+  jq '.process.terminal = false | .process.args = ["true"] | .linux.resources.memory.limit = 67108864' \
+    "$b/config.json" > "$b/c" && mv "$b/c" "$b/config.json" && chmod 644 "$b/config.json"
+  OUT=$(upm unshare sh -c "cd $b && $d/bin/haven-runc run limited" 2>&1 </dev/null)
+  [ $? != 0 ] || fail "a rootless container with a memory limit and no cgroup ran"
+  assert_contains "$OUT" ".linux.resources.memory.limit: a rootless container cannot have this limit here: it needs a cgroup"
+  [ -e "$xdg/haven/limited" ] && fail "a refused create left its state"
+  return 0
+}

@@ -17,6 +17,7 @@
 
 #include "cgroup_devices.h"
 #include "cgroup_devices_bpf.h"
+#include "cgroup_resources.h"
 #include "cgroup_values.h"
 
 static void
@@ -561,6 +562,47 @@ test_bpf_program_limits (void **state)
   free (many);
 }
 
+/* ------------------------------------------------------------------ */
+/* What a rootless container without a cgroup may still run with       */
+/* ------------------------------------------------------------------ */
+
+static const char *
+first_limit (const char *json)
+{
+  static char name[64];
+  oci_resources *r = NULL;
+  hv_error *err = NULL;
+  if (oci_resources_parse (json, strlen (json), "test", &r, &err) < 0)
+    fail_msg ("%s: %s", json, err->msg);
+  const char *f = hv_cgroup_first_limit (r);
+  snprintf (name, sizeof (name), "%s", f ? f : "(none)");
+  oci_resources_free (r);
+  return name;
+}
+
+static void
+test_first_limit (void **state)
+{
+  (void) state;
+  /* Podman's rootless config, Docker's unset values, device rules. */
+  assert_string_equal (first_limit ("{}"), "(none)");
+  assert_string_equal (first_limit ("{\"pids\": {\"limit\": -1}, \"memory\": {\"limit\": 0, \"swap\": -1},"
+                                    " \"cpu\": {\"shares\": 0, \"quota\": -1, \"period\": 100000},"
+                                    " \"blockIO\": {\"weight\": 0}}"),
+                       "(none)");
+  assert_string_equal (first_limit ("{\"devices\": [{\"allow\": false, \"access\": \"rwm\"}]}"), "(none)");
+  assert_string_equal (first_limit ("{\"memory\": {\"limit\": 67108864}}"), "memory.limit");
+  assert_string_equal (first_limit ("{\"memory\": {\"swappiness\": 0}}"), "memory.swappiness");
+  assert_string_equal (first_limit ("{\"memory\": {\"disableOOMKiller\": true}}"), "memory.disableOOMKiller");
+  assert_string_equal (first_limit ("{\"cpu\": {\"quota\": 50000}}"), "cpu.quota");
+  assert_string_equal (first_limit ("{\"cpu\": {\"cpus\": \"0\"}}"), "cpu.cpus");
+  assert_string_equal (first_limit ("{\"pids\": {\"limit\": 100}}"), "pids.limit");
+  assert_string_equal (first_limit ("{\"blockIO\": {\"throttleReadBpsDevice\": [{\"major\": 8, \"minor\": 0, "
+                                    "\"rate\": 1}]}}"),
+                       "blockIO.throttleReadBpsDevice");
+  assert_string_equal (first_limit ("{\"unified\": {\"memory.high\": \"1G\"}}"), "unified");
+}
+
 int
 main (void)
 {
@@ -579,6 +621,7 @@ main (void)
     cmocka_unit_test (test_rules_semantics),
     cmocka_unit_test (test_bpf_program_matches_rules),
     cmocka_unit_test (test_bpf_program_limits),
+    cmocka_unit_test (test_first_limit),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
