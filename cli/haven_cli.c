@@ -410,6 +410,12 @@ explain_resources (const hv_policy *p)
     printf ("  Open files: %llu\n", (unsigned long long) p->nofile.value);
   if (p->timeout_s.set)
     printf ("  Wall-clock limit: %llu s\n", (unsigned long long) p->timeout_s.value);
+  if (p->container_memory.set)
+    printf ("  Memory in engine containers: %s\n", exact_size (p->container_memory.value, size, sizeof (size)));
+  if (p->container_cpus_milli.set)
+    printf ("  CPUs in engine containers: %.2f\n", (double) p->container_cpus_milli.value / 1000.0);
+  if (p->container_pids.set)
+    printf ("  Processes in engine containers: %llu\n", (unsigned long long) p->container_pids.value);
   printf ("  The command is killed with haven, also if haven is killed (SIGKILL).\n");
 }
 

@@ -41,18 +41,21 @@ test_compose_podman_compose_stack() {
   }
   defer "HAVEN_IMAGE=$IMAGE timeout 120 podman-compose -p $p --podman-args='${PODMAN_GLOBAL[*]}' -f '$COMPOSE_DIR/podman-compose.yml' down -t 1"
   pc up -d > up.log 2>&1 || fail "podman-compose up: $(tail -3 up.log)"
-  local web=${p}_web_1 client=${p}_client_1
+  local web=${p}_web_1 client=${p}_client_1 agent=${p}_agent_1
   assert_eq "haven running" "$(pm_state "$web" '{{.OCIRuntime}} {{.State.Status}}')" "web"
+  assert_eq "haven running" "$(pm_state "$agent" '{{.OCIRuntime}} {{.State.Status}}')" "agent"
   assert_eq "haven running" "$(pm_state "$client" '{{.OCIRuntime}} {{.State.Status}}')" "client"
   local want
   want=$(pm exec "$web" hostname)
   wait_for 20 sh -c "podman ${PODMAN_GLOBAL[*]} exec $client sh -c \"printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 5 web 8080\" | grep -q '^$want'" \
     || fail "client never reached web:8080"
-  # The client asked for the default haven policy (no_new_privs, /root
-  # blocked); web did not.
-  OUT=$(pm exec "$client" sh -c 'grep NoNewPrivs /proc/1/status; touch /root/x 2>&1')
-  assert_contains "$OUT" "NoNewPrivs:	1" "client under run.haven.policy=default"
-  assert_contains "$OUT" "touch: /root/x: Read-only file system"
+  # The agent asked for the default haven policy (no_new_privs, a
+  # read-only root, no network: web is out of its reach at once); web did
+  # not.
+  OUT=$(pm exec "$agent" sh -c 'grep NoNewPrivs /proc/1/status; touch /x 2>&1; nc -w 5 web 8080 </dev/null 2>&1 || echo no-route')
+  assert_contains "$OUT" "NoNewPrivs:	1" "agent under run.haven.policy=default"
+  assert_contains "$OUT" "touch: /x: Read-only file system"
+  assert_contains "$OUT" "no-route" "the agent reached web although its policy says network: none"
   OUT=$(pm exec "$web" sh -c 'grep NoNewPrivs /proc/1/status')
   assert_eq "NoNewPrivs:	0" "$OUT" "web without a policy"
   pc down -t 1 > down.log 2>&1 || fail "podman-compose down: $(tail -3 down.log)"

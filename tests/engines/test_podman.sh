@@ -234,3 +234,27 @@ test_podman_rootless_user() {
   [ -e "$xdg/haven/limited" ] && fail "a refused create left its state"
   return 0
 }
+
+# The default policy through Podman's annotation, from init and exec
+# (exec --privileged too): the same checks as Docker's
+# (test_docker_policy_default_whole in test_docker.sh).
+test_podman_policy_default_whole() {
+  need_podman
+  make_policy_workspace
+  # Podman's own pids limit (2048) is stricter than the policy's 4096
+  # for containers: the stricter one applies.
+  local POLICY_WANT_ROOT=${POLICY_WANT_ROOT%4096}2048
+  OUT=$(pm run --rm "${PR[@]}" --network none --annotation run.haven.policy=default -e FOO=1 \
+    -v "$WS:/workspace" -v "$SSHDIR:/root/.ssh" -w /workspace "$IMAGE" sh -c "$POLICY_CHECK" 2>&1)
+  assert_eq "$POLICY_WANT_ROOT" "$OUT" "init under run.haven.policy=default"
+  local c
+  c=$(new_name pol)
+  pm run -d --name "$c" "${PR[@]}" --network none --annotation run.haven.policy=default -e FOO=1 \
+    -v "$WS:/workspace" -v "$SSHDIR:/root/.ssh" -w /workspace "$IMAGE" sleep 1000 >/dev/null 2>run.err \
+    || fail "podman run -d: $(cat run.err)"
+  defer "pm rm -f -t 0 $c"
+  OUT=$(pm exec "$c" sh -c "$POLICY_CHECK" 2>&1)
+  assert_eq "$POLICY_WANT_ROOT" "$OUT" "podman exec under run.haven.policy=default"
+  OUT=$(pm exec --privileged "$c" sh -c "$POLICY_CHECK" 2>&1)
+  assert_eq "$POLICY_WANT_ROOT" "$OUT" "podman exec --privileged is tightened"
+}

@@ -304,16 +304,18 @@ test_policy_applied_to_docker_style_config() {
   # A config as an engine writes it: capabilities, a permissive seccomp
   # profile that allows unshare, a token in the environment.
   cfg "$B" '.process.capabilities = {bounding: ["CAP_CHOWN", "CAP_SYS_ADMIN", "CAP_NET_RAW"], effective: ["CAP_CHOWN", "CAP_SYS_ADMIN", "CAP_NET_RAW"], permitted: ["CAP_CHOWN", "CAP_SYS_ADMIN", "CAP_NET_RAW"]}
-            | .process.noNewPrivileges = false | .process.env += ["GITHUB_TOKEN=ghp_secret", "KEEP=1"]
+            | .process.noNewPrivileges = false | .process.env += ["GITHUB_TOKEN=ghp_secret", "NOT_PASSED=1", "LANG=C.UTF-8"]
             | .linux.seccomp = {defaultAction: "SCMP_ACT_ERRNO", syscalls: [{names: ["unshare", "mkdir", "mkdirat"], action: "SCMP_ACT_ALLOW"}, {names: ["unshare"], action: "SCMP_ACT_LOG"}]}
             | .linux.seccomp.defaultAction = "SCMP_ACT_ALLOW"'
-  args "$B" sh -c 'grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; env | grep -E "TOKEN|KEEP"; unshare -m true 2>&1 | cut -d: -f3'
+  # The environment gets the policy's pass, deny and set rules.
+  args "$B" sh -c 'grep -E "^(CapEff|NoNewPrivs)" /proc/self/status; env | grep -E "TOKEN|NOT_PASSED|LANG|HAVEN" | sort; unshare -m true 2>&1 | cut -d: -f3'
   local id out
   id=$(new_id pol)
   out=$(timeout 20 "$RUNTIME" --root "$STATE_ROOT" --policy default run --bundle "$B" "$id" 2>&1)
   assert_eq "CapEff:	0000000000000000
 NoNewPrivs:	1
-KEEP=1
+HAVEN=1
+LANG=C.UTF-8
  Operation not permitted" "$out"
   # The container's own choice, by annotation, tightens further...
   cfg "$B" '.annotations["run.haven.policy"] = "offline"'
