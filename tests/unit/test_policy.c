@@ -156,6 +156,25 @@ test_errors (void **state)
   expect_error ("filesystem: [\n", "t.yaml:2:1: invalid YAML: did not find expected node content while parsing a flow node");
 }
 
+/* resources.containers: limits for engine containers only, parsed like
+ * the others, errors naming the field. */
+static void
+test_container_resources (void **state)
+{
+  (void) state;
+  hv_policy p;
+  parse_ok ("resources:\n  pids: 100\n  containers:\n    memory: 1g\n    pids: 4096\n    cpus: 0.5\n", &p);
+  assert_true (p.pids.set && p.pids.value == 100);
+  assert_true (p.container_memory.set && p.container_memory.value == 1ULL << 30);
+  assert_true (p.container_pids.set && p.container_pids.value == 4096);
+  assert_true (p.container_cpus_milli.set && p.container_cpus_milli.value == 500);
+  assert_false (p.memory.set);
+  hv_policy_free_fields (&p);
+  expect_error ("resources:\n  containers:\n    pids: lots\n",
+                "t.yaml:3:11: containers.pids: expected a whole number from 1 to 4194304");
+  expect_error ("resources:\n  containers:\n    swap: 1g\n", "t.yaml:3:5: containers.swap: unknown key (expected one of: memory, cpus, pids)");
+}
+
 static void
 test_sizes_and_durations (void **state)
 {
@@ -815,7 +834,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_seed_format),       cmocka_unit_test (test_all_sections),
-    cmocka_unit_test (test_errors), cmocka_unit_test (test_home_allow_forms),            cmocka_unit_test (test_sizes_and_durations),
+    cmocka_unit_test (test_errors), cmocka_unit_test (test_home_allow_forms),            cmocka_unit_test (test_sizes_and_durations), cmocka_unit_test (test_container_resources),
     cmocka_unit_test (test_env_filter),        cmocka_unit_test (test_extends_and_validation),
     cmocka_unit_test (test_extends_repeated_home_entry_is_one),
     cmocka_unit_test (test_glob_double_star),  cmocka_unit_test (test_implicit_default),
