@@ -352,9 +352,8 @@ plan_block (const hv_policy *p, const oci_spec *spec, struct hv_container_plan *
  * its target and leave the link itself replaceable, so create fails and
  * says so instead. */
 static int
-plan_protect (const hv_policy *p, const oci_spec *spec, struct hv_container_plan *plan, hv_error **err)
+plan_protect (const hv_policy *p, struct hv_container_plan *plan, hv_error **err)
 {
-  (void) spec;
   for (size_t j = 0; j < plan->projects.n; j++)
     {
       cleanup_close int base = open (plan->project_sources.v[j], O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -438,7 +437,7 @@ hv_container_plan_make (const hv_policy *p, const oci_spec *spec, const char *co
   plan->gid = spec->process.user.gid;
   find_home (spec, plan);
   classify_mounts (p, spec, plan);
-  if (plan_block (p, spec, plan, err) < 0 || plan_protect (p, spec, plan, err) < 0)
+  if (plan_block (p, spec, plan, err) < 0 || plan_protect (p, plan, err) < 0)
     {
       hv_container_plan_clear (plan);
       return -1;

@@ -28,6 +28,24 @@
 #include "policy_env.h"
 #include "utils.h"
 
+/* The fields of obj (when it is an object) but the keys in skip
+ * (NULL-terminated), as they are: each emitter then writes the fields it
+ * replaces. */
+static void
+emit_fields_except (yajl_gen g, yajl_val obj, const char *const *skip)
+{
+  for (size_t i = 0; obj && YAJL_IS_OBJECT (obj) && i < obj->u.object.len; i++)
+    {
+      bool skipped = false;
+      for (size_t j = 0; skip[j] && !skipped; j++)
+        skipped = strcmp (obj->u.object.keys[i], skip[j]) == 0;
+      if (skipped)
+        continue;
+      jg_str (g, obj->u.object.keys[i]);
+      jg_value (g, obj->u.object.values[i]);
+    }
+}
+
 /* Capability sets: keep only what the policy lists. */
 static void
 emit_capabilities (yajl_gen g, yajl_val caps, const hv_policy *p)
@@ -58,12 +76,8 @@ emit_seccomp (yajl_gen g, yajl_val sc, const hv_policy *p)
 {
   yajl_gen_map_open (g);
   yajl_val syscalls = jw_lookup (sc, "syscalls");
-  for (size_t i = 0; i < sc->u.object.len; i++)
-    if (strcmp (sc->u.object.keys[i], "syscalls") != 0)
-      {
-        jg_str (g, sc->u.object.keys[i]);
-        jg_value (g, sc->u.object.values[i]);
-      }
+  static const char *const replaced[] = { "syscalls", NULL };
+  emit_fields_except (g, sc, replaced);
   jg_str (g, "syscalls");
   yajl_gen_array_open (g);
   for (size_t i = 0; syscalls && YAJL_IS_ARRAY (syscalls) && i < syscalls->u.array.len; i++)
@@ -186,16 +200,9 @@ emit_rlimits (yajl_gen g, yajl_val rl, const hv_policy *p)
 static void
 emit_process (yajl_gen g, yajl_val proc, const hv_policy *p)
 {
+  static const char *const replaced[] = { "noNewPrivileges", "capabilities", "env", "rlimits", NULL };
   yajl_gen_map_open (g);
-  for (size_t i = 0; proc && i < proc->u.object.len; i++)
-    {
-      const char *k = proc->u.object.keys[i];
-      if (strcmp (k, "noNewPrivileges") == 0 || strcmp (k, "capabilities") == 0 || strcmp (k, "env") == 0
-          || strcmp (k, "rlimits") == 0)
-        continue;
-      jg_str (g, k);
-      jg_value (g, proc->u.object.values[i]);
-    }
+  emit_fields_except (g, proc, replaced);
   jg_str (g, "noNewPrivileges");
   yajl_gen_bool (g, 1);
   jg_str (g, "capabilities");
@@ -212,13 +219,9 @@ emit_process (yajl_gen g, yajl_val proc, const hv_policy *p)
 static void
 emit_root (yajl_gen g, yajl_val root)
 {
+  static const char *const replaced[] = { "readonly", NULL };
   yajl_gen_map_open (g);
-  for (size_t i = 0; root && YAJL_IS_OBJECT (root) && i < root->u.object.len; i++)
-    if (strcmp (root->u.object.keys[i], "readonly") != 0)
-      {
-        jg_str (g, root->u.object.keys[i]);
-        jg_value (g, root->u.object.values[i]);
-      }
+  emit_fields_except (g, root, replaced);
   jg_str (g, "readonly");
   yajl_gen_bool (g, 1);
   yajl_gen_map_close (g);
@@ -263,27 +266,17 @@ emit_engine_mount (yajl_gen g, yajl_val m, const struct apply *a)
       jg_value (g, m);
       return;
     }
+  static const char *const replaced[] = { "options", NULL };
   yajl_gen_map_open (g);
-  for (size_t i = 0; i < m->u.object.len; i++)
-    if (strcmp (m->u.object.keys[i], "options") != 0)
-      {
-        jg_str (g, m->u.object.keys[i]);
-        jg_value (g, m->u.object.values[i]);
-      }
+  emit_fields_except (g, m, replaced);
   jg_str (g, "options");
   yajl_gen_array_open (g);
-  bool exec_removed = false;
   for (size_t i = 0; opts && YAJL_IS_ARRAY (opts) && i < opts->u.array.len; i++)
     {
       yajl_val o = opts->u.array.values[i];
-      if (YAJL_IS_STRING (o) && strcmp (o->u.string, "exec") == 0)
-        {
-          exec_removed = true;
-          continue;
-        }
-      jg_value (g, o);
+      if (!YAJL_IS_STRING (o) || strcmp (o->u.string, "exec") != 0)
+        jg_value (g, o);
     }
-  (void) exec_removed;
   jg_str (g, "noexec");
   yajl_gen_array_close (g);
   yajl_gen_map_close (g);
@@ -375,17 +368,13 @@ emit_limit_object (yajl_gen g, yajl_val obj, uint64_t policy_limit, bool memory)
   yajl_val lim = jw_lookup (obj, "limit");
   long long engine = lim && YAJL_IS_INTEGER (lim) ? YAJL_GET_INTEGER (lim) : -1;
   bool lower = policy_limit && (engine <= 0 || (uint64_t) engine > policy_limit);
+  /* A lowered memory limit takes swap with it: swap (memory plus swap,
+   * as the runtime reads it) at the new limit, no more. */
+  static const char *const keep_all[] = { NULL };
+  static const char *const limit[] = { "limit", NULL };
+  static const char *const limit_swap[] = { "limit", "swap", NULL };
   yajl_gen_map_open (g);
-  for (size_t i = 0; obj && YAJL_IS_OBJECT (obj) && i < obj->u.object.len; i++)
-    {
-      const char *k = obj->u.object.keys[i];
-      /* A lowered memory limit takes swap with it: swap (memory plus
-       * swap, as the runtime reads it) at the new limit, no more. */
-      if (lower && (strcmp (k, "limit") == 0 || (memory && strcmp (k, "swap") == 0)))
-        continue;
-      jg_str (g, k);
-      jg_value (g, obj->u.object.values[i]);
-    }
+  emit_fields_except (g, obj, !lower ? keep_all : memory ? limit_swap : limit);
   if (lower)
     {
       jg_str (g, "limit");
@@ -410,15 +399,10 @@ emit_cpu (yajl_gen g, yajl_val cpu, uint64_t policy_milli)
   long long period = per && YAJL_IS_INTEGER (per) && YAJL_GET_INTEGER (per) > 0 ? YAJL_GET_INTEGER (per) : CPU_PERIOD_US;
   /* engine's CPUs in thousandths: quota * 1000 / period */
   bool lower = policy_milli && (quota <= 0 || (uint64_t) quota * 1000 / (uint64_t) period > policy_milli);
+  static const char *const keep_all[] = { NULL };
+  static const char *const quota_period[] = { "quota", "period", NULL };
   yajl_gen_map_open (g);
-  for (size_t i = 0; cpu && YAJL_IS_OBJECT (cpu) && i < cpu->u.object.len; i++)
-    {
-      const char *k = cpu->u.object.keys[i];
-      if (lower && (strcmp (k, "quota") == 0 || strcmp (k, "period") == 0))
-        continue;
-      jg_str (g, k);
-      jg_value (g, cpu->u.object.values[i]);
-    }
+  emit_fields_except (g, cpu, lower ? quota_period : keep_all);
   if (lower)
     {
       jg_str (g, "quota");
@@ -441,15 +425,9 @@ emit_resources (yajl_gen g, yajl_val res, const hv_policy *p, bool has_cgroup)
   uint64_t memory = stricter (p->memory, has_cgroup ? p->container_memory : none);
   uint64_t pids = stricter (p->pids, has_cgroup ? p->container_pids : none);
   uint64_t cpus = stricter (p->cpus_milli, has_cgroup ? p->container_cpus_milli : none);
+  static const char *const replaced[] = { "memory", "pids", "cpu", NULL };
   yajl_gen_map_open (g);
-  for (size_t i = 0; res && YAJL_IS_OBJECT (res) && i < res->u.object.len; i++)
-    {
-      const char *k = res->u.object.keys[i];
-      if (strcmp (k, "memory") == 0 || strcmp (k, "pids") == 0 || strcmp (k, "cpu") == 0)
-        continue;
-      jg_str (g, k);
-      jg_value (g, res->u.object.values[i]);
-    }
+  emit_fields_except (g, res, replaced);
   jg_str (g, "memory");
   emit_limit_object (g, jw_lookup (res, "memory"), memory, true);
   jg_str (g, "pids");
@@ -495,17 +473,7 @@ emit_linux (yajl_gen g, yajl_val lx, const struct apply *a)
 {
   static const char *const replaced[] = { "maskedPaths", "readonlyPaths", "seccomp", "namespaces", "resources", NULL };
   yajl_gen_map_open (g);
-  for (size_t i = 0; lx && i < lx->u.object.len; i++)
-    {
-      const char *k = lx->u.object.keys[i];
-      bool skip = false;
-      for (size_t j = 0; replaced[j]; j++)
-        skip |= strcmp (k, replaced[j]) == 0;
-      if (skip)
-        continue;
-      jg_str (g, k);
-      jg_value (g, lx->u.object.values[i]);
-    }
+  emit_fields_except (g, lx, replaced);
   jg_str (g, "namespaces");
   emit_namespaces (g, jw_lookup (lx, "namespaces"), a->p);
   jg_str (g, "maskedPaths");

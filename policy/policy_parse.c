@@ -595,14 +595,21 @@ f_timeout (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
   return 0;
 }
 
+/* A number of CPUs ("2", "0.5"), in thousandths. */
+static int
+as_cpus (struct yw *w, yaml_node_t *v, const char *key, oci_opt_u64 *out)
+{
+  const char *s = scalar (v);
+  if (s == NULL || hv_parse_cpus (s, &out->value) < 0)
+    return yw_fail (w, v, key, "expected a number of CPUs such as 2 or 0.5 (from 0.001 to %d)", HV_POLICY_MAX_CPUS);
+  out->set = true;
+  return 0;
+}
+
 static int
 f_cpus (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
 {
-  const char *s = scalar (v);
-  if (s == NULL || hv_parse_cpus (s, &p->cpus_milli.value) < 0)
-    return yw_fail (w, v, key, "expected a number of CPUs such as 2 or 0.5 (from 0.001 to %d)", HV_POLICY_MAX_CPUS);
-  p->cpus_milli.set = true;
-  return 0;
+  return as_cpus (w, v, key, &p->cpus_milli);
 }
 
 static int
@@ -620,11 +627,7 @@ f_container_pids (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
 static int
 f_container_cpus (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
 {
-  const char *s = scalar (v);
-  if (s == NULL || hv_parse_cpus (s, &p->container_cpus_milli.value) < 0)
-    return yw_fail (w, v, key, "expected a number of CPUs such as 2 or 0.5 (from 0.001 to %d)", HV_POLICY_MAX_CPUS);
-  p->container_cpus_milli.set = true;
-  return 0;
+  return as_cpus (w, v, key, &p->container_cpus_milli);
 }
 
 static int
