@@ -542,6 +542,9 @@ test_docker_policy_strict() {
   # The runtime's notes (what a container cannot have) are on its stderr.
   assert_eq "haven-runc: note: policy strict: resources.timeout is not applied to engine containers: they live as long as the engine keeps them
 ptrace: Operation not permitted" "$OUT" "a program runs under strict"
+  # project_writable: false: the workspace is read-only.
+  drun --runtime haven-strict -v "$WS:/workspace" "$IMAGE" /usr/bin/syscall_probe write-workspace
+  assert_contains "$OUT" "write-workspace: Read-only file system"
   drun --runtime haven-strict -v "$WS:/workspace" "$IMAGE" sh -c 'echo shell ran'
   [ "$RC" != 0 ] || fail "a shell ran under strict: $OUT"
   assert_not_contains "$OUT" "shell ran"
@@ -553,4 +556,35 @@ ptrace: Operation not permitted" "$OUT" "a program runs under strict"
   assert_eq "io_uring: Operation not permitted" "$(dk exec "$c" /usr/bin/syscall_probe io_uring 2>&1)" "exec of a program"
   OUT=$(dk exec "$c" sh -c 'echo shell ran' 2>&1)
   assert_not_contains "$OUT" "shell ran" "docker exec of a shell under strict"
+}
+
+# Under the hidden home, what the engine mounts into it shows only where
+# home_allow names it (default: ~/.cache); a protected path in the
+# workspace that is a symbolic link (planted by an earlier run) makes
+# create fail and name it, instead of protecting the link's target.
+test_docker_policy_home_mounts_and_planted_link() {
+  need_docker
+  make_policy_workspace
+  local cache other
+  cache=$(mktemp -d "$WORK/cache.XXXXXX")
+  other=$(mktemp -d "$WORK/other.XXXXXX")
+  echo cached > "$cache/f"
+  echo other > "$other/f"
+  drun --runtime haven-default -v "$cache:/root/.cache" -v "$other:/root/other" "$IMAGE" sh -c \
+    'cat /root/.cache/f; cat /root/other/f 2>&1 | sed "s/.*: //"'
+  assert_eq "cached
+No such file or directory" "$OUT"
+  rm -rf "$WS/.git/hooks"
+  mkdir "$WS/elsewhere"
+  ln -s ../elsewhere "$WS/.git/hooks"
+  drun --runtime haven-default -v "$WS:/workspace" "$IMAGE" true
+  [ "$RC" != 0 ] || fail "a container started with .git/hooks a symbolic link"
+  assert_contains "$OUT" 'filesystem.protect ".git/hooks": /workspace/.git/hooks is a symbolic link; remove it'
+  # A link further up (.git itself) is refused the same way.
+  rm "$WS/.git/hooks"
+  mv "$WS/.git" "$WS/real-git"
+  ln -s real-git "$WS/.git"
+  drun --runtime haven-default -v "$WS:/workspace" "$IMAGE" true
+  [ "$RC" != 0 ] || fail "a container started with .git a symbolic link"
+  assert_contains "$OUT" 'filesystem.protect ".git/hooks": /workspace/.git/hooks is or passes through a symbolic link'
 }

@@ -41,6 +41,14 @@ attempt (const char *name)
       close (fd);
       return chmod ("/tmp/.probe-setuid", 04755);
     }
+  if (strcmp (name, "write-workspace") == 0)
+    {
+      int fd = open ("/workspace/.probe-write", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0)
+        return -1;
+      close (fd);
+      return unlink ("/workspace/.probe-write");
+    }
   if (strcmp (name, "sleep") == 0)
     return sleep (3600) ? -1 : 0; /* a long-running program that is no shell */
   if (strcmp (name, "userns") == 0)
