@@ -13,11 +13,13 @@
  * one of them. */
 #include "config.h"
 
+#include <errno.h>
 #include <fnmatch.h>
 #include <string.h>
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+#include "container_monitor.h"
 #include "json_gen.h"
 #include "json_walk.h"
 #include "oci_tables.h"
@@ -53,17 +55,104 @@ allowing (const char *action)
   return action && (strcmp (action, "SCMP_ACT_ALLOW") == 0 || strcmp (action, "SCMP_ACT_LOG") == 0);
 }
 
+/* The audit trail of engine containers: every policed container gets
+ * one, because an engine container has no other record of what the agent
+ * tried.  The policy's denials become SCMP_ACT_NOTIFY, answered EPERM by
+ * the runtime's per-container monitor (runtime/container_monitor.h),
+ * which the run.haven.audit annotation asks for; if the monitor is gone
+ * the kernel answers ENOSYS, so a call is never allowed for want of a
+ * trail.  The trail's place is the monitor's default unless the config
+ * already names one. */
+static void
+emit_audit_request (yajl_gen g, yajl_val annotations)
+{
+  if (jw_lookup (annotations, HV_MONITOR_ANNOTATION))
+    return; /* copied as the config has it */
+  jg_kv (g, HV_MONITOR_ANNOTATION, "default");
+}
+
+/* The records' "policy": the policies applied, in order. */
+static void
+emit_listener_metadata (yajl_gen g, yajl_val sc, const hv_policy *p)
+{
+  yajl_val old = jw_lookup (sc, "listenerMetadata");
+  jg_str (g, "listenerMetadata");
+  if (old && YAJL_IS_STRING (old) && old->u.string[0])
+    {
+      cleanup_free char *both = xasprintf ("%s,%s", old->u.string, p->name);
+      jg_str (g, both);
+    }
+  else
+    jg_str (g, p->name);
+}
+
+/* What a policy's denial does: notify the monitor, which records the call
+ * and answers EPERM. */
+static void
+emit_deny_action (yajl_gen g)
+{
+  jg_kv (g, "action", "SCMP_ACT_NOTIFY");
+}
+
+/* The policy's own profile (a config without one) with its EPERM
+ * denials sent to the monitor; its ENOSYS rules (calls whose arguments
+ * seccomp cannot read, refused so that libc falls back) stay as they are. */
+static void
+emit_agent_seccomp (yajl_gen g, yajl_val agent_sc, const hv_policy *p)
+{
+  yajl_gen_map_open (g);
+  for (size_t i = 0; i < agent_sc->u.object.len; i++)
+    {
+      const char *k = agent_sc->u.object.keys[i];
+      yajl_val v = agent_sc->u.object.values[i];
+      if (strcmp (k, "listenerMetadata") == 0)
+        continue;
+      jg_str (g, k);
+      if (strcmp (k, "syscalls") != 0 || !YAJL_IS_ARRAY (v))
+        {
+          jg_value (g, v);
+          continue;
+        }
+      yajl_gen_array_open (g);
+      for (size_t j = 0; j < v->u.array.len; j++)
+        {
+          yajl_val rule = v->u.array.values[j];
+          yajl_val action = jw_lookup (rule, "action"), ret = jw_lookup (rule, "errnoRet");
+          bool eperm = action && YAJL_IS_STRING (action) && strcmp (action->u.string, "SCMP_ACT_ERRNO") == 0 && ret
+                       && YAJL_IS_INTEGER (ret) && YAJL_GET_INTEGER (ret) == EPERM;
+          if (!eperm)
+            {
+              jg_value (g, rule);
+              continue;
+            }
+          yajl_gen_map_open (g);
+          for (size_t k2 = 0; k2 < rule->u.object.len; k2++)
+            if (strcmp (rule->u.object.keys[k2], "action") != 0 && strcmp (rule->u.object.keys[k2], "errnoRet") != 0)
+              {
+                jg_str (g, rule->u.object.keys[k2]);
+                jg_value (g, rule->u.object.values[k2]);
+              }
+          emit_deny_action (g);
+          yajl_gen_map_close (g);
+        }
+      yajl_gen_array_close (g);
+    }
+  emit_listener_metadata (g, agent_sc, p);
+  yajl_gen_map_close (g);
+}
+
 static void
 emit_seccomp (yajl_gen g, yajl_val sc, const hv_policy *p)
 {
   yajl_gen_map_open (g);
   yajl_val syscalls = jw_lookup (sc, "syscalls");
   for (size_t i = 0; i < sc->u.object.len; i++)
-    if (strcmp (sc->u.object.keys[i], "syscalls") != 0)
+    if (strcmp (sc->u.object.keys[i], "syscalls") != 0 && strcmp (sc->u.object.keys[i], "listenerMetadata") != 0)
       {
         jg_str (g, sc->u.object.keys[i]);
         jg_value (g, sc->u.object.values[i]);
       }
+  emit_listener_metadata (g, sc, p);
   jg_str (g, "syscalls");
   yajl_gen_array_open (g);
   for (size_t i = 0; syscalls && YAJL_IS_ARRAY (syscalls) && i < syscalls->u.array.len; i++)
@@ -97,10 +186,7 @@ emit_seccomp (yajl_gen g, yajl_val sc, const hv_policy *p)
   yajl_gen_map_open (g);
   jg_str (g, "names");
   hv_policy_gen_denied_names (g, p);
-  jg_str (g, "action");
-  jg_str (g, "SCMP_ACT_ERRNO");
-  jg_str (g, "errnoRet");
-  yajl_gen_integer (g, 1);
+  emit_deny_action (g);
   yajl_gen_map_close (g);
   yajl_gen_array_close (g);
   yajl_gen_map_close (g);
@@ -481,10 +567,10 @@ emit_linux_seccomp (yajl_gen g, yajl_val sc, const struct apply *a)
       /* No profile at all: the policy's own. */
       yajl_val agent = yajl_tree_parse (a->agent_profile, NULL, 0);
       yajl_val agent_sc = jw_lookup (agent, "seccomp");
-      if (agent_sc)
+      if (agent_sc && YAJL_IS_OBJECT (agent_sc))
         {
           jg_str (g, "seccomp");
-          jg_value (g, agent_sc);
+          emit_agent_seccomp (g, agent_sc, p);
         }
       yajl_tree_free (agent);
     }
@@ -558,6 +644,7 @@ emit_annotations (yajl_gen g, yajl_val ann, const struct apply *a)
       }
   jg_str (g, HV_POLICY_ANNOTATION);
   jg_str (g, a->p->name);
+  emit_audit_request (g, ann);
   emit_stacked_seccomp (g, jw_lookup (ann, HV_SECCOMP_ANNOTATION), a);
   yajl_val previous = jw_lookup (ann, HV_LANDLOCK_ANNOTATION);
   if (a->exec_rules)

@@ -272,7 +272,7 @@ hv_monitor_start (const hv_container *c, const oci_spec *spec, struct hv_monitor
         return hv_error_wrap (err, "audit monitor");
     }
   const char *policy = spec->linux_cfg.seccomp.listener_metadata;
-  struct hv_monitor_args a = { .id = c->id, .policy = policy ? policy : "", .socket_path = sock,
+  struct hv_monitor_args a = { .id = c->id, .policy = policy ? policy : "", .bundle = c->bundle, .socket_path = sock,
                                .command = &spec->process.args, .listen_fd = listen_fd, .control_fd = -1,
                                .trail_fd = trail };
   if (spawn_monitor (&a, c->dir, m, err) < 0)

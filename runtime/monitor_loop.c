@@ -158,6 +158,7 @@ write_start (struct monitor *m)
   yajl_gen_integer (g, m->init_pid);
   jg_str (g, "monitor_pid");
   yajl_gen_integer (g, getpid ());
+  hv_audit_put_kv (g, "bundle", m->a->bundle);
   jg_str (g, "command");
   yajl_gen_array_open (g);
   for (size_t i = 0; i < m->a->command->n; i++)

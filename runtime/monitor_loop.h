@@ -19,6 +19,7 @@ struct hv_monitor_args
 {
   const char *id;
   const char *policy;      /* the records' "policy" ("" when the config names none) */
+  const char *bundle;      /* for the start record */
   const char *socket_path; /* the listener's, removed at the end */
   const oci_strv *command; /* init's, for the start record */
   int listen_fd;           /* the seccomp listener socket, or -1 */
