@@ -165,3 +165,33 @@ test_container_audit_policy_default_trail() {
     and (.[-1].event == "exit")' "$trail" >/dev/null || fail "trail: $(cat "$trail" 2>&1)"
   assert_eq 600 "$(stat -c %a "$trail")" "trail mode"
 }
+
+# An ordinary user's container: the default trail is under its
+# XDG_STATE_HOME, the monitor runs as that user.
+test_container_audit_rootless_default_trail() {
+  skip_on_runc "haven's audit monitor"
+  local d=$WORK/rootless-audit-$$
+  mkdir -p "$d/xdg"
+  defer "rm -rf $d"
+  cp -a "$ROOTFS_CACHE" "$d/rootfs"
+  chown -R 65534:65534 "$d"
+  local as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_RUNTIME_DIR HOME=/tmp XDG_STATE_HOME="$d/xdg")
+  local runtime
+  runtime=$(world_readable_copy "$RUNTIME")
+  "${as_nobody[@]}" "$runtime" --root "$d/state" spec --rootless --bundle "$d" || fail "spec --rootless"
+  "${as_nobody[@]}" sh -c "jq '.process.terminal = false | .root.readonly = false | .process.args = [\"sh\", \"-c\", \"mkdir /tmp/no 2>&1; true\"]
+    | .annotations[\"run.haven.audit\"] = \"default\"
+    | .linux.seccomp = {defaultAction: \"SCMP_ACT_ALLOW\", syscalls: [{names: [\"mkdir\", \"mkdirat\"], action: \"SCMP_ACT_NOTIFY\"}]}' \
+    $d/config.json > $d/c && mv $d/c $d/config.json"
+  local out trail=$d/xdg/haven/containers/rl.jsonl
+  out=$("${as_nobody[@]}" timeout 20 "$runtime" --root "$d/state" run --bundle "$d" rl 2>&1)
+  assert_eq 0 "$?" "rootless run ($out)"
+  assert_contains "$out" "Operation not permitted"
+  assert_eq "65534 600" "$(stat -c '%u %a' "$trail")" "trail owner and mode"
+  assert_eq 700 "$(stat -c %a "$d/xdg/haven/containers")" "trail directory mode"
+  jq -se '(map(select(.event == "denied" and (.syscall | startswith("mkdir")) and .process == "init")) | length == 1)
+          and .[-1].event == "exit"' "$trail" >/dev/null || fail "trail: $(cat "$trail" 2>&1)"
+  # An id used again appends: a second start record.
+  out=$("${as_nobody[@]}" timeout 20 "$runtime" --root "$d/state" run --bundle "$d" rl 2>&1) || fail "second run: $out"
+  assert_eq 2 "$(jq -s 'map(select(.event == "start")) | length' "$trail")" "start records"
+}
