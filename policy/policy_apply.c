@@ -94,9 +94,32 @@ emit_deny_action (yajl_gen g)
   jg_kv (g, "action", "SCMP_ACT_NOTIFY");
 }
 
-/* The policy's own profile (a config without one) with its EPERM
- * denials sent to the monitor; its ENOSYS rules (calls whose arguments
- * seccomp cannot read, refused so that libc falls back) stay as they are. */
+/* A rule of the policy's own profile: its EPERM denials are sent to the
+ * monitor; its ENOSYS rules (calls whose arguments seccomp cannot read,
+ * refused so that libc falls back) stay as they are. */
+static void
+emit_agent_rule (yajl_gen g, yajl_val rule)
+{
+  yajl_val action = jw_lookup (rule, "action"), ret = jw_lookup (rule, "errnoRet");
+  bool eperm = action && YAJL_IS_STRING (action) && strcmp (action->u.string, "SCMP_ACT_ERRNO") == 0 && ret
+               && YAJL_IS_INTEGER (ret) && YAJL_GET_INTEGER (ret) == EPERM;
+  if (!eperm)
+    {
+      jg_value (g, rule);
+      return;
+    }
+  yajl_gen_map_open (g);
+  for (size_t i = 0; i < rule->u.object.len; i++)
+    if (strcmp (rule->u.object.keys[i], "action") != 0 && strcmp (rule->u.object.keys[i], "errnoRet") != 0)
+      {
+        jg_str (g, rule->u.object.keys[i]);
+        jg_value (g, rule->u.object.values[i]);
+      }
+  emit_deny_action (g);
+  yajl_gen_map_close (g);
+}
+
+/* The policy's own profile, for a config without one. */
 static void
 emit_agent_seccomp (yajl_gen g, yajl_val agent_sc, const hv_policy *p)
 {
@@ -115,26 +138,7 @@ emit_agent_seccomp (yajl_gen g, yajl_val agent_sc, const hv_policy *p)
         }
       yajl_gen_array_open (g);
       for (size_t j = 0; j < v->u.array.len; j++)
-        {
-          yajl_val rule = v->u.array.values[j];
-          yajl_val action = jw_lookup (rule, "action"), ret = jw_lookup (rule, "errnoRet");
-          bool eperm = action && YAJL_IS_STRING (action) && strcmp (action->u.string, "SCMP_ACT_ERRNO") == 0 && ret
-                       && YAJL_IS_INTEGER (ret) && YAJL_GET_INTEGER (ret) == EPERM;
-          if (!eperm)
-            {
-              jg_value (g, rule);
-              continue;
-            }
-          yajl_gen_map_open (g);
-          for (size_t k2 = 0; k2 < rule->u.object.len; k2++)
-            if (strcmp (rule->u.object.keys[k2], "action") != 0 && strcmp (rule->u.object.keys[k2], "errnoRet") != 0)
-              {
-                jg_str (g, rule->u.object.keys[k2]);
-                jg_value (g, rule->u.object.values[k2]);
-              }
-          emit_deny_action (g);
-          yajl_gen_map_close (g);
-        }
+        emit_agent_rule (g, v->u.array.values[j]);
       yajl_gen_array_close (g);
     }
   emit_listener_metadata (g, agent_sc, p);

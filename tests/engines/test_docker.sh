@@ -573,7 +573,7 @@ test_docker_policy_audit_trail() {
   wait_for 20 dk exec "$n" test -s /tmp/init.rc || fail "init did not run its denied call"
   assert_eq "1 chroot: can't change root directory to '/': Operation not permitted" \
     "$(dk exec "$n" cat /tmp/init.rc) $(dk exec "$n" cat /tmp/init.err)" "init's chroot"
-  OUT=$(dk exec "$n" sh -c 'unshare -m true; echo rc=$?' 2>&1)
+  OUT=$(dk exec "$n" sh -c 'unshare -m true 2>&1; echo rc=$?' 2>&1)
   assert_eq "unshare: unshare(0x20000): Operation not permitted
 rc=1" "$OUT" "docker exec's unshare"
   jq -se --arg id "$id" '
