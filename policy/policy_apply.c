@@ -119,6 +119,56 @@ emit_agent_rule (yajl_gen g, yajl_val rule)
   yajl_gen_map_close (g);
 }
 
+/* Is rule a plain denial by name (EPERM, no argument test)?  Those the
+ * main profile notifies (emit_seccomp, emit_agent_seccomp). */
+static bool
+plain_name_denial (yajl_val rule)
+{
+  yajl_val action = jw_lookup (rule, "action"), ret = jw_lookup (rule, "errnoRet"), args = jw_lookup (rule, "args");
+  return action && YAJL_IS_STRING (action) && strcmp (action->u.string, "SCMP_ACT_ERRNO") == 0 && ret
+         && YAJL_IS_INTEGER (ret) && YAJL_GET_INTEGER (ret) == EPERM
+         && (args == NULL || (YAJL_IS_ARRAY (args) && args->u.array.len == 0));
+}
+
+/* The agent profile as the runtime stacks it on the main one
+ * (run.haven.seccomp) when the main one records: without the plain
+ * denials by name.  Seccomp lets the strictest action of all filters
+ * win, and ERRNO beats USER_NOTIF: the same names refused EPERM in the
+ * stacked filter would answer before the monitor could record them.  The
+ * main profile always has them, as SCMP_ACT_NOTIFY.  The argument rules
+ * (TIOCSTI, set-ID modes, executable memfds, CLONE_NEWUSER) stay EPERM
+ * here, refused but not recorded: only one filter of a process may have a
+ * listener. */
+static char *
+stacked_profile_json (const char *agent_profile)
+{
+  yajl_val root = yajl_tree_parse (agent_profile, NULL, 0);
+  yajl_val sc = jw_lookup (root, "seccomp");
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (g);
+  jg_str (g, "seccomp");
+  yajl_gen_map_open (g);
+  for (size_t i = 0; sc && YAJL_IS_OBJECT (sc) && i < sc->u.object.len; i++)
+    {
+      yajl_val v = sc->u.object.values[i];
+      jg_str (g, sc->u.object.keys[i]);
+      if (strcmp (sc->u.object.keys[i], "syscalls") != 0 || !YAJL_IS_ARRAY (v))
+        {
+          jg_value (g, v);
+          continue;
+        }
+      yajl_gen_array_open (g);
+      for (size_t j = 0; j < v->u.array.len; j++)
+        if (!plain_name_denial (v->u.array.values[j]))
+          jg_value (g, v->u.array.values[j]);
+      yajl_gen_array_close (g);
+    }
+  yajl_gen_map_close (g);
+  yajl_gen_map_close (g);
+  yajl_tree_free (root);
+  return jg_finish (g);
+}
+
 /* The policy's own profile, for a config without one. */
 static void
 emit_agent_seccomp (yajl_gen g, yajl_val agent_sc, const hv_policy *p)
@@ -627,7 +677,8 @@ emit_stacked_seccomp (yajl_gen g, yajl_val previous, const struct apply *a)
       jg_value (g, previous);
       return;
     }
-  jg_kv (g, HV_SECCOMP_ANNOTATION, a->agent_profile);
+  cleanup_free char *stacked = stacked_profile_json (a->agent_profile);
+  jg_kv (g, HV_SECCOMP_ANNOTATION, stacked);
 }
 
 /* Annotations: the policy's name (exec reads it), and under exec rules
