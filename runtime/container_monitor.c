@@ -133,8 +133,10 @@ open_trail_dir (const char *id, const char *request, char **path, char **name, h
   return fd;
 }
 
+/* Open (create) the trail; a trail this create made is noted in m, so
+ * that a failed create leaves no empty file behind. */
 static int
-open_trail (const char *id, const char *request, hv_error **err)
+open_trail (const char *id, const char *request, struct hv_monitor *m, hv_error **err)
 {
   cleanup_free char *path = NULL, *name = NULL;
   cleanup_close int dirfd = open_trail_dir (id, request, &path, &name, err);
@@ -142,7 +144,14 @@ open_trail (const char *id, const char *request, hv_error **err)
     return -1;
   /* O_NOFOLLOW: the trail is ours, never a link planted in its place;
    * O_NONBLOCK: a FIFO planted there cannot hold create. */
-  cleanup_close int fd = openat (dirfd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+  int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+  bool created = true;
+  cleanup_close int fd = openat (dirfd, name, flags | O_CREAT | O_EXCL, 0600);
+  if (fd < 0 && errno == EEXIST)
+    {
+      created = false;
+      fd = openat (dirfd, name, flags);
+    }
   if (fd < 0)
     return hv_error_set (err, errno, "open audit trail %s", path);
   struct stat st;
@@ -150,6 +159,11 @@ open_trail (const char *id, const char *request, hv_error **err)
     return hv_error_set (err, 0, "audit trail %s is not a regular file", path);
   if (fcntl (fd, F_SETFL, O_APPEND) < 0)
     return hv_error_set (err, errno, "audit trail %s", path);
+  if (created)
+    {
+      m->trail_dir = steal_fd (&dirfd);
+      m->trail_name = steal_pointer (&name);
+    }
   return steal_fd (&fd);
 }
 
@@ -260,7 +274,7 @@ hv_monitor_start (const hv_container *c, const oci_spec *spec, struct hv_monitor
   const char *request = hv_monitor_trail_request (spec);
   if (request == NULL)
     return 0;
-  cleanup_close int trail = open_trail (c->id, request, err);
+  cleanup_close int trail = open_trail (c->id, request, m, err);
   if (trail < 0)
     return -1;
   cleanup_free char *sock = xasprintf ("%s/%s", c->dir, HV_MONITOR_SOCKET);
@@ -312,6 +326,16 @@ hv_monitor_release (struct hv_monitor *m, bool abort)
   if (m->pidfd >= 0)
     close (m->pidfd);
   m->pidfd = -1;
+  /* A trail this create made, still empty (nothing ran): not left behind. */
+  struct stat st;
+  if (abort && m->trail_dir >= 0 && fstatat (m->trail_dir, m->trail_name, &st, AT_SYMLINK_NOFOLLOW) == 0
+      && S_ISREG (st.st_mode) && st.st_size == 0)
+    unlinkat (m->trail_dir, m->trail_name, 0);
+  if (m->trail_dir >= 0)
+    close (m->trail_dir);
+  m->trail_dir = -1;
+  free (m->trail_name);
+  m->trail_name = NULL;
 }
 
 /* Until pidfd's process is gone, at most ms milliseconds. */

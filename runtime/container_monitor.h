@@ -57,8 +57,10 @@ struct hv_monitor
 {
   int pidfd;   /* of the monitor, -1: none started */
   int control; /* create's end of the control socket, -1 once init is handed over */
+  int trail_dir;    /* a trail this create made: its directory, or -1 */
+  char *trail_name; /* ... and its name there */
 };
-#define HV_MONITOR_INIT { -1, -1 }
+#define HV_MONITOR_INIT { -1, -1, -1, NULL }
 
 /* Does the config ask for a monitor? */
 const char *hv_monitor_trail_request (const oci_spec *spec);
@@ -76,7 +78,8 @@ int hv_monitor_start (const hv_container *c, const oci_spec *spec, struct hv_mon
  * start_time), which it records and watches. */
 int hv_monitor_attach_init (struct hv_monitor *m, pid_t pid, unsigned long long start_time, hv_error **err);
 /* create failed or is done: close create's handle.  With abort, end the
- * monitor (it writes nothing: there was no container). */
+ * monitor (it writes nothing: there was no container) and remove the
+ * trail if this create made it. */
 void hv_monitor_release (struct hv_monitor *m, bool abort);
 
 /* delete: stop the monitor of the container whose state is in dir, if

@@ -36,14 +36,16 @@ gone() {
 
 test_container_audit_init_and_exec_recorded() {
   skip_on_runc "haven's audit monitor"
-  # A state root whose socket paths are longer than sun_path (Docker's
-  # <exec-root>/runtime-runc/moby/<64 hex> often is).
-  local root=$WORK/$(printf 'r%.0s' $(seq 90)) trail=$WORK/trails-$RANDOM/sub/c.jsonl id m
-  id=$(new_id audit)
+  # An id that makes the socket's path longer than sun_path (Docker's
+  # <exec-root>/runtime-runc/moby/<64 hex> often is); in the harness's
+  # state root, whose cleanup deletes what a killed test leaves.
+  local root=$STATE_ROOT trail=$WORK/trails-$RANDOM/sub/c.jsonl id m
+  id=$(new_id audit)-$(printf 'l%.0s' $(seq 90))
+  defer "timeout 20 '$RUNTIME' --root '$root' delete --force '$id'"
   audit_bundle "$trail" sh -c "$(wait_then 'chroot / true; echo init-rc=$?')"
   # (init keeps create's stdout and stderr: a file, not a pipe to wait on.)
   timeout 20 "$RUNTIME" --root "$root" create --bundle "$B" "$id" > create.out 2>&1 || fail "create: $(cat create.out)"
-  defer "timeout 20 '$RUNTIME' --root '$root' delete --force '$id'"
+  [ $((${#root} + ${#id} + 14)) -gt 107 ] || fail "the socket path fits in sun_path: not the case under test"
   m=$(monitor_pid "$root/$id")
   assert_eq haven-monitor "$(cat /proc/$m/comm)" "monitor process"
   assert_eq 700 "$(stat -c %a "$(dirname "$trail")")" "trail directory mode"
@@ -145,6 +147,12 @@ test_container_audit_bad_requests_refused() {
   out=$(rt create --bundle "$B" "$(new_id auditbad)" 2>&1) && fail "trail through a link accepted"
   assert_contains "$out" "open audit trail $d/link.jsonl"
   [ ! -e /etc/haven-audit-target ] || fail "the link was followed"
+  # A create that fails after making the trail leaves no empty trail.
+  local t=$WORK/trails-$RANDOM/new.jsonl
+  audit_bundle "$t" /no/such/program
+  out=$(rt create --bundle "$B" "$(new_id auditbad)" 2>&1) && fail "create of a missing program succeeded"
+  [ -d "$(dirname "$t")" ] || fail "the trail's directory was never made: not the case under test"
+  [ ! -e "$t" ] || fail "a failed create left its empty trail"
   assert_eq 0 "$(ls "$STATE_ROOT" | grep -c auditbad)" "state left by refused creates"
 }
 
