@@ -13,11 +13,13 @@
  * one of them. */
 #include "config.h"
 
+#include <errno.h>
 #include <fnmatch.h>
 #include <string.h>
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+#include "container_monitor.h"
 #include "json_gen.h"
 #include "json_walk.h"
 #include "oci_tables.h"
@@ -71,13 +73,154 @@ allowing (const char *action)
   return action && (strcmp (action, "SCMP_ACT_ALLOW") == 0 || strcmp (action, "SCMP_ACT_LOG") == 0);
 }
 
+/* The audit trail of engine containers: every policed container gets
+ * one, because an engine container has no other record of what the agent
+ * tried.  The policy's denials become SCMP_ACT_NOTIFY, answered EPERM by
+ * the runtime's per-container monitor (runtime/container_monitor.h),
+ * which the run.haven.audit annotation asks for; if the monitor is gone
+ * the kernel answers ENOSYS, so a call is never allowed for want of a
+ * trail.  The trail's place is the monitor's default unless the config
+ * already names one. */
+static void
+emit_audit_request (yajl_gen g, yajl_val annotations)
+{
+  if (jw_lookup (annotations, HV_MONITOR_ANNOTATION))
+    return; /* copied as the config has it */
+  jg_kv (g, HV_MONITOR_ANNOTATION, "default");
+}
+
+/* The records' "policy": the policies applied, in order. */
+static void
+emit_listener_metadata (yajl_gen g, yajl_val sc, const hv_policy *p)
+{
+  yajl_val old = jw_lookup (sc, "listenerMetadata");
+  jg_str (g, "listenerMetadata");
+  if (old && YAJL_IS_STRING (old) && old->u.string[0])
+    {
+      cleanup_free char *both = xasprintf ("%s,%s", old->u.string, p->name);
+      jg_str (g, both);
+    }
+  else
+    jg_str (g, p->name);
+}
+
+/* What a policy's denial does: notify the monitor, which records the call
+ * and answers EPERM. */
+static void
+emit_deny_action (yajl_gen g)
+{
+  jg_kv (g, "action", "SCMP_ACT_NOTIFY");
+}
+
+/* A rule of the policy's own profile: its EPERM denials are sent to the
+ * monitor; its ENOSYS rules (calls whose arguments seccomp cannot read,
+ * refused so that libc falls back) stay as they are. */
+static void
+emit_agent_rule (yajl_gen g, yajl_val rule)
+{
+  yajl_val action = jw_lookup (rule, "action"), ret = jw_lookup (rule, "errnoRet");
+  bool eperm = action && YAJL_IS_STRING (action) && strcmp (action->u.string, "SCMP_ACT_ERRNO") == 0 && ret
+               && YAJL_IS_INTEGER (ret) && YAJL_GET_INTEGER (ret) == EPERM;
+  if (!eperm)
+    {
+      jg_value (g, rule);
+      return;
+    }
+  yajl_gen_map_open (g);
+  for (size_t i = 0; i < rule->u.object.len; i++)
+    if (strcmp (rule->u.object.keys[i], "action") != 0 && strcmp (rule->u.object.keys[i], "errnoRet") != 0)
+      {
+        jg_str (g, rule->u.object.keys[i]);
+        jg_value (g, rule->u.object.values[i]);
+      }
+  emit_deny_action (g);
+  yajl_gen_map_close (g);
+}
+
+/* Is rule a plain denial by name (EPERM, no argument test)?  Those the
+ * main profile notifies (emit_seccomp, emit_agent_seccomp). */
+static bool
+plain_name_denial (yajl_val rule)
+{
+  yajl_val action = jw_lookup (rule, "action"), ret = jw_lookup (rule, "errnoRet"), args = jw_lookup (rule, "args");
+  return action && YAJL_IS_STRING (action) && strcmp (action->u.string, "SCMP_ACT_ERRNO") == 0 && ret
+         && YAJL_IS_INTEGER (ret) && YAJL_GET_INTEGER (ret) == EPERM
+         && (args == NULL || (YAJL_IS_ARRAY (args) && args->u.array.len == 0));
+}
+
+/* The agent profile as the runtime stacks it on the main one
+ * (run.haven.seccomp) when the main one records: without the plain
+ * denials by name.  Seccomp lets the strictest action of all filters
+ * win, and ERRNO beats USER_NOTIF: the same names refused EPERM in the
+ * stacked filter would answer before the monitor could record them.  The
+ * main profile always has them, as SCMP_ACT_NOTIFY.  The argument rules
+ * (TIOCSTI, set-ID modes, executable memfds, CLONE_NEWUSER) stay EPERM
+ * here, refused but not recorded: only one filter of a process may have a
+ * listener. */
+static char *
+stacked_profile_json (const char *agent_profile)
+{
+  yajl_val root = yajl_tree_parse (agent_profile, NULL, 0);
+  yajl_val sc = jw_lookup (root, "seccomp");
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (g);
+  jg_str (g, "seccomp");
+  yajl_gen_map_open (g);
+  for (size_t i = 0; sc && YAJL_IS_OBJECT (sc) && i < sc->u.object.len; i++)
+    {
+      yajl_val v = sc->u.object.values[i];
+      jg_str (g, sc->u.object.keys[i]);
+      if (strcmp (sc->u.object.keys[i], "syscalls") != 0 || !YAJL_IS_ARRAY (v))
+        {
+          jg_value (g, v);
+          continue;
+        }
+      yajl_gen_array_open (g);
+      for (size_t j = 0; j < v->u.array.len; j++)
+        if (!plain_name_denial (v->u.array.values[j]))
+          jg_value (g, v->u.array.values[j]);
+      yajl_gen_array_close (g);
+    }
+  yajl_gen_map_close (g);
+  yajl_gen_map_close (g);
+  yajl_tree_free (root);
+  return jg_finish (g);
+}
+
+/* The policy's own profile, for a config without one. */
+static void
+emit_agent_seccomp (yajl_gen g, yajl_val agent_sc, const hv_policy *p)
+{
+  yajl_gen_map_open (g);
+  for (size_t i = 0; i < agent_sc->u.object.len; i++)
+    {
+      const char *k = agent_sc->u.object.keys[i];
+      yajl_val v = agent_sc->u.object.values[i];
+      if (strcmp (k, "listenerMetadata") == 0)
+        continue;
+      jg_str (g, k);
+      if (strcmp (k, "syscalls") != 0 || !YAJL_IS_ARRAY (v))
+        {
+          jg_value (g, v);
+          continue;
+        }
+      yajl_gen_array_open (g);
+      for (size_t j = 0; j < v->u.array.len; j++)
+        emit_agent_rule (g, v->u.array.values[j]);
+      yajl_gen_array_close (g);
+    }
+  emit_listener_metadata (g, agent_sc, p);
+  yajl_gen_map_close (g);
+}
+
 static void
 emit_seccomp (yajl_gen g, yajl_val sc, const hv_policy *p)
 {
   yajl_gen_map_open (g);
   yajl_val syscalls = jw_lookup (sc, "syscalls");
-  static const char *const replaced[] = { "syscalls", NULL };
+  static const char *const replaced[] = { "syscalls", "listenerMetadata", NULL };
   emit_fields_except (g, sc, replaced);
+  emit_listener_metadata (g, sc, p);
   jg_str (g, "syscalls");
   yajl_gen_array_open (g);
   for (size_t i = 0; syscalls && YAJL_IS_ARRAY (syscalls) && i < syscalls->u.array.len; i++)
@@ -111,10 +254,7 @@ emit_seccomp (yajl_gen g, yajl_val sc, const hv_policy *p)
   yajl_gen_map_open (g);
   jg_str (g, "names");
   hv_policy_gen_denied_names (g, p);
-  jg_str (g, "action");
-  jg_str (g, "SCMP_ACT_ERRNO");
-  jg_str (g, "errnoRet");
-  yajl_gen_integer (g, 1);
+  emit_deny_action (g);
   yajl_gen_map_close (g);
   yajl_gen_array_close (g);
   yajl_gen_map_close (g);
@@ -459,10 +599,10 @@ emit_linux_seccomp (yajl_gen g, yajl_val sc, const struct apply *a)
       /* No profile at all: the policy's own. */
       yajl_val agent = yajl_tree_parse (a->agent_profile, NULL, 0);
       yajl_val agent_sc = jw_lookup (agent, "seccomp");
-      if (agent_sc)
+      if (agent_sc && YAJL_IS_OBJECT (agent_sc))
         {
           jg_str (g, "seccomp");
-          jg_value (g, agent_sc);
+          emit_agent_seccomp (g, agent_sc, p);
         }
       yajl_tree_free (agent);
     }
@@ -505,7 +645,8 @@ emit_stacked_seccomp (yajl_gen g, yajl_val previous, const struct apply *a)
       jg_value (g, previous);
       return;
     }
-  jg_kv (g, HV_SECCOMP_ANNOTATION, a->agent_profile);
+  cleanup_free char *stacked = stacked_profile_json (a->agent_profile);
+  jg_kv (g, HV_SECCOMP_ANNOTATION, stacked);
 }
 
 /* Annotations: the policy's name (exec reads it), and under exec rules
@@ -526,6 +667,7 @@ emit_annotations (yajl_gen g, yajl_val ann, const struct apply *a)
       }
   jg_str (g, HV_POLICY_ANNOTATION);
   jg_str (g, a->p->name);
+  emit_audit_request (g, ann);
   emit_stacked_seccomp (g, jw_lookup (ann, HV_SECCOMP_ANNOTATION), a);
   yajl_val previous = jw_lookup (ann, HV_LANDLOCK_ANNOTATION);
   if (a->exec_rules)

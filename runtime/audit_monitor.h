@@ -28,15 +28,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "audit_trail.h" /* the records, the limits (HV_AUDIT_RATE...) */
 #include "error.h"
-
-#define HV_AUDIT_RATE 100           /* denial records per second, sustained */
-#define HV_AUDIT_BURST 500          /* ... and at once */
-#define HV_AUDIT_MAX_BYTES (4 << 20) /* written per run, then only a final summary */
-#define HV_AUDIT_MAX_KINDS 128      /* distinct system calls in a summary; the rest count as "other" */
-
-/* s with every invalid UTF-8 byte replaced by U+FFFD (a new string). */
-char *hv_audit_utf8_sanitize (const char *s);
 
 struct hv_audit
 {

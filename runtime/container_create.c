@@ -24,6 +24,7 @@
 #include "cgroup_systemd.h"
 #include "console.h"
 #include "container.h"
+#include "container_monitor.h"
 #include "hooks.h"
 #include "log.h"
 #include "namespaces.h"
@@ -79,6 +80,7 @@ struct create_run
   bool cgroup_made;
   bool rootless;
   bool hooks_started;
+  struct hv_monitor monitor; /* the audit monitor, when the config asks for one */
 };
 
 static void
@@ -108,6 +110,7 @@ create_cleanup (const struct hv_runtime *rt, struct create_run *r)
       cleanup_error hv_error *ignored = NULL;
       hv_hooks_run (&r->spec->hooks.poststop, "poststop", json, &ignored);
     }
+  hv_monitor_release (&r->monitor, true);
   hv_state_remove (r->c->dir, NULL);
   (void) rt;
 }
@@ -115,7 +118,8 @@ create_cleanup (const struct hv_runtime *rt, struct create_run *r)
 /* Read and parse config.json, then let the caller rewrite it (haven-runc
  * applies its policies there: struct hv_runtime). */
 static int
-read_config (const struct hv_runtime *rt, const char *bundle, char **text, oci_spec **spec, hv_error **err)
+read_config (const struct hv_runtime *rt, const char *bundle, const char *dir, char **text, oci_spec **spec,
+             hv_error **err)
 {
   cleanup_free char *path = xasprintf ("%s/config.json", bundle);
   size_t len;
@@ -123,9 +127,10 @@ read_config (const struct hv_runtime *rt, const char *bundle, char **text, oci_s
     return -1;
   if (oci_spec_parse (*text, len, path, spec, err) < 0)
     return -1;
-  if (rt->config_filter == NULL)
-    return 0;
-  return rt->config_filter (rt->config_filter_data, path, text, spec, err);
+  if (rt->config_filter && rt->config_filter (rt->config_filter_data, path, text, spec, err) < 0)
+    return -1;
+  /* The filtered config's: a policy may ask for the audit monitor. */
+  return hv_monitor_prepare_config (dir, path, text, spec, err);
 }
 
 static int
@@ -469,6 +474,7 @@ release_create_run (struct create_run *r)
     close (r->fifo);
   if (r->lock >= 0)
     close (r->lock);
+  hv_monitor_release (&r->monitor, false);
   hv_container_free (r->c);
   oci_spec_free (r->spec);
   free (r->config_text);
@@ -478,7 +484,7 @@ int
 hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *opts, hv_container **out, int *pidfd_out,
                      hv_error **err)
 {
-  struct create_run r = { .pidfd = -1, .fifo = -1, .sock = { -1, -1 }, .lock = -1 };
+  struct create_run r = { .pidfd = -1, .fifo = -1, .sock = { -1, -1 }, .lock = -1, .monitor = HV_MONITOR_INIT };
   cleanup_free char *bundle = realpath (opts->bundle ? opts->bundle : ".", NULL);
   cleanup_free char *rootfs = NULL;
   cleanup_free char *dir = NULL;
@@ -488,7 +494,7 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
     return hv_error_set (err, errno, "bundle %s", opts->bundle ? opts->bundle : ".");
   if (hv_state_dir (rt, opts->id, &dir, err) < 0)
     return -1;
-  if (read_config (rt, bundle, &r.config_text, &r.spec, err) < 0)
+  if (read_config (rt, bundle, dir, &r.config_text, &r.spec, err) < 0)
     goto done; /* the text and the config, when read, are r's to free */
   if (check_config (r.spec, opts, bundle, err) < 0)
     goto fail_early;
@@ -506,6 +512,10 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
     goto fail;
   if (write_file_atomic (r.c->dir, "config.json", r.config_text, strlen (r.config_text), err) < 0)
     goto fail;
+  /* Before init and before we join any namespace: the monitor stays in
+   * ours, and init connects to it. */
+  if (hv_monitor_start (r.c, r.spec, &r.monitor, err) < 0)
+    goto fail;
   if (open_exec_fifo (&r, err) < 0 || open_sync_socket (&r, err) < 0)
     goto fail;
   if (opts->keep_child_reapable && r.ns.double_fork)
@@ -518,7 +528,8 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
     goto fail;
   close (r.sock[0]);
   r.sock[0] = -1;
-  if (save_created (&r, opts, err) < 0)
+  if (save_created (&r, opts, err) < 0
+      || hv_monitor_attach_init (&r.monitor, r.c->pid, r.c->start_time, err) < 0)
     goto fail;
   if (pidfd_out)
     *pidfd_out = pidfd_for_caller (&r);

@@ -25,6 +25,7 @@
 #include "console.h"
 #include "container.h"
 #include "process.h"
+#include "seccomp_filter.h"
 #include "safe_path.h"
 #include "signals.h"
 #include "sync.h"
@@ -62,6 +63,8 @@ struct exec_child
   const struct hv_exec_opts *o;
   int pidfd;
   int sync;
+  int listener;     /* connected to the seccomp listener, or -1 */
+  char *state_json; /* the container's state, for the listener */
 };
 
 /* The process inside the container: never returns. */
@@ -70,8 +73,8 @@ exec_inner (struct exec_child *x, bool userns)
 {
   hv_error *err = NULL;
   struct hv_process_ctx pctx = { .process = &x->spec->process, .seccomp = &x->spec->linux_cfg.seccomp,
-                                 .procfd = -1, .preserve_fds = x->o->preserve_fds, .seccomp_listener = -1,
-                                 .userns = userns,
+                                 .procfd = -1, .preserve_fds = x->o->preserve_fds, .seccomp_listener = x->listener,
+                                 .state_json = x->state_json, .userns = userns,
                                  .landlock = oci_kv_get (&x->spec->annotations, "run.haven.landlock"),
                                  .seccomp_extra = oci_kv_get (&x->spec->annotations, "run.haven.seccomp") };
   /* No PDEATHSIG here: our parent (the outer process) exits right away. */
@@ -187,6 +190,19 @@ drive_exec (int sock, pid_t *outer, const struct hv_exec_opts *o, pid_t *pid, hv
     }
 }
 
+/* The container's seccomp listener (its audit monitor), connected here
+ * while its host path is reachable: the process loads the container's
+ * filter again, and the listener must get its notify fd too.  A listener
+ * that is gone refuses the exec (its denials could not be answered). */
+static int
+connect_listener (const oci_spec *spec, hv_error **err)
+{
+  const oci_seccomp *sc = &spec->linux_cfg.seccomp;
+  if (!sc->present || sc->listener_path == NULL || sc->listener_path[0] == '\0')
+    return -1;
+  return hv_seccomp_connect_listener (sc->listener_path, err);
+}
+
 /* Start the process: returns its pid once it is ready to exec, or -1
  * with nothing left running. */
 static pid_t
@@ -199,6 +215,13 @@ spawn_exec (const hv_container *c, oci_spec *spec, const struct hv_exec_opts *o,
         close (pidfd);
       return hv_error_set (err, 0, "container not running");
     }
+  cleanup_close int listener = connect_listener (spec, err);
+  if (listener < 0 && *err)
+    {
+      close (pidfd);
+      return -1;
+    }
+  cleanup_free char *state_json = hv_container_state_json (c, hv_container_status (c), false);
   int sock[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0)
     {
@@ -207,7 +230,8 @@ spawn_exec (const hv_container *c, oci_spec *spec, const struct hv_exec_opts *o,
     }
   if (!o->detach)
     prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-  struct exec_child x = { .c = c, .spec = spec, .o = o, .pidfd = pidfd, .sync = sock[1] };
+  struct exec_child x = { .c = c, .spec = spec, .o = o, .pidfd = pidfd, .sync = sock[1], .listener = listener,
+                          .state_json = state_json };
   pid_t outer = fork ();
   if (outer == 0)
     {

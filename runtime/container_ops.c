@@ -10,6 +10,7 @@
 #include "cgroup.h"
 #include "cgroup_systemd.h"
 #include "container.h"
+#include "container_monitor.h"
 #include "hooks.h"
 #include "log.h"
 #include "utils.h"
@@ -89,5 +90,8 @@ hv_container_destroy (const struct hv_runtime *rt, hv_container *c, hv_error **e
       if (hv_hooks_run (&spec->hooks.poststop, "poststop", json, &hook_err) < 0)
         hv_log (HV_LOG_WARNING, "%s", hook_err->msg);
     }
+  /* The audit monitor writes its exit record and goes; its trail stays. */
+  if (hv_monitor_stop (c->dir, err) < 0)
+    return hv_error_wrap (err, "delete %s", c->id);
   return hv_state_remove (c->dir, err);
 }

@@ -10,6 +10,7 @@
 
 #include "cgroup.h"
 #include "container.h"
+#include "container_monitor.h"
 #include "signals.h"
 #include "utils.h"
 
@@ -68,6 +69,9 @@ hv_container_delete (const struct hv_runtime *rt, hv_container *c, bool force, h
        * (then the directory is all that is left of it). */
       if (hv_state_being_created (c->dir))
         return hv_error_set (err, 0, "container %s is being created", cid);
+      /* Its monitor, if it got one, ends by itself without create; make sure. */
+      if (hv_monitor_stop (c->dir, err) < 0)
+        return -1;
       return hv_state_remove (c->dir, err);
     }
   /* runtime-spec: deleting anything but a stopped container is an error
@@ -77,6 +81,11 @@ hv_container_delete (const struct hv_runtime *rt, hv_container *c, bool force, h
   if (st != HV_STATUS_STOPPED && c->pid > 0 && hv_container_alive (c))
     {
       cleanup_error hv_error *ignored = NULL;
+      /* The audit monitor first, so that its trail says the container was
+       * deleted, not only that init died.  Until init is gone its calls
+       * get ENOSYS from the kernel: still never allowed. */
+      if (hv_monitor_stop (c->dir, err) < 0)
+        return hv_error_wrap (err, "delete %s", cid);
       signal_container (c, SIGKILL, c->cgroup_path[0] != '\0', &ignored);
       if (st == HV_STATUS_PAUSED)
         hv_cgroup_freeze (c->cgroup_path, false, NULL);

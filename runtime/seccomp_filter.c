@@ -13,6 +13,7 @@
 #include "json_gen.h"
 #include "oci_tables.h"
 #include "seccomp_args.h"
+#include "unix_socket.h"
 #include "utils.h"
 
 /* "SCMP_ARCH_X86_64" -> libseccomp's token ("x86_64"). */
@@ -257,19 +258,9 @@ hv_seccomp_load (const oci_seccomp *sc, int *notify_fd, hv_error **err)
 int
 hv_seccomp_connect_listener (const char *path, hv_error **err)
 {
-  struct sockaddr_un addr = { .sun_family = AF_UNIX };
-  if (strlen (path) >= sizeof (addr.sun_path))
-    return hv_error_set (err, 0, "seccomp listener path too long: %s", path);
-  strcpy (addr.sun_path, path);
-  int sock = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int sock = hv_unix_connect (path, err);
   if (sock < 0)
-    return hv_error_set (err, errno, "socket");
-  if (connect (sock, (struct sockaddr *) &addr, sizeof (addr)) < 0)
-    {
-      int e = errno;
-      close (sock);
-      return hv_error_set (err, e, "connect to seccomp listener %s", path);
-    }
+    return hv_error_wrap (err, "seccomp listener");
   return sock;
 }
 

@@ -203,6 +203,15 @@ final_cleanup() {
   for m in $(awk -v w="$WORK" 'index($5, w) == 1 {print $5}' /proc/self/mountinfo | sort -r); do
     umount -l "$m" 2>/dev/null
   done
+  # The audit trails our policed containers left (they outlive delete):
+  # those whose bundle was ours (Podman's under $WORK, Docker's in our
+  # containerd namespace).
+  local t b
+  for t in /var/log/haven/containers/*.jsonl; do
+    [ -f "$t" ] || continue
+    b=$(head -1 "$t" | jq -r '.bundle // ""' 2>/dev/null)
+    case $b in "$WORK"/* | */haven-test/*) rm -f "$t" ;; esac
+  done
   rm -rf "$WORK"
 }
 trap final_cleanup EXIT

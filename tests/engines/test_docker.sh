@@ -588,3 +588,36 @@ No such file or directory" "$OUT"
   [ "$RC" != 0 ] || fail "a container started with .git a symbolic link"
   assert_contains "$OUT" 'filesystem.protect ".git/hooks": /workspace/.git/hooks is or passes through a symbolic link'
 }
+
+# Issue 9: the audit trail of a policed container (runtime/container_monitor.h).
+# Denied calls from init and from `docker exec` are answered EPERM by the
+# container's monitor and recorded in /var/log/haven/containers/<id>.jsonl;
+# `docker rm` ends the monitor and the trail stays.
+test_docker_policy_audit_trail() {
+  need_docker
+  [ "$ENGINE_RUNTIME" = haven ] || skip "haven's audit monitor"
+  local n id trail m
+  n=$(new_name audit)
+  dk run -d --name "$n" --runtime haven-default --network none "$IMAGE" \
+    sh -c 'chroot / true 2>/tmp/init.err; echo $? > /tmp/init.rc; sleep 1000' >/dev/null 2>run.err \
+    || fail "docker run: $(cat run.err)"
+  id=$(dk_state "$n" '{{.Id}}')
+  trail=/var/log/haven/containers/$id.jsonl
+  defer "rm -f '$trail'"
+  wait_for 20 dk exec "$n" test -s /tmp/init.rc || fail "init did not run its denied call"
+  assert_eq "1 chroot: can't change root directory to '/': Operation not permitted" \
+    "$(dk exec "$n" cat /tmp/init.rc) $(dk exec "$n" cat /tmp/init.err)" "init's chroot"
+  OUT=$(dk exec "$n" sh -c 'unshare -m true 2>&1; echo rc=$?' 2>&1)
+  assert_eq "unshare: unshare(0x20000): Operation not permitted
+rc=1" "$OUT" "docker exec's unshare"
+  jq -se --arg id "$id" '
+    (.[0] | .event == "start" and .policy == "default" and .container == $id and .command[0] == "sh")
+    and (map(select(.event == "denied" and .syscall == "chroot" and .process == "init" and .container == $id)) | length == 1)
+    and (map(select(.event == "denied" and .syscall == "unshare" and .process == "exec" and .comm == "unshare")) | length == 1)' \
+    "$trail" >/dev/null || fail "trail: $(cat "$trail" 2>&1)"
+  m=$(jq -s '.[0].monitor_pid' "$trail")
+  [ "$(cat /proc/$m/comm 2>/dev/null)" = haven-monitor ] || fail "no monitor $m while the container runs"
+  dk rm -f "$n" >/dev/null || fail "docker rm -f"
+  wait_for 10 sh -c "[ ! -e /proc/$m ] || grep -q '^State:.*Z' /proc/$m/status" || fail "monitor $m outlived docker rm"
+  jq -se '.[-1].event == "exit"' "$trail" >/dev/null || fail "no exit record: $(tail -1 "$trail")"
+}

@@ -49,6 +49,8 @@ final_cleanup() {
     umount -l "$m"
   done
   rm -rf "$WORK"
+  # Policed containers leave their audit trails (they outlive delete).
+  rm -f /var/log/haven/containers/"$CTR_PREFIX"-*.jsonl
 }
 trap final_cleanup EXIT
 trap 'exit 130' INT TERM

@@ -1,0 +1,327 @@
+#include "config.h"
+#include "audit_trail.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "json_gen.h"
+#include "log.h"
+#include "utils.h"
+
+/* Every string of a record is valid UTF-8: a byte that does not start or
+ * continue a well-formed sequence (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF) becomes U+FFFD.  yajl escapes the
+ * control characters but passes bytes through unchecked, and a process
+ * named "\xff\xfe" used to make a line that was not JSON.  Returns a new
+ * string. */
+char *
+hv_audit_utf8_sanitize (const char *s)
+{
+  const unsigned char *in = (const unsigned char *) s;
+  size_t len = strlen (s);
+  unsigned char *out = xmalloc0 (3 * len + 1), *o = out;
+  for (size_t i = 0; i < len;)
+    {
+      unsigned char c = in[i];
+      size_t need = 0;
+      unsigned char lo = 0x80, hi = 0xbf;
+      if (c < 0x80)
+        {
+          *o++ = c;
+          i++;
+          continue;
+        }
+      if (c >= 0xc2 && c <= 0xdf)
+        need = 1;
+      else if (c >= 0xe0 && c <= 0xef)
+        {
+          need = 2;
+          lo = c == 0xe0 ? 0xa0 : 0x80;
+          hi = c == 0xed ? 0x9f : 0xbf;
+        }
+      else if (c >= 0xf0 && c <= 0xf4)
+        {
+          need = 3;
+          lo = c == 0xf0 ? 0x90 : 0x80;
+          hi = c == 0xf4 ? 0x8f : 0xbf;
+        }
+      bool ok = need > 0 && i + need < len;
+      for (size_t k = 1; ok && k <= need; k++)
+        {
+          unsigned char b = i + k < len ? in[i + k] : 0;
+          unsigned char l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xbf;
+          ok = b >= l && b <= h;
+        }
+      if (ok)
+        {
+          memcpy (o, in + i, need + 1);
+          o += need + 1;
+          i += need + 1;
+        }
+      else
+        {
+          memcpy (o, "\xef\xbf\xbd", 3);
+          o += 3;
+          i++;
+        }
+    }
+  *o = '\0';
+  return (char *) out;
+}
+
+void
+hv_audit_put_str (yajl_gen g, const char *s)
+{
+  cleanup_free char *clean = hv_audit_utf8_sanitize (s ? s : "");
+  jg_str (g, clean);
+}
+
+void
+hv_audit_put_kv (yajl_gen g, const char *key, const char *value)
+{
+  jg_str (g, key);
+  hv_audit_put_str (g, value);
+}
+
+void
+hv_audit_trail_init (struct hv_audit_trail *t, int fd, const char *policy, const char *container)
+{
+  memset (t, 0, sizeof (*t));
+  t->fd = fd;
+  t->policy = policy;
+  t->container = container;
+  t->tokens = HV_AUDIT_BURST;
+  clock_gettime (CLOCK_MONOTONIC, &t->last);
+}
+
+void
+hv_audit_trail_release (struct hv_audit_trail *t)
+{
+  free (t->req);
+  free (t->resp);
+  t->req = NULL;
+  t->resp = NULL;
+}
+
+yajl_gen
+hv_audit_trail_record (const struct hv_audit_trail *t, const char *event)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  cleanup_free char *now = now_rfc3339 ();
+  yajl_gen_map_open (g);
+  hv_audit_put_kv (g, "time", now);
+  hv_audit_put_kv (g, "event", event);
+  hv_audit_put_kv (g, "policy", t->policy);
+  if (t->container)
+    hv_audit_put_kv (g, "container", t->container);
+  return g;
+}
+
+void
+hv_audit_trail_emit (struct hv_audit_trail *t, yajl_gen g)
+{
+  yajl_gen_map_close (g);
+  t->written += hv_write_json_line (t->fd, g);
+  yajl_gen_free (g);
+}
+
+static double
+elapsed (const struct timespec *a, const struct timespec *b)
+{
+  return (double) (b->tv_sec - a->tv_sec) + (double) (b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void
+count_dropped (struct hv_audit_trail *t, const struct seccomp_notif *req)
+{
+  t->dropped++;
+  t->dropped_total++;
+  for (size_t i = 0; i < t->n_kinds; i++)
+    if (t->kinds[i].arch == req->data.arch && t->kinds[i].nr == req->data.nr)
+      {
+        t->kinds[i].count++;
+        return;
+      }
+  if (t->n_kinds < HV_AUDIT_MAX_KINDS)
+    t->kinds[t->n_kinds++] = (struct hv_audit_dropped_kind) { req->data.arch, req->data.nr, 1 };
+  else
+    t->other++;
+}
+
+bool
+hv_audit_trail_summary_due (const struct hv_audit_trail *t)
+{
+  return t->dropped && !t->capped;
+}
+
+/* {"event":"dropped","count":N,"syscalls":{"ptrace":N,...}}: the denials
+ * not recorded one by one since the last summary.  "final" marks the
+ * summary written after the size cap, when the sandbox is gone. */
+void
+hv_audit_trail_summarize (struct hv_audit_trail *t, bool final)
+{
+  if (t->dropped == 0)
+    return;
+  yajl_gen g = hv_audit_trail_record (t, "dropped");
+  jg_str (g, "count");
+  yajl_gen_integer (g, (long long) t->dropped);
+  jg_str (g, "reason");
+  jg_str (g, t->capped ? "size limit" : "rate limit");
+  if (final)
+    {
+      jg_str (g, "total_dropped");
+      yajl_gen_integer (g, (long long) t->dropped_total);
+    }
+  jg_str (g, "syscalls");
+  yajl_gen_map_open (g);
+  for (size_t i = 0; i < t->n_kinds; i++)
+    {
+      cleanup_free char *name = seccomp_syscall_resolve_num_arch (t->kinds[i].arch, t->kinds[i].nr);
+      char nr[32];
+      snprintf (nr, sizeof (nr), "%d", t->kinds[i].nr);
+      hv_audit_put_str (g, name ? name : nr);
+      yajl_gen_integer (g, (long long) t->kinds[i].count);
+    }
+  if (t->other)
+    {
+      jg_str (g, "other");
+      yajl_gen_integer (g, (long long) t->other);
+    }
+  yajl_gen_map_close (g);
+  hv_audit_trail_emit (t, g);
+  t->dropped = 0;
+  t->n_kinds = 0;
+  t->other = 0;
+}
+
+/* May a denial be recorded now?  Refills the bucket. */
+static bool
+take_token (struct hv_audit_trail *t)
+{
+  struct timespec now;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  t->tokens += elapsed (&t->last, &now) * HV_AUDIT_RATE;
+  if (t->tokens > HV_AUDIT_BURST)
+    t->tokens = HV_AUDIT_BURST;
+  t->last = now;
+  if (t->tokens < 1)
+    return false;
+  t->tokens -= 1;
+  return true;
+}
+
+static void
+record_denial (struct hv_audit_trail *t, const struct seccomp_notif *req, const char *process)
+{
+  if (t->capped || !take_token (t))
+    {
+      count_dropped (t, req);
+      return;
+    }
+  /* The summary of what was dropped comes before the next record. */
+  hv_audit_trail_summarize (t, false);
+  yajl_gen g = hv_audit_trail_record (t, "denied");
+  if (process)
+    hv_audit_put_kv (g, "process", process);
+  cleanup_free char *name = seccomp_syscall_resolve_num_arch (req->data.arch, req->data.nr);
+  char nr[32];
+  snprintf (nr, sizeof (nr), "%d", req->data.nr);
+  hv_audit_put_kv (g, "syscall", name ? name : nr);
+  jg_str (g, "pid");
+  yajl_gen_integer (g, req->pid);
+  /* The process names itself: informative only, and any bytes at all. */
+  char path[64], comm[64] = "";
+  snprintf (path, sizeof (path), "/proc/%u/comm", req->pid);
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0)
+    {
+      ssize_t n = read (fd, comm, sizeof (comm) - 1);
+      comm[n > 0 ? n : 0] = '\0';
+      comm[strcspn (comm, "\n")] = '\0';
+      close (fd);
+    }
+  hv_audit_put_kv (g, "comm", comm);
+  jg_str (g, "args");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < 6; i++)
+    {
+      char hex[24];
+      snprintf (hex, sizeof (hex), "0x%llx", (unsigned long long) req->data.args[i]);
+      jg_str (g, hex);
+    }
+  yajl_gen_array_close (g);
+  hv_audit_trail_emit (t, g);
+  /* Past the cap only the final summary is written (bounded too: one
+   * entry per distinct system call, at most HV_AUDIT_MAX_KINDS). */
+  if (t->written >= HV_AUDIT_MAX_BYTES)
+    t->capped = true;
+}
+
+static int
+alloc_notif_buffers (struct hv_audit_trail *t)
+{
+  if (t->req)
+    return 0;
+  struct seccomp_notif_sizes sizes;
+  if (syscall (SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
+    return -1;
+  t->req_size = sizes.seccomp_notif > sizeof (*t->req) ? sizes.seccomp_notif : sizeof (*t->req);
+  t->resp_size = sizes.seccomp_notif_resp > sizeof (*t->resp) ? sizes.seccomp_notif_resp : sizeof (*t->resp);
+  t->req = xmalloc0 (t->req_size);
+  t->resp = xmalloc0 (t->resp_size);
+  return 0;
+}
+
+int
+hv_audit_trail_answer (struct hv_audit_trail *t, int notify_fd, const char *process)
+{
+  if (alloc_notif_buffers (t) < 0)
+    return -1;
+  memset (t->req, 0, t->req_size);
+  if (ioctl (notify_fd, SECCOMP_IOCTL_NOTIF_RECV, t->req) < 0)
+    /* ENOENT: the caller died (or was interrupted) before we read it. */
+    return errno == EINTR || errno == ENOENT ? 0 : -1;
+  /* Recorded or not, every denied call is answered EPERM below. */
+  record_denial (t, t->req, process);
+  memset (t->resp, 0, t->resp_size);
+  t->resp->id = t->req->id;
+  t->resp->error = -EPERM;
+  /* ENOENT: the caller died meanwhile; nothing to answer. */
+  ioctl (notify_fd, SECCOMP_IOCTL_NOTIF_SEND, t->resp);
+  return 0;
+}
+
+int
+hv_audit_receive_notify_fd (int sock, char **msg)
+{
+  char data[65536];
+  struct iovec iov = { data, sizeof (data) - 1 };
+  union
+  {
+    char buf[CMSG_SPACE (sizeof (int))];
+    struct cmsghdr align;
+  } ctl;
+  struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof (ctl.buf) };
+  ssize_t n = recvmsg (sock, &m, MSG_CMSG_CLOEXEC);
+  if (n <= 0)
+    return -1;
+  struct cmsghdr *c = CMSG_FIRSTHDR (&m);
+  if (c == NULL || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+    return -1;
+  int fd;
+  memcpy (&fd, CMSG_DATA (c), sizeof (fd));
+  if (msg)
+    {
+      data[n] = '\0';
+      *msg = xstrdup (data);
+    }
+  return fd;
+}

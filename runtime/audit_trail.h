@@ -1,0 +1,86 @@
+/* One JSON-lines audit trail: its records, its rate limit and its size
+ * cap, and answering seccomp notifications into it.  Shared by the two
+ * monitors that write trails: `haven run`'s listener (audit_monitor.c)
+ * and the per-container monitor of engine containers
+ * (container_monitor.c).  audit_monitor.h describes the records and the
+ * limits; a container's records also name the container ("container")
+ * and say which process's filter denied the call ("process": "init" or
+ * "exec"). */
+#ifndef HAVEN_AUDIT_TRAIL_H
+#define HAVEN_AUDIT_TRAIL_H
+
+#include <linux/seccomp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include <yajl/yajl_gen.h>
+
+#include "error.h"
+
+#define HV_AUDIT_RATE 100           /* denial records per second, sustained */
+#define HV_AUDIT_BURST 500          /* ... and at once */
+#define HV_AUDIT_MAX_BYTES (4 << 20) /* written per trail, then only a final summary */
+#define HV_AUDIT_MAX_KINDS 128      /* distinct system calls in a summary; the rest count as "other" */
+
+/* s with every invalid UTF-8 byte replaced by U+FFFD (a new string). */
+char *hv_audit_utf8_sanitize (const char *s);
+
+/* What was left out, for the "dropped" summary. */
+struct hv_audit_dropped_kind
+{
+  uint32_t arch;
+  int nr;
+  uint64_t count;
+};
+
+struct hv_audit_trail
+{
+  int fd;                /* the log (not owned) */
+  const char *policy;    /* every record's "policy" */
+  const char *container; /* every record's "container", or NULL (haven run) */
+  /* The limit: a token bucket of HV_AUDIT_RATE per second, HV_AUDIT_BURST
+   * at most, and HV_AUDIT_MAX_BYTES in all. */
+  double tokens;
+  struct timespec last; /* last refill */
+  uint64_t written;     /* bytes of this trail's records */
+  bool capped;          /* HV_AUDIT_MAX_BYTES reached: only the final summary */
+  uint64_t dropped;     /* since the last summary */
+  uint64_t dropped_total;
+  struct hv_audit_dropped_kind kinds[HV_AUDIT_MAX_KINDS];
+  size_t n_kinds;
+  uint64_t other; /* denials of kinds past HV_AUDIT_MAX_KINDS */
+  /* Notification buffers, of the sizes the kernel asks for. */
+  struct seccomp_notif *req;
+  struct seccomp_notif_resp *resp;
+  size_t req_size, resp_size;
+};
+
+/* A trail writing to fd; the strings must outlive it. */
+void hv_audit_trail_init (struct hv_audit_trail *t, int fd, const char *policy, const char *container);
+void hv_audit_trail_release (struct hv_audit_trail *t);
+
+/* A record {"time":..,"event":..,"policy":..[,"container":..]} left open
+ * for more members; hv_audit_trail_emit closes and writes it. */
+yajl_gen hv_audit_trail_record (const struct hv_audit_trail *t, const char *event);
+void hv_audit_trail_emit (struct hv_audit_trail *t, yajl_gen g);
+/* A string member, as valid UTF-8 whatever the bytes. */
+void hv_audit_put_kv (yajl_gen g, const char *key, const char *value);
+void hv_audit_put_str (yajl_gen g, const char *s);
+
+/* Denials left out since the last summary: true when a summary is due
+ * within a second (the rate limit, not the cap, left them out). */
+bool hv_audit_trail_summary_due (const struct hv_audit_trail *t);
+/* Write the summary of what was left out (the final one after the cap). */
+void hv_audit_trail_summarize (struct hv_audit_trail *t, bool final);
+
+/* Receive one notification on notify_fd, record it (process: NULL, or
+ * "init" / "exec" for a container) and answer EPERM.  Returns 0, or -1
+ * when the fd is of no more use (every process using the filter is
+ * gone, or an error). */
+int hv_audit_trail_answer (struct hv_audit_trail *t, int notify_fd, const char *process);
+
+/* Receive a seccomp notify fd over a unix socket as the runtime sends it
+ * (OCI seccomp listener protocol): the fd, and in *msg (if non-NULL) the
+ * JSON message that came with it.  -1 when none came. */
+int hv_audit_receive_notify_fd (int sock, char **msg);
+#endif

@@ -1,0 +1,376 @@
+/* The per-container monitor, the runtime's side: create starts it and
+ * hands it init, delete stops it (container_monitor.h).  The monitor
+ * itself is monitor_loop.c. */
+#include "config.h"
+#include "container_monitor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "json_gen.h"
+#include "json_merge.h"
+#include "monitor_loop.h"
+#include "safe_path.h"
+#include "sync.h"
+#include "unix_socket.h"
+#include "utils.h"
+
+const char *
+hv_monitor_trail_request (const oci_spec *spec)
+{
+  return oci_kv_get (&spec->annotations, HV_MONITOR_ANNOTATION);
+}
+
+int
+hv_monitor_prepare_config (const char *state_dir, const char *name, char **text, oci_spec **spec, hv_error **err)
+{
+  const char *trail = hv_monitor_trail_request (*spec);
+  if (trail == NULL)
+    return 0;
+  if (strcmp (trail, "default") != 0 && trail[0] != '/')
+    return hv_error_set (err, 0, "%s: .annotations[\"%s\"]: \"%s\" is neither \"default\" nor an absolute path", name,
+                         HV_MONITOR_ANNOTATION, trail);
+  const oci_seccomp *sc = &(*spec)->linux_cfg.seccomp;
+  if (!sc->present)
+    return 0; /* nothing to listen to: the trail has start and exit */
+  cleanup_free char *sock = xasprintf ("%s/%s", state_dir, HV_MONITOR_SOCKET);
+  if (sc->listener_path && sc->listener_path[0])
+    {
+      if (strcmp (sc->listener_path, sock) == 0)
+        return 0;
+      return hv_error_set (err, 0,
+                           "%s: .linux.seccomp.listenerPath: \"%s\" is another listener, but %s asks for haven's "
+                           "monitor as the seccomp listener",
+                           name, sc->listener_path, HV_MONITOR_ANNOTATION);
+    }
+  /* The saved config says where the monitor is: exec reads it there. */
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (g);
+  jg_kv (g, "listenerPath", sock);
+  yajl_gen_map_close (g);
+  cleanup_free char *patch = jg_finish (g);
+  static const char *const at[] = { "linux", "seccomp" };
+  cleanup_free char *merged = NULL;
+  oci_spec *fresh = NULL;
+  if (jm_merge_at (*text, name, at, N_ELEMENTS (at), patch, "the monitor's listenerPath", &merged, err) < 0
+      || oci_spec_parse (merged, strlen (merged), name, &fresh, err) < 0)
+    return -1;
+  oci_spec_free (*spec);
+  *spec = fresh;
+  free (*text);
+  *text = steal_pointer (&merged);
+  return 0;
+}
+
+char *
+hv_monitor_default_trail (const char *id, hv_error **err)
+{
+  if (geteuid () == 0)
+    return xasprintf ("/var/log/haven/containers/%s.jsonl", id);
+  const char *state = getenv ("XDG_STATE_HOME"), *home = getenv ("HOME");
+  if (state && state[0] == '/')
+    return xasprintf ("%s/haven/containers/%s.jsonl", state, id);
+  if (home && home[0] == '/')
+    return xasprintf ("%s/.local/state/haven/containers/%s.jsonl", home, id);
+  hv_error_set (err, 0, "no place for the audit trail: neither XDG_STATE_HOME nor HOME is an absolute path");
+  return NULL;
+}
+
+/* The directory fd where the trail goes and the trail's name in it.
+ * The default place is made from a base we trust (the host's /var/log,
+ * or the caller's own state directory, which its environment names),
+ * every directory ours and no link followed below it; a path from the
+ * annotation is followed from / without any link. */
+static int
+open_trail_dir (const char *id, const char *request, char **path, char **name, hv_error **err)
+{
+  cleanup_free char *base = NULL;
+  const char *rel;
+  bool owned = true;
+  if (strcmp (request, "default") != 0)
+    {
+      base = xstrdup ("/");
+      *path = xstrdup (request);
+      rel = *path + 1;
+      owned = false;
+    }
+  else
+    {
+      *path = hv_monitor_default_trail (id, err);
+      if (*path == NULL)
+        return -1;
+      const char *state = getenv ("XDG_STATE_HOME");
+      if (geteuid () == 0)
+        base = xstrdup ("/var/log");
+      else if (state && state[0] == '/')
+        base = xstrdup (state);
+      else
+        base = xstrdup (getenv ("HOME"));
+      rel = *path + strlen (base) + 1;
+    }
+  const char *slash = strrchr (rel, '/');
+  *name = xstrdup (slash ? slash + 1 : rel);
+  if ((*name)[0] == '\0' || strcmp (*name, ".") == 0 || strcmp (*name, "..") == 0)
+    return hv_error_set (err, 0, "audit trail %s: not a file name", *path);
+  cleanup_free char *dirs = slash ? xasprintf ("%.*s", (int) (slash - rel), rel) : xstrdup ("");
+  cleanup_close int basefd = open (base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (basefd < 0)
+    return hv_error_set (err, errno, "audit trail directory %s", base);
+  int fd = hv_mkdirs_beneath (basefd, dirs, 0700, owned, err);
+  if (fd < 0)
+    return hv_error_wrap (err, "audit trail %s", *path);
+  return fd;
+}
+
+/* Open (create) the trail; a trail this create made is noted in m, so
+ * that a failed create leaves no empty file behind. */
+static int
+open_trail (const char *id, const char *request, struct hv_monitor *m, hv_error **err)
+{
+  cleanup_free char *path = NULL, *name = NULL;
+  cleanup_close int dirfd = open_trail_dir (id, request, &path, &name, err);
+  if (dirfd < 0)
+    return -1;
+  /* O_NOFOLLOW: the trail is ours, never a link planted in its place;
+   * O_NONBLOCK: a FIFO planted there cannot hold create. */
+  int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+  bool created = true;
+  cleanup_close int fd = openat (dirfd, name, flags | O_CREAT | O_EXCL, 0600);
+  if (fd < 0 && errno == EEXIST)
+    {
+      created = false;
+      fd = openat (dirfd, name, flags);
+    }
+  if (fd < 0)
+    return hv_error_set (err, errno, "open audit trail %s", path);
+  struct stat st;
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    return hv_error_set (err, 0, "audit trail %s is not a regular file", path);
+  if (fcntl (fd, F_SETFL, O_APPEND) < 0)
+    return hv_error_set (err, errno, "audit trail %s", path);
+  if (created)
+    {
+      m->trail_dir = steal_fd (&dirfd);
+      m->trail_name = steal_pointer (&name);
+    }
+  return steal_fd (&fd);
+}
+
+/* Move the monitor's fds to 3, 4, 5 (in *fds' order) and close every
+ * other fd: nothing of the runtime's (the engine's pipes, init's sync
+ * socket, namespace fds) stays open in a process that outlives it. */
+static void
+keep_only (int *fds, size_t n)
+{
+  int devnull = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int i = 0; i < 3 && devnull >= 0; i++)
+    dup2 (devnull, i);
+  /* Above every target first, so that no dup2 lands on a kept fd. */
+  for (size_t i = 0; i < n; i++)
+    if (fds[i] >= 0)
+      fds[i] = fcntl (fds[i], F_DUPFD_CLOEXEC, 64);
+  for (size_t i = 0; i < n; i++)
+    if (fds[i] >= 0)
+      {
+        dup3 (fds[i], 3 + (int) i, O_CLOEXEC);
+        fds[i] = 3 + (int) i;
+      }
+    else
+      close (3 + (int) i);
+  syscall (SYS_close_range, 3 + (unsigned) n, ~0U, 0);
+}
+
+/* The first child: a session of its own, then the monitor as its child,
+ * which init (or the engine's subreaper) inherits once we exit. */
+static void __attribute__ ((noreturn))
+detach_monitor (struct hv_monitor_args *a)
+{
+  if (setsid () < 0)
+    _exit (1);
+  pid_t pid = fork ();
+  if (pid != 0)
+    _exit (pid < 0 ? 1 : 0);
+  /* Not dumpable: a process of the same uid (a rootless container's)
+   * cannot ptrace it or take its notify fds through /proc. */
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+  prctl (PR_SET_NAME, "haven-monitor", 0, 0, 0);
+  if (chdir ("/") < 0)
+    _exit (1);
+  umask (077);
+  int fds[3] = { a->control_fd, a->trail_fd, a->listen_fd };
+  keep_only (fds, 3);
+  a->control_fd = fds[0];
+  a->trail_fd = fds[1];
+  a->listen_fd = fds[2];
+  int self = (int) syscall (SYS_pidfd_open, getpid (), 0);
+  char pid_text[32];
+  snprintf (pid_text, sizeof (pid_text), "%d", getpid ());
+  if (self < 0 || hv_sync_send (a->control_fd, HV_SYNC_READY, pid_text, strlen (pid_text), self, NULL) < 0)
+    _exit (1);
+  close (self);
+  hv_monitor_main (a);
+}
+
+static int
+save_pid (const char *dir, pid_t pid, hv_error **err)
+{
+  unsigned long long start = 0;
+  if (proc_start_time (pid, &start, NULL) < 0 || start == 0)
+    return hv_error_set (err, 0, "the audit monitor exited at start");
+  char text[64];
+  int n = snprintf (text, sizeof (text), "%d %llu\n", pid, start);
+  return write_file_atomic (dir, HV_MONITOR_PID_FILE, text, (size_t) n, err);
+}
+
+/* Fork the monitor; on success m holds a pidfd of it and the control socket. */
+static int
+spawn_monitor (struct hv_monitor_args *a, const char *dir, struct hv_monitor *m, hv_error **err)
+{
+  int ctl[2];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0)
+    return hv_error_set (err, errno, "audit monitor: socketpair");
+  pid_t child = fork ();
+  if (child == 0)
+    {
+      close (ctl[0]);
+      a->control_fd = ctl[1];
+      detach_monitor (a);
+    }
+  close (ctl[1]);
+  m->control = ctl[0];
+  int status = 0;
+  if (child < 0)
+    return hv_error_set (err, errno, "audit monitor: fork");
+  while (waitpid (child, &status, 0) < 0 && errno == EINTR)
+    ;
+  enum hv_sync_type type;
+  cleanup_free char *payload = NULL;
+  int pidfd = -1;
+  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0
+      || hv_sync_recv (m->control, &type, &payload, &pidfd, err) < 0 || type != HV_SYNC_READY || pidfd < 0)
+    {
+      if (pidfd >= 0)
+        close (pidfd);
+      return hv_error_set (err, 0, "the audit monitor did not start");
+    }
+  m->pidfd = pidfd;
+  return save_pid (dir, (pid_t) atoi (payload), err);
+}
+
+int
+hv_monitor_start (const hv_container *c, const oci_spec *spec, struct hv_monitor *m, hv_error **err)
+{
+  const char *request = hv_monitor_trail_request (spec);
+  if (request == NULL)
+    return 0;
+  cleanup_close int trail = open_trail (c->id, request, m, err);
+  if (trail < 0)
+    return -1;
+  cleanup_free char *sock = xasprintf ("%s/%s", c->dir, HV_MONITOR_SOCKET);
+  cleanup_close int listen_fd = -1;
+  if (spec->linux_cfg.seccomp.present)
+    {
+      listen_fd = hv_unix_listen (sock, 16, err);
+      if (listen_fd < 0)
+        return hv_error_wrap (err, "audit monitor");
+    }
+  const char *policy = spec->linux_cfg.seccomp.listener_metadata;
+  struct hv_monitor_args a = { .id = c->id, .policy = policy ? policy : "", .bundle = c->bundle, .socket_path = sock,
+                               .command = &spec->process.args, .listen_fd = listen_fd, .control_fd = -1,
+                               .trail_fd = trail };
+  if (spawn_monitor (&a, c->dir, m, err) < 0)
+    {
+      hv_monitor_release (m, true);
+      return hv_error_wrap (err, "audit monitor");
+    }
+  return 0;
+}
+
+int
+hv_monitor_attach_init (struct hv_monitor *m, pid_t pid, unsigned long long start_time, hv_error **err)
+{
+  if (m->control < 0)
+    return 0;
+  /* The pidfd is init's if init still has the start time create saw
+   * after it was opened (a reused pid would not). */
+  cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  unsigned long long now = 0;
+  if (pidfd < 0 || proc_start_time (pid, &now, NULL) < 0 || now != start_time)
+    return hv_error_set (err, 0, "audit monitor: container init exited during create");
+  char text[32];
+  snprintf (text, sizeof (text), "%d", pid);
+  if (hv_sync_send (m->control, HV_SYNC_GO, text, strlen (text), pidfd, err) < 0)
+    return hv_error_wrap (err, "audit monitor");
+  return 0;
+}
+
+void
+hv_monitor_release (struct hv_monitor *m, bool abort)
+{
+  if (m->control >= 0)
+    close (m->control);
+  m->control = -1;
+  if (abort && m->pidfd >= 0)
+    syscall (SYS_pidfd_send_signal, m->pidfd, SIGKILL, NULL, 0);
+  if (m->pidfd >= 0)
+    close (m->pidfd);
+  m->pidfd = -1;
+  /* A trail this create made, still empty (nothing ran): not left behind. */
+  struct stat st;
+  if (abort && m->trail_dir >= 0 && fstatat (m->trail_dir, m->trail_name, &st, AT_SYMLINK_NOFOLLOW) == 0
+      && S_ISREG (st.st_mode) && st.st_size == 0)
+    unlinkat (m->trail_dir, m->trail_name, 0);
+  if (m->trail_dir >= 0)
+    close (m->trail_dir);
+  m->trail_dir = -1;
+  free (m->trail_name);
+  m->trail_name = NULL;
+}
+
+/* Until pidfd's process is gone, at most ms milliseconds. */
+static bool
+wait_gone (int pidfd, int ms)
+{
+  struct pollfd p = { .fd = pidfd, .events = POLLIN };
+  int r;
+  do
+    r = poll (&p, 1, ms);
+  while (r < 0 && errno == EINTR);
+  return r > 0;
+}
+
+int
+hv_monitor_stop (const char *dir, hv_error **err)
+{
+  cleanup_close int dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  cleanup_free char *text = NULL;
+  if (dirfd < 0 || read_file_at (dirfd, HV_MONITOR_PID_FILE, &text, NULL) < 0)
+    return 0; /* no monitor was started */
+  pid_t pid = 0;
+  unsigned long long start = 0, now = 0;
+  if (sscanf (text, "%d %llu", &pid, &start) != 2 || pid <= 0)
+    return hv_error_set (err, 0, "%s/%s: not a pid and start time", dir, HV_MONITOR_PID_FILE);
+  /* Opened first, then checked: a pidfd of a process that still has the
+   * recorded start time is the monitor's, never a reused pid's. */
+  cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  if (pidfd < 0 || proc_start_time (pid, &now, NULL) < 0 || now != start)
+    return 0; /* it has exited (init died, or it was killed) */
+  syscall (SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0);
+  if (wait_gone (pidfd, 3000))
+    return 0;
+  syscall (SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+  if (wait_gone (pidfd, 3000))
+    return 0;
+  return hv_error_set (err, 0, "the audit monitor (pid %d) did not exit", pid);
+}

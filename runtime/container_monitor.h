@@ -1,0 +1,92 @@
+/* The per-container monitor: an audit trail for containers that the
+ * runtime creates for an engine (Docker, Podman), where the runtime
+ * exits after each verb and nothing else would be left to listen.
+ *
+ * What a config asks for (the runtime knows nothing of policies; haven-
+ * runc's policy filter asks for it for every policed container):
+ *   annotations["run.haven.audit"]   "default": the trail is
+ *       /var/log/haven/containers/<id>.jsonl (root) or
+ *       $XDG_STATE_HOME/haven/containers/<id>.jsonl (~/.local/state
+ *       without XDG_STATE_HOME) for anyone else; or an absolute path, no
+ *       symbolic link on the way.  Missing directories are made 0700, the
+ *       trail 0600; it is appended to and survives delete.  The
+ *       annotation is as trusted as the rest of the config (whoever
+ *       writes a config can already bind the host's / into a container).
+ *   linux.seccomp.listenerPath      absent: create points it at the
+ *       monitor, <state dir>/monitor.sock (what exec then reads from the
+ *       saved config).  Another listener is refused.
+ *   linux.seccomp.listenerMetadata  the records' "policy" (may be absent).
+ * The profile's SCMP_ACT_NOTIFY rules are the calls that are recorded;
+ * the monitor answers each one EPERM.
+ *
+ * Lifetime: create starts it before init (a double fork: its own session,
+ * the runtime's cgroup and namespaces, not the container's, no fd of the
+ * runtime but its own three, not dumpable) and hands it a pidfd of init
+ * once init is ready.  It records {"event":"start"}, one record per
+ * denied call of init or of any `exec` process (every exec loads the
+ * container's filter again and sends its listener fd here), and
+ * {"event":"exit","reason":"init exited" | "deleted"} when init dies or
+ * delete (--force too) stops it; then it removes its socket and exits.
+ * delete waits for it and kills it if it does not end.  The records and
+ * their limits are audit_monitor.h's, plus "container" (the id) and
+ * "process" ("init": init or its descendants; "exec": a process exec
+ * started, or its descendants).
+ *
+ * Fail closed: if the monitor is gone, the kernel answers every notifying
+ * call ENOSYS (never runs it), and exec refuses to start (it cannot
+ * connect).
+ *
+ * The monitor is an epoll loop over sources (monitor_loop.c); the seccomp
+ * listener is one, and the egress resolver (issue 10) will add its DNS
+ * socket as another. */
+#ifndef HAVEN_CONTAINER_MONITOR_H
+#define HAVEN_CONTAINER_MONITOR_H
+
+#include <sys/types.h>
+
+#include "error.h"
+#include "oci_spec.h"
+#include "state.h"
+
+#define HV_MONITOR_ANNOTATION "run.haven.audit"
+#define HV_MONITOR_SOCKET "monitor.sock"
+#define HV_MONITOR_PID_FILE "monitor.pid"
+
+/* create's handle on the monitor it started. */
+struct hv_monitor
+{
+  int pidfd;   /* of the monitor, -1: none started */
+  int control; /* create's end of the control socket, -1 once init is handed over */
+  int trail_dir;    /* a trail this create made: its directory, or -1 */
+  char *trail_name; /* ... and its name there */
+};
+#define HV_MONITOR_INIT { -1, -1, -1, NULL }
+
+/* Does the config ask for a monitor? */
+const char *hv_monitor_trail_request (const oci_spec *spec);
+
+/* Step 1 of create, before anything is made: with the annotation, point
+ * linux.seccomp.listenerPath at the monitor's socket in state_dir,
+ * rewriting *text and *spec (name names the config in errors). */
+int hv_monitor_prepare_config (const char *state_dir, const char *name, char **text, oci_spec **spec,
+                               hv_error **err);
+/* Step 2, once the state directory exists and before init is cloned:
+ * open the trail, listen, start the monitor and write <dir>/monitor.pid.
+ * Does nothing without the annotation. */
+int hv_monitor_start (const hv_container *c, const oci_spec *spec, struct hv_monitor *m, hv_error **err);
+/* Step 3, init ready: hand the monitor a pidfd of init (pid, started at
+ * start_time), which it records and watches. */
+int hv_monitor_attach_init (struct hv_monitor *m, pid_t pid, unsigned long long start_time, hv_error **err);
+/* create failed or is done: close create's handle.  With abort, end the
+ * monitor (it writes nothing: there was no container) and remove the
+ * trail if this create made it. */
+void hv_monitor_release (struct hv_monitor *m, bool abort);
+
+/* delete: stop the monitor of the container whose state is in dir, if
+ * one runs (it writes its exit record), and wait until it is gone. */
+int hv_monitor_stop (const char *dir, hv_error **err);
+
+/* The trail's default place for container id (a new string), or NULL
+ * with *err. */
+char *hv_monitor_default_trail (const char *id, hv_error **err);
+#endif

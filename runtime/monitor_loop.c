@@ -1,0 +1,295 @@
+/* The per-container monitor process: monitor_loop.h. */
+#include "config.h"
+#include "monitor_loop.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+
+#include "audit_trail.h"
+#include "json_gen.h"
+#include "sync.h"
+#include "utils.h"
+
+struct monitor;
+
+/* One fd of the loop and what to do when it is ready. */
+struct source
+{
+  int fd;
+  void (*ready) (struct monitor *m, struct source *s, uint32_t events);
+  const char *process; /* notify fds: "init" or "exec" */
+  pid_t peer;          /* listener connections: the connecting process */
+  struct source *next;
+};
+
+struct monitor
+{
+  const struct hv_monitor_args *a;
+  int epfd;
+  struct source *sources;
+  struct hv_audit_trail trail;
+  struct timespec start;
+  pid_t init_pid;
+  bool attached;        /* create handed us init */
+  const char *end;      /* set: leave the loop; the exit record's reason ("" for none) */
+};
+
+static struct source *
+monitor_add_source (struct monitor *m, int fd, void (*ready) (struct monitor *, struct source *, uint32_t))
+{
+  struct source *s = xmalloc0 (sizeof (*s));
+  s->fd = fd;
+  s->ready = ready;
+  struct epoll_event ev = { .events = EPOLLIN, .data.ptr = s };
+  if (epoll_ctl (m->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+    {
+      /* Not watched, so not kept: for a notify fd the kernel then answers
+       * its calls ENOSYS (closed, never allowed). */
+      close (fd);
+      free (s);
+      return NULL;
+    }
+  s->next = m->sources;
+  m->sources = s;
+  return s;
+}
+
+static void
+monitor_remove_source (struct monitor *m, struct source *s)
+{
+  epoll_ctl (m->epfd, EPOLL_CTL_DEL, s->fd, NULL);
+  close (s->fd);
+  for (struct source **p = &m->sources; *p; p = &(*p)->next)
+    if (*p == s)
+      {
+        *p = s->next;
+        break;
+      }
+  free (s);
+}
+
+/* A seccomp notify fd: answer its calls until no process uses the filter. */
+static void
+on_notify (struct monitor *m, struct source *s, uint32_t events)
+{
+  if (!(events & EPOLLIN) || hv_audit_trail_answer (&m->trail, s->fd, s->process) < 0)
+    monitor_remove_source (m, s);
+}
+
+/* Init's own filter or an exec's?  Init connects from itself and sends
+ * the container's state, whose pid is its own; exec connects from the
+ * runtime's exec process, never init.  (Whoever connects is the runtime:
+ * the socket is in the 0700 state directory, out of the container's
+ * reach.) */
+static const char *
+which_process (pid_t peer, const char *msg)
+{
+  yajl_val root = yajl_tree_parse (msg, NULL, 0);
+  static const char *path[] = { "state", "pid", NULL };
+  yajl_val pid = root ? yajl_tree_get (root, path, yajl_t_number) : NULL;
+  bool init = pid && YAJL_IS_INTEGER (pid) && peer > 0 && YAJL_GET_INTEGER (pid) == peer;
+  yajl_tree_free (root);
+  return init ? "init" : "exec";
+}
+
+/* A runtime process connected: its one message brings a notify fd. */
+static void
+on_connection (struct monitor *m, struct source *s, uint32_t events)
+{
+  cleanup_free char *msg = NULL;
+  int fd = (events & EPOLLIN) ? hv_audit_receive_notify_fd (s->fd, &msg) : -1;
+  const char *process = fd >= 0 ? which_process (s->peer, msg) : NULL;
+  monitor_remove_source (m, s);
+  if (fd < 0)
+    return; /* closed without a filter (none loaded, or it failed) */
+  struct source *n = monitor_add_source (m, fd, on_notify);
+  if (n)
+    n->process = process;
+}
+
+static void
+on_listener (struct monitor *m, struct source *s, uint32_t events)
+{
+  (void) events;
+  int conn = accept4 (s->fd, NULL, NULL, SOCK_CLOEXEC);
+  if (conn < 0)
+    return;
+  struct ucred cred = { 0 };
+  socklen_t len = sizeof (cred);
+  getsockopt (conn, SOL_SOCKET, SO_PEERCRED, &cred, &len);
+  struct source *c = monitor_add_source (m, conn, on_connection);
+  if (c)
+    c->peer = cred.pid;
+}
+
+static void
+on_init_exit (struct monitor *m, struct source *s, uint32_t events)
+{
+  (void) s;
+  (void) events;
+  m->end = "init exited";
+}
+
+static void
+on_signal (struct monitor *m, struct source *s, uint32_t events)
+{
+  (void) events;
+  struct signalfd_siginfo si;
+  if (read (s->fd, &si, sizeof (si)) == (ssize_t) sizeof (si))
+    m->end = "deleted";
+}
+
+static void
+write_start (struct monitor *m)
+{
+  yajl_gen g = hv_audit_trail_record (&m->trail, "start");
+  jg_str (g, "pid");
+  yajl_gen_integer (g, m->init_pid);
+  jg_str (g, "monitor_pid");
+  yajl_gen_integer (g, getpid ());
+  hv_audit_put_kv (g, "bundle", m->a->bundle);
+  jg_str (g, "command");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < m->a->command->n; i++)
+    hv_audit_put_str (g, m->a->command->v[i]);
+  yajl_gen_array_close (g);
+  hv_audit_trail_emit (&m->trail, g);
+}
+
+/* create: GO brings init; a close before it means create failed. */
+static void
+on_control (struct monitor *m, struct source *s, uint32_t events)
+{
+  (void) events;
+  enum hv_sync_type type;
+  cleanup_free char *payload = NULL;
+  cleanup_error hv_error *err = NULL;
+  int fd = -1;
+  if (hv_sync_recv (s->fd, &type, &payload, &fd, &err) == 0 && type == HV_SYNC_GO && fd >= 0 && !m->attached)
+    {
+      m->init_pid = (pid_t) atoi (payload);
+      if (monitor_add_source (m, fd, on_init_exit) == NULL)
+        {
+          m->end = "";
+          return;
+        }
+      m->attached = true;
+      write_start (m);
+      return;
+    }
+  if (fd >= 0)
+    close (fd);
+  monitor_remove_source (m, s);
+  if (!m->attached)
+    m->end = ""; /* no container: nothing to record */
+}
+
+/* The calls in flight when the loop ends are answered too (bounded:
+ * their processes are being killed, or delete waits for us). */
+static void
+drain_notifications (struct monitor *m)
+{
+  for (struct source *s = m->sources; s; s = s->next)
+    if (s->ready == on_notify)
+      for (int i = 0; i < 1000; i++)
+        {
+          struct pollfd p = { .fd = s->fd, .events = POLLIN };
+          if (poll (&p, 1, 0) <= 0 || !(p.revents & POLLIN)
+              || hv_audit_trail_answer (&m->trail, s->fd, s->process) < 0)
+            break;
+        }
+}
+
+static void
+write_exit (struct monitor *m)
+{
+  struct timespec now;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  hv_audit_trail_summarize (&m->trail, true);
+  yajl_gen g = hv_audit_trail_record (&m->trail, "exit");
+  hv_audit_put_kv (g, "reason", m->end);
+  jg_str (g, "pid");
+  yajl_gen_integer (g, m->init_pid);
+  char seconds[32];
+  snprintf (seconds, sizeof (seconds), "%.3f",
+            (double) (now.tv_sec - m->start.tv_sec) + (double) (now.tv_nsec - m->start.tv_nsec) / 1e9);
+  jg_str (g, "seconds");
+  yajl_gen_number (g, seconds, strlen (seconds));
+  hv_audit_trail_emit (&m->trail, g);
+}
+
+static int
+watch_signals (void)
+{
+  /* delete's SIGTERM (and an operator's SIGINT or SIGHUP) end the loop
+   * with an exit record. */
+  sigset_t set;
+  sigemptyset (&set);
+  sigaddset (&set, SIGTERM);
+  sigaddset (&set, SIGINT);
+  sigaddset (&set, SIGHUP);
+  sigprocmask (SIG_SETMASK, &set, NULL);
+  signal (SIGPIPE, SIG_IGN);
+  return signalfd (-1, &set, SFD_CLOEXEC);
+}
+
+static void
+run_loop (struct monitor *m)
+{
+  while (m->end == NULL)
+    {
+      struct epoll_event ev[16];
+      /* Denials left out by the rate limit are summarized within a
+       * second even if no denial follows. */
+      int timeout = hv_audit_trail_summary_due (&m->trail) ? 1000 : -1;
+      int n = epoll_wait (m->epfd, ev, N_ELEMENTS (ev), timeout);
+      if (n < 0 && errno != EINTR)
+        {
+          m->end = "monitor error";
+          return;
+        }
+      if (n == 0)
+        hv_audit_trail_summarize (&m->trail, false);
+      /* One event at a time: a callback may remove a source, and the
+       * others of this batch may name it (epoll_wait reports them again). */
+      if (n > 0)
+        {
+          struct source *s = ev[0].data.ptr;
+          s->ready (m, s, ev[0].events);
+        }
+    }
+}
+
+void
+hv_monitor_main (const struct hv_monitor_args *a)
+{
+  struct monitor m = { .a = a };
+  clock_gettime (CLOCK_MONOTONIC, &m.start);
+  hv_audit_trail_init (&m.trail, a->trail_fd, a->policy, a->id);
+  m.epfd = epoll_create1 (EPOLL_CLOEXEC);
+  int sigfd = watch_signals ();
+  if (m.epfd < 0 || sigfd < 0 || monitor_add_source (&m, sigfd, on_signal) == NULL
+      || monitor_add_source (&m, a->control_fd, on_control) == NULL
+      || (a->listen_fd >= 0 && monitor_add_source (&m, a->listen_fd, on_listener) == NULL))
+    _exit (1);
+  run_loop (&m);
+  /* No new filter can reach us from here on. */
+  unlink (a->socket_path);
+  if (m.attached)
+    {
+      drain_notifications (&m);
+      write_exit (&m);
+    }
+  _exit (0);
+}

@@ -1,0 +1,32 @@
+/* The per-container monitor process (container_monitor.h says what it
+ * is for): an epoll loop over sources, each an fd and what to do when it
+ * is ready.  Today's sources: the control socket from create, the
+ * seccomp listener socket and the connections on it, one seccomp notify
+ * fd per filter loaded (init's, each exec's), a pidfd of init, and a
+ * signalfd (delete's SIGTERM).  The egress resolver (issue 10) adds its
+ * DNS socket as one more source with monitor_add_source(). */
+#ifndef HAVEN_MONITOR_LOOP_H
+#define HAVEN_MONITOR_LOOP_H
+
+#include "oci_spec.h"
+
+/* Control messages (hv_sync_send over a SOCK_SEQPACKET pair):
+ *   monitor -> create  HV_SYNC_READY, payload its pid, fd a pidfd of itself
+ *   create -> monitor  HV_SYNC_GO, payload init's pid, fd a pidfd of init
+ * then create closes its end; a close before GO means create failed. */
+
+struct hv_monitor_args
+{
+  const char *id;
+  const char *policy;      /* the records' "policy" ("" when the config names none) */
+  const char *bundle;      /* for the start record */
+  const char *socket_path; /* the listener's, removed at the end */
+  const oci_strv *command; /* init's, for the start record */
+  int listen_fd;           /* the seccomp listener socket, or -1 */
+  int control_fd;
+  int trail_fd;
+};
+
+/* The monitor: never returns. */
+__attribute__ ((noreturn)) void hv_monitor_main (const struct hv_monitor_args *a);
+#endif
