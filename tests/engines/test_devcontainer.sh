@@ -107,55 +107,66 @@ devc_container() { # WORKSPACE
 # `docker exec -u vscode` with the environment the CLI probed through a
 # login shell): the remote user with the home from its passwd line
 # (issue 9: HOME was /bin/bash for a passwd line with an empty comment
-# field), and the container's policy applied to the exec'd process, as
-# to init: no capabilities and no_new_privs.  CapEff alone proves
-# nothing for uid 1000 (a non-root exec has none anyway): the bounding
-# set is what the policy empties and Docker fills (a80425fb by default).
-devc_check_exec() { # WORKSPACE
-  local ws=$1
+# field), a home the CLI could write its lifecycle markers into (where it
+# cannot, `up` still says success but skips postCreateCommand and the
+# other hooks without a word), and no_new_privs and the bounding set
+# CAPBND in the exec'd process.  CapEff alone proves nothing for uid 1000
+# (a non-root exec has none anyway): the bounding set is what a policy
+# empties and Docker fills (a80425fb by default, less with --cap-drop).
+devc_check_exec() { # WORKSPACE CAPBND
+  local ws=$1 capbnd=$2
   OUT=$(devc exec "$ws" sh -c 'echo "user=$(id -un) uid=$(id -u) home=$HOME pwd=$(pwd)";
-    grep -E "^(CapEff|CapBnd|NoNewPrivs):" /proc/self/status' 2>exec.err) \
+    ls -a "$HOME/.devcontainer"; grep -E "^(CapEff|CapBnd|NoNewPrivs):" /proc/self/status' 2>exec.err) \
     || fail "devcontainer exec: $(tail -3 exec.err)"
   assert_contains "$OUT" "user=vscode uid=1000 home=/home/vscode pwd=/workspaces/$(basename "$ws")" \
     "devcontainer exec: user, home and working directory"
+  assert_contains "$OUT" ".postCreateCommandMarker" "the CLI's markers in the home"
   assert_contains "$OUT" "CapEff:	0000000000000000" "devcontainer exec: effective capabilities"
-  assert_contains "$OUT" "CapBnd:	0000000000000000" "devcontainer exec: bounding set (the policy's, not Docker's)"
+  assert_contains "$OUT" "CapBnd:	$capbnd" "devcontainer exec: bounding set"
   assert_contains "$OUT" "NoNewPrivs:	1" "devcontainer exec: no_new_privs"
   # The exit status comes back through the CLI.
   devc exec "$ws" sh -c 'exit 3' >/dev/null 2>&1
   assert_eq 3 $? "exit status of devcontainer exec"
 }
 
-# The shipped example as shipped (its runArgs, remoteUser), under the
-# registration its README describes (--policy devcontainer).  Two
-# substitutions, both because the tests have no registry and nothing may
-# leave the machine: the image (mcr.microsoft.com/devcontainers/base:debian)
-# becomes $DEVC_IMAGE, and --network=none is added.
+# The shipped example (its runArgs, remoteUser) as shipped, with
+# --runtime=haven, then under the registration its README describes
+# (haven-devcontainer, --policy devcontainer).  Two substitutions, both
+# because the tests have no registry and nothing may leave the machine:
+# the image (mcr.microsoft.com/devcontainers/base:debian) becomes
+# $DEVC_IMAGE, and --network=none is added.
 test_devcontainer_shipped_example() {
   need_devcontainer_cli
   devc_images
   devc_register haven-devcontainer devcontainer
-  local ws=$PWD/shipped-example
-  mkdir -p "$ws/.devcontainer"
-  cp "$DEVC_SHIPPED/devcontainer.json" "$DEVC_SHIPPED/README.md" "$ws/.devcontainer/"
-  assert_eq "mcr.microsoft.com/devcontainers/base:debian" "$(jq -r .image "$ws/.devcontainer/devcontainer.json")" \
+  local f=$DEVC_SHIPPED/devcontainer.json
+  assert_eq "mcr.microsoft.com/devcontainers/base:debian" "$(jq -r .image "$f")" \
     "the shipped example's image (this test substitutes a local one for it)"
-  assert_eq "--runtime=haven" "$(jq -r '.runArgs[0]' "$ws/.devcontainer/devcontainer.json")" "first runArg"
-  jq --arg img "$DEVC_IMAGE" \
-    '.image = $img | .runArgs = ["--runtime=haven-devcontainer"] + .runArgs[1:] + ["--network=none"]' \
-    "$DEVC_SHIPPED/devcontainer.json" > "$ws/.devcontainer/devcontainer.json"
-  devc up "$ws" > up.json 2>up.log || fail "devcontainer up of the shipped example: $(devc_error up.log)"
-  assert_eq success "$(tail -1 up.json | jq -r .outcome)" "devcontainer up outcome"
-  local c
-  c=$(devc_container "$ws")
-  [ -n "$c" ] || fail "no container labelled with the workspace $ws"
-  assert_eq "haven-devcontainer running" "$(dk_state "$c" '{{.HostConfig.Runtime}} {{.State.Status}}')"
-  assert_eq "vscode:x:1000:1000::/home/vscode:/bin/bash" "$(dk exec "$c" grep '^vscode:' /etc/passwd)" \
-    "the remote user's passwd line (as useradd writes it)"
-  devc_check_exec "$ws"
-  # The example's own runArgs still apply on top of the policy.
-  OUT=$(dk exec "$c" sh -c 'cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max')
-  assert_eq 512 "$OUT" "--pids-limit=512 from the example's runArgs"
+  assert_eq "--runtime=haven" "$(jq -r '.runArgs[0]' "$f")" "the shipped example's first runArg"
+  assert_eq vscode "$(jq -r .remoteUser "$f")" "the shipped example's remoteUser"
+  local runtime ws c capbnd
+  for runtime in haven haven-devcontainer; do
+    ws=$PWD/shipped-$runtime
+    mkdir -p "$ws/.devcontainer"
+    cp "$DEVC_SHIPPED/README.md" "$ws/.devcontainer/"
+    jq --arg img "$DEVC_IMAGE" --arg rt "--runtime=$runtime" \
+      '.image = $img | .runArgs = [$rt] + .runArgs[1:] + ["--network=none"]' "$f" > "$ws/.devcontainer/devcontainer.json"
+    devc up "$ws" > up.json 2>up.log || fail "devcontainer up of the shipped example, $runtime: $(devc_error up.log)"
+    assert_eq success "$(tail -1 up.json | jq -r .outcome)" "devcontainer up outcome, $runtime"
+    c=$(devc_container "$ws")
+    [ -n "$c" ] || fail "no container labelled with the workspace $ws"
+    assert_eq "$runtime running" "$(dk_state "$c" '{{.HostConfig.Runtime}} {{.State.Status}}')"
+    assert_eq "vscode:x:1000:1000::/home/vscode:/bin/bash" "$(dk exec "$c" grep '^vscode:' /etc/passwd)" \
+      "the remote user's passwd line (as useradd writes it)"
+    # The example's runArgs leave CHOWN DAC_OVERRIDE FOWNER SETGID SETUID
+    # (cb); the policy leaves none.
+    capbnd=00000000000000cb
+    [ "$runtime" = haven ] || capbnd=0000000000000000
+    devc_check_exec "$ws" "$capbnd"
+    # The example's own runArgs apply with or without the policy.
+    OUT=$(dk exec "$c" sh -c 'cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max')
+    assert_eq 512 "$OUT" "--pids-limit=512 from the example's runArgs, $runtime"
+  done
 }
 
 # A Dockerfile-based dev container (tests/engines/devcontainer/project)
@@ -176,7 +187,7 @@ test_devcontainer_dockerfile_post_create() {
   assert_eq "haven-default running" "$(dk_state "$c" '{{.HostConfig.Runtime}} {{.State.Status}}')"
   assert_eq "vscode:x:1000:1000::/home/vscode:/bin/bash" "$(dk exec "$c" grep '^vscode:' /etc/passwd)" \
     "the remote user's passwd line (as useradd writes it)"
-  devc_check_exec "$ws"
+  devc_check_exec "$ws" 0000000000000000
   # postCreateCommand ran as vscode with its home: what git config
   # --global wrote is there for the next command.
   OUT=$(devc exec "$ws" sh -c 'cat "$HOME/post-create.out"; git config --global user.name; git config --global user.email; cat hello.txt' 2>exec.err) \
