@@ -155,6 +155,8 @@ test_devcontainer_shipped_example() {
     assert_eq success "$(tail -1 up.json | jq -r .outcome)" "devcontainer up outcome, $runtime"
     c=$(devc_container "$ws")
     [ -n "$c" ] || fail "no container labelled with the workspace $ws"
+    # Gone before its runtime is unregistered (defers run last first).
+    defer "dk rm -f $c"
     assert_eq "$runtime running" "$(dk_state "$c" '{{.HostConfig.Runtime}} {{.State.Status}}')"
     assert_eq "vscode:x:1000:1000::/home/vscode:/bin/bash" "$(dk exec "$c" grep '^vscode:' /etc/passwd)" \
       "the remote user's passwd line (as useradd writes it)"
