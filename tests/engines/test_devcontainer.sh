@@ -22,9 +22,15 @@ need_devcontainer_cli() {
   command -v node >/dev/null || skip "node is not installed"
 }
 
-# The CLI's error without the JavaScript stack.
-devc_error() { # LOG
-  grep -av '^[[:space:]]*at ' "$1" | grep -a . | tail -3
+# Why `devcontainer up` failed: docker's error in its log (the runtime's
+# message), else the message of its JSON result, else the end of the log
+# without the JavaScript stack.
+devc_error() { # LOG JSON
+  local msg
+  msg=$(grep -a -m1 -o 'docker: Error.*' "$1" | cut -c1-300)
+  [ -n "$msg" ] || msg=$(tail -1 "$2" 2>/dev/null | jq -r '.message // empty' 2>/dev/null | tail -c 300)
+  [ -n "$msg" ] || msg=$(grep -av '^[[:space:]]*at ' "$1" | grep -a . | tail -3)
+  echo "$msg"
 }
 
 # devc VERB WORKSPACE [ARGS...]: the CLI on the harness's dockerd (it
@@ -109,7 +115,8 @@ devc_container() { # WORKSPACE
 # (issue 9: HOME was /bin/bash for a passwd line with an empty comment
 # field), a home the CLI could write its lifecycle markers into (where it
 # cannot, `up` still says success but skips postCreateCommand and the
-# other hooks without a word), and no_new_privs and the bounding set
+# other hooks without a word: under a policy, a remote user that is not
+# the container's user has its home on the read-only root), and no_new_privs and the bounding set
 # CAPBND in the exec'd process.  CapEff alone proves nothing for uid 1000
 # (a non-root exec has none anyway): the bounding set is what a policy
 # empties and Docker fills (a80425fb by default, less with --cap-drop).
@@ -144,6 +151,9 @@ test_devcontainer_shipped_example() {
     "the shipped example's image (this test substitutes a local one for it)"
   assert_eq "--runtime=haven" "$(jq -r '.runArgs[0]' "$f")" "the shipped example's first runArg"
   assert_eq vscode "$(jq -r .remoteUser "$f")" "the shipped example's remoteUser"
+  # The policy's ~ is the container user's home: only with containerUser
+  # is that the remote user's (see the example's README).
+  assert_eq vscode "$(jq -r .containerUser "$f")" "the shipped example's containerUser"
   local runtime ws c capbnd
   for runtime in haven haven-devcontainer; do
     ws=$PWD/shipped-$runtime
@@ -151,7 +161,7 @@ test_devcontainer_shipped_example() {
     cp "$DEVC_SHIPPED/README.md" "$ws/.devcontainer/"
     jq --arg img "$DEVC_IMAGE" --arg rt "--runtime=$runtime" \
       '.image = $img | .runArgs = [$rt] + .runArgs[1:] + ["--network=none"]' "$f" > "$ws/.devcontainer/devcontainer.json"
-    devc up "$ws" > up.json 2>up.log || fail "devcontainer up of the shipped example, $runtime: $(devc_error up.log)"
+    devc up "$ws" > up.json 2>up.log || fail "devcontainer up of the shipped example, $runtime: $(devc_error up.log up.json)"
     assert_eq success "$(tail -1 up.json | jq -r .outcome)" "devcontainer up outcome, $runtime"
     c=$(devc_container "$ws")
     [ -n "$c" ] || fail "no container labelled with the workspace $ws"
@@ -174,14 +184,15 @@ test_devcontainer_shipped_example() {
 # A Dockerfile-based dev container (tests/engines/devcontainer/project)
 # under haven-default (--policy default): the CLI builds the image, starts
 # it, runs postCreateCommand as the remote user (git config --global
-# writes into the home), and `devcontainer exec` runs as that user.
+# writes into the home, the policy's tmpfs owned by vscode, the
+# container's user), and `devcontainer exec` runs as that user.
 test_devcontainer_dockerfile_post_create() {
   need_devcontainer_cli
   devc_images
   local ws=$PWD/project
   cp -r "$DEVC_FIXTURES/project" "$ws"
   echo "workspace file" > "$ws/hello.txt"
-  devc up "$ws" > up.json 2>up.log || fail "devcontainer up: $(devc_error up.log)"
+  devc up "$ws" > up.json 2>up.log || fail "devcontainer up: $(devc_error up.log up.json)"
   assert_eq success "$(tail -1 up.json | jq -r .outcome)" "devcontainer up outcome"
   local c
   c=$(devc_container "$ws")
@@ -208,8 +219,18 @@ workspace file" "$OUT" "postCreateCommand's results and the workspace"
   # A second up finds the container and does not run postCreateCommand
   # again (its marker is in the home).
   devc exec "$ws" sh -c 'rm "$HOME/post-create.out"' >/dev/null 2>&1
-  devc up "$ws" > up2.json 2>up2.log || fail "second devcontainer up: $(devc_error up2.log)"
+  devc up "$ws" > up2.json 2>up2.log || fail "second devcontainer up: $(devc_error up2.log up2.json)"
   assert_eq "$c" "$(devc_container "$ws")" "the container after a second up"
   OUT=$(devc exec "$ws" sh -c 'test -e "$HOME/post-create.out" && echo ran-again || echo not-again' 2>&1)
   assert_eq not-again "$OUT" "postCreateCommand after a second up"
+  # The hidden home is a fresh tmpfs at each start: after a stop, up
+  # starts the container again and, its markers gone, runs
+  # postCreateCommand again (what compose/devcontainer/README.md says).
+  dk stop -t 1 "$c" >/dev/null || fail "docker stop $c"
+  devc up "$ws" > up3.json 2>up3.log || fail "devcontainer up after a stop: $(devc_error up3.log up3.json)"
+  assert_eq "$c running" "$(dk_state "$c" '{{.ID}} {{.State.Status}}' | sed 's/^\(.\{12\}\)[^ ]*/\1/')" \
+    "the container after up following a stop"
+  OUT=$(devc exec "$ws" sh -c 'cat "$HOME/post-create.out"; git config --global user.name' 2>&1)
+  assert_eq "created
+Haven Test" "$OUT" "postCreateCommand after a stop and up"
 }
