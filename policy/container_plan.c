@@ -53,24 +53,31 @@ container_rootfs (const oci_spec *spec, const char *config_path)
   return xasprintf ("%s/%s", dirname (copy), root);
 }
 
-/* The home field for uid in the image's /etc/passwd, opened inside the
- * root filesystem (a link in the image resolves in the image, never on
- * the host) and only if it is a regular file (a FIFO would hang us). */
+/* The image's /etc/passwd, opened inside the root filesystem (a link in
+ * the image resolves in the image, never on the host) and only if it is
+ * a regular file (a FIFO would hang us); NULL when there is none. */
 static char *
-passwd_home_in (const char *rootfs, uint32_t uid)
+image_passwd (int rootfd)
 {
-  cleanup_close int rootfd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (rootfd < 0)
-    return NULL;
   cleanup_close int fd = hv_open_in_root (rootfd, "/etc/passwd", O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
   struct stat st;
   if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || (uint64_t) st.st_size > PASSWD_MAX)
     return NULL;
-  cleanup_free char *text = NULL;
+  char *text = NULL;
   size_t len = 0;
   cleanup_error hv_error *ignored = NULL;
   if (oci_read_fd (fd, "/etc/passwd", (size_t) st.st_size, &text, &len, &ignored) < 0)
     return NULL;
+  return text;
+}
+
+/* The home of uid in a copy of the passwd text. */
+static char *
+passwd_home_of (const char *passwd, uint32_t uid)
+{
+  if (passwd == NULL)
+    return NULL;
+  cleanup_free char *text = xstrdup (passwd);
   char *save = NULL;
   for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
     {
@@ -92,6 +99,14 @@ env_value (const oci_strv *env, const char *name)
   return found;
 }
 
+static bool
+has_dot_component (const char *path)
+{
+  size_t n = strlen (path);
+  return strstr (path, "/./") || strstr (path, "/../") || (n >= 2 && strcmp (path + n - 2, "/.") == 0)
+         || (n >= 3 && strcmp (path + n - 3, "/..") == 0);
+}
+
 /* A home that can be hidden behind a tmpfs: absolute, normalized, and not
  * the root or a system tree (HOME=/ for users the image does not know). */
 static bool
@@ -99,8 +114,8 @@ hideable_home (const char *home)
 {
   static const char *const system[] = { "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/proc",
                                         "/run", "/sbin", "/sys", "/tmp", "/usr", "/var", NULL };
-  if (home == NULL || home[0] != '/' || strcmp (home, "/") == 0 || strstr (home, "//") || strstr (home, "/./")
-      || strstr (home, "/../") || home[strlen (home) - 1] == '/')
+  if (home == NULL || home[0] != '/' || strcmp (home, "/") == 0 || strstr (home, "//") || has_dot_component (home)
+      || home[strlen (home) - 1] == '/')
     return false;
   for (size_t i = 0; system[i]; i++)
     if (strcmp (home, system[i]) == 0)
@@ -108,20 +123,105 @@ hideable_home (const char *home)
   return true;
 }
 
+/* The homes of the image's other users that are hidden too: /root and
+ * /home/NAME, where people's homes are; system accounts' homes
+ * (/var/lib/..., /nonexistent) are left to the read-only root. */
+static bool
+user_home_path (const char *home)
+{
+  if (strcmp (home, "/root") == 0)
+    return true;
+  if (strncmp (home, "/home/", 6) != 0)
+    return false;
+  const char *name = home + 6;
+  return name[0] && strchr (name, '/') == NULL && strcmp (name, ".") != 0 && strcmp (name, "..") != 0;
+}
+
+static bool
+id_mapped (const oci_id_mappings *m, uint32_t id)
+{
+  if (m->n == 0)
+    return true;
+  for (size_t i = 0; i < m->n; i++)
+    if (id >= m->v[i].container_id && id - m->v[i].container_id < m->v[i].size)
+      return true;
+  return false;
+}
+
 static void
-find_home (const oci_spec *spec, struct hv_container_plan *plan)
+home_add (struct hv_container_plan *plan, const char *path, uint32_t uid, uint32_t gid)
+{
+  for (size_t i = 0; i < plan->n_homes; i++)
+    if (strcmp (plan->homes[i].path, path) == 0)
+      return;
+  plan->homes = xrealloc (plan->homes, (plan->n_homes + 1) * sizeof (*plan->homes));
+  plan->homes[plan->n_homes++] = (struct hv_container_home) { xstrdup (path), uid, gid, SIZE_MAX };
+}
+
+/* ~ for the process's user: its HOME, else its passwd entry. */
+static void
+find_process_home (const oci_spec *spec, const char *passwd, struct hv_container_plan *plan)
 {
   const char *env_home = env_value (&spec->process.env, "HOME");
-  char *home = env_home ? xstrdup (env_home) : passwd_home_in (plan->rootfs, plan->uid);
+  uint32_t uid = spec->process.user.uid;
+  cleanup_free char *home = env_home ? xstrdup (env_home) : passwd_home_of (passwd, uid);
   if (home == NULL)
-    home = xstrdup (plan->uid == 0 ? "/root" : "/");
+    home = xstrdup (uid == 0 ? "/root" : "/");
   if (hideable_home (home))
-    plan->home = home;
+    home_add (plan, home, uid, spec->process.user.gid);
   else
+    oci_strv_push (&plan->notes, "the container's home is not hidden: its HOME is / or a system directory");
+}
+
+#define MAX_HOMES 256
+
+/* ~ for everyone else the engine can exec as (a devcontainer's
+ * remoteUser is usually not init's user): each person's home in the
+ * image's passwd is hidden behind a tmpfs that person owns. */
+static int
+find_user_homes (const oci_spec *spec, char *passwd, struct hv_container_plan *plan, hv_error **err)
+{
+  char *save = NULL;
+  for (char *line = passwd ? strtok_r (passwd, "\n", &save) : NULL; line; line = strtok_r (NULL, "\n", &save))
     {
-      oci_strv_push (&plan->notes, "the container's home is not hidden: its HOME is / or a system directory");
-      free (home);
+      struct hv_passwd_entry e;
+      if (!hv_passwd_parse (line, &e) || !user_home_path (e.home))
+        continue;
+      if (!id_mapped (&spec->linux_cfg.uid_mappings, e.uid) || !id_mapped (&spec->linux_cfg.gid_mappings, e.gid))
+        {
+          cleanup_free char *note = xasprintf ("the home of %s (%s) is not hidden: its owner is not mapped in the "
+                                               "container's user namespace",
+                                               e.name, e.home);
+          oci_strv_push (&plan->notes, note);
+          continue;
+        }
+      if (plan->n_homes >= MAX_HOMES)
+        return hv_error_set (err, 0, "filesystem.hide_home: the image's /etc/passwd names more than %d homes "
+                                     "under /home; haven hides each of them and refuses to guess",
+                             MAX_HOMES);
+      home_add (plan, e.home, e.uid, e.gid);
     }
+  return 0;
+}
+
+static int
+find_homes (const oci_spec *spec, struct hv_container_plan *plan, hv_error **err)
+{
+  cleanup_close int rootfd = open (plan->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  cleanup_free char *passwd = rootfd >= 0 ? image_passwd (rootfd) : NULL;
+  find_process_home (spec, passwd, plan);
+  return find_user_homes (spec, passwd, plan, err);
+}
+
+/* The hidden home dest is in (the deepest, if homes nest). */
+static struct hv_container_home *
+home_of (const struct hv_container_plan *plan, const char *dest)
+{
+  struct hv_container_home *best = NULL;
+  for (size_t i = 0; i < plan->n_homes; i++)
+    if (at_or_below (dest, plan->homes[i].path) && (best == NULL || strlen (plan->homes[i].path) > strlen (best->path)))
+      best = &plan->homes[i];
+  return best;
 }
 
 /* Trees of the kernel and of the engine itself, never projects. */
@@ -156,26 +256,27 @@ home_allowed (const hv_policy *p, const char *home, const char *dest)
 static void
 classify_mounts (const hv_policy *p, const oci_spec *spec, struct hv_container_plan *plan)
 {
-  bool hide = p->hide_home.value && plan->home;
-  plan->home_tmpfs_at = hide ? spec->n_mounts : SIZE_MAX;
+  bool hide = p->hide_home.value;
+  for (size_t h = 0; h < plan->n_homes; h++)
+    plan->homes[h].tmpfs_at = hide ? spec->n_mounts : SIZE_MAX;
   for (size_t i = 0; i < spec->n_mounts; i++)
     {
       const oci_mount *m = &spec->mounts[i];
       if (m->destination == NULL || m->destination[0] != '/')
         continue;
-      bool in_home = plan->home && at_or_below (m->destination, plan->home);
-      if (hide && in_home && strcmp (m->destination, plan->home) != 0)
+      struct hv_container_home *home = home_of (plan, m->destination);
+      if (hide && home && strcmp (m->destination, home->path) != 0)
         {
-          if (plan->home_tmpfs_at == spec->n_mounts)
-            plan->home_tmpfs_at = i;
-          /* Something the engine mounts into the hidden home stays only if
+          if (home->tmpfs_at == spec->n_mounts)
+            home->tmpfs_at = i;
+          /* Something the engine mounts into a hidden home stays only if
            * home_allow names it: the home is hidden whoever filled it. */
-          if (!home_allowed (p, plan->home, m->destination))
+          if (!home_allowed (p, home->path, m->destination))
             oci_strv_push_unique (&plan->masked, m->destination);
           continue;
         }
       struct stat st;
-      if (in_home || engine_tree (m->destination) || !hv_mount_is_bind (m) || m->source == NULL
+      if (home || engine_tree (m->destination) || !hv_mount_is_bind (m) || m->source == NULL
           || m->source[0] != '/' || stat (m->source, &st) < 0 || !S_ISDIR (st.st_mode))
         continue;
       oci_strv_push (&plan->projects, m->destination);
@@ -249,9 +350,9 @@ map_pattern (const oci_spec *spec, const struct hv_container_plan *plan, const c
       cover = &spec->mounts[i];
   if (cover && !hv_mount_is_bind (cover))
     return;
-  if (plan->home_tmpfs_at != SIZE_MAX && at_or_below (lit, plan->home)
-      && (cover == NULL || !at_or_below (cover->destination, plan->home)))
-    return; /* in the hidden home, outside anything mounted into it: empty */
+  const struct hv_container_home *home = home_of (plan, lit);
+  if (home && home->tmpfs_at != SIZE_MAX && (cover == NULL || !at_or_below (cover->destination, home->path)))
+    return; /* in a hidden home, outside anything mounted into it: empty */
   if (cover && cover->source && cover->source[0] == '/')
     pattern_add (ps, cover->source, cover->destination, cpat + strlen (cover->destination), neg);
   else if (cover == NULL)
@@ -262,6 +363,15 @@ static bool
 has_glob (const char *s)
 {
   return strpbrk (s, "*?[") != NULL;
+}
+
+static void
+block_pattern (const oci_spec *spec, const struct hv_container_plan *plan, const char *cpat, bool neg,
+               struct patterns *ps, oci_strv *literal)
+{
+  if (!neg && !has_glob (cpat))
+    oci_strv_push (literal, cpat); /* masked wherever it is: the runtime skips what is missing */
+  map_pattern (spec, plan, cpat, neg, ps);
 }
 
 static void
@@ -278,20 +388,16 @@ block_patterns (const hv_policy *p, const oci_spec *spec, struct hv_container_pl
             pattern_add (ps, plan->project_sources.v[j], plan->projects.v[j], pat + 9, neg);
           continue;
         }
-      cleanup_free char *cpat = NULL;
       if (strcmp (pat, "~") == 0 || strncmp (pat, "~/", 2) == 0)
         {
-          if (plan->home == NULL)
-            continue;
-          cpat = xasprintf ("%s%s", plan->home, pat + 1);
+          for (size_t h = 0; h < plan->n_homes; h++)
+            {
+              cleanup_free char *cpat = xasprintf ("%s%s", plan->homes[h].path, pat + 1);
+              block_pattern (spec, plan, cpat, neg, ps, literal);
+            }
         }
       else if (pat[0] == '/')
-        cpat = xstrdup (pat);
-      else
-        continue;
-      if (!neg && !has_glob (cpat))
-        oci_strv_push (literal, cpat); /* masked wherever it is: the runtime skips what is missing */
-      map_pattern (spec, plan, cpat, neg, ps);
+        block_pattern (spec, plan, pat, neg, ps, literal);
     }
 }
 
@@ -384,21 +490,25 @@ plan_protect (const hv_policy *p, struct hv_container_plan *plan, hv_error **err
   return 0;
 }
 
-/* read_only: container paths (~ is the container's home). */
+/* read_only: container paths (~ is each hidden home). */
 static void
 plan_read_only (const hv_policy *p, struct hv_container_plan *plan)
 {
   for (size_t i = 0; i < p->read_only.n; i++)
     {
       const char *e = p->read_only.v[i];
-      cleanup_free char *c = NULL;
-      if (strncmp (e, "~/", 2) == 0 && plan->home)
-        c = xasprintf ("%s/%s", plan->home, e + 2);
-      else if (e[0] == '/' && !has_glob (e))
-        c = xstrdup (e);
-      if (c)
-        oci_strv_push_unique (&plan->readonly, c);
-      else
+      bool applied = false;
+      for (size_t h = 0; h < plan->n_homes && strncmp (e, "~/", 2) == 0; h++, applied = true)
+        {
+          cleanup_free char *c = xasprintf ("%s/%s", plan->homes[h].path, e + 2);
+          oci_strv_push_unique (&plan->readonly, c);
+        }
+      if (e[0] == '/' && !has_glob (e))
+        {
+          oci_strv_push_unique (&plan->readonly, e);
+          applied = true;
+        }
+      if (!applied)
         {
           cleanup_free char *note = xasprintf ("filesystem.read_only \"%s\" is not applied in containers "
                                                "(only plain container paths are); the root filesystem is "
@@ -410,14 +520,15 @@ plan_read_only (const hv_policy *p, struct hv_container_plan *plan)
 }
 
 /* read_write: in a container only what is mounted writable is; say so
- * for entries outside the projects and the home. */
+ * for entries outside the projects and the homes. */
 static void
 plan_read_write (const hv_policy *p, struct hv_container_plan *plan)
 {
+  bool homes_writable = plan->n_homes > 0 && plan->homes[0].tmpfs_at != SIZE_MAX;
   for (size_t i = 0; i < p->read_write.n; i++)
     {
       const char *e = p->read_write.v[i];
-      if (strncmp (e, "{project}", 9) == 0 || (strncmp (e, "~/", 2) == 0 && plan->home_tmpfs_at != SIZE_MAX))
+      if (strncmp (e, "{project}", 9) == 0 || (strncmp (e, "~/", 2) == 0 && homes_writable))
         continue;
       cleanup_free char *note = xasprintf ("filesystem.read_write \"%s\" stays read-only in a container (its root "
                                            "filesystem is read-only): mount a volume there to make it writable",
@@ -431,11 +542,12 @@ hv_container_plan_make (const hv_policy *p, const oci_spec *spec, const char *co
                         struct hv_container_plan *plan, hv_error **err)
 {
   memset (plan, 0, sizeof (*plan));
-  plan->home_tmpfs_at = SIZE_MAX;
   plan->rootfs = container_rootfs (spec, config_path);
-  plan->uid = spec->process.user.uid;
-  plan->gid = spec->process.user.gid;
-  find_home (spec, plan);
+  if (find_homes (spec, plan, err) < 0)
+    {
+      hv_container_plan_clear (plan);
+      return -1;
+    }
   classify_mounts (p, spec, plan);
   if (plan_block (p, spec, plan, err) < 0 || plan_protect (p, plan, err) < 0)
     {
@@ -451,7 +563,9 @@ void
 hv_container_plan_clear (struct hv_container_plan *plan)
 {
   free (plan->rootfs);
-  free (plan->home);
+  for (size_t h = 0; h < plan->n_homes; h++)
+    free (plan->homes[h].path);
+  free (plan->homes);
   oci_strv_free (&plan->projects);
   oci_strv_free (&plan->project_sources);
   oci_strv_free (&plan->masked);

@@ -5,7 +5,10 @@
  * are read in the container's terms:
  *   ~          the home of the container process's user: its HOME, else
  *              the image's /etc/passwd (read inside the root filesystem,
- *              never through a link out of it), else /root or /;
+ *              never through a link out of it), else /root or /; and
+ *              also the home of every user of the image's /etc/passwd
+ *              whose home is /root or /home/NAME, because `exec --user`
+ *              (a devcontainer's remoteUser) runs as them;
  *   {project}  every directory the engine binds in from the host (a
  *              workspace, a compose volume, a named volume), outside the
  *              home and the kernel's and engine's own trees;
@@ -23,12 +26,19 @@
 #include "oci_spec.h"
 #include "policy.h"
 
+/* One directory ~ stands for, and the tmpfs that hides it. */
+struct hv_container_home
+{
+  char *path;
+  uint32_t uid, gid;       /* the tmpfs's owner */
+  size_t tmpfs_at;         /* mounts index its tmpfs goes before; SIZE_MAX: not hidden */
+};
+
 struct hv_container_plan
 {
   char *rootfs;            /* host path of the container's root filesystem */
-  char *home;              /* ~ in the container; NULL when it cannot be hidden (/) */
-  uint32_t uid, gid;
-  size_t home_tmpfs_at;    /* mounts index the hidden home's tmpfs goes before; SIZE_MAX: none */
+  struct hv_container_home *homes; /* [0]: the process user's, when it can be hidden */
+  size_t n_homes;
   oci_strv projects;       /* container paths of the project directories */
   oci_strv project_sources; /* their host paths (same index) */
   oci_strv masked;         /* container paths hidden (maskedPaths) */

@@ -434,8 +434,8 @@ has_mount_at (yajl_val mounts, const char *dest)
   return false;
 }
 
-/* The engine's mounts, with the hidden home's tmpfs before those that go
- * into the home, and the policy's tmpfs directories after them (unless
+/* The engine's mounts, with each hidden home's tmpfs before those that go
+ * into that home, and the policy's tmpfs directories after them (unless
  * the engine already mounts something there). */
 static void
 emit_mounts (yajl_gen g, yajl_val mounts, const struct apply *a)
@@ -445,8 +445,10 @@ emit_mounts (yajl_gen g, yajl_val mounts, const struct apply *a)
   yajl_gen_array_open (g);
   for (size_t i = 0; i <= n; i++)
     {
-      if (i == plan->home_tmpfs_at)
-        emit_tmpfs (g, plan->home, 1ULL << 30, "0700", plan->uid, plan->gid, !a->exec_rules);
+      for (size_t h = 0; h < plan->n_homes; h++)
+        if (plan->homes[h].tmpfs_at == i)
+          emit_tmpfs (g, plan->homes[h].path, 1ULL << 30, "0700", plan->homes[h].uid, plan->homes[h].gid,
+                      !a->exec_rules);
       if (i < n)
         emit_engine_mount (g, mounts->u.array.values[i], a);
     }

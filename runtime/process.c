@@ -69,26 +69,43 @@ resolve_exe (const char *name, char **envp, char **out, hv_error **err)
   return hv_error_set (err, 0, "exec: \"%s\": executable file not found in $PATH", name);
 }
 
-/* The home field of one passwd line when its uid field is exactly uid,
- * else NULL.  Fields are split at every ':' (an empty comment field, as
+/* One passwd line, split at every ':' (an empty comment field, as
  * useradd writes, is a field: strtok would merge it and take the shell
- * for the home). */
-char *
-hv_passwd_home (char *line, uid_t uid)
+ * for the home).  The strings point into line, which is modified. */
+bool
+hv_passwd_parse (char *line, struct hv_passwd_entry *e)
 {
   char *fields[7] = { 0 };
   int n = 0;
   line[strcspn (line, "\n")] = '\0';
   for (char *p = line; p && n < 7; n++)
     fields[n] = strsep (&p, ":");
-  if (n < 6 || fields[2][0] < '0' || fields[2][0] > '9')
+  if (n < 6)
+    return false;
+  unsigned long ids[2];
+  for (int i = 0; i < 2; i++)
+    {
+      const char *f = fields[2 + i];
+      char *end;
+      errno = 0;
+      ids[i] = strtoul (f, &end, 10);
+      if (f[0] < '0' || f[0] > '9' || errno || *end || ids[i] > UINT32_MAX)
+        return false;
+    }
+  e->name = fields[0];
+  e->uid = (uint32_t) ids[0];
+  e->gid = (uint32_t) ids[1];
+  e->home = fields[5];
+  return true;
+}
+
+char *
+hv_passwd_home (char *line, uid_t uid)
+{
+  struct hv_passwd_entry e;
+  if (!hv_passwd_parse (line, &e) || e.uid != uid || e.home[0] == '\0')
     return NULL;
-  char *end;
-  errno = 0;
-  unsigned long v = strtoul (fields[2], &end, 10);
-  if (errno || *end || v != (unsigned long) uid || fields[5][0] == '\0')
-    return NULL;
-  return xstrdup (fields[5]);
+  return xstrdup (e.home);
 }
 
 /* HOME from the container's /etc/passwd when the config sets none. */

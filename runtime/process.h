@@ -40,6 +40,14 @@ void hv_process_ctx_free (struct hv_process_ctx *ctx);
 
 /* Is AppArmor enabled on this host? */
 bool hv_apparmor_enabled (void);
+/* One line of an /etc/passwd (modified in place; the strings point into
+ * it): false when it is not a well-formed entry. */
+struct hv_passwd_entry
+{
+  const char *name, *home;
+  uint32_t uid, gid;
+};
+bool hv_passwd_parse (char *line, struct hv_passwd_entry *e);
 /* The home field of one passwd line (modified in place) when its uid
  * field is exactly uid, else NULL (a new string). */
 char *hv_passwd_home (char *line, uid_t uid);

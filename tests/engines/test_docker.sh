@@ -533,6 +533,32 @@ test_docker_policy_home_of_image_user() {
 ok" "$OUT"
 }
 
+# Init runs as root, the engine execs as the image's user dev (what a
+# devcontainer with only remoteUser does): dev's home is hidden too, an
+# empty tmpfs dev owns and can write, without the image's .profile, and a
+# key the engine mounts into it is masked like ~/.ssh in root's home.
+test_docker_policy_home_of_exec_user() {
+  need_docker
+  local c key
+  key=$(mktemp -d "$WORK/key.XXXXXX")
+  echo CANARY-KEY > "$key/id_ed25519"
+  c=$(new_name exec-user)
+  dk run -d --name "$c" --runtime haven-default -v "$key:/home/dev/.ssh" "$IMAGE" sleep 1000 \
+    >/dev/null 2>run.err || fail "docker run -d: $(cat run.err)"
+  defer "dk rm -f $c"
+  OUT=$(dk exec -u dev "$c" sh -c 'echo "$HOME"; ls -A "$HOME"; stat -c "%u %a" "$HOME";
+    cat "$HOME/.ssh/id_ed25519" 2>&1 | grep -c CANARY; touch "$HOME/.gitconfig" && echo ok' 2>&1)
+  assert_eq "/home/dev
+.ssh
+1001 700
+0
+ok" "$OUT" "the exec user's home"
+  OUT=$(dk exec "$c" sh -c 'stat -c "%u %a" /root; ls -A /root | wc -l; cat /home/dev/.ssh/id_ed25519 2>&1 | grep -c CANARY' 2>&1)
+  assert_eq "0 700
+0
+0" "$OUT" "root's home, and dev's key seen from root"
+}
+
 # --policy strict: no shells (Landlock inside the container, the shell
 # binaries masked), a read-only workspace, tighter limits.
 test_docker_policy_strict() {

@@ -1,0 +1,230 @@
+/* Unit tests of what a policy's ~ means in an engine's container
+ * (policy/container_plan.c): the process user's home, every person's home
+ * in the image's /etc/passwd, what is not a home, and the limits. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "container_plan.h"
+#include "policy.h"
+#include "policy_parse.h"
+#include "utils.h"
+
+struct world
+{
+  char dir[64];
+  char config[128];
+};
+
+static void
+put_file (const char *path, const char *text)
+{
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  fputs (text, f);
+  fclose (f);
+}
+
+/* A bundle with an image whose /etc/passwd is passwd and a config whose
+ * process runs as uid:gid with extra env and linux sections. */
+static void
+world_make (struct world *w, const char *passwd, unsigned uid, const char *env_json, const char *linux_json)
+{
+  strcpy (w->dir, "/tmp/hv-plan-XXXXXX");
+  assert_non_null (mkdtemp (w->dir));
+  cleanup_free char *etc = xasprintf ("%s/rootfs/etc", w->dir);
+  cleanup_free char *mk = xasprintf ("mkdir -p %s", etc);
+  assert_int_equal (system (mk), 0);
+  cleanup_free char *pw = xasprintf ("%s/passwd", etc);
+  put_file (pw, passwd);
+  snprintf (w->config, sizeof (w->config), "%s/config.json", w->dir);
+  cleanup_free char *json
+      = xasprintf ("{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},\"process\":{\"cwd\":\"/\",\"args\":[\"sh\"],"
+                   "\"user\":{\"uid\":%u,\"gid\":%u},\"env\":[%s]},\"linux\":{%s}}",
+                   uid, uid, env_json, linux_json);
+  put_file (w->config, json);
+}
+
+static void
+world_remove (struct world *w)
+{
+  cleanup_free char *rm = xasprintf ("rm -rf %s", w->dir);
+  assert_int_equal (system (rm), 0);
+}
+
+static int
+plan_for (struct world *w, const char *policy_yaml, struct hv_container_plan *plan, hv_error **err)
+{
+  hv_policy p = { 0 };
+  hv_error *perr = NULL;
+  if (hv_policy_parse (policy_yaml, strlen (policy_yaml), "t.yaml", &p, NULL, &perr) < 0)
+    fail_msg ("policy: %s", perr->msg);
+  oci_spec *spec = NULL;
+  hv_error *serr = NULL;
+  if (oci_spec_load (w->config, "config.json", &spec, &serr) < 0)
+    fail_msg ("config: %s", serr->msg);
+  int r = hv_container_plan_make (&p, spec, w->config, plan, err);
+  oci_spec_free (spec);
+  hv_policy_free_fields (&p);
+  return r;
+}
+
+static const char *const hide = "filesystem:\n  hide_home: yes\n  block: [~/.ssh]\n";
+
+static void
+assert_home (const struct hv_container_plan *plan, size_t i, const char *path, unsigned uid, unsigned gid)
+{
+  assert_true (i < plan->n_homes);
+  assert_string_equal (plan->homes[i].path, path);
+  assert_int_equal (plan->homes[i].uid, uid);
+  assert_int_equal (plan->homes[i].gid, gid);
+  assert_int_not_equal (plan->homes[i].tmpfs_at, SIZE_MAX);
+}
+
+/* Init as root, the image's people in /home: every one of their homes is
+ * ~ (exec --user runs as them); system accounts' homes are not. */
+static void
+test_every_persons_home (void **state)
+{
+  (void) state;
+  struct world w;
+  world_make (&w,
+              "root:x:0:0:root:/root:/bin/sh\n"
+              "daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
+              "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+              "vscode:x:1000:1001::/home/vscode:/bin/bash\n"
+              "svc:x:999:999::/var/lib/svc:/bin/false\n"
+              "dots:x:1002:1002::/home/..:/bin/sh\n"
+              "deep:x:1003:1003::/home/a/b:/bin/sh\n"
+              "broken line\n"
+              "bad:x:12x:1::/home/bad:/bin/sh\n",
+              0, "", "");
+  struct hv_container_plan plan;
+  hv_error *err = NULL;
+  assert_int_equal (plan_for (&w, hide, &plan, &err), 0);
+  assert_int_equal (plan.n_homes, 2);
+  assert_home (&plan, 0, "/root", 0, 0);
+  assert_home (&plan, 1, "/home/vscode", 1000, 1001);
+  assert_true (oci_strv_contains (&plan.masked, "/root/.ssh"));
+  assert_true (oci_strv_contains (&plan.masked, "/home/vscode/.ssh"));
+  hv_container_plan_clear (&plan);
+  world_remove (&w);
+}
+
+/* The process's HOME comes first, whatever passwd says; a HOME that is a
+ * system directory or has dot components is not hidden, and says so. */
+static void
+test_process_home_first (void **state)
+{
+  (void) state;
+  struct world w;
+  world_make (&w, "root:x:0:0:root:/root:/bin/sh\ndev:x:1001:1001::/home/dev:/bin/sh\n", 1001,
+              "\"HOME=/work/home\"", "");
+  struct hv_container_plan plan;
+  hv_error *err = NULL;
+  assert_int_equal (plan_for (&w, hide, &plan, &err), 0);
+  assert_int_equal (plan.n_homes, 3);
+  assert_home (&plan, 0, "/work/home", 1001, 1001);
+  assert_home (&plan, 1, "/root", 0, 0);
+  assert_home (&plan, 2, "/home/dev", 1001, 1001);
+  hv_container_plan_clear (&plan);
+  world_remove (&w);
+
+  static const char *const unhideable[] = { "\"HOME=/\"", "\"HOME=/usr\"", "\"HOME=/home/dev/..\"",
+                                            "\"HOME=/home/./dev\"", "\"HOME=home\"" };
+  for (size_t i = 0; i < sizeof (unhideable) / sizeof (unhideable[0]); i++)
+    {
+      world_make (&w, "dev:x:1001:1001::/home/dev:/bin/sh\n", 1001, unhideable[i], "");
+      assert_int_equal (plan_for (&w, hide, &plan, &err), 0);
+      assert_int_equal (plan.n_homes, 1);
+      assert_string_equal (plan.homes[0].path, "/home/dev");
+      assert_int_equal (plan.notes.n, 1);
+      assert_non_null (strstr (plan.notes.v[0], "home is not hidden"));
+      hv_container_plan_clear (&plan);
+      world_remove (&w);
+    }
+}
+
+/* In a user namespace, a home whose owner is not mapped cannot get a
+ * tmpfs owned by it: a note says it is not hidden. */
+static void
+test_unmapped_owner (void **state)
+{
+  (void) state;
+  struct world w;
+  world_make (&w, "root:x:0:0:root:/root:/bin/sh\nvscode:x:1000:1000::/home/vscode:/bin/bash\n", 0, "",
+              "\"namespaces\":[{\"type\":\"user\"}],"
+              "\"uidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":1}],"
+              "\"gidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":1}]");
+  struct hv_container_plan plan;
+  hv_error *err = NULL;
+  assert_int_equal (plan_for (&w, hide, &plan, &err), 0);
+  assert_int_equal (plan.n_homes, 1);
+  assert_string_equal (plan.homes[0].path, "/root");
+  assert_int_equal (plan.notes.n, 1);
+  assert_non_null (strstr (plan.notes.v[0], "the home of vscode (/home/vscode) is not hidden"));
+  hv_container_plan_clear (&plan);
+  world_remove (&w);
+}
+
+/* More homes than haven hides: create fails, naming the field. */
+static void
+test_too_many_homes (void **state)
+{
+  (void) state;
+  size_t cap = 300 * 64;
+  char *passwd = xmalloc0 (cap);
+  size_t len = 0;
+  for (int i = 0; i < 300; i++)
+    len += (size_t) snprintf (passwd + len, cap - len, "u%d:x:%d:%d::/home/u%d:/bin/sh\n", i, 2000 + i, 2000 + i, i);
+  struct world w;
+  world_make (&w, passwd, 0, "", "");
+  free (passwd);
+  struct hv_container_plan plan;
+  hv_error *err = NULL;
+  assert_int_equal (plan_for (&w, hide, &plan, &err), -1);
+  assert_non_null (strstr (err->msg, "filesystem.hide_home: the image's /etc/passwd names more than 256 homes"));
+  hv_error_free (&err);
+  world_remove (&w);
+}
+
+/* Without hide_home the homes are found (block still reaches into each)
+ * but none gets a tmpfs. */
+static void
+test_homes_not_hidden (void **state)
+{
+  (void) state;
+  struct world w;
+  world_make (&w, "root:x:0:0:root:/root:/bin/sh\nvscode:x:1000:1000::/home/vscode:/bin/bash\n", 0, "", "");
+  struct hv_container_plan plan;
+  hv_error *err = NULL;
+  assert_int_equal (plan_for (&w, "filesystem:\n  hide_home: no\n  block: [~/.aws]\n", &plan, &err), 0);
+  assert_int_equal (plan.n_homes, 2);
+  for (size_t i = 0; i < plan.n_homes; i++)
+    assert_int_equal (plan.homes[i].tmpfs_at, SIZE_MAX);
+  assert_true (oci_strv_contains (&plan.masked, "/root/.aws"));
+  assert_true (oci_strv_contains (&plan.masked, "/home/vscode/.aws"));
+  hv_container_plan_clear (&plan);
+  world_remove (&w);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_every_persons_home), cmocka_unit_test (test_process_home_first),
+    cmocka_unit_test (test_unmapped_owner),     cmocka_unit_test (test_too_many_homes),
+    cmocka_unit_test (test_homes_not_hidden),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
