@@ -18,6 +18,7 @@
 #include "json_gen.h"
 #include "policy.h"
 #include "policy_load.h"
+#include "container_check.h"
 #include "utils.h"
 
 /* Podman's own default runtime_supports_json (containers.conf).  A drop-in
@@ -503,6 +504,28 @@ remove_podman_drop_in (const char *cmd, const char *file, hv_error **err)
   return 0;
 }
 
+/* A misspelt policy, or one that cannot apply to a container, would
+ * fail every container dockerd starts: both are refused here, and what
+ * a container cannot have of it is said now, once. */
+static int
+check_policy (const char *cmd, const char *name, hv_error **err)
+{
+  cleanup_policy hv_policy *p = NULL;
+  if (hv_policy_load (name, &p, err) < 0)
+    return hv_error_wrap (err, "%s: --policy", cmd);
+  char project[] = "/tmp/haven-install-XXXXXX";
+  if (mkdtemp (project) == NULL)
+    return hv_error_set (err, errno, "%s: --policy %s: a directory for a sample workspace", cmd, name);
+  cleanup_strv oci_strv notes = { 0 };
+  int r = hv_policy_check_for_containers (p, project, &notes, err);
+  rmdir (project);
+  if (r < 0)
+    return hv_error_wrap (err, "%s: --policy", cmd);
+  for (size_t i = 0; i < notes.n; i++)
+    fprintf (stderr, "haven: %s: note: %s\n", cmd, notes.v[i]);
+  return 0;
+}
+
 /* The runtime to register, by its real path (this binary unless
  * --runtime), and the runtime arguments checked. */
 static int
@@ -519,15 +542,7 @@ check_runtime (const char *cmd, bool docker, struct hv_install_opts *o, char **r
                          "%s: Podman cannot pass runtime arguments (--policy, --policy-lock); ask per "
                          "container with --annotation run.haven.policy=NAME",
                          cmd);
-  if (o->policy)
-    {
-      /* A misspelt policy would fail every container dockerd starts. */
-      hv_policy *p = NULL;
-      if (hv_policy_load (o->policy, &p, err) < 0)
-        return hv_error_wrap (err, "%s: --policy", cmd);
-      hv_policy_free (p);
-    }
-  return 0;
+  return o->policy ? check_policy (cmd, o->policy, err) : 0;
 }
 
 /* The drop-in's text, when FILE is free or our own drop-in: a

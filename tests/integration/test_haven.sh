@@ -365,6 +365,24 @@ test_haven_install_docker_and_podman() {
   haven_in "$PWD" install docker --daemon-json "$d" --policy no-such-policy
   assert_eq 125 "$RC"
   assert_contains "$OUT" 'policy "no-such-policy" not found'
+  # The policy is applied to a sample container's config at install:
+  # what containers cannot have is said once, there; a program the exec
+  # rules need and this host lacks is said too (the image may have it).
+  local d2=$PWD/etc-docker/daemon-policies.json
+  haven_in "$PWD" install docker --daemon-json "$d2" --name haven-strict --policy strict
+  assert_eq 0 "$RC" "install docker --policy strict ($OUT)"
+  assert_contains "$OUT" "haven: install docker: note: policy strict: resources.timeout is not applied to engine containers"
+  printf 'extends: strict\nprocess:\n  allow_exec: [/usr/bin/true, no-such-tool-here]\n' > needs-tool.yaml
+  haven_in "$PWD" install docker --daemon-json "$d2" --name haven-tool --policy "$PWD/needs-tool.yaml"
+  assert_eq 0 "$RC" "install docker --policy needs-tool.yaml ($OUT)"
+  assert_contains "$OUT" 'note: policy needs-tool: a container whose image is like this host fails to start'
+  assert_contains "$OUT" '"no-such-tool-here" not found in PATH'
+  haven_in "$PWD" install docker --daemon-json "$d2" --name haven-default --policy default
+  assert_not_contains "$OUT" "note:" "install docker --policy default"
+  haven_in "$PWD" uninstall docker --daemon-json "$d2" --name haven-strict
+  haven_in "$PWD" uninstall docker --daemon-json "$d2" --name haven-tool
+  haven_in "$PWD" uninstall docker --daemon-json "$d2" --name haven-default
+  assert_eq '{}' "$(jq -c . "$d2")" "daemon-policies.json after three uninstalls"
 
   local c=$PWD/containers.conf.d/haven.conf
   haven_in "$PWD" install podman --conf "$c"
