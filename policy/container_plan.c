@@ -286,6 +286,58 @@ classify_mounts (const hv_policy *p, const oci_spec *spec, struct hv_container_p
     }
 }
 
+/* Sockets through which a process commands a container engine. */
+static const char *const engine_sockets[] = { "docker.sock", "podman.sock", "containerd.sock", "buildkitd.sock",
+                                              "crio.sock", NULL };
+
+static bool
+engine_socket_name (const char *name)
+{
+  for (size_t i = 0; engine_sockets[i]; i++)
+    if (strcmp (name, engine_sockets[i]) == 0)
+      return true;
+  return false;
+}
+
+/* An engine's socket bound into a policed container hands it the host:
+ * whoever can talk to dockerd starts a privileged container.  Refused
+ * are bind mounts of a Unix socket that root owns or that has an
+ * engine socket's name, and of a directory that holds one by that name
+ * (-v /var/run:/host-run). */
+static int
+refuse_engine_sockets (const oci_spec *spec, hv_error **err)
+{
+  for (size_t i = 0; i < spec->n_mounts; i++)
+    {
+      const oci_mount *m = &spec->mounts[i];
+      struct stat st;
+      if (!hv_mount_is_bind (m) || m->source == NULL || m->source[0] != '/' || stat (m->source, &st) < 0)
+        continue;
+      cleanup_free char *copy = xstrdup (m->source);
+      const char *name = basename (copy);
+      if (S_ISSOCK (st.st_mode) && (st.st_uid == 0 || engine_socket_name (name)))
+        return hv_error_set (err, 0,
+                             "mounts[%zu]: %s binds the socket %s into a policed container; a process that "
+                             "talks to a root service (a container engine's socket) commands the host, so haven "
+                             "refuses it",
+                             i, m->destination ? m->destination : "?", m->source);
+      if (!S_ISDIR (st.st_mode))
+        continue;
+      cleanup_close int dir = open (m->source, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      for (size_t k = 0; dir >= 0 && engine_sockets[k]; k++)
+        {
+          struct stat in;
+          if (fstatat (dir, engine_sockets[k], &in, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK (in.st_mode))
+            return hv_error_set (err, 0,
+                                 "mounts[%zu]: %s binds %s, which holds the engine socket %s, into a policed "
+                                 "container; a process that talks to a container engine commands the host, so "
+                                 "haven refuses it",
+                                 i, m->destination ? m->destination : "?", m->source, engine_sockets[k]);
+        }
+    }
+  return 0;
+}
+
 /* One pattern of a block list in host terms: where its matches are
  * found (host_base) and what that directory is in the container. */
 struct pattern
@@ -543,7 +595,7 @@ hv_container_plan_make (const hv_policy *p, const oci_spec *spec, const char *co
 {
   memset (plan, 0, sizeof (*plan));
   plan->rootfs = container_rootfs (spec, config_path);
-  if (find_homes (spec, plan, err) < 0)
+  if (refuse_engine_sockets (spec, err) < 0 || find_homes (spec, plan, err) < 0)
     {
       hv_container_plan_clear (plan);
       return -1;

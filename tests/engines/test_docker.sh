@@ -559,6 +559,22 @@ ok" "$OUT" "the exec user's home"
 0" "$OUT" "root's home, and dev's key seen from root"
 }
 
+# The engine's own socket bound into a policed container would let the
+# agent start a privileged container: create refuses it, bound as a
+# socket or inside the directory that holds it; the plain runtime lets
+# Docker do what it is told.
+test_docker_policy_engine_socket_refused() {
+  need_docker
+  drun --runtime haven-default -v "$DOCKER_SOCK:/var/run/docker.sock" "$IMAGE" true
+  [ "$RC" != 0 ] || fail "a policed container started with the docker socket bound in"
+  assert_contains "$OUT" "/var/run/docker.sock binds the socket $DOCKER_SOCK into a policed container"
+  drun --runtime haven-default -v "$(dirname "$DOCKER_SOCK"):/host-run" "$IMAGE" true
+  [ "$RC" != 0 ] || fail "a policed container started with the docker socket's directory bound in"
+  assert_contains "$OUT" "which holds the engine socket docker.sock, into a policed container"
+  drun --runtime haven -v "$DOCKER_SOCK:/var/run/docker.sock" "$IMAGE" test -S /var/run/docker.sock
+  assert_eq 0 "$RC" "the docker socket under the plain runtime ($OUT)"
+}
+
 # --policy strict: no shells (Landlock inside the container, the shell
 # binaries masked), a read-only workspace, tighter limits.
 test_docker_policy_strict() {
