@@ -473,6 +473,11 @@ echo "FOO:[${FOO:-}] HAVEN:[${HAVEN:-}] HOME:[$HOME]"
 grep -E "^(CapEff|NoNewPrivs)" /proc/self/status
 syscall_probe ptrace io_uring tiocsti setuid-file userns
 cat /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/pids.max 2>/dev/null
+cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/memory.max 2>/dev/null
+for d in / /tmp $HOME; do
+  echo "$d $(grep " $d " /proc/mounts | tail -1 | grep -o "size=[0-9a-z]*" || echo unbounded)"
+done
+(echo x > /x-$$) 2>&1 | sed "s/.*: //"
 '
 POLICY_WANT_ROOT='env:[] key:[]
 ssh:[No such file or directory] keep:[visible]
@@ -492,7 +497,12 @@ io_uring: Operation not permitted
 tiocsti: Operation not permitted
 setuid-file: Operation not permitted
 userns: Operation not permitted
-4096'
+4096
+8589934592
+/ unbounded
+/tmp size=1048576k
+/root size=1048576k
+Read-only file system'
 
 # Issue 9's "done when": through a runtime registered with --policy
 # default, from init and from `docker exec` (also --privileged): the

@@ -243,7 +243,7 @@ test_podman_policy_default_whole() {
   make_policy_workspace
   # Podman's own pids limit (2048) is stricter than the policy's 4096
   # for containers: the stricter one applies.
-  local POLICY_WANT_ROOT=${POLICY_WANT_ROOT%4096}2048
+  local POLICY_WANT_ROOT=${POLICY_WANT_ROOT/$'\n4096\n'/$'\n2048\n'}
   OUT=$(pm run --rm "${PR[@]}" --network none --annotation run.haven.policy=default -e FOO=1 \
     -v "$WS:/workspace" -v "$SSHDIR:/root/.ssh" -w /workspace "$IMAGE" sh -c "$POLICY_CHECK" 2>&1)
   assert_eq "$POLICY_WANT_ROOT" "$OUT" "init under run.haven.policy=default"
