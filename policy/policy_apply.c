@@ -736,6 +736,41 @@ emit_config (yajl_gen g, yajl_val root, const struct apply *a)
   yajl_gen_map_close (g);
 }
 
+/* Variables the engine passes that env rules drop are named (never
+ * their values) in a note: a devcontainer's containerEnv or compose's
+ * environment would otherwise vanish without a word.  HOSTNAME and
+ * container are the engines' own, not the user's. */
+static void
+note_dropped_env (const hv_policy *p, const oci_strv *env, oci_strv *notes)
+{
+  if (env->n == 0)
+    return;
+  char **out = hv_policy_filter_env (p, env->v);
+  cleanup_free char *names = NULL;
+  for (size_t i = 0; i < env->n; i++)
+    {
+      size_t len = strcspn (env->v[i], "=");
+      bool kept = false;
+      for (char **e = out; *e && !kept; e++)
+        kept = strncmp (*e, env->v[i], len) == 0 && (*e)[len] == '=';
+      cleanup_free char *name = strndup (env->v[i], len);
+      if (kept || len == 0 || strcmp (name, "HOSTNAME") == 0 || strcmp (name, "container") == 0)
+        continue;
+      char *more = xasprintf ("%s%s%s", names ? names : "", names ? ", " : "", name);
+      free (names);
+      names = more;
+    }
+  for (char **e = out; *e; e++)
+    free (*e);
+  free (out);
+  if (names)
+    {
+      cleanup_free char *note = xasprintf ("env: not passed into the container (env.pass does not name them): %s",
+                                           names);
+      oci_strv_push (notes, note);
+    }
+}
+
 int
 hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, char **out, oci_strv *notes,
                  hv_error **err)
@@ -766,6 +801,7 @@ hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, 
   if (p->net_mode == HV_NET_ALLOWLIST)
     oci_strv_push (&plan.notes, "network.allow is not enforced in containers yet: the container has no network "
                                 "but loopback (fail closed)");
+  note_dropped_env (p, &spec->process.env, &plan.notes);
   if (p->timeout_s.set)
     oci_strv_push (&plan.notes, "resources.timeout is not applied to engine containers: they live as long as the "
                                 "engine keeps them");
