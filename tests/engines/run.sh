@@ -57,6 +57,10 @@ build_image() {
   # libc), and a user as plain `useradd` writes it (empty comment field)
   # with a file of the image's in its home.
   mkdir -p "$r/usr/bin"
+  if [ ! -x "$here/../helpers/syscall_probe" ]; then
+    echo "tests/helpers/syscall_probe is not built: run 'make check' or 'make tests/helpers/syscall_probe' first" >&2
+    return 1
+  fi
   cp "$here/../helpers/syscall_probe" "$r/usr/bin/syscall_probe" || return 1
   echo "dev:x:1001:1001::/home/dev:/bin/sh" >> "$r/etc/passwd"
   echo "dev:x:1001:" >> "$r/etc/group"
@@ -217,7 +221,11 @@ final_cleanup() {
 trap final_cleanup EXIT
 trap 'exit 130' INT TERM
 
-build_image
+if ! build_image; then
+  echo "not ok engine_test_image: the engine tests' image could not be built (see above)"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
 HAVE_DOCKER=0
 HAVE_PODMAN=0
 DOCKER_MISSING=
