@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <stdio.h>
 #include <string.h>
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
@@ -87,6 +88,33 @@ emit_audit_request (yajl_gen g, yajl_val annotations)
   if (jw_lookup (annotations, HV_MONITOR_ANNOTATION))
     return; /* copied as the config has it */
   jg_kv (g, HV_MONITOR_ANNOTATION, "default");
+}
+
+/* resources.timeout: the monitor kills init when it is up.  An earlier
+ * policy's shorter timeout stays (policies only tighten). */
+static void
+emit_timeout (yajl_gen g, yajl_val annotations, const hv_policy *p)
+{
+  yajl_val old = jw_lookup (annotations, HV_TIMEOUT_ANNOTATION);
+  unsigned long long have = 0;
+  if (old && YAJL_IS_STRING (old))
+    have = strtoull (old->u.string, NULL, 10);
+  unsigned long long want = p->timeout_s.set ? p->timeout_s.value : 0;
+  if (want && want > 366ULL * 24 * 3600)
+    want = 366ULL * 24 * 3600;
+  if (have && (!want || have < want))
+    want = have;
+  if (old && !want)
+    {
+      jg_str (g, HV_TIMEOUT_ANNOTATION);
+      jg_value (g, old); /* as the config has it: the runtime judges it */
+      return;
+    }
+  if (!want)
+    return;
+  char text[32];
+  snprintf (text, sizeof (text), "%llu", want);
+  jg_kv (g, HV_TIMEOUT_ANNOTATION, text);
 }
 
 /* The records' "policy": the policies applied, in order. */
@@ -662,7 +690,8 @@ emit_annotations (yajl_gen g, yajl_val ann, const struct apply *a)
   for (size_t j = 0; ann && YAJL_IS_OBJECT (ann) && j < ann->u.object.len; j++)
     if (strcmp (ann->u.object.keys[j], HV_POLICY_ANNOTATION) != 0
         && strcmp (ann->u.object.keys[j], HV_LANDLOCK_ANNOTATION) != 0
-        && strcmp (ann->u.object.keys[j], HV_SECCOMP_ANNOTATION) != 0)
+        && strcmp (ann->u.object.keys[j], HV_SECCOMP_ANNOTATION) != 0
+        && strcmp (ann->u.object.keys[j], HV_TIMEOUT_ANNOTATION) != 0)
       {
         jg_str (g, ann->u.object.keys[j]);
         jg_value (g, ann->u.object.values[j]);
@@ -670,6 +699,7 @@ emit_annotations (yajl_gen g, yajl_val ann, const struct apply *a)
   jg_str (g, HV_POLICY_ANNOTATION);
   jg_str (g, a->p->name);
   emit_audit_request (g, ann);
+  emit_timeout (g, ann, a->p);
   emit_stacked_seccomp (g, jw_lookup (ann, HV_SECCOMP_ANNOTATION), a);
   yajl_val previous = jw_lookup (ann, HV_LANDLOCK_ANNOTATION);
   if (a->exec_rules)
@@ -802,9 +832,6 @@ hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, 
     oci_strv_push (&plan.notes, "network.allow is not enforced in containers yet: the container has no network "
                                 "but loopback (fail closed)");
   note_dropped_env (p, &spec->process.env, &plan.notes);
-  if (p->timeout_s.set)
-    oci_strv_push (&plan.notes, "resources.timeout is not applied to engine containers: they live as long as the "
-                                "engine keeps them");
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_config (g, yajl_gen_beautify, 1);
   emit_config (g, root, &a);

@@ -32,9 +32,34 @@ hv_monitor_trail_request (const oci_spec *spec)
   return oci_kv_get (&spec->annotations, HV_MONITOR_ANNOTATION);
 }
 
+/* run.haven.timeout: whole seconds, 1 to a year; 0 when absent. */
+static int
+monitor_timeout (const oci_spec *spec, const char *name, unsigned *seconds, hv_error **err)
+{
+  const char *text = oci_kv_get (&spec->annotations, HV_TIMEOUT_ANNOTATION);
+  *seconds = 0;
+  if (text == NULL)
+    return 0;
+  char *end;
+  errno = 0;
+  unsigned long v = strtoul (text, &end, 10);
+  if (text[0] < '0' || text[0] > '9' || *end || errno || v == 0 || v > 366UL * 24 * 3600)
+    return hv_error_set (err, 0, "%s: .annotations[\"%s\"]: \"%s\" is not a number of seconds (1 to a year)", name,
+                         HV_TIMEOUT_ANNOTATION, text);
+  /* The monitor keeps the time: without one nothing would. */
+  if (hv_monitor_trail_request (spec) == NULL)
+    return hv_error_set (err, 0, "%s: .annotations[\"%s\"] needs the per-container monitor (.annotations[\"%s\"])",
+                         name, HV_TIMEOUT_ANNOTATION, HV_MONITOR_ANNOTATION);
+  *seconds = (unsigned) v;
+  return 0;
+}
+
 int
 hv_monitor_prepare_config (const char *state_dir, const char *name, char **text, oci_spec **spec, hv_error **err)
 {
+  unsigned timeout_s;
+  if (monitor_timeout (*spec, name, &timeout_s, err) < 0)
+    return -1;
   const char *trail = hv_monitor_trail_request (*spec);
   if (trail == NULL)
     return 0;
@@ -286,9 +311,12 @@ hv_monitor_start (const hv_container *c, const oci_spec *spec, struct hv_monitor
         return hv_error_wrap (err, "audit monitor");
     }
   const char *policy = spec->linux_cfg.seccomp.listener_metadata;
+  unsigned timeout_s;
+  if (monitor_timeout (spec, "config.json", &timeout_s, err) < 0)
+    return -1;
   struct hv_monitor_args a = { .id = c->id, .policy = policy ? policy : "", .bundle = c->bundle, .socket_path = sock,
                                .command = &spec->process.args, .listen_fd = listen_fd, .control_fd = -1,
-                               .trail_fd = trail };
+                               .trail_fd = trail, .timeout_s = timeout_s };
   if (spawn_monitor (&a, c->dir, m, err) < 0)
     {
       hv_monitor_release (m, true);

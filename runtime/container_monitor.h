@@ -49,6 +49,12 @@
 #include "state.h"
 
 #define HV_MONITOR_ANNOTATION "run.haven.audit"
+/* annotations["run.haven.timeout"]  whole seconds (1 to a year): the
+ *     monitor kills init with SIGKILL that long after create handed it
+ *     over (in the container's own pid namespace that ends every
+ *     process), recording {"event":"timeout"} first.  Needs the monitor
+ *     (run.haven.audit); create fails otherwise. */
+#define HV_TIMEOUT_ANNOTATION "run.haven.timeout"
 #define HV_MONITOR_SOCKET "monitor.sock"
 #define HV_MONITOR_PID_FILE "monitor.pid"
 

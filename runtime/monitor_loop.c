@@ -12,6 +12,8 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
@@ -41,6 +43,7 @@ struct monitor
   struct hv_audit_trail trail;
   struct timespec start;
   pid_t init_pid;
+  int init_pidfd;       /* owned by its source */
   bool attached;        /* create handed us init */
   const char *end;      /* set: leave the loop; the exit record's reason ("" for none) */
 };
@@ -150,6 +153,43 @@ on_signal (struct monitor *m, struct source *s, uint32_t events)
     m->end = "deleted";
 }
 
+/* resources.timeout: the container has had its time. */
+static void
+on_timeout (struct monitor *m, struct source *s, uint32_t events)
+{
+  (void) events;
+  uint64_t expirations;
+  if (read (s->fd, &expirations, sizeof (expirations)) != (ssize_t) sizeof (expirations))
+    return;
+  yajl_gen g = hv_audit_trail_record (&m->trail, "timeout");
+  jg_str (g, "pid");
+  yajl_gen_integer (g, m->init_pid);
+  jg_str (g, "seconds");
+  yajl_gen_integer (g, m->a->timeout_s);
+  hv_audit_trail_emit (&m->trail, g);
+  /* Through the pidfd: the pid may be reused once init is gone. */
+  syscall (SYS_pidfd_send_signal, m->init_pidfd, SIGKILL, NULL, 0);
+  monitor_remove_source (m, s);
+}
+
+/* The timer of a timeout; failing to arm it ends the container, never
+ * lets it run without one. */
+static bool
+arm_timeout (struct monitor *m)
+{
+  if (m->a->timeout_s == 0)
+    return true;
+  int fd = timerfd_create (CLOCK_MONOTONIC, TFD_CLOEXEC);
+  struct itimerspec its = { .it_value = { .tv_sec = m->a->timeout_s } };
+  if (fd < 0 || timerfd_settime (fd, 0, &its, NULL) < 0)
+    {
+      if (fd >= 0)
+        close (fd);
+      return false;
+    }
+  return monitor_add_source (m, fd, on_timeout) != NULL;
+}
+
 static void
 write_start (struct monitor *m)
 {
@@ -179,6 +219,7 @@ on_control (struct monitor *m, struct source *s, uint32_t events)
   if (hv_sync_recv (s->fd, &type, &payload, &fd, &err) == 0 && type == HV_SYNC_GO && fd >= 0 && !m->attached)
     {
       m->init_pid = (pid_t) atoi (payload);
+      m->init_pidfd = fd;
       if (monitor_add_source (m, fd, on_init_exit) == NULL)
         {
           m->end = "";
@@ -186,6 +227,11 @@ on_control (struct monitor *m, struct source *s, uint32_t events)
         }
       m->attached = true;
       write_start (m);
+      if (!arm_timeout (m))
+        {
+          syscall (SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
+          m->end = "monitor error: no timer for the timeout";
+        }
       return;
     }
   if (fd >= 0)
@@ -274,7 +320,7 @@ run_loop (struct monitor *m)
 void
 hv_monitor_main (const struct hv_monitor_args *a)
 {
-  struct monitor m = { .a = a };
+  struct monitor m = { .a = a, .init_pidfd = -1 };
   clock_gettime (CLOCK_MONOTONIC, &m.start);
   hv_audit_trail_init (&m.trail, a->trail_fd, a->policy, a->id);
   m.epfd = epoll_create1 (EPOLL_CLOEXEC);

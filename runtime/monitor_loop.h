@@ -25,6 +25,7 @@ struct hv_monitor_args
   int listen_fd;           /* the seccomp listener socket, or -1 */
   int control_fd;
   int trail_fd;
+  unsigned timeout_s;      /* kill init this long after GO; 0: never */
 };
 
 /* The monitor: never returns. */

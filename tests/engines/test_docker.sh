@@ -593,9 +593,7 @@ test_docker_policy_strict() {
   need_docker
   make_policy_workspace
   drun --runtime haven-strict -v "$WS:/workspace" "$IMAGE" /usr/bin/syscall_probe ptrace
-  # The runtime's notes (what a container cannot have) are on its stderr.
-  assert_eq "haven-runc: note: policy strict: resources.timeout is not applied to engine containers: they live as long as the engine keeps them
-ptrace: Operation not permitted" "$OUT" "a program runs under strict"
+  assert_eq "ptrace: Operation not permitted" "$OUT" "a program runs under strict"
   # project_writable: false: the workspace is read-only.
   drun --runtime haven-strict -v "$WS:/workspace" "$IMAGE" /usr/bin/syscall_probe write-workspace
   assert_contains "$OUT" "write-workspace: Read-only file system"

@@ -203,3 +203,35 @@ test_container_audit_rootless_default_trail() {
   out=$("${as_nobody[@]}" timeout 20 "$runtime" --root "$d/state" run --bundle "$d" rl 2>&1) || fail "second run: $out"
   assert_eq 2 "$(jq -s 'map(select(.event == "start")) | length' "$trail")" "start records"
 }
+
+# run.haven.timeout (a policy's resources.timeout in an engine container):
+# the monitor kills init when the time is up, records it, and the
+# container is stopped; a bad value, or a timeout without the monitor, is
+# refused at create.
+test_container_timeout_kills_init() {
+  skip_on_runc "haven's audit monitor"
+  local trail=$WORK/trails-$RANDOM/c.jsonl id i
+  id=$(new_id timeout)
+  audit_bundle "$trail" sleep 60
+  cfg "$B" '.annotations["run.haven.timeout"] = "1"'
+  rt run -d --bundle "$B" "$id" || fail "run -d"
+  for i in $(seq 50); do
+    [ "$(rt state "$id" 2>/dev/null | jq -r .status)" = stopped ] && break
+    sleep 0.1
+  done
+  assert_eq stopped "$(rt state "$id" | jq -r .status)" "state 5 s after a 1 s timeout"
+  jq -se '(map(select(.event == "timeout" and .seconds == 1)) | length == 1)
+          and (.[-1] | .event == "exit" and .reason == "init exited")' "$trail" >/dev/null \
+    || fail "trail: $(cat "$trail")"
+  rt delete --force "$id" || fail "delete"
+  audit_bundle "$WORK/t-$RANDOM.jsonl" true
+  for v in 0 -1 1x 99999999999; do
+    cfg "$B" '.annotations["run.haven.timeout"] = $v' --arg v "$v"
+    out=$(rt create --bundle "$B" "$(new_id timeoutbad)" 2>&1) && fail "timeout $v accepted"
+    assert_contains "$out" ".annotations[\"run.haven.timeout\"]: \"$v\" is not a number of seconds (1 to a year)"
+  done
+  cfg "$B" 'del(.annotations["run.haven.audit"]) | .annotations["run.haven.timeout"] = "5"'
+  out=$(rt create --bundle "$B" "$(new_id timeoutbad)" 2>&1) && fail "a timeout without the monitor accepted"
+  assert_contains "$out" ".annotations[\"run.haven.timeout\"] needs the per-container monitor"
+  assert_eq 0 "$(ls "$STATE_ROOT" | grep -c timeoutbad)" "state left by refused creates"
+}
