@@ -93,3 +93,57 @@ runtime_state_count() { # ROOT
   for d in "$1"/*/; do [ -d "$d" ] && n=$((n + 1)); done
   echo $n
 }
+
+# Rootless Podman as an ordinary user (plain useradd, its subuid/subgid
+# range, its own XDG_RUNTIME_DIR and vfs storage), with haven-runc
+# registered as "haven" by `haven install podman --conf`.  Sets RL_USER,
+# RL_UID, RL_DIR (a directory the user can reach: the runtime's copy is
+# $RL_DIR/bin/haven-runc, the checkout may be 0700) and RL_XDG; as_rootless
+# and upm run as that user.  Everything goes when the test ends.
+rootless_podman_setup() {
+  need_podman
+  command -v newuidmap >/dev/null || skip "newuidmap (package uidmap) is not installed"
+  RL_USER=hvrl$$
+  RL_DIR=$(mktemp -d "$WORK/rootless.XXXXXX")
+  chmod 755 "$RL_DIR"
+  useradd -m -s /bin/sh "$RL_USER" || fail "useradd $RL_USER"
+  defer "userdel -r $RL_USER"
+  RL_UID=$(id -u "$RL_USER")
+  # Debian's useradd gives the user a subordinate range; add one where it did not.
+  grep -q "^$RL_USER:" /etc/subuid \
+    || usermod --add-subuids 300000-365535 --add-subgids 300000-365535 "$RL_USER" \
+    || fail "no subuid range for $RL_USER"
+  RL_XDG=$RL_DIR/xdg
+  mkdir -m 700 "$RL_XDG" && chown "$RL_USER:" "$RL_XDG"
+  # Podman's pause process holds the user namespace: end it (by its pid
+  # file) before the user goes.
+  defer "[ -f $RL_XDG/libpod/tmp/pause.pid ] && kill -KILL \$(cat $RL_XDG/libpod/tmp/pause.pid)"
+  mkdir -m 755 "$RL_DIR/bin"
+  cp "$RUNTIME" "$RL_DIR/bin/haven-runc" && chmod 755 "$RL_DIR/bin/haven-runc"
+  haven install podman --conf "$RL_DIR/haven.conf" --runtime "$RL_DIR/bin/haven-runc" >/dev/null \
+    || fail "haven install podman"
+  # No cgroup manager but cgroupfs (no systemd user session) and limits
+  # the user may set.
+  {
+    printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\nlog_driver = "k8s-file"\n\n'
+    sed 's/^\[engine\]$/[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"/' "$RL_DIR/haven.conf"
+  } > "$RL_DIR/containers.conf"
+  # vfs: no fuse-overlayfs needed; in a file rather than
+  # --storage-driver because clients that run podman themselves (the
+  # devcontainer CLI) pass no such option.
+  printf '[storage]\ndriver = "vfs"\n' > "$RL_DIR/storage.conf"
+  chmod 644 "$RL_DIR/containers.conf" "$RL_DIR/storage.conf"
+  defer "as_rootless timeout 60 podman rm -a -f -t 0 >/dev/null 2>&1"
+}
+
+# as_rootless COMMAND...: COMMAND as $RL_USER in its home, with only the
+# environment rootless Podman needs.
+as_rootless() {
+  setpriv --reuid="$RL_UID" --regid="$RL_UID" --init-groups env -i HOME="/home/$RL_USER" USER="$RL_USER" \
+    LOGNAME="$RL_USER" PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$RL_XDG" \
+    CONTAINERS_CONF="$RL_DIR/containers.conf" CONTAINERS_STORAGE_CONF="$RL_DIR/storage.conf" \
+    sh -c 'cd "$HOME" && exec "$@"' sh "$@"
+}
+
+# upm ARGS...: podman as $RL_USER, bounded.
+upm() { as_rootless timeout -k 5 "$CALL_TIMEOUT" podman "$@"; }
