@@ -255,10 +255,10 @@ Haven Test" "$OUT" "postCreateCommand after a stop and up"
 # and first builds an image that gives the remote user the host user's
 # uid (updateRemoteUserUID), so vscode in the container is the user on
 # the host.  The Dockerfile-based fixture with haven as Podman's runtime
-# and the default policy by annotation (Podman passes a runtime no
-# arguments of its own): postCreateCommand runs as vscode in a home the
-# policy hides behind a tmpfs vscode owns, and `devcontainer exec` runs as
-# vscode under the policy.
+# and the default, then the devcontainer policy by annotation (Podman
+# passes a runtime no arguments of its own): postCreateCommand runs as
+# vscode in a home the policy hides behind a tmpfs vscode owns, and
+# `devcontainer exec` runs as vscode under the policy.
 test_devcontainer_podman_rootless() {
   need_devcontainer_cli_installed
   rootless_podman_setup
@@ -269,11 +269,6 @@ test_devcontainer_podman_rootless() {
   local pkg=$RL_DIR/devcontainers-cli
   cp -r "$(dirname "$(readlink -f "$DEVCONTAINER")")" "$pkg" || fail "copy of the devcontainer CLI"
   chmod -R a+rX "$pkg"
-  local ws=$RL_DIR/project
-  cp -r "$DEVC_FIXTURES/project" "$ws"
-  echo "workspace file" > "$ws/hello.txt"
-  jq '.runArgs = ["--runtime=haven", "--annotation=run.haven.policy=default", "--network=none"]' \
-    "$DEVC_FIXTURES/project/.devcontainer/devcontainer.json" > "$ws/.devcontainer/devcontainer.json"
   # The CLI's builds (the Dockerfile, then the image that gives vscode
   # the user's uid) get no network either: rootless Podman would give
   # their RUN steps slirp4netns (which needs /dev/net/tun), and nothing
@@ -287,9 +282,26 @@ exec podman "$@"
 SH
   chmod 755 "$RL_DIR/bin/podman-build-no-network"
   mkdir -p "$RL_DIR/cli-tmp" "$RL_DIR/cli-data"
-  chown -R "$RL_USER:" "$ws" "$RL_DIR/cli-tmp" "$RL_DIR/cli-data"
+  chown -R "$RL_USER:" "$RL_DIR/cli-tmp" "$RL_DIR/cli-data"
   cp "$WORK/devc-base.tar" "$RL_DIR/devc-base.tar" && chmod 644 "$RL_DIR/devc-base.tar"
   OUT=$(upm import "$RL_DIR/devc-base.tar" "$DEVC_BASE" 2>&1) || fail "podman import as $RL_USER: $OUT"
+  # The policy the test asks for by name, and the one the example's
+  # README names for dev containers.
+  local policy
+  for policy in default devcontainer; do
+    devc_podman_rootless_policy "$policy"
+  done
+}
+
+# One workspace under POLICY (test_devcontainer_podman_rootless's locals
+# and rootless user).
+devc_podman_rootless_policy() { # POLICY
+  local policy=$1 ws=$RL_DIR/project-$1
+  cp -r "$DEVC_FIXTURES/project" "$ws"
+  echo "workspace file" > "$ws/hello.txt"
+  jq --arg a "--annotation=run.haven.policy=$policy" '.runArgs = ["--runtime=haven", $a, "--network=none"]' \
+    "$DEVC_FIXTURES/project/.devcontainer/devcontainer.json" > "$ws/.devcontainer/devcontainer.json"
+  chown -R "$RL_USER:" "$ws"
   # (devc_podman sees this function's locals.)
   devc_podman() { # VERB ARGS...
     local verb=$1
@@ -297,8 +309,9 @@ SH
     as_rootless env TMPDIR="$RL_DIR/cli-tmp" timeout -k 5 240 node "$pkg/devcontainer.js" "$verb" \
       --docker-path "$RL_DIR/bin/podman-build-no-network" --user-data-folder "$RL_DIR/cli-data" --workspace-folder "$ws" "$@"
   }
-  devc_podman up > up.json 2>up.log </dev/null || fail "devcontainer up with rootless podman: $(devc_error up.log up.json)"
-  assert_eq success "$(tail -1 up.json | jq -r .outcome)" "devcontainer up outcome"
+  devc_podman up > up.json 2>up.log </dev/null \
+    || fail "devcontainer up with rootless podman, policy $policy: $(devc_error up.log up.json)"
+  assert_eq success "$(tail -1 up.json | jq -r .outcome)" "devcontainer up outcome, policy $policy"
   local c
   c=$(upm ps -q --filter "label=devcontainer.local_folder=$ws" 2>&1)
   [ -n "$c" ] || fail "no container labelled with the workspace $ws"
@@ -310,7 +323,7 @@ SH
     awk "\$2 == \"/home/vscode\" || \$2 == \"/root\" {print \"hidden\", \$2, \$3}" /proc/mounts;
     stat -c "home-owner=%U" "$HOME"' 2>exec.err </dev/null) \
     || fail "devcontainer exec: $(tail -3 exec.err)"
-  assert_contains "$OUT" "user=vscode uid=$RL_UID home=/home/vscode pwd=/workspaces/project" \
+  assert_contains "$OUT" "user=vscode uid=$RL_UID home=/home/vscode pwd=/workspaces/project-$policy" \
     "devcontainer exec: user (the host user's uid, updateRemoteUserUID), home and working directory"
   assert_contains "$OUT" ".postCreateCommandMarker" "the CLI's markers in the home"
   assert_contains "$OUT" "created
@@ -333,7 +346,7 @@ hidden /home/vscode tmpfs" "homes hidden under --userns=keep-id"
   [ -f "$trail" ] || fail "no audit trail at $trail"
   [ -e "/var/log/haven/containers/$id.jsonl" ] && fail "a rootless container's trail in /var/log/haven"
   assert_eq "$RL_UID" "$(stat -c %u "$trail")" "owner of the audit trail"
-  assert_eq start "$(head -1 "$trail" | jq -r .event)" "the trail's first record"
+  assert_eq "start $policy" "$(head -1 "$trail" | jq -r '.event + " " + .policy')" "the trail's first record"
   # vscode is the host user: what it writes in the workspace is the
   # user's on the host.
   devc_podman exec sh -c 'echo from-container > from-container.txt' >/dev/null 2>exec.err </dev/null \
