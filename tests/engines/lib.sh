@@ -107,7 +107,7 @@ rootless_podman_setup() {
   RL_DIR=$(mktemp -d "$WORK/rootless.XXXXXX")
   chmod 755 "$RL_DIR"
   useradd -m -s /bin/sh "$RL_USER" || fail "useradd $RL_USER"
-  defer "userdel -r $RL_USER"
+  defer "rootless_podman_teardown"
   RL_UID=$(id -u "$RL_USER")
   # Debian's useradd gives the user a subordinate range; add one where it did not.
   grep -q "^$RL_USER:" /etc/subuid \
@@ -115,9 +115,6 @@ rootless_podman_setup() {
     || fail "no subuid range for $RL_USER"
   RL_XDG=$RL_DIR/xdg
   mkdir -m 700 "$RL_XDG" && chown "$RL_USER:" "$RL_XDG"
-  # Podman's pause process holds the user namespace: end it (by its pid
-  # file) before the user goes.
-  defer "[ -f $RL_XDG/libpod/tmp/pause.pid ] && kill -KILL \$(cat $RL_XDG/libpod/tmp/pause.pid)"
   mkdir -m 755 "$RL_DIR/bin"
   cp "$RUNTIME" "$RL_DIR/bin/haven-runc" && chmod 755 "$RL_DIR/bin/haven-runc"
   haven install podman --conf "$RL_DIR/haven.conf" --runtime "$RL_DIR/bin/haven-runc" >/dev/null \
@@ -133,7 +130,26 @@ rootless_podman_setup() {
   # devcontainer CLI) pass no such option.
   printf '[storage]\ndriver = "vfs"\n' > "$RL_DIR/storage.conf"
   chmod 644 "$RL_DIR/containers.conf" "$RL_DIR/storage.conf"
-  defer "as_rootless timeout 60 podman rm -a -f -t 0 >/dev/null 2>&1"
+}
+
+# The user's containers, its Podman pause process (which holds the user
+# namespace; by its pid file) and the user with its home (and storage).
+# userdel refuses a user that still has a process: the pause process is
+# waited for (bounded), else the user is removed anyway.
+rootless_podman_teardown() {
+  as_rootless timeout 60 podman rm -a -f -t 0 >/dev/null 2>&1
+  local pid
+  pid=$(cat "$RL_XDG/libpod/tmp/pause.pid" 2>/dev/null)
+  if [ -n "$pid" ]; then
+    kill -KILL "$pid" 2>/dev/null
+    wait_for 10 rootless_process_gone "$pid"
+  fi
+  userdel -r "$RL_USER" 2>/dev/null || userdel -f -r "$RL_USER"
+}
+
+# The process PID is gone or a zombie.
+rootless_process_gone() {
+  [ ! -e "/proc/$1" ] || [ "$(awk '/^State:/ {print $2}' "/proc/$1/status" 2>/dev/null)" = Z ]
 }
 
 # as_rootless COMMAND...: COMMAND as $RL_USER in its home, with only the
