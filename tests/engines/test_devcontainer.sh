@@ -269,6 +269,10 @@ test_devcontainer_podman_rootless() {
   local pkg=$RL_DIR/devcontainers-cli
   cp -r "$(dirname "$(readlink -f "$DEVCONTAINER")")" "$pkg" || fail "copy of the devcontainer CLI"
   chmod -R a+rX "$pkg"
+  # node by its path (root's PATH may have it where the user's has not).
+  local node
+  node=$(command -v node)
+  as_rootless "$node" --version >/dev/null 2>&1 || fail "$RL_USER cannot run node ($node)"
   # The CLI's builds (the Dockerfile, then the image that gives vscode
   # the user's uid) get no network either: rootless Podman would give
   # their RUN steps slirp4netns (which needs /dev/net/tun), and nothing
@@ -306,7 +310,7 @@ devc_podman_rootless_policy() { # POLICY
   devc_podman() { # VERB ARGS...
     local verb=$1
     shift
-    as_rootless env TMPDIR="$RL_DIR/cli-tmp" timeout -k 5 240 node "$pkg/devcontainer.js" "$verb" \
+    as_rootless env TMPDIR="$RL_DIR/cli-tmp" timeout -k 5 240 "$node" "$pkg/devcontainer.js" "$verb" \
       --docker-path "$RL_DIR/bin/podman-build-no-network" --user-data-folder "$RL_DIR/cli-data" --workspace-folder "$ws" "$@"
   }
   devc_podman up > up.json 2>up.log </dev/null \
