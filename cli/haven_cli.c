@@ -445,7 +445,8 @@ explain_audit (const hv_policy *p)
     printf ("  No audit trail (set audit.log to record denied system calls).\n");
   printf ("  In engine containers (haven-runc --policy, run.haven.policy) each denied call is recorded\n"
           "  in the container's own trail, /var/log/haven/containers/<id>.jsonl for root\n"
-          "  ($XDG_STATE_HOME/haven/containers/<id>.jsonl otherwise), whatever audit.log says.\n");
+          "  ($XDG_STATE_HOME/haven/containers/<id>.jsonl otherwise, rootless Podman's too),\n"
+          "  whatever audit.log says.\n");
 }
 
 /* What a policy enforces, in words, one section per kind of rule. */

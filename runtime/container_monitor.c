@@ -21,6 +21,7 @@
 #include "json_gen.h"
 #include "json_merge.h"
 #include "monitor_loop.h"
+#include "runtime.h"
 #include "safe_path.h"
 #include "sync.h"
 #include "unix_socket.h"
@@ -98,10 +99,19 @@ hv_monitor_prepare_config (const char *state_dir, const char *name, char **text,
   return 0;
 }
 
+/* Root's trails go to the host's /var/log; root of a rootless engine's
+ * user namespace is the user, who can write only its own state directory
+ * (and whose containers' records are its to read). */
+static bool
+trail_in_var_log (void)
+{
+  return geteuid () == 0 && !hv_root_of_user_namespace ();
+}
+
 char *
 hv_monitor_default_trail (const char *id, hv_error **err)
 {
-  if (geteuid () == 0)
+  if (trail_in_var_log ())
     return xasprintf ("/var/log/haven/containers/%s.jsonl", id);
   const char *state = getenv ("XDG_STATE_HOME"), *home = getenv ("HOME");
   if (state && state[0] == '/')
@@ -136,7 +146,7 @@ open_trail_dir (const char *id, const char *request, char **path, char **name, h
       if (*path == NULL)
         return -1;
       const char *state = getenv ("XDG_STATE_HOME");
-      if (geteuid () == 0)
+      if (trail_in_var_log ())
         base = xstrdup ("/var/log");
       else if (state && state[0] == '/')
         base = xstrdup (state);

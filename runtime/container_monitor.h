@@ -7,7 +7,9 @@
  *   annotations["run.haven.audit"]   "default": the trail is
  *       /var/log/haven/containers/<id>.jsonl (root) or
  *       $XDG_STATE_HOME/haven/containers/<id>.jsonl (~/.local/state
- *       without XDG_STATE_HOME) for anyone else; or an absolute path, no
+ *       without XDG_STATE_HOME) for anyone else, root of a rootless
+ *       engine's user namespace included (hv_root_of_user_namespace:
+ *       the user, who cannot write /var/log); or an absolute path, no
  *       symbolic link on the way.  Missing directories are made 0700, the
  *       trail 0600; it is appended to and survives delete.  The
  *       annotation is as trusted as the rest of the config (whoever

@@ -32,6 +32,10 @@ struct hv_runtime
 char *hv_default_state_root (void);
 /* Not in the initial user namespace (/proc/self/uid_map). */
 bool hv_in_user_namespace (void);
+/* Root only inside a user namespace, for a user other than root (USER):
+ * what rootless Podman runs the runtime as.  Whatever it keeps on the host
+ * goes where the user's own would, never to root's places. */
+bool hv_root_of_user_namespace (void);
 /* --rootless, or when auto or absent: not root, or root of a user
  * namespace (as for hv_default_state_root).  Rootless containers may run
  * without a cgroup when they ask for no limits. */

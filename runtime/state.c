@@ -277,8 +277,8 @@ hv_in_user_namespace (void)
  * that "root" cannot write, so the state goes where it would for the user
  * (as runc decides: a USER of root means a real root's environment in a
  * nested namespace, which keeps /run/haven). */
-static bool
-root_of_a_user_namespace (void)
+bool
+hv_root_of_user_namespace (void)
 {
   if (geteuid () != 0 || !hv_in_user_namespace ())
     return false;
@@ -290,7 +290,7 @@ char *
 hv_default_state_root (void)
 {
   const char *xdg = getenv ("XDG_RUNTIME_DIR");
-  if (geteuid () == 0 && !(root_of_a_user_namespace () && xdg && xdg[0]))
+  if (geteuid () == 0 && !(hv_root_of_user_namespace () && xdg && xdg[0]))
     return xstrdup ("/run/haven");
   if (xdg && xdg[0])
     return xasprintf ("%s/haven", xdg);
@@ -307,5 +307,5 @@ hv_runtime_rootless (const struct hv_runtime *rt)
   /* auto: not root, or root only in a user namespace that is not
    * root-owned from the outside (rootless Podman): either way the host's
    * cgroup hierarchies are not ours to write unless they were delegated. */
-  return geteuid () != 0 || root_of_a_user_namespace ();
+  return geteuid () != 0 || hv_root_of_user_namespace ();
 }

@@ -93,3 +93,73 @@ runtime_state_count() { # ROOT
   for d in "$1"/*/; do [ -d "$d" ] && n=$((n + 1)); done
   echo $n
 }
+
+# Rootless Podman as an ordinary user (plain useradd, its subuid/subgid
+# range, its own XDG_RUNTIME_DIR and vfs storage), with haven-runc
+# registered as "haven" by `haven install podman --conf`.  Sets RL_USER,
+# RL_UID, RL_DIR (a directory the user can reach: the runtime's copy is
+# $RL_DIR/bin/haven-runc, the checkout may be 0700) and RL_XDG; as_rootless
+# and upm run as that user.  Everything goes when the test ends.
+rootless_podman_setup() {
+  need_podman
+  command -v newuidmap >/dev/null || skip "newuidmap (package uidmap) is not installed"
+  RL_USER=hvrl$$
+  RL_DIR=$(mktemp -d "$WORK/rootless.XXXXXX")
+  chmod 755 "$RL_DIR"
+  useradd -m -s /bin/sh "$RL_USER" || fail "useradd $RL_USER"
+  defer "rootless_podman_teardown"
+  RL_UID=$(id -u "$RL_USER")
+  # Debian's useradd gives the user a subordinate range; add one where it did not.
+  grep -q "^$RL_USER:" /etc/subuid \
+    || usermod --add-subuids 300000-365535 --add-subgids 300000-365535 "$RL_USER" \
+    || fail "no subuid range for $RL_USER"
+  RL_XDG=$RL_DIR/xdg
+  mkdir -m 700 "$RL_XDG" && chown "$RL_USER:" "$RL_XDG"
+  mkdir -m 755 "$RL_DIR/bin"
+  cp "$RUNTIME" "$RL_DIR/bin/haven-runc" && chmod 755 "$RL_DIR/bin/haven-runc"
+  haven install podman --conf "$RL_DIR/haven.conf" --runtime "$RL_DIR/bin/haven-runc" >/dev/null \
+    || fail "haven install podman"
+  # No cgroup manager but cgroupfs (no systemd user session) and limits
+  # the user may set.
+  {
+    printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\nlog_driver = "k8s-file"\n\n'
+    sed 's/^\[engine\]$/[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"/' "$RL_DIR/haven.conf"
+  } > "$RL_DIR/containers.conf"
+  # vfs: no fuse-overlayfs needed; in a file rather than
+  # --storage-driver because clients that run podman themselves (the
+  # devcontainer CLI) pass no such option.
+  printf '[storage]\ndriver = "vfs"\n' > "$RL_DIR/storage.conf"
+  chmod 644 "$RL_DIR/containers.conf" "$RL_DIR/storage.conf"
+}
+
+# The user's containers, its Podman pause process (which holds the user
+# namespace; by its pid file) and the user with its home (and storage).
+# userdel refuses a user that still has a process: the pause process is
+# waited for (bounded), else the user is removed anyway.
+rootless_podman_teardown() {
+  as_rootless timeout 60 podman rm -a -f -t 0 >/dev/null 2>&1
+  local pid
+  pid=$(cat "$RL_XDG/libpod/tmp/pause.pid" 2>/dev/null)
+  if [ -n "$pid" ]; then
+    kill -KILL "$pid" 2>/dev/null
+    wait_for 10 rootless_process_gone "$pid"
+  fi
+  userdel -r "$RL_USER" 2>/dev/null || userdel -f -r "$RL_USER"
+}
+
+# The process PID is gone or a zombie.
+rootless_process_gone() {
+  [ ! -e "/proc/$1" ] || [ "$(awk '/^State:/ {print $2}' "/proc/$1/status" 2>/dev/null)" = Z ]
+}
+
+# as_rootless COMMAND...: COMMAND as $RL_USER in its home, with only the
+# environment rootless Podman needs.
+as_rootless() {
+  setpriv --reuid="$RL_UID" --regid="$RL_UID" --init-groups env -i HOME="/home/$RL_USER" USER="$RL_USER" \
+    LOGNAME="$RL_USER" PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$RL_XDG" \
+    CONTAINERS_CONF="$RL_DIR/containers.conf" CONTAINERS_STORAGE_CONF="$RL_DIR/storage.conf" \
+    sh -c 'cd "$HOME" && exec "$@"' sh "$@"
+}
+
+# upm ARGS...: podman as $RL_USER, bounded.
+upm() { as_rootless timeout -k 5 "$CALL_TIMEOUT" podman "$@"; }

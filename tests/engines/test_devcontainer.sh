@@ -15,6 +15,9 @@ DEVC_IMAGE=havendev:test
 # the CLI: there a missing CLI is a failure, not a skip.
 need_devcontainer_cli() {
   need_docker
+  need_devcontainer_cli_installed
+}
+need_devcontainer_cli_installed() {
   [ -z "${HAVEN_DEVCONTAINER_CLI_MISSING:-}" ] || fail "$HAVEN_DEVCONTAINER_CLI_MISSING"
   : "${DEVCONTAINER:=$(command -v devcontainer || true)}"
   [ -n "$DEVCONTAINER" ] && [ -x "$DEVCONTAINER" ] \
@@ -22,12 +25,14 @@ need_devcontainer_cli() {
   command -v node >/dev/null || skip "node is not installed"
 }
 
-# Why `devcontainer up` failed: docker's error in its log (the runtime's
-# message), else the message of its JSON result, else the end of the log
-# without the JavaScript stack.
+# Why `devcontainer up` failed: docker's or podman's error in its log (the
+# runtime's message), else the message of its JSON result, else the end of
+# the log without the JavaScript stack.
 devc_error() { # LOG JSON
   local msg
   msg=$(grep -a -m1 -o 'docker: Error.*' "$1" | cut -c1-300)
+  # Podman's (its lines in the log start with the time in brackets).
+  [ -n "$msg" ] || msg=$(grep -a -m1 -o '^\[[^]]*\] Error: .*' "$1" | sed 's/^\[[^]]*\] //' | cut -c1-300)
   [ -n "$msg" ] || msg=$(tail -1 "$2" 2>/dev/null | jq -r '.message // empty' 2>/dev/null | tail -c 300)
   [ -n "$msg" ] || msg=$(grep -av '^[[:space:]]*at ' "$1" | grep -a . | tail -3)
   echo "$msg"
@@ -61,17 +66,10 @@ devc_copy_with_libs() { # R FILE...
   done
 }
 
-# The images, built once per harness run (the tests run one after the
-# other):
-#  * $DEVC_BASE: the busybox root filesystem plus the machine's bash, git
-#    and useradd with their libraries and /etc/login.defs, and only root
-#    and nobody in /etc/passwd.  Built from files, not with mmdebstrap:
-#    seconds instead of minutes, and no mirror needed.
-#  * $DEVC_IMAGE: $DEVC_BASE with the user vscode made by useradd
-#    (user.Dockerfile), the stand-in for the registry image the shipped
-#    example names.
-devc_images() {
-  dk image inspect "$DEVC_IMAGE" >/dev/null 2>&1 && return 0
+# $WORK/devc-base.tar: the root filesystem of $DEVC_BASE (see
+# devc_images), made once per harness run; no engine needed.
+devc_base_tar() {
+  [ -s "$WORK/devc-base.tar" ] && return 0
   local r=$WORK/devc-rootfs
   rm -rf "$r"
   "$DEVC_FIXTURES/../../make-rootfs.sh" "$r" || fail "make-rootfs.sh failed"
@@ -84,7 +82,22 @@ devc_images() {
   devc_copy_with_libs "$r" /bin/bash /usr/bin/git /usr/sbin/useradd
   cp /etc/login.defs "$r/etc/login.defs"
   printf 'PRETTY_NAME="haven devcontainer test image"\nID=debian\nVERSION_ID="12"\n' > "$r/etc/os-release"
-  tar -C "$r" -cf "$WORK/devc-base.tar" . || fail "tar of the dev container root filesystem failed"
+  tar -C "$r" -cf "$WORK/devc-base.tar.part" . || fail "tar of the dev container root filesystem failed"
+  mv "$WORK/devc-base.tar.part" "$WORK/devc-base.tar"
+}
+
+# The images, built once per harness run (the tests run one after the
+# other):
+#  * $DEVC_BASE: the busybox root filesystem plus the machine's bash, git
+#    and useradd with their libraries and /etc/login.defs, and only root
+#    and nobody in /etc/passwd.  Built from files, not with mmdebstrap:
+#    seconds instead of minutes, and no mirror needed.
+#  * $DEVC_IMAGE: $DEVC_BASE with the user vscode made by useradd
+#    (user.Dockerfile), the stand-in for the registry image the shipped
+#    example names.
+devc_images() {
+  dk image inspect "$DEVC_IMAGE" >/dev/null 2>&1 && return 0
+  devc_base_tar
   dk import "$WORK/devc-base.tar" "$DEVC_BASE" >/dev/null 2>import.err || fail "docker import: $(cat import.err)"
   dk build -q -t "$DEVC_IMAGE" --build-arg "BASE_IMAGE=$DEVC_BASE" -f "$DEVC_FIXTURES/user.Dockerfile" \
     "$DEVC_FIXTURES" >build.log 2>&1 || fail "docker build of $DEVC_IMAGE: $(tail -3 build.log)"
@@ -234,4 +247,116 @@ workspace file" "$OUT" "postCreateCommand's results and the workspace"
   OUT=$(devc exec "$ws" sh -c 'cat "$HOME/post-create.out"; git config --global user.name' 2>&1)
   assert_eq "created
 Haven Test" "$OUT" "postCreateCommand after a stop and up"
+}
+
+# The devcontainer CLI with rootless Podman (`--docker-path podman` as an
+# ordinary user): for a remoteUser other than root the CLI adds
+# --userns=keep-id to `podman run`, which only rootless Podman accepts,
+# and first builds an image that gives the remote user the host user's
+# uid (updateRemoteUserUID), so vscode in the container is the user on
+# the host.  The Dockerfile-based fixture with haven as Podman's runtime
+# and the default, then the devcontainer policy by annotation (Podman
+# passes a runtime no arguments of its own): postCreateCommand runs as
+# vscode in a home the policy hides behind a tmpfs vscode owns, and
+# `devcontainer exec` runs as vscode under the policy.
+test_devcontainer_podman_rootless() {
+  need_devcontainer_cli_installed
+  rootless_podman_setup
+  devc_base_tar
+  # The CLI is a self-contained package (one JavaScript file and its
+  # scripts): the user gets a copy, wherever it is installed (npm's
+  # /usr/local in CI; a checkout's directory may be 0700).
+  local pkg=$RL_DIR/devcontainers-cli
+  cp -r "$(dirname "$(readlink -f "$DEVCONTAINER")")" "$pkg" || fail "copy of the devcontainer CLI"
+  chmod -R a+rX "$pkg"
+  # node by its path (root's PATH may have it where the user's has not).
+  local node
+  node=$(command -v node)
+  as_rootless "$node" --version >/dev/null 2>&1 || fail "$RL_USER cannot run node ($node)"
+  # The CLI's builds (the Dockerfile, then the image that gives vscode
+  # the user's uid) get no network either: rootless Podman would give
+  # their RUN steps slirp4netns (which needs /dev/net/tun), and nothing
+  # may leave the machine.  Podman 4.3 reads no default for that from
+  # containers.conf, so the CLI's podman is podman with one option added
+  # to build; every other call goes through as it is.
+  cat > "$RL_DIR/bin/podman-build-no-network" <<'SH'
+#!/bin/sh
+[ "$1" = build ] && { shift; exec podman build --network=none "$@"; }
+exec podman "$@"
+SH
+  chmod 755 "$RL_DIR/bin/podman-build-no-network"
+  mkdir -p "$RL_DIR/cli-tmp" "$RL_DIR/cli-data"
+  chown -R "$RL_USER:" "$RL_DIR/cli-tmp" "$RL_DIR/cli-data"
+  cp "$WORK/devc-base.tar" "$RL_DIR/devc-base.tar" && chmod 644 "$RL_DIR/devc-base.tar"
+  OUT=$(upm import "$RL_DIR/devc-base.tar" "$DEVC_BASE" 2>&1) || fail "podman import as $RL_USER: $OUT"
+  # The policy the test asks for by name, and the one the example's
+  # README names for dev containers.
+  local policy
+  for policy in default devcontainer; do
+    devc_podman_rootless_policy "$policy"
+  done
+}
+
+# One workspace under POLICY (test_devcontainer_podman_rootless's locals
+# and rootless user).
+devc_podman_rootless_policy() { # POLICY
+  local policy=$1 ws=$RL_DIR/project-$1
+  cp -r "$DEVC_FIXTURES/project" "$ws"
+  echo "workspace file" > "$ws/hello.txt"
+  jq --arg a "--annotation=run.haven.policy=$policy" '.runArgs = ["--runtime=haven", $a, "--network=none"]' \
+    "$DEVC_FIXTURES/project/.devcontainer/devcontainer.json" > "$ws/.devcontainer/devcontainer.json"
+  chown -R "$RL_USER:" "$ws"
+  # (devc_podman sees this function's locals.)
+  devc_podman() { # VERB ARGS...
+    local verb=$1
+    shift
+    as_rootless env TMPDIR="$RL_DIR/cli-tmp" timeout -k 5 240 "$node" "$pkg/devcontainer.js" "$verb" \
+      --docker-path "$RL_DIR/bin/podman-build-no-network" --user-data-folder "$RL_DIR/cli-data" --workspace-folder "$ws" "$@"
+  }
+  devc_podman up > up.json 2>up.log </dev/null \
+    || fail "devcontainer up with rootless podman, policy $policy: $(devc_error up.log up.json)"
+  assert_eq success "$(tail -1 up.json | jq -r .outcome)" "devcontainer up outcome, policy $policy"
+  local c
+  c=$(upm ps -q --filter "label=devcontainer.local_folder=$ws" 2>&1)
+  [ -n "$c" ] || fail "no container labelled with the workspace $ws"
+  assert_eq "haven running" "$(upm inspect -f '{{.OCIRuntime}} {{.State.Status}}' "$c" 2>&1)"
+  OUT=$(devc_podman exec sh -c 'echo "user=$(id -un) uid=$(id -u) home=$HOME pwd=$(pwd)";
+    ls -a "$HOME/.devcontainer"; cat "$HOME/post-create.out"; git config --global user.name; cat hello.txt;
+    grep -E "^(CapEff|CapBnd|NoNewPrivs):" /proc/self/status;
+    touch /etc/probe 2>/dev/null && echo etc-writable || echo etc-read-only;
+    awk "\$2 == \"/home/vscode\" || \$2 == \"/root\" {print \"hidden\", \$2, \$3}" /proc/mounts;
+    stat -c "home-owner=%U" "$HOME"' 2>exec.err </dev/null) \
+    || fail "devcontainer exec: $(tail -3 exec.err)"
+  assert_contains "$OUT" "user=vscode uid=$RL_UID home=/home/vscode pwd=/workspaces/project-$policy" \
+    "devcontainer exec: user (the host user's uid, updateRemoteUserUID), home and working directory"
+  assert_contains "$OUT" ".postCreateCommandMarker" "the CLI's markers in the home"
+  assert_contains "$OUT" "created
+Haven Test
+workspace file" "postCreateCommand's results (git config --global) and the workspace"
+  assert_contains "$OUT" "CapEff:	0000000000000000" "devcontainer exec: effective capabilities"
+  assert_contains "$OUT" "CapBnd:	0000000000000000" "devcontainer exec: bounding set (the policy empties it)"
+  assert_contains "$OUT" "NoNewPrivs:	1" "devcontainer exec: no_new_privs"
+  assert_contains "$OUT" "etc-read-only" "devcontainer exec: /etc"
+  # Both homes of the image's passwd are the policy's tmpfs, each its
+  # user's, though vscode is the host user and root a subordinate uid.
+  assert_contains "$OUT" "hidden /root tmpfs
+hidden /home/vscode tmpfs" "homes hidden under --userns=keep-id"
+  assert_contains "$OUT" "home-owner=vscode" "owner of the hidden home"
+  # The audit trail is the user's (root of its user namespace cannot
+  # write the host's /var/log/haven).
+  local id trail
+  id=$(upm inspect -f '{{.Id}}' "$c" 2>&1)
+  trail=/home/$RL_USER/.local/state/haven/containers/$id.jsonl
+  [ -f "$trail" ] || fail "no audit trail at $trail"
+  [ -e "/var/log/haven/containers/$id.jsonl" ] && fail "a rootless container's trail in /var/log/haven"
+  assert_eq "$RL_UID" "$(stat -c %u "$trail")" "owner of the audit trail"
+  assert_eq "start $policy" "$(head -1 "$trail" | jq -r '.event + " " + .policy')" "the trail's first record"
+  # vscode is the host user: what it writes in the workspace is the
+  # user's on the host.
+  devc_podman exec sh -c 'echo from-container > from-container.txt' >/dev/null 2>exec.err </dev/null \
+    || fail "writing into the workspace: $(tail -3 exec.err)"
+  assert_eq "from-container $RL_UID" "$(cat "$ws/from-container.txt") $(stat -c %u "$ws/from-container.txt")" \
+    "a file written in the workspace, seen on the host, and its owner"
+  devc_podman exec sh -c 'exit 3' >/dev/null 2>&1 </dev/null
+  assert_eq 3 $? "exit status of devcontainer exec"
 }

@@ -158,37 +158,8 @@ test_podman_rm_force() {
 # the state must go under the user's XDG_RUNTIME_DIR, and on a host whose
 # cgroups are not delegated the container runs without one.
 test_podman_rootless_user() {
-  need_podman
-  command -v newuidmap >/dev/null || skip "newuidmap (package uidmap) is not installed"
-  local u=hvrl$$ d uid n id
-  d=$(mktemp -d "$WORK/rootless.XXXXXX")
-  chmod 755 "$d"
-  useradd -m -s /bin/sh "$u" || fail "useradd $u"
-  defer "userdel -r $u"
-  uid=$(id -u "$u")
-  # Debian's useradd gives the user a subordinate range; add one where it did not.
-  grep -q "^$u:" /etc/subuid || usermod --add-subuids 300000-365535 --add-subgids 300000-365535 "$u" \
-    || fail "no subuid range for $u"
-  local xdg=$d/xdg
-  mkdir -m 700 "$xdg" && chown "$u:" "$xdg"
-  # Podman's pause process holds the user namespace: end it (by its pid
-  # file) before the user goes.
-  defer "[ -f $xdg/libpod/tmp/pause.pid ] && kill -KILL \$(cat $xdg/libpod/tmp/pause.pid)"
-  # The checkout may be 0700: the user gets a copy of the runtime.
-  mkdir -m 755 "$d/bin"
-  cp "$RUNTIME" "$d/bin/haven-runc" && chmod 755 "$d/bin/haven-runc"
-  haven install podman --conf "$d/haven.conf" --runtime "$d/bin/haven-runc" >/dev/null || fail "haven install podman"
-  {
-    printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\nlog_driver = "k8s-file"\n\n'
-    sed 's/^\[engine\]$/[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"/' "$d/haven.conf"
-  } > "$d/containers.conf"
-  chmod 644 "$d/containers.conf"
-  upm() {
-    setpriv --reuid="$uid" --regid="$uid" --init-groups env -i HOME="/home/$u" USER="$u" LOGNAME="$u" \
-      PATH=/usr/local/bin:/usr/bin:/bin XDG_RUNTIME_DIR="$xdg" CONTAINERS_CONF="$d/containers.conf" \
-      sh -c 'cd "$HOME" && exec "$@"' sh timeout -k 5 "$CALL_TIMEOUT" podman --storage-driver vfs "$@"
-  }
-  defer "setpriv --reuid=$uid --regid=$uid --init-groups env -i HOME=/home/$u XDG_RUNTIME_DIR=$xdg CONTAINERS_CONF=$d/containers.conf PATH=/usr/bin:/bin sh -c 'cd && timeout 60 podman --storage-driver vfs rm -a -f -t 0'"
+  rootless_podman_setup
+  local u=$RL_USER d=$RL_DIR xdg=$RL_XDG uid=$RL_UID n id
   OUT=$(upm import "$WORK/image.tar" havenbox:rootless 2>&1) || fail "podman import as $u: $OUT"
 
   OUT=$(upm run --rm --runtime haven --network none havenbox:rootless sh -c 'echo hi; id -u' 2>&1 </dev/null)

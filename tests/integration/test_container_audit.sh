@@ -235,3 +235,37 @@ test_container_timeout_kills_init() {
   assert_contains "$out" ".annotations[\"run.haven.timeout\"] needs the per-container monitor"
   assert_eq 0 "$(ls "$STATE_ROOT" | grep -c timeoutbad)" "state left by refused creates"
 }
+
+# Root of a user namespace made for an ordinary user (what rootless Podman
+# runs the runtime as: uid 0 inside, USER the user's name): the default
+# trail is the user's, as for the user itself, never the host's
+# /var/log/haven, which that root cannot write (every policed rootless
+# Podman container failed to create there).
+test_container_audit_root_of_user_namespace_trail() {
+  skip_on_runc "haven's audit monitor"
+  command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+  local d=$WORK/userns-audit-$$
+  mkdir -p "$d/xdg"
+  defer "rm -rf $d"
+  cp -a "$ROOTFS_CACHE" "$d/rootfs"
+  chown -R 65534:65534 "$d"
+  local as_ns_root=(setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_RUNTIME_DIR HOME=/tmp USER=nobody
+                    XDG_STATE_HOME="$d/xdg" unshare --map-root-user)
+  local runtime
+  runtime=$(world_readable_copy "$RUNTIME")
+  "${as_ns_root[@]}" "$runtime" --root "$d/state" spec --rootless --bundle "$d" || fail "spec --rootless"
+  "${as_ns_root[@]}" sh -c "jq '.process.terminal = false | .root.readonly = false | .process.args = [\"sh\", \"-c\", \"mkdir /tmp/no 2>&1; true\"]
+    | .annotations[\"run.haven.audit\"] = \"default\"
+    | .linux.seccomp = {defaultAction: \"SCMP_ACT_ALLOW\", syscalls: [{names: [\"mkdir\", \"mkdirat\"], action: \"SCMP_ACT_NOTIFY\"}]}' \
+    $d/config.json > $d/c && mv $d/c $d/config.json"
+  local out id trail
+  id=$(new_id nsroot)
+  trail=$d/xdg/haven/containers/$id.jsonl
+  out=$("${as_ns_root[@]}" timeout 20 "$runtime" --root "$d/state" run --bundle "$d" "$id" 2>&1)
+  assert_eq 0 "$?" "run as root of a user namespace ($out)"
+  assert_contains "$out" "Operation not permitted"
+  [ ! -e "/var/log/haven/containers/$id.jsonl" ] || fail "the trail went to /var/log/haven"
+  assert_eq "65534 600" "$(stat -c '%u %a' "$trail" 2>&1)" "trail owner and mode"
+  jq -se '(map(select(.event == "denied" and (.syscall | startswith("mkdir")) and .process == "init")) | length == 1)
+          and .[-1].event == "exit"' "$trail" >/dev/null || fail "trail: $(cat "$trail" 2>&1)"
+}
