@@ -99,9 +99,7 @@ emit_timeout (yajl_gen g, yajl_val annotations, const hv_policy *p)
   unsigned long long have = 0;
   if (old && YAJL_IS_STRING (old))
     have = strtoull (old->u.string, NULL, 10);
-  unsigned long long want = p->timeout_s.set ? p->timeout_s.value : 0;
-  if (want && want > 366ULL * 24 * 3600)
-    want = 366ULL * 24 * 3600;
+  unsigned long long want = p->timeout_s.set ? p->timeout_s.value : 0; /* at most 30 days (policy_parse) */
   if (have && (!want || have < want))
     want = have;
   if (old && !want)
@@ -297,6 +295,7 @@ struct apply
   const char *agent_profile; /* the policy's seccomp profile, for configs without one */
   bool exec_rules;           /* allow_exec or block_shell */
   const oci_strv *exec_paths; /* Landlock's execute rules under exec rules */
+  const oci_strv *env;        /* the engine's variables after the policy's env rules */
 };
 
 /* The environment: the policy's pass, deny and set rules on what the
@@ -304,22 +303,12 @@ struct apply
  * run applies them to the caller's: a variable the policy does not pass
  * does not reach the container. */
 static void
-emit_env (yajl_gen g, yajl_val env, const hv_policy *p)
+emit_env (yajl_gen g, const oci_strv *env)
 {
-  size_t n = env && YAJL_IS_ARRAY (env) ? env->u.array.len : 0;
-  char **in = xmalloc0 ((n + 1) * sizeof (char *));
-  for (size_t i = 0; i < n; i++)
-    in[i] = YAJL_IS_STRING (env->u.array.values[i]) ? env->u.array.values[i]->u.string : (char *) "";
-  char **out = hv_policy_filter_env (p, in);
   yajl_gen_array_open (g);
-  for (char **e = out; *e; e++)
-    {
-      jg_str (g, *e);
-      free (*e);
-    }
+  for (size_t i = 0; i < env->n; i++)
+    jg_str (g, env->v[i]);
   yajl_gen_array_close (g);
-  free (out);
-  free (in);
 }
 
 static void
@@ -366,8 +355,9 @@ emit_rlimits (yajl_gen g, yajl_val rl, const hv_policy *p)
 }
 
 static void
-emit_process (yajl_gen g, yajl_val proc, const hv_policy *p)
+emit_process (yajl_gen g, yajl_val proc, const struct apply *a)
 {
+  const hv_policy *p = a->p;
   static const char *const replaced[] = { "noNewPrivileges", "capabilities", "env", "rlimits", NULL };
   yajl_gen_map_open (g);
   emit_fields_except (g, proc, replaced);
@@ -376,7 +366,7 @@ emit_process (yajl_gen g, yajl_val proc, const hv_policy *p)
   jg_str (g, "capabilities");
   emit_capabilities (g, jw_lookup (proc, "capabilities"), p);
   jg_str (g, "env");
-  emit_env (g, jw_lookup (proc, "env"), p);
+  emit_env (g, a->env);
   jg_str (g, "rlimits");
   emit_rlimits (g, jw_lookup (proc, "rlimits"), p);
   yajl_gen_map_close (g);
@@ -731,7 +721,7 @@ emit_config (yajl_gen g, yajl_val root, const struct apply *a)
       yajl_val v = root->u.object.values[i];
       jg_str (g, k);
       if (strcmp (k, "process") == 0 && YAJL_IS_OBJECT (v))
-        emit_process (g, v, a->p);
+        emit_process (g, v, a);
       else if (strcmp (k, "root") == 0 && YAJL_IS_OBJECT (v))
         emit_root (g, v);
       else if (strcmp (k, "mounts") == 0)
@@ -771,34 +761,39 @@ emit_config (yajl_gen g, yajl_val root, const struct apply *a)
  * environment would otherwise vanish without a word.  HOSTNAME and
  * container are the engines' own, not the user's. */
 static void
-note_dropped_env (const hv_policy *p, const oci_strv *env, oci_strv *notes)
+note_dropped_env (const oci_strv *engine_env, const oci_strv *kept_env, oci_strv *notes)
 {
-  if (env->n == 0)
-    return;
-  char **out = hv_policy_filter_env (p, env->v);
   cleanup_free char *names = NULL;
-  for (size_t i = 0; i < env->n; i++)
+  for (size_t i = 0; i < engine_env->n; i++)
     {
-      size_t len = strcspn (env->v[i], "=");
+      size_t len = strcspn (engine_env->v[i], "=");
       bool kept = false;
-      for (char **e = out; *e && !kept; e++)
-        kept = strncmp (*e, env->v[i], len) == 0 && (*e)[len] == '=';
-      cleanup_free char *name = strndup (env->v[i], len);
+      for (size_t k = 0; k < kept_env->n && !kept; k++)
+        kept = strncmp (kept_env->v[k], engine_env->v[i], len) == 0 && kept_env->v[k][len] == '=';
+      cleanup_free char *name = strndup (engine_env->v[i], len);
       if (kept || len == 0 || strcmp (name, "HOSTNAME") == 0 || strcmp (name, "container") == 0)
         continue;
       char *more = xasprintf ("%s%s%s", names ? names : "", names ? ", " : "", name);
       free (names);
       names = more;
     }
-  for (char **e = out; *e; e++)
-    free (*e);
-  free (out);
   if (names)
     {
       cleanup_free char *note = xasprintf ("env: not passed into the container (env.pass does not name them): %s",
                                            names);
       oci_strv_push (notes, note);
     }
+}
+
+/* The engine's variables through the policy's pass, deny and set rules
+ * (one list, for the config and for the note on what was dropped). */
+static void
+filter_engine_env (const hv_policy *p, const oci_strv *engine_env, oci_strv *out)
+{
+  static char *none[] = { NULL };
+  out->v = hv_policy_filter_env (p, engine_env->n ? engine_env->v : none);
+  for (out->n = 0; out->v[out->n]; out->n++)
+    ;
 }
 
 int
@@ -817,9 +812,10 @@ hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, 
       yajl_tree_free (root);
       return -1;
     }
-  cleanup_strv oci_strv exec_paths = { 0 };
+  cleanup_strv oci_strv exec_paths = { 0 }, env = { 0 };
+  filter_engine_env (p, &spec->process.env, &env);
   struct apply a = { .p = p, .plan = &plan, .exec_rules = p->allow_exec.n || p->block_shell.value,
-                     .exec_paths = &exec_paths };
+                     .exec_paths = &exec_paths, .env = &env };
   if (a.exec_rules && hv_container_exec_rules (p, plan.rootfs, &spec->process.env, &plan.projects, &exec_paths, &plan.masked, err) < 0)
     {
       hv_container_plan_clear (&plan);
@@ -831,7 +827,7 @@ hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, 
   if (p->net_mode == HV_NET_ALLOWLIST)
     oci_strv_push (&plan.notes, "network.allow is not enforced in containers yet: the container has no network "
                                 "but loopback (fail closed)");
-  note_dropped_env (p, &spec->process.env, &plan.notes);
+  note_dropped_env (&spec->process.env, &env, &plan.notes);
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_config (g, yajl_gen_beautify, 1);
   emit_config (g, root, &a);
