@@ -35,8 +35,9 @@ unix_address (const char *path, struct sockaddr_un *addr, int *dirfd, hv_error *
   return 0;
 }
 
-int
-hv_unix_connect (const char *path, hv_error **err)
+/* A stream socket connected to, or listening on, path. */
+static int
+unix_socket_at (const char *path, bool listening, int backlog, hv_error **err)
 {
   struct sockaddr_un addr;
   cleanup_close int dirfd = -1;
@@ -45,30 +46,25 @@ hv_unix_connect (const char *path, hv_error **err)
   int sock = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (sock < 0)
     return hv_error_set (err, errno, "socket");
-  if (connect (sock, (struct sockaddr *) &addr, sizeof (addr)) < 0)
+  const struct sockaddr *sa = (const struct sockaddr *) &addr;
+  int r = listening ? bind (sock, sa, sizeof (addr)) : connect (sock, sa, sizeof (addr));
+  if (r < 0 || (listening && listen (sock, backlog) < 0))
     {
       int e = errno;
       close (sock);
-      return hv_error_set (err, e, "connect to %s", path);
+      return hv_error_set (err, e, "%s %s", listening ? "listen on" : "connect to", path);
     }
   return sock;
 }
 
 int
+hv_unix_connect (const char *path, hv_error **err)
+{
+  return unix_socket_at (path, false, 0, err);
+}
+
+int
 hv_unix_listen (const char *path, int backlog, hv_error **err)
 {
-  struct sockaddr_un addr;
-  cleanup_close int dirfd = -1;
-  if (unix_address (path, &addr, &dirfd, err) < 0)
-    return -1;
-  int sock = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (sock < 0)
-    return hv_error_set (err, errno, "socket");
-  if (bind (sock, (struct sockaddr *) &addr, sizeof (addr)) < 0 || listen (sock, backlog) < 0)
-    {
-      int e = errno;
-      close (sock);
-      return hv_error_set (err, e, "listen on %s", path);
-    }
-  return sock;
+  return unix_socket_at (path, true, backlog, err);
 }
