@@ -174,6 +174,19 @@ test_container_audit_policy_default_trail() {
   assert_eq 600 "$(stat -c %a "$trail")" "trail mode"
 }
 
+# rootless_audit_bundle DIR RUNTIME RUNNER...: a rootless bundle in DIR
+# made as RUNNER (a command prefix: the user, or root of its namespace),
+# whose init's mkdir notifies the default trail's monitor.
+rootless_audit_bundle() {
+  local d=$1 runtime=$2
+  shift 2
+  "$@" "$runtime" --root "$d/state" spec --rootless --bundle "$d" || fail "spec --rootless"
+  "$@" sh -c "jq '.process.terminal = false | .root.readonly = false | .process.args = [\"sh\", \"-c\", \"mkdir /tmp/no 2>&1; true\"]
+    | .annotations[\"run.haven.audit\"] = \"default\"
+    | .linux.seccomp = {defaultAction: \"SCMP_ACT_ALLOW\", syscalls: [{names: [\"mkdir\", \"mkdirat\"], action: \"SCMP_ACT_NOTIFY\"}]}' \
+    $d/config.json > $d/c && mv $d/c $d/config.json"
+}
+
 # An ordinary user's container: the default trail is under its
 # XDG_STATE_HOME, the monitor runs as that user.
 test_container_audit_rootless_default_trail() {
@@ -186,11 +199,7 @@ test_container_audit_rootless_default_trail() {
   local as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_RUNTIME_DIR HOME=/tmp XDG_STATE_HOME="$d/xdg")
   local runtime
   runtime=$(world_readable_copy "$RUNTIME")
-  "${as_nobody[@]}" "$runtime" --root "$d/state" spec --rootless --bundle "$d" || fail "spec --rootless"
-  "${as_nobody[@]}" sh -c "jq '.process.terminal = false | .root.readonly = false | .process.args = [\"sh\", \"-c\", \"mkdir /tmp/no 2>&1; true\"]
-    | .annotations[\"run.haven.audit\"] = \"default\"
-    | .linux.seccomp = {defaultAction: \"SCMP_ACT_ALLOW\", syscalls: [{names: [\"mkdir\", \"mkdirat\"], action: \"SCMP_ACT_NOTIFY\"}]}' \
-    $d/config.json > $d/c && mv $d/c $d/config.json"
+  rootless_audit_bundle "$d" "$runtime" "${as_nobody[@]}"
   local out trail=$d/xdg/haven/containers/rl.jsonl
   out=$("${as_nobody[@]}" timeout 20 "$runtime" --root "$d/state" run --bundle "$d" rl 2>&1)
   assert_eq 0 "$?" "rootless run ($out)"
@@ -253,11 +262,7 @@ test_container_audit_root_of_user_namespace_trail() {
                     XDG_STATE_HOME="$d/xdg" unshare --map-root-user)
   local runtime
   runtime=$(world_readable_copy "$RUNTIME")
-  "${as_ns_root[@]}" "$runtime" --root "$d/state" spec --rootless --bundle "$d" || fail "spec --rootless"
-  "${as_ns_root[@]}" sh -c "jq '.process.terminal = false | .root.readonly = false | .process.args = [\"sh\", \"-c\", \"mkdir /tmp/no 2>&1; true\"]
-    | .annotations[\"run.haven.audit\"] = \"default\"
-    | .linux.seccomp = {defaultAction: \"SCMP_ACT_ALLOW\", syscalls: [{names: [\"mkdir\", \"mkdirat\"], action: \"SCMP_ACT_NOTIFY\"}]}' \
-    $d/config.json > $d/c && mv $d/c $d/config.json"
+  rootless_audit_bundle "$d" "$runtime" "${as_ns_root[@]}"
   local out id trail
   id=$(new_id nsroot)
   trail=$d/xdg/haven/containers/$id.jsonl
