@@ -611,6 +611,8 @@ w_put (struct writer *w, const void *p, size_t n)
 {
   if (w->limit - w->len < n)
     return false;
+  if (n == 0)
+    return true; /* p may be NULL: an empty rdata or option owns nothing */
   memcpy (w->buf + w->len, p, n);
   w->len += n;
   return true;
