@@ -228,6 +228,57 @@ test_real_response (void **state)
   round_trip (&m, 512, &again);
 }
 
+/* A response as a validating resolver sends it for "example.com IN AAAA",
+ * written out byte by byte: compressed owner, one AAAA, OPT with a DNS
+ * cookie (option 10) and the DO bit echoed. */
+static const uint8_t captured_aaaa[] = {
+  0x5a, 0x3c, 0x81, 0xa0, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01,           /* header, AD set */
+  0x07, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 0x03, 'c', 'o', 'm', 0x00, 0x00, 0x1c, 0x00, 0x01,
+  0xc0, 0x0c, 0x00, 0x1c, 0x00, 0x01, 0x00, 0x00, 0x0e, 0x10, 0x00, 0x10,           /* AAAA, TTL 3600 */
+  0x20, 0x01, 0x0d, 0xb8, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
+  0x00, 0x00, 0x29, 0x04, 0xd0, 0x00, 0x00, 0x80, 0x00, 0x00, 0x1c,                 /* OPT 1232, DO */
+  0x00, 0x0a, 0x00, 0x18, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
+};
+
+static void
+test_captured_aaaa (void **state)
+{
+  (void) state;
+  uint16_t id, flags;
+  assert_int_equal (hv_dns_peek_header (captured_aaaa, 11, &id, &flags), -1);
+  assert_int_equal (hv_dns_peek_header (captured_aaaa, sizeof (captured_aaaa), &id, &flags), 0);
+  assert_int_equal (id, 0x5a3c);
+  assert_int_equal (flags, 0x81a0);
+  cleanup_dns_message hv_dns_message m;
+  hv_error *err = NULL;
+  assert_int_equal (hv_dns_parse (captured_aaaa, sizeof (captured_aaaa), &m, &err), 0);
+  assert_int_equal (m.flags, HV_DNS_FLAG_QR | HV_DNS_FLAG_RD | HV_DNS_FLAG_RA | HV_DNS_FLAG_AD);
+  assert_int_equal (m.rr[HV_DNS_ANSWER][0].type, HV_DNS_TYPE_AAAA);
+  assert_int_equal (m.rr[HV_DNS_ANSWER][0].ttl, 3600);
+  struct in6_addr want;
+  inet_pton (AF_INET6, "2001:db8::1", &want);
+  assert_memory_equal (&m.rr[HV_DNS_ANSWER][0].aaaa, &want, 16);
+  assert_true (m.edns.dnssec_ok);
+  assert_int_equal (m.edns.n_options, 1);
+  assert_int_equal (m.edns.options[0].code, 10);
+  assert_int_equal (m.edns.options[0].len, 24);
+  assert_int_equal (m.edns.n_ede, 0);
+  hv_dns_chain c;
+  assert_int_equal (hv_dns_follow_chain (&m, &m.questions[0].name, &c, &err), 0);
+  assert_int_equal (c.n_addrs, 1);
+  assert_int_equal (c.addrs[0].family, AF_INET6);
+  hv_dns_chain_free (&c);
+  /* Encoded again it is the same bytes. */
+  uint8_t buf[512];
+  size_t len;
+  assert_int_equal (hv_dns_encode (&m, buf, sizeof (buf), 512, &len, NULL, &err), 0);
+  assert_int_equal (len, sizeof (captured_aaaa));
+  assert_memory_equal (buf, captured_aaaa, len);
+  /* Every prefix fails. */
+  for (size_t n = 0; n < sizeof (captured_aaaa); n++)
+    expect_parse_error (captured_aaaa, n, NULL);
+}
+
 static void
 test_every_truncation_fails (void **state)
 {
@@ -904,6 +955,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_real_response),
+    cmocka_unit_test (test_captured_aaaa),
     cmocka_unit_test (test_every_truncation_fails),
     cmocka_unit_test (test_lying_counts),
     cmocka_unit_test (test_compression_pointer_to_itself),
