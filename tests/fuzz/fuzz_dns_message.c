@@ -5,7 +5,8 @@
  * again to the same message, and encode again to the same bytes; names
  * must survive text and back; the CNAME chain of the first question must
  * be followed without fault; a reply to it as a query, with an EDE, must
- * always fit the client's size.  Built with libFuzzer by build.sh, and
+ * always fit the client's size; encoded within 512 bytes it must fit or
+ * be cut to what parses.  Built with libFuzzer by build.sh, and
  * with gcc by make check as a replay of the committed corpus
  * (fuzz_corpus_driver.c). */
 #include "config.h"
@@ -85,6 +86,36 @@ check_reply (const hv_dns_message *query)
   hv_dns_message_free (&reply);
 }
 
+/* Within a non-EDNS client's 512 bytes: either it fits whole, or it is
+ * cut to what parses (TC and no answers, or fewer additional records), or
+ * the questions alone do not fit. */
+static void
+check_small (const hv_dns_message *m)
+{
+  static uint8_t buf[512];
+  hv_dns_message small;
+  hv_error *err = NULL;
+  size_t len;
+  bool truncated;
+  if (hv_dns_encode (m, buf, sizeof (buf), HV_DNS_UDP_MIN, &len, &truncated, &err) < 0)
+    {
+      if (strstr (err->msg, "does not fit") == NULL)
+        fail ("encode within 512", err);
+      hv_error_free (&err);
+      return;
+    }
+  if (len > HV_DNS_UDP_MIN)
+    fail ("encoding larger than its limit", NULL);
+  if (hv_dns_parse (buf, len, &small, &err) < 0)
+    fail ("512-byte encoding does not parse", err);
+  if (!truncated && !hv_dns_message_equal (m, &small))
+    fail ("512-byte encoding parses to another message", NULL);
+  if (truncated && (small.flags & HV_DNS_FLAG_TC) && !(m->flags & HV_DNS_FLAG_TC)
+      && small.n_rr[HV_DNS_ANSWER] + small.n_rr[HV_DNS_AUTHORITY] + small.n_rr[HV_DNS_ADDITIONAL] != 0)
+    fail ("TC set but records kept", NULL);
+  hv_dns_message_free (&small);
+}
+
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
@@ -132,6 +163,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       }
   check_chain (&m);
   check_reply (&m);
+  check_small (&m);
 
   hv_dns_cap_ttls (&m, 300);
   if (hv_dns_encode (&m, buf, sizeof (buf), sizeof (buf), &len, &truncated, &err) < 0)
