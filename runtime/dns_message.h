@@ -19,10 +19,11 @@
  *  - OPT (EDNS0, RFC 6891): UDP size, extended rcode, version, DO bit and
  *    options, with Extended DNS Errors (RFC 8914, option 15: info code and
  *    UTF-8 text) decoded;
- *  - building a query, a reply to a query (REFUSED, SERVFAIL, NOERROR with
- *    no answers... plus an optional EDE), TTL capping, and encoding any
- *    message within a size limit (TC set when the answer does not fit),
- *    with name compression;
+ *  - building a query, a reply to a query (any rcode: REFUSED, SERVFAIL,
+ *    NOERROR with no answers) with an optional EDE, TTL capping, and
+ *    encoding any message within a size limit (TC set when the answer does
+ *    not fit).  Question names, owner names and CNAME targets are
+ *    compressed; names inside other rdata are written whole;
  *  - following the CNAME chain of a response from the queried name.
  *
  * Refuses (an error naming the record and the offset)
