@@ -5,7 +5,7 @@
       udp:ADDR:PORT (ADDR of IPv6 in brackets).  Every connection or
       datagram appends "PROTO ADDR PORT" (the listening side) to LOG and
       is answered with "hi ADDR PORT".  READY is created once all are bound.
-  egress_world.py connect PROTO ADDR PORT
+  egress_world.py connect PROTO ADDR PORT [MARK]
       Prints "connected|refused|denied|unreachable|error:ERRNO|timeout|reply:TEXT"
       and the milliseconds it took.  tcp: a connect (and the first line the
       peer sends); udp: one datagram and its answer.  Gives up after 3 s.
@@ -64,10 +64,12 @@ def listen(log, ready, specs):
                 s.sendto(answer, peer)
 
 
-def connect(proto, addr, port):
+def connect(proto, addr, port, mark=0):
     start = time.monotonic()
     kind = socket.SOCK_STREAM if proto == "tcp" else socket.SOCK_DGRAM
     s = socket.socket(family(addr), kind)
+    if mark:
+        s.setsockopt(socket.SOL_SOCKET, 36, mark)  # SO_MARK
     s.settimeout(3.0)
     try:
         s.connect((addr, port))
@@ -92,8 +94,9 @@ def connect(proto, addr, port):
 def main():
     if len(sys.argv) >= 4 and sys.argv[1] == "listen":
         listen(sys.argv[2], sys.argv[3], sys.argv[4:])
-    elif len(sys.argv) == 5 and sys.argv[1] == "connect":
-        connect(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif len(sys.argv) in (5, 6) and sys.argv[1] == "connect":
+        connect(sys.argv[2], sys.argv[3], int(sys.argv[4]),
+                int(sys.argv[5], 0) if len(sys.argv) == 6 else 0)
     else:
         sys.exit(__doc__)
 

@@ -247,3 +247,29 @@ test_egress_table_nflog_records() {
   assert_contains "$(cat nflog.out)" "haven-egress tcp 198.51.100.10 81"
   assert_contains "$(cat nflog.out)" "haven-egress tcp 2001:db8:2::10 444"
 }
+
+test_egress_table_dns_before_docker_rewrite() {
+  egress_world
+  command -v iptables-nft >/dev/null || skip "iptables-nft missing (comes with docker.io)"
+  local t="hv_$RANDOM" out
+  # Docker's embedded DNS: in the container's netns, iptables' nat OUTPUT
+  # (priority -100) sends 127.0.0.11:53 to the resolver's real port.
+  ip netns exec "$SB" python3 "$EGRESS_PY" listen "$PWD/resolver.log" "$PWD/resolver.ready" \
+    udp:127.0.0.1:5353 udp:127.0.0.11:5399 > resolver.err 2>&1 &
+  defer "kill $!"
+  wait_file "$PWD/resolver.ready"
+  in_sb iptables-nft -t nat -A OUTPUT -d 127.0.0.11 -p udp --dport 53 -j DNAT --to-destination 127.0.0.11:5399 \
+    || fail "iptables-nft"
+  assert_contains "$(in_sb nft list chain ip nat OUTPUT)" "type nat hook output priority -100;" \
+    "iptables' nat OUTPUT priority"
+  out=$(probe udp 127.0.0.11 53)
+  assert_eq "reply:hi_127.0.0.11_5399" "${out%% *}" "127.0.0.11:53 before the table"
+  tool create "$t" --dns4 127.0.0.1 5353 --mark 0x4856 > /dev/null || fail "create failed"
+  # The table's nat chain comes first and maps the connection: Docker's
+  # rewrite no longer sees it.
+  out=$(probe udp 127.0.0.11 53)
+  assert_eq "reply:hi_127.0.0.1_5353" "${out%% *}" "127.0.0.11:53 with the table"
+  # The resolver's own upstream query (marked) passes to Docker's.
+  out=$(probe udp 127.0.0.11 53 0x4856)
+  assert_eq "reply:hi_127.0.0.11_5399" "${out%% *}" "marked query to 127.0.0.11:53"
+}
