@@ -1232,7 +1232,7 @@ hv_egress_pin_add (hv_egress_table *t, const hv_egress_pin *pins, size_t n, hv_e
       return hv_error_wrap (err, "egress table %s", t->name);
   if (n == 0)
     return 0;
-  hv_egress_refresh mode;
+  hv_egress_refresh mode = HV_EGRESS_REFRESH_UNKNOWN;
   if (hv_egress_table_refresh_mode (t, &mode, err) < 0)
     return -1;
   batch b;

@@ -147,7 +147,7 @@ cmd_pin (hv_egress_table *t, int argc, char **argv)
   free (pins);
   if (r < 0)
     return report (&err);
-  hv_egress_refresh mode;
+  hv_egress_refresh mode = HV_EGRESS_REFRESH_UNKNOWN;
   if (hv_egress_table_refresh_mode (t, &mode, &err) < 0)
     return report (&err);
   printf ("%s\n", hv_egress_refresh_name (mode));
@@ -278,7 +278,7 @@ main (int argc, char **argv)
     r = cmd_pin (t, argc - 3, argv + 3);
   else if (strcmp (c, "refresh-mode") == 0)
     {
-      hv_egress_refresh mode;
+      hv_egress_refresh mode = HV_EGRESS_REFRESH_UNKNOWN;
       r = hv_egress_table_refresh_mode (t, &mode, &err) < 0 ? report (&err) : 0;
       if (r == 0)
         printf ("%s\n", hv_egress_refresh_name (mode));
