@@ -240,7 +240,16 @@ hv_net_entry_parse (const char *entry, bool deny, const char *where, hv_net_rule
   if (ports && parse_ports (ports, &r.port_lo, &r.port_hi, problem) < 0)
     return -1;
 
-  if (bracketed || strchr (host, '/') || strchr (host, ':') || looks_numeric (host))
+  char *slash = strchr (host, '/');
+  if (slash && !bracketed && strchr (host, ':') == NULL)
+    {
+      *slash = '\0';
+      bool numeric = looks_numeric (host);
+      *slash = '/';
+      if (!numeric)
+        return problem_set (problem, "a path after a name: write the host name only (with :PORT if needed)");
+    }
+  if (bracketed || slash || strchr (host, ':') || looks_numeric (host))
     {
       if (parse_address (host, bracketed, &r, problem) < 0)
         return -1;
