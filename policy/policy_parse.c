@@ -635,10 +635,14 @@ check_network_layer (struct yw *w, hv_policy *p)
                     "or drop allow)",
                     p->net_allow.v[0].entry);
   if ((p->net_allow.n || p->net_deny.n) && p->net_mode == HV_NET_OPEN)
-    return yw_fail (w, w->net_mode_node, w->net_mode_key,
-                    "open, but network.%s lists \"%s\": the host's network filters nothing (write mode: "
-                    "allowlist, or drop the list)",
-                    p->net_allow.n ? "allow" : "deny", p->net_allow.n ? p->net_allow.v[0].entry : p->net_deny.v[0].entry);
+    {
+      const char *list = p->net_allow.n ? "allow" : "deny";
+      const char *first = p->net_allow.n ? p->net_allow.v[0].entry : p->net_deny.v[0].entry;
+      return yw_fail (w, w->net_mode_node, w->net_mode_key,
+                      "open, but network.%s lists \"%s\": the host's network filters nothing (write mode: "
+                      "allowlist, or drop the list)",
+                      list, first);
+    }
   return 0;
 }
 
@@ -733,7 +737,8 @@ static const struct field filesystem_fields[] = {
   { "tmpfs", f_tmpfs },         { "project_writable", f_project_writable }, { NULL, NULL },
 };
 static const struct field network_fields[] = {
-  { "mode", f_net_mode }, { "allow", f_net_allow }, { "deny", f_net_deny }, { "block_all", f_block_all }, { NULL, NULL },
+  { "mode", f_net_mode },           { "allow", f_net_allow }, { "deny", f_net_deny },
+  { "block_all", f_block_all }, { NULL, NULL },
 };
 static const struct field process_fields[] = {
   { "allow_exec", f_allow_exec }, { "block_shell", f_block_shell }, { "capabilities", f_capabilities }, { NULL, NULL },
