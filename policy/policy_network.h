@@ -79,7 +79,8 @@ bool hv_net_addr_allowed (const hv_net_rules *allow, const hv_net_rules *deny, i
                           uint16_t port);
 bool hv_net_addr_denied (const hv_net_rules *deny, int family, const void *addr, uint16_t port);
 
-/* "api.anthropic.com", "*.example.com", "192.0.2.0/24", "[2001:db8::/32]"
+/* "api.anthropic.com", "*.example.com", "192.0.2.0/24", "2001:db8::/32",
+ * "192.0.2.1" (a whole-address prefix is left out), without the ports
  * (malloc'd), for messages and explain. */
 char *hv_net_rule_target (const hv_net_rule *r);
 #endif

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -17,37 +18,40 @@ struct zone
 {
   const char *zone;
   const char *what;
+  bool writable; /* an exfiltration channel, not only a source of anyone's files */
 };
 
 /* A name is the zone or below it. */
 static const struct zone user_content[] = {
-  { "github.com", "a code host anyone can push, open issues or post gists to" },
-  { "githubusercontent.com", "GitHub's user content (raw files, gists, release assets)" },
-  { "gitlab.com", "a code host anyone can push to" },
-  { "bitbucket.org", "a code host anyone can push to" },
-  { "registry.npmjs.org", "a package registry anyone can publish to" },
-  { "registry.yarnpkg.com", "a package registry anyone can publish to" },
-  { "pypi.org", "a package registry anyone can publish to" },
-  { "pythonhosted.org", "PyPI's file storage: it serves what anyone publishes on pypi.org" },
-  { "crates.io", "a package registry anyone can publish to" },
-  { "rubygems.org", "a package registry anyone can publish to" },
-  { "s3.amazonaws.com", "object storage anyone can write to (their own bucket)" },
-  { "storage.googleapis.com", "object storage anyone can write to (their own bucket)" },
-  { "blob.core.windows.net", "object storage anyone can write to (their own container)" },
-  { "pastebin.com", "a paste service" },
-  { "paste.ee", "a paste service" },
-  { "hastebin.com", "a paste service" },
-  { "dpaste.org", "a paste service" },
-  { "termbin.com", "a paste service" },
-  { "transfer.sh", "a file-drop service" },
-  { "0x0.st", "a file-drop service" },
-  { "file.io", "a file-drop service" },
-  { "webhook.site", "a request logger anyone can read" },
-  { "ngrok.io", "a tunnel to anyone's machine" },
-  { "ngrok-free.app", "a tunnel to anyone's machine" },
-  { "discord.com", "a chat service with webhooks" },
-  { "hooks.slack.com", "a chat webhook" },
-  { "api.telegram.org", "a chat bot API" },
+  { "github.com", "a code host anyone can push, open issues or post gists to", true },
+  { "githubusercontent.com", "GitHub's user content (raw files, gists, release assets)", true },
+  { "gitlab.com", "a code host anyone can push to", true },
+  { "bitbucket.org", "a code host anyone can push to", true },
+  { "registry.npmjs.org", "a package registry anyone can publish to", true },
+  { "registry.yarnpkg.com", "a package registry anyone can publish to", true },
+  { "pypi.org", "a package registry anyone can publish to", true },
+  { "pythonhosted.org", "PyPI's file storage: what the sandbox fetches there is whatever anyone published on "
+                        "pypi.org, which it can write to if it can reach pypi.org",
+    false },
+  { "crates.io", "a package registry anyone can publish to", true },
+  { "rubygems.org", "a package registry anyone can publish to", true },
+  { "s3.amazonaws.com", "object storage anyone can write to (their own bucket)", true },
+  { "storage.googleapis.com", "object storage anyone can write to (their own bucket)", true },
+  { "blob.core.windows.net", "object storage anyone can write to (their own container)", true },
+  { "pastebin.com", "a paste service", true },
+  { "paste.ee", "a paste service", true },
+  { "hastebin.com", "a paste service", true },
+  { "dpaste.org", "a paste service", true },
+  { "termbin.com", "a paste service", true },
+  { "transfer.sh", "a file-drop service", true },
+  { "0x0.st", "a file-drop service", true },
+  { "file.io", "a file-drop service", true },
+  { "webhook.site", "a request logger anyone can read", true },
+  { "ngrok.io", "a tunnel to anyone's machine", true },
+  { "ngrok-free.app", "a tunnel to anyone's machine", true },
+  { "discord.com", "a chat service with webhooks", true },
+  { "hooks.slack.com", "a chat webhook", true },
+  { "api.telegram.org", "a chat bot API", true },
 };
 
 static const char *const doh_names[] = {
@@ -98,8 +102,8 @@ hv_net_rule_caution (const hv_net_rule *r)
       return xasprintf ("%s is %s", doh_names[i], DOH_WHAT);
   for (size_t i = 0; i < N_ELEMENTS (user_content); i++)
     if (reaches_zone (r, user_content[i].zone))
-      return xasprintf ("%s is %s: an exfiltration channel for whatever the sandbox can read", user_content[i].zone,
-                        user_content[i].what);
+      return xasprintf ("%s is %s%s", user_content[i].zone, user_content[i].what,
+                        user_content[i].writable ? ": an exfiltration channel for whatever the sandbox can read" : "");
   /* Regional S3 endpoints: bucket.s3.eu-west-1.amazonaws.com. */
   if (hv_net_name_under (r->name, "amazonaws.com", false)
       && (strstr (r->name, ".s3.") || strstr (r->name, ".s3-") || str_has_prefix (r->name, "s3.")

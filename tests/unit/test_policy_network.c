@@ -309,8 +309,9 @@ test_cautions (void **state)
   expect_warning ("raw.githubusercontent.com", "githubusercontent.com is GitHub's user content (raw files, gists, "
                                                "release assets)" EXFIL);
   expect_warning ("registry.npmjs.org", "registry.npmjs.org is a package registry anyone can publish to" EXFIL);
-  expect_warning ("files.pythonhosted.org", "pythonhosted.org is PyPI's file storage: it serves what anyone "
-                                            "publishes on pypi.org" EXFIL);
+  expect_warning ("files.pythonhosted.org", "pythonhosted.org is PyPI's file storage: what the sandbox fetches there "
+                                            "is whatever anyone published on pypi.org, which it can write to if it "
+                                            "can reach pypi.org");
   expect_warning ("*.s3.amazonaws.com", "s3.amazonaws.com is object storage anyone can write to (their own bucket)" EXFIL);
   expect_warning ("bucket.s3.eu-west-1.amazonaws.com", "S3 is object storage anyone can write to (their own bucket)" EXFIL);
   expect_warning ("*.amazonaws.com", "s3.amazonaws.com is object storage anyone can write to (their own bucket)" EXFIL);
