@@ -26,6 +26,7 @@
 #include "policy_load.h"
 #include "policy_apply.h"
 #include "policy_compile.h"
+#include "policy_network_explain.h"
 #include "run_context.h"
 #include "self_exe.h"
 #include "utils.h"
@@ -111,6 +112,9 @@ policy_check (int argc, char **argv, hv_error **err)
   cleanup_policy hv_policy *p = NULL;
   if (hv_policy_load (argv[1], &p, err) < 0)
     return -1;
+  /* Cautions (user-content hosts, DoH resolvers): legal, but said. */
+  for (size_t i = 0; i < p->warnings.n; i++)
+    fprintf (stderr, "haven: warning: %s\n", p->warnings.v[i]);
   printf ("%s: ok (policy \"%s\")\n", p->file ? p->file : argv[1], p->name);
   return 0;
 }
@@ -335,26 +339,6 @@ explain_files (const hv_policy *p)
 }
 
 static void
-explain_network (const hv_policy *p)
-{
-  printf ("\nNetwork\n  ");
-  switch (p->net_mode)
-    {
-    case HV_NET_OPEN:
-      printf ("Open: the host's network.\n");
-      break;
-    case HV_NET_ALLOWLIST:
-      printf ("Allowlist (not enforced yet, so no network at all):");
-      for (size_t i = 0; i < p->net_allow.n; i++)
-        printf (" %s", p->net_allow.v[i]);
-      printf ("\n");
-      break;
-    default:
-      printf ("None: only the container's own loopback.\n");
-    }
-}
-
-static void
 explain_programs (const hv_policy *p)
 {
   printf ("\nPrograms\n");
@@ -460,7 +444,7 @@ policy_explain (int argc, char **argv, hv_error **err)
     return -1;
   printf ("Policy \"%s\"%s%s\n\n", p->name, p->description ? ": " : "", p->description ? p->description : "");
   explain_files (p);
-  explain_network (p);
+  hv_net_explain (p, stdout);
   explain_programs (p);
   explain_syscalls (p);
   explain_resources (p);

@@ -28,7 +28,9 @@ hv_policy_free_fields (hv_policy *p)
   for (size_t i = 0; i < p->home_allow.n; i++)
     oci_strv_free (&p->home_access[i].protect);
   free (p->home_access);
-  oci_strv *lists[] = { &p->files, &p->read_only, &p->read_write, &p->block, &p->protect, &p->home_allow, &p->net_allow,
+  hv_net_rules_free (&p->net_allow);
+  hv_net_rules_free (&p->net_deny);
+  oci_strv *lists[] = { &p->files, &p->read_only, &p->read_write, &p->block, &p->protect, &p->home_allow, &p->warnings,
                         &p->allow_exec, &p->capabilities, &p->syscall_allow, &p->syscall_deny, &p->env_pass,
                         &p->env_deny, &p->best_effort };
   for (size_t i = 0; i < N_ELEMENTS (lists); i++)

@@ -11,13 +11,14 @@
 
 #include "error.h"
 #include "oci_spec.h"
+#include "policy_network.h"
 
 enum hv_net_mode
 {
   HV_NET_UNSET,
   HV_NET_NONE,      /* a private network namespace with only loopback */
   HV_NET_OPEN,      /* the host's network */
-  HV_NET_ALLOWLIST, /* egress only to net.allow (fails closed until enforced) */
+  HV_NET_ALLOWLIST, /* egress only to net_allow minus net_deny (fails closed: loopback only until enforced) */
 };
 
 typedef struct
@@ -61,7 +62,12 @@ typedef struct
 
   /* network */
   enum hv_net_mode net_mode;
-  oci_strv net_allow;
+  hv_net_rules net_allow; /* policy_network.h; lists add up through `extends` */
+  hv_net_rules net_deny;  /* wins over net_allow */
+
+  /* Cautions that do not make the policy invalid ("file:line:column: ..."),
+   * for `haven policy check` and `explain`. */
+  oci_strv warnings;
 
   /* process */
   oci_strv allow_exec;

@@ -125,7 +125,12 @@ merge (hv_policy *base, const hv_policy *child)
       a->write = child->home_access[i].write;
       append (&a->protect, &child->home_access[i].protect);
     }
-  append (&base->net_allow, &child->net_allow);
+  /* Allow and deny lists add up; deny wins wherever it was written, so
+   * an extending policy can narrow what it inherits but never re-open
+   * what its base denies. */
+  hv_net_rules_append (&base->net_allow, &child->net_allow);
+  hv_net_rules_append (&base->net_deny, &child->net_deny);
+  append (&base->warnings, &child->warnings);
   append (&base->allow_exec, &child->allow_exec);
   append (&base->capabilities, &child->capabilities);
   append (&base->syscall_allow, &child->syscall_allow);
@@ -341,6 +346,16 @@ validate (hv_policy *p, hv_error **err)
       return hv_error_set (err, 0, "%s: filesystem.block: \"!\" needs a pattern after it", file);
   if (p->net_mode == HV_NET_UNSET)
     p->net_mode = p->net_allow.n ? HV_NET_ALLOWLIST : HV_NET_NONE;
+  /* `mode: open` over a base that lists hosts (or the other way round
+   * through several files): the lists would be silently meaningless. */
+  if (p->net_mode == HV_NET_OPEN && (p->net_allow.n || p->net_deny.n))
+    {
+      const hv_net_rule *r = p->net_allow.n ? &p->net_allow.v[0] : &p->net_deny.v[0];
+      return hv_error_set (err, 0,
+                           "%s: network.mode is open, but network.%s lists \"%s\" (%s): the host's network filters "
+                           "nothing (extend a policy without network lists, or use mode: allowlist)",
+                           file, p->net_allow.n ? "allow" : "deny", r->entry, r->where ? r->where : "?");
+    }
   return 0;
 }
 

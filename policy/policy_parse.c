@@ -21,6 +21,7 @@
 #include <strings.h>
 #include <yaml.h>
 
+#include "policy_network.h"
 #include "policy_parse.h"
 #include "utils.h"
 
@@ -30,6 +31,9 @@ struct yw
   yaml_document_t *doc;
   hv_error **err;
   const char *section;
+  /* This document's network keys, for the checks across them. */
+  yaml_node_t *net_mode_node, *net_allow_node;
+  const char *net_mode_key;
 };
 
 static int
@@ -381,7 +385,6 @@ STRV_FIELD (f_block, block)
 STRV_FIELD (f_protect, protect)
 BOOL_FIELD (f_hide_home, hide_home)
 BOOL_FIELD (f_project_writable, project_writable)
-STRV_FIELD (f_net_allow, net_allow)
 STRV_FIELD (f_allow_exec, allow_exec)
 BOOL_FIELD (f_block_shell, block_shell)
 STRV_FIELD (f_capabilities, capabilities)
@@ -541,12 +544,16 @@ static int
 f_net_mode (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
 {
   const char *s = scalar (v);
+  w->net_mode_node = v;
+  w->net_mode_key = key;
   if (s && strcmp (s, "none") == 0)
     p->net_mode = HV_NET_NONE;
   else if (s && strcmp (s, "open") == 0)
     p->net_mode = HV_NET_OPEN;
   else if (s && strcmp (s, "allowlist") == 0)
     p->net_mode = HV_NET_ALLOWLIST;
+  else if (s && strcmp (s, "host") == 0)
+    return yw_fail (w, v, key, "expected none, open or allowlist (the host's network is `open`)");
   else
     return yw_fail (w, v, key, "expected none, open or allowlist");
   return 0;
@@ -559,10 +566,83 @@ f_block_all (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
   oci_opt_bool b = { 0 };
   if (as_bool (w, v, key, &b) < 0)
     return -1;
+  w->net_mode_node = v;
+  w->net_mode_key = key;
   if (b.value)
     p->net_mode = HV_NET_ALLOWLIST;
   else if (p->net_mode == HV_NET_UNSET)
     p->net_mode = HV_NET_OPEN;
+  return 0;
+}
+
+/* network.allow and network.deny entries (policy_network.h).  Each rule
+ * remembers where it was written, so the layers that enforce it can
+ * name it; cautions about allowed entries become warnings. */
+static int
+net_list (struct yw *w, yaml_node_t *v, const char *key, bool deny, hv_net_rules *rules, hv_policy *p)
+{
+  if (is_null (v))
+    return 0;
+  if (v->type != YAML_SEQUENCE_NODE)
+    return yw_fail (w, v, key, "expected a list of names, *.zones, addresses or CIDRs, each with an optional :PORT");
+  for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++)
+    {
+      yaml_node_t *item = yaml_document_get_node (w->doc, *i);
+      const char *s = scalar (item);
+      if (s == NULL || s[0] == '\0')
+        return yw_fail (w, item, key, "list items must be non-empty strings");
+      cleanup_free char *where = xasprintf ("%s:%zu:%zu", w->file, item->start_mark.line + 1,
+                                            item->start_mark.column + 1);
+      cleanup_free char *problem = NULL;
+      size_t first = rules->n;
+      if (hv_net_entry_parse (s, deny, where, rules, &problem) < 0)
+        return yw_fail (w, item, key, "\"%s\": %s", s, problem);
+      cleanup_free char *caution = deny ? NULL : hv_net_rule_caution (&rules->v[first]);
+      if (caution)
+        {
+          cleanup_free char *msg = xasprintf ("%s: %s.%s: \"%s\": %s", where, w->section, key, s, caution);
+          oci_strv_push (&p->warnings, msg);
+        }
+    }
+  return 0;
+}
+
+static int
+f_net_allow (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  w->net_allow_node = v;
+  return net_list (w, v, key, false, &p->net_allow, p);
+}
+
+static int
+f_net_deny (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  return net_list (w, v, key, true, &p->net_deny, p);
+}
+
+/* One file's network section as a whole.  An `allow` list asks for an
+ * allowlist: under an inherited `mode: none` (default's) it used to mean
+ * no network at all, silently.  Written next to `mode: none` or `open`
+ * in the same file it contradicts the mode, and is an error. */
+static int
+check_network_layer (struct yw *w, hv_policy *p)
+{
+  if (w->net_allow_node && p->net_mode == HV_NET_UNSET)
+    p->net_mode = HV_NET_ALLOWLIST;
+  if (p->net_allow.n && p->net_mode == HV_NET_NONE)
+    return yw_fail (w, w->net_mode_node, w->net_mode_key,
+                    "none, but network.allow lists \"%s\": the entries would be unused (write mode: allowlist, "
+                    "or drop allow)",
+                    p->net_allow.v[0].entry);
+  if ((p->net_allow.n || p->net_deny.n) && p->net_mode == HV_NET_OPEN)
+    {
+      const char *list = p->net_allow.n ? "allow" : "deny";
+      const char *first = p->net_allow.n ? p->net_allow.v[0].entry : p->net_deny.v[0].entry;
+      return yw_fail (w, w->net_mode_node, w->net_mode_key,
+                      "open, but network.%s lists \"%s\": the host's network filters nothing (write mode: "
+                      "allowlist, or drop the list)",
+                      list, first);
+    }
   return 0;
 }
 
@@ -657,7 +737,8 @@ static const struct field filesystem_fields[] = {
   { "tmpfs", f_tmpfs },         { "project_writable", f_project_writable }, { NULL, NULL },
 };
 static const struct field network_fields[] = {
-  { "mode", f_net_mode }, { "allow", f_net_allow }, { "block_all", f_block_all }, { NULL, NULL },
+  { "mode", f_net_mode },           { "allow", f_net_allow }, { "deny", f_net_deny },
+  { "block_all", f_block_all }, { NULL, NULL },
 };
 static const struct field process_fields[] = {
   { "allow_exec", f_allow_exec }, { "block_shell", f_block_shell }, { "capabilities", f_capabilities }, { NULL, NULL },
@@ -689,7 +770,18 @@ static const struct field audit_fields[] = { { "log", f_audit_log }, { NULL, NUL
   }
 
 SECTION (s_filesystem, filesystem_fields)
-SECTION (s_network, network_fields)
+
+static int
+s_network (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  const char *saved = w->section;
+  w->section = key;
+  int r = parse_mapping (w, v, network_fields, p);
+  if (r == 0)
+    r = check_network_layer (w, p);
+  w->section = saved;
+  return r;
+}
 SECTION (s_process, process_fields)
 SECTION (s_syscalls, syscall_fields)
 SECTION (s_resources, resource_fields)

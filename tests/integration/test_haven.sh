@@ -101,6 +101,37 @@ test_haven_no_network() {
 1" "$OUT" "only loopback, and it is up"
 }
 
+# Issue 10: `extends: default` plus an allow list is an allowlist, never
+# silently nothing; until the egress firewall lands it runs with loopback
+# only, and says so.  Entries are checked with file:line:column.
+test_haven_network_allowlist_language() {
+  need_haven
+  make_project
+  printf 'extends: default\nnetwork: {allow: [api.github.com, "github.com:22"]}\n' > "$P.pol/gh.yaml"
+  haven_in "$P" policy check "$P.pol/gh.yaml"
+  assert_eq 0 "$RC" "allowlist policy check ($OUT)"
+  assert_contains "$OUT" "haven: warning: $P.pol/gh.yaml:2:35: network.allow: \"github.com:22\": github.com is a code host"
+  haven_in "$P" policy explain "$P.pol/gh.yaml"
+  assert_contains "$OUT" "api.github.com: TCP 443, 80"
+  assert_contains "$OUT" "github.com: TCP 22"
+  assert_contains "$OUT" "Not enforced yet"
+  assert_not_contains "$OUT" "None: only" "an allowlist explained as no network"
+  haven_in "$P" policy explain claude-code
+  assert_contains "$OUT" "api.anthropic.com: TCP 443, 80"
+  assert_not_contains "$OUT" "None: only" "claude-code explained as no network"
+  haven_in "$P" run --policy "$P.pol/gh.yaml" -- sh -c 'ip -o link | wc -l'
+  assert_contains "$OUT" "egress firewall is not implemented yet"
+  assert_eq 1 "$(echo "$OUT" | grep -v '^haven:')" "only loopback under an allowlist"
+  printf 'network:\n  allow:\n    - api.github.com\n    - "192.0.2.7/24"\n' > "$P.pol/bad.yaml"
+  haven_in "$P" policy check "$P.pol/bad.yaml"
+  [ "$RC" != 0 ] || fail "host bits accepted"
+  assert_contains "$OUT" "$P.pol/bad.yaml:4:7: network.allow: \"192.0.2.7/24\": host bits set after /24"
+  printf 'extends: claude-code\nnetwork: {mode: open}\n' > "$P.pol/open.yaml"
+  haven_in "$P" run --policy "$P.pol/open.yaml" -- true
+  [ "$RC" != 0 ] || fail "mode open over an allowlist ran"
+  assert_contains "$OUT" "network.mode is open, but network.allow lists \"api.anthropic.com\""
+}
+
 test_haven_block_shell() {
   need_haven
   make_project

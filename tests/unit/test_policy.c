@@ -58,7 +58,7 @@ test_seed_format (void **state)
   assert_int_equal (p.read_only.n, 2);
   assert_string_equal (p.block.v[1], "/home/*/.ssh");
   assert_int_equal (p.net_mode, HV_NET_ALLOWLIST);
-  assert_string_equal (p.net_allow.v[0], "api.github.com");
+  assert_string_equal (p.net_allow.v[0].name, "api.github.com");
   assert_string_equal (p.allow_exec.v[1], "gcc");
   assert_true (p.block_shell.value);
   hv_policy_free_fields (&p);

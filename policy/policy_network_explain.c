@@ -1,0 +1,109 @@
+/* `haven policy explain`'s network section (policy_network_explain.h).
+ * Every sentence here must be true of what runs today: the allowlist is
+ * parsed and checked, but its enforcement (nftables table, resolver) is
+ * not in place, so an allowlist runs with loopback only. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy_network_explain.h"
+#include "utils.h"
+
+static bool
+same_target (const hv_net_rule *a, const hv_net_rule *b)
+{
+  if (a->kind != b->kind)
+    return false;
+  if (a->kind == HV_NET_RULE_CIDR)
+    return a->family == b->family && a->prefix == b->prefix && memcmp (a->addr, b->addr, sizeof (a->addr)) == 0;
+  return strcmp (a->name, b->name) == 0;
+}
+
+static void
+print_ports (const hv_net_rule *r, FILE *out)
+{
+  if (r->port_lo == 1 && r->port_hi == 65535)
+    fprintf (out, "any port");
+  else if (r->port_lo == r->port_hi)
+    fprintf (out, "%u", r->port_lo);
+  else
+    fprintf (out, "%u-%u", r->port_lo, r->port_hi);
+}
+
+/* One line per destination, its ports gathered ("TCP 443, 80"). */
+static void
+list_rules (const hv_net_rules *rules, FILE *out)
+{
+  for (size_t i = 0; i < rules->n; i++)
+    {
+      size_t j = 0;
+      while (j < i && !same_target (&rules->v[j], &rules->v[i]))
+        j++;
+      if (j < i)
+        continue; /* printed with its first rule */
+      cleanup_free char *target = hv_net_rule_target (&rules->v[i]);
+      fprintf (out, "    %s: TCP ", target);
+      for (size_t k = i; k < rules->n; k++)
+        if (same_target (&rules->v[k], &rules->v[i]))
+          {
+            if (k > i)
+              fprintf (out, ", ");
+            print_ports (&rules->v[k], out);
+          }
+      if (rules->v[i].kind == HV_NET_RULE_WILDCARD)
+        fprintf (out, " (names below %s at any depth, not %s itself)", rules->v[i].name, rules->v[i].name);
+      fprintf (out, "\n");
+    }
+}
+
+static void
+explain_allowlist (const hv_policy *p, FILE *out)
+{
+  if (p->net_allow.n == 0)
+    fprintf (out, "Allowlist with nothing listed: no destination outside the sandbox.\n");
+  else
+    {
+      fprintf (out, "Allowlist: only these destinations, TCP only (UDP, ICMP and QUIC are not in the language):\n");
+      list_rules (&p->net_allow, out);
+    }
+  if (p->net_deny.n)
+    {
+      fprintf (out, "  Denied, whatever the list above allows (an entry without a port denies every port):\n");
+      list_rules (&p->net_deny, out);
+    }
+  fprintf (out, "  Not enforced yet: the egress firewall is not in place, so today this policy runs with only\n"
+                "  the sandbox's own loopback (no network at all), in `haven run` and in engine containers;\n"
+                "  both say so when they start.  Nothing above is reachable yet.\n");
+  fprintf (out, "  Limits of rules by name, once enforced:\n"
+                "    - Addresses are allowed per address: while a name's address is allowed, other sites that\n"
+                "      share it (a CDN, a cloud load balancer) are reachable too.\n"
+                "    - Hosts where anyone can write (github.com, registry.npmjs.org, pypi.org, object storage,\n"
+                "      paste sites) can carry out whatever the sandbox can read.\n"
+                "    - The DNS servers of a *.zone see every name asked under it, which can carry data out.\n"
+                "    - A client that keeps an address past its DNS lifetime fails once the address expires.\n"
+                "    - A denied name only stops the name: an address or CIDR that an allow entry covers\n"
+                "      stays reachable by address unless a deny entry names the address.\n");
+}
+
+void
+hv_net_explain (const hv_policy *p, FILE *out)
+{
+  fprintf (out, "\nNetwork\n  ");
+  switch (p->net_mode)
+    {
+    case HV_NET_OPEN:
+      fprintf (out, "Open: the host's network.\n");
+      break;
+    case HV_NET_ALLOWLIST:
+      explain_allowlist (p, out);
+      break;
+    default:
+      fprintf (out, "None: only the sandbox's own loopback.\n");
+      if (p->net_allow.n)
+        fprintf (out, "  network.allow entries inherited from the policies this one extends are not used\n"
+                      "  (this policy says mode: none).\n");
+    }
+  for (size_t i = 0; i < p->warnings.n; i++)
+    fprintf (out, "%s%s\n", i ? "    " : "  Cautions:\n    ", p->warnings.v[i]);
+}
