@@ -56,6 +56,17 @@ usage (void)
           HV_DOCKER_DAEMON_JSON, HV_PODMAN_DROP_IN, HV_PODMAN_DROP_IN_DIR, DEFAULT_POLICY);
 }
 
+/* `haven install docker --help` prints the usage instead of calling
+ * --help an unknown option. */
+static bool
+asks_for_help (int argc, char **argv)
+{
+  for (int i = 2; i < argc; i++)
+    if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0)
+      return true;
+  return false;
+}
+
 struct run_opts
 {
   const char *policy;
@@ -485,6 +496,11 @@ haven_main (int argc, char **argv)
         r = policy_explain (argc - 2, argv + 2, &err);
       else
         hv_error_set (&err, 0, "unknown policy command \"%s\" (check, compile, list, explain)", sub);
+    }
+  else if ((strcmp (argv[1], "install") == 0 || strcmp (argv[1], "uninstall") == 0) && asks_for_help (argc, argv))
+    {
+      usage ();
+      return 0;
     }
   else if (strcmp (argv[1], "install") == 0 || strcmp (argv[1], "uninstall") == 0)
     r = hv_cmd_install (argc - 1, argv + 1, strcmp (argv[1], "uninstall") == 0, &err);

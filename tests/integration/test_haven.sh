@@ -374,6 +374,9 @@ test_haven_install_docker_and_podman() {
   need_haven
   local d=$PWD/etc-docker/daemon.json ino
   mkdir -p "$PWD/etc-docker"
+  haven_in "$PWD" install docker --help
+  assert_eq 0 "$RC" "install docker --help ($OUT)"
+  assert_contains "$OUT" "haven install docker [--daemon-json PATH]"
   printf '{"debug": true, "runtimes": {"crun": {"path": "/usr/bin/crun"}}, "max-concurrent-downloads": 3}\n' > "$d"
   haven_in "$PWD" install docker --daemon-json "$d" --policy default
   assert_eq 0 "$RC" "install docker ($OUT)"
