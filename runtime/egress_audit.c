@@ -1,0 +1,76 @@
+/* net-denied, dns-refused and denials-suppressed records (egress_audit.h). */
+#include "config.h"
+#include "egress_audit.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <sys/socket.h>
+
+#include "json_gen.h"
+
+const char *
+hv_egress_audit_qtype (uint16_t qtype, char buf[16])
+{
+  static const struct
+  {
+    uint16_t type;
+    const char *name;
+  } names[] = {
+    { 1, "A" },     { 2, "NS" },     { 5, "CNAME" }, { 6, "SOA" },   { 12, "PTR" },   { 15, "MX" },
+    { 16, "TXT" },  { 28, "AAAA" },  { 33, "SRV" },  { 35, "NAPTR" }, { 43, "DS" },  { 48, "DNSKEY" },
+    { 52, "TLSA" }, { 64, "SVCB" }, { 65, "HTTPS" }, { 99, "SPF" }, { 252, "AXFR" }, { 255, "ANY" },
+    { 257, "CAA" },
+  };
+  for (size_t i = 0; i < sizeof (names) / sizeof (names[0]); i++)
+    if (names[i].type == qtype)
+      return names[i].name;
+  snprintf (buf, 16, "TYPE%u", qtype);
+  return buf;
+}
+
+void
+hv_egress_audit_denied (struct hv_audit_trail *t, const hv_egress_denial *d, hv_egress_names_fn names_for,
+                        void *data)
+{
+  char dst[INET6_ADDRSTRLEN] = "";
+  inet_ntop (d->family == AF_INET ? AF_INET : AF_INET6, d->addr, dst, sizeof (dst));
+  yajl_gen g = hv_audit_trail_record (t, "net-denied");
+  hv_audit_put_kv (g, "destination", dst);
+  jg_str (g, "port");
+  yajl_gen_integer (g, d->port);
+  hv_audit_put_kv (g, "protocol", hv_egress_l4_name (d->protocol));
+  jg_str (g, "names");
+  yajl_gen_array_open (g);
+  if (names_for)
+    {
+      const char *names[HV_EGRESS_AUDIT_MAX_NAMES];
+      size_t n = names_for (data, d->family, d->addr, names, HV_EGRESS_AUDIT_MAX_NAMES);
+      for (size_t i = 0; i < n && i < HV_EGRESS_AUDIT_MAX_NAMES; i++)
+        hv_audit_put_str (g, names[i]);
+    }
+  yajl_gen_array_close (g);
+  hv_audit_trail_emit (t, g);
+}
+
+void
+hv_egress_audit_refused (struct hv_audit_trail *t, const char *qname, uint16_t qtype, const char *why)
+{
+  char buf[16];
+  yajl_gen g = hv_audit_trail_record (t, "dns-refused");
+  hv_audit_put_kv (g, "name", qname);
+  hv_audit_put_kv (g, "type", hv_egress_audit_qtype (qtype, buf));
+  hv_audit_put_kv (g, "why", why);
+  hv_audit_trail_emit (t, g);
+}
+
+void
+hv_egress_audit_suppressed (struct hv_audit_trail *t, uint64_t count)
+{
+  char message[64];
+  snprintf (message, sizeof (message), "%llu more denials suppressed", (unsigned long long) count);
+  yajl_gen g = hv_audit_trail_record (t, "denials-suppressed");
+  jg_str (g, "count");
+  yajl_gen_integer (g, (long long) count);
+  hv_audit_put_kv (g, "message", message);
+  hv_audit_trail_emit (t, g);
+}
