@@ -179,6 +179,10 @@ hv_egress_denial_parse (const struct nlmsghdr *nlh, size_t len, const char *pref
   mnl_attr_for_each (a, nlh, sizeof (*g))
   {
     seen += MNL_ALIGN (a->nla_len);
+    /* libmnl rounds the message's end up to 4 bytes: the attribute must
+     * end within the length the message claims. */
+    if ((const char *) a + a->nla_len > (const char *) nlh + nlh->nlmsg_len)
+      return HV_EGRESS_PARSE_BAD;
     switch (mnl_attr_get_type (a))
       {
       case NFULA_PREFIX:

@@ -1,0 +1,563 @@
+/* Unit tests of the egress denials (egress_denials.c, egress_audit.c):
+ * nfnetlink_log messages crafted as the kernel sends them (IPv4 and IPv6;
+ * TCP, UDP, ICMP, extension headers, fragments; every truncation; other
+ * prefixes and message types; random corruption), the limiter with the
+ * time given by the test, and the records as JSON. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <libmnl/libmnl.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_log.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+
+#include <cmocka.h>
+
+#include "egress_audit.h"
+#include "egress_denials.h"
+#include "egress_table.h"
+
+/* --- packets and messages ------------------------------------------------ */
+
+struct pkt
+{
+  uint8_t b[256];
+  size_t n;
+};
+
+/* An IPv4 header to dst (ihl words, options zero) with protocol proto. */
+static void
+ipv4 (struct pkt *p, const char *dst, uint8_t proto, unsigned ihl, uint16_t frag)
+{
+  memset (p, 0, sizeof (*p));
+  p->b[0] = (uint8_t) (0x40 | ihl);
+  p->b[6] = (uint8_t) (frag >> 8);
+  p->b[7] = (uint8_t) frag;
+  p->b[8] = 64;
+  p->b[9] = proto;
+  inet_pton (AF_INET, "192.0.2.2", p->b + 12);
+  assert_int_equal (inet_pton (AF_INET, dst, p->b + 16), 1);
+  p->n = ihl * 4;
+}
+
+static void
+ipv6 (struct pkt *p, const char *dst, uint8_t next)
+{
+  memset (p, 0, sizeof (*p));
+  p->b[0] = 0x60;
+  p->b[6] = next;
+  p->b[7] = 64;
+  inet_pton (AF_INET6, "2001:db8:1::2", p->b + 8);
+  assert_int_equal (inet_pton (AF_INET6, dst, p->b + 24), 1);
+  p->n = 40;
+}
+
+/* A transport header: source port 40000, destination port, len bytes. */
+static void
+l4 (struct pkt *p, uint16_t dport, size_t len)
+{
+  p->b[p->n] = 40000 >> 8;
+  p->b[p->n + 1] = 40000 & 0xff;
+  p->b[p->n + 2] = (uint8_t) (dport >> 8);
+  p->b[p->n + 3] = (uint8_t) dport;
+  p->n += len;
+}
+
+/* An IPv6 extension header (8 bytes) announcing next. */
+static void
+ext6 (struct pkt *p, uint8_t next, uint16_t frag_word)
+{
+  p->b[p->n] = next;
+  p->b[p->n + 2] = (uint8_t) (frag_word >> 8);
+  p->b[p->n + 3] = (uint8_t) frag_word;
+  p->n += 8;
+}
+
+/* The message nfnetlink_log sends for a packet (attributes in the
+ * kernel's order); prefix NULL: none. */
+static size_t
+nflog_msg (uint8_t *buf, size_t size, uint8_t family, const char *prefix, const struct pkt *p)
+{
+  memset (buf, 0, size);
+  struct nlmsghdr *nlh = mnl_nlmsg_put_header (buf);
+  nlh->nlmsg_type = (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_PACKET;
+  struct nfgenmsg *g = mnl_nlmsg_put_extra_header (nlh, sizeof (*g));
+  g->nfgen_family = family;
+  g->version = NFNETLINK_V0;
+  g->res_id = htons (4207);
+  struct nfulnl_msg_packet_hdr ph = { .hw_protocol = htons (family == AF_INET ? 0x0800 : 0x86dd) };
+  mnl_attr_put (nlh, NFULA_PACKET_HDR, sizeof (ph), &ph);
+  mnl_attr_put_u32 (nlh, NFULA_MARK, 0);
+  if (prefix)
+    mnl_attr_put_strz (nlh, NFULA_PREFIX, prefix);
+  mnl_attr_put_u32 (nlh, NFULA_UID, htonl (1000));
+  if (p)
+    mnl_attr_put (nlh, NFULA_PAYLOAD, p->n, p->b);
+  return nlh->nlmsg_len;
+}
+
+static hv_egress_parse_result
+parse (uint8_t family, const char *prefix, const struct pkt *p, hv_egress_denial *d)
+{
+  uint8_t buf[1024];
+  size_t n = nflog_msg (buf, sizeof (buf), family, prefix, p);
+  return hv_egress_denial_parse ((const struct nlmsghdr *) buf, n, HV_EGRESS_LOG_PREFIX, d);
+}
+
+static void
+expect_denial (uint8_t family, const struct pkt *p, hv_egress_l4 proto, const char *dst, uint16_t port)
+{
+  hv_egress_denial d;
+  assert_int_equal (parse (family, HV_EGRESS_LOG_PREFIX, p, &d), HV_EGRESS_PARSE_DENIAL);
+  assert_int_equal (d.family, family);
+  assert_int_equal (d.protocol, proto);
+  assert_int_equal (d.port, port);
+  char text[INET6_ADDRSTRLEN];
+  inet_ntop (family, d.addr, text, sizeof (text));
+  assert_string_equal (text, dst);
+}
+
+static void
+test_parse_ipv4 (void **state)
+{
+  (void) state;
+  struct pkt p;
+  ipv4 (&p, "198.51.100.10", IPPROTO_TCP, 5, 0x4000 /* DF */);
+  l4 (&p, 81, 20);
+  expect_denial (AF_INET, &p, HV_EGRESS_L4_TCP, "198.51.100.10", 81);
+  /* With options (ihl 7): the ports are found after them. */
+  ipv4 (&p, "203.0.113.20", IPPROTO_UDP, 7, 0);
+  memset (p.b + 20, 0x01, 8); /* NOP options */
+  l4 (&p, 9999, 8);
+  expect_denial (AF_INET, &p, HV_EGRESS_L4_UDP, "203.0.113.20", 9999);
+  ipv4 (&p, "198.51.100.10", IPPROTO_ICMP, 5, 0);
+  l4 (&p, 0x1234, 8); /* echo request: no port whatever the bytes */
+  expect_denial (AF_INET, &p, HV_EGRESS_L4_ICMP, "198.51.100.10", 0);
+  /* A non-first fragment has no ports: 0, not the data's bytes. */
+  ipv4 (&p, "198.51.100.10", IPPROTO_UDP, 5, 185);
+  l4 (&p, 5353, 8);
+  expect_denial (AF_INET, &p, HV_EGRESS_L4_UDP, "198.51.100.10", 0);
+  /* Another protocol: "other", with its number. */
+  ipv4 (&p, "198.51.100.10", IPPROTO_SCTP, 5, 0);
+  l4 (&p, 80, 12);
+  hv_egress_denial d;
+  assert_int_equal (parse (AF_INET, HV_EGRESS_LOG_PREFIX, &p, &d), HV_EGRESS_PARSE_DENIAL);
+  assert_int_equal (d.protocol, HV_EGRESS_L4_OTHER);
+  assert_int_equal (d.proto_number, IPPROTO_SCTP);
+  assert_int_equal (d.port, 0);
+  assert_string_equal (hv_egress_l4_name (d.protocol), "other");
+  /* ICMPv6's number in an IPv4 packet is not ICMPv6. */
+  ipv4 (&p, "198.51.100.10", IPPROTO_ICMPV6, 5, 0);
+  l4 (&p, 0, 8);
+  assert_int_equal (parse (AF_INET, HV_EGRESS_LOG_PREFIX, &p, &d), HV_EGRESS_PARSE_DENIAL);
+  assert_int_equal (d.protocol, HV_EGRESS_L4_OTHER);
+}
+
+static void
+test_parse_ipv6 (void **state)
+{
+  (void) state;
+  struct pkt p;
+  ipv6 (&p, "2001:db8:2::10", IPPROTO_TCP);
+  l4 (&p, 444, 20);
+  expect_denial (AF_INET6, &p, HV_EGRESS_L4_TCP, "2001:db8:2::10", 444);
+  ipv6 (&p, "2001:db8:2::10", IPPROTO_UDP);
+  l4 (&p, 9999, 8);
+  expect_denial (AF_INET6, &p, HV_EGRESS_L4_UDP, "2001:db8:2::10", 9999);
+  ipv6 (&p, "2001:db8:2::20", IPPROTO_ICMPV6);
+  l4 (&p, 0x8000, 8);
+  expect_denial (AF_INET6, &p, HV_EGRESS_L4_ICMPV6, "2001:db8:2::20", 0);
+  /* Hop-by-hop, destination options, then a first fragment: the ports
+   * come after all of them. */
+  ipv6 (&p, "2001:db8:2::53", IPPROTO_HOPOPTS);
+  ext6 (&p, IPPROTO_DSTOPTS, 0);
+  ext6 (&p, IPPROTO_FRAGMENT, 0);
+  ext6 (&p, IPPROTO_UDP, 0x0001 /* more fragments, offset 0 */);
+  l4 (&p, 53, 8);
+  expect_denial (AF_INET6, &p, HV_EGRESS_L4_UDP, "2001:db8:2::53", 53);
+  /* A later fragment: no ports. */
+  ipv6 (&p, "2001:db8:2::53", IPPROTO_FRAGMENT);
+  ext6 (&p, IPPROTO_TCP, 0x0100);
+  l4 (&p, 443, 20);
+  expect_denial (AF_INET6, &p, HV_EGRESS_L4_TCP, "2001:db8:2::53", 0);
+  /* An extension header longer than what was copied. */
+  ipv6 (&p, "2001:db8:2::53", IPPROTO_DSTOPTS);
+  p.b[p.n] = IPPROTO_TCP;
+  p.b[p.n + 1] = 200; /* 1608 bytes */
+  p.n += 8;
+  hv_egress_denial d;
+  assert_int_equal (parse (AF_INET6, HV_EGRESS_LOG_PREFIX, &p, &d), HV_EGRESS_PARSE_BAD);
+  /* More extension headers than are walked: "other", no crash. */
+  ipv6 (&p, "2001:db8:2::53", IPPROTO_DSTOPTS);
+  for (int i = 0; i < 12; i++)
+    ext6 (&p, IPPROTO_DSTOPTS, 0);
+  assert_int_equal (parse (AF_INET6, HV_EGRESS_LOG_PREFIX, &p, &d), HV_EGRESS_PARSE_DENIAL);
+  assert_int_equal (d.protocol, HV_EGRESS_L4_OTHER);
+}
+
+static void
+test_parse_truncated (void **state)
+{
+  (void) state;
+  struct pkt p, cut;
+  hv_egress_denial d;
+  /* Every cut of the packet before the end of the ports is malformed. */
+  ipv4 (&p, "198.51.100.10", IPPROTO_TCP, 6, 0);
+  l4 (&p, 81, 20);
+  for (size_t n = 0; n < 24 + 4; n++)
+    {
+      cut = p;
+      cut.n = n;
+      if (parse (AF_INET, HV_EGRESS_LOG_PREFIX, &cut, &d) != HV_EGRESS_PARSE_BAD)
+        fail_msg ("IPv4 packet cut to %zu bytes parsed", n);
+    }
+  ipv6 (&p, "2001:db8:2::10", IPPROTO_HOPOPTS);
+  ext6 (&p, IPPROTO_UDP, 0);
+  l4 (&p, 9999, 8);
+  for (size_t n = 0; n < 48 + 4; n++)
+    {
+      cut = p;
+      cut.n = n;
+      if (parse (AF_INET6, HV_EGRESS_LOG_PREFIX, &cut, &d) != HV_EGRESS_PARSE_BAD)
+        fail_msg ("IPv6 packet cut to %zu bytes parsed", n);
+    }
+  /* No payload at all. */
+  assert_int_equal (parse (AF_INET, HV_EGRESS_LOG_PREFIX, NULL, &d), HV_EGRESS_PARSE_BAD);
+  /* Every cut of the whole message: never a denial. */
+  uint8_t buf[1024];
+  ipv4 (&p, "198.51.100.10", IPPROTO_TCP, 5, 0);
+  l4 (&p, 81, 20);
+  size_t full = nflog_msg (buf, sizeof (buf), AF_INET, HV_EGRESS_LOG_PREFIX, &p);
+  assert_int_equal (hv_egress_denial_parse ((struct nlmsghdr *) buf, full, HV_EGRESS_LOG_PREFIX, &d),
+                    HV_EGRESS_PARSE_DENIAL);
+  for (size_t n = 0; n < full; n++)
+    if (hv_egress_denial_parse ((struct nlmsghdr *) buf, n, HV_EGRESS_LOG_PREFIX, &d) == HV_EGRESS_PARSE_DENIAL)
+      fail_msg ("message cut to %zu of %zu bytes parsed", n, full);
+  /* A message whose own length is cut (the attributes lie). */
+  for (size_t n = sizeof (struct nlmsghdr); n < full; n++)
+    {
+      ((struct nlmsghdr *) buf)->nlmsg_len = (uint32_t) n;
+      if (hv_egress_denial_parse ((struct nlmsghdr *) buf, full, HV_EGRESS_LOG_PREFIX, &d) == HV_EGRESS_PARSE_DENIAL)
+        fail_msg ("nlmsg_len %zu of %zu parsed", n, full);
+    }
+}
+
+static void
+test_parse_not_ours (void **state)
+{
+  (void) state;
+  struct pkt p;
+  hv_egress_denial d;
+  ipv4 (&p, "198.51.100.10", IPPROTO_TCP, 5, 0);
+  l4 (&p, 81, 20);
+  assert_int_equal (parse (AF_INET, "other-rule", &p, &d), HV_EGRESS_PARSE_OTHER);
+  assert_int_equal (parse (AF_INET, HV_EGRESS_LOG_PREFIX "x", &p, &d), HV_EGRESS_PARSE_OTHER);
+  assert_int_equal (parse (AF_INET, "haven-egres", &p, &d), HV_EGRESS_PARSE_OTHER);
+  assert_int_equal (parse (AF_INET, "", &p, &d), HV_EGRESS_PARSE_OTHER);
+  assert_int_equal (parse (AF_INET, NULL, &p, &d), HV_EGRESS_PARSE_OTHER);
+  /* A prefix without its NUL. */
+  uint8_t buf[1024];
+  struct nlmsghdr *nlh = mnl_nlmsg_put_header (buf);
+  nlh->nlmsg_type = (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_PACKET;
+  struct nfgenmsg *g = mnl_nlmsg_put_extra_header (nlh, sizeof (*g));
+  g->nfgen_family = AF_INET;
+  mnl_attr_put (nlh, NFULA_PREFIX, strlen (HV_EGRESS_LOG_PREFIX), HV_EGRESS_LOG_PREFIX);
+  mnl_attr_put (nlh, NFULA_PAYLOAD, p.n, p.b);
+  assert_int_equal (hv_egress_denial_parse (nlh, nlh->nlmsg_len, HV_EGRESS_LOG_PREFIX, &d), HV_EGRESS_PARSE_BAD);
+  /* Another message type (a config message, NLMSG_ERROR). */
+  size_t n = nflog_msg (buf, sizeof (buf), AF_INET, HV_EGRESS_LOG_PREFIX, &p);
+  ((struct nlmsghdr *) buf)->nlmsg_type = (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_CONFIG;
+  assert_int_equal (hv_egress_denial_parse ((struct nlmsghdr *) buf, n, HV_EGRESS_LOG_PREFIX, &d),
+                    HV_EGRESS_PARSE_OTHER);
+  ((struct nlmsghdr *) buf)->nlmsg_type = NLMSG_ERROR;
+  assert_int_equal (hv_egress_denial_parse ((struct nlmsghdr *) buf, n, HV_EGRESS_LOG_PREFIX, &d),
+                    HV_EGRESS_PARSE_OTHER);
+  /* A family that says something else than the packet. */
+  assert_int_equal (parse (AF_INET6, HV_EGRESS_LOG_PREFIX, &p, &d), HV_EGRESS_PARSE_BAD);
+  assert_int_equal (parse (7 /* NFPROTO_BRIDGE */, HV_EGRESS_LOG_PREFIX, &p, &d), HV_EGRESS_PARSE_BAD);
+}
+
+/* Random corruption of valid messages: whatever comes out, no crash (the
+ * ASan build checks every read), and a denial only with sane fields. */
+static void
+test_parse_random (void **state)
+{
+  (void) state;
+  srandom (10);
+  uint8_t buf[1024];
+  for (int i = 0; i < 20000; i++)
+    {
+      struct pkt p;
+      if (i & 1)
+        {
+          ipv6 (&p, "2001:db8:2::10", (uint8_t) (random () % 2 ? IPPROTO_TCP : IPPROTO_HOPOPTS));
+          ext6 (&p, IPPROTO_UDP, 0);
+          l4 (&p, 443, 20);
+        }
+      else
+        {
+          ipv4 (&p, "198.51.100.10", IPPROTO_TCP, 5 + (unsigned) (random () % 3), 0);
+          l4 (&p, 443, 20);
+        }
+      size_t n = nflog_msg (buf, sizeof (buf), i & 1 ? AF_INET6 : AF_INET, HV_EGRESS_LOG_PREFIX, &p);
+      int flips = 1 + (int) (random () % 4);
+      for (int k = 0; k < flips; k++)
+        buf[random () % n] ^= (uint8_t) (1 + random () % 255);
+      size_t len = random () % 4 ? n : (size_t) random () % (n + 1);
+      hv_egress_denial d;
+      if (hv_egress_denial_parse ((struct nlmsghdr *) buf, len, HV_EGRESS_LOG_PREFIX, &d) == HV_EGRESS_PARSE_DENIAL)
+        {
+          assert_true (d.family == AF_INET || d.family == AF_INET6);
+          assert_true (d.protocol <= HV_EGRESS_L4_OTHER);
+          if (d.protocol != HV_EGRESS_L4_TCP && d.protocol != HV_EGRESS_L4_UDP)
+            assert_int_equal (d.port, 0);
+        }
+    }
+}
+
+/* --- the limiter --------------------------------------------------------- */
+
+static bool
+admit_n (hv_denial_limiter *l, unsigned key, uint64_t now)
+{
+  return hv_denial_limiter_admit (l, &key, sizeof (key), now);
+}
+
+static void
+test_limiter_rate (void **state)
+{
+  (void) state;
+  hv_denial_limiter l;
+  hv_denial_limiter_init (&l, 20);
+  assert_int_equal (hv_denial_limiter_deadline (&l), 0);
+  uint64_t t0 = 5000;
+  for (unsigned i = 0; i < 20; i++)
+    assert_true (admit_n (&l, i, t0 + i));
+  /* Nothing left out yet: no summary will come. */
+  assert_int_equal (hv_denial_limiter_deadline (&l), 0);
+  for (unsigned i = 20; i < 1020; i++)
+    assert_false (admit_n (&l, i, t0 + 500));
+  assert_int_equal (hv_denial_limiter_deadline (&l), t0 + 1000);
+  assert_int_equal (hv_denial_limiter_tick (&l, t0 + 999), 0);
+  assert_false (admit_n (&l, 5000, t0 + 999));
+  /* The window ends: one summary, counted once. */
+  assert_int_equal (hv_denial_limiter_tick (&l, t0 + 1000), 1001);
+  assert_int_equal (hv_denial_limiter_tick (&l, t0 + 1001), 0);
+  assert_int_equal (hv_denial_limiter_deadline (&l), 0);
+  /* The next window starts with the next event and has its own 20. */
+  for (unsigned i = 0; i < 20; i++)
+    assert_true (admit_n (&l, 100 + i, t0 + 3000));
+  assert_false (admit_n (&l, 200, t0 + 3999));
+  /* A window that ended while no one ticked: its summary comes before
+   * the next window's events are admitted, at the next tick. */
+  assert_true (admit_n (&l, 300, t0 + 4000));
+  assert_int_equal (hv_denial_limiter_deadline (&l), 1);
+  assert_int_equal (hv_denial_limiter_tick (&l, t0 + 4000), 1);
+  assert_int_equal (hv_denial_limiter_tick (&l, t0 + 5000), 0);
+}
+
+static void
+test_limiter_duplicates (void **state)
+{
+  (void) state;
+  hv_denial_limiter l;
+  hv_denial_limiter_init (&l, 20);
+  assert_true (admit_n (&l, 7, 0));
+  /* The same event within the window: collapsed, and counted. */
+  for (int i = 0; i < 50; i++)
+    assert_false (admit_n (&l, 7, (uint64_t) (i * 10)));
+  assert_true (admit_n (&l, 8, 600));
+  assert_int_equal (hv_denial_limiter_tick (&l, 1000), 50);
+  /* In the next window, reported again. */
+  assert_true (admit_n (&l, 7, 1200));
+  assert_int_equal (hv_denial_limiter_tick (&l, 2200), 0);
+  /* Keys of other lengths differ. */
+  hv_denial_limiter_init (&l, 20);
+  assert_true (hv_denial_limiter_admit (&l, "ab", 2, 0));
+  assert_true (hv_denial_limiter_admit (&l, "abc", 3, 0));
+  assert_false (hv_denial_limiter_admit (&l, "ab", 2, 0));
+}
+
+static void
+test_limiter_bounds (void **state)
+{
+  (void) state;
+  hv_denial_limiter l;
+  hv_denial_limiter_init (&l, 0);
+  assert_true (admit_n (&l, 1, 10));
+  assert_false (admit_n (&l, 2, 10));
+  hv_denial_limiter_init (&l, 1u << 30);
+  assert_int_equal (l.per_second, HV_EGRESS_DENIALS_RATE_MAX);
+  for (unsigned i = 0; i < HV_EGRESS_DENIALS_RATE_MAX; i++)
+    assert_true (admit_n (&l, i, 10));
+  assert_false (admit_n (&l, HV_EGRESS_DENIALS_RATE_MAX, 10));
+  /* A clock that goes back stays in its window. */
+  hv_denial_limiter_init (&l, 1);
+  assert_true (admit_n (&l, 1, 10000));
+  assert_false (admit_n (&l, 2, 3));
+  assert_int_equal (hv_denial_limiter_tick (&l, 3), 0);
+  assert_int_equal (hv_denial_limiter_tick (&l, 11000), 1);
+}
+
+/* --- the records --------------------------------------------------------- */
+
+/* Write records with fn into a trail and return the lines parsed. */
+static yajl_val
+one_record (void (*fn) (struct hv_audit_trail *, void *), void *arg)
+{
+  int fd = memfd_create ("trail", MFD_CLOEXEC);
+  assert_true (fd >= 0);
+  struct hv_audit_trail t;
+  hv_audit_trail_init (&t, fd, "agent", "c1");
+  fn (&t, arg);
+  hv_audit_trail_release (&t);
+  char text[4096] = "";
+  ssize_t n = pread (fd, text, sizeof (text) - 1, 0);
+  close (fd);
+  assert_true (n > 0);
+  text[n] = '\0';
+  assert_int_equal (text[n - 1], '\n');
+  if (strchr (text, '\n') != text + n - 1)
+    fail_msg ("more than one line: %s", text);
+  char errbuf[256];
+  yajl_val v = yajl_tree_parse (text, errbuf, sizeof (errbuf));
+  if (v == NULL)
+    fail_msg ("not JSON: %s: %s", errbuf, text);
+  return v;
+}
+
+static const char *
+str_at (yajl_val v, const char *key)
+{
+  const char *path[] = { key, NULL };
+  yajl_val s = yajl_tree_get (v, path, yajl_t_string);
+  if (s == NULL)
+    fail_msg ("no string \"%s\"", key);
+  return YAJL_GET_STRING (s);
+}
+
+static long long
+int_at (yajl_val v, const char *key)
+{
+  const char *path[] = { key, NULL };
+  yajl_val s = yajl_tree_get (v, path, yajl_t_number);
+  if (s == NULL || !YAJL_IS_INTEGER (s))
+    fail_msg ("no integer \"%s\"", key);
+  return YAJL_GET_INTEGER (s);
+}
+
+static yajl_val
+names_at (yajl_val v)
+{
+  const char *path[] = { "names", NULL };
+  yajl_val a = yajl_tree_get (v, path, yajl_t_array);
+  if (a == NULL)
+    fail_msg ("no array \"names\"");
+  return a;
+}
+
+static size_t
+two_names (void *data, int family, const uint8_t addr[16], const char **names, size_t max)
+{
+  assert_string_equal (data, "ctx");
+  assert_int_equal (family, AF_INET6);
+  assert_int_equal (addr[15], 0x10);
+  assert_int_equal (max, HV_EGRESS_AUDIT_MAX_NAMES);
+  names[0] = "api.example.com";
+  names[1] = "bad\xff.example";
+  return 2;
+}
+
+static void
+write_denied_v6 (struct hv_audit_trail *t, void *arg)
+{
+  hv_egress_denial d = { .family = AF_INET6, .protocol = HV_EGRESS_L4_TCP, .port = 444 };
+  inet_pton (AF_INET6, "2001:db8:2::10", d.addr);
+  hv_egress_audit_denied (t, &d, arg ? two_names : NULL, arg);
+}
+
+static void
+write_denied_icmp (struct hv_audit_trail *t, void *arg)
+{
+  (void) arg;
+  hv_egress_denial d = { .family = AF_INET, .protocol = HV_EGRESS_L4_ICMP };
+  inet_pton (AF_INET, "198.51.100.10", d.addr);
+  hv_egress_audit_denied (t, &d, NULL, NULL);
+}
+
+static void
+write_refused (struct hv_audit_trail *t, void *arg)
+{
+  hv_egress_audit_refused (t, "exfil.evil.example", (uint16_t) (uintptr_t) arg, "not in the policy");
+}
+
+static void
+write_suppressed (struct hv_audit_trail *t, void *arg)
+{
+  (void) arg;
+  hv_egress_audit_suppressed (t, 9980);
+}
+
+static void
+test_records (void **state)
+{
+  (void) state;
+  yajl_val v = one_record (write_denied_v6, "ctx");
+  assert_string_equal (str_at (v, "event"), "net-denied");
+  assert_string_equal (str_at (v, "policy"), "agent");
+  assert_string_equal (str_at (v, "container"), "c1");
+  assert_string_equal (str_at (v, "destination"), "2001:db8:2::10");
+  assert_int_equal (int_at (v, "port"), 444);
+  assert_string_equal (str_at (v, "protocol"), "tcp");
+  yajl_val names = names_at (v);
+  assert_int_equal (YAJL_GET_ARRAY (names)->len, 2);
+  assert_string_equal (YAJL_GET_STRING (YAJL_GET_ARRAY (names)->values[0]), "api.example.com");
+  /* A name's bytes are the sandbox's: written as valid UTF-8. */
+  assert_string_equal (YAJL_GET_STRING (YAJL_GET_ARRAY (names)->values[1]), "bad\xef\xbf\xbd.example");
+  yajl_tree_free (v);
+  v = one_record (write_denied_v6, NULL);
+  assert_int_equal (YAJL_GET_ARRAY (names_at (v))->len, 0);
+  yajl_tree_free (v);
+  v = one_record (write_denied_icmp, NULL);
+  assert_string_equal (str_at (v, "destination"), "198.51.100.10");
+  assert_string_equal (str_at (v, "protocol"), "icmp");
+  assert_int_equal (int_at (v, "port"), 0);
+  yajl_tree_free (v);
+  v = one_record (write_refused, (void *) (uintptr_t) 28);
+  assert_string_equal (str_at (v, "event"), "dns-refused");
+  assert_string_equal (str_at (v, "name"), "exfil.evil.example");
+  assert_string_equal (str_at (v, "type"), "AAAA");
+  assert_string_equal (str_at (v, "why"), "not in the policy");
+  yajl_tree_free (v);
+  v = one_record (write_refused, (void *) (uintptr_t) 4242);
+  assert_string_equal (str_at (v, "type"), "TYPE4242");
+  yajl_tree_free (v);
+  v = one_record (write_suppressed, NULL);
+  assert_string_equal (str_at (v, "event"), "denials-suppressed");
+  assert_int_equal (int_at (v, "count"), 9980);
+  assert_string_equal (str_at (v, "message"), "9980 more denials suppressed");
+  yajl_tree_free (v);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_parse_ipv4),        cmocka_unit_test (test_parse_ipv6),
+    cmocka_unit_test (test_parse_truncated),   cmocka_unit_test (test_parse_not_ours),
+    cmocka_unit_test (test_parse_random),      cmocka_unit_test (test_limiter_rate),
+    cmocka_unit_test (test_limiter_duplicates), cmocka_unit_test (test_limiter_bounds),
+    cmocka_unit_test (test_records),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}
