@@ -1,0 +1,142 @@
+# Denials of the egress table as audit records (runtime/egress_denials.c,
+# runtime/egress_audit.c), in the world of test_egress_table.sh
+# (egress_world, in_sb, probe...).  tests/helpers/egress_denials_tool
+# runs in the host's namespace and listens on the NFLOG group in the
+# sandbox's (--netns), printing the records the monitor would write.
+
+DENIALS_TOOL=$(cd "$(dirname "$RUNTIME")" && pwd)/tests/helpers/egress_denials_tool
+DENIALS_GROUP=4207
+
+# denials_listen SECONDS [ARGS...]: the listener in the background,
+# records to denials.out; waits until it is bound.
+denials_listen() {
+  [ -x "$DENIALS_TOOL" ] || skip "tests/helpers/egress_denials_tool not built (make check builds it)"
+  local seconds=$1 i
+  shift
+  timeout -k 2 $((seconds + 10)) "$DENIALS_TOOL" --netns "/run/netns/$SB" "$@" "$DENIALS_GROUP" "$seconds" \
+    > denials.out 2> denials.err &
+  DENIALS_PID=$!
+  defer "kill $DENIALS_PID 2>/dev/null; kill -CONT $DENIALS_PID 2>/dev/null"
+  for i in $(seq 100); do grep -q listening denials.err && return 0; sleep 0.05; done
+  fail "denials listener did not start: $(cat denials.err)"
+}
+
+# denials_wait JQ_FILTER N: until N records match (bounded: 5 s).
+denials_wait() {
+  local i n=0
+  for i in $(seq 100); do
+    n=$(jq -c "select($1)" denials.out 2>/dev/null | wc -l)
+    [ "$n" -ge "$2" ] && return 0
+    sleep 0.05
+  done
+  fail "$n of $2 records matching $1: $(cat denials.out denials.err)"
+}
+
+# denials_count JQ_FILTER: how many records match.
+denials_count() { jq -c "select($1)" denials.out | wc -l; }
+
+test_egress_denials_records() {
+  egress_world
+  tool create "hv_$RANDOM" --allow 203.0.113.0/24 443 --nflog "$DENIALS_GROUP" > /dev/null || fail "create failed"
+  denials_listen 20 --name 198.51.100.10=example.test --name 2001:db8:2::10=v6.example.test \
+    --refused 'evil.example:16:not in the policy'
+  # The listener's socket is in the sandbox's namespace; the tool itself
+  # came back to its own.
+  assert_contains "$(cat denials.err)" "listening in $(readlink /proc/self/ns/net)"
+  expect_refused_fast 198.51.100.10 81
+  local out
+  out=$(probe udp 203.0.113.20 9999)
+  assert_eq denied "${out%% *}" "udp 203.0.113.20 9999"
+  in_sb busybox ping -c 1 -W 1 198.51.100.53 > ping.out 2>&1 && fail "ping went through"
+  expect_refused_fast 2001:db8:2::10 444
+  in_sb busybox ping -6 -c 1 -W 1 2001:db8:2::20 > ping.out 2>&1 && fail "ping -6 went through"
+  # An allowed connection is no denial.
+  expect_connects 203.0.113.10 443
+  denials_wait '.event == "net-denied"' 5
+  sleep 0.3 # anything more would come now
+  local nd='.event == "net-denied"'
+  assert_eq 1 "$(denials_count "$nd and .destination == \"198.51.100.10\" and .port == 81 and .protocol == \"tcp\" and .names == [\"example.test\"]")" "tcp 198.51.100.10 81"
+  assert_eq 1 "$(denials_count "$nd and .destination == \"203.0.113.20\" and .port == 9999 and .protocol == \"udp\" and .names == []")" "udp 203.0.113.20 9999"
+  assert_eq 1 "$(denials_count "$nd and .destination == \"198.51.100.53\" and .port == 0 and .protocol == \"icmp\"")" "icmp 198.51.100.53"
+  assert_eq 1 "$(denials_count "$nd and .destination == \"2001:db8:2::10\" and .port == 444 and .protocol == \"tcp\" and .names == [\"v6.example.test\"]")" "tcp [2001:db8:2::10]:444"
+  assert_eq 1 "$(denials_count "$nd and .destination == \"2001:db8:2::20\" and .port == 0 and .protocol == \"icmpv6\"")" "icmpv6 2001:db8:2::20"
+  assert_eq 0 "$(denials_count "$nd and .destination == \"203.0.113.10\"")" "the allowed connection"
+  assert_eq 1 "$(denials_count '.event == "dns-refused" and .name == "evil.example" and .type == "TXT" and .why == "not in the policy"')" "dns-refused"
+  # Every line is a record of the trail's shape.
+  assert_eq 0 "$(jq -c 'select(.time == null or .policy != "test")' denials.out | wc -l)" "records without time or policy"
+  # Packets another rule logs to the group (another prefix) are not denials.
+  in_sb nft add table inet other || fail "nft add table"
+  in_sb nft add chain inet other out '{ type filter hook output priority -300; }' || fail "nft add chain"
+  in_sb nft add rule inet other out tcp dport 82 log group "$DENIALS_GROUP" prefix other-rule || fail "nft add rule"
+  expect_refused_fast 198.51.100.10 82
+  denials_wait "$nd and .port == 82" 1
+  sleep 0.3
+  assert_eq 1 "$(denials_count "$nd and .port == 82")" "one record for port 82 (the table's, not other-rule's)"
+}
+
+# flood ADDR N: N TCP connects (ports 1000 on) from the sandbox; prints
+# "REFUSED MS".
+flood() {
+  in_sb python3 -c '
+import socket, sys, time
+addr, n = sys.argv[1], int(sys.argv[2])
+start, refused = time.monotonic(), 0
+for i in range(n):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.connect((addr, 1000 + i % 30000))
+    except ConnectionRefusedError:
+        refused += 1
+    except OSError:
+        pass
+    s.close()
+print(refused, int((time.monotonic() - start) * 1000))
+' "$@"
+}
+
+test_egress_denials_flood_bounded() {
+  egress_world
+  tool create "hv_$RANDOM" --nflog "$DENIALS_GROUP" > /dev/null || fail "create failed"
+  local base with stopped
+  # A new table's kernel limit starts with its burst (40): more than the
+  # listener's 20 a second reach it at once.
+  denials_listen 20
+  with=$(flood 198.51.100.10 10000) || fail "flood failed"
+  assert_eq 10000 "${with% *}" "connects refused (listener)"
+  # A listener that reads nothing (stopped): the kernel logs without
+  # waiting for anyone.
+  kill -STOP "$DENIALS_PID"
+  stopped=$(flood 198.51.100.10 10000)
+  kill -CONT "$DENIALS_PID"
+  assert_eq 10000 "${stopped% *}" "connects refused (listener stopped)"
+  # The summaries come when their windows end.
+  denials_wait '.event == "denials-suppressed"' 1
+  sleep 1.1 # the last window ends
+  local records summaries suppressed
+  records=$(denials_count '.event == "net-denied"')
+  summaries=$(denials_count '.event == "denials-suppressed"')
+  suppressed=$(jq -s '[.[] | select(.event == "denials-suppressed") | .count] | add' denials.out)
+  echo "$records records, $summaries summaries of $suppressed"
+  # At most 20 records a window, and a window that left some out ends in
+  # a summary (a window that left nothing out has at most 20 records
+  # too: one more window than summaries).
+  [ "$records" -ge 20 ] || fail "only $records records"
+  [ "$records" -le $((20 * (summaries + 1))) ] || fail "$records records for $summaries summaries"
+  assert_eq 0 "$(jq -c 'select(.event == "denials-suppressed" and (.count < 1 or .message != "\(.count) more denials suppressed"))' denials.out | wc -l)" "summaries"
+  # The kernel's own limit (20/s, burst 40) came first: far fewer than
+  # 20000 reached the listener.
+  [ $((records + suppressed)) -le 200 ] || fail "$((records + suppressed)) denials reached the listener"
+  # Still listening after all that.
+  : > denials.out
+  sleep 1.1 # the kernel's bucket refills
+  expect_refused_fast 203.0.113.20 8080
+  denials_wait '.event == "net-denied" and .destination == "203.0.113.20" and .port == 8080' 1
+  # The same flood with no listener at all takes about as long.
+  kill "$DENIALS_PID"
+  base=$(flood 198.51.100.10 10000) || fail "flood failed"
+  assert_eq 10000 "${base% *}" "connects refused (no listener)"
+  echo "10000 refused connects: ${base#* } ms alone, ${with#* } ms with the listener, ${stopped#* } ms with it stopped"
+  local b=${base#* }
+  [ "${with#* }" -le $((2 * b + 2000)) ] || fail "the listener slowed the sandbox: ${with#* } ms against $b ms"
+  [ "${stopped#* }" -le $((2 * b + 2000)) ] || fail "a stopped listener slowed the sandbox: ${stopped#* } ms against $b ms"
+}
