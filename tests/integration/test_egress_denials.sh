@@ -64,14 +64,34 @@ test_egress_denials_records() {
   assert_eq 1 "$(denials_count '.event == "dns-refused" and .name == "evil.example" and .type == "TXT" and .why == "not in the policy"')" "dns-refused"
   # Every line is a record of the trail's shape.
   assert_eq 0 "$(jq -c 'select(.time == null or .policy != "test")' denials.out | wc -l)" "records without time or policy"
-  # Packets another rule logs to the group (another prefix) are not denials.
+  # Packets another rule logs to the group (another prefix) are not
+  # denials: here one the table then allows.
   in_sb nft add table inet other || fail "nft add table"
   in_sb nft add chain inet other out '{ type filter hook output priority -300; }' || fail "nft add chain"
-  in_sb nft add rule inet other out tcp dport 82 log group "$DENIALS_GROUP" prefix other-rule || fail "nft add rule"
-  expect_refused_fast 198.51.100.10 82
-  denials_wait "$nd and .port == 82" 1
-  sleep 0.3
-  assert_eq 1 "$(denials_count "$nd and .port == 82")" "one record for port 82 (the table's, not other-rule's)"
+  in_sb nft add rule inet other out tcp dport 443 log group "$DENIALS_GROUP" prefix other-rule || fail "nft add rule"
+  expect_connects 203.0.113.10 443
+  # Anyone in the namespace may send to the listener's netlink port: a
+  # forged denial (with the prefix, well formed) is delivered and ignored.
+  local portid
+  portid=$(in_sb awk '$2 == 12 && $3 != 0 {print $3}' /proc/net/netlink)
+  [ -n "$portid" ] || fail "the listener's socket is not in the sandbox's namespace"
+  in_sb python3 -c '
+import socket, struct, sys
+def attr(t, v):
+    a = struct.pack("=HH", 4 + len(v), t) + v
+    return a + b"\0" * (-len(a) % 4)
+ip = bytes([0x45, 0, 0, 40, 0, 0, 0, 0, 64, 6, 0, 0, 192, 0, 2, 2, 198, 51, 100, 99])
+tcp = struct.pack("!HH", 40000, 6666) + bytes(16)
+body = struct.pack("!BBH", socket.AF_INET, 0, 4207) + attr(10, b"haven-egress\0") + attr(9, ip + tcp)
+msg = struct.pack("=IHHII", 16 + len(body), 4 << 8, 0, 1, 0) + body
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 12)
+s.bind((0, 0))
+s.sendto(msg, (int(sys.argv[1]), 0))
+' "$portid" || fail "forged message not delivered"
+  expect_refused_fast 198.51.100.10 83
+  denials_wait "$nd and .port == 83" 1
+  assert_eq 0 "$(denials_count "$nd and .destination == \"198.51.100.99\"")" "a forged denial"
+  assert_eq 0 "$(denials_count "$nd and .destination == \"203.0.113.10\"")" "other-rule's log of an allowed connection"
 }
 
 # flood ADDR N: N TCP connects (ports 1000 on) from the sandbox; prints
