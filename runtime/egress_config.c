@@ -1,6 +1,7 @@
 /* The `run.haven.egress` annotation: egress_config.h. */
 #include "config.h"
 #include "egress_config.h"
+#include "egress_resolver.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>

@@ -23,7 +23,6 @@
 #include <stddef.h>
 
 #include "egress_ranges.h"
-#include "egress_resolver.h"
 #include "error.h"
 
 #define HV_EGRESS_ANNOTATION "run.haven.egress"
@@ -32,6 +31,10 @@
 #define HV_EGRESS_TABLE_NAME "haven"
 #define HV_EGRESS_RESOLVER_MARK 0x6876u /* "hv" */
 #define HV_EGRESS_NFLOG_GROUP 4207
+
+/* egress_resolver.h; not included here, so that the policy layer's
+ * files that name only the annotation do not get <sys/socket.h>. */
+struct hv_egress_name_rule;
 
 typedef enum hv_egress_connect
 {
@@ -46,7 +49,7 @@ typedef struct hv_egress_config
   hv_egress_cidr *allow, *deny;
   size_t n_allow, n_deny;
   /* Names are owned (hv_egress_config_free frees them). */
-  hv_egress_name_rule *names, *deny_names;
+  struct hv_egress_name_rule *names, *deny_names;
   size_t n_names, n_deny_names;
 } hv_egress_config;
 
@@ -57,7 +60,7 @@ void hv_egress_config_free (hv_egress_config *c);
 char *hv_egress_config_generate (const hv_egress_config *c);
 /* Append one rule (copies name); for builders of a config. */
 void hv_egress_config_add_cidr (hv_egress_cidr **v, size_t *n, const hv_egress_cidr *c);
-void hv_egress_config_add_name (hv_egress_name_rule **v, size_t *n, const char *name, bool subdomains,
+void hv_egress_config_add_name (struct hv_egress_name_rule **v, size_t *n, const char *name, bool subdomains,
                                 uint16_t port_min, uint16_t port_max);
 const char *hv_egress_connect_name (hv_egress_connect c);
 #endif

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "egress_config.h"
+#include "egress_resolver.h"
 
 #define PREFIX "config.json: .annotations[\"run.haven.egress\"]"
 
