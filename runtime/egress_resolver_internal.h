@@ -1,0 +1,134 @@
+/* What egress_resolver.c, egress_upstream.c and egress_resolver_tcp.c
+ * share: the resolver's state and its bounds.  Not for other callers. */
+#ifndef HAVEN_EGRESS_RESOLVER_INTERNAL_H
+#define HAVEN_EGRESS_RESOLVER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "dns_message.h"
+#include "egress_decide.h"
+#include "egress_resolver.h"
+
+/* Bounds: what a hostile sandbox can make the resolver hold. */
+#define HV_RES_MAX_PENDING 256      /* queries waiting for an upstream; more: SERVFAIL */
+#define HV_RES_MAX_TCP_CLIENTS 64   /* more connections are closed at once */
+#define HV_RES_TCP_CLIENT_QUERIES 16 /* pending per TCP client; more: SERVFAIL */
+#define HV_RES_TCP_IDLE_MS 10000    /* a TCP client with nothing pending closed after this */
+#define HV_RES_QUERY_MAX 1024       /* a longer query (UDP or TCP) is dropped */
+#define HV_RES_TCP_OUT_MAX (4 * 65537) /* unread replies a TCP client may leave; more: closed */
+#define HV_RES_UDP_REPLY_MAX 4096   /* largest UDP reply, whatever the client advertises */
+#define HV_RES_UPSTREAM_EDNS 1232   /* UDP size asked of upstreams (DNS flag day 2020) */
+#define HV_RES_MAX_ANSWER_ADDRS 32  /* addresses kept from one answer */
+#define HV_RES_MAX_PINS 4096        /* pins in one batch (addresses x ports) */
+#define HV_RES_RECENT 128           /* (address, name) pairs kept for names_for */
+#define HV_RES_NAME_MAX 254         /* a plain name's text, NUL included */
+
+enum hv_res_kind
+{
+  HV_RES_K_UDP_LISTEN = 1,
+  HV_RES_K_TCP_LISTEN,
+  HV_RES_K_TIMER,
+  HV_RES_K_UPSTREAM,
+  HV_RES_K_TCP_CLIENT,
+};
+
+/* epoll data: kind, slot index and the slot's generation, so that an
+ * event for a socket closed earlier in the same batch is recognised. */
+static inline uint64_t
+hv_res_token (enum hv_res_kind kind, uint32_t index, uint32_t gen)
+{
+  return (uint64_t) kind << 56 | (uint64_t) (index & 0xffffff) << 32 | gen;
+}
+
+/* Who asked: a UDP peer of a listening socket, or a TCP client slot. */
+typedef struct hv_res_client
+{
+  bool tcp;
+  int listen_fd;
+  struct sockaddr_storage peer;
+  socklen_t peer_len;
+  uint32_t slot, gen;
+} hv_res_client;
+
+typedef struct hv_res_pending
+{
+  uint32_t gen; /* changes with every upstream attempt */
+  uint64_t token; /* the upstream socket's epoll data */
+  hv_res_client client;
+  hv_dns_message query; /* the client's, parsed */
+  char qname[HV_RES_NAME_MAX];
+  hv_egress_ports ports;
+  /* The current upstream attempt. */
+  size_t upstream;
+  bool over_tcp;
+  int fd;
+  uint16_t id; /* random, never the client's */
+  uint64_t deadline_ms;
+  uint8_t wire[2 + HV_DNS_NAME_MAX + 32]; /* the query sent (TCP: length first) */
+  size_t wire_len;
+  bool tcp_sent;
+  uint8_t *in; /* TCP: the answer being read, length first */
+  size_t in_len, in_want;
+} hv_res_pending;
+
+typedef struct hv_res_tcp_client
+{
+  int fd; /* -1: free */
+  uint32_t gen;
+  uint64_t idle_ms;
+  unsigned pending;
+  uint8_t *in;
+  size_t in_len;
+  uint8_t *out;
+  size_t out_len;
+  bool want_out;
+} hv_res_tcp_client;
+
+typedef struct hv_res_recent
+{
+  int family;
+  uint8_t addr[16];
+  char name[HV_RES_NAME_MAX];
+} hv_res_recent;
+
+struct hv_egress_resolver
+{
+  hv_egress_resolver_config cfg; /* deep copy, defaults filled in */
+  int epfd, timerfd, self_netns_fd;
+  int listen_fd[4]; /* udp4, tcp4, udp6, tcp6 */
+  uint32_t next_gen;
+  hv_res_pending *pending[HV_RES_MAX_PENDING];
+  size_t n_pending;
+  hv_res_tcp_client tcp[HV_RES_MAX_TCP_CLIENTS];
+  hv_res_recent recent[HV_RES_RECENT];
+  size_t recent_next, n_recent;
+  uint8_t *scratch; /* 65535 bytes: replies are encoded here */
+  hv_error *fatal;  /* met while handling a query: dispatch returns it */
+};
+
+uint64_t hv_res_now_ms (void);
+/* Handle one query from client; never fatal (a failed reply is dropped). */
+void hv_res_handle_query (hv_egress_resolver *r, const hv_res_client *c, const uint8_t *buf, size_t len);
+/* Send an encoded reply to client (TCP: framed, buffered). */
+void hv_res_send (hv_egress_resolver *r, const hv_res_client *c, const uint8_t *buf, size_t len);
+
+/* egress_upstream.c.  Start the attempt p->upstream/p->over_tcp, or the
+ * next ones when it cannot start; 1: started, 0: none left, -1: fatal
+ * (the resolver's netns could not be restored). */
+int hv_res_upstream_start (hv_egress_resolver *r, uint32_t slot, hv_error **err);
+/* The upstream socket of pending slot is ready: 1: an answer in *resp
+ * (ID, source and question checked), 0: nothing yet, -1: this attempt
+ * failed (try the next). */
+int hv_res_upstream_read (hv_egress_resolver *r, hv_res_pending *p, uint32_t events, hv_dns_message *resp);
+void hv_res_upstream_close (hv_egress_resolver *r, hv_res_pending *p);
+
+/* egress_resolver_tcp.c. */
+void hv_res_tcp_accept (hv_egress_resolver *r, int listen_fd);
+void hv_res_tcp_event (hv_egress_resolver *r, uint32_t slot, uint32_t gen, uint32_t events);
+void hv_res_tcp_send (hv_egress_resolver *r, uint32_t slot, uint32_t gen, const uint8_t *buf, size_t len);
+void hv_res_tcp_close (hv_egress_resolver *r, hv_res_tcp_client *c);
+/* Close idle clients; the earliest idle deadline left (UINT64_MAX: none). */
+uint64_t hv_res_tcp_expire (hv_egress_resolver *r, uint64_t now);
+#endif
