@@ -389,7 +389,14 @@ add_elem (batch *b, hv_egress_table *t, uint16_t type, uint16_t flags, const cha
   if (key_end != NULL)
     nftnl_set_elem_set (e, NFTNL_SET_ELEM_KEY_END, key_end, key_len);
   if (timeout_ms != 0)
-    nftnl_set_elem_set_u64 (e, NFTNL_SET_ELEM_TIMEOUT, timeout_ms);
+    {
+      nftnl_set_elem_set_u64 (e, NFTNL_SET_ELEM_TIMEOUT, timeout_ms);
+      /* The expiration too: since 6.12 re-adding an element restarts its
+       * clock only when the timeout differs from the one it has or an
+       * expiration is given, so a pin renewed with the same TTL would
+       * otherwise lapse at its first expiry (seen on 6.18). */
+      nftnl_set_elem_set_u64 (e, NFTNL_SET_ELEM_EXPIRATION, timeout_ms);
+    }
   nftnl_set_elem_add (s, e);
   struct nlmsghdr *nlh = batch_msg (b, t, type, flags, what);
   nftnl_set_elems_nlmsg_build_payload (nlh, s);
