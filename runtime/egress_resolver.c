@@ -37,11 +37,14 @@ copy_rules (const hv_egress_name_rule *in, size_t n, hv_egress_name_rule **out, 
       if (name == NULL || !hv_egress_name_plain (name) || name[strlen (name) - 1] == '.')
         return hv_error_set (err, 0, "egress resolver: %s name rule %zu: \"%s\" is not a plain DNS name", what,
                              i, name ? name : "(null)");
-      if (in[i].port_min == 0 || in[i].port_min > in[i].port_max)
+      if (in[i].port_min > in[i].port_max || in[i].port_max == 0)
         return hv_error_set (err, 0, "egress resolver: %s name rule %s: bad ports %u-%u", what, name,
                              in[i].port_min, in[i].port_max);
       (*out)[i] = in[i];
       (*out)[i].name = xstrdup (name);
+      /* "any" (0-65535): TCP has no port 0 to pin. */
+      if ((*out)[i].port_min == 0)
+        (*out)[i].port_min = 1;
     }
   return 0;
 }
