@@ -27,7 +27,10 @@
  * that the caller adds to its own loop and, when it is readable, calls
  * hv_egress_resolver_dispatch, which never blocks except for the
  * kernel's acknowledgement of a pin batch.  Every resource is bounded
- * (pending queries, TCP clients, per-query deadline). */
+ * (pending queries, TCP clients, per-query deadline; see
+ * egress_resolver_internal.h).  No threads: setns for the upstream
+ * sockets changes the calling thread only, and it comes back (or
+ * dispatch fails). */
 #ifndef HAVEN_EGRESS_RESOLVER_H
 #define HAVEN_EGRESS_RESOLVER_H
 
@@ -42,7 +45,11 @@
 
 /* One name rule: `name` itself (subdomains false) or the names strictly
  * below it at any depth (subdomains true: "*.name"), TCP ports
- * port_min..port_max.  Lower case, no trailing dot. */
+ * port_min..port_max (0-65535 reads as 1-65535).  Lower case, no
+ * trailing dot.  Each allowed port is one pin per address: a name
+ * reaches at most its lowest 1024 allowed ports.  A deny rule also
+ * applies to the names on an answer's CNAME chain (denying the target
+ * denies the chain). */
 typedef struct hv_egress_name_rule
 {
   const char *name;
@@ -56,7 +63,8 @@ typedef struct hv_egress_resolver_events
   /* A name refused: why is "not in the policy", "denied by the policy",
    * "type not allowed". */
   void (*refused) (void *data, const char *qname, uint16_t qtype, const char *why);
-  /* An address pinned for qname (the name asked, not the chain's end). */
+  /* An address pinned for qname (the name asked, not the chain's end);
+   * timeout_s: the pin's, TTL clamped plus grace. */
   void (*pinned) (void *data, const char *qname, int family, const uint8_t addr[16], uint32_t timeout_s);
   void *data;
 } hv_egress_resolver_events;
@@ -105,7 +113,9 @@ int hv_egress_resolver_fd (const hv_egress_resolver *r);
 int hv_egress_resolver_dispatch (hv_egress_resolver *r, hv_error **err);
 
 /* The names (asked) whose answers held this address, most recent first,
- * up to max of them, for net-denied records; returns how many. */
+ * up to max of them, for net-denied records; returns how many.  The
+ * strings belong to the resolver: valid until the next dispatch or free.
+ * It remembers the last 128 (address, name) pairs pinned. */
 size_t hv_egress_resolver_names_for (const hv_egress_resolver *r, int family, const uint8_t addr[16],
                                      const char **names, size_t max);
 

@@ -13,8 +13,8 @@
       or "timeout" / "error:ERRNO".  Gives up after 3 s.
   egress_dns.py resolve-connect SERVER NAME TYPE PORT COUNT
       COUNT times: ask, connect at once to the first address, read the
-      peer's line.  Prints "ok N/COUNT max_ms=M" (M: the slowest connect
-      after its answer) and, per failure, one line saying why.
+      peer's line.  Prints "ok N/COUNT max_ms=M avg_ms=A" (the slowest
+      and the mean connect after its answer) and, per failure, one line saying why.
 """
 import json
 import os
@@ -212,7 +212,7 @@ def query(server_addr, name, qtype, use_tcp):
 
 
 def resolve_connect(server_addr, name, qtype, port, count):
-    ok, worst = 0, 0.0
+    ok, worst, total = 0, 0.0, 0.0
     for i in range(count):
         try:
             rcode, ede, answers = ask(server_addr, name, TYPES[qtype])
@@ -225,7 +225,8 @@ def resolve_connect(server_addr, name, qtype, port, count):
             c = socket.socket(fam, socket.SOCK_STREAM)
             c.settimeout(3)
             c.connect((addrs[0], port))
-            worst = max(worst, time.monotonic() - start)
+            took = time.monotonic() - start
+            worst, total = max(worst, took), total + took
             data = c.recv(64)
             c.close()
             if data.startswith(b"hi"):
@@ -234,7 +235,7 @@ def resolve_connect(server_addr, name, qtype, port, count):
                 print("fail %d: read %r" % (i, data))
         except OSError as e:
             print("fail %d: %s" % (i, e))
-    print("ok %d/%d max_ms=%.2f" % (ok, count, worst * 1000))
+    print("ok %d/%d max_ms=%.2f avg_ms=%.3f" % (ok, count, worst * 1000, total * 1000 / max(count, 1)))
 
 
 def main():
