@@ -52,12 +52,19 @@ report (hv_error **err)
 
 /* A child in the sandbox's namespace that dies with the tool. */
 static pid_t
-spawn_in (int netns_fd, char **argv)
+spawn_in (int netns_fd, char **argv, bool own_group)
 {
   pid_t parent = getpid ();
   pid_t pid = fork ();
   if (pid != 0)
-    return pid;
+    {
+      if (pid > 0 && own_group)
+        setpgid (pid, pid);
+      return pid;
+    }
+  /* The early command's group is killed whole at the end. */
+  if (own_group)
+    setpgid (0, 0);
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   if (getppid () != parent)
     _exit (127);
@@ -165,7 +172,7 @@ main (int argc, char **argv)
   if (early)
     {
       char *sh[] = { "/bin/sh", "-c", (char *) early, NULL };
-      early_pid = spawn_in (sb_fd, sh);
+      early_pid = spawn_in (sb_fd, sh, true);
       sleep_ms (early_ms);
     }
   struct hv_pasta p = HV_PASTA_INIT;
@@ -173,7 +180,7 @@ main (int argc, char **argv)
   if (hv_pasta_start (&po, &p, &err) < 0)
     {
       if (early_pid > 0)
-        kill (early_pid, SIGKILL);
+        kill (-early_pid, SIGKILL);
       return report (&err);
     }
   fprintf (stderr, "pasta %d\nnetns net:[%lu]\n", (int) p.pid, (unsigned long) st.st_ino);
@@ -186,13 +193,13 @@ main (int argc, char **argv)
           return 1;
         }
     }
-  pid_t child = spawn_in (sb_fd, cmd);
+  pid_t child = spawn_in (sb_fd, cmd, false);
   int status = 0;
   while (waitpid (child, &status, 0) < 0 && errno == EINTR)
     ;
   if (early_pid > 0)
     {
-      kill (early_pid, SIGKILL);
+      kill (-early_pid, SIGKILL);
       waitpid (early_pid, NULL, 0);
     }
   bool alive = hv_pasta_alive (&p);
