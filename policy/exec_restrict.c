@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include "exec_restrict.h"
+#include "policy_egress.h"
 #include "policy_env.h"
 #include "utils.h"
 
@@ -74,7 +75,18 @@ hv_policy_restrict_exec (const hv_policy *p, const oci_process *init, oci_proces
   const oci_strv *bounding = &init->capabilities.bounding;
   oci_strv *sets[] = { &c->bounding, &c->effective, &c->inheritable, &c->permitted, &c->ambient };
   for (size_t i = 0; i < N_ELEMENTS (sets); i++)
-    intersect (sets[i], bounding, &p->capabilities);
+    {
+      intersect (sets[i], bounding, &p->capabilities);
+      /* Under an allowlist init never had these; said again here so that
+       * exec does not depend on init's config having been policed. */
+      for (size_t j = sets[i]->n; j-- > 0;)
+        if (hv_policy_egress_strips_cap (p, sets[i]->v[j]))
+          {
+            free (sets[i]->v[j]);
+            memmove (&sets[i]->v[j], &sets[i]->v[j + 1], (sets[i]->n - j) * sizeof (char *));
+            sets[i]->n--;
+          }
+    }
   c->present = true;
   proc->no_new_privileges = true;
   replace_string (&proc->apparmor_profile, init->apparmor_profile);

@@ -28,6 +28,7 @@
 #include "container_plan.h"
 #include "policy_apply.h"
 #include "policy_compile.h"
+#include "policy_egress.h"
 #include "policy_env.h"
 #include "utils.h"
 
@@ -61,7 +62,8 @@ emit_capabilities (yajl_gen g, yajl_val caps, const hv_policy *p)
       yajl_gen_array_open (g);
       for (size_t j = 0; set && YAJL_IS_ARRAY (set) && j < set->u.array.len; j++)
         if (YAJL_IS_STRING (set->u.array.values[j])
-            && oci_strv_contains (&p->capabilities, set->u.array.values[j]->u.string))
+            && oci_strv_contains (&p->capabilities, set->u.array.values[j]->u.string)
+            && !hv_policy_egress_strips_cap (p, set->u.array.values[j]->u.string))
           jg_str (g, set->u.array.values[j]->u.string);
       yajl_gen_array_close (g);
     }
@@ -487,14 +489,15 @@ emit_paths (yajl_gen g, yajl_val existing, const oci_strv *extra)
   yajl_gen_array_close (g);
 }
 
-/* Namespaces: the engine's, except that a policy without open network
+/* Namespaces: the engine's, except that a policy with network `none`
  * gets a network namespace of its own (only loopback) instead of the
- * engine's (or the host's): `none` is enforced; an allowlist fails
- * closed until the egress rules exist. */
+ * engine's (or the host's).  An allowlist keeps the engine's (checked
+ * not to be the host's: hv_policy_egress_check_netns), where the runtime
+ * installs the egress table at create (run.haven.egress). */
 static void
 emit_namespaces (yajl_gen g, yajl_val nss, const hv_policy *p)
 {
-  bool private_net = p->net_mode != HV_NET_OPEN;
+  bool private_net = p->net_mode == HV_NET_NONE;
   yajl_gen_array_open (g);
   for (size_t i = 0; nss && YAJL_IS_ARRAY (nss) && i < nss->u.array.len; i++)
     {
@@ -669,6 +672,23 @@ emit_stacked_seccomp (yajl_gen g, yajl_val previous, const struct apply *a)
   jg_kv (g, HV_SECCOMP_ANNOTATION, stacked);
 }
 
+/* Egress: an allowlist's rules for the runtime (hv_policy_apply refused
+ * a config that already had some: two allowlists do not add up to one).
+ * Network `none` drops an earlier policy's rules with the engine's
+ * network; `open` keeps them (policies only tighten). */
+static void
+emit_egress (yajl_gen g, yajl_val previous, const hv_policy *p)
+{
+  cleanup_free char *mine = hv_policy_egress_annotation (p, HV_EGRESS_CONNECT_ENGINE);
+  if (mine)
+    jg_kv (g, HV_EGRESS_ANNOTATION, mine);
+  else if (previous && p->net_mode == HV_NET_OPEN)
+    {
+      jg_str (g, HV_EGRESS_ANNOTATION);
+      jg_value (g, previous);
+    }
+}
+
 /* Annotations: the policy's name (exec reads it), and under exec rules
  * the Landlock rules the runtime applies to init and every exec: read
  * and write everywhere (the read-only root and the masks already decide
@@ -681,7 +701,8 @@ emit_annotations (yajl_gen g, yajl_val ann, const struct apply *a)
     if (strcmp (ann->u.object.keys[j], HV_POLICY_ANNOTATION) != 0
         && strcmp (ann->u.object.keys[j], HV_LANDLOCK_ANNOTATION) != 0
         && strcmp (ann->u.object.keys[j], HV_SECCOMP_ANNOTATION) != 0
-        && strcmp (ann->u.object.keys[j], HV_TIMEOUT_ANNOTATION) != 0)
+        && strcmp (ann->u.object.keys[j], HV_TIMEOUT_ANNOTATION) != 0
+        && strcmp (ann->u.object.keys[j], HV_EGRESS_ANNOTATION) != 0)
       {
         jg_str (g, ann->u.object.keys[j]);
         jg_value (g, ann->u.object.values[j]);
@@ -691,6 +712,7 @@ emit_annotations (yajl_gen g, yajl_val ann, const struct apply *a)
   emit_audit_request (g, ann);
   emit_timeout (g, ann, a->p);
   emit_stacked_seccomp (g, jw_lookup (ann, HV_SECCOMP_ANNOTATION), a);
+  emit_egress (g, jw_lookup (ann, HV_EGRESS_ANNOTATION), a->p);
   yajl_val previous = jw_lookup (ann, HV_LANDLOCK_ANNOTATION);
   if (a->exec_rules)
     {
@@ -796,6 +818,20 @@ filter_engine_env (const hv_policy *p, const oci_strv *engine_env, oci_strv *out
     ;
 }
 
+/* A config with egress rules already (an earlier policy's, or the
+ * config author's) and a second allowlist: the two would have to be
+ * intersected, name by name; refused rather than one of them dropped. */
+static int
+check_earlier_egress (const hv_policy *p, const oci_spec *spec, const char *name, hv_error **err)
+{
+  if (p->net_mode == HV_NET_ALLOWLIST && oci_kv_get (&spec->annotations, HV_EGRESS_ANNOTATION))
+    return hv_error_set (err, 0,
+                         "%s: .annotations[\"%s\"]: the config has egress rules already (another policy's?) and "
+                         "policy %s has its own allowlist: two allowlists on one container are not supported",
+                         name, HV_EGRESS_ANNOTATION, p->name);
+  return 0;
+}
+
 int
 hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, char **out, oci_strv *notes,
                  hv_error **err)
@@ -824,9 +860,12 @@ hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, 
     }
   cleanup_free char *agent = hv_policy_seccomp_json (p);
   a.agent_profile = agent;
-  if (p->net_mode == HV_NET_ALLOWLIST)
-    oci_strv_push (&plan.notes, "network.allow is not enforced in containers yet: the container has no network "
-                                "but loopback (fail closed)");
+  if (hv_policy_egress_check_netns (p, spec, name, err) < 0 || check_earlier_egress (p, spec, name, err) < 0)
+    {
+      hv_container_plan_clear (&plan);
+      yajl_tree_free (root);
+      return -1;
+    }
   note_dropped_env (&spec->process.env, &env, &plan.notes);
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_config (g, yajl_gen_beautify, 1);

@@ -17,6 +17,7 @@
 #include "policy_exec.h"
 #include "policy_glob.h"
 #include "policy_hide.h"
+#include "policy_egress.h"
 #include "policy_paths.h"
 #include "utils.h"
 
@@ -828,6 +829,48 @@ gen_no_exec_memfds (yajl_gen g, const struct hv_run_ctx *ctx)
 }
 
 static void
+masked_arg (yajl_gen g, unsigned index, unsigned long long mask, unsigned long long bits)
+{
+  yajl_gen_map_open (g);
+  jg_str (g, "index");
+  yajl_gen_integer (g, index);
+  jg_str (g, "value");
+  yajl_gen_integer (g, (long long) mask);
+  jg_str (g, "valueTwo");
+  yajl_gen_integer (g, (long long) bits);
+  jg_kv (g, "op", "SCMP_CMP_MASKED_EQ");
+  yajl_gen_map_close (g);
+}
+
+/* Under an allowlist, no packet socket: it sends frames past nf_tables'
+ * output hook, so the egress table would not see them (shown in a
+ * prototype; shared/reference/egress.md).  Needs CAP_NET_RAW, which an
+ * allowlist also takes away: this is the second wall.  socket(AF_PACKET,
+ * ...) and the old socket(AF_INET, SOCK_PACKET, ...), which the kernel
+ * turns into a packet socket.  The kernel reads family and type as ints:
+ * low 32 bits; the type's low 4 bits (SOCK_TYPE_MASK) without its
+ * SOCK_NONBLOCK and SOCK_CLOEXEC flags. */
+#define AF_PACKET_NR 17
+#define AF_INET_NR 2
+#define SOCK_PACKET_NR 10
+#define SOCK_TYPE_MASK_NR 0xf
+static void
+gen_no_packet_sockets (yajl_gen g, const struct hv_run_ctx *ctx)
+{
+  deny_masked (g, ctx, "socket", 0, 0xffffffffULL, AF_PACKET_NR);
+  yajl_gen_map_open (g);
+  char *names[] = { (char *) "socket" };
+  strv (g, "names", names, 1);
+  deny_action (g, ctx);
+  jg_str (g, "args");
+  yajl_gen_array_open (g);
+  masked_arg (g, 0, 0xffffffffULL, AF_INET_NR);
+  masked_arg (g, 1, SOCK_TYPE_MASK_NR, SOCK_PACKET_NR);
+  yajl_gen_array_close (g);
+  yajl_gen_map_close (g);
+}
+
+static void
 gen_seccomp (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx)
 {
   bool agent_profile = !p->syscall_profile || strcmp (p->syscall_profile, "none") != 0;
@@ -856,6 +899,9 @@ gen_seccomp (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx)
   gen_no_setid_files (g, ctx);
   if (exec_rules (p))
     gen_no_exec_memfds (g, ctx);
+  /* Even under profile "none": the allowlist depends on it. */
+  if (p->net_mode == HV_NET_ALLOWLIST)
+    gen_no_packet_sockets (g, ctx);
   if (agent_profile)
     {
       /* ioctl(fd, TIOCSTI / TIOCLINUX): typing into the user's terminal.
@@ -964,7 +1010,14 @@ gen_capabilities (yajl_gen g, const hv_policy *p)
   yajl_gen_map_open (g);
   static const char *const sets[] = { "bounding", "effective", "permitted" };
   for (size_t i = 0; i < 3; i++)
-    strv (g, sets[i], p->capabilities.v, p->capabilities.n);
+    {
+      jg_str (g, sets[i]);
+      yajl_gen_array_open (g);
+      for (size_t j = 0; j < p->capabilities.n; j++)
+        if (!hv_policy_egress_strips_cap (p, p->capabilities.v[j]))
+          jg_str (g, p->capabilities.v[j]);
+      yajl_gen_array_close (g);
+    }
   yajl_gen_map_close (g);
 }
 
@@ -1033,6 +1086,11 @@ gen_annotations (yajl_gen g, const hv_policy *p, const oci_strv *writable, const
   jg_kv (g, "run.haven.cgroup", "if-limited");
   cleanup_free char *ll = hv_policy_landlock_json (writable, exec, best_effort (p, "landlock"));
   jg_kv (g, HV_LANDLOCK_ANNOTATION, ll);
+  /* An allowlist: the runtime builds the egress table in the sandbox's
+   * network namespace, then pasta gives it a way out. */
+  cleanup_free char *egress = hv_policy_egress_annotation (p, HV_EGRESS_CONNECT_PASTA);
+  if (egress)
+    jg_kv (g, HV_EGRESS_ANNOTATION, egress);
   yajl_gen_map_close (g);
 }
 
@@ -1052,7 +1110,7 @@ gen_namespaces (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx)
   static const char *const ns[] = { "pid", "ipc", "uts", "mount", "cgroup" };
   for (size_t i = 0; i < N_ELEMENTS (ns); i++)
     gen_namespace (g, ns[i]);
-  /* none, and allowlist until the egress firewall exists: fail closed. */
+  /* none: loopback only; an allowlist: the egress table's namespace. */
   if (p->net_mode != HV_NET_OPEN)
     gen_namespace (g, "network");
   if (ctx->rootless)

@@ -25,6 +25,12 @@ struct hv_create_opts
   bool keep_child_reapable; /* run in the foreground: we wait for init */
   int *console_master;      /* run without --console-socket: keep the pty master here */
   bool die_with_runtime;    /* haven run: init keeps PR_SET_PDEATHSIG after ready */
+  /* Egress with "connect": "pasta" (haven run): gives the sandbox's
+   * network namespace (netns_fd, init's) its way out.  Called once the
+   * egress table is in place and before any hook or the process runs;
+   * failing fails create.  NULL: no way out (loopback only). */
+  int (*egress_connect) (void *data, pid_t init_pid, int netns_fd, hv_error **err);
+  void *egress_connect_data;
 };
 
 /* What the init process needs; built by the parent before clone (the child

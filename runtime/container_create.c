@@ -25,6 +25,7 @@
 #include "console.h"
 #include "container.h"
 #include "container_monitor.h"
+#include "egress_sandbox.h"
 #include "hooks.h"
 #include "log.h"
 #include "namespaces.h"
@@ -81,11 +82,14 @@ struct create_run
   bool rootless;
   bool hooks_started;
   struct hv_monitor monitor; /* the audit monitor, when the config asks for one */
+  struct hv_egress_sandbox egress; /* run.haven.egress: the table, the resolver's sockets */
 };
 
 static void
 create_cleanup (const struct hv_runtime *rt, struct create_run *r)
 {
+  /* The table first: an engine's namespace outlives init. */
+  hv_egress_sandbox_abort (&r->egress);
   if (r->pid > 0)
     {
       kill (r->pid, SIGKILL);
@@ -235,9 +239,28 @@ follow_grandchild (struct create_run *r, const char *payload)
   r->stage1 = 0;
 }
 
+/* Egress: init has made or joined its network namespace and waits for
+ * us.  The table goes in before anything else can run there (hooks,
+ * connectivity, the process); then the way out, then the resolver's
+ * sockets go to the monitor. */
 static int
-run_runtime_hooks (struct create_run *r, hv_error **err)
+install_egress (struct create_run *r, const struct hv_create_opts *opts, hv_error **err)
 {
+  if (r->egress.config == NULL)
+    return 0;
+  if (hv_egress_sandbox_install (&r->egress, r->pid, err) < 0)
+    return -1;
+  if (r->egress.config->connect == HV_EGRESS_CONNECT_PASTA && opts->egress_connect
+      && opts->egress_connect (opts->egress_connect_data, r->pid, r->egress.netns, err) < 0)
+    return hv_error_wrap (err, "egress: connect the sandbox");
+  return hv_monitor_pass_egress (&r->monitor, &r->egress, err);
+}
+
+static int
+run_runtime_hooks (struct create_run *r, const struct hv_create_opts *opts, hv_error **err)
+{
+  if (install_egress (r, opts, err) < 0)
+    return -1;
   r->c->pid = r->pid;
   r->hooks_started = true;
   /* The environment exists: hooks see the container as created
@@ -281,7 +304,7 @@ answer_init (struct create_run *r, const struct hv_create_opts *opts, hv_error *
           follow_grandchild (r, payload);
           break;
         case HV_SYNC_RUN_HOOKS:
-          if (run_runtime_hooks (r, err) < 0)
+          if (run_runtime_hooks (r, opts, err) < 0)
             return -1;
           break;
         case HV_SYNC_CONSOLE:
@@ -475,6 +498,7 @@ release_create_run (struct create_run *r)
   if (r->lock >= 0)
     close (r->lock);
   hv_monitor_release (&r->monitor, false);
+  hv_egress_sandbox_release (&r->egress);
   hv_container_free (r->c);
   oci_spec_free (r->spec);
   free (r->config_text);
@@ -484,7 +508,8 @@ int
 hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *opts, hv_container **out, int *pidfd_out,
                      hv_error **err)
 {
-  struct create_run r = { .pidfd = -1, .fifo = -1, .sock = { -1, -1 }, .lock = -1, .monitor = HV_MONITOR_INIT };
+  struct create_run r = { .pidfd = -1, .fifo = -1, .sock = { -1, -1 }, .lock = -1, .monitor = HV_MONITOR_INIT,
+                          .egress = HV_EGRESS_SANDBOX_INIT };
   cleanup_free char *bundle = realpath (opts->bundle ? opts->bundle : ".", NULL);
   cleanup_free char *rootfs = NULL;
   cleanup_free char *dir = NULL;
@@ -496,7 +521,8 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
     return -1;
   if (read_config (rt, bundle, dir, &r.config_text, &r.spec, err) < 0)
     goto done; /* the text and the config, when read, are r's to free */
-  if (check_config (r.spec, opts, bundle, err) < 0)
+  if (check_config (r.spec, opts, bundle, err) < 0
+      || hv_egress_sandbox_prepare (r.spec, "config.json", &r.egress, err) < 0)
     goto fail_early;
   rootfs = resolve_rootfs (r.spec, bundle, err);
   if (rootfs == NULL)

@@ -307,14 +307,16 @@ int
 hv_monitor_start (const hv_container *c, const oci_spec *spec, struct hv_monitor *m, hv_error **err)
 {
   const char *request = hv_monitor_trail_request (spec);
-  if (request == NULL)
+  /* Egress needs the monitor for its resolver, trail or not. */
+  bool egress = oci_kv_get (&spec->annotations, HV_EGRESS_ANNOTATION) != NULL;
+  if (request == NULL && !egress)
     return 0;
-  cleanup_close int trail = open_trail (c->id, request, m, err);
-  if (trail < 0)
+  cleanup_close int trail = request ? open_trail (c->id, request, m, err) : -1;
+  if (request && trail < 0)
     return -1;
   cleanup_free char *sock = xasprintf ("%s/%s", c->dir, HV_MONITOR_SOCKET);
   cleanup_close int listen_fd = -1;
-  if (spec->linux_cfg.seccomp.present)
+  if (request && spec->linux_cfg.seccomp.present)
     {
       listen_fd = hv_unix_listen (sock, 16, err);
       if (listen_fd < 0)
@@ -332,6 +334,32 @@ hv_monitor_start (const hv_container *c, const oci_spec *spec, struct hv_monitor
       hv_monitor_release (m, true);
       return hv_error_wrap (err, "audit monitor");
     }
+  return 0;
+}
+
+/* One fd (closed here, whatever happens) and what it is. */
+static int
+pass_fd (struct hv_monitor *m, const char *what, const char *text, int *fd, hv_error **err)
+{
+  cleanup_free char *payload = xasprintf ("%s%s%s", what, text ? " " : "", text ? text : "");
+  int r = *fd >= 0 ? hv_sync_send (m->control, HV_SYNC_EGRESS, payload, strlen (payload), *fd, err) : 0;
+  if (*fd >= 0)
+    close (*fd);
+  *fd = -1;
+  return r;
+}
+
+int
+hv_monitor_pass_egress (struct hv_monitor *m, struct hv_egress_sandbox *s, hv_error **err)
+{
+  if (m->control < 0)
+    return hv_error_set (err, 0, "egress: the per-container monitor did not start");
+  /* The namespace first, with the annotation: the monitor needs both
+   * before it can use the sockets. */
+  if (pass_fd (m, "netns", s->text, &s->netns, err) < 0 || pass_fd (m, "udp4", NULL, &s->udp4, err) < 0
+      || pass_fd (m, "tcp4", NULL, &s->tcp4, err) < 0 || pass_fd (m, "udp6", NULL, &s->udp6, err) < 0
+      || pass_fd (m, "tcp6", NULL, &s->tcp6, err) < 0)
+    return hv_error_wrap (err, "egress: hand the resolver's sockets to the monitor");
   return 0;
 }
 

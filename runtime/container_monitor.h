@@ -46,6 +46,7 @@
 
 #include <sys/types.h>
 
+#include "egress_sandbox.h"
 #include "error.h"
 #include "oci_spec.h"
 #include "state.h"
@@ -82,6 +83,11 @@ int hv_monitor_prepare_config (const char *state_dir, const char *name, char **t
  * open the trail, listen, start the monitor and write <dir>/monitor.pid.
  * Does nothing without the annotation. */
 int hv_monitor_start (const hv_container *c, const oci_spec *spec, struct hv_monitor *m, hv_error **err);
+/* Step 2b, egress (run.haven.egress; the monitor is started for it
+ * whether or not the config asks for a trail): hand the monitor the
+ * annotation, init's network namespace and the resolver's listening
+ * sockets, which are the monitor's from then on (closed here). */
+int hv_monitor_pass_egress (struct hv_monitor *m, struct hv_egress_sandbox *s, hv_error **err);
 /* Step 3, init ready: hand the monitor a pidfd of init (pid, started at
  * start_time), which it records and watches. */
 int hv_monitor_attach_init (struct hv_monitor *m, pid_t pid, unsigned long long start_time, hv_error **err);

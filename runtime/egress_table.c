@@ -44,6 +44,8 @@ struct hv_egress_table
 #define SET_PIN4 "pin4"
 #define SET_PIN6 "pin6"
 #define SET_PROBE "refresh_probe"
+#define SET_DENY4 "deny4"
+#define SET_DENY6 "deny6"
 #define TYPE_IPV4_SERVICE ((7u << 6) | 13u) /* ipv4_addr . inet_service */
 #define TYPE_IPV6_SERVICE ((8u << 6) | 13u) /* ipv6_addr . inet_service */
 #define KEY4_LEN 8                          /* address, port in a 32-bit register */
@@ -503,6 +505,46 @@ add_output_rules (batch *b, hv_egress_table *t, const hv_egress_spec *spec)
   x_verdict (r, NFT_GOTO, "deny");
   rule_add (b, t, r, "ip6 daddr fd00:ec2::254 goto deny");
 
+  /* The policy's denials: before every accept below (established
+   * included, so that nothing allowed earlier outlives them), so deny
+   * wins over allow and over pins.  TCP only: nothing else is ever
+   * accepted. */
+  static const struct
+  {
+    const char *set;
+    uint32_t id;
+    int family;
+  } denials[] = { { SET_DENY4, 6, AF_INET }, { SET_DENY6, 7, AF_INET6 } };
+  for (size_t i = 0; i < N_ELEMENTS (denials); i++)
+    {
+      int family = denials[i].family;
+      r = rule_new (t, "output");
+      x_l4proto (r, IPPROTO_TCP);
+      x_nfproto (r, family);
+      x_payload (r, NFT_PAYLOAD_NETWORK_HEADER, daddr_off (family), (uint32_t) hv_egress_addr_len (family),
+                 NFT_REG_1);
+      x_payload (r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, family == AF_INET ? NFT_REG32_01 : NFT_REG32_04);
+      x_lookup (r, denials[i].set, denials[i].id);
+      x_verdict (r, NFT_GOTO, "deny");
+      cleanup_free char *what = xasprintf ("tcp daddr . dport @%s goto deny", denials[i].set);
+      rule_add (b, t, r, what);
+    }
+
+  /* The resolver's own upstream queries (to the container's original
+   * resolver, which need not be on loopback): UDP and TCP carrying its
+   * mark.  SO_MARK needs CAP_NET_ADMIN over the namespace, which the
+   * sandbox does not have under an allowlist. */
+  static const uint8_t dns_protos[] = { IPPROTO_UDP, IPPROTO_TCP };
+  for (size_t p = 0; p < N_ELEMENTS (dns_protos) && spec->resolver_mark != 0; p++)
+    {
+      r = rule_new (t, "output");
+      x_meta (r, NFT_META_MARK, NFT_REG_1);
+      x_cmp (r, NFT_CMP_EQ, &spec->resolver_mark, 4);
+      x_l4proto (r, dns_protos[p]);
+      x_verdict (r, NF_ACCEPT, NULL);
+      rule_add (b, t, r, "meta mark (the resolver's) accept");
+    }
+
   uint32_t est = NF_CT_STATE_BIT (IP_CT_ESTABLISHED) | NF_CT_STATE_BIT (IP_CT_RELATED), zero = 0;
   r = rule_new (t, "output");
   x_ct (r, NFT_CT_STATE);
@@ -778,6 +820,9 @@ check_spec (const hv_egress_spec *spec, hv_error **err)
   for (size_t i = 0; i < spec->n_allow; i++)
     if (hv_egress_cidr_check (&spec->allow[i], err) < 0)
       return hv_error_wrap (err, "allowed destination %zu", i + 1);
+  for (size_t i = 0; i < spec->n_deny; i++)
+    if (hv_egress_cidr_check (&spec->deny[i], err) < 0)
+      return hv_error_wrap (err, "denied destination %zu", i + 1);
   if ((spec->dns4.set && spec->dns4.port == 0) || (spec->dns6.set && spec->dns6.port == 0))
     return hv_error_set (err, 0, "DNS redirect target with port 0");
   for (size_t i = 0; i < spec->n_pins; i++)
@@ -787,9 +832,8 @@ check_spec (const hv_egress_spec *spec, hv_error **err)
 }
 
 static void
-add_allow_elems (batch *b, hv_egress_table *t, const hv_egress_range *rs, size_t n, int family)
+add_range_elems (batch *b, hv_egress_table *t, const char *set, const hv_egress_range *rs, size_t n, int family)
 {
-  const char *set = family == AF_INET ? SET_ALLOW4 : SET_ALLOW6;
   for (size_t i = 0; i < n; i++)
     {
       uint8_t key[KEY6_LEN], key_end[KEY6_LEN];
@@ -809,9 +853,13 @@ hv_egress_table_create (hv_egress_table *t, const hv_egress_spec *spec, char fin
     return hv_error_wrap (err, "egress table %s", t->name);
   cleanup_free hv_egress_range *r4 = NULL;
   cleanup_free hv_egress_range *r6 = NULL;
-  size_t n4, n6;
+  cleanup_free hv_egress_range *d4 = NULL;
+  cleanup_free hv_egress_range *d6 = NULL;
+  size_t n4, n6, nd4, nd6;
   if (hv_egress_ranges_build (spec->allow, spec->n_allow, AF_INET, &r4, &n4, err) < 0
-      || hv_egress_ranges_build (spec->allow, spec->n_allow, AF_INET6, &r6, &n6, err) < 0)
+      || hv_egress_ranges_build (spec->allow, spec->n_allow, AF_INET6, &r6, &n6, err) < 0
+      || hv_egress_ranges_build (spec->deny, spec->n_deny, AF_INET, &d4, &nd4, err) < 0
+      || hv_egress_ranges_build (spec->deny, spec->n_deny, AF_INET6, &d6, &nd6, err) < 0)
     return hv_error_wrap (err, "egress table %s", t->name);
 
   batch b;
@@ -822,8 +870,12 @@ hv_egress_table_create (hv_egress_table *t, const hv_egress_spec *spec, char fin
   add_set (&b, t, SET_PIN4, 3, AF_INET, false);
   add_set (&b, t, SET_PIN6, 4, AF_INET6, false);
   add_set (&b, t, SET_PROBE, 5, AF_INET, false);
-  add_allow_elems (&b, t, r4, n4, AF_INET);
-  add_allow_elems (&b, t, r6, n6, AF_INET6);
+  add_set (&b, t, SET_DENY4, 6, AF_INET, true);
+  add_set (&b, t, SET_DENY6, 7, AF_INET6, true);
+  add_range_elems (&b, t, SET_ALLOW4, r4, n4, AF_INET);
+  add_range_elems (&b, t, SET_ALLOW6, r6, n6, AF_INET6);
+  add_range_elems (&b, t, SET_DENY4, d4, nd4, AF_INET);
+  add_range_elems (&b, t, SET_DENY6, d6, nd6, AF_INET6);
   add_chain (&b, t, "deny", NULL, 0, 0);
   add_chain (&b, t, "output", "filter", 0, NF_DROP);
   add_chain (&b, t, "dns", "nat", HV_EGRESS_DNS_PRIORITY, NF_ACCEPT);
@@ -1064,6 +1116,16 @@ build_elem_get (struct nlmsghdr *nlh, void *arg)
   mnl_attr_put_strz (nlh, NFTA_SET_ELEM_LIST_SET, q->set);
 }
 
+/* The elements of one set, named (an element moved from one set to
+ * another changes the fingerprint). */
+static int
+fp_set_elems (hv_egress_table *t, fp *f, const char *set, hv_error **err)
+{
+  elem_req q = { t->name, set };
+  fp_addf (f, "elements of %s", set);
+  return nl_get (t, NFT_MSG_GETSETELEM, false, build_elem_get, &q, fp_elem_cb, f, err);
+}
+
 int
 hv_egress_table_fingerprint (hv_egress_table *t, char out[HV_EGRESS_FINGERPRINT_LEN], hv_error **err)
 {
@@ -1079,12 +1141,11 @@ hv_egress_table_fingerprint (hv_egress_table *t, char out[HV_EGRESS_FINGERPRINT_
         }
       return hv_error_wrap (err, "read egress table inet %s", t->name);
     }
-  elem_req q4 = { t->name, SET_ALLOW4 }, q6 = { t->name, SET_ALLOW6 };
   if (nl_get (t, NFT_MSG_GETCHAIN, false, NULL, NULL, fp_chain_cb, &f, err) < 0
       || nl_get (t, NFT_MSG_GETSET, false, build_set_get, t->name, fp_set_cb, &f, err) < 0
       || nl_get (t, NFT_MSG_GETRULE, false, build_rule_get, t->name, fp_rule_cb, &f, err) < 0
-      || nl_get (t, NFT_MSG_GETSETELEM, false, build_elem_get, &q4, fp_elem_cb, &f, err) < 0
-      || nl_get (t, NFT_MSG_GETSETELEM, false, build_elem_get, &q6, fp_elem_cb, &f, err) < 0)
+      || fp_set_elems (t, &f, SET_ALLOW4, err) < 0 || fp_set_elems (t, &f, SET_ALLOW6, err) < 0
+      || fp_set_elems (t, &f, SET_DENY4, err) < 0 || fp_set_elems (t, &f, SET_DENY6, err) < 0)
     return hv_error_wrap (err, "read egress table inet %s", t->name);
   snprintf (out, HV_EGRESS_FINGERPRINT_LEN, "%016llx", (unsigned long long) f.h);
   return 0;

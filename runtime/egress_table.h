@@ -12,6 +12,9 @@
  *     connection data from those; see shared/reference/egress.md);
  *   - 169.254.0.0/16 and fd00:ec2::254 (cloud metadata, link-local)
  *     denied whatever an allowed CIDR covers;
+ *   - TCP to denied (address . port) ranges (sets deny4, deny6) denied;
+ *   - UDP and TCP carrying spec.resolver_mark accepted (the resolver's
+ *     upstream queries);
  *   - established/related accepted, invalid dropped;
  *   - UDP and TCP to the DNS redirect target accepted;
  *   - TCP to allowed (address . port) ranges (sets allow4, allow6) and to
@@ -65,6 +68,10 @@ typedef struct hv_egress_spec
 {
   const hv_egress_cidr *allow; /* both families, any overlap */
   size_t n_allow;
+  /* Denied TCP destinations (sets deny4, deny6), checked before every
+   * accept: deny wins over allow and pins. */
+  const hv_egress_cidr *deny;
+  size_t n_deny;
   hv_egress_dns_target dns4, dns6;
   /* Packets marked with this (SO_MARK, which needs CAP_NET_ADMIN) are not
    * redirected: the resolver's own upstream queries from inside the

@@ -45,6 +45,10 @@ struct monitor
   pid_t init_pid;
   int init_pidfd;       /* owned by its source */
   bool attached;        /* create handed us init */
+  /* Egress (HV_SYNC_EGRESS before GO): the annotation, init's network
+   * namespace and the resolver's listening sockets; -1 when absent. */
+  char *egress_config;
+  int egress_netns, egress_udp4, egress_tcp4, egress_udp6, egress_tcp6;
   const char *end;      /* set: leave the loop; the exit record's reason ("" for none) */
 };
 
@@ -207,6 +211,54 @@ write_start (struct monitor *m)
   hv_audit_trail_emit (&m->trail, g);
 }
 
+/* One egress fd from create (container_monitor.c, pass_fd): "netns
+ * CONFIG", "udp4", "tcp4", "udp6", "tcp6".  Anything else, or twice:
+ * false (create is confused; the monitor ends and the container with it). */
+static bool
+take_egress_fd (struct monitor *m, const char *payload, int fd)
+{
+  static const char *const names[] = { "udp4", "tcp4", "udp6", "tcp6" };
+  int *slots[] = { &m->egress_udp4, &m->egress_tcp4, &m->egress_udp6, &m->egress_tcp6 };
+  if (strncmp (payload, "netns ", 6) == 0 && m->egress_netns < 0)
+    {
+      m->egress_netns = fd;
+      m->egress_config = xstrdup (payload + 6);
+      return true;
+    }
+  for (size_t i = 0; i < N_ELEMENTS (names); i++)
+    if (strcmp (payload, names[i]) == 0 && *slots[i] < 0 && m->egress_netns >= 0)
+      {
+        *slots[i] = fd;
+        return true;
+      }
+  return false;
+}
+
+static void
+close_egress (struct monitor *m)
+{
+  int *fds[] = { &m->egress_netns, &m->egress_udp4, &m->egress_tcp4, &m->egress_udp6, &m->egress_tcp6 };
+  for (size_t i = 0; i < N_ELEMENTS (fds); i++)
+    if (*fds[i] >= 0)
+      {
+        close (*fds[i]);
+        *fds[i] = -1;
+      }
+  free (m->egress_config);
+  m->egress_config = NULL;
+}
+
+/* The container runs: DNS is the resolver's.  Until this monitor runs
+ * one (issue 10, egress_resolver.h), nobody answers on the listening
+ * sockets: they are closed, so that a query fails at once (port
+ * unreachable, connection refused) instead of waiting; no name resolves
+ * and nothing is pinned (fail closed). */
+static void
+start_egress (struct monitor *m)
+{
+  close_egress (m);
+}
+
 /* create: GO brings init; a close before it means create failed. */
 static void
 on_control (struct monitor *m, struct source *s, uint32_t events)
@@ -216,7 +268,10 @@ on_control (struct monitor *m, struct source *s, uint32_t events)
   cleanup_free char *payload = NULL;
   cleanup_error hv_error *err = NULL;
   int fd = -1;
-  if (hv_sync_recv (s->fd, &type, &payload, &fd, &err) == 0 && type == HV_SYNC_GO && fd >= 0 && !m->attached)
+  int got = hv_sync_recv (s->fd, &type, &payload, &fd, &err);
+  if (got == 0 && type == HV_SYNC_EGRESS && fd >= 0 && !m->attached && take_egress_fd (m, payload, fd))
+    return;
+  if (got == 0 && type == HV_SYNC_GO && fd >= 0 && !m->attached)
     {
       m->init_pid = (pid_t) atoi (payload);
       m->init_pidfd = fd;
@@ -227,6 +282,7 @@ on_control (struct monitor *m, struct source *s, uint32_t events)
         }
       m->attached = true;
       write_start (m);
+      start_egress (m);
       if (!arm_timeout (m))
         {
           syscall (SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
@@ -320,7 +376,8 @@ run_loop (struct monitor *m)
 void
 hv_monitor_main (const struct hv_monitor_args *a)
 {
-  struct monitor m = { .a = a, .init_pidfd = -1 };
+  struct monitor m = { .a = a, .init_pidfd = -1, .egress_netns = -1, .egress_udp4 = -1, .egress_tcp4 = -1,
+                       .egress_udp6 = -1, .egress_tcp6 = -1 };
   clock_gettime (CLOCK_MONOTONIC, &m.start);
   hv_audit_trail_init (&m.trail, a->trail_fd, a->policy, a->id);
   m.epfd = epoll_create1 (EPOLL_CLOEXEC);

@@ -19,6 +19,7 @@ enum hv_sync_type
   HV_SYNC_CONSOLE,       /* child -> parent: fd = pty master */
   HV_SYNC_READY,         /* child -> parent: waiting for start */
   HV_SYNC_ERROR,         /* child -> parent: payload = error message */
+  HV_SYNC_EGRESS,        /* create -> monitor: payload what, fd (egress_sandbox.h) */
 };
 
 /* Bounded by the socket buffer (net.core.wmem_max, 208 KiB by default);

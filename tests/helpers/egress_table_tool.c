@@ -3,6 +3,7 @@
  *
  *   egress_table_tool create NAME [OPTIONS]      prints the fingerprint
  *       --allow CIDR PORTS    PORTS: any, 443 or 1000-2000 (repeatable)
+ *       --deny CIDR PORTS     (repeatable)
  *       --dns4 ADDR PORT      --dns6 ADDR PORT     --nflog GROUP
  *       --mark MARK           --pin ADDR PORT MS   (repeatable)
  *   egress_table_tool pin NAME [--mode readd|delete-add] ADDR PORT MS...
@@ -77,14 +78,15 @@ cmd_create (hv_egress_table *t, int argc, char **argv)
 {
   hv_error *err = NULL;
   hv_egress_spec spec = { 0 };
-  hv_egress_cidr allow[64];
+  hv_egress_cidr allow[64], deny[64];
   hv_egress_pin pins[64];
   for (int i = 0; i < argc; i++)
     {
       const char *o = argv[i];
-      if (strcmp (o, "--allow") == 0 && i + 2 < argc && spec.n_allow < 64)
+      if ((strcmp (o, "--allow") == 0 || strcmp (o, "--deny") == 0) && i + 2 < argc && spec.n_allow < 64
+          && spec.n_deny < 64)
         {
-          hv_egress_cidr *c = &allow[spec.n_allow++];
+          hv_egress_cidr *c = o[2] == 'a' ? &allow[spec.n_allow++] : &deny[spec.n_deny++];
           if (hv_egress_cidr_parse (argv[i + 1], c, &err) < 0
               || hv_egress_ports_parse (argv[i + 2], &c->port_min, &c->port_max, &err) < 0)
             return report (&err);
@@ -114,6 +116,7 @@ cmd_create (hv_egress_table *t, int argc, char **argv)
         return usage ();
     }
   spec.allow = allow;
+  spec.deny = deny;
   spec.pins = pins;
   char fp[HV_EGRESS_FINGERPRINT_LEN];
   if (hv_egress_table_create (t, &spec, fp, &err) < 0)

@@ -105,6 +105,27 @@ test_egress_table_tcp_allowed_and_refused() {
   assert_contains "$rules" "reject with tcp reset"
 }
 
+# Issue 10: deny wins over allow and over pins; the resolver's mark
+# (its upstream queries) passes.
+test_egress_table_deny_wins() {
+  egress_world
+  tool create "hv_$RANDOM" --allow 203.0.113.0/24 any --deny 203.0.113.10/32 443 \
+    --allow 2001:db8:2::/64 any --deny 2001:db8:2::/64 8080 \
+    --allow 198.51.100.10/32 81 --pin 198.51.100.10 80 60000 --deny 198.51.100.10/32 80 \
+    --mark 0x6876 > /dev/null || fail "create failed"
+  expect_connects 203.0.113.20 8080
+  expect_connects 2001:db8:2::10 443
+  expect_connects 198.51.100.10 81
+  expect_refused_fast 203.0.113.10 443      # allowed CIDR, denied address and port
+  expect_refused_fast 2001:db8:2::20 8080
+  expect_refused_fast 198.51.100.10 80      # pinned, but denied
+  local rules
+  rules=$(in_sb nft list ruleset)
+  assert_contains "$rules" "@deny4 goto deny"
+  assert_contains "$rules" "@deny6 goto deny"
+  assert_contains "$rules" "meta mark 0x00006876 meta l4proto udp accept"
+}
+
 test_egress_table_udp_icmp_closed() {
   egress_world
   tool create "hv_$RANDOM" --allow 198.51.100.0/24 any --allow 2001:db8:2::/64 any --nflog 5 > /dev/null \

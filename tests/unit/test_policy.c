@@ -18,6 +18,7 @@
 #include "policy_load.h"
 #include "policy_parse.h"
 #include "policy_compile.h"
+#include "policy_apply.h"
 #include "policy_env.h"
 #include "policy_glob.h"
 #include "policy_paths.h"
@@ -829,6 +830,52 @@ test_policy_path_resolver (void **state)
   assert_int_equal (system (cmd), 0);
 }
 
+/* Issue 10: an allowlist in an engine container keeps the engine's
+ * netns and hands the rules to the runtime; network host is refused;
+ * CAP_NET_RAW and CAP_NET_ADMIN go whatever the policy lists. */
+static void
+test_apply_allowlist_engine (void **state)
+{
+  (void) state;
+  hv_policy p;
+  parse_ok ("network: {allow: [\"192.0.2.0/24:443\", api.github.com], deny: [\"192.0.2.9\"]}\n"
+            "process: {capabilities: [CAP_NET_RAW, CAP_CHOWN, CAP_NET_ADMIN]}\n",
+            &p);
+  p.name = xstrdup ("t");
+  assert_int_equal (p.net_mode, HV_NET_ALLOWLIST);
+  const char *cfg = "{\"ociVersion\": \"1.0.2\", \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\", "
+                    "\"capabilities\": {\"bounding\": [\"CAP_NET_RAW\", \"CAP_CHOWN\", \"CAP_NET_ADMIN\"]}}, "
+                    "\"root\": {\"path\": \"/\"}, \"linux\": {\"namespaces\": [{\"type\": \"pid\"}, "
+                    "{\"type\": \"network\", \"path\": \"/var/run/netns/engine\"}]}}";
+  char *out = NULL;
+  hv_error *err = NULL;
+  if (hv_policy_apply (&p, cfg, "config.json", &out, NULL, &err) < 0)
+    fail_msg ("%s", err->msg);
+  assert_non_null (strstr (out, "\"path\": \"/var/run/netns/engine\""));
+  assert_non_null (strstr (out, "run.haven.egress"));
+  assert_non_null (strstr (out, "\\\"cidr\\\":\\\"192.0.2.0/24\\\",\\\"ports\\\":\\\"443\\\""));
+  assert_non_null (strstr (out, "\\\"name\\\":\\\"api.github.com\\\""));
+  assert_non_null (strstr (out, "\"CAP_CHOWN\""));
+  assert_null (strstr (out, "CAP_NET_RAW"));
+  assert_null (strstr (out, "CAP_NET_ADMIN"));
+  free (out);
+  out = NULL;
+  /* network: host (no network namespace): refused. */
+  const char *host = "{\"ociVersion\": \"1.0.2\", \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"}, "
+                     "\"root\": {\"path\": \"/\"}, \"linux\": {\"namespaces\": [{\"type\": \"pid\"}]}}";
+  assert_int_equal (hv_policy_apply (&p, host, "config.json", &out, NULL, &err), -1);
+  assert_non_null (strstr (err->msg, "the container shares the host's network (network: host)"));
+  hv_error_free (&err);
+  /* A path to the runtime's own namespace: the same. */
+  const char *own = "{\"ociVersion\": \"1.0.2\", \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"}, "
+                    "\"root\": {\"path\": \"/\"}, \"linux\": {\"namespaces\": [{\"type\": \"network\", "
+                    "\"path\": \"/proc/self/ns/net\"}]}}";
+  assert_int_equal (hv_policy_apply (&p, own, "config.json", &out, NULL, &err), -1);
+  assert_non_null (strstr (err->msg, "network namespace /proc/self/ns/net is the host's"));
+  hv_error_free (&err);
+  hv_policy_free_fields (&p);
+}
+
 int
 main (void)
 {
@@ -846,6 +893,7 @@ main (void)
     cmocka_unit_test (test_deep_and_large_documents),
     cmocka_unit_test (test_only_regular_policy_files),
     cmocka_unit_test (test_policy_path_resolver),
+    cmocka_unit_test (test_apply_allowlist_engine),
   };
   /* The shipped policies: a policy without `extends` builds on default. */
   setenv ("HAVEN_POLICY_PATH", HAVEN_SRCDIR "/policies", 1);

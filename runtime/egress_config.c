@@ -1,0 +1,348 @@
+/* The `run.haven.egress` annotation: egress_config.h. */
+#include "config.h"
+#include "egress_config.h"
+#include "egress_resolver.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+#include "json_gen.h"
+#include "json_walk.h"
+#include "utils.h"
+
+#define NAME_MAX_LEN 253
+#define LABEL_MAX_LEN 63
+
+const char *
+hv_egress_connect_name (hv_egress_connect c)
+{
+  return c == HV_EGRESS_CONNECT_PASTA ? "pasta" : "engine";
+}
+
+void
+hv_egress_config_add_cidr (hv_egress_cidr **v, size_t *n, const hv_egress_cidr *c)
+{
+  *v = xrealloc (*v, (*n + 1) * sizeof (**v));
+  (*v)[(*n)++] = *c;
+}
+
+void
+hv_egress_config_add_name (hv_egress_name_rule **v, size_t *n, const char *name, bool subdomains, uint16_t port_min,
+                           uint16_t port_max)
+{
+  *v = xrealloc (*v, (*n + 1) * sizeof (**v));
+  (*v)[(*n)++] = (hv_egress_name_rule){ .name = xstrdup (name), .subdomains = subdomains, .port_min = port_min,
+                                        .port_max = port_max };
+}
+
+static void
+free_names (hv_egress_name_rule *v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    free ((char *) v[i].name);
+  free (v);
+}
+
+void
+hv_egress_config_free (hv_egress_config *c)
+{
+  if (c == NULL)
+    return;
+  free (c->policy);
+  free (c->allow);
+  free (c->deny);
+  free_names (c->names, c->n_names);
+  free_names (c->deny_names, c->n_deny_names);
+  free (c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Parsing                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Fail on any key of obj not in known (NULL-terminated): a rule the
+ * runtime does not understand must not be dropped in silence. */
+static int
+check_keys (json_walk *w, yajl_val obj, const char *const *known)
+{
+  for (size_t i = 0; i < obj->u.object.len; i++)
+    {
+      bool ok = false;
+      for (size_t j = 0; known[j] && !ok; j++)
+        ok = strcmp (obj->u.object.keys[i], known[j]) == 0;
+      if (!ok)
+        return jw_fail_key (w, obj->u.object.keys[i], "unknown field");
+    }
+  return 0;
+}
+
+static int
+required_string (json_walk *w, yajl_val obj, const char *key, const char **out)
+{
+  yajl_val v = jw_lookup (obj, key);
+  if (jw_absent (v))
+    return jw_fail_key (w, key, "required field is missing");
+  if (!YAJL_IS_STRING (v))
+    return jw_fail_key (w, key, "expected a string");
+  *out = v->u.string;
+  return 0;
+}
+
+static int
+parse_ports (json_walk *w, yajl_val obj, uint16_t *min, uint16_t *max)
+{
+  const char *text;
+  if (required_string (w, obj, "ports", &text) < 0)
+    return -1;
+  hv_error *e = NULL;
+  if (hv_egress_ports_parse (text, min, max, &e) < 0)
+    {
+      jw_fail_key (w, "ports", "%s", e->msg);
+      hv_error_free (&e);
+      return -1;
+    }
+  return 0;
+}
+
+static int
+parse_cidr_entry (json_walk *w, yajl_val v, hv_egress_cidr *out)
+{
+  static const char *const known[] = { "cidr", "ports", NULL };
+  const char *text;
+  if (jw_expect_object (w, v) < 0 || check_keys (w, v, known) < 0 || required_string (w, v, "cidr", &text) < 0)
+    return -1;
+  hv_error *e = NULL;
+  if (hv_egress_cidr_parse (text, out, &e) < 0)
+    {
+      jw_fail_key (w, "cidr", "%s", e->msg);
+      hv_error_free (&e);
+      return -1;
+    }
+  return parse_ports (w, v, &out->port_min, &out->port_max);
+}
+
+/* What the resolver compares names with: lower case, no trailing dot,
+ * host-name characters (and '_', which service names use). */
+static const char *
+name_problem (const char *name)
+{
+  size_t len = strlen (name), label = 0;
+  if (len == 0)
+    return "a name is not empty";
+  if (len > NAME_MAX_LEN)
+    return "a name is at most 253 characters";
+  if (name[len - 1] == '.' || name[0] == '.')
+    return "a name has no leading or trailing dot";
+  for (const char *p = name; *p; p++)
+    {
+      if (*p == '.')
+        {
+          if (label == 0)
+            return "a name has no empty label";
+          label = 0;
+          continue;
+        }
+      if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
+        return "a name has only lower-case letters, digits, '-', '_' and dots";
+      if (++label > LABEL_MAX_LEN)
+        return "a label of a name is at most 63 characters";
+    }
+  return NULL;
+}
+
+static int
+parse_name_entry (json_walk *w, yajl_val v, hv_egress_name_rule *out)
+{
+  static const char *const known[] = { "name", "subdomains", "ports", NULL };
+  const char *name;
+  if (jw_expect_object (w, v) < 0 || check_keys (w, v, known) < 0 || required_string (w, v, "name", &name) < 0)
+    return -1;
+  const char *problem = name_problem (name);
+  if (problem)
+    return jw_fail_key (w, "name", "\"%s\": %s", name, problem);
+  bool sub = false;
+  yajl_val s = jw_lookup (v, "subdomains");
+  if (!jw_absent (s))
+    {
+      size_t saved = jw_push_key (w, "subdomains");
+      int r = jw_as_bool (w, s, &sub);
+      jw_pop (w, saved);
+      if (r < 0)
+        return -1;
+    }
+  if (parse_ports (w, v, &out->port_min, &out->port_max) < 0)
+    return -1;
+  out->name = xstrdup (name);
+  out->subdomains = sub;
+  return 0;
+}
+
+static int
+parse_cidr_list (json_walk *w, yajl_val root, const char *key, hv_egress_cidr **v, size_t *n)
+{
+  yajl_val list = jw_lookup (root, key);
+  if (jw_absent (list))
+    return 0;
+  size_t saved = jw_push_key (w, key);
+  int r = jw_expect_array (w, list);
+  for (size_t i = 0; r == 0 && i < list->u.array.len; i++)
+    {
+      size_t at = jw_push_index (w, i);
+      hv_egress_cidr c;
+      r = parse_cidr_entry (w, list->u.array.values[i], &c);
+      if (r == 0)
+        hv_egress_config_add_cidr (v, n, &c);
+      jw_pop (w, at);
+    }
+  jw_pop (w, saved);
+  return r;
+}
+
+static int
+parse_name_list (json_walk *w, yajl_val root, const char *key, hv_egress_name_rule **v, size_t *n)
+{
+  yajl_val list = jw_lookup (root, key);
+  if (jw_absent (list))
+    return 0;
+  size_t saved = jw_push_key (w, key);
+  int r = jw_expect_array (w, list);
+  for (size_t i = 0; r == 0 && i < list->u.array.len; i++)
+    {
+      size_t at = jw_push_index (w, i);
+      hv_egress_name_rule rule;
+      r = parse_name_entry (w, list->u.array.values[i], &rule);
+      if (r == 0)
+        {
+          *v = xrealloc (*v, (*n + 1) * sizeof (**v));
+          (*v)[(*n)++] = rule;
+        }
+      jw_pop (w, at);
+    }
+  jw_pop (w, saved);
+  return r;
+}
+
+static int
+parse_connect (json_walk *w, yajl_val root, hv_egress_connect *out)
+{
+  const char *text;
+  if (required_string (w, root, "connect", &text) < 0)
+    return -1;
+  if (strcmp (text, "engine") == 0)
+    *out = HV_EGRESS_CONNECT_ENGINE;
+  else if (strcmp (text, "pasta") == 0)
+    *out = HV_EGRESS_CONNECT_PASTA;
+  else
+    return jw_fail_key (w, "connect", "\"%s\" is neither \"engine\" nor \"pasta\"", text);
+  return 0;
+}
+
+int
+hv_egress_config_parse (const char *json, const char *doc, hv_egress_config **out, hv_error **err)
+{
+  static const char *const known[] = { "policy", "connect", "allow", "deny", "names", "deny_names", NULL };
+  json_walk w;
+  jw_init (&w, doc, err);
+  jw_push_key (&w, "annotations[\"" HV_EGRESS_ANNOTATION "\"]");
+  yajl_val root = NULL;
+  if (jw_parse (&w, json, &root) < 0)
+    return -1;
+  hv_egress_config *c = xmalloc0 (sizeof (*c));
+  const char *policy = NULL;
+  int r = jw_expect_object (&w, root);
+  if (r == 0)
+    r = check_keys (&w, root, known);
+  if (r == 0)
+    r = required_string (&w, root, "policy", &policy);
+  if (r == 0)
+    {
+      c->policy = xstrdup (policy);
+      r = parse_connect (&w, root, &c->connect);
+    }
+  if (r == 0)
+    r = parse_cidr_list (&w, root, "allow", &c->allow, &c->n_allow);
+  if (r == 0)
+    r = parse_cidr_list (&w, root, "deny", &c->deny, &c->n_deny);
+  if (r == 0)
+    r = parse_name_list (&w, root, "names", &c->names, &c->n_names);
+  if (r == 0)
+    r = parse_name_list (&w, root, "deny_names", &c->deny_names, &c->n_deny_names);
+  yajl_tree_free (root);
+  if (r < 0)
+    {
+      hv_egress_config_free (c);
+      return -1;
+    }
+  *out = c;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Generating                                                          */
+/* ------------------------------------------------------------------ */
+
+static void
+put_ports (yajl_gen g, uint16_t min, uint16_t max)
+{
+  char text[16];
+  if (min <= 1 && max == 65535)
+    snprintf (text, sizeof (text), "any");
+  else if (min == max)
+    snprintf (text, sizeof (text), "%u", min);
+  else
+    snprintf (text, sizeof (text), "%u-%u", min, max);
+  jg_kv (g, "ports", text);
+}
+
+static void
+put_cidrs (yajl_gen g, const char *key, const hv_egress_cidr *v, size_t n)
+{
+  jg_str (g, key);
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < n; i++)
+    {
+      char addr[INET6_ADDRSTRLEN], text[INET6_ADDRSTRLEN + 8];
+      inet_ntop (v[i].family, v[i].addr, addr, sizeof (addr));
+      snprintf (text, sizeof (text), "%s/%u", addr, v[i].prefix_len);
+      yajl_gen_map_open (g);
+      jg_kv (g, "cidr", text);
+      put_ports (g, v[i].port_min, v[i].port_max);
+      yajl_gen_map_close (g);
+    }
+  yajl_gen_array_close (g);
+}
+
+static void
+put_names (yajl_gen g, const char *key, const hv_egress_name_rule *v, size_t n)
+{
+  jg_str (g, key);
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < n; i++)
+    {
+      yajl_gen_map_open (g);
+      jg_kv (g, "name", v[i].name);
+      jg_str (g, "subdomains");
+      yajl_gen_bool (g, v[i].subdomains);
+      put_ports (g, v[i].port_min, v[i].port_max);
+      yajl_gen_map_close (g);
+    }
+  yajl_gen_array_close (g);
+}
+
+char *
+hv_egress_config_generate (const hv_egress_config *c)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (g);
+  jg_kv (g, "policy", c->policy);
+  jg_kv (g, "connect", hv_egress_connect_name (c->connect));
+  put_cidrs (g, "allow", c->allow, c->n_allow);
+  put_cidrs (g, "deny", c->deny, c->n_deny);
+  put_names (g, "names", c->names, c->n_names);
+  put_names (g, "deny_names", c->deny_names, c->n_deny_names);
+  yajl_gen_map_close (g);
+  return jg_finish (g);
+}

@@ -1,0 +1,49 @@
+/* The egress table of one container, installed at create (issue 10).
+ *
+ * When the config has the run.haven.egress annotation (egress_config.h),
+ * create parses it before anything is made, and once init has made or
+ * joined its network namespace and waits for the runtime's hooks
+ * (HV_SYNC_RUN_HOOKS: before any hook and long before the process runs)
+ * it installs, in init's namespace:
+ *   - table "haven" (egress_table.h): the annotation's allow and deny
+ *     CIDRs, port 53 redirected to 127.0.0.1:53 and [::1]:53, the
+ *     resolver's mark, NFLOG group HV_EGRESS_NFLOG_GROUP; read back and
+ *     verified against the fingerprint the kernel gave at creation;
+ *   - the resolver's listening sockets there (UDP and TCP on 127.0.0.1:53
+ *     and, where the namespace has IPv6, [::1]:53), loopback brought up.
+ * The sockets and a handle on the namespace then go to the per-container
+ * monitor (container_monitor.h), which runs the resolver.
+ *
+ * Fail closed: no nf_tables, a batch the kernel refuses, a table that
+ * reads back differently: create fails and removes what it made (the
+ * table too, when the namespace outlives init: an engine's). */
+#ifndef HAVEN_EGRESS_SANDBOX_H
+#define HAVEN_EGRESS_SANDBOX_H
+
+#include <sys/types.h>
+
+#include "egress_config.h"
+#include "egress_table.h"
+#include "error.h"
+#include "oci_spec.h"
+
+struct hv_egress_sandbox
+{
+  hv_egress_config *config; /* NULL: no egress annotation */
+  char *text;               /* the annotation, for the monitor */
+  hv_egress_table *table;   /* until create is done: removed if it fails */
+  int netns;                /* init's network namespace */
+  int udp4, tcp4, udp6, tcp6;
+};
+#define HV_EGRESS_SANDBOX_INIT { NULL, NULL, NULL, -1, -1, -1, -1, -1 }
+
+/* Parse the annotation, if any (name names the config in errors). */
+int hv_egress_sandbox_prepare (const oci_spec *spec, const char *name, struct hv_egress_sandbox *s, hv_error **err);
+/* Install the table and make the sockets in the network namespace of
+ * init (pid, our child or grandchild, alive and waiting). */
+int hv_egress_sandbox_install (struct hv_egress_sandbox *s, pid_t pid, hv_error **err);
+/* create failed: delete the table (if made) and close everything. */
+void hv_egress_sandbox_abort (struct hv_egress_sandbox *s);
+/* create is done (the table stays) or aborted: close what is left. */
+void hv_egress_sandbox_release (struct hv_egress_sandbox *s);
+#endif
