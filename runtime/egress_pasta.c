@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -426,4 +427,22 @@ hv_pasta_stop (struct hv_pasta *p)
       close (p->log_fd);
       p->log_fd = -1;
     }
+}
+
+int
+hv_pasta_connect (void *data, pid_t init_pid, int netns_fd, hv_error **err)
+{
+  struct hv_pasta *p = data;
+  char path[64];
+  snprintf (path, sizeof (path), "/proc/%d/ns/user", (int) init_pid);
+  /* init waits for us (it is our child, not reaped): the pid is its. */
+  cleanup_close int init_userns = open (path, O_RDONLY | O_CLOEXEC);
+  if (init_userns < 0)
+    return hv_error_set (err, errno, "pasta: %s", path);
+  struct stat ours, theirs;
+  if (stat ("/proc/self/ns/user", &ours) < 0 || fstat (init_userns, &theirs) < 0)
+    return hv_error_set (err, errno, "pasta: user namespaces");
+  bool same = ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
+  struct hv_pasta_opts o = { .netns_fd = netns_fd, .userns_fd = same ? -1 : init_userns };
+  return hv_pasta_start (&o, p, err);
 }

@@ -81,6 +81,13 @@ void hv_pasta_stop (struct hv_pasta *p);
 /* Is pasta still running? */
 bool hv_pasta_alive (const struct hv_pasta *p);
 
+/* hv_create_opts.egress_connect for `haven run`: data is a struct
+ * hv_pasta (HV_PASTA_INIT) that the caller stops once the container is
+ * gone, and that pasta stays alive with until then.  The namespace is
+ * init's; when init is in a user namespace other than ours (rootless),
+ * pasta joins that one to enter it. */
+int hv_pasta_connect (void *data, pid_t init_pid, int netns_fd, hv_error **err);
+
 /* The interface of the caller's namespace's default route of family
  * AF_INET or AF_INET6 (lowest metric) into name; 0 when found, 1 when
  * there is none, -1 on error. */

@@ -280,3 +280,82 @@ test_egress_pasta_fails_closed() {
   [ -e ran ] && fail "the command ran without its network"
   return 0
 }
+
+# pasta processes running in the test host's namespace (haven's children
+# there; none of another test's).
+pasta_in_host() {
+  local ino f pid
+  ino=$(ip netns exec "$PH" readlink /proc/self/ns/net)
+  # argv[0] is pasta; the executable may be passt.avx2 (pasta re-executes
+  # itself where AVX2 is there).
+  for f in /proc/[0-9]*/cmdline; do
+    pid=${f#/proc/}
+    pid=${pid%/cmdline}
+    [ "$(tr '\0' '\n' < "$f" 2>/dev/null | head -1)" = pasta ] || continue
+    [ "$(readlink "/proc/$pid/ns/net" 2>/dev/null)" = "$ino" ] && echo "$pid"
+  done
+  return 0
+}
+
+# pasta_policy FILE ALLOW...: an allowlist policy beside the project.
+pasta_policy() {
+  local f=$1
+  shift
+  { echo "name: pasta-test"; echo "extends: default"; echo "network:"; echo "  mode: allowlist"; echo "  allow:"
+    printf '    - "%s"\n' "$@"; } > "$f"
+}
+
+test_egress_pasta_haven_run() {
+  need_haven
+  pasta_world
+  local proj probes out
+  proj=$(mktemp -d "$WORK/project-XXXXXX")
+  chmod 755 "$proj"
+  pasta_policy "$proj.allow.yaml" 198.51.100.10/32:80 "[2001:db8:2::10]:443"
+  probes=$(pasta_probes 'probe tcp 198.51.100.10 80' 'probe tcp 2001:db8:2::10 443' \
+    'probe tcp 198.51.100.10 81' 'probe tcp 203.0.113.10 443' 'probe tcp 2001:db8:2::10 444' \
+    'probe tcp 127.0.0.1 8080' 'probe tcp ::1 8080' 'probe tcp 192.0.2.1 8082' 'probe udp 198.51.100.53 53')
+  cp "$probes" "$proj/probes.sh"
+  out=$(cd "$proj" && timeout 60 ip netns exec "$PH" "$HAVEN" run --policy "$proj.allow.yaml" -- sh probes.sh 2> haven.err) \
+    || fail "haven run failed: $(cat "$proj/haven.err")"
+  expect_probe "$out" "198.51.100.10 80" connected:hi_198.51.100.10_80
+  expect_probe "$out" "2001:db8:2::10 443" connected:hi_2001:db8:2::10_443
+  expect_probe "$out" "198.51.100.10 81" refused
+  expect_probe "$out" "203.0.113.10 443" refused
+  expect_probe "$out" "2001:db8:2::10 444" refused
+  expect_probe "$out" "127.0.0.1 8080" refused
+  expect_probe "$out" "::1 8080" refused
+  expect_probe "$out" "192.0.2.1 8082" refused
+  # UDP, DNS included, never leaves (no resolver yet: nothing answers).
+  [[ "$(grep '^198.51.100.53 ' <<< "$out")" != *reply* ]] || fail "DNS answered from outside: $out"
+  local wlog
+  wlog=$(cat "$PWLOG")
+  assert_contains "$wlog" "tcp 198.51.100.10 80"
+  assert_contains "$wlog" "tcp 2001:db8:2::10 443"
+  assert_not_contains "$wlog" "tcp 198.51.100.10 81"
+  assert_not_contains "$wlog" "tcp 203.0.113.10"
+  assert_not_contains "$wlog" "udp"
+  assert_eq "" "$(cat "$PHLOG")" "what the host's listeners saw"
+  assert_eq "" "$(pasta_in_host)" "pasta after haven run"
+  # The same policy in mode none: no way out at all.
+  sed -i 's/mode: allowlist/mode: none/; /allow:/,$d' "$proj.allow.yaml"
+  out=$(cd "$proj" && timeout 60 ip netns exec "$PH" "$HAVEN" run --policy "$proj.allow.yaml" -- sh probes.sh 2>&1)
+  [[ "$(grep '^198.51.100.10 80 ' <<< "$out")" == *unreachable* ]] || fail "mode none reached out: $out"
+}
+
+test_egress_pasta_haven_killed() {
+  need_haven
+  pasta_world
+  local proj i pids
+  proj=$(mktemp -d "$WORK/project-XXXXXX")
+  chmod 755 "$proj"
+  pasta_policy "$proj.allow.yaml" 198.51.100.10/32:80
+  (cd "$proj" && exec ip netns exec "$PH" "$HAVEN" run --policy "$proj.allow.yaml" -- sleep 30) > /dev/null 2>&1 &
+  local haven=$!
+  defer "kill -9 $haven 2>/dev/null"
+  for i in $(seq 100); do pids=$(pasta_in_host); [ -n "$pids" ] && break; sleep 0.05; done
+  [ -n "$pids" ] || fail "no pasta while haven runs"
+  kill -9 "$haven"
+  for i in $(seq 100); do [ -z "$(pasta_in_host)" ] && break; sleep 0.05; done
+  assert_eq "" "$(pasta_in_host)" "pasta 5 s after haven was killed"
+}
