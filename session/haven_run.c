@@ -10,6 +10,7 @@
 
 #include "audit_monitor.h"
 #include "container.h"
+#include "egress_pasta.h"
 #include "home_state.h"
 #include "policy.h"
 #include "policy_load.h"
@@ -45,6 +46,7 @@ struct session
   struct hv_audit audit;
   hv_project_guard *project_guard;
   struct hv_guard run_guard; /* ended in finish_session, after the git check */
+  struct hv_pasta pasta;     /* the sandbox's network (allowlist), stopped in finish_session */
   struct after_haven_died after;
 };
 
@@ -66,13 +68,21 @@ after_haven_died (void *data)
   hv_audit_end (d->audit, 128 + SIGKILL);
 }
 
+/* The egress table and pasta enforce an allowlist's addresses and CIDRs;
+ * its names wait for the resolver (issue 10). */
 static void
 warn_no_egress (const hv_policy *p)
 {
-  if (p->net_mode == HV_NET_ALLOWLIST)
-    fprintf (stderr, "haven: policy \"%s\" allows some network hosts, but the egress firewall is not implemented "
-                     "yet: the command runs with no network at all\n",
-             p->name);
+  if (p->net_mode != HV_NET_ALLOWLIST)
+    return;
+  for (size_t i = 0; i < p->net_allow.n; i++)
+    if (p->net_allow.v[i].kind != HV_NET_RULE_CIDR)
+      {
+        fprintf (stderr, "haven: policy \"%s\" allows hosts by name (%s), but names are not resolved yet: only "
+                         "its addresses and CIDRs connect\n",
+                 p->name, p->net_allow.v[i].entry);
+        return;
+      }
 }
 
 /* A fresh bundle directory (with an empty rootfs mount point), after
@@ -162,6 +172,10 @@ run_sandbox (struct session *s, int *exit_status, hv_error **err)
   /* ... also when haven is killed: the run guard does it then. */
   s->after = (struct after_haven_died){ s->project_guard, &s->audit };
   ro.after_runtime_died = (struct hv_guard_after){ after_haven_died, &s->after, s->audit.log_fd };
+  /* An allowlist's way out (the config's run.haven.egress says "pasta"):
+   * started at create once the egress table is in place. */
+  ro.create.egress_connect = hv_pasta_connect;
+  ro.create.egress_connect_data = &s->pasta;
   return hv_container_run (&rt, &ro, &s->run_guard, exit_status, err);
 }
 
@@ -186,6 +200,8 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
         }
     }
   hv_audit_end (&s->audit, ret < 0 ? 125 : *exit_status);
+  /* The container is gone: its network too (pasta holds the namespace). */
+  hv_pasta_stop (&s->pasta);
   /* Done: from here on, a kill of haven leaves nothing for the guard. */
   hv_guard_stop (&s->run_guard);
   if (s->bundle && !s->o->keep_bundle)
@@ -207,7 +223,7 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
 int
 hv_session_run (const struct hv_session_opts *o, int *exit_status, hv_error **err)
 {
-  struct session s = { .o = o, .audit = { .log_fd = -1 }, .run_guard = { 0, -1 } };
+  struct session s = { .o = o, .audit = { .log_fd = -1 }, .run_guard = { 0, -1 }, .pasta = HV_PASTA_INIT };
   *exit_status = 0;
   if (o->cmd == NULL || o->cmd[0] == NULL)
     return hv_error_set (err, 0, "haven run: no command given (haven run -- CMD ARGS...)");

@@ -29,7 +29,7 @@ suite=bookworm
 
 packages=(
   systemd systemd-sysv dbus udev "${VM_KERNEL_PACKAGE:-linux-image-amd64}" initramfs-tools
-  busybox-static jq python3 iproute2 nftables procps util-linux kmod e2fsprogs
+  busybox-static jq python3 iproute2 nftables passt procps util-linux kmod e2fsprogs
   libseccomp2 libyajl2 libcap2 libmnl0 libnftnl11 libyaml-0-2 libasan8 libubsan1
   crun runc bubblewrap
 )

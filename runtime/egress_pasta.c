@@ -1,0 +1,448 @@
+#include "config.h"
+#include "egress_pasta.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "utils.h"
+
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+/* pasta's descriptors, as its command line names them. */
+enum
+{
+  PASTA_NETNS_FD = 3,
+  PASTA_USERNS_FD = 4,
+  PASTA_READY_FD = 5,
+  PASTA_FIRST_FREE = 6,
+};
+
+static const char *const pasta_paths[] = { "/usr/bin/pasta", "/usr/local/bin/pasta" };
+
+/* What we read of pasta's log for an error message. */
+#define PASTA_LOG_MAX 2048
+
+static const char *
+find_binary (const struct hv_pasta_opts *o, hv_error **err)
+{
+  if (o->binary)
+    {
+      if (access (o->binary, X_OK) < 0)
+        {
+          hv_error_set (err, errno, "pasta %s", o->binary);
+          return NULL;
+        }
+      return o->binary;
+    }
+  for (size_t i = 0; i < N_ELEMENTS (pasta_paths); i++)
+    if (access (pasta_paths[i], X_OK) == 0)
+      return pasta_paths[i];
+  hv_error_set (err, 0, "pasta not found in /usr/bin or /usr/local/bin (Debian package passt): "
+                        "a sandbox with an allowlist policy needs it for its network");
+  return NULL;
+}
+
+/* A /proc/net/route (IPv4) or /proc/net/ipv6_route line: the interface
+ * when it is a usable default route, with its metric. */
+static bool
+parse_default_route (int family, const char *line, char name[16], unsigned long *metric)
+{
+  char ifname[32];
+  if (family == AF_INET)
+    {
+      unsigned long dst, gw, flags, refcnt, use, met, mask;
+      if (sscanf (line, "%31s %lx %lx %lx %lu %lu %lu %lx", ifname, &dst, &gw, &flags, &refcnt, &use, &met, &mask)
+          != 8)
+        return false;
+      /* RTF_UP */
+      if (dst != 0 || mask != 0 || !(flags & 0x1))
+        return false;
+      *metric = met;
+    }
+  else
+    {
+      char dst[33], src[33], nexthop[33];
+      unsigned dst_len, src_len;
+      unsigned long met, refcnt, use, flags;
+      if (sscanf (line, "%32s %x %32s %x %32s %lx %lx %lx %lx %31s", dst, &dst_len, src, &src_len, nexthop, &met,
+                  &refcnt, &use, &flags, ifname)
+          != 10)
+        return false;
+      /* RTF_UP, not RTF_REJECT (the kernel's "unreachable" default on lo) */
+      if (strspn (dst, "0") != 32 || dst_len != 0 || !(flags & 0x1) || (flags & 0x200) || strcmp (ifname, "lo") == 0)
+        return false;
+      *metric = met;
+    }
+  if (strlen (ifname) >= 16)
+    return false;
+  memcpy (name, ifname, strlen (ifname) + 1);
+  return true;
+}
+
+int
+hv_pasta_default_if (int family, char name[16], hv_error **err)
+{
+  /* thread-self: the namespace of this thread, which is what pasta,
+   * started from it, will see. */
+  const char *path = family == AF_INET ? "/proc/thread-self/net/route" : "/proc/thread-self/net/ipv6_route";
+  FILE *f = fopen (path, "re");
+  if (f == NULL)
+    {
+      /* No IPv6 in this kernel: no IPv6 route either. */
+      if (errno == ENOENT && family == AF_INET6)
+        return 1;
+      return hv_error_set (err, errno, "open %s", path);
+    }
+  char line[512];
+  bool found = false;
+  unsigned long best = 0;
+  while (fgets (line, sizeof (line), f))
+    {
+      char ifname[16];
+      unsigned long metric;
+      if (parse_default_route (family, line, ifname, &metric) && (!found || metric < best))
+        {
+          found = true;
+          best = metric;
+          memcpy (name, ifname, sizeof (ifname));
+        }
+    }
+  fclose (f);
+  return found ? 0 : 1;
+}
+
+/* pasta's log, without the lines about a missing syslog, as one line. */
+static void
+read_log (int fd, char *out, size_t size)
+{
+  char buf[PASTA_LOG_MAX + 1];
+  ssize_t n = pread (fd, buf, PASTA_LOG_MAX, 0);
+  out[0] = '\0';
+  if (n <= 0)
+    return;
+  buf[n] = '\0';
+  size_t used = 0;
+  char *save = NULL;
+  for (char *l = strtok_r (buf, "\n", &save); l; l = strtok_r (NULL, "\n", &save))
+    {
+      if (str_has_prefix (l, "Failed to send") || *l == '\0')
+        continue;
+      int w = snprintf (out + used, size - used, "%s%s", used ? "; " : "", l);
+      if (w < 0 || (size_t) w >= size - used)
+        break;
+      used += (size_t) w;
+    }
+}
+
+/* Move fd to at least `above`, close-on-exec cleared by the dup2 after. */
+static int
+lift (int fd, int above)
+{
+  return fd < 0 ? -1 : fcntl (fd, F_DUPFD_CLOEXEC, above);
+}
+
+static void __attribute__ ((noreturn))
+child_fail (const char *what)
+{
+  char msg[160];
+  int n = snprintf (msg, sizeof (msg), "haven: before exec of pasta: %s: %s\n", what, strerror (errno));
+  if (n > 0)
+    write_all (2, msg, (size_t) n);
+  _exit (127);
+}
+
+/* In the child: descriptors at pasta's numbers, nothing else open, caps
+ * bounded, then exec with an empty environment. */
+static void __attribute__ ((noreturn))
+child_exec (pid_t parent, const char *binary, char **argv, int netns_fd, int userns_fd, int ready_fd, int log_fd)
+{
+  /* pasta dies with the process that started it (haven): nothing of the
+   * sandbox can reach pasta to undo this, unlike init's own prctl.  It
+   * survives exec (pasta has no file capabilities) and pasta's
+   * setuid/setgid to the ids it already has (no change of credentials). */
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    child_fail ("PR_SET_PDEATHSIG");
+  if (getppid () != parent)
+    _exit (127);
+  /* Its own session: a Ctrl-C at haven's terminal is the sandbox's, and
+   * must not end its network. */
+  setsid ();
+  sigset_t none;
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  for (int s = 1; s < NSIG; s++)
+    if (s != SIGKILL && s != SIGSTOP)
+      signal (s, SIG_DFL);
+
+  int devnull = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  int hi_log = lift (log_fd, PASTA_FIRST_FREE + 8);
+  if (hi_log < 0 || dup2 (hi_log, 2) < 0 || dup2 (hi_log, 1) < 0)
+    _exit (127);
+  int hi_netns = lift (netns_fd, PASTA_FIRST_FREE + 8);
+  int hi_userns = lift (userns_fd, PASTA_FIRST_FREE + 8);
+  int hi_ready = lift (ready_fd, PASTA_FIRST_FREE + 8);
+  if (devnull < 0 || hi_netns < 0 || hi_ready < 0 || (userns_fd >= 0 && hi_userns < 0))
+    child_fail ("descriptors");
+  if (dup2 (devnull, 0) < 0 || dup2 (hi_netns, PASTA_NETNS_FD) < 0 || dup2 (hi_ready, PASTA_READY_FD) < 0)
+    child_fail ("dup2");
+  if (hi_userns >= 0)
+    {
+      if (dup2 (hi_userns, PASTA_USERNS_FD) < 0)
+        child_fail ("dup2");
+    }
+  else
+    close (PASTA_USERNS_FD);
+  syscall (SYS_close_range, PASTA_FIRST_FREE, ~0U, 0);
+
+  if (geteuid () == 0)
+    {
+      /* What pasta needs as root, no more: SYS_ADMIN for setns, NET_ADMIN
+       * for the tap device and the interface's configuration,
+       * NET_BIND_SERVICE which it keeps for itself.  The rest leaves the
+       * bounding set, so exec does not grant it. */
+      for (int cap = 0; cap <= 63; cap++)
+        if (cap != CAP_SYS_ADMIN && cap != CAP_NET_ADMIN && cap != CAP_NET_BIND_SERVICE
+            && prctl (PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+          child_fail ("drop capabilities from the bounding set");
+    }
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    child_fail ("PR_SET_NO_NEW_PRIVS");
+  char *envp[] = { NULL };
+  execve (binary, argv, envp);
+  child_fail (binary);
+}
+
+static long
+ms_since (const struct timespec *start)
+{
+  struct timespec now;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  return (now.tv_sec - start->tv_sec) * 1000L + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+/* Wait for pasta's pid on the pipe: written once the interface is
+ * configured.  1: ready, 0: pasta closed it (exited), -1: timeout. */
+static int
+wait_ready (int fd, int ready_ms)
+{
+  struct timespec start;
+  clock_gettime (CLOCK_MONOTONIC, &start);
+  char buf[32];
+  size_t used = 0;
+  for (;;)
+    {
+      long left = ready_ms - ms_since (&start);
+      if (left <= 0)
+        return -1;
+      struct pollfd p = { .fd = fd, .events = POLLIN };
+      int r = poll (&p, 1, (int) left);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        return -1;
+      ssize_t n = read (fd, buf + used, sizeof (buf) - 1 - used);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return 0;
+      used += (size_t) n;
+      if (memchr (buf, '\n', used))
+        return 1;
+      if (used == sizeof (buf) - 1)
+        return 0;
+    }
+}
+
+static void
+fail_cleanup (struct hv_pasta *p, char *log, size_t size)
+{
+  if (p->log_fd >= 0)
+    read_log (p->log_fd, log, size);
+  hv_pasta_stop (p);
+}
+
+int
+hv_pasta_start (const struct hv_pasta_opts *o, struct hv_pasta *p, hv_error **err)
+{
+  p->pid = 0;
+  p->pidfd = -1;
+  p->log_fd = -1;
+  const char *binary = find_binary (o, err);
+  if (binary == NULL)
+    return -1;
+  char if4[16] = "", if6[16] = "";
+  int r4 = hv_pasta_default_if (AF_INET, if4, err);
+  if (r4 < 0)
+    return -1;
+  int r6 = hv_pasta_default_if (AF_INET6, if6, err);
+  if (r6 < 0)
+    return -1;
+  if (r4 != 0 && r6 != 0)
+    return hv_error_set (err, 0, "pasta: the host has no default route (IPv4 or IPv6): no network to give the "
+                                 "sandbox");
+
+  /* argv[0] must name pasta: the binary is passt's, and picks its mode by
+   * the name it was run as. */
+  const char *argv[40];
+  size_t n = 0;
+  argv[n++] = "pasta";
+  static const char *const fixed[] = { "--foreground", "--quiet", "--config-net", "-T", "none", "-U", "none",
+                                       "-t", "none", "-u", "none", "--no-map-gw", "--no-udp", "--no-dhcp",
+                                       "--no-dhcpv6", "--no-ra", "--no-netns-quit", "--pid", "/proc/self/fd/5" };
+  for (size_t i = 0; i < N_ELEMENTS (fixed); i++)
+    argv[n++] = fixed[i];
+  if (r4 == 0)
+    {
+      argv[n++] = "--outbound-if4";
+      argv[n++] = if4;
+    }
+  else
+    argv[n++] = "--ipv6-only";
+  if (r6 == 0)
+    {
+      argv[n++] = "--outbound-if6";
+      argv[n++] = if6;
+    }
+  else
+    argv[n++] = "--ipv4-only";
+  if (geteuid () == 0)
+    {
+      argv[n++] = "--runas";
+      argv[n++] = "0:0";
+    }
+  if (o->userns_fd >= 0)
+    {
+      argv[n++] = "--userns";
+      argv[n++] = "/proc/self/fd/4";
+    }
+  argv[n++] = "--netns";
+  argv[n++] = "/proc/self/fd/3";
+  argv[n] = NULL;
+
+  cleanup_close int log_fd = memfd_create ("haven-pasta-log", MFD_CLOEXEC);
+  if (log_fd < 0)
+    return hv_error_set (err, errno, "pasta: memfd for its log");
+  int ready[2];
+  if (pipe2 (ready, O_CLOEXEC) < 0)
+    return hv_error_set (err, errno, "pasta: readiness pipe");
+  cleanup_close int ready_r = ready[0];
+  pid_t parent = getpid ();
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      int e = errno;
+      close (ready[1]);
+      return hv_error_set (err, e, "pasta: fork");
+    }
+  if (pid == 0)
+    child_exec (parent, binary, (char **) argv, o->netns_fd, o->userns_fd, ready[1], log_fd);
+  close (ready[1]);
+  p->pid = pid;
+  p->log_fd = steal_fd (&log_fd);
+  /* Our child, not reaped before we wait: the pid is its. */
+  p->pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  if (p->pidfd < 0)
+    {
+      int e = errno;
+      kill (pid, SIGKILL);
+      hv_pasta_stop (p);
+      return hv_error_set (err, e, "pasta: pidfd_open");
+    }
+
+  int ready_ms = o->ready_ms > 0 ? o->ready_ms : HV_PASTA_READY_MS;
+  int r = wait_ready (ready_r, ready_ms);
+  if (r == 1)
+    return 0;
+  char log[PASTA_LOG_MAX];
+  if (r == 0)
+    {
+      /* Exited: reap it first, so its whole log is there. */
+      int status = 0;
+      while (waitpid (p->pid, &status, 0) < 0 && errno == EINTR)
+        ;
+      p->pid = 0;
+      read_log (p->log_fd, log, sizeof (log));
+      hv_pasta_stop (p);
+      if (WIFEXITED (status))
+        return hv_error_set (err, 0, "pasta exited with status %d before the sandbox's network was up: %s",
+                             WEXITSTATUS (status), *log ? log : "(no message)");
+      return hv_error_set (err, 0, "pasta was killed by signal %d before the sandbox's network was up: %s",
+                           WTERMSIG (status), *log ? log : "(no message)");
+    }
+  fail_cleanup (p, log, sizeof (log));
+  return hv_error_set (err, 0, "pasta did not bring the sandbox's network up within %d ms (killed): %s", ready_ms,
+                       *log ? log : "(no message)");
+}
+
+bool
+hv_pasta_alive (const struct hv_pasta *p)
+{
+  if (p->pidfd < 0)
+    return false;
+  struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+  return poll (&pfd, 1, 0) == 0;
+}
+
+void
+hv_pasta_stop (struct hv_pasta *p)
+{
+  if (p->pid > 0)
+    {
+      /* Through the pidfd: the pid may not be reused before we reap. */
+      if (p->pidfd >= 0)
+        syscall (SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
+      else
+        kill (p->pid, SIGKILL);
+      while (waitpid (p->pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+      p->pid = 0;
+    }
+  if (p->pidfd >= 0)
+    {
+      close (p->pidfd);
+      p->pidfd = -1;
+    }
+  if (p->log_fd >= 0)
+    {
+      close (p->log_fd);
+      p->log_fd = -1;
+    }
+}
+
+int
+hv_pasta_connect (void *data, pid_t init_pid, int netns_fd, hv_error **err)
+{
+  struct hv_pasta *p = data;
+  char path[64];
+  snprintf (path, sizeof (path), "/proc/%d/ns/user", (int) init_pid);
+  /* init waits for us (it is our child, not reaped): the pid is its. */
+  cleanup_close int init_userns = open (path, O_RDONLY | O_CLOEXEC);
+  if (init_userns < 0)
+    return hv_error_set (err, errno, "pasta: %s", path);
+  struct stat ours, theirs;
+  if (stat ("/proc/self/ns/user", &ours) < 0 || fstat (init_userns, &theirs) < 0)
+    return hv_error_set (err, errno, "pasta: user namespaces");
+  bool same = ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
+  struct hv_pasta_opts o = { .netns_fd = netns_fd, .userns_fd = same ? -1 : init_userns };
+  return hv_pasta_start (&o, p, err);
+}

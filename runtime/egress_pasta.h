@@ -1,0 +1,95 @@
+/* Connectivity for a sandbox's own network namespace through pasta
+ * (Debian package passt): a process of the caller's, in the caller's
+ * network namespace, that relays the sandbox's TCP connections with
+ * sockets of its own.  The egress table (egress_table.h) must be in the
+ * namespace before hv_pasta_start: nothing leaves before it.
+ *
+ * pasta runs with
+ *   -T none -U none -t none -u none   no port forwarded either way;
+ *   --no-map-gw                       the gateway's address is the real
+ *                                     gateway, not the host's loopback
+ *                                     (pasta's default maps it there);
+ *   --no-udp                          UDP is not relayed: the table
+ *                                     rejects it anyway, and DNS goes to
+ *                                     the resolver in the sandbox (ICMP
+ *                                     stays on: pasta answers IPv6
+ *                                     neighbour discovery there, and
+ *                                     IPv6 stops without it; the table
+ *                                     rejects ICMP echo);
+ *   --no-dhcp --no-dhcpv6 --no-ra     --config-net sets the address and
+ *                                     routes itself;
+ *   --outbound-if4/6 IF               its sockets are bound to the
+ *                                     interface of the host's default
+ *                                     route, so the host's addresses on
+ *                                     other interfaces (docker0, a
+ *                                     dummy, lo aliases) are not reached;
+ *                                     those on that interface still are
+ *                                     if an allowed CIDR covers them;
+ *   --netns /proc/self/fd/3           the namespace as a descriptor
+ *                                     haven holds (no path to race), with
+ *                                     --no-netns-quit: pasta cannot watch
+ *                                     such a path, haven ends it;
+ *   --runas 0:0 when haven is root    pasta would switch to nobody and
+ *                                     then could not enter a namespace of
+ *                                     the initial user namespace; its
+ *                                     capabilities are bounded to
+ *                                     SYS_ADMIN, NET_ADMIN and
+ *                                     NET_BIND_SERVICE before exec and it
+ *                                     keeps SYS_ADMIN and NET_BIND_SERVICE
+ *                                     after setup (its own isolation: an
+ *                                     empty mount namespace, seccomp);
+ *   -f -P /proc/self/fd/5             in the foreground (so it stays
+ *                                     haven's child and dies with haven:
+ *                                     PR_SET_PDEATHSIG), writing its pid
+ *                                     into a pipe once the interface is
+ *                                     configured: that is the readiness
+ *                                     signal.
+ * pasta holds the namespace open: it must be stopped (hv_pasta_stop) for
+ * the namespace to go. */
+#ifndef HAVEN_EGRESS_PASTA_H
+#define HAVEN_EGRESS_PASTA_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* How long pasta may take to configure the interface. */
+#define HV_PASTA_READY_MS 5000
+
+struct hv_pasta_opts
+{
+  int netns_fd;       /* the sandbox's network namespace */
+  int userns_fd;      /* the user namespace owning it, -1: the caller's */
+  const char *binary; /* NULL: the first of /usr/bin/pasta, /usr/local/bin/pasta */
+  int ready_ms;       /* 0: HV_PASTA_READY_MS */
+};
+
+struct hv_pasta
+{
+  pid_t pid; /* 0: none */
+  int pidfd;
+  int log_fd; /* what pasta wrote (a memfd) */
+};
+#define HV_PASTA_INIT { .pid = 0, .pidfd = -1, .log_fd = -1 }
+
+/* Start pasta into o->netns_fd and return once the interface is up.  On
+ * failure nothing of it is left, and the error says what pasta said. */
+int hv_pasta_start (const struct hv_pasta_opts *o, struct hv_pasta *p, hv_error **err);
+/* Kill pasta and reap it (idempotent). */
+void hv_pasta_stop (struct hv_pasta *p);
+/* Is pasta still running? */
+bool hv_pasta_alive (const struct hv_pasta *p);
+
+/* hv_create_opts.egress_connect for `haven run`: data is a struct
+ * hv_pasta (HV_PASTA_INIT) that the caller stops once the container is
+ * gone, and that pasta stays alive with until then.  The namespace is
+ * init's; when init is in a user namespace other than ours (rootless),
+ * pasta joins that one to enter it. */
+int hv_pasta_connect (void *data, pid_t init_pid, int netns_fd, hv_error **err);
+
+/* The interface of the caller's namespace's default route of family
+ * AF_INET or AF_INET6 (lowest metric) into name; 0 when found, 1 when
+ * there is none, -1 on error. */
+int hv_pasta_default_if (int family, char name[16], hv_error **err);
+#endif
