@@ -441,6 +441,10 @@ hv_monitor_main (const struct hv_monitor_args *a)
   if (m.attached)
     {
       drain_notifications (&m);
+      /* Denials the kernel logged before init's end are in the socket:
+       * recorded before the exit record (one bounded, non-blocking pass). */
+      if (m.egress && hv_monitor_egress_denials_fd (m.egress) >= 0)
+        hv_monitor_egress_denials_ready (m.egress);
       write_exit (&m);
     }
   hv_monitor_egress_free (m.egress);
