@@ -303,6 +303,25 @@ spawn_monitor (struct hv_monitor_args *a, const char *dir, struct hv_monitor *m,
   return save_pid (dir, (pid_t) atoi (payload), err);
 }
 
+/* The host file an engine binds on /etc/resolv.conf (the last mount
+ * there wins, as it is mounted last), or NULL. */
+static const char *
+bound_resolv_conf (const oci_spec *spec)
+{
+  const char *source = NULL;
+  for (size_t i = 0; i < spec->n_mounts; i++)
+    {
+      const oci_mount *mt = &spec->mounts[i];
+      if (mt->destination == NULL || strcmp (mt->destination, "/etc/resolv.conf") != 0)
+        continue;
+      bool bind = mt->type && strcmp (mt->type, "bind") == 0;
+      for (size_t j = 0; j < mt->options.n; j++)
+        bind = bind || strcmp (mt->options.v[j], "bind") == 0 || strcmp (mt->options.v[j], "rbind") == 0;
+      source = bind && mt->source && mt->source[0] == '/' ? mt->source : NULL;
+    }
+  return source;
+}
+
 int
 hv_monitor_start (const hv_container *c, const oci_spec *spec, struct hv_monitor *m, hv_error **err)
 {
@@ -328,7 +347,8 @@ hv_monitor_start (const hv_container *c, const oci_spec *spec, struct hv_monitor
     return -1;
   struct hv_monitor_args a = { .id = c->id, .policy = policy ? policy : "", .bundle = c->bundle, .socket_path = sock,
                                .command = &spec->process.args, .listen_fd = listen_fd, .control_fd = -1,
-                               .trail_fd = trail, .timeout_s = timeout_s };
+                               .trail_fd = trail, .timeout_s = timeout_s,
+                               .resolv_conf = egress ? bound_resolv_conf (spec) : NULL };
   if (spawn_monitor (&a, c->dir, m, err) < 0)
     {
       hv_monitor_release (m, true);

@@ -3,6 +3,7 @@
 #include "monitor_loop.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -20,6 +21,7 @@
 
 #include "audit_trail.h"
 #include "json_gen.h"
+#include "monitor_egress.h"
 #include "sync.h"
 #include "utils.h"
 
@@ -49,6 +51,7 @@ struct monitor
    * namespace and the resolver's listening sockets; -1 when absent. */
   char *egress_config;
   int egress_netns, egress_udp4, egress_tcp4, egress_udp6, egress_tcp6;
+  hv_monitor_egress *egress; /* the resolver and the denial listener, once GO came */
   const char *end;      /* set: leave the loop; the exit record's reason ("" for none) */
 };
 
@@ -248,15 +251,61 @@ close_egress (struct monitor *m)
   m->egress_config = NULL;
 }
 
-/* The container runs: DNS is the resolver's.  Until this monitor runs
- * one (issue 10, egress_resolver.h), nobody answers on the listening
- * sockets: they are closed, so that a query fails at once (port
- * unreachable, connection refused) instead of waiting; no name resolves
- * and nothing is pinned (fail closed). */
+static void
+on_resolver (struct monitor *m, struct source *s, uint32_t events)
+{
+  (void) events;
+  cleanup_error hv_error *err = NULL;
+  int r = hv_monitor_egress_resolver_ready (m->egress, &err);
+  if (r <= 0)
+    monitor_remove_source (m, s);
+  if (r < 0)
+    m->end = "monitor error: left in the container's network namespace";
+}
+
+static void
+on_denials (struct monitor *m, struct source *s, uint32_t events)
+{
+  (void) events;
+  if (hv_monitor_egress_denials_ready (m->egress) <= 0)
+    monitor_remove_source (m, s);
+}
+
+/* The loop watches a copy of an egress part's fd (the part keeps its
+ * own); not watched: that part is not served, which fails closed. */
+static void
+watch_egress_fd (struct monitor *m, int fd, void (*ready) (struct monitor *, struct source *, uint32_t))
+{
+  int copy = fd >= 0 ? fcntl (fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (copy >= 0)
+    monitor_add_source (m, copy, ready);
+}
+
+/* The container runs: DNS is the resolver's (monitor_egress.h).  The
+ * listening sockets go to it; whatever of it fails leaves DNS failing,
+ * never open. */
 static void
 start_egress (struct monitor *m)
 {
-  close_egress (m);
+  if (m->egress_netns < 0)
+    return;
+  struct hv_monitor_egress_args a = { .config = m->egress_config, .netns = m->egress_netns,
+                                      .udp4 = m->egress_udp4, .tcp4 = m->egress_tcp4, .udp6 = m->egress_udp6,
+                                      .tcp6 = m->egress_tcp6, .resolv_conf = m->a->resolv_conf };
+  m->egress_udp4 = m->egress_tcp4 = m->egress_udp6 = m->egress_tcp6 = -1;
+  cleanup_error hv_error *err = NULL;
+  m->egress = hv_monitor_egress_start (&a, &m->trail, &err);
+  /* The namespace stays open: the resolver makes its upstream sockets
+   * there (engine) as it needs them. */
+  free (m->egress_config);
+  m->egress_config = NULL;
+  if (m->egress == NULL)
+    {
+      m->end = "monitor error: left in the container's network namespace";
+      return;
+    }
+  watch_egress_fd (m, hv_monitor_egress_resolver_fd (m->egress), on_resolver);
+  watch_egress_fd (m, hv_monitor_egress_denials_fd (m->egress), on_denials);
 }
 
 /* create: GO brings init; a close before it means create failed. */
@@ -392,7 +441,13 @@ hv_monitor_main (const struct hv_monitor_args *a)
   if (m.attached)
     {
       drain_notifications (&m);
+      /* Denials the kernel logged before init's end are in the socket:
+       * recorded before the exit record (one bounded, non-blocking pass). */
+      if (m.egress && hv_monitor_egress_denials_fd (m.egress) >= 0)
+        hv_monitor_egress_denials_ready (m.egress);
       write_exit (&m);
     }
+  hv_monitor_egress_free (m.egress);
+  close_egress (&m);
   _exit (0);
 }

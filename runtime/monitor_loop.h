@@ -3,8 +3,8 @@
  * is ready.  Today's sources: the control socket from create, the
  * seccomp listener socket and the connections on it, one seccomp notify
  * fd per filter loaded (init's, each exec's), a pidfd of init, and a
- * signalfd (delete's SIGTERM).  The egress resolver (issue 10) adds its
- * DNS socket as one more source with monitor_add_source(). */
+ * signalfd (delete's SIGTERM), and with egress (issue 10) the resolver's
+ * and the denial listener's epoll fds (monitor_egress.h). */
 #ifndef HAVEN_MONITOR_LOOP_H
 #define HAVEN_MONITOR_LOOP_H
 
@@ -26,6 +26,9 @@ struct hv_monitor_args
   int control_fd;
   int trail_fd;
   unsigned timeout_s;      /* kill init this long after GO; 0: never */
+  /* Egress: the host file the config binds on /etc/resolv.conf (the
+   * engine's), or NULL; read for the resolver's upstreams. */
+  const char *resolv_conf;
 };
 
 /* The monitor: never returns. */

@@ -77,3 +77,117 @@ test_egress_container_fails_closed() {
   assert_contains "$OUT" 'config.json: .annotations["run.haven.egress"].allow[0].cidr: "10.0.0.1/8": address has bits set beyond the /8 prefix'
   [ ! -e "$STATE_ROOT/$id" ] || fail "state directory left behind"
 }
+
+# --- names: the monitor runs the resolver (runtime/monitor_egress.h) ---
+
+CTR_DNS_PY=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/egress_dns.py
+NAMES_JSON='{"policy":"t","connect":"engine","allow":[],"deny":[],
+  "names":[{"name":"api.example.com","subdomains":false,"ports":"443"},
+           {"name":"www.cdn.example.com","subdomains":false,"ports":"8080"}],"deny_names":[]}'
+
+# egress_dns_world: egress_world plus a DNS server in the world on
+# 198.51.100.54 (its queries in DNSLOG), named by the container's
+# resolv.conf, which the bundle binds on /etc/resolv.conf as an engine does.
+egress_dns_world() {
+  egress_world
+  ip -n "$W" addr add 198.51.100.54/32 dev lo
+  cat > zone.json <<'ZONE'
+{"api.example.com": {"A": [["203.0.113.10", 300]], "AAAA": [["2001:db8:2::10", 300]]},
+ "www.cdn.example.com": {"CNAME": ["edge.cdnnet.example", 120]},
+ "edge.cdnnet.example": {"A": [["203.0.113.20", 60]]},
+ "evil.example": {"A": [["203.0.113.10", 300]]}}
+ZONE
+  DNSLOG=$PWD/dns.log
+  : > "$DNSLOG"
+  ip netns exec "$W" python3 "$CTR_DNS_PY" server "$PWD/zone.json" "$DNSLOG" "$PWD/dns.ready" 198.51.100.54 \
+    > dns.err 2>&1 &
+  defer "kill $!"
+  wait_file "$PWD/dns.ready"
+  printf '# written by the engine\nsearch example.com\nnameserver 198.51.100.54\noptions ndots:0\n' > resolv.conf
+  touch "$B/rootfs/etc/resolv.conf"
+}
+
+# names_bundle ARGS...: $B with NAMES_JSON, the engine's resolv.conf bound
+# and a trail at $TRAIL.
+names_bundle() {
+  TRAIL=$PWD/trail/c.jsonl
+  egress_bundle "$NAMES_JSON" "$@"
+  cfg "$B" '.annotations["run.haven.audit"] = $t
+            | .mounts += [{destination: "/etc/resolv.conf", type: "bind", source: $r, options: ["rbind", "ro"]}]' \
+    --arg t "$TRAIL" --arg r "$PWD/resolv.conf"
+}
+
+# Inside the container: an allowed name resolves and connects at once,
+# through a CNAME chain too; an unlisted name is refused and never asked
+# upstream; an address never resolved is refused; the trail says what
+# was refused, and names the name whose answer held a denied destination.
+test_egress_container_names() {
+  skip_on_runc "haven's egress resolver"
+  egress_dns_world
+  names_bundle sh -c '
+    o=$(nslookup api.example.com 2>&1); case $o in *203.0.113.10*) echo "api resolved";; *) echo "api: $o";; esac
+    nc -w 3 203.0.113.10 443 </dev/null; echo " api443 rc=$?"
+    o=$(nslookup www.cdn.example.com 2>&1); case $o in *203.0.113.20*) echo "cdn resolved";; *) echo "cdn: $o";; esac
+    nc -w 3 203.0.113.20 8080 </dev/null; echo " cdn8080 rc=$?"
+    o=$(nslookup evil.example 2>&1); case $o in *REFUSED*) echo "evil refused";; *) echo "evil: $o";; esac
+    nc -w 3 198.51.100.10 80 </dev/null; echo " unresolved rc=$?"
+    nc -w 3 203.0.113.10 81 </dev/null; echo " api81 rc=$?"'
+  local t0=$SECONDS
+  run_ctr "$B"
+  echo "$OUT"
+  assert_eq 0 "$RC" "run ($OUT)"
+  [ $((SECONDS - t0)) -lt 8 ] || fail "took $((SECONDS - t0)) s: something waited for a timeout"
+  assert_contains "$OUT" "api resolved"
+  assert_contains "$OUT" $'hi 203.0.113.10 443\n api443 rc=0' "connect right after the answer"
+  assert_contains "$OUT" "cdn resolved"
+  assert_contains "$OUT" $'hi 203.0.113.20 8080\n cdn8080 rc=0' "CNAME chain to an unlisted name"
+  assert_contains "$OUT" "evil refused"
+  assert_contains "$OUT" " unresolved rc=1"
+  assert_contains "$OUT" " api81 rc=1"
+  assert_not_contains "$(cat "$DNSLOG")" "evil" "queries for the unlisted name upstream"
+  assert_contains "$(cat "$DNSLOG")" "udp api.example.com A"
+  assert_not_contains "$(cat "$WLOG")" "198.51.100.10 80" "unresolved destination reached"
+  jq -se 'any(.[]; .event == "dns-refused" and .name == "evil.example" and .type == "A"
+                  and .why == "not in the policy")' "$TRAIL" >/dev/null \
+    || fail "no dns-refused record: $(cat "$TRAIL")"
+  jq -se 'any(.[]; .event == "net-denied" and .destination == "203.0.113.10" and .port == 81
+                  and .protocol == "tcp" and .names == ["api.example.com"])' "$TRAIL" >/dev/null \
+    || fail "no net-denied record naming api.example.com: $(cat "$TRAIL")"
+  jq -se 'any(.[]; .event == "net-denied" and .destination == "198.51.100.10" and .port == 80 and .names == [])' \
+    "$TRAIL" >/dev/null || fail "no net-denied record for the unresolved address: $(cat "$TRAIL")"
+  jq -se 'all(.[]; .event != "egress-error")' "$TRAIL" >/dev/null || fail "egress error: $(cat "$TRAIL")"
+}
+
+# The refusal's EDE names haven and the policy; when the monitor dies DNS
+# fails (no answer) and nothing opens; delete leaves no monitor and no
+# resolver socket (the engine's namespace, here the test's, outlives the
+# container, and the table with it).
+test_egress_container_names_fail_closed() {
+  skip_on_runc "haven's egress resolver"
+  egress_dns_world
+  names_bundle sleep 30
+  local id m out
+  id=$(new_id egress)
+  defer "rt delete --force $id"
+  rt create --bundle "$B" "$id" > create.out 2>&1 || fail "create: $(cat create.out)"
+  rt start "$id" || fail "start"
+  m=$(cut -d' ' -f1 "$STATE_ROOT/$id/monitor.pid")
+  # Any server address the sandbox names lands at haven's resolver.
+  out=$(in_sb python3 "$CTR_DNS_PY" query 8.8.8.8 evil.example A)
+  assert_eq 'REFUSED ede=haven_egress_policy_"t":_evil.example_(type_1):_not_in_the_policy' "$out"
+  out=$(in_sb python3 "$CTR_DNS_PY" query 198.51.100.54 api.example.com A tcp)
+  assert_eq "NOERROR ede= A:203.0.113.10:300" "$out" "allowed over TCP"
+  expect_connects 203.0.113.10 443
+  kill -9 "$m"
+  gone "$m" || fail "monitor $m survived SIGKILL"
+  out=$(in_sb python3 "$CTR_DNS_PY" query 198.51.100.54 api.example.com A)
+  [[ "$out" == error:* || "$out" == timeout ]] || fail "DNS answered without the monitor: $out"
+  out=$(in_sb python3 "$CTR_DNS_PY" query 198.51.100.54 evil.example A tcp)
+  [[ "$out" == error:* || "$out" == timeout ]] || fail "DNS over TCP answered without the monitor: $out"
+  assert_not_contains "$(cat "$DNSLOG")" "evil" "queries upstream"
+  expect_refused_fast 198.51.100.10 80
+  rt delete --force "$id" || fail "delete"
+  [ ! -e "$STATE_ROOT/$id" ] || fail "state directory left behind"
+  assert_eq "" "$(in_sb ss -Hlnup 'sport = :53'; in_sb ss -Hlntp 'sport = :53')" "resolver sockets left"
+  echo "left in the engine's namespace after delete: $(in_sb nft list tables)"
+}

@@ -1,0 +1,251 @@
+/* The per-container monitor's egress side: monitor_egress.h. */
+#include "config.h"
+#include "monitor_egress.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "egress_audit.h"
+#include "egress_config.h"
+#include "egress_denials.h"
+#include "egress_resolver.h"
+#include "egress_table.h"
+#include "json_gen.h"
+#include "resolv_conf.h"
+#include "utils.h"
+
+/* The host's, for "connect": "pasta": the monitor runs in the host's
+ * namespace, so a loopback stub there (systemd-resolved's 127.0.0.53)
+ * answers too.  Written by the host's administrator, not the sandbox
+ * (whose / is the host's, read-only): a link there is followed. */
+#define HOST_RESOLV_CONF "/etc/resolv.conf"
+
+struct hv_monitor_egress
+{
+  struct hv_audit_trail *trail;
+  hv_egress_config *config;
+  hv_egress_table *table;
+  hv_egress_resolver *resolver;
+  hv_egress_denials *denials;
+  struct stat home; /* this thread's network namespace at start */
+};
+
+/* {"event":"egress-error","part":PART,"error":TEXT,"effect":EFFECT} */
+static void
+record_error (hv_monitor_egress *e, const char *part, const hv_error *err, const char *effect)
+{
+  yajl_gen g = hv_audit_trail_record (e->trail, "egress-error");
+  hv_audit_put_kv (g, "part", part);
+  hv_audit_put_kv (g, "error", err ? err->msg : "");
+  hv_audit_put_kv (g, "effect", effect);
+  hv_audit_trail_emit (e->trail, g);
+}
+
+static const char resolver_effect[]
+    = "the resolver is not running: every DNS query of the sandbox fails and nothing more is pinned";
+
+/* Did a failed setns back leave this thread in the sandbox's namespace? */
+static int
+check_home (const hv_monitor_egress *e, hv_error **err)
+{
+  struct stat now;
+  if (stat ("/proc/thread-self/ns/net", &now) < 0)
+    return hv_error_set (err, errno, "stat /proc/thread-self/ns/net");
+  if (now.st_dev != e->home.st_dev || now.st_ino != e->home.st_ino)
+    return hv_error_set (err, 0, "the monitor was left in the container's network namespace");
+  return 0;
+}
+
+static void
+on_refused (void *data, const char *qname, uint16_t qtype, const char *why)
+{
+  hv_monitor_egress *e = data;
+  /* Through the listener's limiter; no listener (no trail): dropped. */
+  if (e->denials)
+    hv_egress_denials_refused (e->denials, qname, qtype, why);
+}
+
+static size_t
+names_for (void *data, int family, const uint8_t addr[16], const char **names, size_t max)
+{
+  hv_monitor_egress *e = data;
+  return e->resolver ? hv_egress_resolver_names_for (e->resolver, family, addr, names, max) : 0;
+}
+
+static void
+on_denied (void *data, const hv_egress_denial *d)
+{
+  hv_monitor_egress *e = data;
+  hv_egress_audit_denied (e->trail, d, names_for, e);
+}
+
+static void
+on_limited_refusal (void *data, const char *qname, uint16_t qtype, const char *why)
+{
+  hv_monitor_egress *e = data;
+  hv_egress_audit_refused (e->trail, qname, qtype, why);
+}
+
+static void
+on_suppressed (void *data, uint64_t count)
+{
+  hv_monitor_egress *e = data;
+  hv_egress_audit_suppressed (e->trail, count);
+}
+
+/* The upstreams and where they are asked from. */
+static int
+read_upstreams (const struct hv_monitor_egress_args *a, const hv_egress_config *c, hv_resolv_conf *rc,
+                hv_error **err)
+{
+  if (c->connect == HV_EGRESS_CONNECT_PASTA)
+    return hv_resolv_conf_read (HOST_RESOLV_CONF, true, rc, err);
+  /* An engine container without a resolv.conf of the engine's: nobody to
+   * ask (allowed names get SERVFAIL; nothing else is tried). */
+  if (a->resolv_conf == NULL)
+    return hv_error_set (err, 0, "the config binds no file on /etc/resolv.conf: no upstream resolver");
+  return hv_resolv_conf_read (a->resolv_conf, false, rc, err);
+}
+
+static int
+start_resolver (hv_monitor_egress *e, const struct hv_monitor_egress_args *a, hv_error **err)
+{
+  const hv_egress_config *c = e->config;
+  hv_resolv_conf rc;
+  cleanup_error hv_error *rc_err = NULL;
+  if (read_upstreams (a, c, &rc, &rc_err) < 0)
+    record_error (e, "upstreams", rc_err, "allowed names cannot be resolved (SERVFAIL)");
+  else if (rc.n_ns == 0)
+    {
+      hv_error_set (&rc_err, 0, "no nameserver line with an IP address");
+      record_error (e, "upstreams", rc_err, "allowed names cannot be resolved (SERVFAIL)");
+    }
+  bool engine = c->connect == HV_EGRESS_CONNECT_ENGINE;
+  hv_egress_resolver_config rcfg = {
+    .table = e->table,
+    .allow = c->names, .n_allow = c->n_names, .deny = c->deny_names, .n_deny = c->n_deny_names,
+    .allow_cidrs = c->allow, .n_allow_cidrs = c->n_allow, .deny_cidrs = c->deny, .n_deny_cidrs = c->n_deny,
+    .udp4_fd = a->udp4, .tcp4_fd = a->tcp4, .udp6_fd = a->udp6, .tcp6_fd = a->tcp6,
+    .upstreams = rc.ns, .n_upstreams = rc.n_ns,
+    /* Engine: asked from inside the sandbox, where the engine's resolver
+     * is reachable; marked, so the table lets the query out unredirected. */
+    .upstream_netns_fd = engine ? a->netns : -1,
+    .upstream_mark = engine ? HV_EGRESS_RESOLVER_MARK : 0,
+    .policy_name = c->policy,
+    .events = { .refused = on_refused, .data = e },
+  };
+  return hv_egress_resolver_new (&rcfg, &e->resolver, err);
+}
+
+static void
+close_sockets (const struct hv_monitor_egress_args *a)
+{
+  int fds[] = { a->udp4, a->tcp4, a->udp6, a->tcp6 };
+  for (size_t i = 0; i < N_ELEMENTS (fds); i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
+}
+
+hv_monitor_egress *
+hv_monitor_egress_start (const struct hv_monitor_egress_args *a, struct hv_audit_trail *trail, hv_error **err)
+{
+  hv_monitor_egress *e = xmalloc0 (sizeof (*e));
+  e->trail = trail;
+  cleanup_error hv_error *part_err = NULL;
+  if (stat ("/proc/thread-self/ns/net", &e->home) < 0)
+    {
+      close_sockets (a);
+      hv_monitor_egress_free (e);
+      hv_error_set (err, errno, "stat /proc/thread-self/ns/net");
+      return NULL;
+    }
+  if (hv_egress_config_parse (a->config, "run.haven.egress", &e->config, &part_err) < 0)
+    {
+      /* create parsed the same text: not expected; no resolver then. */
+      close_sockets (a);
+      record_error (e, "resolver", part_err, resolver_effect);
+      return e;
+    }
+  /* The denial listener first: refusals go through its limiter. */
+  if (trail->fd >= 0)
+    {
+      hv_egress_denials_events ev = { .denied = on_denied, .refused = on_limited_refusal,
+                                      .suppressed = on_suppressed, .data = e };
+      if (hv_egress_denials_open (a->netns, HV_EGRESS_NFLOG_GROUP, 0, &ev, &e->denials, &part_err) < 0)
+        {
+          record_error (e, "denials", part_err, "no net-denied or dns-refused records (denials are still refused)");
+          hv_error_free (&part_err);
+        }
+    }
+  if (hv_egress_table_open (HV_EGRESS_TABLE_NAME, a->netns, &e->table, &part_err) < 0)
+    {
+      close_sockets (a);
+      record_error (e, "resolver", part_err, resolver_effect);
+    }
+  else if (start_resolver (e, a, &part_err) < 0)
+    record_error (e, "resolver", part_err, resolver_effect); /* the sockets went with it */
+  if (check_home (e, err) < 0)
+    {
+      hv_monitor_egress_free (e);
+      return NULL;
+    }
+  return e;
+}
+
+void
+hv_monitor_egress_free (hv_monitor_egress *e)
+{
+  if (e == NULL)
+    return;
+  hv_egress_resolver_free (e->resolver);
+  hv_egress_denials_free (e->denials);
+  hv_egress_table_close (e->table);
+  hv_egress_config_free (e->config);
+  free (e);
+}
+
+int
+hv_monitor_egress_resolver_fd (const hv_monitor_egress *e)
+{
+  return e->resolver ? hv_egress_resolver_fd (e->resolver) : -1;
+}
+
+int
+hv_monitor_egress_denials_fd (const hv_monitor_egress *e)
+{
+  return e->denials ? hv_egress_denials_fd (e->denials) : -1;
+}
+
+int
+hv_monitor_egress_resolver_ready (hv_monitor_egress *e, hv_error **err)
+{
+  cleanup_error hv_error *derr = NULL;
+  if (e->resolver == NULL)
+    return 0;
+  if (hv_egress_resolver_dispatch (e->resolver, &derr) == 0)
+    return 1;
+  /* Fail closed: the listening sockets close with it, so the sandbox's
+   * queries fail from now on; pins made so far expire with their TTL. */
+  hv_egress_resolver_free (e->resolver);
+  e->resolver = NULL;
+  record_error (e, "resolver", derr, resolver_effect);
+  return check_home (e, err) < 0 ? -1 : 0;
+}
+
+int
+hv_monitor_egress_denials_ready (hv_monitor_egress *e)
+{
+  cleanup_error hv_error *derr = NULL;
+  if (e->denials == NULL)
+    return 0;
+  if (hv_egress_denials_dispatch (e->denials, &derr) == 0)
+    return 1;
+  hv_egress_denials_free (e->denials);
+  e->denials = NULL;
+  record_error (e, "denials", derr, "no more net-denied or dns-refused records (denials are still refused)");
+  return 0;
+}
