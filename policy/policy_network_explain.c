@@ -1,7 +1,7 @@
 /* `haven policy explain`'s network section (policy_network_explain.h).
- * Every sentence here must be true of what runs today: the allowlist is
- * parsed and checked, but its enforcement (nftables table, resolver) is
- * not in place, so an allowlist runs with loopback only. */
+ * Every sentence here must be true of what runs today (the egress table,
+ * the resolver and pasta: runtime/egress_*.c; tests/integration/
+ * test_egress_*.sh show each claim). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -72,10 +72,14 @@ explain_allowlist (const hv_policy *p, FILE *out)
       fprintf (out, "  Denied, whatever the list above allows (an entry without a port denies every port):\n");
       list_rules (&p->net_deny, out);
     }
-  fprintf (out, "  Not enforced yet: the egress firewall is not in place, so today this policy runs with only\n"
-                "  the sandbox's own loopback (no network at all), in `haven run` and in engine containers;\n"
-                "  both say so when they start.  Nothing above is reachable yet.\n");
-  fprintf (out, "  Limits of rules by name, once enforced:\n"
+  fprintf (out, "  Enforced in the kernel: a table in the sandbox's network namespace refuses at once (TCP\n"
+                "  reset, ICMP admin-prohibited) what it does not allow; names are answered by haven's resolver,\n"
+                "  which refuses unlisted names without asking anyone and allows the addresses it answers for\n"
+                "  their DNS lifetime; DNS sent to any other server lands there too; link-local and cloud\n"
+                "  metadata addresses are always refused.  `haven run` reaches the network through pasta,\n"
+                "  without the host's own services (its loopback and other addresses); an engine container\n"
+                "  keeps its engine's network, with the table installed at create.\n");
+  fprintf (out, "  Limits of rules by name:\n"
                 "    - Addresses are allowed per address: while a name's address is allowed, other sites that\n"
                 "      share it (a CDN, a cloud load balancer) are reachable too.\n"
                 "    - Hosts where anyone can write (github.com, registry.npmjs.org, pypi.org, object storage,\n"

@@ -68,23 +68,6 @@ after_haven_died (void *data)
   hv_audit_end (d->audit, 128 + SIGKILL);
 }
 
-/* The egress table and pasta enforce an allowlist's addresses and CIDRs;
- * its names wait for the resolver (issue 10). */
-static void
-warn_no_egress (const hv_policy *p)
-{
-  if (p->net_mode != HV_NET_ALLOWLIST)
-    return;
-  for (size_t i = 0; i < p->net_allow.n; i++)
-    if (p->net_allow.v[i].kind != HV_NET_RULE_CIDR)
-      {
-        fprintf (stderr, "haven: policy \"%s\" allows hosts by name (%s), but names are not resolved yet: only "
-                         "its addresses and CIDRs connect\n",
-                 p->name, p->net_allow.v[i].entry);
-        return;
-      }
-}
-
 /* A fresh bundle directory (with an empty rootfs mount point), after
  * removing what runs killed with SIGKILL left (run_leftovers.h). */
 static int
@@ -232,7 +215,6 @@ hv_session_run (const struct hv_session_opts *o, int *exit_status, hv_error **er
     goto out;
   if (hv_run_context_init (o->project, o->cmd, &s.rc, err) < 0)
     goto out;
-  warn_no_egress (s.policy);
   if (make_bundle (&s, err) < 0)
     goto out;
   if (write_config (&s, err) < 0)

@@ -102,8 +102,8 @@ test_haven_no_network() {
 }
 
 # Issue 10: `extends: default` plus an allow list is an allowlist, never
-# silently nothing; until the resolver lands its names connect nowhere,
-# and it says so (its addresses and CIDRs: test_egress_pasta.sh).  Entries are checked with file:line:column.
+# silently nothing; what it reaches: test_egress_policies.sh and
+# test_egress_pasta.sh.  Entries are checked with file:line:column.
 test_haven_network_allowlist_language() {
   need_haven
   make_project
@@ -114,13 +114,13 @@ test_haven_network_allowlist_language() {
   haven_in "$P" policy explain "$P.pol/gh.yaml"
   assert_contains "$OUT" "api.github.com: TCP 443, 80"
   assert_contains "$OUT" "github.com: TCP 22"
-  assert_contains "$OUT" "Not enforced yet"
+  assert_contains "$OUT" "Enforced in the kernel"
   assert_not_contains "$OUT" "None: only" "an allowlist explained as no network"
   haven_in "$P" policy explain claude-code
   assert_contains "$OUT" "api.anthropic.com: TCP 443, 80"
   assert_not_contains "$OUT" "None: only" "claude-code explained as no network"
   haven_in "$P" run --policy "$P.pol/gh.yaml" -- true
-  assert_contains "$OUT" "allows hosts by name (api.github.com), but names are not resolved yet"
+  assert_not_contains "$OUT" "not resolved" "haven run still says names are not resolved"
   printf 'network:\n  allow:\n    - api.github.com\n    - "192.0.2.7/24"\n' > "$P.pol/bad.yaml"
   haven_in "$P" policy check "$P.pol/bad.yaml"
   [ "$RC" != 0 ] || fail "host bits accepted"
@@ -292,7 +292,6 @@ EOP
   assert_eq 0 "$RC" "seed policy check ($OUT)"
   haven_in "$P" run --policy "$P.pol/seed.yaml" -- cat /etc/passwd
   assert_eq "" "$(echo "$OUT" | grep -v '^haven:')" "blocked /etc/passwd content"
-  assert_contains "$OUT" "names are not resolved yet"
   haven_in "$P" run --policy "$P.pol/seed.yaml" -- python3 -c 'open("data/x", "w")'
   assert_contains "$OUT" "Read-only file system"
   haven_in "$P" run --policy "$P.pol/seed.yaml" -- sh -c true

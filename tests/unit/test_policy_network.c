@@ -572,8 +572,9 @@ test_explain (void **state)
   assert_has (t, "Denied, whatever the list above allows");
   assert_has (t, "    bad.example.com: TCP any port\n");
   assert_has (t, "    192.0.2.9: TCP 22\n");
-  assert_has (t, "Not enforced yet");
-  assert_has (t, "only\n  the sandbox's own loopback (no network at all)");
+  assert_has (t, "Enforced in the kernel: a table in the sandbox's network namespace refuses at once");
+  assert_has (t, "refuses unlisted names without asking anyone");
+  assert_true (strstr (t, "Not enforced") == NULL);
   assert_has (t, "other sites that\n      share it");
   assert_has (t, "Cautions:\n    t.yaml:2:30: network.allow: \"github.com:22\": github.com is a code host");
   assert_true (strstr (t, "None") == NULL);

@@ -1,0 +1,130 @@
+# Every shipped agent policy reaches exactly the hosts it lists through
+# `haven run`, and nothing else (issue 10's "done when").  The test's
+# "host" is a network namespace joined by veth to a TEST-NET world whose
+# DNS server (egress_dns.py, logging every query) gives each listed name
+# an address of its own with listeners on 443 and 80; /etc/netns/HOST/
+# resolv.conf points the host at that server, so haven's resolver
+# forwards there.  Each policy's names come from what it compiles to
+# (the run.haven.egress annotation), so a name added to a policy is
+# tested without touching this file.
+#
+#   host eh0 192.0.2.2/24 -- ew0 192.0.2.1 world; world's lo: 198.51.100.54
+#   (DNS), 203.0.113.1.. (one per listed name), 203.0.113.200 (unlisted)
+
+POLICIES_DNS_PY=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/egress_dns.py
+POLICIES_WORLD_PY=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/egress_world.py
+
+# policies_world NAME...: the namespaces, a zone giving NAME i the address
+# 203.0.113.i, listeners on 443 and 80 of each; sets EH, EW, PDNSLOG,
+# PWLOG.  Unlisted names of the zone: evil.example, x.<first name>.
+policies_world() {
+  need_haven
+  [ -x /usr/bin/pasta ] || skip "pasta missing (Debian package passt)"
+  command -v nft > /dev/null || skip "nft missing (Debian package nftables)"
+  EH=$CTR_PREFIX-eh-$RANDOM
+  EW=$CTR_PREFIX-ew-$RANDOM
+  ip netns add "$EH" || fail "ip netns add $EH"
+  defer "ip netns del $EH"
+  ip netns add "$EW" || fail "ip netns add $EW"
+  defer "ip netns del $EW"
+  mkdir -p "/etc/netns/$EH"
+  defer "rm -rf /etc/netns/$EH"
+  echo "nameserver 198.51.100.54" > "/etc/netns/$EH/resolv.conf"
+  ip link add eh0 netns "$EH" type veth peer name ew0 netns "$EW" || fail "veth"
+  ip -n "$EH" link set lo up
+  ip -n "$EW" link set lo up
+  ip -n "$EH" addr add 192.0.2.2/24 dev eh0
+  ip -n "$EW" addr add 192.0.2.1/24 dev ew0
+  ip -n "$EH" link set eh0 up
+  ip -n "$EW" link set ew0 up
+  ip -n "$EH" route add default via 192.0.2.1
+  ip -n "$EW" addr add 198.51.100.54/32 dev lo
+  ip -n "$EW" addr add 203.0.113.200/32 dev lo
+  local i=0 n specs=() zone="{"
+  for n in "$@"; do
+    i=$((i + 1))
+    ip -n "$EW" addr add "203.0.113.$i/32" dev lo
+    specs+=("tcp:203.0.113.$i:443" "tcp:203.0.113.$i:80")
+    zone+="\"$n\": {\"A\": [[\"203.0.113.$i\", 300]]}, \"x.$n\": {\"A\": [[\"203.0.113.$i\", 300]]}, "
+  done
+  zone+="\"evil.example\": {\"A\": [[\"203.0.113.200\", 300]]}}"
+  echo "$zone" > zone.json
+  PDNSLOG=$PWD/dns.log
+  PWLOG=$PWD/world.log
+  : > "$PDNSLOG"
+  : > "$PWLOG"
+  ip netns exec "$EW" python3 "$POLICIES_DNS_PY" server "$PWD/zone.json" "$PDNSLOG" "$PWD/dns.ready" \
+    198.51.100.54 > dns.err 2>&1 &
+  defer "kill $!"
+  ip netns exec "$EW" python3 "$POLICIES_WORLD_PY" listen "$PWLOG" "$PWD/world.ready" \
+    "${specs[@]}" tcp:203.0.113.200:443 > world.err 2>&1 &
+  defer "kill $!"
+  for i in $(seq 100); do [ -e dns.ready ] && [ -e world.ready ] && return 0; sleep 0.05; done
+  fail "the world did not start: $(cat dns.err world.err)"
+}
+
+# The names and ports a policy allows, "NAME PORT" per line.
+policy_names() {
+  "$HAVEN" policy compile "$1" 2> /dev/null | jq -r '.annotations["run.haven.egress"]' \
+    | jq -r '.names[] | select(.subdomains | not) | "\(.name) \(.ports)"' | sort -u
+}
+
+# The client run in the sandbox: for each "NAME PORT" argument, resolve
+# and connect; prints "NAME PORT RESULT" (connected, refused-dns:...,
+# refused, timeout, error) and how long it took.
+POLICIES_CLIENT='
+import socket, sys, time
+for arg in sys.argv[1:]:
+    name, port = arg.split(":")
+    start = time.monotonic()
+    try:
+        addr = socket.getaddrinfo(name, int(port), socket.AF_INET, socket.SOCK_STREAM)[0][4]
+    except socket.gaierror as e:
+        print(name, port, "no-address", "%d" % ((time.monotonic() - start) * 1000)); continue
+    s = socket.socket(); s.settimeout(5)
+    try:
+        s.connect(addr); r = "connected"
+    except ConnectionRefusedError: r = "refused"
+    except socket.timeout: r = "timeout"
+    except OSError as e: r = "error:%d" % e.errno
+    print(name, port, r, "%d" % ((time.monotonic() - start) * 1000)); s.close()
+'
+
+# check_policy POLICY: every listed name:port connects; port 8443 of a
+# listed name, a subdomain of it and evil.example do not, fast, and the
+# unlisted names never reach the world's DNS server.
+check_policy() {
+  local pol=$1 names n p args=() out line err=$PWD/run.err
+  names=$(policy_names "$pol")
+  [ -n "$names" ] || fail "policy $pol lists no names"
+  # shellcheck disable=SC2086
+  policies_world $(echo "$names" | awk '{print $1}' | sort -u)
+  while read -r n p; do args+=("$n:$p"); done <<< "$names"
+  local first=${args[0]%%:*}
+  args+=("$first:8443" "x.$first:443" "evil.example:443")
+  make_project
+  out=$(cd "$P" && timeout -k 2 120 ip netns exec "$EH" "$HAVEN" run --policy "$pol" -- \
+        python3 -c "$POLICIES_CLIENT" "${args[@]}" 2> "$err")
+  echo "$out" > client.out
+  while read -r n p; do
+    assert_contains "$out" "$n $p connected" "$pol: $n:$p ($(tail -3 "$err"))"
+  done <<< "$names"
+  for line in "$first 8443" "x.$first 443" "evil.example 443"; do
+    case "$out" in
+      *"$line connected"*) fail "$pol: $line connected" ;;
+      *"$line refused"* | *"$line no-address"*) ;;
+      *) fail "$pol: $line: expected a fast refusal, got: $(echo "$out" | grep "^$line")" ;;
+    esac
+  done
+  # Refusals are fast: nothing waited for a timeout.
+  assert_not_contains "$out" "timeout" "$pol"
+  assert_not_contains "$(cat "$PDNSLOG")" "evil.example" "$pol: world DNS log"
+  assert_not_contains "$(cat "$PDNSLOG")" "x.$first" "$pol: world DNS log"
+  assert_not_contains "$(cat "$PWLOG")" "203.0.113.200" "$pol: world connection log"
+}
+
+test_egress_policies_claude_code() { check_policy claude-code; }
+test_egress_policies_codex() { check_policy codex; }
+test_egress_policies_gemini_cli() { check_policy gemini-cli; }
+test_egress_policies_aider() { check_policy aider; }
+test_egress_policies_devcontainer() { check_policy devcontainer; }
