@@ -78,7 +78,7 @@ pasta_run() { timeout -k 2 60 ip netns exec "$PH" "$PASTA_TOOL" ${PASTA_BIN:+--p
 pasta_probes() {
   local p=$PWD/probes.sh
   {
-    echo 'probe() { printf "%s %s %s\n" "$2" "$3" "$(python3 '"$PASTA_PY"' connect "$@")"; }'
+    echo 'probe() { printf "%s %s %s\n" "$2" "$3" "$(python3 '"$PASTA_PY"' connect "$@" 2>&1 | tr "\n" " ")"; }'
     printf '%s\n' "$@"
   } > "$p"
   echo "$p"
