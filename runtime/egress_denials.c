@@ -3,6 +3,7 @@
  * handful of attributes. */
 #include "config.h"
 #include "egress_denials.h"
+#include "network.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -400,34 +401,30 @@ add_to_epoll (int epfd, int fd, hv_error **err)
   return 0;
 }
 
+static int
+call_open_nflog_socket (void *data, hv_error **err)
+{
+  struct mnl_socket **nl = data;
+  *nl = open_nflog_socket (err);
+  return *nl ? 0 : -1;
+}
+
 int
 hv_egress_denials_open (int netns_fd, uint16_t group, unsigned per_second, const hv_egress_denials_events *events,
                         hv_egress_denials **out, hv_error **err)
 {
   *out = NULL;
-  struct mnl_socket *nl;
+  struct mnl_socket *nl = NULL;
   if (netns_fd < 0)
     nl = open_nflog_socket (err);
-  else
+  /* NFLOG instances are per network namespace: the socket must be made in
+   * the sandbox's. */
+  else if (hv_netns_call (netns_fd, -1, "the sandbox's network namespace", call_open_nflog_socket, &nl, err)
+           == HV_NETNS_STRANDED)
     {
-      /* NFLOG instances are per network namespace: the socket must be
-       * made in the sandbox's, then this thread comes back. */
-      cleanup_close int self = open ("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-      if (self < 0)
-        return hv_error_set (err, errno, "open /proc/thread-self/ns/net");
-      if (setns (netns_fd, CLONE_NEWNET) < 0)
-        return hv_error_set (err, errno, "enter the sandbox's network namespace");
-      nl = open_nflog_socket (err);
-      if (setns (self, CLONE_NEWNET) < 0)
-        {
-          /* Fail closed: whatever this thread made next would be made in
-           * the sandbox's namespace. */
-          if (nl != NULL)
-            mnl_socket_close (nl);
-          hv_error_free (err);
-          return hv_error_set (err, errno,
-                               "return to the original network namespace (this thread is now in the sandbox's)");
-        }
+      if (nl != NULL)
+        mnl_socket_close (nl);
+      return -1;
     }
   if (nl == NULL)
     return hv_error_wrap (err, "NFLOG listener");

@@ -133,35 +133,28 @@ make_sockets (struct hv_egress_sandbox *s, hv_error **err)
   return 0;
 }
 
-/* setns needs CAP_SYS_ADMIN in our own user namespace too: a runtime that
- * is not root of the initial one (rootless haven run, rootless Podman)
- * cannot enter the container's namespace, so the table cannot be made
- * and create fails closed.  Say so rather than only "not permitted". */
-#define ROOTLESS_HINT(e)                                                                                         \
-  ((e) == EPERM ? " (a runtime without root in the initial user namespace cannot install the egress table yet: " \
-                  "use a policy with network mode none, or run as root)"                                        \
-                : "")
-
 /* The sockets are made in the sandbox's namespace (a socket stays in the
  * namespace it was made in): enter it, make them, come back.  This
  * thread only; create is single-threaded. */
 static int
+call_make_sockets (void *data, hv_error **err)
+{
+  return make_sockets (data, err);
+}
+
+static int
 make_sockets_in (struct hv_egress_sandbox *s, hv_error **err)
 {
-  cleanup_close int self = open ("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-  if (self < 0)
-    return hv_error_set (err, errno, "open /proc/thread-self/ns/net");
-  if (setns (s->netns, CLONE_NEWNET) < 0)
-    return hv_error_set (err, errno, "enter the container's network namespace%s", ROOTLESS_HINT (errno));
-  int r = make_sockets (s, err);
-  if (setns (self, CLONE_NEWNET) < 0)
-    {
-      /* Nothing after this may run in the sandbox's namespace. */
-      hv_error_free (err);
-      hv_error_set (err, errno, "return from the container's network namespace%s", ROOTLESS_HINT (errno));
-      return -1;
-    }
-  return r;
+  int r = hv_netns_call (s->netns, -1, "the container's network namespace", call_make_sockets, s, err);
+  /* setns needs CAP_SYS_ADMIN in our own user namespace too: a runtime
+   * that is not root of the initial one (rootless haven run, rootless
+   * Podman) cannot enter the container's namespace or come back, so the
+   * table cannot be made and create fails closed.  Say so rather than
+   * only "not permitted". */
+  if ((r == HV_NETNS_NOT_ENTERED || r == HV_NETNS_STRANDED) && err && *err && (*err)->errno_code == EPERM)
+    return hv_error_wrap (err, "a runtime without root in the initial user namespace cannot install the egress "
+                               "table yet (use a policy with network mode none, or run as root)");
+  return r < 0 ? -1 : 0;
 }
 
 static int

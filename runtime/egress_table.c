@@ -6,6 +6,7 @@
  * number tells which object failed. */
 #include "config.h"
 #include "egress_table.h"
+#include "network.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -766,32 +767,30 @@ open_nfnetlink (hv_error **err)
   return nl;
 }
 
+static int
+call_open_nfnetlink (void *data, hv_error **err)
+{
+  struct mnl_socket **nl = data;
+  *nl = open_nfnetlink (err);
+  return *nl ? 0 : -1;
+}
+
 int
 hv_egress_table_open (const char *name, int netns_fd, hv_egress_table **out, hv_error **err)
 {
   *out = NULL;
   if (!valid_name (name))
     return hv_error_set (err, 0, "egress table name \"%s\": use 1 to 64 of A-Z a-z 0-9 _ -", name);
-  struct mnl_socket *nl;
+  struct mnl_socket *nl = NULL;
   if (netns_fd < 0)
     nl = open_nfnetlink (err);
-  else
+  /* A socket stays in the namespace it was made in: made there. */
+  else if (hv_netns_call (netns_fd, -1, "the sandbox's network namespace", call_open_nfnetlink, &nl, err)
+           == HV_NETNS_STRANDED)
     {
-      /* A socket stays in the namespace it was made in: make it there,
-       * then come back (this thread only). */
-      cleanup_close int self = open ("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-      if (self < 0)
-        return hv_error_set (err, errno, "open /proc/thread-self/ns/net");
-      if (setns (netns_fd, CLONE_NEWNET) < 0)
-        return hv_error_set (err, errno, "enter the sandbox's network namespace");
-      nl = open_nfnetlink (err);
-      if (setns (self, CLONE_NEWNET) < 0)
-        {
-          if (nl != NULL)
-            mnl_socket_close (nl);
-          hv_error_free (err);
-          return hv_error_set (err, errno, "return to the original network namespace (this thread is now in the sandbox's)");
-        }
+      if (nl != NULL)
+        mnl_socket_close (nl);
+      return -1;
     }
   if (nl == NULL)
     return -1;

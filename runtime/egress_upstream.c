@@ -16,12 +16,28 @@
 #include <unistd.h>
 
 #include "egress_resolver_internal.h"
+#include "network.h"
 
 enum
 {
   SOFT = -1,  /* this attempt cannot be made: try the next */
   FATAL = -2, /* the thread is in the wrong network namespace */
 };
+
+struct new_socket
+{
+  int family, type, fd;
+};
+
+static int
+call_socket (void *data, hv_error **err)
+{
+  struct new_socket *n = data;
+  n->fd = socket (n->family, n->type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (n->fd < 0)
+    return hv_error_set (err, errno, "egress resolver: upstream socket");
+  return 0;
+}
 
 /* A socket made in the upstream netns.  setns changes only this thread;
  * coming back must work, or every later socket (and the caller's) would
@@ -30,26 +46,23 @@ static int
 upstream_socket (hv_egress_resolver *r, int family, int type, int *out, hv_error **err)
 {
   int netns = r->cfg.upstream_netns_fd;
-  if (netns >= 0 && setns (netns, CLONE_NEWNET) < 0)
+  struct new_socket n = { family, type, -1 };
+  int made = netns < 0 ? call_socket (&n, err)
+                       : hv_netns_call (netns, r->self_netns_fd, "the upstream network namespace", call_socket, &n, err);
+  if (made == HV_NETNS_STRANDED)
     {
-      hv_error_set (err, errno, "egress resolver: enter the upstream network namespace");
-      return SOFT;
-    }
-  int fd = socket (family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  int saved = errno;
-  if (netns >= 0 && setns (r->self_netns_fd, CLONE_NEWNET) < 0)
-    {
-      int e = errno;
-      if (fd >= 0)
-        close (fd);
-      hv_error_set (err, e, "egress resolver: return to its own network namespace");
+      if (n.fd >= 0)
+        close (n.fd);
+      hv_error_wrap (err, "egress resolver");
       return FATAL;
     }
-  if (fd < 0)
+  if (made < 0)
     {
-      hv_error_set (err, saved, "egress resolver: upstream socket");
+      if (made == HV_NETNS_NOT_ENTERED)
+        hv_error_wrap (err, "egress resolver");
       return SOFT;
     }
+  int fd = n.fd;
   /* Unmarked, the query would be redirected back to the resolver by the
    * table's dns chain when the upstream netns is the sandbox's. */
   uint32_t mark = r->cfg.upstream_mark;

@@ -2,11 +2,16 @@
 #include "network.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <libmnl/libmnl.h>
 #include <linux/if.h>
 #include <linux/rtnetlink.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "utils.h"
 
 int
 hv_net_loopback_up (hv_error **err)
@@ -45,5 +50,35 @@ hv_net_loopback_up (hv_error **err)
   r = 0;
 out:
   mnl_socket_close (nl);
+  return r;
+}
+
+int
+hv_netns_call (int netns_fd, int self, const char *what, int (*fn) (void *data, hv_error **err), void *data,
+               hv_error **err)
+{
+  cleanup_close int opened = -1;
+  if (self < 0)
+    {
+      opened = self = open ("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+      if (self < 0)
+        {
+          hv_error_set (err, errno, "open /proc/thread-self/ns/net");
+          return HV_NETNS_NOT_ENTERED;
+        }
+    }
+  if (setns (netns_fd, CLONE_NEWNET) < 0)
+    {
+      hv_error_set (err, errno, "enter %s", what);
+      return HV_NETNS_NOT_ENTERED;
+    }
+  int r = fn (data, err);
+  if (setns (self, CLONE_NEWNET) < 0)
+    {
+      int e = errno;
+      hv_error_free (err);
+      hv_error_set (err, e, "return from %s (this thread is still in it)", what);
+      return HV_NETNS_STRANDED;
+    }
   return r;
 }
