@@ -443,6 +443,20 @@ hv_pasta_connect (void *data, pid_t init_pid, int netns_fd, hv_error **err)
   if (stat ("/proc/self/ns/user", &ours) < 0 || fstat (init_userns, &theirs) < 0)
     return hv_error_set (err, errno, "pasta: user namespaces");
   bool same = ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
+  /* An offline host (no default route, e.g. a laptop on a plane) has no
+   * network to give: the sandbox runs with its loopback only, the table
+   * still in place.  Nothing is opened, so this is not failing open. */
+  char if4[16], if6[16];
+  int r4 = hv_pasta_default_if (AF_INET, if4, err);
+  int r6 = r4 < 0 ? -1 : hv_pasta_default_if (AF_INET6, if6, err);
+  if (r6 < 0)
+    return -1;
+  if (r4 != 0 && r6 != 0)
+    {
+      fprintf (stderr, "haven: note: the host has no default route (IPv4 or IPv6): the sandbox gets no network "
+                       "beyond its own loopback\n");
+      return 0;
+    }
   struct hv_pasta_opts o = { .netns_fd = netns_fd, .userns_fd = same ? -1 : init_userns };
   return hv_pasta_start (&o, p, err);
 }

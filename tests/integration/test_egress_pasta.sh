@@ -359,3 +359,24 @@ test_egress_pasta_haven_killed() {
   for i in $(seq 100); do [ -z "$(pasta_in_host)" ] && break; sleep 0.05; done
   assert_eq "" "$(pasta_in_host)" "pasta 5 s after haven was killed"
 }
+
+# An offline host (no default route): haven run with an allowlist runs,
+# says the sandbox has no network, and nothing gets out (there is no
+# pasta to carry it).
+test_egress_pasta_offline_host() {
+  need_haven
+  local ns proj out
+  ns=$CTR_PREFIX-off-$RANDOM
+  ip netns add "$ns" || fail "ip netns add $ns"
+  defer "ip netns del $ns"
+  ip -n "$ns" link set lo up
+  proj=$(mktemp -d "$WORK/project-XXXXXX")
+  chmod 755 "$proj"
+  pasta_policy "$proj.allow.yaml" 198.51.100.10/32:80
+  out=$(cd "$proj" && timeout 60 ip netns exec "$ns" "$HAVEN" run --policy "$proj.allow.yaml" -- \
+        sh -c 'echo ran; echo "links=$(ip -o link show | grep -vc " lo:")"' 2>&1) || fail "haven run failed: $out"
+  assert_contains "$out" "the host has no default route (IPv4 or IPv6): the sandbox gets no network"
+  assert_contains "$out" "ran"
+  assert_contains "$out" "links=0"
+  assert_eq "" "$(pgrep -f "pasta.*--netns" || true)" "pasta after an offline run"
+}
