@@ -157,6 +157,13 @@ static const char *const helper_fds[] = { "udp4", "tcp4", "udp6", "tcp6", "nft",
  * container's user namespace it has every capability inside it.  From a
  * forked, single-threaded helper only (joining a user namespace is for
  * good). */
+/* Still EPERM: the namespace's owner is not ours to act for (a runtime
+ * inside another's user namespace).  Say what to do. */
+#define ROOTLESS_HINT(e)                                                                                        \
+  ((e) == EPERM ? " (a runtime without capabilities over that namespace cannot install the egress table yet: " \
+                  "use a policy with network mode none, or run as root)"                                       \
+                : "")
+
 static int
 helper_enter (int netns, hv_error **err)
 {
@@ -169,10 +176,11 @@ helper_enter (int netns, hv_error **err)
       if (fstat (owner, &theirs) < 0 || stat ("/proc/self/ns/user", &ours) < 0)
         return hv_error_set (err, errno, "compare user namespaces");
       if ((theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino) && setns (owner, CLONE_NEWUSER) < 0)
-        return hv_error_set (err, errno, "enter the user namespace that owns the container's network namespace");
+        return hv_error_set (err, errno, "enter the user namespace that owns the container's network namespace%s",
+                             ROOTLESS_HINT (errno));
     }
   if (setns (netns, CLONE_NEWNET) < 0)
-    return hv_error_set (err, errno, "enter the container's network namespace");
+    return hv_error_set (err, errno, "enter the container's network namespace%s", ROOTLESS_HINT (errno));
   return 0;
 }
 
