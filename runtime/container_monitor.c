@@ -380,6 +380,15 @@ hv_monitor_pass_egress (struct hv_monitor *m, struct hv_egress_sandbox *s, hv_er
       || pass_fd (m, "tcp4", NULL, &s->tcp4, err) < 0 || pass_fd (m, "udp6", NULL, &s->udp6, err) < 0
       || pass_fd (m, "tcp6", NULL, &s->tcp6, err) < 0)
     return hv_error_wrap (err, "egress: hand the resolver's sockets to the monitor");
+  /* The table's socket (a copy: create keeps its handle to delete the
+   * table if it fails later) and the denial listener's: made in the
+   * sandbox's namespace, so the monitor never has to enter it (which a
+   * rootless one could not). */
+  int nft = s->table ? fcntl (hv_egress_table_fd (s->table), F_DUPFD_CLOEXEC, 3) : -1;
+  if (s->table && nft < 0)
+    return hv_error_set (err, errno, "egress: copy the table's socket");
+  if (pass_fd (m, "nft", NULL, &nft, err) < 0 || pass_fd (m, "nflog", NULL, &s->nflog, err) < 0)
+    return hv_error_wrap (err, "egress: hand the table's and the denial listener's sockets to the monitor");
   return 0;
 }
 

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "egress_table.h" /* HV_EGRESS_LOG_PREFIX */
+#include "egress_table.h" /* HV_EGRESS_LOG_PREFIX, hv_egress_check_netfilter_socket */
 #include "utils.h"
 
 /* A datagram from the kernel holds one packet message (qthreshold 1);
@@ -317,6 +317,17 @@ now_ms (void)
   return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
 }
 
+static int
+setup_nflog_socket (struct mnl_socket *nl, hv_error **err)
+{
+  int size = SOCKET_RCVBUF;
+  if (setsockopt (mnl_socket_get_fd (nl), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof (size)) < 0)
+    setsockopt (mnl_socket_get_fd (nl), SOL_SOCKET, SO_RCVBUF, &size, sizeof (size));
+  if (mnl_socket_bind (nl, 0, MNL_SOCKET_AUTOPID) < 0)
+    return hv_error_set (err, errno, "bind netfilter netlink socket");
+  return 0;
+}
+
 static struct mnl_socket *
 open_nflog_socket (hv_error **err)
 {
@@ -326,12 +337,8 @@ open_nflog_socket (hv_error **err)
       hv_error_set (err, errno, "open netfilter netlink socket");
       return NULL;
     }
-  int size = SOCKET_RCVBUF;
-  if (setsockopt (mnl_socket_get_fd (nl), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof (size)) < 0)
-    setsockopt (mnl_socket_get_fd (nl), SOL_SOCKET, SO_RCVBUF, &size, sizeof (size));
-  if (mnl_socket_bind (nl, 0, MNL_SOCKET_AUTOPID) < 0)
+  if (setup_nflog_socket (nl, err) < 0)
     {
-      hv_error_set (err, errno, "bind netfilter netlink socket");
       mnl_socket_close (nl);
       return NULL;
     }
@@ -409,6 +416,9 @@ call_open_nflog_socket (void *data, hv_error **err)
   return *nl ? 0 : -1;
 }
 
+static int listen_on (struct mnl_socket *nl, uint16_t group, unsigned per_second,
+                      const hv_egress_denials_events *events, hv_egress_denials **out, hv_error **err);
+
 int
 hv_egress_denials_open (int netns_fd, uint16_t group, unsigned per_second, const hv_egress_denials_events *events,
                         hv_egress_denials **out, hv_error **err)
@@ -428,6 +438,38 @@ hv_egress_denials_open (int netns_fd, uint16_t group, unsigned per_second, const
     }
   if (nl == NULL)
     return hv_error_wrap (err, "NFLOG listener");
+  return listen_on (nl, group, per_second, events, out, err);
+}
+
+int
+hv_egress_denials_open_socket (int fd, uint16_t group, unsigned per_second, const hv_egress_denials_events *events,
+                               hv_egress_denials **out, hv_error **err)
+{
+  cleanup_close int owned = fd;
+  *out = NULL;
+  if (hv_egress_check_netfilter_socket (fd, err) < 0)
+    return hv_error_wrap (err, "NFLOG listener");
+  /* dispatch reads until the socket is empty: it must not block. */
+  int fl = fcntl (fd, F_GETFL);
+  if (fl < 0 || fcntl (fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl (fd, F_SETFD, FD_CLOEXEC) < 0)
+    return hv_error_set (err, errno, "NFLOG listener: socket flags");
+  struct mnl_socket *nl = mnl_socket_fdopen (fd);
+  if (nl == NULL)
+    return hv_error_set (err, errno, "NFLOG listener: netfilter netlink socket");
+  owned = -1;
+  if (mnl_socket_get_portid (nl) == 0 && setup_nflog_socket (nl, err) < 0)
+    {
+      mnl_socket_close (nl);
+      return hv_error_wrap (err, "NFLOG listener");
+    }
+  return listen_on (nl, group, per_second, events, out, err);
+}
+
+/* Takes nl. */
+static int
+listen_on (struct mnl_socket *nl, uint16_t group, unsigned per_second, const hv_egress_denials_events *events,
+           hv_egress_denials **out, hv_error **err)
+{
   hv_egress_denials *d = xmalloc0 (sizeof (*d));
   d->nl = nl;
   d->epfd = -1;

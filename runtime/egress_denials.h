@@ -122,6 +122,14 @@ typedef struct hv_egress_denials hv_egress_denials;
  * caller must treat it as fatal.  per_second 0: HV_EGRESS_DENIALS_RATE. */
 int hv_egress_denials_open (int netns_fd, uint16_t group, unsigned per_second,
                             const hv_egress_denials_events *events, hv_egress_denials **out, hv_error **err);
+/* The same on fd, a NETLINK_NETFILTER socket made in the sandbox's
+ * namespace by another process and not yet bound (egress_sandbox.c: a
+ * rootless runtime cannot enter that namespace itself); the group is
+ * bound from here, which the kernel allows to a caller with
+ * CAP_NET_ADMIN in the namespace's user namespace (its owner, from
+ * outside).  Takes fd: closed on failure. */
+int hv_egress_denials_open_socket (int fd, uint16_t group, unsigned per_second,
+                                   const hv_egress_denials_events *events, hv_egress_denials **out, hv_error **err);
 void hv_egress_denials_free (hv_egress_denials *d);
 int hv_egress_denials_fd (const hv_egress_denials *d);
 /* Handle what is ready.  -1 only when the socket is of no more use; a

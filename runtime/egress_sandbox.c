@@ -5,17 +5,26 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
+#include <linux/nsfs.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "array_size.h"
 #include "network.h"
+#include "sync.h"
 #include "utils.h"
 
 /* linux/pidfd.h since 6.11; Debian 12's headers are older. */
@@ -133,28 +142,159 @@ make_sockets (struct hv_egress_sandbox *s, hv_error **err)
   return 0;
 }
 
-/* The sockets are made in the sandbox's namespace (a socket stays in the
- * namespace it was made in): enter it, make them, come back.  This
- * thread only; create is single-threaded. */
+/* How long the helper that makes the sockets may take (it only enters
+ * two namespaces and makes a few sockets). */
+#define HELPER_TIMEOUT_MS 10000
+
+/* The helper's messages, in this order; the IPv6 pair may come without
+ * an fd (no IPv6 loopback there).  Then HV_SYNC_READY. */
+static const char *const helper_fds[] = { "udp4", "tcp4", "udp6", "tcp6", "nft", "nflog" };
+
+/* Enter the sandbox's network namespace, and first the user namespace
+ * that owns it when that is not ours: setns(CLONE_NEWNET) wants
+ * CAP_SYS_ADMIN over the namespace's owner *and* in our own user
+ * namespace, which a rootless runtime lacks, though as the owner of the
+ * container's user namespace it has every capability inside it.  From a
+ * forked, single-threaded helper only (joining a user namespace is for
+ * good). */
+/* Still EPERM: the namespace's owner is not ours to act for (a runtime
+ * inside another's user namespace).  Say what to do. */
+#define ROOTLESS_HINT(e)                                                                                        \
+  ((e) == EPERM ? " (a runtime without capabilities over that namespace cannot install the egress table yet: " \
+                  "use a policy with network mode none, or run as root)"                                       \
+                : "")
+
 static int
-call_make_sockets (void *data, hv_error **err)
+helper_enter (int netns, hv_error **err)
 {
-  return make_sockets (data, err);
+  /* NS_GET_USERNS answers EPERM when the owner is not ours or below
+   * ours: then setns tells whether we may enter anyway. */
+  cleanup_close int owner = ioctl (netns, NS_GET_USERNS);
+  if (owner >= 0)
+    {
+      struct stat theirs, ours;
+      if (fstat (owner, &theirs) < 0 || stat ("/proc/self/ns/user", &ours) < 0)
+        return hv_error_set (err, errno, "compare user namespaces");
+      if ((theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino) && setns (owner, CLONE_NEWUSER) < 0)
+        return hv_error_set (err, errno, "enter the user namespace that owns the container's network namespace%s",
+                             ROOTLESS_HINT (errno));
+    }
+  if (setns (netns, CLONE_NEWNET) < 0)
+    return hv_error_set (err, errno, "enter the container's network namespace%s", ROOTLESS_HINT (errno));
+  return 0;
 }
 
+/* An unbound netfilter netlink socket of the namespace: the kernel ties
+ * a netlink socket to the namespace of the process that made it, and
+ * checks the opener's capabilities there on every message (with the
+ * sender's: the runtime, later the monitor, as the namespace's owner). */
+static int
+helper_netlink (hv_error **err)
+{
+  int fd = socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
+  if (fd < 0)
+    return hv_error_set (err, errno, "netfilter netlink socket in the container's network namespace");
+  return fd;
+}
+
+/* The helper: make everything, send it, exit.  Never returns. */
+static void __attribute__ ((noreturn))
+helper_run (int sock, int netns)
+{
+  hv_error *err = NULL;
+  /* Once in the container's user namespace, its root could otherwise
+   * ptrace us or open our fds through /proc (CVE-2016-9962 in runc):
+   * not dumpable, only a process privileged over our own user namespace
+   * may. */
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    hv_error_set (&err, errno, "prctl PR_SET_DUMPABLE");
+  struct hv_egress_sandbox made = HV_EGRESS_SANDBOX_INIT;
+  int nft = -1, nflog = -1;
+  if (err == NULL && helper_enter (netns, &err) == 0 && make_sockets (&made, &err) == 0
+      && (nft = helper_netlink (&err)) >= 0)
+    nflog = helper_netlink (&err);
+  if (err == NULL)
+    {
+      int fds[] = { made.udp4, made.tcp4, made.udp6, made.tcp6, nft, nflog };
+      for (size_t i = 0; i < N_ELEMENTS (fds) && err == NULL; i++)
+        hv_sync_send (sock, HV_SYNC_EGRESS, helper_fds[i], strlen (helper_fds[i]), fds[i], &err);
+      if (err == NULL && hv_sync_send (sock, HV_SYNC_READY, "", 0, -1, &err) == 0)
+        _exit (0);
+    }
+  hv_sync_send_error (sock, err);
+  _exit (1);
+}
+
+/* One message from the helper, waiting at most until deadline. */
+static int
+helper_recv (int sock, const struct timespec *deadline, enum hv_sync_type want, const char *what, int *fd,
+             hv_error **err)
+{
+  struct timespec now;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  long ms = (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
+  struct pollfd p = { .fd = sock, .events = POLLIN };
+  int r = ms > 0 ? poll (&p, 1, (int) ms) : 0;
+  if (r < 0)
+    return hv_error_set (err, errno, "wait for the sockets of the container's network namespace");
+  if (r == 0)
+    return hv_error_set (err, ETIMEDOUT, "no sockets from the container's network namespace after %d ms",
+                         HELPER_TIMEOUT_MS);
+  cleanup_free char *payload = NULL;
+  if (hv_sync_expect (sock, want, &payload, fd, err) < 0)
+    return -1;
+  if (strcmp (payload, what) != 0)
+    {
+      if (*fd >= 0)
+        close (*fd);
+      *fd = -1;
+      return hv_error_set (err, 0, "expected socket %s from the helper, got \"%s\"", what, payload);
+    }
+  return 0;
+}
+
+/* The sockets are made in the sandbox's namespace (a socket stays in the
+ * namespace it was made in) by a short-lived child: entering that
+ * namespace may mean entering the container's user namespace, for good
+ * (rootless), and the runtime must stay where it is. */
 static int
 make_sockets_in (struct hv_egress_sandbox *s, hv_error **err)
 {
-  int r = hv_netns_call (s->netns, -1, "the container's network namespace", call_make_sockets, s, err);
-  /* setns needs CAP_SYS_ADMIN in our own user namespace too: a runtime
-   * that is not root of the initial one (rootless haven run, rootless
-   * Podman) cannot enter the container's namespace or come back, so the
-   * table cannot be made and create fails closed.  Say so rather than
-   * only "not permitted". */
-  if ((r == HV_NETNS_NOT_ENTERED || r == HV_NETNS_STRANDED) && err && *err && (*err)->errno_code == EPERM)
-    return hv_error_wrap (err, "a runtime without root in the initial user namespace cannot install the egress "
-                               "table yet (use a policy with network mode none, or run as root)");
-  return r < 0 ? -1 : 0;
+  int sv[2];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return hv_error_set (err, errno, "socketpair");
+  cleanup_close int ours = sv[0];
+  cleanup_close int theirs = sv[1];
+  pid_t pid = fork ();
+  if (pid < 0)
+    return hv_error_set (err, errno, "fork");
+  if (pid == 0)
+    {
+      close (ours);
+      helper_run (theirs, s->netns);
+    }
+  close (theirs);
+  theirs = -1;
+  struct timespec deadline;
+  clock_gettime (CLOCK_MONOTONIC, &deadline);
+  deadline.tv_sec += HELPER_TIMEOUT_MS / 1000;
+  int *slots[] = { &s->udp4, &s->tcp4, &s->udp6, &s->tcp6, &s->nft, &s->nflog };
+  int r = 0;
+  for (size_t i = 0; i < N_ELEMENTS (slots) && r == 0; i++)
+    r = helper_recv (ours, &deadline, HV_SYNC_EGRESS, helper_fds[i], slots[i], err);
+  int none = -1;
+  if (r == 0)
+    r = helper_recv (ours, &deadline, HV_SYNC_READY, "", &none, err);
+  if (none >= 0)
+    close (none);
+  /* Done or not, it has nothing more to do: the wait is bounded. */
+  kill (pid, SIGKILL);
+  waitpid (pid, NULL, 0);
+  if (r < 0)
+    return -1;
+  if (s->udp4 < 0 || s->tcp4 < 0 || s->nft < 0 || s->nflog < 0 || (s->udp6 < 0) != (s->tcp6 < 0))
+    return hv_error_set (err, 0, "the helper in the container's network namespace sent too few sockets");
+  return 0;
 }
 
 static int
@@ -170,7 +310,9 @@ build_table (struct hv_egress_sandbox *s, hv_error **err)
   spec.dns6.set = s->udp6 >= 0;
   inet_pton (AF_INET6, "::1", spec.dns6.addr);
   spec.dns6.port = RESOLVER_PORT;
-  if (hv_egress_table_open (HV_EGRESS_TABLE_NAME, s->netns, &s->table, err) < 0)
+  int nft = s->nft;
+  s->nft = -1;
+  if (hv_egress_table_open_socket (HV_EGRESS_TABLE_NAME, nft, &s->table, err) < 0)
     return -1;
   char fingerprint[HV_EGRESS_FINGERPRINT_LEN];
   if (hv_egress_table_create (s->table, &spec, fingerprint, err) < 0)
@@ -215,6 +357,8 @@ hv_egress_sandbox_release (struct hv_egress_sandbox *s)
   close_fd (&s->tcp4);
   close_fd (&s->udp6);
   close_fd (&s->tcp6);
+  close_fd (&s->nft);
+  close_fd (&s->nflog);
   hv_egress_config_free (s->config);
   s->config = NULL;
   free (s->text);

@@ -11,6 +11,14 @@
  *     verified against the fingerprint the kernel gave at creation;
  *   - the resolver's listening sockets there (UDP and TCP on 127.0.0.1:53
  *     and, where the namespace has IPv6, [::1]:53), loopback brought up.
+ * The sockets and two netfilter netlink sockets (the table's, for pins,
+ * and one for the denial listener) are made in that namespace by a
+ * short-lived child of the runtime, which enters the user namespace that
+ * owns it first when that is not the runtime's (rootless: the runtime
+ * owns it and has every capability there, but setns(CLONE_NEWNET) also
+ * wants CAP_SYS_ADMIN in the caller's own user namespace); the runtime
+ * builds the table through the passed socket, which the kernel allows to
+ * the namespace's owner.  One path for root and rootless.
  * The sockets and a handle on the namespace then go to the per-container
  * monitor (container_monitor.h), which runs the resolver.
  *
@@ -34,8 +42,10 @@ struct hv_egress_sandbox
   hv_egress_table *table;   /* until create is done: removed if it fails */
   int netns;                /* init's network namespace */
   int udp4, tcp4, udp6, tcp6;
+  int nft;   /* the table's socket until the table has it (the monitor gets a dup) */
+  int nflog; /* unbound netfilter netlink socket there, for the denial listener */
 };
-#define HV_EGRESS_SANDBOX_INIT { NULL, NULL, NULL, -1, -1, -1, -1, -1 }
+#define HV_EGRESS_SANDBOX_INIT { NULL, NULL, NULL, -1, -1, -1, -1, -1, -1, -1 }
 
 /* Parse the annotation, if any (name names the config in errors). */
 int hv_egress_sandbox_prepare (const oci_spec *spec, const char *name, struct hv_egress_sandbox *s, hv_error **err);

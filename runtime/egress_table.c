@@ -738,15 +738,12 @@ valid_name (const char *name)
   return true;
 }
 
-static struct mnl_socket *
-open_nfnetlink (hv_error **err)
+/* Options of the table's socket, set by whoever uses it (the buffer
+ * sizes beyond the system's limits need CAP_NET_ADMIN of the caller, not
+ * of the process that made the socket). */
+static int
+setup_nfnetlink (struct mnl_socket *nl, hv_error **err)
 {
-  struct mnl_socket *nl = mnl_socket_open2 (NETLINK_NETFILTER, SOCK_CLOEXEC);
-  if (nl == NULL)
-    {
-      hv_error_set (err, errno, "open nf_tables netlink socket");
-      return NULL;
-    }
   int one = 1;
   /* Errors with the kernel's own explanation, without a copy of the
    * whole failed message. */
@@ -759,8 +756,21 @@ open_nfnetlink (hv_error **err)
   if (setsockopt (mnl_socket_get_fd (nl), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof (size)) < 0)
     setsockopt (mnl_socket_get_fd (nl), SOL_SOCKET, SO_RCVBUF, &size, sizeof (size));
   if (mnl_socket_bind (nl, 0, MNL_SOCKET_AUTOPID) < 0)
+    return hv_error_set (err, errno, "bind nf_tables netlink socket");
+  return 0;
+}
+
+static struct mnl_socket *
+open_nfnetlink (hv_error **err)
+{
+  struct mnl_socket *nl = mnl_socket_open2 (NETLINK_NETFILTER, SOCK_CLOEXEC);
+  if (nl == NULL)
     {
-      hv_error_set (err, errno, "bind nf_tables netlink socket");
+      hv_error_set (err, errno, "open nf_tables netlink socket");
+      return NULL;
+    }
+  if (setup_nfnetlink (nl, err) < 0)
+    {
       mnl_socket_close (nl);
       return NULL;
     }
@@ -773,6 +783,18 @@ call_open_nfnetlink (void *data, hv_error **err)
   struct mnl_socket **nl = data;
   *nl = open_nfnetlink (err);
   return *nl ? 0 : -1;
+}
+
+static hv_egress_table *
+table_new (const char *name, struct mnl_socket *nl)
+{
+  hv_egress_table *t = xmalloc0 (sizeof (*t));
+  t->name = xstrdup (name);
+  t->nl = nl;
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  t->seq = (uint32_t) ts.tv_sec ^ (uint32_t) ts.tv_nsec;
+  return t;
 }
 
 int
@@ -794,14 +816,59 @@ hv_egress_table_open (const char *name, int netns_fd, hv_egress_table **out, hv_
     }
   if (nl == NULL)
     return -1;
-  hv_egress_table *t = xmalloc0 (sizeof (*t));
-  t->name = xstrdup (name);
-  t->nl = nl;
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  t->seq = (uint32_t) ts.tv_sec ^ (uint32_t) ts.tv_nsec;
-  *out = t;
+  *out = table_new (name, nl);
   return 0;
+}
+
+int
+hv_egress_check_netfilter_socket (int fd, hv_error **err)
+{
+  int domain = -1, protocol = -1;
+  socklen_t len = sizeof (domain);
+  if (getsockopt (fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0)
+    return hv_error_set (err, errno, "fd %d is not a netfilter netlink socket", fd);
+  len = sizeof (protocol);
+  if (getsockopt (fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &len) < 0)
+    return hv_error_set (err, errno, "fd %d is not a netfilter netlink socket", fd);
+  if (domain != AF_NETLINK || protocol != NETLINK_NETFILTER)
+    return hv_error_set (err, 0, "fd %d is not a netfilter netlink socket (domain %d, protocol %d)", fd, domain,
+                         protocol);
+  return 0;
+}
+
+int
+hv_egress_table_open_socket (const char *name, int fd, hv_egress_table **out, hv_error **err)
+{
+  cleanup_close int owned = fd;
+  *out = NULL;
+  if (!valid_name (name))
+    return hv_error_set (err, 0, "egress table name \"%s\": use 1 to 64 of A-Z a-z 0-9 _ -", name);
+  if (hv_egress_check_netfilter_socket (fd, err) < 0)
+    return hv_error_wrap (err, "egress table %s", name);
+  /* Requests wait for their answers (batch_send reads without waiting
+   * on its own). */
+  int fl = fcntl (fd, F_GETFL);
+  if (fl < 0 || fcntl (fd, F_SETFL, fl & ~O_NONBLOCK) < 0 || fcntl (fd, F_SETFD, FD_CLOEXEC) < 0)
+    return hv_error_set (err, errno, "egress table %s: socket flags", name);
+  struct mnl_socket *nl = mnl_socket_fdopen (fd);
+  if (nl == NULL)
+    return hv_error_set (err, errno, "egress table %s: nf_tables netlink socket", name);
+  owned = -1;
+  /* Bound already (a socket that went from the runtime to the monitor):
+   * keep its port id, the options are set. */
+  if (mnl_socket_get_portid (nl) == 0 && setup_nfnetlink (nl, err) < 0)
+    {
+      mnl_socket_close (nl);
+      return hv_error_wrap (err, "egress table %s", name);
+    }
+  *out = table_new (name, nl);
+  return 0;
+}
+
+int
+hv_egress_table_fd (const hv_egress_table *t)
+{
+  return mnl_socket_get_fd (t->nl);
 }
 
 void

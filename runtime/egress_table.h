@@ -98,6 +98,18 @@ typedef struct hv_egress_table hv_egress_table;
  * network namespace netns_fd (-1: the caller's): its netlink socket is
  * made there, so later calls from any namespace act on that one. */
 int hv_egress_table_open (const char *name, int netns_fd, hv_egress_table **out, hv_error **err);
+/* The same through fd, a NETLINK_NETFILTER socket made in the sandbox's
+ * namespace by another process (egress_sandbox.c: a rootless runtime
+ * cannot enter that namespace itself) and unbound, or one such handle's
+ * socket passed on (hv_egress_table_fd).  Takes fd: closed on failure.
+ * The kernel checks each batch against the socket's opener (its file
+ * credentials) and against the sender: both need CAP_NET_ADMIN in the
+ * namespace's user namespace, which its owner has from outside. */
+int hv_egress_table_open_socket (const char *name, int fd, hv_egress_table **out, hv_error **err);
+/* The handle's socket (still the handle's: dup it to pass it on). */
+int hv_egress_table_fd (const hv_egress_table *t);
+/* 0 when fd is an AF_NETLINK socket of protocol NETLINK_NETFILTER. */
+int hv_egress_check_netfilter_socket (int fd, hv_error **err);
 void hv_egress_table_close (hv_egress_table *t);
 const char *hv_egress_table_name (const hv_egress_table *t);
 

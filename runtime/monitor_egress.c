@@ -115,10 +115,14 @@ static int
 start_resolver (hv_monitor_egress *e, const struct hv_monitor_egress_args *a, hv_error **err)
 {
   const hv_egress_config *c = e->config;
-  hv_resolv_conf rc;
+  /* Zeroed: when there is nothing to read, no upstreams (not stack garbage). */
+  hv_resolv_conf rc = { 0 };
   cleanup_error hv_error *rc_err = NULL;
   if (read_upstreams (a, c, &rc, &rc_err) < 0)
-    record_error (e, "upstreams", rc_err, "allowed names cannot be resolved (SERVFAIL)");
+    {
+      rc.n_ns = 0;
+      record_error (e, "upstreams", rc_err, "allowed names cannot be resolved (SERVFAIL)");
+    }
   else if (rc.n_ns == 0)
     {
       hv_error_set (&rc_err, 0, "no nameserver line with an IP address");
@@ -141,6 +145,16 @@ start_resolver (hv_monitor_egress *e, const struct hv_monitor_egress_args *a, hv
   return hv_egress_resolver_new (&rcfg, &e->resolver, err);
 }
 
+/* The netlink sockets, when nothing used them (an early failure). */
+static void
+close_netlink (const struct hv_monitor_egress_args *a)
+{
+  if (a->nft >= 0)
+    close (a->nft);
+  if (a->nflog >= 0)
+    close (a->nflog);
+}
+
 static void
 close_sockets (const struct hv_monitor_egress_args *a)
 {
@@ -159,6 +173,7 @@ hv_monitor_egress_start (const struct hv_monitor_egress_args *a, struct hv_audit
   if (stat ("/proc/thread-self/ns/net", &e->home) < 0)
     {
       close_sockets (a);
+      close_netlink (a);
       hv_monitor_egress_free (e);
       hv_error_set (err, errno, "stat /proc/thread-self/ns/net");
       return NULL;
@@ -167,6 +182,7 @@ hv_monitor_egress_start (const struct hv_monitor_egress_args *a, struct hv_audit
     {
       /* create parsed the same text: not expected; no resolver then. */
       close_sockets (a);
+      close_netlink (a);
       record_error (e, "resolver", part_err, resolver_effect);
       return e;
     }
@@ -175,13 +191,21 @@ hv_monitor_egress_start (const struct hv_monitor_egress_args *a, struct hv_audit
     {
       hv_egress_denials_events ev = { .denied = on_denied, .refused = on_limited_refusal,
                                       .suppressed = on_suppressed, .data = e };
-      if (hv_egress_denials_open (a->netns, HV_EGRESS_NFLOG_GROUP, 0, &ev, &e->denials, &part_err) < 0)
+      int r = a->nflog >= 0 ? hv_egress_denials_open_socket (a->nflog, HV_EGRESS_NFLOG_GROUP, 0, &ev, &e->denials,
+                                                              &part_err)
+                            : hv_egress_denials_open (a->netns, HV_EGRESS_NFLOG_GROUP, 0, &ev, &e->denials, &part_err);
+      if (r < 0)
         {
           record_error (e, "denials", part_err, "no net-denied or dns-refused records (denials are still refused)");
           hv_error_free (&part_err);
         }
     }
-  if (hv_egress_table_open (HV_EGRESS_TABLE_NAME, a->netns, &e->table, &part_err) < 0)
+  /* No trail, no listener: its socket is not used. */
+  if (a->nflog >= 0 && trail->fd < 0)
+    close (a->nflog);
+  int t = a->nft >= 0 ? hv_egress_table_open_socket (HV_EGRESS_TABLE_NAME, a->nft, &e->table, &part_err)
+                      : hv_egress_table_open (HV_EGRESS_TABLE_NAME, a->netns, &e->table, &part_err);
+  if (t < 0)
     {
       close_sockets (a);
       record_error (e, "resolver", part_err, resolver_effect);

@@ -37,6 +37,12 @@ struct hv_monitor_egress_args
   const char *config;      /* the annotation's text */
   int netns;               /* init's network namespace; borrowed */
   int udp4, tcp4, udp6, tcp6; /* owned from the call on, -1: none */
+  /* Netfilter netlink sockets made in that namespace by create
+   * (egress_sandbox.c), owned from the call on: the table's and one for
+   * the denial listener.  Through them a monitor that cannot enter the
+   * namespace (rootless) still pins and hears denials; -1: opened by
+   * entering netns instead. */
+  int nft, nflog;
   const char *resolv_conf; /* engine: the host path bound on /etc/resolv.conf, or NULL */
 };
 

@@ -52,6 +52,10 @@ struct monitor
   char *egress_config;
   int egress_netns, egress_udp4, egress_tcp4, egress_udp6, egress_tcp6;
   hv_monitor_egress *egress; /* the resolver and the denial listener, once GO came */
+  /* The table's netfilter netlink socket (hv_egress_table_open_socket)
+   * and an unbound one for the denial listener
+   * (hv_egress_denials_open_socket), both made in the sandbox's netns. */
+  int egress_nft, egress_nflog;
   const char *end;      /* set: leave the loop; the exit record's reason ("" for none) */
 };
 
@@ -215,13 +219,13 @@ write_start (struct monitor *m)
 }
 
 /* One egress fd from create (container_monitor.c, pass_fd): "netns
- * CONFIG", "udp4", "tcp4", "udp6", "tcp6".  Anything else, or twice:
+ * CONFIG", "udp4", "tcp4", "udp6", "tcp6", "nft", "nflog".  Anything else, or twice:
  * false (create is confused; the monitor ends and the container with it). */
 static bool
 take_egress_fd (struct monitor *m, const char *payload, int fd)
 {
-  static const char *const names[] = { "udp4", "tcp4", "udp6", "tcp6" };
-  int *slots[] = { &m->egress_udp4, &m->egress_tcp4, &m->egress_udp6, &m->egress_tcp6 };
+  static const char *const names[] = { "udp4", "tcp4", "udp6", "tcp6", "nft", "nflog" };
+  int *slots[] = { &m->egress_udp4, &m->egress_tcp4, &m->egress_udp6, &m->egress_tcp6, &m->egress_nft, &m->egress_nflog };
   if (strncmp (payload, "netns ", 6) == 0 && m->egress_netns < 0)
     {
       m->egress_netns = fd;
@@ -240,7 +244,8 @@ take_egress_fd (struct monitor *m, const char *payload, int fd)
 static void
 close_egress (struct monitor *m)
 {
-  int *fds[] = { &m->egress_netns, &m->egress_udp4, &m->egress_tcp4, &m->egress_udp6, &m->egress_tcp6 };
+  int *fds[] = { &m->egress_netns, &m->egress_udp4, &m->egress_tcp4, &m->egress_udp6, &m->egress_tcp6,
+                 &m->egress_nft,   &m->egress_nflog };
   for (size_t i = 0; i < N_ELEMENTS (fds); i++)
     if (*fds[i] >= 0)
       {
@@ -291,8 +296,10 @@ start_egress (struct monitor *m)
     return;
   struct hv_monitor_egress_args a = { .config = m->egress_config, .netns = m->egress_netns,
                                       .udp4 = m->egress_udp4, .tcp4 = m->egress_tcp4, .udp6 = m->egress_udp6,
-                                      .tcp6 = m->egress_tcp6, .resolv_conf = m->a->resolv_conf };
+                                      .tcp6 = m->egress_tcp6, .nft = m->egress_nft, .nflog = m->egress_nflog,
+                                      .resolv_conf = m->a->resolv_conf };
   m->egress_udp4 = m->egress_tcp4 = m->egress_udp6 = m->egress_tcp6 = -1;
+  m->egress_nft = m->egress_nflog = -1;
   cleanup_error hv_error *err = NULL;
   m->egress = hv_monitor_egress_start (&a, &m->trail, &err);
   /* The namespace stays open: the resolver makes its upstream sockets
@@ -426,7 +433,7 @@ void
 hv_monitor_main (const struct hv_monitor_args *a)
 {
   struct monitor m = { .a = a, .init_pidfd = -1, .egress_netns = -1, .egress_udp4 = -1, .egress_tcp4 = -1,
-                       .egress_udp6 = -1, .egress_tcp6 = -1 };
+                       .egress_udp6 = -1, .egress_tcp6 = -1, .egress_nft = -1, .egress_nflog = -1 };
   clock_gettime (CLOCK_MONOTONIC, &m.start);
   hv_audit_trail_init (&m.trail, a->trail_fd, a->policy, a->id);
   m.epfd = epoll_create1 (EPOLL_CLOEXEC);

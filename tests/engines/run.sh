@@ -216,7 +216,7 @@ final_cleanup() {
     b=$(head -1 "$t" | jq -r '.bundle // ""' 2>/dev/null)
     case $b in "$WORK"/* | */haven-test/*) rm -f "$t" ;; esac
   done
-  rm -rf "$WORK"
+  [ -n "${HAVEN_TEST_KEEP:-}" ] && echo "# kept $WORK" || rm -rf "$WORK"
 }
 trap final_cleanup EXIT
 trap 'exit 130' INT TERM

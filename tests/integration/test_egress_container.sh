@@ -191,3 +191,29 @@ test_egress_container_names_fail_closed() {
   assert_eq "" "$(in_sb ss -Hlnup 'sport = :53'; in_sb ss -Hlntp 'sport = :53')" "resolver sockets left"
   echo "left in the engine's namespace after delete: $(in_sb nft list tables)"
 }
+
+# An engine container with no resolv.conf of the engine's (Podman's
+# --network none binds none): the resolver has nobody to ask, still
+# refuses unlisted names, answers SERVFAIL for allowed ones, and the
+# trail says why.  (The monitor once read a count it never set here and
+# died, leaving the container without DNS answers and its exec broken.)
+test_egress_container_no_resolv_conf() {
+  skip_on_runc "haven's egress resolver"
+  egress_world
+  TRAIL=$PWD/trail/c.jsonl
+  egress_bundle "$NAMES_JSON" sleep 30
+  cfg "$B" '.annotations["run.haven.audit"] = $t' --arg t "$TRAIL"
+  local id m out
+  id=$(new_id egress)
+  defer "rt delete --force $id"
+  rt create --bundle "$B" "$id" > create.out 2>&1 || fail "create: $(cat create.out)"
+  rt start "$id" || fail "start"
+  m=$(cut -d' ' -f1 "$STATE_ROOT/$id/monitor.pid")
+  out=$(in_sb python3 "$CTR_DNS_PY" query 127.0.0.1 evil.example A)
+  assert_contains "$out" "REFUSED ede=haven" "an unlisted name"
+  out=$(in_sb python3 "$CTR_DNS_PY" query 127.0.0.1 api.example.com A)
+  assert_eq "SERVFAIL ede=" "$out" "an allowed name with no upstream"
+  assert_eq haven-monitor "$(cat /proc/$m/comm 2>&1)" "the monitor after the queries"
+  jq -se 'any(.[]; .event == "egress-error" and .part == "upstreams")' "$TRAIL" >/dev/null \
+    || fail "no egress-error record for the upstreams: $(cat "$TRAIL")"
+}
