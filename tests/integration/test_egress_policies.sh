@@ -17,6 +17,8 @@ POLICIES_WORLD_PY=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/egress_world.py
 # policies_world NAME...: the namespaces, a zone giving NAME i the address
 # 203.0.113.i, listeners on 443 and 80 of each; sets EH, EW, PDNSLOG,
 # PWLOG.  Unlisted names of the zone: evil.example, x.<first name>.
+# POLICIES_EXTRA_ZONE: more zone entries ('"name": {...}, '), whose
+# addresses and listeners are the caller's.
 policies_world() {
   need_haven
   [ -x /usr/bin/pasta ] || skip "pasta missing (Debian package passt)"
@@ -47,7 +49,7 @@ policies_world() {
     specs+=("tcp:203.0.113.$i:443" "tcp:203.0.113.$i:80")
     zone+="\"$n\": {\"A\": [[\"203.0.113.$i\", 300]]}, \"x.$n\": {\"A\": [[\"203.0.113.$i\", 300]]}, "
   done
-  zone+="\"evil.example\": {\"A\": [[\"203.0.113.200\", 300]]}}"
+  zone+="${POLICIES_EXTRA_ZONE:-}\"evil.example\": {\"A\": [[\"203.0.113.200\", 300]]}}"
   echo "$zone" > zone.json
   PDNSLOG=$PWD/dns.log
   PWLOG=$PWD/world.log
