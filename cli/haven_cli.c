@@ -26,6 +26,7 @@
 #include "policy_load.h"
 #include "policy_apply.h"
 #include "policy_compile.h"
+#include "policy_env.h"
 #include "policy_network_explain.h"
 #include "run_context.h"
 #include "self_exe.h"
@@ -415,17 +416,6 @@ explain_resources (const hv_policy *p)
 }
 
 static void
-explain_environment (const hv_policy *p)
-{
-  printf ("\nEnvironment\n");
-  list_line ("Passed:", &p->env_pass);
-  list_line ("Denied:", &p->env_deny);
-  printf ("  Never passed: variables that look like credentials (*TOKEN*, *SECRET*, *_KEY, AWS_*, ...).\n");
-  for (size_t i = 0; i < p->env_set.n; i++)
-    printf ("  Set: %s=%s\n", p->env_set.v[i].key, p->env_set.v[i].value);
-}
-
-static void
 explain_audit (const hv_policy *p)
 {
   printf ("\nAudit\n");
@@ -459,7 +449,7 @@ policy_explain (int argc, char **argv, hv_error **err)
   explain_programs (p);
   explain_syscalls (p);
   explain_resources (p);
-  explain_environment (p);
+  hv_env_explain (p, stdout);
   explain_audit (p);
   return 0;
 }

@@ -516,6 +516,20 @@ gen_base_mounts (yajl_gen g, bool noexec, oci_strv *writable, oci_strv *shown, o
   oci_strv_push (hidden, "/run");
 }
 
+/* What the session found for credentials: (run_ctx.h), on the empty /run.
+ * Read-only: connect() to a socket needs no writable mount, and git's
+ * credential-store only reads the file. */
+static void
+gen_credential_mounts (yajl_gen g, const struct hv_run_ctx *ctx)
+{
+  static const char *const opts[]
+      = { "bind", "ro", "nosuid", "nodev", "noexec", "x-haven.nofollow", "x-haven.mkdir", NULL };
+  if (ctx->ssh_agent_socket)
+    mount_entry (g, HV_SSH_AGENT_SOCKET, "bind", ctx->ssh_agent_socket, opts);
+  if (ctx->git_credentials)
+    mount_entry (g, HV_GIT_CREDENTIALS_FILE, "bind", ctx->git_credentials, opts);
+}
+
 /* filesystem.tmpfs: private scratch directories. */
 static void
 gen_policy_tmpfs (yajl_gen g, const hv_policy *p, bool noexec, oci_strv *writable, oci_strv *hidden)
@@ -650,6 +664,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   jg_str (g, "mounts");
   yajl_gen_array_open (g);
   gen_base_mounts (g, noexec, writable, &shown, &hidden);
+  gen_credential_mounts (g, ctx);
   gen_policy_tmpfs (g, p, noexec, writable, &hidden);
   if (p->hide_home.value && gen_hidden_homes (g, p, ctx, noexec, writable, &shown, &hidden, err) < 0)
     return -1;
@@ -1238,7 +1253,7 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
   /* Paths Landlock lets the sandbox write, and execute, and what the
    * runtime masks. */
   oci_strv writable = { 0 }, exec = { 0 }, masked = { 0 };
-  char **env = hv_policy_filter_env (p, ctx->host_env);
+  char **env = hv_policy_run_env (p, ctx);
   int r = -1;
   cleanup_free char *exec_path = exec_search_path (p, ctx, env_path (env));
   if (hv_policy_exec_paths (p, exec_path, &exec, err) < 0)
