@@ -57,6 +57,7 @@ hv_policy_free_fields (hv_policy *p)
   for (size_t i = 0; i < p->n_git_creds; i++)
     hv_secret_source_free (&p->git_creds[i]);
   free (p->git_creds);
+  free (p->ssh_agent_where);
   free (p->audit_log);
   memset (p, 0, sizeof (*p));
 }

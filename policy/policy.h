@@ -106,6 +106,7 @@ typedef struct
 
   /* credentials */
   oci_opt_bool ssh_agent; /* forward $SSH_AUTH_SOCK to HV_SSH_AGENT_SOCKET */
+  char *ssh_agent_where;  /* "file:line:column" of ssh_agent, for errors */
   size_t n_git_creds;
   hv_secret_source *git_creds; /* credentials.git: a token per host */
 
@@ -125,7 +126,8 @@ bool hv_policy_is_shell_name (const char *name);
 
 /* Where the sandbox finds what credentials: gives it. */
 #define HV_SSH_AGENT_SOCKET "/run/haven/ssh-agent.sock"
-#define HV_GIT_CREDENTIALS_FILE "/run/haven/git-credentials"
+#define HV_GIT_CREDENTIALS_DIR "/run/haven/git"
+#define HV_GIT_CREDENTIALS_FILE HV_GIT_CREDENTIALS_DIR "/credentials"
 #define HV_SECRET_MAX_SIZE (64u << 10) /* bytes of a token file */
 
 void hv_secret_source_free (hv_secret_source *s);

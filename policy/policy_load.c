@@ -200,6 +200,11 @@ merge (hv_policy *base, const hv_policy *child)
   append (&base->best_effort, &child->best_effort);
   OVERRIDE_OPT (hide_home);
   OVERRIDE_OPT (ssh_agent);
+  if (child->ssh_agent.set)
+    {
+      free (base->ssh_agent_where);
+      base->ssh_agent_where = xstrdup (child->ssh_agent_where);
+    }
   OVERRIDE_OPT (project_writable);
   OVERRIDE_OPT (block_shell);
   OVERRIDE_OPT (memory);

@@ -916,7 +916,13 @@ f_git_creds (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
   return 0;
 }
 
-BOOL_FIELD (f_ssh_agent, ssh_agent)
+static int
+f_ssh_agent (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  free (p->ssh_agent_where);
+  p->ssh_agent_where = where_of (w, v);
+  return as_bool (w, v, key, &p->ssh_agent);
+}
 
 static const struct field filesystem_fields[] = {
   { "read_only", f_read_only }, { "read_write", f_read_write }, { "block", f_block },

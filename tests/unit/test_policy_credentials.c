@@ -232,7 +232,7 @@ test_run_env (void **state)
   assert_string_equal (all, "PATH=/bin GIT_CONFIG_COUNT=2 GH_TOKEN=from-file SSH_AUTH_SOCK=/run/haven/ssh-agent.sock "
                             "GIT_CONFIG_KEY_0=credential.helper GIT_CONFIG_VALUE_0= "
                             "GIT_CONFIG_KEY_1=credential.helper "
-                            "GIT_CONFIG_VALUE_1=store --file=/run/haven/git-credentials ");
+                            "GIT_CONFIG_VALUE_1=store --file=/run/haven/git/credentials ");
   hv_policy_free_fields (&p);
 }
 
