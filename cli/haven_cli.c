@@ -165,6 +165,9 @@ policy_compile (int argc, char **argv, hv_error **err)
   rc.ctx.rootfs = "rootfs";
   if (hv_policy_compile (p, &rc.ctx, &json, err) < 0)
     return -1;
+  if (p->n_env_from || p->ssh_agent.value || p->n_git_creds)
+    fprintf (stderr, "haven: note: env.set_from_file, env.set_from_env and credentials: are read by haven run "
+                     "itself: this config has none of them\n");
   puts (json);
   return 0;
 }

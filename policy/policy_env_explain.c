@@ -74,7 +74,7 @@ explain_credentials (const hv_policy *p, FILE *out)
   if (p->ssh_agent.value)
     fprintf (out, "  Your ssh-agent is forwarded: its socket ($SSH_AUTH_SOCK) is bound at %s and\n"
                   "  SSH_AUTH_SOCK points there; the sandbox can ask the agent to sign with every key it holds\n"
-                  "  (it never gets the keys).  haven refuses to start when no agent socket is found.\n",
+                  "  (it never gets the keys).  haven refuses to start when no agent answers at $SSH_AUTH_SOCK.\n",
              HV_SSH_AGENT_SOCKET);
   else
     fprintf (out, "  No ssh-agent (credentials.ssh_agent is not true).\n");
@@ -83,8 +83,8 @@ explain_credentials (const hv_policy *p, FILE *out)
       fprintf (out, "  No git credentials.\n");
       return;
     }
-  fprintf (out, "  git over https gets a token for these hosts only (git's credential-store reads\n"
-                "  %s, read-only; the helpers of your ~/.gitconfig are not used):\n",
+  fprintf (out, "  git over https gets a token for these hosts only (git's credential-store reads this run's\n"
+                "  own %s, removed after it; the helpers of your ~/.gitconfig are not used):\n",
            HV_GIT_CREDENTIALS_FILE);
   for (size_t i = 0; i < p->n_git_creds; i++)
     {

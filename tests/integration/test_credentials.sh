@@ -97,6 +97,18 @@ NPM_TOKEN=npm_host" "$OUT" "injected values, the host's names not passed"
   assert_eq 125 "$RC"
   assert_eq "haven: $POL/inject.yaml:2:19: env.set_from_file: GITHUB_TOKEN: $H/.config/haven/gh-token is a symbolic link: name the file itself" "$OUT"
   rm "$H/.config/haven/gh-token"
+  cr_run HAVEN_NPM_TOKEN=x -- run --policy "$POL/inject.yaml" -- true
+  assert_eq 125 "$RC"
+  assert_eq "haven: $POL/inject.yaml:2:19: env.set_from_file: GITHUB_TOKEN: token file $H/.config/haven/gh-token: no such file or directory" "$OUT"
+  head -c 65537 /dev/zero | tr '\0' x > "$H/.config/haven/gh-token"
+  cr_run HAVEN_NPM_TOKEN=x -- run --policy "$POL/inject.yaml" -- true
+  assert_eq 125 "$RC"
+  assert_contains "$OUT" "gh-token is larger than 65536 bytes"
+  printf 'a\0b' > "$H/.config/haven/gh-token"
+  cr_run HAVEN_NPM_TOKEN=x -- run --policy "$POL/inject.yaml" -- true
+  assert_eq 125 "$RC"
+  assert_contains "$OUT" "gh-token holds a NUL byte: not a token"
+  rm "$H/.config/haven/gh-token"
   mkfifo "$H/.config/haven/gh-token"
   cr_run HAVEN_NPM_TOKEN=x -- run --policy "$POL/inject.yaml" -- true
   assert_eq 125 "$RC" "a FIFO is refused, not waited on"
@@ -156,6 +168,10 @@ credentials:
     - {host: github.com, token_file: ~/.config/haven/git-token}
     - {host: gitlab.example.com, token_env: HAVEN_GITLAB, username: oauth2}
 EOP
+  # The project is the sandbox's: a credential helper in its .git/config
+  # must not answer (the empty helper drops it).
+  git -C "$P" init -q 2>/dev/null || fail "git init"
+  git -C "$P" config credential.helper '!f() { echo username=u; echo password=project-helper; }; f'
   local fill='printf "protocol=https\nhost=%s\n\n" "$1" | GIT_TERMINAL_PROMPT=0 git credential fill 2>/dev/null | sed -n "s/^\(username\|password\)=//p" | xargs; echo "rc=$?"'
   cr_run HAVEN_GITLAB='glpat/+x' GITHUB_TOKEN=host -- run --keep-bundle --policy "$POL/git.yaml" -- sh -c "
     f() { $fill; }
