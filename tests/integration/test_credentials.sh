@@ -201,3 +201,24 @@ approve=0
   assert_eq 125 "$RC" "policy check ($OUT)"
   assert_contains "$OUT" "$POL/bad.yaml:3:9: credentials.git: gitlab.com is not a host network.allow lets the sandbox reach on port 443"
 }
+
+# Rootless: the agent and its socket are the user's, the sandbox in a
+# user namespace reaches it.
+test_credentials_ssh_agent_as_unprivileged_user() {
+  cr_setup
+  command -v ssh-agent >/dev/null || skip "openssh-client is not installed"
+  chown -R 65534:65534 "$P"
+  local haven u
+  haven=$(world_readable_copy "$HAVEN")
+  u=$(mktemp -d "$WORK/agent-user-XXXXXX")
+  chown 65534:65534 "$u"
+  printf 'credentials: {ssh_agent: true}\n' > "$POL/agent.yaml"
+  chmod -R a+rX "$POL"
+  OUT=$(cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env -i PATH=/usr/bin:/bin HOME=/nonexistent \
+        timeout 60 sh -c 'eval "$(ssh-agent -s -a "$1/a.sock")" >/dev/null || exit 1
+          trap "kill \$SSH_AGENT_PID" EXIT
+          ssh-keygen -q -t ed25519 -N "" -C rootless-key -f "$1/k" && ssh-add -q "$1/k" || exit 1
+          "$2" run --policy "$3" -- sh -c "id -u; ssh-add -l | cut -d\" \" -f3"' sh "$u" "$haven" "$POL/agent.yaml" 2>&1)
+  assert_eq "65534
+rootless-key" "$OUT"
+}
