@@ -26,6 +26,7 @@
 #include "policy_load.h"
 #include "policy_apply.h"
 #include "policy_compile.h"
+#include "policy_env.h"
 #include "policy_network_explain.h"
 #include "run_context.h"
 #include "self_exe.h"
@@ -164,6 +165,9 @@ policy_compile (int argc, char **argv, hv_error **err)
   rc.ctx.rootfs = "rootfs";
   if (hv_policy_compile (p, &rc.ctx, &json, err) < 0)
     return -1;
+  if (p->n_env_from || p->ssh_agent.value || p->n_git_creds)
+    fprintf (stderr, "haven: note: env.set_from_file, env.set_from_env and credentials: are read by haven run "
+                     "itself: this config has none of them\n");
   puts (json);
   return 0;
 }
@@ -415,17 +419,6 @@ explain_resources (const hv_policy *p)
 }
 
 static void
-explain_environment (const hv_policy *p)
-{
-  printf ("\nEnvironment\n");
-  list_line ("Passed:", &p->env_pass);
-  list_line ("Denied:", &p->env_deny);
-  printf ("  Never passed: variables that look like credentials (*TOKEN*, *SECRET*, *_KEY, AWS_*, ...).\n");
-  for (size_t i = 0; i < p->env_set.n; i++)
-    printf ("  Set: %s=%s\n", p->env_set.v[i].key, p->env_set.v[i].value);
-}
-
-static void
 explain_audit (const hv_policy *p)
 {
   printf ("\nAudit\n");
@@ -459,7 +452,7 @@ policy_explain (int argc, char **argv, hv_error **err)
   explain_programs (p);
   explain_syscalls (p);
   explain_resources (p);
-  explain_environment (p);
+  hv_env_explain (p, stdout);
   explain_audit (p);
   return 0;
 }

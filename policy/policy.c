@@ -20,6 +20,17 @@ hv_policy_is_shell_name (const char *name)
 }
 
 void
+hv_secret_source_free (hv_secret_source *s)
+{
+  free (s->name);
+  free (s->file);
+  free (s->host_var);
+  free (s->username);
+  free (s->where);
+  memset (s, 0, sizeof (*s));
+}
+
+void
 hv_policy_free_fields (hv_policy *p)
 {
   free (p->name);
@@ -40,6 +51,13 @@ hv_policy_free_fields (hv_policy *p)
   free (p->tmpfs);
   free (p->syscall_profile);
   oci_kv_list_free (&p->env_set);
+  for (size_t i = 0; i < p->n_env_from; i++)
+    hv_secret_source_free (&p->env_from[i]);
+  free (p->env_from);
+  for (size_t i = 0; i < p->n_git_creds; i++)
+    hv_secret_source_free (&p->git_creds[i]);
+  free (p->git_creds);
+  free (p->ssh_agent_where);
   free (p->audit_log);
   memset (p, 0, sizeof (*p));
 }

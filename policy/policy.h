@@ -41,6 +41,18 @@ typedef struct
   oci_strv protect; /* relative to the entry (direct only) */
 } hv_home_access;
 
+/* A secret the sandbox is given from the host (env.set_from_file,
+ * env.set_from_env, credentials.git): read at each run by the session
+ * layer (session/run_credentials.c), never by the policy compiler. */
+typedef struct
+{
+  char *name;     /* env: the variable in the sandbox; git: the host name */
+  char *file;     /* read from this file (~/ is the caller's home), or NULL */
+  char *host_var; /* read from this host variable, or NULL */
+  char *username; /* git only (default x-access-token) */
+  char *where;    /* "policy-file:line:column", for errors */
+} hv_secret_source;
+
 typedef struct
 {
   char *name;
@@ -89,6 +101,14 @@ typedef struct
   /* env */
   oci_strv env_pass, env_deny;
   oci_kv_list env_set;
+  size_t n_env_from;
+  hv_secret_source *env_from; /* env.set_from_file and env.set_from_env */
+
+  /* credentials */
+  oci_opt_bool ssh_agent; /* forward $SSH_AUTH_SOCK to HV_SSH_AGENT_SOCKET */
+  char *ssh_agent_where;  /* "file:line:column" of ssh_agent, for errors */
+  size_t n_git_creds;
+  hv_secret_source *git_creds; /* credentials.git: a token per host */
 
   /* audit */
   char *audit_log;
@@ -103,6 +123,14 @@ void hv_policy_free (hv_policy *p);
 void hv_policy_free_fields (hv_policy *p);
 /* Is this the name of a shell (sh, bash, zsh, ...)? */
 bool hv_policy_is_shell_name (const char *name);
+
+/* Where the sandbox finds what credentials: gives it. */
+#define HV_SSH_AGENT_SOCKET "/run/haven/ssh-agent.sock"
+#define HV_GIT_CREDENTIALS_DIR "/run/haven/git"
+#define HV_GIT_CREDENTIALS_FILE HV_GIT_CREDENTIALS_DIR "/credentials"
+#define HV_SECRET_MAX_SIZE (64u << 10) /* bytes of a token file */
+
+void hv_secret_source_free (hv_secret_source *s);
 
 /* Bounds of policy values.  Values outside them are errors, never
  * clamped or dropped (policies/README.md, "How policies are read"). */

@@ -867,6 +867,9 @@ hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, 
       return -1;
     }
   note_dropped_env (&spec->process.env, &env, &plan.notes);
+  if (p->n_env_from || p->ssh_agent.value || p->n_git_creds)
+    oci_strv_push (&plan.notes, "env.set_from_file, env.set_from_env and credentials: are for haven run: not given to "
+                                "engine containers (pass secrets with the engine: -e, --secret)");
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_config (g, yajl_gen_beautify, 1);
   emit_config (g, root, &a);

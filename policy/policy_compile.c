@@ -516,6 +516,27 @@ gen_base_mounts (yajl_gen g, bool noexec, oci_strv *writable, oci_strv *shown, o
   oci_strv_push (hidden, "/run");
 }
 
+/* What the session found for credentials: (run_ctx.h), on the empty /run.
+ * The agent socket read-only: connect() needs no writable mount.  The git
+ * directory writable: git's credential-store rewrites its file (lock
+ * file, rename) after each login, and a rename onto a bind-mounted file
+ * fails loudly; the directory is this run's own copy, removed after it. */
+static void
+gen_credential_mounts (yajl_gen g, const struct hv_run_ctx *ctx, oci_strv *writable)
+{
+  static const char *const ro[]
+      = { "bind", "ro", "nosuid", "nodev", "noexec", "x-haven.nofollow", "x-haven.mkdir", NULL };
+  static const char *const rw[]
+      = { "bind", "rw", "nosuid", "nodev", "noexec", "x-haven.nofollow", "x-haven.mkdir", NULL };
+  if (ctx->ssh_agent_socket)
+    mount_entry (g, HV_SSH_AGENT_SOCKET, "bind", ctx->ssh_agent_socket, ro);
+  if (ctx->git_credentials)
+    {
+      mount_entry (g, HV_GIT_CREDENTIALS_DIR, "bind", ctx->git_credentials, rw);
+      oci_strv_push (writable, HV_GIT_CREDENTIALS_DIR);
+    }
+}
+
 /* filesystem.tmpfs: private scratch directories. */
 static void
 gen_policy_tmpfs (yajl_gen g, const hv_policy *p, bool noexec, oci_strv *writable, oci_strv *hidden)
@@ -650,6 +671,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   jg_str (g, "mounts");
   yajl_gen_array_open (g);
   gen_base_mounts (g, noexec, writable, &shown, &hidden);
+  gen_credential_mounts (g, ctx, writable);
   gen_policy_tmpfs (g, p, noexec, writable, &hidden);
   if (p->hide_home.value && gen_hidden_homes (g, p, ctx, noexec, writable, &shown, &hidden, err) < 0)
     return -1;
@@ -1238,7 +1260,7 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
   /* Paths Landlock lets the sandbox write, and execute, and what the
    * runtime masks. */
   oci_strv writable = { 0 }, exec = { 0 }, masked = { 0 };
-  char **env = hv_policy_filter_env (p, ctx->host_env);
+  char **env = hv_policy_run_env (p, ctx);
   int r = -1;
   cleanup_free char *exec_path = exec_search_path (p, ctx, env_path (env));
   if (hv_policy_exec_paths (p, exec_path, &exec, err) < 0)

@@ -1,4 +1,11 @@
-/* Environment filtering: tokens never leak in by default. */
+/* Environment filtering: tokens never leak in by default.
+ *
+ * A host variable passes when env.pass names it, unless env.deny matches
+ * it.  A glob in env.pass (`*`, `LC_*`, `ANTHROPIC_*`) never passes a
+ * name that looks like a credential (always_denied): a broad pattern is
+ * not a decision to hand over a key.  A name written out in full is: the
+ * policy author chose that one variable (the agent policies pass their
+ * API key this way), so it passes whatever the credential globs say. */
 #include "config.h"
 
 #include <fnmatch.h>
@@ -7,27 +14,70 @@
 #include "policy_env.h"
 #include "utils.h"
 
-/* Denied whatever the policy passes: the usual shapes of credentials. */
+/* Never passed by a glob: the usual shapes of credentials. */
 static const char *const always_denied[] = { "*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*_KEY", "*_KEY_*",
                                              "*APIKEY*", "AWS_*", "GOOGLE_APPLICATION_CREDENTIALS", "SSH_AUTH_SOCK",
                                              "GPG_AGENT_INFO", "KUBECONFIG", "DOCKER_HOST", "*CREDENTIAL*", NULL };
 
-static bool
-matches (const oci_strv *globs, const char *name)
+bool
+hv_env_is_explicit (const char *pattern)
+{
+  return strpbrk (pattern, "*?[\\") == NULL;
+}
+
+const char *
+hv_env_credential_glob (const char *name)
+{
+  for (size_t i = 0; always_denied[i]; i++)
+    if (fnmatch (always_denied[i], name, 0) == 0)
+      return always_denied[i];
+  return NULL;
+}
+
+static const char *
+first_match (const oci_strv *globs, const char *name)
 {
   for (size_t i = 0; i < globs->n; i++)
     if (fnmatch (globs->v[i], name, 0) == 0)
+      return globs->v[i];
+  return NULL;
+}
+
+static bool
+named_explicitly (const hv_policy *p, const char *name)
+{
+  for (size_t i = 0; i < p->env_pass.n; i++)
+    if (strcmp (p->env_pass.v[i], name) == 0)
       return true;
   return false;
 }
 
-static bool
-denied (const hv_policy *p, const char *name)
+bool
+hv_env_passes (const hv_policy *p, const char *name)
 {
-  for (size_t i = 0; always_denied[i]; i++)
-    if (fnmatch (always_denied[i], name, 0) == 0)
-      return true;
-  return matches (&p->env_deny, name);
+  if (first_match (&p->env_deny, name))
+    return false;
+  if (named_explicitly (p, name))
+    return true;
+  return first_match (&p->env_pass, name) && hv_env_credential_glob (name) == NULL;
+}
+
+/* out[*n] = NAME=value, replacing an earlier NAME. */
+static void
+put (char ***out, size_t *n, size_t *cap, char *entry)
+{
+  size_t klen = strcspn (entry, "=");
+  for (size_t j = 0; j < *n; j++)
+    if (strncmp ((*out)[j], entry, klen) == 0 && (*out)[j][klen] == '=')
+      {
+        free ((*out)[j]);
+        (*out)[j] = entry;
+        return;
+      }
+  if (*n + 2 >= *cap)
+    *out = xrealloc (*out, (*cap *= 2) * sizeof (char *));
+  (*out)[(*n)++] = entry;
+  (*out)[*n] = NULL;
 }
 
 char **
@@ -41,29 +91,41 @@ hv_policy_filter_env (const hv_policy *p, char **host_env)
       if (eq == NULL)
         continue;
       cleanup_free char *name = strndup (*e, (size_t) (eq - *e));
-      if (!matches (&p->env_pass, name) || denied (p, name))
-        continue;
-      if (n + 2 >= cap)
-        out = xrealloc (out, (cap *= 2) * sizeof (char *));
-      out[n++] = xstrdup (*e);
+      if (hv_env_passes (p, name))
+        put (&out, &n, &cap, xstrdup (*e));
     }
   /* Explicit values are the policy author's choice: set even if a deny
    * glob matches the name. */
   for (size_t i = 0; i < p->env_set.n; i++)
+    put (&out, &n, &cap, xasprintf ("%s=%s", p->env_set.v[i].key, p->env_set.v[i].value));
+  return out;
+}
+
+char **
+hv_policy_run_env (const hv_policy *p, const struct hv_run_ctx *ctx)
+{
+  char **out = hv_policy_filter_env (p, ctx->host_env);
+  size_t n = 0, cap;
+  while (out[n])
+    n++;
+  cap = n + 1;
+  /* env.set_from_file and set_from_env, read by the session. */
+  for (size_t i = 0; ctx->secret_env && i < ctx->secret_env->n; i++)
+    put (&out, &n, &cap, xasprintf ("%s=%s", ctx->secret_env->v[i].key, ctx->secret_env->v[i].value));
+  if (ctx->ssh_agent_socket)
+    put (&out, &n, &cap, xstrdup ("SSH_AUTH_SOCK=" HV_SSH_AGENT_SOCKET));
+  if (ctx->git_credentials)
     {
-      size_t klen = strlen (p->env_set.v[i].key);
-      for (size_t j = 0; j < n; j++)
-        if (strncmp (out[j], p->env_set.v[i].key, klen) == 0 && out[j][klen] == '=')
-          {
-            free (out[j]);
-            out[j] = out[--n];
-            out[n] = NULL;
-            break;
-          }
-      if (n + 2 >= cap)
-        out = xrealloc (out, (cap *= 2) * sizeof (char *));
-      out[n++] = xasprintf ("%s=%s", p->env_set.v[i].key, p->env_set.v[i].value);
+      /* Command-line config is read after every file: the empty helper
+       * empties the list the user's ~/.gitconfig may have built (its
+       * helpers read files hidden here), then git's own credential-store
+       * answers from the file of the policy's hosts.  It matches the
+       * protocol and host exactly and never writes a read-only file. */
+      put (&out, &n, &cap, xstrdup ("GIT_CONFIG_COUNT=2"));
+      put (&out, &n, &cap, xstrdup ("GIT_CONFIG_KEY_0=credential.helper"));
+      put (&out, &n, &cap, xstrdup ("GIT_CONFIG_VALUE_0="));
+      put (&out, &n, &cap, xstrdup ("GIT_CONFIG_KEY_1=credential.helper"));
+      put (&out, &n, &cap, xstrdup ("GIT_CONFIG_VALUE_1=store --file=" HV_GIT_CREDENTIALS_FILE));
     }
-  out[n] = NULL;
   return out;
 }

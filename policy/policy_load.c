@@ -85,6 +85,66 @@ append (oci_strv *dst, const oci_strv *src)
 }
 
 /* child on top of base: lists accumulate, set scalars override. */
+/* The child's source for a variable replaces the base's, whichever of
+ * env.set, set_from_file and set_from_env either used; a git host's
+ * token likewise. */
+static void
+drop_env_source (hv_policy *base, const char *name)
+{
+  for (size_t i = 0; i < base->env_set.n;)
+    if (strcmp (base->env_set.v[i].key, name) == 0)
+      {
+        free (base->env_set.v[i].key);
+        free (base->env_set.v[i].value);
+        memmove (&base->env_set.v[i], &base->env_set.v[i + 1], (--base->env_set.n - i) * sizeof (oci_kv));
+      }
+    else
+      i++;
+  for (size_t i = 0; i < base->n_env_from;)
+    if (strcmp (base->env_from[i].name, name) == 0)
+      {
+        hv_secret_source_free (&base->env_from[i]);
+        memmove (&base->env_from[i], &base->env_from[i + 1], (--base->n_env_from - i) * sizeof (hv_secret_source));
+      }
+    else
+      i++;
+}
+
+static void
+copy_secret (hv_secret_source **v, size_t *n, const hv_secret_source *src)
+{
+  *v = xrealloc (*v, (*n + 1) * sizeof (hv_secret_source));
+  hv_secret_source *s = &(*v)[(*n)++];
+  s->name = xstrdup (src->name);
+  s->file = src->file ? xstrdup (src->file) : NULL;
+  s->host_var = src->host_var ? xstrdup (src->host_var) : NULL;
+  s->username = src->username ? xstrdup (src->username) : NULL;
+  s->where = xstrdup (src->where);
+}
+
+static void
+merge_secrets (hv_policy *base, const hv_policy *child)
+{
+  for (size_t i = 0; i < child->env_set.n; i++)
+    drop_env_source (base, child->env_set.v[i].key);
+  for (size_t i = 0; i < child->n_env_from; i++)
+    drop_env_source (base, child->env_from[i].name);
+  for (size_t i = 0; i < child->n_env_from; i++)
+    copy_secret (&base->env_from, &base->n_env_from, &child->env_from[i]);
+  for (size_t i = 0; i < child->n_git_creds; i++)
+    {
+      for (size_t j = 0; j < base->n_git_creds; j++)
+        if (strcmp (base->git_creds[j].name, child->git_creds[i].name) == 0)
+          {
+            hv_secret_source_free (&base->git_creds[j]);
+            memmove (&base->git_creds[j], &base->git_creds[j + 1],
+                     (--base->n_git_creds - j) * sizeof (hv_secret_source));
+            break;
+          }
+      copy_secret (&base->git_creds, &base->n_git_creds, &child->git_creds[i]);
+    }
+}
+
 static void
 merge (hv_policy *base, const hv_policy *child)
 {
@@ -139,6 +199,12 @@ merge (hv_policy *base, const hv_policy *child)
   append (&base->env_deny, &child->env_deny);
   append (&base->best_effort, &child->best_effort);
   OVERRIDE_OPT (hide_home);
+  OVERRIDE_OPT (ssh_agent);
+  if (child->ssh_agent.set)
+    {
+      free (base->ssh_agent_where);
+      base->ssh_agent_where = xstrdup (child->ssh_agent_where);
+    }
   OVERRIDE_OPT (project_writable);
   OVERRIDE_OPT (block_shell);
   OVERRIDE_OPT (memory);
@@ -157,6 +223,7 @@ merge (hv_policy *base, const hv_policy *child)
       base->tmpfs[base->n_tmpfs].path = xstrdup (child->tmpfs[i].path);
       base->tmpfs[base->n_tmpfs++].size = child->tmpfs[i].size;
     }
+  merge_secrets (base, child);
   for (size_t i = 0; i < child->env_set.n; i++)
     {
       base->env_set.v = xrealloc (base->env_set.v, (base->env_set.n + 1) * sizeof (oci_kv));
@@ -356,6 +423,15 @@ validate (hv_policy *p, hv_error **err)
                            "nothing (extend a policy without network lists, or use mode: allowlist)",
                            file, p->net_allow.n ? "allow" : "deny", r->entry, r->where ? r->where : "?");
     }
+  /* A git token only for a host the sandbox may reach on https: the
+   * credentials file is the whole of what git inside can answer with. */
+  for (size_t i = 0; i < p->n_git_creds; i++)
+    if (p->net_mode != HV_NET_OPEN
+        && (p->net_mode != HV_NET_ALLOWLIST || !hv_net_name_allowed (&p->net_allow, &p->net_deny, p->git_creds[i].name, 443)))
+      return hv_error_set (err, 0,
+                           "%s: credentials.git: %s is not a host network.allow lets the sandbox reach on port 443: "
+                           "haven gives git credentials only for hosts the policy allows",
+                           p->git_creds[i].where, p->git_creds[i].name);
   return 0;
 }
 

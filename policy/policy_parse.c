@@ -391,7 +391,6 @@ STRV_FIELD (f_capabilities, capabilities)
 STRING_FIELD (f_syscall_profile, syscall_profile)
 STRV_FIELD (f_syscall_allow, syscall_allow)
 STRV_FIELD (f_syscall_deny, syscall_deny)
-STRV_FIELD (f_env_pass, env_pass)
 STRV_FIELD (f_env_deny, env_deny)
 STRING_FIELD (f_audit_log, audit_log)
 STRING_FIELD (f_name, name)
@@ -731,6 +730,200 @@ f_env_set (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
   return 0;
 }
 
+static char *
+where_of (const struct yw *w, const yaml_node_t *n)
+{
+  return xasprintf ("%s:%zu:%zu", w->file, n->start_mark.line + 1, n->start_mark.column + 1);
+}
+
+static bool
+is_env_name (const char *s)
+{
+  if (s == NULL || !(isalpha ((unsigned char) s[0]) || s[0] == '_'))
+    return false;
+  for (const char *c = s; *c; c++)
+    if (!isalnum ((unsigned char) *c) && *c != '_')
+      return false;
+  return true;
+}
+
+/* env.pass: names and globs.  SSH_AUTH_SOCK names a socket path on the
+ * host, which the sandbox cannot reach (and should not: it is the key to
+ * every host the agent holds keys for); credentials.ssh_agent forwards it
+ * on purpose. */
+static int
+f_env_pass (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  for (yaml_node_item_t *i = v->type == YAML_SEQUENCE_NODE ? v->data.sequence.items.start : NULL;
+       i && i < v->data.sequence.items.top; i++)
+    {
+      yaml_node_t *item = yaml_document_get_node (w->doc, *i);
+      if (scalar (item) && strcmp (scalar (item), "SSH_AUTH_SOCK") == 0)
+        return yw_fail (w, item, key, "SSH_AUTH_SOCK cannot be passed (its socket is not in the sandbox): "
+                                      "write credentials: {ssh_agent: true} to forward the agent");
+    }
+  return as_strv (w, v, key, &p->env_pass);
+}
+
+static hv_secret_source *
+push_secret (hv_secret_source **v, size_t *n)
+{
+  *v = grow (*v, *n + 1, sizeof (hv_secret_source));
+  hv_secret_source *s = &(*v)[(*n)++];
+  memset (s, 0, sizeof (*s));
+  return s;
+}
+
+/* A token file: absolute or ~/..., never relative (it would be read
+ * from wherever haven was started). */
+static int
+check_secret_path (struct yw *w, yaml_node_t *n, const char *key, const char *s)
+{
+  if (check_path (w, n, key, s) < 0)
+    return -1;
+  if (s[0] != '/' && !(s[0] == '~' && s[1] == '/' && s[2]))
+    return yw_fail (w, n, key, "\"%s\": expected an absolute path or ~/...", s);
+  return 0;
+}
+
+/* env.set_from_file {NAME: path} and env.set_from_env {NAME: HOST_NAME}. */
+static int
+env_from (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p, bool from_file)
+{
+  if (is_null (v))
+    return 0;
+  if (v->type != YAML_MAPPING_NODE)
+    return yw_fail (w, v, key, from_file ? "expected a mapping of NAME: path" : "expected a mapping of NAME: HOST_NAME");
+  for (yaml_node_pair_t *pair = v->data.mapping.pairs.start; pair < v->data.mapping.pairs.top; pair++)
+    {
+      yaml_node_t *k = yaml_document_get_node (w->doc, pair->key);
+      yaml_node_t *val = yaml_document_get_node (w->doc, pair->value);
+      if (!is_env_name (scalar (k)))
+        return yw_fail (w, k, key, "\"%s\" is not a variable name (letters, digits, _)", scalar (k) ? scalar (k) : "");
+      const char *src = scalar (val);
+      if (src == NULL || src[0] == '\0')
+        return yw_fail (w, val, key, "%s: expected %s", scalar (k), from_file ? "a path" : "a host variable name");
+      if (from_file && check_secret_path (w, val, key, src) < 0)
+        return -1;
+      if (!from_file && !is_env_name (src))
+        return yw_fail (w, val, key, "\"%s\" is not a variable name (letters, digits, _)", src);
+      hv_secret_source *s = push_secret (&p->env_from, &p->n_env_from);
+      s->name = xstrdup (scalar (k));
+      if (from_file)
+        s->file = xstrdup (src);
+      else
+        s->host_var = xstrdup (src);
+      s->where = where_of (w, k);
+    }
+  return 0;
+}
+
+static int
+f_env_set_from_file (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  return env_from (w, v, key, p, true);
+}
+
+static int
+f_env_set_from_env (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  return env_from (w, v, key, p, false);
+}
+
+/* A host name as git's credential protocol carries it: no port, no
+ * glob, nothing a URL or the credentials file would read differently. */
+static bool
+is_host_name (const char *s)
+{
+  if (s == NULL || s[0] == '\0' || s[0] == '.' || s[0] == '-' || strlen (s) > 253)
+    return false;
+  for (const char *c = s; *c; c++)
+    if (!islower ((unsigned char) *c) && !isdigit ((unsigned char) *c) && *c != '.' && *c != '-')
+      return false;
+  return true;
+}
+
+/* credentials.git items: {host: github.com, token_file: ~/..., username: x}
+ * or token_env: HOST_VARIABLE instead of token_file. */
+static int
+git_cred_item (struct yw *w, yaml_node_t *item, const char *key, hv_policy *p)
+{
+  if (item->type != YAML_MAPPING_NODE)
+    return yw_fail (w, item, key, "expected {host, token_file or token_env, username}");
+  const char *host = NULL, *file = NULL, *var = NULL, *user = NULL;
+  for (yaml_node_pair_t *pair = item->data.mapping.pairs.start; pair < item->data.mapping.pairs.top; pair++)
+    {
+      yaml_node_t *k = yaml_document_get_node (w->doc, pair->key);
+      yaml_node_t *v = yaml_document_get_node (w->doc, pair->value);
+      const char *ks = scalar (k), *vs = scalar (v);
+      if (vs == NULL || vs[0] == '\0')
+        return yw_fail (w, v, key, "%s: expected a non-empty string", ks ? ks : "?");
+      if (ks && strcmp (ks, "host") == 0)
+        {
+          if (!is_host_name (vs))
+            return yw_fail (w, v, key, "host: \"%s\" is not a host name (lower case, no port, no glob)", vs);
+          host = vs;
+        }
+      else if (ks && strcmp (ks, "token_file") == 0)
+        {
+          if (check_secret_path (w, v, key, vs) < 0)
+            return -1;
+          file = vs;
+        }
+      else if (ks && strcmp (ks, "token_env") == 0)
+        {
+          if (!is_env_name (vs))
+            return yw_fail (w, v, key, "token_env: \"%s\" is not a variable name", vs);
+          var = vs;
+        }
+      else if (ks && strcmp (ks, "username") == 0)
+        {
+          for (const char *c = vs; *c; c++)
+            if ((unsigned char) *c < 0x20 || *c == 0x7f)
+              return yw_fail (w, v, key, "username: control characters are not allowed");
+          user = vs;
+        }
+      else
+        return yw_fail (w, k, key, "unknown key \"%s\" (expected host, token_file, token_env, username)",
+                        ks ? ks : "?");
+    }
+  if (host == NULL)
+    return yw_fail (w, item, key, "an entry needs host:");
+  if ((file == NULL) == (var == NULL))
+    return yw_fail (w, item, key, "%s: give exactly one of token_file and token_env", host);
+  for (size_t i = 0; i < p->n_git_creds; i++)
+    if (strcmp (p->git_creds[i].name, host) == 0)
+      return yw_fail (w, item, key, "host %s is listed twice (also at %s)", host, p->git_creds[i].where);
+  hv_secret_source *s = push_secret (&p->git_creds, &p->n_git_creds);
+  s->name = xstrdup (host);
+  s->file = file ? xstrdup (file) : NULL;
+  s->host_var = var ? xstrdup (var) : NULL;
+  s->username = xstrdup (user ? user : "x-access-token");
+  s->where = where_of (w, item);
+  return 0;
+}
+
+static int
+f_git_creds (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  if (is_null (v))
+    return 0;
+  if (v->type != YAML_SEQUENCE_NODE)
+    return yw_fail (w, v, key, "expected a list of {host, token_file or token_env, username}");
+  for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++)
+    if (git_cred_item (w, yaml_document_get_node (w->doc, *i), key, p) < 0)
+      return -1;
+  return 0;
+}
+
+static int
+f_ssh_agent (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  free (p->ssh_agent_where);
+  p->ssh_agent_where = where_of (w, v);
+  return as_bool (w, v, key, &p->ssh_agent);
+}
+
 static const struct field filesystem_fields[] = {
   { "read_only", f_read_only }, { "read_write", f_read_write }, { "block", f_block },
   { "protect", f_protect },     { "hide_home", f_hide_home },   { "home_allow", f_home_allow },
@@ -755,7 +948,15 @@ static const struct field resource_fields[] = {
   { "containers", s_container_resources }, { NULL, NULL },
 };
 static const struct field env_fields[] = {
-  { "pass", f_env_pass }, { "set", f_env_set }, { "deny", f_env_deny }, { NULL, NULL },
+  { "pass", f_env_pass },
+  { "set", f_env_set },
+  { "deny", f_env_deny },
+  { "set_from_file", f_env_set_from_file },
+  { "set_from_env", f_env_set_from_env },
+  { NULL, NULL },
+};
+static const struct field credentials_fields[] = {
+  { "ssh_agent", f_ssh_agent }, { "git", f_git_creds }, { NULL, NULL },
 };
 static const struct field audit_fields[] = { { "log", f_audit_log }, { NULL, NULL } };
 
@@ -786,7 +987,31 @@ SECTION (s_process, process_fields)
 SECTION (s_syscalls, syscall_fields)
 SECTION (s_resources, resource_fields)
 SECTION (s_container_resources, container_resource_fields)
-SECTION (s_env, env_fields)
+SECTION (s_credentials, credentials_fields)
+
+/* One variable, one source: a name in two of set, set_from_file and
+ * set_from_env of one file would leave the winner to the reader's guess. */
+static int
+s_env (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  const char *saved = w->section;
+  w->section = key;
+  size_t set_before = p->env_set.n, from_before = p->n_env_from;
+  int r = parse_mapping (w, v, env_fields, p);
+  for (size_t i = from_before; r == 0 && i < p->n_env_from; i++)
+    {
+      for (size_t j = set_before; r == 0 && j < p->env_set.n; j++)
+        if (strcmp (p->env_set.v[j].key, p->env_from[i].name) == 0)
+          r = hv_error_set (w->err, 0, "%s: env: %s is in env.set too: give one source", p->env_from[i].where,
+                            p->env_from[i].name);
+      for (size_t j = from_before; r == 0 && j < i; j++)
+        if (strcmp (p->env_from[j].name, p->env_from[i].name) == 0)
+          r = hv_error_set (w->err, 0, "%s: env: %s is in set_from_file and set_from_env: give one source",
+                            p->env_from[i].where, p->env_from[i].name);
+    }
+  w->section = saved;
+  return r;
+}
 SECTION (s_audit, audit_fields)
 
 static char *pending_extends;
@@ -802,7 +1027,8 @@ static const struct field top_fields[] = {
   { "name", f_name },         { "description", f_description }, { "extends", f_extends },
   { "filesystem", s_filesystem }, { "network", s_network },     { "process", s_process },
   { "syscalls", s_syscalls }, { "resources", s_resources },     { "env", s_env },
-  { "audit", s_audit },       { "best_effort", f_best_effort }, { NULL, NULL },
+  { "audit", s_audit },       { "best_effort", f_best_effort }, { "credentials", s_credentials },
+  { NULL, NULL },
 };
 
 static int

@@ -31,5 +31,12 @@ struct hv_run_ctx
   /* Per-project state directory holding the upper layers of copy-on-write
    * home_allow entries (session/home_state.c); NULL: they are bound read-only. */
   const char *home_state;
+  /* Credentials the policy gives (session/run_credentials.c): values of
+   * env.set_from_file/set_from_env, the host's ssh-agent socket (bound
+   * at HV_SSH_AGENT_SOCKET), the run's own directory holding the git
+   * credentials file (bound at HV_GIT_CREDENTIALS_DIR).  NULL: none. */
+  const oci_kv_list *secret_env;
+  const char *ssh_agent_socket;
+  const char *git_credentials;
 };
 #endif

@@ -17,6 +17,7 @@
 #include "policy_compile.h"
 #include "project_guard.h"
 #include "run_context.h"
+#include "run_credentials.h"
 #include "run_leftovers.h"
 #include "run_trust.h"
 #include "runtime.h"
@@ -48,6 +49,7 @@ struct session
   struct hv_guard run_guard; /* ended in finish_session, after the git check */
   struct hv_pasta pasta;     /* the sandbox's network (allowlist), stopped in finish_session */
   struct after_haven_died after;
+  struct hv_run_credentials creds; /* what credentials: and env.set_from_* give */
 };
 
 static void
@@ -97,9 +99,13 @@ write_config (struct session *s, hv_error **err)
   if (hv_home_state_prepare (s->policy, &s->rc.ctx, &s->home_state, err) < 0)
     return -1;
   s->rc.ctx.home_state = s->home_state;
+  if (hv_run_credentials_prepare (s->policy, &s->rc.ctx, s->bundle, &s->creds, err) < 0)
+    return -1;
   if (hv_policy_compile (s->policy, &s->rc.ctx, &s->config_json, err) < 0)
     return -1;
   if (hv_check_run_trust (s->policy, s->rc.project, s->config_json, s->o->haven_argv0, err) < 0)
+    return -1;
+  if (hv_check_secret_files (&s->creds.files, s->rc.project, s->config_json, err) < 0)
     return -1;
   return write_file_atomic (s->bundle, "config.json", s->config_json, strlen (s->config_json), err);
 }
@@ -187,6 +193,7 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
   hv_pasta_stop (&s->pasta);
   /* Done: from here on, a kill of haven leaves nothing for the guard. */
   hv_guard_stop (&s->run_guard);
+  hv_run_credentials_release (&s->creds);
   if (s->bundle && !s->o->keep_bundle)
     hv_run_bundle_remove (s->bundle);
   else if (s->bundle)

@@ -226,3 +226,25 @@ hv_check_run_trust (const hv_policy *p, const char *project, const char *config_
     }
   return 0;
 }
+
+int
+hv_check_secret_files (const oci_strv *files, const char *project, const char *config_json, hv_error **err)
+{
+  if (files->n == 0)
+    return 0;
+  cleanup_strv oci_strv roots = { 0 };
+  if (writable_roots (project, config_json, &roots, err) < 0)
+    return hv_error_wrap (err, "check where the token files are");
+  for (size_t i = 0; i < files->n; i++)
+    {
+      cleanup_free char *where = NULL;
+      const char *root = reachable_at (files->v[i], &roots, &where);
+      if (root)
+        return hv_error_set (err, 0,
+                             "refusing to run: the token file %s is inside %s, which the sandbox can write, so a "
+                             "command in the sandbox could replace it with a link to another secret for the next "
+                             "run to read; move it out (for example to ~/.config/haven/)",
+                             where, root);
+    }
+  return 0;
+}

@@ -13,4 +13,7 @@
  * project, which always counts as writable). */
 int hv_check_run_trust (const hv_policy *p, const char *project, const char *config_json, const char *argv0,
                         hv_error **err);
+/* Token files a policy reads (env.set_from_file, credentials.git) are
+ * refused, like policy files, where the sandbox could rewrite them. */
+int hv_check_secret_files (const oci_strv *files, const char *project, const char *config_json, hv_error **err);
 #endif

@@ -139,7 +139,7 @@ test_errors (void **state)
                 "t.yaml:2:3: filesystem.blok: unknown key (expected one of: read_only, read_write, block, protect, "
                 "hide_home, home_allow, tmpfs, project_writable)");
   expect_error ("filesytem: {}\n", "t.yaml:1:1: filesytem: unknown key (expected one of: name, description, extends, "
-                                   "filesystem, network, process, syscalls, resources, env, audit, best_effort)");
+                                   "filesystem, network, process, syscalls, resources, env, audit, best_effort, credentials)");
   expect_error ("filesystem:\n  block: ~/.ssh\n", "t.yaml:2:10: filesystem.block: expected a list");
   expect_error ("filesystem:\n  block: ['']\n", "t.yaml:2:11: filesystem.block: list items must be non-empty strings");
   expect_error ("filesystem:\n  hide_home: maybe\n", "t.yaml:2:14: filesystem.hide_home: expected true or false");
@@ -212,8 +212,9 @@ test_env_filter (void **state)
       free (*e);
     }
   free (env);
-  /* Tokens never pass, even when listed; set overrides passed values. */
-  assert_string_equal (joined, "HAVEN=1 LC_ALL=C MYVAR=1 PATH=/bin ");
+  /* A credential passes when named (GITHUB_TOKEN), deny wins over a
+   * glob; set replaces passed values where they stand. */
+  assert_string_equal (joined, "PATH=/bin LC_ALL=C GITHUB_TOKEN=x MYVAR=1 HAVEN=1 ");
   hv_policy_free_fields (&p);
 }
 
