@@ -105,7 +105,6 @@ env:
     DISABLE_TELEMETRY: "1"
     DISABLE_AUTOUPDATER: "1"
     IS_SANDBOX: "1"
-    ANTHROPIC_API_KEY: "sk-tmp"
 YAML
   local out t0=$SECONDS err=$PWD/agent.err
   out=$(cd "$P" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$home" USER=root LANG=C.UTF-8 \
