@@ -43,12 +43,22 @@ hv_run_bundle_create (const char *parent, char **out, hv_error **err)
   return 0;
 }
 
+/* How deep a bundle's directories go: rootfs, git/ (the per-run token
+ * directory of run_credentials.c) and what a future part adds below. */
+#define BUNDLE_MAX_DEPTH 4
+
 /* Unlink the entries of a bundle directory, not following anything:
- * files, sockets and links are unlinked themselves; the only directory a
- * bundle has is the empty rootfs mount point. */
+ * files, sockets and links are unlinked themselves; directories are
+ * emptied the same way and removed, never across a mount (a mount point
+ * left by a killed run stays, with what is under it) and never deeper
+ * than BUNDLE_MAX_DEPTH.  A bundle can hold secrets (config.json's
+ * environment, git/'s token file): a killed run's must not stay. */
 static void
-empty_bundle (int dirfd)
+empty_bundle_dir (int dirfd, int depth)
 {
+  struct stat here;
+  if (fstat (dirfd, &here) < 0)
+    return;
   DIR *d = fdopendir (dup (dirfd));
   if (d == NULL)
     return;
@@ -57,10 +67,24 @@ empty_bundle (int dirfd)
     {
       if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
         continue;
-      if (unlinkat (dirfd, de->d_name, 0) < 0 && (errno == EISDIR || errno == EPERM))
-        unlinkat (dirfd, de->d_name, AT_REMOVEDIR);
+      if (unlinkat (dirfd, de->d_name, 0) == 0 || (errno != EISDIR && errno != EPERM))
+        continue;
+      if (depth < BUNDLE_MAX_DEPTH)
+        {
+          cleanup_close int sub = openat (dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          struct stat st;
+          if (sub >= 0 && fstat (sub, &st) == 0 && st.st_dev == here.st_dev)
+            empty_bundle_dir (sub, depth + 1);
+        }
+      unlinkat (dirfd, de->d_name, AT_REMOVEDIR);
     }
   closedir (d);
+}
+
+static void
+empty_bundle (int dirfd)
+{
+  empty_bundle_dir (dirfd, 0);
 }
 
 void

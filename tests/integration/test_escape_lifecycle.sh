@@ -53,6 +53,10 @@ _kill9_haven() {
     [ -n "$cgroup" ] && [ "$cgroup" != null ] || fail "no cgroup in $(cat "$state_dir/state.json")"
   fi
 
+  # A bundle holds directories with secrets (git/: run_credentials.c's
+  # token file): the next run removes them too.
+  mkdir -p "$bundle/git/deeper" && echo token > "$bundle/git/deeper/credentials"
+  chown -R --reference="$bundle" "$bundle/git"
   kill -9 "$hpid"
   wait "$hpid" 2>/dev/null
   for i in $(seq 50); do
