@@ -31,6 +31,10 @@ struct hv_create_opts
    * failing fails create.  NULL: no way out (loopback only). */
   int (*egress_connect) (void *data, pid_t init_pid, int netns_fd, hv_error **err);
   void *egress_connect_data;
+  /* haven run with an audit trail: its log's fd (above 2; 0: none).  The
+   * monitor writes the egress records (dns-refused, net-denied) there,
+   * and no start or exit record of its own (the session writes those). */
+  int egress_trail_fd;
 };
 
 /* What the init process needs; built by the parent before clone (the child

@@ -540,7 +540,7 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
     goto fail;
   /* Before init and before we join any namespace: the monitor stays in
    * ours, and init connects to it. */
-  if (hv_monitor_start (r.c, r.spec, &r.monitor, err) < 0)
+  if (hv_monitor_start (r.c, r.spec, opts->egress_trail_fd, &r.monitor, err) < 0)
     goto fail;
   if (open_exec_fifo (&r, err) < 0 || open_sync_socket (&r, err) < 0)
     goto fail;

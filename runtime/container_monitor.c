@@ -323,7 +323,8 @@ bound_resolv_conf (const oci_spec *spec)
 }
 
 int
-hv_monitor_start (const hv_container *c, const oci_spec *spec, struct hv_monitor *m, hv_error **err)
+hv_monitor_start (const hv_container *c, const oci_spec *spec, int egress_trail_fd, struct hv_monitor *m,
+                  hv_error **err)
 {
   const char *request = hv_monitor_trail_request (spec);
   /* Egress needs the monitor for its resolver, trail or not. */
@@ -333,6 +334,11 @@ hv_monitor_start (const hv_container *c, const oci_spec *spec, struct hv_monitor
   cleanup_close int trail = request ? open_trail (c->id, request, m, err) : -1;
   if (request && trail < 0)
     return -1;
+  /* haven run's own trail: a copy, which the monitor writes records to
+   * as the session does (O_APPEND, one write per record). */
+  bool borrowed = request == NULL && egress && egress_trail_fd > 2;
+  if (borrowed && (trail = fcntl (egress_trail_fd, F_DUPFD_CLOEXEC, 3)) < 0)
+    return hv_error_set (err, errno, "audit monitor: the run's trail");
   cleanup_free char *sock = xasprintf ("%s/%s", c->dir, HV_MONITOR_SOCKET);
   cleanup_close int listen_fd = -1;
   if (request && spec->linux_cfg.seccomp.present)
@@ -348,7 +354,8 @@ hv_monitor_start (const hv_container *c, const oci_spec *spec, struct hv_monitor
   struct hv_monitor_args a = { .id = c->id, .policy = policy ? policy : "", .bundle = c->bundle, .socket_path = sock,
                                .command = &spec->process.args, .listen_fd = listen_fd, .control_fd = -1,
                                .trail_fd = trail, .timeout_s = timeout_s,
-                               .resolv_conf = egress ? bound_resolv_conf (spec) : NULL };
+                               .resolv_conf = egress ? bound_resolv_conf (spec) : NULL,
+                               .borrowed_trail = borrowed };
   if (spawn_monitor (&a, c->dir, m, err) < 0)
     {
       hv_monitor_release (m, true);

@@ -337,7 +337,8 @@ on_control (struct monitor *m, struct source *s, uint32_t events)
           return;
         }
       m->attached = true;
-      write_start (m);
+      if (!m->a->borrowed_trail)
+        write_start (m);
       start_egress (m);
       if (!arm_timeout (m))
         {
@@ -452,7 +453,10 @@ hv_monitor_main (const struct hv_monitor_args *a)
        * recorded before the exit record (one bounded, non-blocking pass). */
       if (m.egress && hv_monitor_egress_denials_fd (m.egress) >= 0)
         hv_monitor_egress_denials_ready (m.egress);
-      write_exit (&m);
+      if (a->borrowed_trail)
+        hv_audit_trail_summarize (&m.trail, true);
+      else
+        write_exit (&m);
     }
   hv_monitor_egress_free (m.egress);
   close_egress (&m);

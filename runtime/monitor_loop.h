@@ -29,6 +29,8 @@ struct hv_monitor_args
   /* Egress: the host file the config binds on /etc/resolv.conf (the
    * engine's), or NULL; read for the resolver's upstreams. */
   const char *resolv_conf;
+  /* The trail is another's (haven run's): no start or exit record. */
+  bool borrowed_trail;
 };
 
 /* The monitor: never returns. */

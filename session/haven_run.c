@@ -165,6 +165,8 @@ run_sandbox (struct session *s, int *exit_status, hv_error **err)
    * started at create once the egress table is in place. */
   ro.create.egress_connect = hv_pasta_connect;
   ro.create.egress_connect_data = &s->pasta;
+  /* The run's trail gets the egress records too (dns-refused, net-denied). */
+  ro.create.egress_trail_fd = s->audit.log_fd;
   return hv_container_run (&rt, &ro, &s->run_guard, exit_status, err);
 }
 

@@ -130,3 +130,26 @@ test_egress_policies_codex() { check_policy codex; }
 test_egress_policies_gemini_cli() { check_policy gemini-cli; }
 test_egress_policies_aider() { check_policy aider; }
 test_egress_policies_devcontainer() { check_policy devcontainer; }
+
+# haven run with an audit trail: the resolver's refusals and the table's
+# denials are recorded in the run's trail (the monitor writes to it),
+# between the run's own start and exit records.
+test_egress_policies_haven_run_trail() {
+  policies_world api.example.com
+  make_project
+  local log=$WORK/trail-$$.jsonl
+  printf 'extends: default\nnetwork: {allow: ["api.example.com:443"]}\naudit: {log: %s}\n' "$log" > "$P.pol/t.yaml"
+  local out
+  out=$(cd "$P" && timeout -k 2 60 ip netns exec "$EH" "$HAVEN" run --policy "$P.pol/t.yaml" -- \
+        python3 -c "$POLICIES_CLIENT" api.example.com:443 evil.example:443 2> "$PWD/run.err")
+  assert_contains "$out" "api.example.com 443 connected" "$(cat run.err)"
+  out=$(cd "$P" && timeout -k 2 60 ip netns exec "$EH" "$HAVEN" run --policy "$P.pol/t.yaml" -- \
+        python3 "$POLICIES_WORLD_PY" connect tcp 203.0.113.200 443 2> "$PWD/run.err")
+  [ -f "$log" ] || fail "no trail at $log"
+  jq -se 'any(.[]; .event == "dns-refused" and .name == "evil.example")' "$log" > /dev/null \
+    || fail "no dns-refused record: $(cat "$log")"
+  jq -se 'any(.[]; .event == "net-denied" and .destination == "203.0.113.200" and .port == 443)' "$log" > /dev/null \
+    || fail "no net-denied record: $(cat "$log")"
+  assert_eq "start exit start exit" "$(jq -r 'select(.event == "start" or .event == "exit") | .event' "$log" | tr '\n' ' ' | sed 's/ $//')" \
+    "the runs' own records (none of the monitor's)"
+}
