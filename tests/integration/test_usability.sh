@@ -44,11 +44,13 @@ test_usability_man_page() {
   local text
   text=$(LC_ALL=C.UTF-8 MANWIDTH=200 man -l "$page" 2>/dev/null || groff -man -Tutf8 "$page")
   # Every command `haven --help` lists (haven run, haven policy list, ...)
-  # has its place in the page.
-  local n=0
+  # is in the synopsis and has its paragraph under COMMANDS.
+  local commands n=0
+  commands=$(echo "$text" | sed -n '/^COMMANDS/,/^[A-Z]/p')
   while read -r cmd; do
     n=$((n + 1))
     assert_contains "$text" "$cmd" "man page names \"$cmd\""
+    echo "$commands" | grep -qE "^       ${cmd#haven }( |\$)" || fail "no paragraph for \"$cmd\" under COMMANDS"
   done < <("$HAVEN" --help | grep -oE '^  haven [a-z]+( (check|compile|list|explain))?' | sed 's/^  //' | sort -u)
   [ "$n" -ge 8 ] || fail "only $n commands found in haven --help"
   # ... and every option haven run and haven audit take.
