@@ -21,6 +21,8 @@
 #include "cli.h"
 #include "audit_monitor.h"
 #include "engine_install.h"
+#include "haven_audit.h"
+#include "haven_help.h"
 #include "haven_run.h"
 #include "policy.h"
 #include "policy_load.h"
@@ -32,41 +34,10 @@
 #include "self_exe.h"
 #include "utils.h"
 
-#define DEFAULT_POLICY "default"
+#define DEFAULT_POLICY HV_HAVEN_DEFAULT_POLICY
 
 /* How haven was invoked (argv[0]): run_trust.c checks that path too. */
 static const char *haven_argv0;
-
-static void
-usage (void)
-{
-  printf ("usage:\n"
-          "  haven run [--policy NAME|FILE] [--project DIR] [--keep-bundle] -- CMD [ARGS...]\n"
-          "  haven policy check NAME|FILE\n"
-          "  haven policy compile NAME|FILE [--project DIR] [-- CMD ARGS...]\n"
-          "  haven policy compile NAME|FILE --config CONFIG.JSON   (tighten an existing config)\n"
-          "  haven policy list\n"
-          "  haven policy explain NAME|FILE\n"
-          "  haven install docker [--daemon-json PATH] [--name NAME] [--runtime PATH] [--policy NAME]\n"
-          "                       [--policy-lock] [--default]   (default %s)\n"
-          "  haven install podman [--conf PATH] [--name NAME] [--runtime PATH] [--default]\n"
-          "                       (default %s, with --name %s/NAME.conf)\n"
-          "  haven uninstall docker [--daemon-json PATH] [--name NAME]\n"
-          "  haven uninstall podman [--conf PATH] [--name NAME]\n"
-          "The default policy is \"%s\".\n",
-          HV_DOCKER_DAEMON_JSON, HV_PODMAN_DROP_IN, HV_PODMAN_DROP_IN_DIR, DEFAULT_POLICY);
-}
-
-/* `haven install docker --help` prints the usage instead of calling
- * --help an unknown option. */
-static bool
-asks_for_help (int argc, char **argv)
-{
-  for (int i = 2; i < argc; i++)
-    if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0)
-      return true;
-  return false;
-}
 
 struct run_opts
 {
@@ -74,6 +45,7 @@ struct run_opts
   const char *project;
   bool keep_bundle;
   const char *config;
+  bool help;
   char **cmd;
 };
 
@@ -82,7 +54,7 @@ parse_run (const char *what, int argc, char **argv, struct run_opts *o, hv_error
 {
   static const struct hv_opt opts[] = { { "policy", 'p', true, 1 }, { "project", 0, true, 2 },
                                         { "keep-bundle", 0, false, 3 }, { "config", 0, true, 4 },
-                                        { NULL, 0, false, 0 } };
+                                        { "help", 'h', false, 5 }, { NULL, 0, false, 0 } };
   struct hv_opt_iter it = { argc, argv, 1, what };
   const char *arg;
   int id;
@@ -93,6 +65,8 @@ parse_run (const char *what, int argc, char **argv, struct run_opts *o, hv_error
       o->project = arg;
     else if (id == 4)
       o->config = arg;
+    else if (id == 5)
+      o->help = true;
     else
       o->keep_bundle = true;
   if (id < 0)
@@ -108,6 +82,11 @@ cmd_haven_run (int argc, char **argv, int *exit_status, hv_error **err)
   *exit_status = 0;
   if (parse_run ("haven run", argc, argv, &o, err) < 0)
     return -1;
+  if (o.help)
+    {
+      hv_haven_usage (stdout, "run");
+      return 0;
+    }
   struct hv_session_opts so = { .policy = o.policy ? o.policy : DEFAULT_POLICY,
                                 .project = o.project,
                                 .keep_bundle = o.keep_bundle,
@@ -173,9 +152,18 @@ policy_compile (int argc, char **argv, hv_error **err)
 }
 
 static int
+compare_names (const void *a, const void *b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+/* Every policy on the search path once (an earlier directory shadows a
+ * later one), sorted by name: readdir's order is the filesystem's. */
+static int
 policy_list (hv_error **err)
 {
   (void) err;
+  oci_strv names = { 0 };
   char **dirs = hv_policy_search_path ();
   for (size_t i = 0; dirs[i]; i++)
     {
@@ -187,23 +175,28 @@ policy_list (hv_error **err)
           if (l < 6 || strcmp (de->d_name + l - 5, ".yaml") != 0)
             continue;
           cleanup_free char *name = strndup (de->d_name, l - 5);
-          cleanup_free char *found = hv_policy_find (name);
-          cleanup_free char *here = xasprintf ("%s/%s", dirs[i], de->d_name);
-          if (found && strcmp (found, here) != 0)
-            continue; /* shadowed by an earlier directory */
-          hv_policy *p = NULL;
-          cleanup_error hv_error *perr = NULL;
-          if (hv_policy_load (here, &p, &perr) < 0)
-            printf ("%-14s (invalid: %s)\n", name, perr->msg);
-          else
-            printf ("%-14s %s\n", name, p->description ? p->description : "");
-          hv_policy_free (p);
+          oci_strv_push_unique (&names, name);
         }
       if (d)
         closedir (d);
       free (dirs[i]);
     }
   free (dirs);
+  if (names.n)
+    qsort (names.v, names.n, sizeof (names.v[0]), compare_names);
+  for (size_t i = 0; i < names.n; i++)
+    {
+      /* The file that `--policy NAME` would load. */
+      cleanup_free char *found = hv_policy_find (names.v[i]);
+      hv_policy *p = NULL;
+      cleanup_error hv_error *perr = NULL;
+      if (found == NULL || hv_policy_load (found, &p, &perr) < 0)
+        printf ("%-14s (invalid: %s)\n", names.v[i], perr ? perr->msg : "not found");
+      else
+        printf ("%-14s %s\n", names.v[i], p->description ? p->description : "");
+      hv_policy_free (p);
+    }
+  oci_strv_free (&names);
   return 0;
 }
 
@@ -457,6 +450,23 @@ policy_explain (int argc, char **argv, hv_error **err)
   return 0;
 }
 
+static int
+cmd_policy (int argc, char **argv, hv_error **err)
+{
+  if (argc < 2)
+    return hv_error_set (err, 0, "haven policy: which? list, explain, check or compile (see haven policy --help)");
+  const char *sub = argv[1];
+  if (strcmp (sub, "check") == 0)
+    return policy_check (argc - 1, argv + 1, err);
+  if (strcmp (sub, "compile") == 0)
+    return policy_compile (argc - 1, argv + 1, err);
+  if (strcmp (sub, "list") == 0)
+    return policy_list (err);
+  if (strcmp (sub, "explain") == 0)
+    return policy_explain (argc - 1, argv + 1, err);
+  return hv_error_set (err, 0, "unknown policy command \"%s\" (check, compile, list, explain)", sub);
+}
+
 int
 haven_main (int argc, char **argv)
 {
@@ -466,8 +476,15 @@ haven_main (int argc, char **argv)
   haven_argv0 = argv[0];
   if (argc < 2 || strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)
     {
-      usage ();
+      hv_haven_usage (stdout, NULL);
       return argc < 2 ? 1 : 0;
+    }
+  /* `haven COMMAND --help` is the command's usage (run parses its own
+   * options: what follows its command is the command's). */
+  if (strcmp (argv[1], "run") != 0 && hv_haven_is_command (argv[1]) && hv_haven_asks_help (argc, argv))
+    {
+      hv_haven_usage (stdout, argv[1]);
+      return 0;
     }
   if (strcmp (argv[1], "run") == 0)
     {
@@ -476,25 +493,10 @@ haven_main (int argc, char **argv)
       if (hv_ensure_sealed_self (argv, &err) == 0)
         r = cmd_haven_run (argc - 1, argv + 1, &status, &err);
     }
-  else if (strcmp (argv[1], "policy") == 0 && argc >= 3)
-    {
-      const char *sub = argv[2];
-      if (strcmp (sub, "check") == 0)
-        r = policy_check (argc - 2, argv + 2, &err);
-      else if (strcmp (sub, "compile") == 0)
-        r = policy_compile (argc - 2, argv + 2, &err);
-      else if (strcmp (sub, "list") == 0)
-        r = policy_list (&err);
-      else if (strcmp (sub, "explain") == 0)
-        r = policy_explain (argc - 2, argv + 2, &err);
-      else
-        hv_error_set (&err, 0, "unknown policy command \"%s\" (check, compile, list, explain)", sub);
-    }
-  else if ((strcmp (argv[1], "install") == 0 || strcmp (argv[1], "uninstall") == 0) && asks_for_help (argc, argv))
-    {
-      usage ();
-      return 0;
-    }
+  else if (strcmp (argv[1], "policy") == 0)
+    r = cmd_policy (argc - 1, argv + 1, &err);
+  else if (strcmp (argv[1], "audit") == 0)
+    r = hv_cmd_audit (argc - 1, argv + 1, &err);
   else if (strcmp (argv[1], "install") == 0 || strcmp (argv[1], "uninstall") == 0)
     r = hv_cmd_install (argc - 1, argv + 1, strcmp (argv[1], "uninstall") == 0, &err);
   else if (strcmp (argv[1], "--version") == 0)
@@ -507,8 +509,11 @@ haven_main (int argc, char **argv)
   if (r < 0)
     {
       fprintf (stderr, "haven: %s\n", err ? err->msg : "unknown error");
+      /* A command that could not be executed exits as a shell's would
+       * (126 denied, 127 not found); any other failure of haven's 125. */
+      int code = err && err->exit_status ? err->exit_status : 125;
       hv_error_free (&err);
-      return 125;
+      return code;
     }
   return status;
 }

@@ -59,6 +59,14 @@ hv_error_wrap (hv_error **err, const char *fmt, ...)
   return -1;
 }
 
+int
+hv_error_set_exit_status (hv_error **err, int status)
+{
+  if (err && *err)
+    (*err)->exit_status = status;
+  return -1;
+}
+
 void
 hv_error_free (hv_error **err)
 {

@@ -15,6 +15,10 @@ typedef struct hv_error
 {
   int errno_code; /* 0 when the error is not a system error */
   char *msg;      /* complete message, strerror() already appended */
+  /* 126 or 127 when the error is that a command could not be executed
+   * (denied, or not found), as a shell reports it; 0 otherwise.  Kept by
+   * hv_error_wrap; set with hv_error_set_exit_status. */
+  int exit_status;
 } hv_error;
 
 /* Set *err (freeing nothing: *err must be NULL) and return -1.
@@ -27,6 +31,11 @@ int hv_error_setv (hv_error **err, int errno_code, const char *fmt, va_list ap);
 int hv_error_wrap (hv_error **err, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 
 void hv_error_free (hv_error **err);
+
+/* Mark *err (if any) as a command that could not be executed: status 126
+ * (found but not executable: EACCES, EPERM, ENOEXEC, a directory) or 127
+ * (not found); returns -1. */
+int hv_error_set_exit_status (hv_error **err, int status);
 
 /* Ownership helpers: the variable owns the resource and releases it when it
  * goes out of scope; hand it over with steal_pointer()/steal_fd(). */

@@ -314,7 +314,7 @@ answer_init (struct create_run *r, const struct hv_create_opts *opts, hv_error *
         case HV_SYNC_READY:
           return 0;
         case HV_SYNC_ERROR:
-          return hv_error_set (err, 0, "%s", payload);
+          return hv_sync_error (payload, err);
         default:
           if (fd >= 0)
             close (fd);

@@ -185,7 +185,9 @@ drive_exec (int sock, pid_t *outer, const struct hv_exec_opts *o, pid_t *pid, hv
         {
           if (fd >= 0)
             close (fd);
-          return hv_error_set (err, 0, "%s", type == HV_SYNC_ERROR ? payload : "exec: unexpected sync message");
+          if (type == HV_SYNC_ERROR)
+            return hv_sync_error (payload, err);
+          return hv_error_set (err, 0, "exec: unexpected sync message");
         }
     }
 }

@@ -324,5 +324,9 @@ hv_container_init (struct hv_init_ctx *ctx)
   /* If the create process dies before we are ready, so do we. */
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   init_main (ctx, &err);
+  /* After start the exit status is all the caller sees: a command that
+   * could not be executed exits as in a shell (126/127). */
+  if (err && err->exit_status)
+    _exit (err->exit_status);
   _exit (err && err->errno_code == ENOENT ? 127 : 1);
 }

@@ -36,7 +36,10 @@ env_get (char **envp, const char *name)
 }
 
 /* PATH search in the container's root with the container's PATH, so that
- * create fails with a clear message instead of the exec failing later. */
+ * create fails with a clear message instead of the exec failing later.
+ * A command that cannot be executed is marked with the status a shell
+ * gives it (hv_error_set_exit_status): 127 not found, 126 found but not
+ * executable (haven run exits with it). */
 static int
 resolve_exe (const char *name, char **envp, char **out, hv_error **err)
 {
@@ -44,29 +47,53 @@ resolve_exe (const char *name, char **envp, char **out, hv_error **err)
   if (strchr (name, '/'))
     {
       if (stat (name, &st) < 0)
-        return hv_error_set (err, errno, "exec: \"%s\": stat %s", name, name);
+        {
+          int e = errno;
+          hv_error_set (err, e, "exec: \"%s\": stat %s", name, name);
+          return hv_error_set_exit_status (err, e == ENOENT ? 127 : 126);
+        }
       if (S_ISDIR (st.st_mode))
-        return hv_error_set (err, 0, "exec: \"%s\": is a directory", name);
+        {
+          hv_error_set (err, 0, "exec: \"%s\": is a directory", name);
+          return hv_error_set_exit_status (err, 126);
+        }
       /* As runc: a file nobody may execute fails create, not the start
        * that follows (engines then report exit status 126). */
       if (!(st.st_mode & 0111))
-        return hv_error_set (err, EACCES, "exec: \"%s\"", name);
+        {
+          hv_error_set (err, EACCES, "exec: \"%s\"", name);
+          return hv_error_set_exit_status (err, 126);
+        }
       *out = xstrdup (name);
       return 0;
     }
   const char *path = env_get (envp, "PATH");
   cleanup_free char *copy = xstrdup (path ? path : DEFAULT_PATH);
+  cleanup_free char *not_executable = NULL;
   char *save = NULL;
   for (char *dir = strtok_r (copy, ":", &save); dir; dir = strtok_r (NULL, ":", &save))
     {
       cleanup_free char *candidate = xasprintf ("%s/%s", dir[0] ? dir : ".", name);
-      if (stat (candidate, &st) == 0 && S_ISREG (st.st_mode) && (st.st_mode & 0111))
+      if (stat (candidate, &st) < 0 || S_ISDIR (st.st_mode))
+        continue;
+      if (S_ISREG (st.st_mode) && (st.st_mode & 0111))
         {
           *out = steal_pointer (&candidate);
           return 0;
         }
+      /* There, but not executable (a policy masks a blocked shell with
+       * a device node): as execvp, "permission denied" if nothing later
+       * in PATH is executable, not "not found". */
+      if (not_executable == NULL)
+        not_executable = steal_pointer (&candidate);
     }
-  return hv_error_set (err, 0, "exec: \"%s\": executable file not found in $PATH", name);
+  if (not_executable)
+    {
+      hv_error_set (err, EACCES, "exec: \"%s\": %s", name, not_executable);
+      return hv_error_set_exit_status (err, 126);
+    }
+  hv_error_set (err, 0, "exec: \"%s\": executable file not found in $PATH", name);
+  return hv_error_set_exit_status (err, 127);
 }
 
 /* One passwd line, split at every ':' (an empty comment field, as
@@ -415,7 +442,12 @@ hv_process_exec (struct hv_process_ctx *ctx, hv_error **err)
   /* No fd of the runtime may reach the container (CVE-2024-21626). */
   cloexec_from (3 + ctx->preserve_fds);
   execve (ctx->exe, p->args.v, ctx->envp);
-  return hv_error_set (err, errno, "exec %s", ctx->exe);
+  /* Refused by Landlock (allow_exec, block_shell), a noexec mount, or
+   * not a program at all: 126, as a shell says; a missing interpreter
+   * or loader: 127. */
+  int e = errno;
+  hv_error_set (err, e, "exec %s", ctx->exe);
+  return hv_error_set_exit_status (err, e == ENOENT ? 127 : 126);
 }
 
 void

@@ -103,7 +103,7 @@ hv_sync_expect (int sock, enum hv_sync_type want, char **data, int *fd, hv_error
     return -1;
   if (type == HV_SYNC_ERROR)
     {
-      hv_error_set (err, 0, "%s", payload);
+      hv_sync_error (payload, err);
       free (payload);
       return -1;
     }
@@ -119,11 +119,37 @@ hv_sync_expect (int sock, enum hv_sync_type want, char **data, int *fd, hv_error
   return 0;
 }
 
+/* An HV_SYNC_ERROR payload: the error's exit status (a command that
+ * could not be executed: 126, 127), then its message. */
+struct sync_error_header
+{
+  int exit_status;
+};
+
 void
 hv_sync_send_error (int sock, hv_error *err)
 {
   const char *msg = err && err->msg ? err->msg : "unknown error";
-  hv_sync_send (sock, HV_SYNC_ERROR, msg, strlen (msg), -1, NULL);
+  size_t len = strlen (msg);
+  if (len > HV_SYNC_MAX_PAYLOAD - sizeof (struct sync_error_header))
+    len = HV_SYNC_MAX_PAYLOAD - sizeof (struct sync_error_header);
+  struct sync_error_header h = { .exit_status = err ? err->exit_status : 0 };
+  cleanup_free char *payload = xmalloc0 (sizeof (h) + len);
+  memcpy (payload, &h, sizeof (h));
+  memcpy (payload + sizeof (h), msg, len);
+  hv_sync_send (sock, HV_SYNC_ERROR, payload, sizeof (h) + len, -1, NULL);
+}
+
+int
+hv_sync_error (const char *payload, hv_error **err)
+{
+  /* hv_sync_recv's buffer is zeroed past what came: a short payload
+   * reads as status 0 and an empty message, never out of bounds. */
+  struct sync_error_header h;
+  memcpy (&h, payload, sizeof (h));
+  hv_error_set (err, 0, "%s", payload + sizeof (h));
+  /* Only the statuses of a command that could not be executed. */
+  return hv_error_set_exit_status (err, h.exit_status == 126 || h.exit_status == 127 ? h.exit_status : 0);
 }
 
 int

@@ -32,8 +32,11 @@ int hv_sync_send (int sock, enum hv_sync_type type, const void *data, size_t len
 int hv_sync_recv (int sock, enum hv_sync_type *type, char **data, int *fd, hv_error **err);
 /* Receive, requiring `want`; an HV_SYNC_ERROR becomes *err. */
 int hv_sync_expect (int sock, enum hv_sync_type want, char **data, int *fd, hv_error **err);
-/* Child side: report err to the parent. */
+/* Child side: report err to the parent (its message and exit status). */
 void hv_sync_send_error (int sock, hv_error *err);
+/* Parent side: *err from the payload of an HV_SYNC_ERROR message (as
+ * hv_sync_recv returned it); returns -1. */
+int hv_sync_error (const char *payload, hv_error **err);
 /* Fork the process that carries on (into a new pid namespace, or inside
  * a container for exec); the calling process reports its pid with
  * HV_SYNC_GRANDCHILD and exits.  The child goes on only once that report

@@ -18,6 +18,7 @@
 #include "project_guard.h"
 #include "run_context.h"
 #include "run_credentials.h"
+#include "run_hint.h"
 #include "run_leftovers.h"
 #include "run_trust.h"
 #include "runtime.h"
@@ -231,6 +232,8 @@ hv_session_run (const struct hv_session_opts *o, int *exit_status, hv_error **er
   if (start_audit (&s, err) < 0)
     goto out;
   ret = run_sandbox (&s, exit_status, err);
+  if (ret < 0)
+    hv_run_hint_rootless_limits (s.policy, s.rc.ctx.rootless, err);
 out:
   return finish_session (&s, ret, exit_status, err);
 }

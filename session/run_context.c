@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "policy_hide.h"
@@ -11,16 +12,29 @@
 
 extern char **environ;
 
+/* Where the command starts: the current directory, unless --project
+ * names a project the current directory is not inside (then the
+ * project: `haven run --project ~/src/app -- make` from elsewhere builds
+ * the app, and a current directory outside the project is usually
+ * hidden or read-only in the sandbox anyway).  Both are real paths. */
+static char *
+start_dir (const char *cwd, const char *project, bool project_given)
+{
+  size_t n = strlen (project);
+  bool inside = strncmp (cwd, project, n) == 0 && (cwd[n] == '\0' || cwd[n] == '/' || strcmp (project, "/") == 0);
+  return xstrdup (project_given && !inside ? project : cwd);
+}
+
 int
 hv_run_context_init (const char *project_opt, char **cmd, struct hv_run_context *rc, hv_error **err)
 {
   char buf[PATH_MAX];
   if (getcwd (buf, sizeof (buf)) == NULL)
     return hv_error_set (err, errno, "getcwd");
-  rc->cwd = xstrdup (buf);
   rc->project = realpath (project_opt ? project_opt : buf, NULL);
   if (rc->project == NULL)
     return hv_error_set (err, errno, "project directory %s", project_opt ? project_opt : buf);
+  rc->cwd = start_dir (buf, rc->project, project_opt != NULL);
   /* The home comes from the password database as well as from $HOME,
    * which the caller (or an agent that started haven) may have unset or
    * pointed elsewhere: both are hidden, and neither may be in the

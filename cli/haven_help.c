@@ -1,0 +1,116 @@
+/* `haven --help` and `haven COMMAND --help`: the usage of the `haven`
+ * front end, one section per command, so that asking a command for help
+ * prints its own lines (and exits 0) instead of calling --help an
+ * unknown option.  man/haven.1 documents every command listed here (a
+ * test checks it). */
+#include "config.h"
+#include "haven_help.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "engine_install.h"
+
+struct help_section
+{
+  const char *command; /* argv[1] */
+  void (*print) (FILE *out);
+};
+
+static void
+help_run (FILE *out)
+{
+  fprintf (out,
+           "  haven run [--policy NAME|FILE] [--project DIR] [--keep-bundle] -- CMD [ARGS...]\n"
+           "      Run CMD sandboxed under a policy (default \"%s\", or $HAVEN_POLICY).\n"
+           "      --project DIR  the writable project (default: the current directory); CMD starts\n"
+           "                     there, or in the current directory when that is inside DIR\n"
+           "      --keep-bundle  keep the generated OCI bundle (for debugging)\n"
+           "      Exit status: CMD's; 126 when CMD may not be executed, 127 when it is not found,\n"
+           "      124 past the policy's timeout, 125 when haven itself failed.\n",
+           HV_HAVEN_DEFAULT_POLICY);
+}
+
+static void
+help_policy (FILE *out)
+{
+  fprintf (out, "  haven policy list\n"
+                "      The policies on the search path, sorted by name, with their descriptions.\n"
+                "  haven policy explain NAME|FILE\n"
+                "      What a policy enforces, in words.\n"
+                "  haven policy check NAME|FILE\n"
+                "      Load a policy and report errors (file:line:column) and warnings.\n"
+                "  haven policy compile NAME|FILE [--project DIR] [-- CMD ARGS...]\n"
+                "  haven policy compile NAME|FILE --config CONFIG.JSON   (tighten an existing config)\n"
+                "      Print the OCI config.json a policy gives.\n");
+}
+
+static void
+help_audit (FILE *out)
+{
+  fprintf (out, "  haven audit [--since TIME] [--event EVENT] [--container ID] [--json] [FILE...]\n"
+                "      Print audit trails, one line per record, oldest first (time, container or\n"
+                "      haven-run and policy, event, details).  Without FILEs: %s.\n"
+                "      --since TIME      10s, 5m, 2h, 3d ago, or 2026-11-23T10:00[:SS] (local; Z for UTC)\n"
+                "      -e, --event EVENT only this event (denied, net-denied, dns-refused, start, exit, ...),\n"
+                "                        or this system call or rule (--rule is the same); repeatable\n"
+                "      -c, --container X only containers whose id starts with X, or policy X; repeatable\n"
+                "      --json            the matching records as they are (JSON lines)\n",
+                HV_AUDIT_DEFAULT_FILES_HELP);
+}
+
+static void
+help_install (FILE *out)
+{
+  fprintf (out,
+           "  haven install docker [--daemon-json PATH] [--name NAME] [--runtime PATH] [--policy NAME]\n"
+           "                       [--policy-lock] [--default]   (default %s)\n"
+           "  haven install podman [--conf PATH] [--name NAME] [--runtime PATH] [--default]\n"
+           "                       (default %s, with --name %s/NAME.conf)\n"
+           "      Register haven-runc with an engine.\n",
+           HV_DOCKER_DAEMON_JSON, HV_PODMAN_DROP_IN, HV_PODMAN_DROP_IN_DIR);
+}
+
+static void
+help_uninstall (FILE *out)
+{
+  fprintf (out, "  haven uninstall docker [--daemon-json PATH] [--name NAME]\n"
+                "  haven uninstall podman [--conf PATH] [--name NAME]\n"
+                "      Take a registration out again.\n");
+}
+
+static const struct help_section sections[] = {
+  { "run", help_run },         { "policy", help_policy },       { "audit", help_audit },
+  { "install", help_install }, { "uninstall", help_uninstall },
+};
+
+void
+hv_haven_usage (FILE *out, const char *command)
+{
+  fprintf (out, "usage:\n");
+  for (size_t i = 0; i < sizeof (sections) / sizeof (sections[0]); i++)
+    if (command == NULL || strcmp (command, sections[i].command) == 0)
+      sections[i].print (out);
+  if (command == NULL)
+    fprintf (out, "  haven --version\n"
+                  "See haven(1) and haven policy explain NAME.\n");
+}
+
+bool
+hv_haven_is_command (const char *command)
+{
+  for (size_t i = 0; i < sizeof (sections) / sizeof (sections[0]); i++)
+    if (strcmp (command, sections[i].command) == 0)
+      return true;
+  return false;
+}
+
+bool
+hv_haven_asks_help (int argc, char **argv)
+{
+  /* Options end at "--": `haven run -- grep --help` is the command's. */
+  for (int i = 2; i < argc && strcmp (argv[i], "--") != 0; i++)
+    if (strcmp (argv[i], "--help") == 0 || strcmp (argv[i], "-h") == 0)
+      return true;
+  return false;
+}

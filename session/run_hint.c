@@ -1,0 +1,39 @@
+#include "config.h"
+#include "run_hint.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "utils.h"
+
+void
+hv_run_hint_rootless_limits (const hv_policy *p, bool rootless, hv_error **err)
+{
+  if (!rootless || err == NULL || *err == NULL)
+    return;
+  int e = (*err)->errno_code;
+  /* The runtime's refusal: creating the container's cgroup was denied.
+   * nofile (an rlimit) and timeout (haven's own timer) need no cgroup. */
+  if ((e != EACCES && e != EPERM && e != EROFS) || strstr ((*err)->msg, "cgroup") == NULL)
+    return;
+  char limits[128] = "";
+  if (p->memory.set)
+    strcat (limits, ", resources.memory");
+  if (p->cpus_milli.set)
+    strcat (limits, ", resources.cpus");
+  if (p->pids.set)
+    strcat (limits, ", resources.pids");
+  if (limits[0] == '\0')
+    return;
+  const char *why = hv_cgroup_mode () == HV_CGROUP_V2
+                        ? "haven does not create cgroups through the systemd user manager yet"
+                        : "a cgroup v1 or hybrid host never delegates cgroups to users";
+  char *msg = xasprintf ("%s\nhaven: hint: policy \"%s\" sets %s; as an ordinary user these limits need a cgroup, "
+                         "and this user may not create one here (%s).  Run haven as root (sudo haven run ...), "
+                         "or use a policy without them (resources.nofile and resources.timeout need no cgroup).",
+                         (*err)->msg, p->name, limits + 2, why);
+  free ((*err)->msg);
+  (*err)->msg = msg;
+}
