@@ -173,23 +173,3 @@ hv_nft_get (hv_egress_table *t, uint16_t type, bool single, void (*build) (struc
     }
   return hv_error_set (err, 0, "nf_tables answer never ended");
 }
-
-typedef struct elem_req
-{
-  const char *table, *set;
-} elem_req;
-
-static void
-build_elem_get (struct nlmsghdr *nlh, void *arg)
-{
-  elem_req *q = arg;
-  mnl_attr_put_strz (nlh, NFTA_SET_ELEM_LIST_TABLE, q->table);
-  mnl_attr_put_strz (nlh, NFTA_SET_ELEM_LIST_SET, q->set);
-}
-
-int
-hv_nft_get_elems (hv_egress_table *t, const char *set, hv_nft_answer_cb cb, void *data, hv_error **err)
-{
-  elem_req q = { t->name, set };
-  return hv_nft_get (t, NFT_MSG_GETSETELEM, false, build_elem_get, &q, cb, data, err);
-}

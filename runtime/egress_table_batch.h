@@ -37,6 +37,4 @@ typedef int (*hv_nft_answer_cb) (const struct nlmsghdr *nlh, void *data);
  * not NULL, adds its attributes) and every answer to it. */
 int hv_nft_get (hv_egress_table *t, uint16_t type, bool single, void (*build) (struct nlmsghdr *, void *), void *arg,
                 hv_nft_answer_cb cb, void *data, hv_error **err);
-/* The elements of set, one answer at a time. */
-int hv_nft_get_elems (hv_egress_table *t, const char *set, hv_nft_answer_cb cb, void *data, hv_error **err);
 #endif

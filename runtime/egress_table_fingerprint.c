@@ -128,29 +128,18 @@ fp_set_cb (const struct nlmsghdr *nlh, void *data)
   return MNL_CB_OK;
 }
 
-static int
-fp_elem_cb (const struct nlmsghdr *nlh, void *data)
+static void
+fp_elem (struct nftnl_set_elem *e, void *data)
 {
   fp *f = data;
-  struct nftnl_set *s = nftnl_set_alloc ();
-  if (nftnl_set_elems_nlmsg_parse (nlh, s) == 0)
-    {
-      struct nftnl_set_elems_iter *it = nftnl_set_elems_iter_create (s);
-      for (struct nftnl_set_elem *e = nftnl_set_elems_iter_cur (it); e != NULL; e = nftnl_set_elems_iter_next (it))
-        {
-          uint32_t len = 0;
-          const void *k = nftnl_set_elem_get (e, NFTNL_SET_ELEM_KEY, &len);
-          fp_add (f, "elem");
-          if (k != NULL)
-            fp_hex (f, k, len);
-          k = nftnl_set_elem_get (e, NFTNL_SET_ELEM_KEY_END, &len);
-          if (k != NULL)
-            fp_hex (f, k, len);
-        }
-      nftnl_set_elems_iter_destroy (it);
-    }
-  nftnl_set_free (s);
-  return MNL_CB_OK;
+  uint32_t len = 0;
+  const void *k = nftnl_set_elem_get (e, NFTNL_SET_ELEM_KEY, &len);
+  fp_add (f, "elem");
+  if (k != NULL)
+    fp_hex (f, k, len);
+  k = nftnl_set_elem_get (e, NFTNL_SET_ELEM_KEY_END, &len);
+  if (k != NULL)
+    fp_hex (f, k, len);
 }
 
 static void
@@ -177,7 +166,7 @@ static int
 fp_set_elems (hv_egress_table *t, fp *f, const char *set, hv_error **err)
 {
   fp_addf (f, "elements of %s", set);
-  return hv_nft_get_elems (t, set, fp_elem_cb, f, err);
+  return hv_nft_get_elems (t, set, fp_elem, f, err);
 }
 
 int

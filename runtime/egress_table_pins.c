@@ -45,28 +45,17 @@ typedef struct probe_find
   uint64_t expiration_ms;
 } probe_find;
 
-static int
-probe_elem_cb (const struct nlmsghdr *nlh, void *data)
+static void
+probe_elem (struct nftnl_set_elem *e, void *data)
 {
   probe_find *p = data;
-  struct nftnl_set *s = nftnl_set_alloc ();
-  if (nftnl_set_elems_nlmsg_parse (nlh, s) == 0)
+  uint32_t len = 0;
+  const void *k = nftnl_set_elem_get (e, NFTNL_SET_ELEM_KEY, &len);
+  if (k != NULL && len == HV_NFT_KEY4_LEN && memcmp (k, p->key, HV_NFT_KEY4_LEN) == 0)
     {
-      struct nftnl_set_elems_iter *it = nftnl_set_elems_iter_create (s);
-      for (struct nftnl_set_elem *e = nftnl_set_elems_iter_cur (it); e != NULL; e = nftnl_set_elems_iter_next (it))
-        {
-          uint32_t len = 0;
-          const void *k = nftnl_set_elem_get (e, NFTNL_SET_ELEM_KEY, &len);
-          if (k != NULL && len == HV_NFT_KEY4_LEN && memcmp (k, p->key, HV_NFT_KEY4_LEN) == 0)
-            {
-              p->found = true;
-              p->expiration_ms = nftnl_set_elem_get_u64 (e, NFTNL_SET_ELEM_EXPIRATION);
-            }
-        }
-      nftnl_set_elems_iter_destroy (it);
+      p->found = true;
+      p->expiration_ms = nftnl_set_elem_get_u64 (e, NFTNL_SET_ELEM_EXPIRATION);
     }
-  nftnl_set_free (s);
-  return MNL_CB_OK;
 }
 
 /* In the table's own unreferenced set: an element with a short timeout,
@@ -113,7 +102,7 @@ probe_refresh (hv_egress_table *t, hv_error **err)
   hv_nft_batch_free (&b);
   if (r < 0)
     return hv_error_wrap (err, "probe how pins are renewed");
-  if (hv_nft_get_elems (t, HV_NFT_SET_PROBE, probe_elem_cb, &p, err) < 0)
+  if (hv_nft_get_elems (t, HV_NFT_SET_PROBE, probe_elem, &p, err) < 0)
     return hv_error_wrap (err, "probe how pins are renewed");
   if (!p.found)
     return hv_error_set (err, 0, "probe how pins are renewed: the probe element is not in set %s",

@@ -42,6 +42,31 @@ rule_add (hv_nft_batch *b, hv_egress_table *t, struct nftnl_rule *r, const char 
   nftnl_rule_free (r);
 }
 
+/* A set of (address . port) keys and the family of its addresses. */
+typedef struct set_ref
+{
+  const char *set;
+  uint32_t id;
+  int family;
+} set_ref;
+
+/* TCP to (address . port) in set: to chain deny, or accepted. */
+static void
+add_lookup_rule (hv_nft_batch *b, hv_egress_table *t, const set_ref *set, bool deny)
+{
+  int family = set->family;
+  struct nftnl_rule *r = rule_new (t, "output");
+  hv_nft_l4proto (r, IPPROTO_TCP);
+  hv_nft_nfproto (r, family);
+  hv_nft_payload (r, NFT_PAYLOAD_NETWORK_HEADER, hv_nft_daddr_off (family), (uint32_t) hv_egress_addr_len (family),
+                  NFT_REG_1);
+  hv_nft_payload (r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, family == AF_INET ? NFT_REG32_01 : NFT_REG32_04);
+  hv_nft_lookup (r, set->set, set->id);
+  hv_nft_verdict (r, deny ? NFT_GOTO : NF_ACCEPT, deny ? "deny" : NULL);
+  cleanup_free char *what = xasprintf ("tcp daddr . dport @%s %s", set->set, deny ? "goto deny" : "accept");
+  rule_add (b, t, r, what);
+}
+
 static void
 add_output_rules (hv_nft_batch *b, hv_egress_table *t, const hv_egress_spec *spec)
 {
@@ -112,26 +137,10 @@ add_output_rules (hv_nft_batch *b, hv_egress_table *t, const hv_egress_spec *spe
    * included, so that nothing allowed earlier outlives them), so deny
    * wins over allow and over pins.  TCP only: nothing else is ever
    * accepted. */
-  static const struct
-  {
-    const char *set;
-    uint32_t id;
-    int family;
-  } denials[] = { { HV_NFT_SET_DENY4, HV_NFT_ID_DENY4, AF_INET }, { HV_NFT_SET_DENY6, HV_NFT_ID_DENY6, AF_INET6 } };
+  static const set_ref denials[] = { { HV_NFT_SET_DENY4, HV_NFT_ID_DENY4, AF_INET },
+                                     { HV_NFT_SET_DENY6, HV_NFT_ID_DENY6, AF_INET6 } };
   for (size_t i = 0; i < N_ELEMENTS (denials); i++)
-    {
-      int family = denials[i].family;
-      r = rule_new (t, "output");
-      hv_nft_l4proto (r, IPPROTO_TCP);
-      hv_nft_nfproto (r, family);
-      hv_nft_payload (r, NFT_PAYLOAD_NETWORK_HEADER, hv_nft_daddr_off (family),
-                      (uint32_t) hv_egress_addr_len (family), NFT_REG_1);
-      hv_nft_payload (r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, family == AF_INET ? NFT_REG32_01 : NFT_REG32_04);
-      hv_nft_lookup (r, denials[i].set, denials[i].id);
-      hv_nft_verdict (r, NFT_GOTO, "deny");
-      cleanup_free char *what = xasprintf ("tcp daddr . dport @%s goto deny", denials[i].set);
-      rule_add (b, t, r, what);
-    }
+    add_lookup_rule (b, t, &denials[i], true);
 
   /* The resolver's own upstream queries (to the container's original
    * resolver, which need not be on loopback): UDP and TCP carrying its
@@ -182,29 +191,12 @@ add_output_rules (hv_nft_batch *b, hv_egress_table *t, const hv_egress_spec *spe
       }
 
   /* TCP to allowed and pinned (address . port). */
-  static const struct
-  {
-    const char *set;
-    uint32_t id;
-    int family;
-  } lookups[] = { { HV_NFT_SET_ALLOW4, HV_NFT_ID_ALLOW4, AF_INET },
-                  { HV_NFT_SET_PIN4, HV_NFT_ID_PIN4, AF_INET },
-                  { HV_NFT_SET_ALLOW6, HV_NFT_ID_ALLOW6, AF_INET6 },
-                  { HV_NFT_SET_PIN6, HV_NFT_ID_PIN6, AF_INET6 } };
+  static const set_ref lookups[] = { { HV_NFT_SET_ALLOW4, HV_NFT_ID_ALLOW4, AF_INET },
+                                     { HV_NFT_SET_PIN4, HV_NFT_ID_PIN4, AF_INET },
+                                     { HV_NFT_SET_ALLOW6, HV_NFT_ID_ALLOW6, AF_INET6 },
+                                     { HV_NFT_SET_PIN6, HV_NFT_ID_PIN6, AF_INET6 } };
   for (size_t i = 0; i < N_ELEMENTS (lookups); i++)
-    {
-      int family = lookups[i].family;
-      r = rule_new (t, "output");
-      hv_nft_l4proto (r, IPPROTO_TCP);
-      hv_nft_nfproto (r, family);
-      hv_nft_payload (r, NFT_PAYLOAD_NETWORK_HEADER, hv_nft_daddr_off (family),
-                      (uint32_t) hv_egress_addr_len (family), NFT_REG_1);
-      hv_nft_payload (r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, family == AF_INET ? NFT_REG32_01 : NFT_REG32_04);
-      hv_nft_lookup (r, lookups[i].set, lookups[i].id);
-      hv_nft_verdict (r, NF_ACCEPT, NULL);
-      cleanup_free char *what = xasprintf ("tcp daddr . dport @%s accept", lookups[i].set);
-      rule_add (b, t, r, what);
-    }
+    add_lookup_rule (b, t, &lookups[i], false);
 
   r = rule_new (t, "output");
   hv_nft_verdict (r, NFT_GOTO, "deny");

@@ -5,6 +5,7 @@
 
 #include <stdio.h> /* before libnftnl's headers, which use FILE */
 #include <arpa/inet.h>
+#include <libmnl/libmnl.h>
 #include <libnftnl/set.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
@@ -124,4 +125,43 @@ hv_nft_add_range_elems (hv_nft_batch *b, hv_egress_table *t, const char *set, co
       hv_nft_add_elem (b, t, NFT_MSG_NEWSETELEM, NLM_F_CREATE | NLM_F_EXCL, set, key, key_end, klen, 0,
                        xasprintf ("element %s of set %s", text, set));
     }
+}
+
+typedef struct elem_req
+{
+  const char *table, *set;
+  void (*each) (struct nftnl_set_elem *e, void *data);
+  void *data;
+} elem_req;
+
+static void
+build_elem_get (struct nlmsghdr *nlh, void *arg)
+{
+  elem_req *q = arg;
+  mnl_attr_put_strz (nlh, NFTA_SET_ELEM_LIST_TABLE, q->table);
+  mnl_attr_put_strz (nlh, NFTA_SET_ELEM_LIST_SET, q->set);
+}
+
+static int
+elems_answer (const struct nlmsghdr *nlh, void *data)
+{
+  elem_req *q = data;
+  struct nftnl_set *s = nftnl_set_alloc ();
+  if (nftnl_set_elems_nlmsg_parse (nlh, s) == 0)
+    {
+      struct nftnl_set_elems_iter *it = nftnl_set_elems_iter_create (s);
+      for (struct nftnl_set_elem *e = nftnl_set_elems_iter_cur (it); e != NULL; e = nftnl_set_elems_iter_next (it))
+        q->each (e, q->data);
+      nftnl_set_elems_iter_destroy (it);
+    }
+  nftnl_set_free (s);
+  return MNL_CB_OK;
+}
+
+int
+hv_nft_get_elems (hv_egress_table *t, const char *set, void (*each) (struct nftnl_set_elem *e, void *data),
+                  void *data, hv_error **err)
+{
+  elem_req q = { t->name, set, each, data };
+  return hv_nft_get (t, NFT_MSG_GETSETELEM, false, build_elem_get, &q, elems_answer, &q, err);
 }

@@ -12,6 +12,8 @@
 #include "egress_ranges.h"
 #include "egress_table_batch.h"
 
+struct nftnl_set_elem;
+
 /* Set names and nftables' own type ids of their keys (for `nft list`). */
 #define HV_NFT_SET_ALLOW4 "allow4"
 #define HV_NFT_SET_ALLOW6 "allow6"
@@ -57,4 +59,7 @@ int hv_nft_check_pin (const hv_egress_pin *p, hv_error **err);
 /* Add (NFT_MSG_NEWSETELEM, NLM_F_CREATE without NLM_F_EXCL: an existing
  * element is no error) or delete (NFT_MSG_DELSETELEM) pin p. */
 void hv_nft_add_pin (hv_nft_batch *b, hv_egress_table *t, uint16_t type, const hv_egress_pin *p);
+/* Each element of set as the kernel holds it, to each. */
+int hv_nft_get_elems (hv_egress_table *t, const char *set, void (*each) (struct nftnl_set_elem *e, void *data),
+                      void *data, hv_error **err);
 #endif
