@@ -3,6 +3,7 @@
  * egress_decide.c, upstream forwarding in egress_upstream.c, TCP
  * clients in egress_resolver_tcp.c. */
 #include "config.h"
+#include "egress_resolver.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -12,7 +12,12 @@
 
 #include "dns_message.h"
 #include "egress_decide.h"
-#include "egress_resolver.h"
+#include "egress_resolver_config.h"
+#include "error.h"
+
+/* The type egress_resolver.h declares (C11 allows the typedef twice):
+ * the parts see the state, not the resolver's API. */
+typedef struct hv_egress_resolver hv_egress_resolver;
 
 /* Bounds: what a hostile sandbox can make the resolver hold. */
 #define HV_RES_MAX_PENDING 256      /* queries waiting for an upstream; more: SERVFAIL */
