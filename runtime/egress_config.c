@@ -107,21 +107,40 @@ parse_ports (json_walk *w, yajl_val obj, uint16_t *min, uint16_t *max)
   return 0;
 }
 
+/* A list of the config being filled, for the walk that fills it. */
+typedef struct cidr_list
+{
+  hv_egress_cidr **v;
+  size_t *n;
+} cidr_list;
+
+typedef struct name_list
+{
+  hv_egress_name_rule **v;
+  size_t *n;
+} name_list;
+
+/* One CIDR entry, added to list (a cidr_list). */
 static int
-parse_cidr_entry (json_walk *w, yajl_val v, hv_egress_cidr *out)
+take_cidr (json_walk *w, yajl_val v, void *list)
 {
   static const char *const known[] = { "cidr", "ports", NULL };
+  cidr_list *l = list;
   const char *text;
   if (jw_expect_object (w, v) < 0 || check_keys (w, v, known) < 0 || required_string (w, v, "cidr", &text) < 0)
     return -1;
+  hv_egress_cidr c;
   hv_error *e = NULL;
-  if (hv_egress_cidr_parse (text, out, &e) < 0)
+  if (hv_egress_cidr_parse (text, &c, &e) < 0)
     {
       jw_fail_key (w, "cidr", "%s", e->msg);
       hv_error_free (&e);
       return -1;
     }
-  return parse_ports (w, v, &out->port_min, &out->port_max);
+  if (parse_ports (w, v, &c.port_min, &c.port_max) < 0)
+    return -1;
+  hv_egress_config_add_cidr (l->v, l->n, &c);
+  return 0;
 }
 
 /* What the resolver compares names with: lower case, no trailing dot,
@@ -153,10 +172,12 @@ name_problem (const char *name)
   return NULL;
 }
 
+/* One name entry, added to list (a name_list). */
 static int
-parse_name_entry (json_walk *w, yajl_val v, hv_egress_name_rule *out)
+take_name (json_walk *w, yajl_val v, void *list)
 {
   static const char *const known[] = { "name", "subdomains", "ports", NULL };
+  name_list *l = list;
   const char *name;
   if (jw_expect_object (w, v) < 0 || check_keys (w, v, known) < 0 || required_string (w, v, "name", &name) < 0)
     return -1;
@@ -173,52 +194,27 @@ parse_name_entry (json_walk *w, yajl_val v, hv_egress_name_rule *out)
       if (r < 0)
         return -1;
     }
-  if (parse_ports (w, v, &out->port_min, &out->port_max) < 0)
+  uint16_t port_min, port_max;
+  if (parse_ports (w, v, &port_min, &port_max) < 0)
     return -1;
-  out->name = xstrdup (name);
-  out->subdomains = sub;
+  hv_egress_config_add_name (l->v, l->n, name, sub, port_min, port_max);
   return 0;
 }
 
+/* Each entry of array root[key] (absent: none) to take, with the walk's
+ * path at the entry for its errors; the first failure ends the walk. */
 static int
-parse_cidr_list (json_walk *w, yajl_val root, const char *key, hv_egress_cidr **v, size_t *n)
+walk_list (json_walk *w, yajl_val root, const char *key, int (*take) (json_walk *, yajl_val, void *), void *list)
 {
-  yajl_val list = jw_lookup (root, key);
-  if (jw_absent (list))
+  yajl_val array = jw_lookup (root, key);
+  if (jw_absent (array))
     return 0;
   size_t saved = jw_push_key (w, key);
-  int r = jw_expect_array (w, list);
-  for (size_t i = 0; r == 0 && i < list->u.array.len; i++)
+  int r = jw_expect_array (w, array);
+  for (size_t i = 0; r == 0 && i < array->u.array.len; i++)
     {
       size_t at = jw_push_index (w, i);
-      hv_egress_cidr c;
-      r = parse_cidr_entry (w, list->u.array.values[i], &c);
-      if (r == 0)
-        hv_egress_config_add_cidr (v, n, &c);
-      jw_pop (w, at);
-    }
-  jw_pop (w, saved);
-  return r;
-}
-
-static int
-parse_name_list (json_walk *w, yajl_val root, const char *key, hv_egress_name_rule **v, size_t *n)
-{
-  yajl_val list = jw_lookup (root, key);
-  if (jw_absent (list))
-    return 0;
-  size_t saved = jw_push_key (w, key);
-  int r = jw_expect_array (w, list);
-  for (size_t i = 0; r == 0 && i < list->u.array.len; i++)
-    {
-      size_t at = jw_push_index (w, i);
-      hv_egress_name_rule rule;
-      r = parse_name_entry (w, list->u.array.values[i], &rule);
-      if (r == 0)
-        {
-          *v = xrealloc (*v, (*n + 1) * sizeof (**v));
-          (*v)[(*n)++] = rule;
-        }
+      r = take (w, array->u.array.values[i], list);
       jw_pop (w, at);
     }
   jw_pop (w, saved);
@@ -263,13 +259,13 @@ hv_egress_config_parse (const char *json, const char *doc, hv_egress_config **ou
       r = parse_connect (&w, root, &c->connect);
     }
   if (r == 0)
-    r = parse_cidr_list (&w, root, "allow", &c->allow, &c->n_allow);
+    r = walk_list (&w, root, "allow", take_cidr, &(cidr_list){ &c->allow, &c->n_allow });
   if (r == 0)
-    r = parse_cidr_list (&w, root, "deny", &c->deny, &c->n_deny);
+    r = walk_list (&w, root, "deny", take_cidr, &(cidr_list){ &c->deny, &c->n_deny });
   if (r == 0)
-    r = parse_name_list (&w, root, "names", &c->names, &c->n_names);
+    r = walk_list (&w, root, "names", take_name, &(name_list){ &c->names, &c->n_names });
   if (r == 0)
-    r = parse_name_list (&w, root, "deny_names", &c->deny_names, &c->n_deny_names);
+    r = walk_list (&w, root, "deny_names", take_name, &(name_list){ &c->deny_names, &c->n_deny_names });
   yajl_tree_free (root);
   if (r < 0)
     {

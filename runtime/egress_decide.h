@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "egress_resolver.h"
+#include "egress_resolver_config.h"
 
 /* Each allowed port of a name is one pin per address: a name may reach
  * at most this many ports (the rest of a wider union is not pinned). */
@@ -59,6 +59,9 @@ typedef struct hv_egress_verdict
  * text needs escapes (a dot or odd bytes inside a label) match nothing:
  * "a\.github.com" is a child of "com", not of "github.com". */
 bool hv_egress_name_plain (const char *name);
+
+/* Is name (lower case, no trailing dot) allowed on some port? */
+bool hv_egress_name_rule_matches (const hv_egress_name_rule *rule, const char *name);
 
 /* The ports name may reach: the union of the allow rules that match it,
  * less every deny rule that matches it (deny wins, port by port).

@@ -3,6 +3,7 @@
  * egress_decide.c, upstream forwarding in egress_upstream.c, TCP
  * clients in egress_resolver_tcp.c. */
 #include "config.h"
+#include "egress_resolver.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,15 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "egress_resolver_internal.h"
-
-uint64_t
-hv_res_now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
+#include "egress_decide.h"
+#include "egress_resolver_state.h"
+#include "egress_resolver_tcp.h"
+#include "egress_upstream.h"
 
 /* --- config ---------------------------------------------------------------- */
 
@@ -292,8 +288,9 @@ remember (hv_egress_resolver *r, int family, const uint8_t *addr, const char *na
 
 /* --- replies --------------------------------------------------------------- */
 
-void
-hv_res_send (hv_egress_resolver *r, const hv_res_client *c, const uint8_t *buf, size_t len)
+/* Send an encoded reply to client (TCP: framed, buffered). */
+static void
+send_reply (hv_egress_resolver *r, const hv_res_client *c, const uint8_t *buf, size_t len)
 {
   if (c->tcp)
     {
@@ -315,7 +312,7 @@ send_message (hv_egress_resolver *r, const hv_res_client *c, const hv_dns_messag
     max = HV_RES_UDP_REPLY_MAX;
   if (hv_dns_encode (reply, r->scratch, 65535, max, &len, NULL, &err) < 0)
     return;
-  hv_res_send (r, c, r->scratch, len);
+  send_reply (r, c, r->scratch, len);
 }
 
 /* A reply without records; text (may be NULL) becomes an EDE. */
@@ -356,7 +353,7 @@ reply_formerr (hv_egress_resolver *r, const hv_res_client *c, uint16_t id, uint1
   b[1] = (uint8_t) id;
   b[2] = (uint8_t) (f >> 8);
   b[3] = (uint8_t) f;
-  hv_res_send (r, c, b, sizeof (b));
+  send_reply (r, c, b, sizeof (b));
 }
 
 /* --- queries ----------------------------------------------------------------- */
@@ -369,8 +366,9 @@ lower (char *s)
       *s = (char) (*s - 'A' + 'a');
 }
 
-void
-hv_res_handle_query (hv_egress_resolver *r, const hv_res_client *c, const uint8_t *buf, size_t len)
+/* Handle one query from client; never fatal (a failed reply is dropped). */
+static void
+handle_query (hv_egress_resolver *r, const hv_res_client *c, const uint8_t *buf, size_t len)
 {
   uint16_t id, flags;
   if (hv_dns_peek_header (buf, len, &id, &flags) < 0)
@@ -642,8 +640,21 @@ udp_read (hv_egress_resolver *r, int fd)
         return;
       if ((size_t) n > sizeof (buf))
         continue; /* longer than any query we take: dropped */
-      hv_res_handle_query (r, &c, buf, (size_t) n);
+      handle_query (r, &c, buf, (size_t) n);
     }
+}
+
+/* A TCP client's event; then every whole query it sent, answered in turn
+ * (a client closed while one is answered has no more). */
+static void
+tcp_event (hv_egress_resolver *r, uint32_t slot, uint32_t gen, uint32_t events)
+{
+  hv_res_tcp_event (r, slot, gen, events);
+  hv_res_client who = { .tcp = true, .listen_fd = -1, .slot = slot, .gen = gen };
+  uint8_t query[HV_RES_QUERY_MAX];
+  size_t len;
+  while ((len = hv_res_tcp_take_query (r, slot, gen, query)) > 0)
+    handle_query (r, &who, query, len);
 }
 
 static int
@@ -698,7 +709,7 @@ hv_egress_resolver_dispatch (hv_egress_resolver *r, hv_error **err)
             return -1;
           break;
         case HV_RES_K_TCP_CLIENT:
-          hv_res_tcp_event (r, index, gen, ev[i].events);
+          tcp_event (r, index, gen, ev[i].events);
           break;
         default:
           break;

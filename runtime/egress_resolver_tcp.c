@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "egress_resolver_internal.h"
+#include "egress_resolver_tcp.h"
 
 void
 hv_res_tcp_close (hv_egress_resolver *r, hv_res_tcp_client *c)
@@ -120,30 +120,26 @@ hv_res_tcp_send (hv_egress_resolver *r, uint32_t slot, uint32_t gen, const uint8
   flush (r, c);
 }
 
-/* Take every whole query out of c->in. */
-static void
-take_queries (hv_egress_resolver *r, hv_res_tcp_client *c)
+size_t
+hv_res_tcp_take_query (hv_egress_resolver *r, uint32_t slot, uint32_t gen, uint8_t query[HV_RES_QUERY_MAX])
 {
-  uint32_t gen = c->gen;
-  size_t off = 0;
-  while (c->in_len - off >= 2)
+  if (slot >= HV_RES_MAX_TCP_CLIENTS)
+    return 0;
+  hv_res_tcp_client *c = &r->tcp[slot];
+  if (c->fd < 0 || c->gen != gen || c->in_len < 2)
+    return 0;
+  size_t len = (size_t) c->in[0] << 8 | c->in[1];
+  if (len < 12 || len > HV_RES_QUERY_MAX)
     {
-      size_t len = (size_t) c->in[off] << 8 | c->in[off + 1];
-      if (len < 12 || len > HV_RES_QUERY_MAX)
-        {
-          hv_res_tcp_close (r, c);
-          return;
-        }
-      if (c->in_len - off < 2 + len)
-        break;
-      hv_res_client who = { .tcp = true, .listen_fd = -1, .slot = (uint32_t) (c - r->tcp), .gen = gen };
-      hv_res_handle_query (r, &who, c->in + off + 2, len);
-      if (c->fd < 0 || c->gen != gen)
-        return; /* closed while answering */
-      off += 2 + len;
+      hv_res_tcp_close (r, c);
+      return 0;
     }
-  memmove (c->in, c->in + off, c->in_len - off);
-  c->in_len -= off;
+  if (c->in_len < 2 + len)
+    return 0;
+  memcpy (query, c->in + 2, len);
+  memmove (c->in, c->in + 2 + len, c->in_len - 2 - len);
+  c->in_len -= 2 + len;
+  return len;
 }
 
 void
@@ -170,7 +166,6 @@ hv_res_tcp_event (hv_egress_resolver *r, uint32_t slot, uint32_t gen, uint32_t e
     }
   c->in_len += (size_t) n;
   c->idle_ms = hv_res_now_ms () + HV_RES_TCP_IDLE_MS;
-  take_queries (r, c);
 }
 
 uint64_t

@@ -15,7 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "egress_resolver_internal.h"
+#include "egress_upstream.h"
 #include "network.h"
 
 enum

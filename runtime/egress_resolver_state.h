@@ -1,15 +1,23 @@
 /* What egress_resolver.c, egress_upstream.c and egress_resolver_tcp.c
- * share: the resolver's state and its bounds.  Not for other callers. */
-#ifndef HAVEN_EGRESS_RESOLVER_INTERNAL_H
-#define HAVEN_EGRESS_RESOLVER_INTERNAL_H
+ * share: the resolver's state and its bounds, and no code.  The loop
+ * (egress_resolver.c) calls the other two; they call nothing of it.
+ * Not for other callers. */
+#ifndef HAVEN_EGRESS_RESOLVER_STATE_H
+#define HAVEN_EGRESS_RESOLVER_STATE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "dns_message.h"
 #include "egress_decide.h"
-#include "egress_resolver.h"
+#include "egress_resolver_config.h"
+#include "error.h"
+
+/* The type egress_resolver.h declares (C11 allows the typedef twice):
+ * the parts see the state, not the resolver's API. */
+typedef struct hv_egress_resolver hv_egress_resolver;
 
 /* Bounds: what a hostile sandbox can make the resolver hold. */
 #define HV_RES_MAX_PENDING 256      /* queries waiting for an upstream; more: SERVFAIL */
@@ -108,27 +116,12 @@ struct hv_egress_resolver
   hv_error *fatal;  /* met while handling a query: dispatch returns it */
 };
 
-uint64_t hv_res_now_ms (void);
-/* Handle one query from client; never fatal (a failed reply is dropped). */
-void hv_res_handle_query (hv_egress_resolver *r, const hv_res_client *c, const uint8_t *buf, size_t len);
-/* Send an encoded reply to client (TCP: framed, buffered). */
-void hv_res_send (hv_egress_resolver *r, const hv_res_client *c, const uint8_t *buf, size_t len);
-
-/* egress_upstream.c.  Start the attempt p->upstream/p->over_tcp, or the
- * next ones when it cannot start; 1: started, 0: none left, -1: fatal
- * (the resolver's netns could not be restored). */
-int hv_res_upstream_start (hv_egress_resolver *r, uint32_t slot, hv_error **err);
-/* The upstream socket of pending slot is ready: 1: an answer in *resp
- * (ID, source and question checked), 0: nothing yet, -1: this attempt
- * failed (try the next). */
-int hv_res_upstream_read (hv_egress_resolver *r, hv_res_pending *p, uint32_t events, hv_dns_message *resp);
-void hv_res_upstream_close (hv_egress_resolver *r, hv_res_pending *p);
-
-/* egress_resolver_tcp.c. */
-void hv_res_tcp_accept (hv_egress_resolver *r, int listen_fd);
-void hv_res_tcp_event (hv_egress_resolver *r, uint32_t slot, uint32_t gen, uint32_t events);
-void hv_res_tcp_send (hv_egress_resolver *r, uint32_t slot, uint32_t gen, const uint8_t *buf, size_t len);
-void hv_res_tcp_close (hv_egress_resolver *r, hv_res_tcp_client *c);
-/* Close idle clients; the earliest idle deadline left (UINT64_MAX: none). */
-uint64_t hv_res_tcp_expire (hv_egress_resolver *r, uint64_t now);
+/* Milliseconds on CLOCK_MONOTONIC: every deadline is one of these. */
+static inline uint64_t
+hv_res_now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
 #endif
