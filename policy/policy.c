@@ -36,6 +36,7 @@ hv_policy_free_fields (hv_policy *p)
   free (p->name);
   free (p->description);
   free (p->file);
+  free (p->reload_as);
   for (size_t i = 0; i < p->home_allow.n; i++)
     oci_strv_free (&p->home_access[i].protect);
   free (p->home_access);

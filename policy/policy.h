@@ -58,6 +58,10 @@ typedef struct
   char *name;
   char *description;
   char *file; /* where it was loaded from */
+  /* What hv_policy_load finds it by again (exec reloads the policy a
+   * container was created under): the name it was given, or the absolute
+   * path of the file it was given, whatever `name` the file declares. */
+  char *reload_as;
   oci_strv files; /* every file read for it: the policy and its `extends` chain */
 
   /* filesystem */

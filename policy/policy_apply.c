@@ -689,7 +689,7 @@ emit_egress (yajl_gen g, yajl_val previous, const hv_policy *p)
     }
 }
 
-/* Annotations: the policy's name (exec reads it), and under exec rules
+/* Annotations: what the policy is loaded by (exec reloads it), and under exec rules
  * the Landlock rules the runtime applies to init and every exec: read
  * and write everywhere (the read-only root and the masks already decide
  * those), execute only what the rules list. */
@@ -708,7 +708,7 @@ emit_annotations (yajl_gen g, yajl_val ann, const struct apply *a)
         jg_value (g, ann->u.object.values[j]);
       }
   jg_str (g, HV_POLICY_ANNOTATION);
-  jg_str (g, a->p->name);
+  jg_str (g, a->p->reload_as ? a->p->reload_as : a->p->name);
   emit_audit_request (g, ann);
   emit_timeout (g, ann, a->p);
   emit_stacked_seccomp (g, jw_lookup (ann, HV_SECCOMP_ANNOTATION), a);

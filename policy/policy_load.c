@@ -446,6 +446,11 @@ hv_policy_load (const char *name_or_file, hv_policy **out, hv_error **err)
     }
   if (p->name == NULL)
     p->name = xstrdup (name_or_file);
+  /* A file by its absolute path: a runtime's exec may run elsewhere than
+   * its create did. */
+  p->reload_as = is_path (name_or_file) ? realpath (name_or_file, NULL) : NULL;
+  if (p->reload_as == NULL)
+    p->reload_as = xstrdup (name_or_file);
   *out = p;
   return 0;
 }

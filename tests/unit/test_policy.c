@@ -242,6 +242,9 @@ test_extends_and_validation (void **state)
   if (hv_policy_load (child, &p, &err) < 0)
     fail_msg ("%s", err->msg);
   assert_string_equal (p->name, "child");
+  /* exec reloads a policy given as a file by that file, not by its name
+   * (which no search path finds) */
+  assert_string_equal (p->reload_as, child);
   assert_int_equal (p->block.n, 2);
   assert_string_equal (p->block.v[0], "/a");
   assert_int_equal (p->pids.value, 20);
@@ -667,6 +670,7 @@ test_implicit_default (void **state)
   hv_error *err = NULL;
   if (hv_policy_load ("default", &def, &err) < 0)
     fail_msg ("%s", err->msg);
+  assert_string_equal (def->reload_as, "default"); /* by name, as given */
   if (hv_policy_load (seed, &p, &err) < 0)
     fail_msg ("%s", err->msg);
   assert_string_equal (p->name, "seed");
