@@ -11,6 +11,7 @@
 #include "audit_monitor.h"
 #include "container.h"
 #include "egress_pasta.h"
+#include "home_create.h"
 #include "home_state.h"
 #include "policy.h"
 #include "policy_load.h"
@@ -97,6 +98,8 @@ write_config (struct session *s, hv_error **err)
   if (s->policy->audit_log)
     s->audit_socket = xasprintf ("%s/audit.sock", s->bundle);
   s->rc.ctx.audit_socket = s->audit_socket;
+  if (hv_home_entries_create (s->policy, &s->rc.ctx, err) < 0)
+    return -1;
   if (hv_home_state_prepare (s->policy, &s->rc.ctx, &s->home_state, err) < 0)
     return -1;
   s->rc.ctx.home_state = s->home_state;
