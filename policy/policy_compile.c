@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
+#include "git_identity_mount.h"
 #include "home_allow.h"
 #include "json_gen.h"
 #include "oci_tables.h"
@@ -672,6 +673,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   yajl_gen_array_open (g);
   gen_base_mounts (g, noexec, writable, &shown, &hidden);
   gen_credential_mounts (g, ctx, writable);
+  hv_git_identity_mount (g, ctx);
   gen_policy_tmpfs (g, p, noexec, writable, &hidden);
   if (p->hide_home.value && gen_hidden_homes (g, p, ctx, noexec, writable, &shown, &hidden, err) < 0)
     return -1;
@@ -1260,7 +1262,7 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
   /* Paths Landlock lets the sandbox write, and execute, and what the
    * runtime masks. */
   oci_strv writable = { 0 }, exec = { 0 }, masked = { 0 };
-  char **env = hv_policy_run_env (p, ctx);
+  char **env = hv_git_identity_env (hv_policy_run_env (p, ctx), ctx);
   int r = -1;
   cleanup_free char *exec_path = exec_search_path (p, ctx, env_path (env));
   if (hv_policy_exec_paths (p, exec_path, &exec, err) < 0)

@@ -38,5 +38,8 @@ struct hv_run_ctx
   const oci_kv_list *secret_env;
   const char *ssh_agent_socket;
   const char *git_credentials;
+  /* A config holding the host's git identity (session/git_identity.c),
+   * bound read-only for git in the sandbox; NULL: none. */
+  const char *git_identity;
 };
 #endif

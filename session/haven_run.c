@@ -11,6 +11,7 @@
 #include "audit_monitor.h"
 #include "container.h"
 #include "egress_pasta.h"
+#include "git_identity.h"
 #include "home_create.h"
 #include "home_state.h"
 #include "policy.h"
@@ -45,6 +46,7 @@ struct session
   char *rootfs;
   char *audit_socket;
   char *home_state;
+  char *git_identity;
   char *config_json;
   struct hv_audit audit;
   hv_project_guard *project_guard;
@@ -105,6 +107,9 @@ write_config (struct session *s, hv_error **err)
   s->rc.ctx.home_state = s->home_state;
   if (hv_run_credentials_prepare (s->policy, &s->rc.ctx, s->bundle, &s->creds, err) < 0)
     return -1;
+  if (hv_git_identity_write (s->policy, &s->rc.ctx, s->bundle, &s->git_identity, err) < 0)
+    return -1;
+  s->rc.ctx.git_identity = s->git_identity;
   if (hv_policy_compile (s->policy, &s->rc.ctx, &s->config_json, err) < 0)
     return -1;
   if (hv_check_run_trust (s->policy, s->rc.project, s->config_json, s->o->haven_argv0, err) < 0)
@@ -212,6 +217,7 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
   free (s->rootfs);
   free (s->audit_socket);
   free (s->home_state);
+  free (s->git_identity);
   free (s->config_json);
   return ret;
 }
