@@ -11,13 +11,13 @@ void
 hv_git_identity_mount (yajl_gen g, const struct hv_run_ctx *ctx)
 {
   static const char *const opts[]
-      = { "bind", "ro", "nosuid", "nodev", "noexec", "x-haven.nofollow", "x-haven.mkdir", NULL };
-  if (ctx->git_identity == NULL)
+      = { "rbind", "ro", "rro", "nosuid", "nodev", "noexec", "x-haven.nofollow", "x-haven.mkdir", NULL };
+  if (ctx->git_config_dir == NULL)
     return;
   yajl_gen_map_open (g);
-  jg_kv (g, "destination", HV_GIT_IDENTITY_PATH);
+  jg_kv (g, "destination", HV_GIT_CONFIG_DIR);
   jg_kv (g, "type", "bind");
-  jg_kv (g, "source", ctx->git_identity);
+  jg_kv (g, "source", ctx->git_config_dir);
   jg_str (g, "options");
   yajl_gen_array_open (g);
   for (size_t i = 0; opts[i]; i++)
@@ -29,7 +29,7 @@ hv_git_identity_mount (yajl_gen g, const struct hv_run_ctx *ctx)
 char **
 hv_git_identity_env (char **env, const struct hv_run_ctx *ctx)
 {
-  if (ctx->git_identity == NULL)
+  if (ctx->git_config_dir == NULL)
     return env;
   size_t n = 0;
   for (; env[n]; n++)

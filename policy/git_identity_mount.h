@@ -1,6 +1,6 @@
-/* Where the sandbox finds the git identity haven wrote for it
- * (session/git_identity.h): a read-only bind on /run's tmpfs, named by
- * GIT_CONFIG_SYSTEM. */
+/* Where the sandbox finds the git config haven wrote for it
+ * (session/git_identity.h): a read-only bind of a directory on /run's
+ * tmpfs, its "config" named by GIT_CONFIG_SYSTEM. */
 #ifndef HAVEN_POLICY_GIT_IDENTITY_MOUNT_H
 #define HAVEN_POLICY_GIT_IDENTITY_MOUNT_H
 
@@ -8,9 +8,11 @@
 
 #include "run_ctx.h"
 
-#define HV_GIT_IDENTITY_PATH "/run/haven/gitconfig"
+#define HV_GIT_CONFIG_DIR "/run/haven/git"
+#define HV_GIT_IDENTITY_PATH HV_GIT_CONFIG_DIR "/config"
+#define HV_GIT_EXCLUDES_PATH HV_GIT_CONFIG_DIR "/ignore"
 
-/* The bind of ctx->git_identity, when there is one (after /run's tmpfs). */
+/* The bind of ctx->git_config_dir, when there is one (after /run's tmpfs). */
 void hv_git_identity_mount (yajl_gen g, const struct hv_run_ctx *ctx);
 /* env (NULL-terminated, malloc'd strings) with GIT_CONFIG_SYSTEM added
  * when there is an identity and neither the host nor the policy set it. */

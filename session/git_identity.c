@@ -1,6 +1,7 @@
 /* The host's git identity for the sandbox (git_identity.h). */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 
 #include "git_config.h"
 #include "git_identity.h"
+#include "git_identity_mount.h"
 #include "utils.h"
 
 #define GLOBAL_CONFIG_MAX (1u << 20)
@@ -100,29 +102,92 @@ policy_shows_global_config (const hv_policy *p)
   return false;
 }
 
+/* A block entry in the project as a gitignore line: "{project}/x" (and
+ * "/project/x", relative "x") is "/x" from the repository's top; "!"
+ * stays an exception.  git reads the lines in order and the last match
+ * wins, as block does.  NULL for entries outside the project. */
+static char *
+exclude_line (const char *entry, const char *project)
+{
+  bool neg = entry[0] == '!';
+  const char *pat = entry + neg, *rest = NULL;
+  size_t n = strlen (project);
+  if (strncmp (pat, "{project}/", 10) == 0)
+    rest = pat + 10;
+  else if (strncmp (pat, "/project/", 9) == 0)
+    rest = pat + 9;
+  else if (pat[0] == '/' && strncmp (pat, project, n) == 0 && pat[n] == '/')
+    rest = pat + n + 1;
+  else if (pat[0] != '/' && pat[0] != '~' && pat[0] != '{')
+    rest = pat;
+  /* A newline would start another pattern; a leading '#' or '\' means
+   * something else to git; such names are simply not excluded. */
+  if (rest == NULL || rest[0] == '\0' || strpbrk (rest, "\n\r\\") || rest[0] == '#')
+    return NULL;
+  return xasprintf ("%s/%s\n", neg ? "!" : "", rest);
+}
+
+/* Hidden files are a bind of /dev/null, which git lists as untracked
+ * (readdir says it is a regular file) and then cannot add: `git add -A`
+ * failed on an untracked hidden .env.local.  The block entries in the
+ * project, as git excludes (core.excludesFile at the system level), make
+ * git skip them.  Tracked files are not affected by excludes
+ * (git_hidden_tracked.h). */
+static char *
+excludes (const hv_policy *p, const struct hv_run_ctx *ctx)
+{
+  char *text = NULL;
+  for (size_t i = 0; i < p->block.n; i++)
+    {
+      cleanup_free char *line = exclude_line (p->block.v[i], ctx->project);
+      if (line == NULL)
+        continue;
+      char *next = xasprintf ("%s%s", text ? text : "", line);
+      free (text);
+      text = next;
+    }
+  return text;
+}
+
 int
 hv_git_identity_write (const hv_policy *p, const struct hv_run_ctx *ctx, const char *bundle, char **path,
                        hv_error **err)
 {
   *path = NULL;
   const char *home = ctx->homes && ctx->homes->n ? ctx->homes->v[0] : ctx->home;
-  if (!p->hide_home.value || policy_shows_global_config (p) || home == NULL)
-    return 0;
   cleanup_free char *name = NULL, *email = NULL;
-  host_identity (home, &name, &email);
-  if (name == NULL && email == NULL)
+  if (p->hide_home.value && !policy_shows_global_config (p) && home)
+    host_identity (home, &name, &email);
+  cleanup_free char *ignore = excludes (p, ctx);
+  if (name == NULL && email == NULL && ignore == NULL)
     return 0;
-  cleanup_free char *text = xstrdup ("# Written by haven: your global git identity and nothing else of your config.\n"
-                                     "[include]\n\tpath = /etc/gitconfig\n[user]\n");
+  cleanup_free char *text = xstrdup ("# Written by haven (policies/README.md, \"Git in the sandbox\").\n"
+                                     "[include]\n\tpath = /etc/gitconfig\n");
+  if (name || email)
+    {
+      char *next = xasprintf ("%s[user]\n", text);
+      free (text);
+      text = next;
+    }
   if (name)
     append_quoted (&text, "name", name);
   if (email)
     append_quoted (&text, "email", email);
+  if (ignore)
+    {
+      char *next = xasprintf ("%s[core]\n\texcludesFile = %s\n", text, HV_GIT_EXCLUDES_PATH);
+      free (text);
+      text = next;
+    }
   /* Readable by the sandbox's user through the bind (root without
    * CAP_DAC_OVERRIDE in a root run); the bundle directory is private. */
+  cleanup_free char *dir = xasprintf ("%s/git", bundle);
+  if (mkdir (dir, 0755) < 0 || chmod (dir, 0755) < 0)
+    return hv_error_set (err, errno, "mkdir %s", dir);
   static const struct hv_replace_opts mode = { .mode = 0644 };
-  if (write_file_replace (bundle, "gitconfig", text, strlen (text), &mode, err) < 0)
-    return hv_error_wrap (err, "git identity for the sandbox");
-  *path = xasprintf ("%s/gitconfig", bundle);
+  if (write_file_replace (dir, "config", text, strlen (text), &mode, err) < 0
+      || (ignore && write_file_replace (dir, "ignore", ignore, strlen (ignore), &mode, err) < 0))
+    return hv_error_wrap (err, "git config for the sandbox");
+  *path = steal_pointer (&dir);
   return 0;
 }

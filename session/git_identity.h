@@ -16,10 +16,12 @@
 #include "policy.h"
 #include "run_ctx.h"
 
-/* <bundle>/gitconfig with the host's identity, in *path; NULL (and 0)
- * when the policy does not hide the home, shows the global config itself
- * (a home_allow entry ~/.gitconfig or ~/.config/git), or the host has no
- * identity. */
+/* <bundle>/git/config with the host's identity (when the policy hides
+ * the home and does not show the global config itself: a home_allow
+ * entry ~/.gitconfig, ~/.config or ~/.config/git) and the policy's block
+ * entries in the project as excludes (<bundle>/git/ignore, see
+ * excludes()); the directory in *path, NULL (and 0) when there is
+ * nothing to write. */
 int hv_git_identity_write (const hv_policy *p, const struct hv_run_ctx *ctx, const char *bundle, char **path,
                            hv_error **err);
 #endif

@@ -11,6 +11,7 @@
 #include "audit_monitor.h"
 #include "container.h"
 #include "egress_pasta.h"
+#include "git_hidden_tracked.h"
 #include "git_identity.h"
 #include "home_create.h"
 #include "home_state.h"
@@ -47,6 +48,7 @@ struct session
   char *audit_socket;
   char *home_state;
   char *git_identity;
+  oci_strv git_shown, git_shown_snapshots;
   char *config_json;
   struct hv_audit audit;
   hv_project_guard *project_guard;
@@ -109,7 +111,11 @@ write_config (struct session *s, hv_error **err)
     return -1;
   if (hv_git_identity_write (s->policy, &s->rc.ctx, s->bundle, &s->git_identity, err) < 0)
     return -1;
-  s->rc.ctx.git_identity = s->git_identity;
+  s->rc.ctx.git_config_dir = s->git_identity;
+  if (hv_git_hidden_tracked (s->policy, &s->rc.ctx, s->bundle, &s->git_shown, &s->git_shown_snapshots, err) < 0)
+    return -1;
+  s->rc.ctx.git_shown = &s->git_shown;
+  s->rc.ctx.git_shown_snapshots = &s->git_shown_snapshots;
   if (hv_policy_compile (s->policy, &s->rc.ctx, &s->config_json, err) < 0)
     return -1;
   if (hv_check_run_trust (s->policy, s->rc.project, s->config_json, s->o->haven_argv0, err) < 0)
@@ -218,6 +224,8 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
   free (s->audit_socket);
   free (s->home_state);
   free (s->git_identity);
+  oci_strv_free (&s->git_shown);
+  oci_strv_free (&s->git_shown_snapshots);
   free (s->config_json);
   return ret;
 }

@@ -1,0 +1,15 @@
+/* Whether the policy's block list hides one path, by the rule the
+ * compiler applies to what its walks find (policy_compile.c,
+ * expand_block): the last entry matching it decides, "!" entries
+ * un-hide.  For callers that start from a path (a file git tracks)
+ * rather than from the patterns. */
+#ifndef HAVEN_BLOCK_MATCH_H
+#define HAVEN_BLOCK_MATCH_H
+
+#include <stdbool.h>
+
+#include "policy.h"
+#include "run_ctx.h"
+
+bool hv_policy_block_hides (const hv_policy *p, const struct hv_run_ctx *ctx, const char *path);
+#endif
