@@ -7,17 +7,15 @@
 #include "json_gen.h"
 #include "utils.h"
 
-void
-hv_git_identity_mount (yajl_gen g, const struct hv_run_ctx *ctx)
+static void
+bind_file (yajl_gen g, const char *dest, const char *src)
 {
-  static const char *const opts[]
-      = { "rbind", "ro", "rro", "nosuid", "nodev", "noexec", "x-haven.nofollow", "x-haven.mkdir", NULL };
-  if (ctx->git_config_dir == NULL)
-    return;
+  static const char *const opts[] = { "bind", "ro", "nosuid", "nodev", "noexec", "x-haven.nofollow", "x-haven.mkdir",
+                                      NULL };
   yajl_gen_map_open (g);
-  jg_kv (g, "destination", HV_GIT_CONFIG_DIR);
+  jg_kv (g, "destination", dest);
   jg_kv (g, "type", "bind");
-  jg_kv (g, "source", ctx->git_config_dir);
+  jg_kv (g, "source", src);
   jg_str (g, "options");
   yajl_gen_array_open (g);
   for (size_t i = 0; opts[i]; i++)
@@ -26,10 +24,19 @@ hv_git_identity_mount (yajl_gen g, const struct hv_run_ctx *ctx)
   yajl_gen_map_close (g);
 }
 
+void
+hv_git_identity_mount (yajl_gen g, const struct hv_run_ctx *ctx)
+{
+  if (ctx->git_config)
+    bind_file (g, HV_GIT_IDENTITY_PATH, ctx->git_config);
+  if (ctx->git_config && ctx->git_excludes)
+    bind_file (g, HV_GIT_EXCLUDES_PATH, ctx->git_excludes);
+}
+
 char **
 hv_git_identity_env (char **env, const struct hv_run_ctx *ctx)
 {
-  if (ctx->git_config_dir == NULL)
+  if (ctx->git_config == NULL)
     return env;
   size_t n = 0;
   for (; env[n]; n++)

@@ -1,6 +1,6 @@
 /* Where the sandbox finds the git config haven wrote for it
- * (session/git_identity.h): a read-only bind of a directory on /run's
- * tmpfs, its "config" named by GIT_CONFIG_SYSTEM. */
+ * (session/git_identity.h): read-only binds on /run's tmpfs, the config
+ * named by GIT_CONFIG_SYSTEM. */
 #ifndef HAVEN_POLICY_GIT_IDENTITY_MOUNT_H
 #define HAVEN_POLICY_GIT_IDENTITY_MOUNT_H
 
@@ -12,7 +12,7 @@
 #define HV_GIT_IDENTITY_PATH HV_GIT_CONFIG_DIR "/config"
 #define HV_GIT_EXCLUDES_PATH HV_GIT_CONFIG_DIR "/ignore"
 
-/* The bind of ctx->git_config_dir, when there is one (after /run's tmpfs). */
+/* The binds of ctx->git_config and git_excludes (after /run's tmpfs). */
 void hv_git_identity_mount (yajl_gen g, const struct hv_run_ctx *ctx);
 /* env (NULL-terminated, malloc'd strings) with GIT_CONFIG_SYSTEM added
  * when there is an identity and neither the host nor the policy set it. */

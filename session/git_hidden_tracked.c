@@ -51,7 +51,8 @@ sha1_repository (int projfd)
 static int
 snapshot (int dirfd, size_t n, const char *data, size_t len, char **name, hv_error **err)
 {
-  *name = xasprintf ("%zu", n);
+  /* Flat in the bundle, whose removal does not descend (run_leftovers.c). */
+  *name = xasprintf ("git-shown-%zu", n);
   cleanup_close int fd = openat (dirfd, *name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
   if (fd < 0 || write_all (fd, data, len) < 0 || fchmod (fd, 0444) < 0)
     return hv_error_set (err, errno, "snapshot %s", *name);
@@ -103,21 +104,18 @@ hv_git_hidden_tracked (const hv_policy *p, const struct hv_run_ctx *ctx, const c
         }
       if (dirfd < 0)
         {
-          cleanup_free char *dir = xasprintf ("%s/git-shown", bundle);
-          if (mkdir (dir, 0700) < 0)
-            return hv_error_set (err, errno, "mkdir %s", dir);
-          dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          dirfd = open (bundle, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
           if (dirfd < 0)
-            return hv_error_set (err, errno, "open %s", dir);
-          /* Reachable by the sandbox's user through the bind only. */
-          if (fchmod (dirfd, 0755) < 0)
-            return hv_error_set (err, errno, "chmod %s", dir);
+            {
+              hv_git_index_clear (&idx);
+              return hv_error_set (err, errno, "open %s", bundle);
+            }
         }
       cleanup_free char *name = NULL;
       r = snapshot (dirfd, paths->n, data, dlen, &name, err);
       if (r == 0)
         {
-          cleanup_free char *snap = xasprintf ("%s/git-shown/%s", bundle, name);
+          cleanup_free char *snap = xasprintf ("%s/%s", bundle, name);
           oci_strv_push (paths, path);
           oci_strv_push (snapshots, snap);
         }

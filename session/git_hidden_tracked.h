@@ -24,7 +24,7 @@
 #include "run_ctx.h"
 
 /* paths[i] (absolute, in the project) is shown as the snapshot
- * snapshots[i] (in <bundle>/git-shown/).  Errors reading the index are
+ * snapshots[i] (<bundle>/git-shown-N).  Errors reading the index are
  * not fatal: every hidden file then stays /dev/null. */
 int hv_git_hidden_tracked (const hv_policy *p, const struct hv_run_ctx *ctx, const char *bundle, oci_strv *paths,
                            oci_strv *snapshots, hv_error **err);

@@ -1,7 +1,6 @@
 /* The host's git identity for the sandbox (git_identity.h). */
 #include "config.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,9 +150,10 @@ excludes (const hv_policy *p, const struct hv_run_ctx *ctx)
 
 int
 hv_git_identity_write (const hv_policy *p, const struct hv_run_ctx *ctx, const char *bundle, char **path,
-                       hv_error **err)
+                       char **excludes_path, hv_error **err)
 {
   *path = NULL;
+  *excludes_path = NULL;
   const char *home = ctx->homes && ctx->homes->n ? ctx->homes->v[0] : ctx->home;
   cleanup_free char *name = NULL, *email = NULL;
   if (p->hide_home.value && !policy_shows_global_config (p) && home)
@@ -181,13 +181,13 @@ hv_git_identity_write (const hv_policy *p, const struct hv_run_ctx *ctx, const c
     }
   /* Readable by the sandbox's user through the bind (root without
    * CAP_DAC_OVERRIDE in a root run); the bundle directory is private. */
-  cleanup_free char *dir = xasprintf ("%s/git", bundle);
-  if (mkdir (dir, 0755) < 0 || chmod (dir, 0755) < 0)
-    return hv_error_set (err, errno, "mkdir %s", dir);
   static const struct hv_replace_opts mode = { .mode = 0644 };
-  if (write_file_replace (dir, "config", text, strlen (text), &mode, err) < 0
-      || (ignore && write_file_replace (dir, "ignore", ignore, strlen (ignore), &mode, err) < 0))
+  if (write_file_replace (bundle, "git-config", text, strlen (text), &mode, err) < 0
+      || (ignore && write_file_replace (bundle, "git-ignore", ignore, strlen (ignore), &mode, err) < 0))
     return hv_error_wrap (err, "git config for the sandbox");
-  *path = steal_pointer (&dir);
+  /* Flat in the bundle, whose removal does not descend (run_leftovers.c). */
+  *path = xasprintf ("%s/git-config", bundle);
+  if (ignore)
+    *excludes_path = xasprintf ("%s/git-ignore", bundle);
   return 0;
 }

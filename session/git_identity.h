@@ -16,12 +16,12 @@
 #include "policy.h"
 #include "run_ctx.h"
 
-/* <bundle>/git/config with the host's identity (when the policy hides
+/* <bundle>/git-config with the host's identity (when the policy hides
  * the home and does not show the global config itself: a home_allow
  * entry ~/.gitconfig, ~/.config or ~/.config/git) and the policy's block
- * entries in the project as excludes (<bundle>/git/ignore, see
- * excludes()); the directory in *path, NULL (and 0) when there is
- * nothing to write. */
+ * entries in the project as excludes (<bundle>/git-ignore, see
+ * excludes()); their paths in *path and *excludes_path, NULL (and 0)
+ * when there is nothing to write. */
 int hv_git_identity_write (const hv_policy *p, const struct hv_run_ctx *ctx, const char *bundle, char **path,
-                           hv_error **err);
+                           char **excludes_path, hv_error **err);
 #endif

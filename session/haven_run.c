@@ -47,7 +47,7 @@ struct session
   char *rootfs;
   char *audit_socket;
   char *home_state;
-  char *git_identity;
+  char *git_identity, *git_excludes;
   oci_strv git_shown, git_shown_snapshots;
   char *config_json;
   struct hv_audit audit;
@@ -109,9 +109,10 @@ write_config (struct session *s, hv_error **err)
   s->rc.ctx.home_state = s->home_state;
   if (hv_run_credentials_prepare (s->policy, &s->rc.ctx, s->bundle, &s->creds, err) < 0)
     return -1;
-  if (hv_git_identity_write (s->policy, &s->rc.ctx, s->bundle, &s->git_identity, err) < 0)
+  if (hv_git_identity_write (s->policy, &s->rc.ctx, s->bundle, &s->git_identity, &s->git_excludes, err) < 0)
     return -1;
-  s->rc.ctx.git_config_dir = s->git_identity;
+  s->rc.ctx.git_config = s->git_identity;
+  s->rc.ctx.git_excludes = s->git_excludes;
   if (hv_git_hidden_tracked (s->policy, &s->rc.ctx, s->bundle, &s->git_shown, &s->git_shown_snapshots, err) < 0)
     return -1;
   s->rc.ctx.git_shown = &s->git_shown;
@@ -224,6 +225,7 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
   free (s->audit_socket);
   free (s->home_state);
   free (s->git_identity);
+  free (s->git_excludes);
   oci_strv_free (&s->git_shown);
   oci_strv_free (&s->git_shown_snapshots);
   free (s->config_json);

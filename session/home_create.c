@@ -101,13 +101,25 @@ create_beneath (int homefd, const char *home, const char *rel, hv_error **err)
 }
 
 /* One entry: made, or a warning saying why not (the entry is then left
- * out of the sandbox, as a missing one always was). */
+ * out of the sandbox, as a missing one always was).  In a home the
+ * caller does not own (root with HOME=/home/alice) nothing is made:
+ * root's files there would lock alice out of them; said once. */
 static void
-create_entry (int homefd, const char *home, const char *key, const char *pattern)
+create_entry (int homefd, const char *home, bool owned, bool *told, const char *key, const char *pattern)
 {
   const char *rel = home_relative (pattern, home);
-  if (rel == NULL)
+  struct stat st;
+  if (rel == NULL || fstatat (homefd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0)
     return;
+  if (!owned)
+    {
+      if (!*told)
+        fprintf (stderr,
+                 "haven: the home %s is not owned by uid %u: allowed home paths missing there are not created\n",
+                 home, (unsigned) geteuid ());
+      *told = true;
+      return;
+    }
   cleanup_error hv_error *e = NULL;
   if (create_beneath (homefd, home, rel, &e) < 0)
     fprintf (stderr, "haven: filesystem.%s \"%s\": cannot create it (%s); it is not mounted in this run\n", key,
@@ -128,19 +140,11 @@ hv_home_entries_create (const hv_policy *p, const struct hv_run_ctx *ctx, hv_err
   struct stat st;
   if (homefd < 0 || fstat (homefd, &st) < 0)
     return 0; /* no home: nothing of it is mounted either */
-  if (st.st_uid != geteuid ())
-    {
-      /* root with HOME=/home/alice: files root makes there would be
-       * root's, and alice could not use them. */
-      fprintf (stderr,
-               "haven: the home %s is not owned by uid %u: allowed home paths missing there are not created\n",
-               home, (unsigned) geteuid ());
-      return 0;
-    }
+  bool owned = st.st_uid == geteuid (), told = false;
   for (size_t i = 0; p->hide_home.value && i < p->home_allow.n; i++)
     if (p->home_access[i].write != HV_HOME_READ_ONLY)
-      create_entry (homefd, home, "home_allow", p->home_allow.v[i]);
+      create_entry (homefd, home, owned, &told, "home_allow", p->home_allow.v[i]);
   for (size_t i = 0; i < p->read_write.n; i++)
-    create_entry (homefd, home, "read_write", p->read_write.v[i]);
+    create_entry (homefd, home, owned, &told, "read_write", p->read_write.v[i]);
   return 0;
 }
