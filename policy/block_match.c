@@ -1,6 +1,8 @@
 /* One path against the block list (block_match.h). */
 #include "config.h"
 
+#include <fnmatch.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "block_match.h"
@@ -31,17 +33,58 @@ expand_pattern (const char *pattern, const struct hv_run_ctx *ctx, oci_strv *out
   oci_strv_push (out, path);
 }
 
-bool
-hv_policy_block_hides (const hv_policy *p, const struct hv_run_ctx *ctx, const char *path)
+struct hv_block_matcher
 {
-  for (size_t i = p->block.n; i-- > 0;)
+  oci_strv patterns; /* expanded, in the block list's order */
+  oci_strv last;     /* each one's last component, "" when that is "**" */
+  bool *negative;
+};
+
+struct hv_block_matcher *
+hv_block_matcher_new (const hv_policy *p, const struct hv_run_ctx *ctx)
+{
+  struct hv_block_matcher *m = xmalloc0 (sizeof (*m));
+  for (size_t i = 0; i < p->block.n; i++)
     {
       bool neg = p->block.v[i][0] == '!';
-      cleanup_strv oci_strv pats = { 0 };
-      expand_pattern (p->block.v[i] + neg, ctx, &pats);
-      for (size_t j = 0; j < pats.n; j++)
-        if (hv_glob_match (pats.v[j], path))
-          return !neg;
+      size_t before = m->patterns.n;
+      expand_pattern (p->block.v[i] + neg, ctx, &m->patterns);
+      m->negative = xrealloc (m->negative, (m->patterns.n + 1) * sizeof (bool));
+      for (size_t j = before; j < m->patterns.n; j++)
+        {
+          m->negative[j] = neg;
+          const char *slash = strrchr (m->patterns.v[j], '/');
+          const char *last = slash ? slash + 1 : m->patterns.v[j];
+          oci_strv_push (&m->last, strstr (last, "**") ? "" : last);
+        }
+    }
+  return m;
+}
+
+bool
+hv_block_matcher_hides (const struct hv_block_matcher *m, const char *path)
+{
+  const char *slash = strrchr (path, '/');
+  const char *base = slash ? slash + 1 : path;
+  for (size_t i = m->patterns.n; i-- > 0;)
+    {
+      /* A path matches only if its last component matches the pattern's:
+       * a cheap test first, the whole pattern only then. */
+      if (m->last.v[i][0] && fnmatch (m->last.v[i], base, FNM_PERIOD) != 0)
+        continue;
+      if (hv_glob_match (m->patterns.v[i], path))
+        return !m->negative[i];
     }
   return false;
+}
+
+void
+hv_block_matcher_free (struct hv_block_matcher *m)
+{
+  if (m == NULL)
+    return;
+  oci_strv_free (&m->patterns);
+  oci_strv_free (&m->last);
+  free (m->negative);
+  free (m);
 }

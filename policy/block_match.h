@@ -11,5 +11,9 @@
 #include "policy.h"
 #include "run_ctx.h"
 
-bool hv_policy_block_hides (const hv_policy *p, const struct hv_run_ctx *ctx, const char *path);
+/* The block list expanded once, for many paths (all of a git index). */
+struct hv_block_matcher;
+struct hv_block_matcher *hv_block_matcher_new (const hv_policy *p, const struct hv_run_ctx *ctx);
+bool hv_block_matcher_hides (const struct hv_block_matcher *m, const char *path);
+void hv_block_matcher_free (struct hv_block_matcher *m);
 #endif

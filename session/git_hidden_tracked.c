@@ -20,6 +20,7 @@
 #define INDEX_MAX (256u << 20)  /* bytes of .git/index read */
 #define SNAPSHOT_MAX (16u << 20) /* a hidden file larger than this stays hidden */
 #define SNAPSHOTS_MAX 1024
+#define SNAPSHOT_BYTES_MAX (64u << 20) /* all of them: the bundle may be on /run, in memory */
 
 /* A regular file beneath the project, never through a link (the sandbox
  * wrote the project); its content in *out when it is at most max bytes. */
@@ -77,7 +78,9 @@ hv_git_hidden_tracked (const hv_policy *p, const struct hv_run_ctx *ctx, const c
       fprintf (stderr, "haven: %s/.git/index: %s; hidden files git tracks stay /dev/null\n", ctx->project, perr->msg);
       return 0;
     }
+  struct hv_block_matcher *matcher = hv_block_matcher_new (p, ctx);
   cleanup_close int dirfd = -1;
+  size_t total = 0;
   int r = 0;
   for (size_t i = 0; i < idx.n && r == 0; i++)
     {
@@ -85,14 +88,14 @@ hv_git_hidden_tracked (const hv_policy *p, const struct hv_run_ctx *ctx, const c
       if ((e->mode & 0170000) != 0100000)
         continue;
       cleanup_free char *path = xasprintf ("%s/%s", ctx->project, e->path);
-      if (!hv_policy_block_hides (p, ctx, path))
+      if (!hv_block_matcher_hides (matcher, path))
         continue;
       cleanup_free char *data = NULL;
       size_t dlen = 0;
       uint8_t oid[20];
       bool same = read_beneath (projfd, e->path, SNAPSHOT_MAX, &data, &dlen) == 0 && dlen == e->size
                   && (hv_git_blob_oid ((const unsigned char *) data, dlen, oid), memcmp (oid, e->oid, 20) == 0);
-      if (!same || paths->n >= SNAPSHOTS_MAX)
+      if (!same || paths->n >= SNAPSHOTS_MAX || total + dlen > SNAPSHOT_BYTES_MAX)
         {
           if (data && !same)
             fprintf (stderr,
@@ -108,6 +111,7 @@ hv_git_hidden_tracked (const hv_policy *p, const struct hv_run_ctx *ctx, const c
           if (dirfd < 0)
             {
               hv_git_index_clear (&idx);
+              hv_block_matcher_free (matcher);
               return hv_error_set (err, errno, "open %s", bundle);
             }
         }
@@ -118,8 +122,10 @@ hv_git_hidden_tracked (const hv_policy *p, const struct hv_run_ctx *ctx, const c
           cleanup_free char *snap = xasprintf ("%s/%s", bundle, name);
           oci_strv_push (paths, path);
           oci_strv_push (snapshots, snap);
+          total += dlen;
         }
     }
   hv_git_index_clear (&idx);
+  hv_block_matcher_free (matcher);
   return r;
 }

@@ -114,6 +114,10 @@ be32 (const unsigned char *p)
 
 #define ENTRY_FIXED 62 /* ctime..flags: 10 words, a 20-byte name, 2 bytes of flags */
 #define MAX_ENTRIES (16u << 20)
+/* Longer names than git itself makes: a version 4 index whose names
+ * each keep a long prefix would otherwise cost memory quadratic in its
+ * size. */
+#define MAX_PATH_LEN 4096
 
 /* Version 4's prefix length: git's offset varint. */
 static int
@@ -158,7 +162,7 @@ hv_git_index_parse (const unsigned char *data, size_t len, struct hv_git_index *
     return hv_error_set (err, 0, "git index with %u entries", (unsigned) count);
   const unsigned char *p = data + 12, *end = data + len - 20; /* the trailing checksum */
   cleanup_free char *prev = xstrdup ("");
-  size_t prev_len = 0;
+  size_t prev_len = 0, cap = 0;
   for (uint32_t i = 0; i < count; i++)
     {
       const unsigned char *start = p;
@@ -185,6 +189,8 @@ hv_git_index_parse (const unsigned char *data, size_t len, struct hv_git_index *
           if (nul == NULL)
             goto bad;
           size_t keep = prev_len - strip, add = (size_t) (nul - p);
+          if (keep + add > MAX_PATH_LEN)
+            goto bad;
           path = xmalloc0 (keep + add + 1);
           memcpy (path, prev, keep);
           memcpy (path + keep, p, add);
@@ -197,6 +203,8 @@ hv_git_index_parse (const unsigned char *data, size_t len, struct hv_git_index *
           if (nul == NULL)
             goto bad;
           path_len = (size_t) (nul - p);
+          if (path_len > MAX_PATH_LEN)
+            goto bad;
           path = strndup ((const char *) p, path_len);
           /* Padded with 1 to 8 NULs to a multiple of 8 bytes. */
           size_t entry = ((size_t) (nul - start) + 8) & ~(size_t) 7;
@@ -215,7 +223,8 @@ hv_git_index_parse (const unsigned char *data, size_t len, struct hv_git_index *
           free (path); /* a merge conflict's stages, or a NUL inside a name */
           continue;
         }
-      out->v = xrealloc (out->v, (out->n + 1) * sizeof (*out->v));
+      if (out->n == cap)
+        out->v = xrealloc (out->v, (cap = cap ? 2 * cap : 64) * sizeof (*out->v));
       struct hv_git_index_entry *e = &out->v[out->n++];
       e->path = path;
       e->mode = mode;
