@@ -62,3 +62,27 @@ hv_home_state_entry (const char *state, const char *path)
   cleanup_free char *tag = hv_state_tag (path);
   return xasprintf ("%s/home/%s", state, tag);
 }
+
+static bool
+ends_with (const char *s, size_t n, const char *suffix)
+{
+  size_t k = strlen (suffix);
+  return n >= k && strncmp (s + n - k, suffix, k) == 0;
+}
+
+bool
+hv_home_path_is_file (const char *path)
+{
+  size_t n = strlen (path);
+  if (n == 0 || path[n - 1] == '/')
+    return false;
+  const char *base = strrchr (path, '/') ? strrchr (path, '/') + 1 : path;
+  n = strlen (base);
+  if (strcmp (base, ".config") == 0)
+    return false;
+  const char *dot = strrchr (base, '.');
+  if (dot && dot != base && dot[1] != '\0')
+    return true;
+  return ends_with (base, n, "rc") || ends_with (base, n, "config") || ends_with (base, n, "profile")
+         || ends_with (base, n, "history");
+}

@@ -5,6 +5,8 @@
 #ifndef HAVEN_HOME_ALLOW_H
 #define HAVEN_HOME_ALLOW_H
 
+#include <stdbool.h>
+
 #include "oci_spec.h"
 #include "run_ctx.h"
 
@@ -16,4 +18,10 @@ void hv_home_allow_expand (const char *pattern, const struct hv_run_ctx *ctx, oc
 char *hv_state_tag (const char *path);
 /* <state>/home/<tag> for one expanded copy-on-write path. */
 char *hv_home_state_entry (const char *state, const char *path);
+/* Whether a home path that does not exist yet is made as a file (else a
+ * directory): its last component has an extension (a '.' after its first
+ * character: ".claude.json") or ends in "rc", "config", "profile" or
+ * "history" (".npmrc", ".gitconfig", ".bash_history"; ".config" itself is
+ * a directory), and the path does not end in '/'. */
+bool hv_home_path_is_file (const char *path);
 #endif

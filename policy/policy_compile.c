@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
+#include "git_identity_mount.h"
 #include "home_allow.h"
 #include "json_gen.h"
 #include "oci_tables.h"
@@ -225,14 +226,30 @@ host_visible (const char *path, const oci_strv *shown, const oci_strv *hidden)
   return best_hidden == 0 || best_shown > best_hidden;
 }
 
+/* The snapshot a hidden file git tracks unchanged is shown as, or NULL
+ * (session/git_hidden_tracked.h). */
+static const char *
+git_shown_snapshot (const struct hv_run_ctx *ctx, const char *path)
+{
+  for (size_t i = 0; ctx->git_shown && ctx->git_shown_snapshots && i < ctx->git_shown->n
+                     && i < ctx->git_shown_snapshots->n;
+       i++)
+    if (strcmp (ctx->git_shown->v[i], path) == 0)
+      return ctx->git_shown_snapshots->v[i];
+  return NULL;
+}
+
 static void
-gen_masks (yajl_gen g, const struct masks *m, const oci_strv *shown, const oci_strv *hidden)
+gen_masks (yajl_gen g, const struct hv_run_ctx *ctx, const struct masks *m, const oci_strv *shown,
+           const oci_strv *hidden)
 {
   static const char *const dir_opts[] = { "ro", "nosuid", "nodev", "noexec", "size=4k", "nr_inodes=2",
                                           "mode=0555", "x-haven.nofollow", NULL };
   /* Not nodev: reading the masked file must give the null device's
    * nothing, not EACCES (a bind of /dev/null, as runtimes mask files). */
   static const char *const file_opts[] = { "bind", "ro", "nosuid", "noexec", "x-haven.nofollow", NULL };
+  /* A regular file git finds unchanged: its content is in .git anyway. */
+  static const char *const snapshot_opts[] = { "bind", "ro", "nosuid", "nodev", "noexec", "x-haven.nofollow", NULL };
   for (size_t i = 0; i < m->paths.n; i++)
     {
       const char *path = m->paths.v[i];
@@ -251,8 +268,11 @@ gen_masks (yajl_gen g, const struct masks *m, const oci_strv *shown, const oci_s
       /* A file, a symbolic link or anything else that is not a directory
        * is covered by /dev/null: onto a link, the mount replaces the link
        * itself, whose target is never looked at. */
+      const char *snapshot = dir ? NULL : git_shown_snapshot (ctx, path);
       if (dir)
         mount_entry (g, path, "tmpfs", "tmpfs", dir_opts);
+      else if (snapshot)
+        mount_entry (g, path, "bind", snapshot, snapshot_opts);
       else
         mount_entry (g, path, "bind", "/dev/null", file_opts);
     }
@@ -672,6 +692,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   yajl_gen_array_open (g);
   gen_base_mounts (g, noexec, writable, &shown, &hidden);
   gen_credential_mounts (g, ctx, writable);
+  hv_git_identity_mount (g, ctx);
   gen_policy_tmpfs (g, p, noexec, writable, &hidden);
   if (p->hide_home.value && gen_hidden_homes (g, p, ctx, noexec, writable, &shown, &hidden, err) < 0)
     return -1;
@@ -685,7 +706,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
     return -1;
   if (gen_block (p, ctx, masked_paths, &masks, err) < 0)
     return -1;
-  gen_masks (g, &masks, &shown, &hidden);
+  gen_masks (g, ctx, &masks, &shown, &hidden);
   yajl_gen_array_close (g);
   return 0;
 }
@@ -1260,7 +1281,7 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
   /* Paths Landlock lets the sandbox write, and execute, and what the
    * runtime masks. */
   oci_strv writable = { 0 }, exec = { 0 }, masked = { 0 };
-  char **env = hv_policy_run_env (p, ctx);
+  char **env = hv_git_identity_env (hv_policy_run_env (p, ctx), ctx);
   int r = -1;
   cleanup_free char *exec_path = exec_search_path (p, ctx, env_path (env));
   if (hv_policy_exec_paths (p, exec_path, &exec, err) < 0)

@@ -38,5 +38,15 @@ struct hv_run_ctx
   const oci_kv_list *secret_env;
   const char *ssh_agent_socket;
   const char *git_credentials;
+  /* git's config for the sandbox (the host's identity) and its excludes
+   * for hidden files (session/git_identity.c), bound read-only; NULL:
+   * none. */
+  const char *git_config;
+  const char *git_excludes;
+  /* Hidden files git tracks unchanged (session/git_hidden_tracked.h):
+   * git_shown->v[i] is masked with the read-only snapshot
+   * git_shown_snapshots->v[i] of its own content, not /dev/null. */
+  const oci_strv *git_shown;
+  const oci_strv *git_shown_snapshots;
 };
 #endif

@@ -11,6 +11,9 @@
 #include "audit_monitor.h"
 #include "container.h"
 #include "egress_pasta.h"
+#include "git_hidden_tracked.h"
+#include "git_identity.h"
+#include "home_create.h"
 #include "home_state.h"
 #include "policy.h"
 #include "policy_load.h"
@@ -44,6 +47,8 @@ struct session
   char *rootfs;
   char *audit_socket;
   char *home_state;
+  char *git_identity, *git_excludes;
+  oci_strv git_shown, git_shown_snapshots;
   char *config_json;
   struct hv_audit audit;
   hv_project_guard *project_guard;
@@ -97,11 +102,21 @@ write_config (struct session *s, hv_error **err)
   if (s->policy->audit_log)
     s->audit_socket = xasprintf ("%s/audit.sock", s->bundle);
   s->rc.ctx.audit_socket = s->audit_socket;
+  if (hv_home_entries_create (s->policy, &s->rc.ctx, err) < 0)
+    return -1;
   if (hv_home_state_prepare (s->policy, &s->rc.ctx, &s->home_state, err) < 0)
     return -1;
   s->rc.ctx.home_state = s->home_state;
   if (hv_run_credentials_prepare (s->policy, &s->rc.ctx, s->bundle, &s->creds, err) < 0)
     return -1;
+  if (hv_git_identity_write (s->policy, &s->rc.ctx, s->bundle, &s->git_identity, &s->git_excludes, err) < 0)
+    return -1;
+  s->rc.ctx.git_config = s->git_identity;
+  s->rc.ctx.git_excludes = s->git_excludes;
+  if (hv_git_hidden_tracked (s->policy, &s->rc.ctx, s->bundle, &s->git_shown, &s->git_shown_snapshots, err) < 0)
+    return -1;
+  s->rc.ctx.git_shown = &s->git_shown;
+  s->rc.ctx.git_shown_snapshots = &s->git_shown_snapshots;
   if (hv_policy_compile (s->policy, &s->rc.ctx, &s->config_json, err) < 0)
     return -1;
   if (hv_check_run_trust (s->policy, s->rc.project, s->config_json, s->o->haven_argv0, err) < 0)
@@ -209,6 +224,10 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
   free (s->rootfs);
   free (s->audit_socket);
   free (s->home_state);
+  free (s->git_identity);
+  free (s->git_excludes);
+  oci_strv_free (&s->git_shown);
+  oci_strv_free (&s->git_shown_snapshots);
   free (s->config_json);
   return ret;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "home_allow.h"
+#include "home_create.h"
 #include "home_state.h"
 #include "safe_path.h"
 #include "utils.h"
@@ -107,7 +108,7 @@ overlay_safe_path (const char *path)
 }
 
 /* A direct entry's protected sub-path that does not exist yet is created
- * empty (a directory, or a file when the name has an extension; "{}" for
+ * empty (a file or a directory as hv_home_path_is_file says; "{}" for
  * .json so the tool still reads it), so that a read-only bind can cover
  * it: otherwise the sandbox could create it with hooks in it. */
 static int
@@ -131,8 +132,7 @@ ensure_protected (const char *dir, const char *sub, hv_error **err)
         return hv_error_set (err, 0, "%s/%s is a symbolic link: refusing to protect it through the link", dir, sub);
       return 0;
     }
-  const char *dot = strrchr (base, '.');
-  if (dot == NULL || dot == base)
+  if (!hv_home_path_is_file (base))
     {
       if (mkdirat (pfd, base, 0700) < 0 && errno != EEXIST)
         return hv_error_set (err, errno, "create %s/%s", dir, sub);
@@ -141,7 +141,7 @@ ensure_protected (const char *dir, const char *sub, hv_error **err)
   cleanup_close int fd = openat (pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return errno == EEXIST ? 0 : hv_error_set (err, errno, "create %s/%s", dir, sub);
-  if (strcmp (dot, ".json") == 0 && write_all (fd, "{}\n", 3) < 0)
+  if (hv_home_json_seed (fd, base) < 0)
     return hv_error_set (err, errno, "write %s/%s", dir, sub);
   return 0;
 }

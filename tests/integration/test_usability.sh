@@ -182,7 +182,7 @@ test_usability_limits_as_user_hint() {
   printf 'extends: default\nresources:\n  nofile: 1024\n  timeout: 60s\n' > "$P.pol/light.yaml"
   chmod 644 "$P.pol/light.yaml"
   chmod 755 "$P.pol"
-  OUT=$(cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$home" XDG_RUNTIME_DIR= \
+  OUT=$(cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$home" XDG_STATE_HOME= XDG_RUNTIME_DIR= \
         timeout 30 "$haven" run --policy "$P.pol/light.yaml" -- echo ran 2>&1)
   assert_eq "ran" "$OUT"
 }

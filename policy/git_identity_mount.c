@@ -1,0 +1,49 @@
+/* The git identity's place in the sandbox (git_identity_mount.h). */
+#include "config.h"
+
+#include <string.h>
+
+#include "git_identity_mount.h"
+#include "json_gen.h"
+#include "utils.h"
+
+static void
+bind_file (yajl_gen g, const char *dest, const char *src)
+{
+  static const char *const opts[] = { "bind", "ro", "nosuid", "nodev", "noexec", "x-haven.nofollow", "x-haven.mkdir",
+                                      NULL };
+  yajl_gen_map_open (g);
+  jg_kv (g, "destination", dest);
+  jg_kv (g, "type", "bind");
+  jg_kv (g, "source", src);
+  jg_str (g, "options");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; opts[i]; i++)
+    jg_str (g, opts[i]);
+  yajl_gen_array_close (g);
+  yajl_gen_map_close (g);
+}
+
+void
+hv_git_identity_mount (yajl_gen g, const struct hv_run_ctx *ctx)
+{
+  if (ctx->git_config)
+    bind_file (g, HV_GIT_IDENTITY_PATH, ctx->git_config);
+  if (ctx->git_config && ctx->git_excludes)
+    bind_file (g, HV_GIT_EXCLUDES_PATH, ctx->git_excludes);
+}
+
+char **
+hv_git_identity_env (char **env, const struct hv_run_ctx *ctx)
+{
+  if (ctx->git_config == NULL)
+    return env;
+  size_t n = 0;
+  for (; env[n]; n++)
+    if (strncmp (env[n], "GIT_CONFIG_SYSTEM=", 18) == 0 || strncmp (env[n], "GIT_CONFIG_NOSYSTEM=", 20) == 0)
+      return env;
+  env = xrealloc (env, (n + 2) * sizeof (char *));
+  env[n] = xstrdup ("GIT_CONFIG_SYSTEM=" HV_GIT_IDENTITY_PATH);
+  env[n + 1] = NULL;
+  return env;
+}

@@ -1,0 +1,94 @@
+# Everyday git under the default policy (issue 11, "Git works by
+# default"; policies/README.md, "Git in the sandbox").
+
+# A repository with a committed .env and sub/.env, an untracked
+# .env.local (all three hidden by default), and a host home whose global
+# config holds an identity and a token.
+git_default_project() {
+  make_project
+  rm -rf "$P/.git" "$P/.env" "$P/src/deep/.env"
+  GH=$(mktemp -d "$WORK/home-XXXXXX")
+  printf '[user]\n\tname = Host User\n\temail = host@example.com\n[url "https://x:tok-in-gitconfig@example.com/"]\n\tinsteadOf = https://example.com/\n' > "$GH/.gitconfig"
+  (cd "$P" && git init -q && echo one > a && echo 'S=committed' > .env && mkdir -p sub && echo 'K=committed' > sub/.env &&
+   git add a .env sub/.env src && git -c user.name=setup -c user.email=setup@x commit -qm one) || fail "git setup"
+  echo 'U=untracked-secret' > "$P/.env.local"
+}
+
+git_in_sandbox() {
+  OUT=$(cd "$P" && HOME=$GH timeout 30 "$HAVEN" run -- sh -c "$1" 2>&1 </dev/null)
+  RC=$?
+}
+
+test_git_default_add_and_commit_with_hidden_env() {
+  need_haven
+  git_default_project
+  git_in_sandbox 'echo two >> a && git add -A && git commit -qam two && echo committed; cat .env.local; git status --short'
+  assert_contains "$OUT" committed
+  assert_not_contains "$OUT" untracked-secret
+  assert_eq "a" "$(git -C "$P" show --name-only --format= HEAD)" "what the sandbox committed"
+  assert_eq "S=committed" "$(git -C "$P" show HEAD:.env)" ".env in the commit"
+  [ -z "$(git -C "$P" ls-files .env.local)" ] || fail "the hidden untracked .env.local was added"
+  assert_eq "Host User <host@example.com>" "$(git -C "$P" log -1 --format='%an <%ae>')" "the host's identity"
+}
+
+# A tracked secret edited and not committed stays hidden: git refuses it
+# loudly, nothing is committed and the secret never shows.
+test_git_default_modified_tracked_secret_not_committed() {
+  need_haven
+  git_default_project
+  echo 'S=local-secret' > "$P/.env"
+  git_in_sandbox 'cat .env; echo two >> a; git commit -qam two; echo rc=$?'
+  assert_not_contains "$OUT" local-secret
+  assert_contains "$OUT" "haven: .env is tracked by git and differs from what is staged: it stays hidden"
+  assert_contains "$OUT" "can only add regular files"
+  assert_eq "one" "$(git -C "$P" log -1 --format=%s)" "no commit was made"
+  assert_eq "S=local-secret" "$(cat "$P/.env")" "the real .env"
+}
+
+# The identity comes from the host's global config, nothing else of it
+# (the token stays out); the repository's own identity and a --global
+# setting made in the sandbox win over it; GIT_AUTHOR_* pass.
+test_git_default_identity_from_host() {
+  need_haven
+  git_default_project
+  git_in_sandbox 'git config --list --show-origin; git config --global user.name Scratch && git config user.name'
+  assert_not_contains "$OUT" tok-in-gitconfig
+  assert_contains "$OUT" "user.email=host@example.com"
+  assert_eq "Scratch" "$(echo "$OUT" | tail -1)" "git config --global in the scratch home"
+  OUT=$(cd "$P" && HOME=$GH GIT_AUTHOR_NAME="Env Author" timeout 30 "$HAVEN" run -- sh -c \
+        'echo 3 >> a && git commit -qam env && git log -1 --format="%an|%cn"' 2>&1 </dev/null)
+  assert_eq "Env Author|Host User" "$OUT" "GIT_AUTHOR_NAME passes"
+  git -C "$P" config user.name "Repo User"
+  git_in_sandbox 'git config user.name'
+  assert_eq "Repo User" "$OUT" "the repository's own identity wins"
+  assert_contains "$(cat "$P/.git/config")" "Repo User"
+}
+
+test_git_default_identity_as_unprivileged_user() {
+  need_haven
+  git_default_project
+  local haven
+  haven=$(world_readable_copy "$HAVEN")
+  chown -R 65534:65534 "$P" "$GH"
+  chmod 755 "$WORK"
+  OUT=$(cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$GH" XDG_STATE_HOME= XDG_RUNTIME_DIR= \
+        timeout 30 "$haven" run -- sh -c 'echo two >> a && git add -A && git commit -qam two && echo committed' 2>&1 </dev/null)
+  assert_contains "$OUT" committed
+  assert_eq "a" "$(git -c safe.directory='*' -C "$P" show --name-only --format= HEAD)" "what the sandbox committed"
+  assert_eq "Host User <host@example.com>" "$(git -c safe.directory='*' -C "$P" log -1 --format='%an <%ae>')" \
+    "the host's identity"
+}
+
+# The protected .git/config stays read-only: git writes config by
+# renaming config.lock over it, which the kernel answers EBUSY for a
+# mount point.  The file is unchanged, and `git -c` or --global work.
+test_git_default_protected_config_stays() {
+  need_haven
+  git_default_project
+  local before
+  before=$(cat "$P/.git/config")
+  git_in_sandbox 'git config user.name Agent; echo rc=$?; git -c user.name=Agent -c user.email=a@x commit -q --allow-empty -m c && echo dash-c-ok'
+  assert_contains "$OUT" "rc=4"
+  assert_contains "$OUT" dash-c-ok
+  assert_eq "$before" "$(cat "$P/.git/config")" ".git/config"
+}
