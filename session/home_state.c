@@ -238,8 +238,22 @@ open_state_dir (const struct hv_run_ctx *ctx, char **dir, hv_error **err)
   if (rootfd < 0 && errno == ENOENT)
     {
       cleanup_error hv_error *ignored = NULL;
-      if (mkdir_p (root, 0700, &ignored) == 0)
-        rootfd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      const char *xdg = getenv ("XDG_STATE_HOME");
+      if (xdg && xdg[0] == '/')
+        {
+          /* The user named it: made as named. */
+          if (mkdir_p (root, 0700, &ignored) == 0)
+            rootfd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        }
+      else
+        {
+          /* ~/.local/state below a home that exists, never the home
+           * itself (HOME=/nonexistent must not become a directory). */
+          cleanup_free char *home = xasprintf ("%.*s", (int) (strlen (root) - strlen ("/.local/state")), root);
+          cleanup_close int homefd = open (home, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+          if (homefd >= 0)
+            rootfd = mkdirs_at (homefd, ".local/state", &ignored);
+        }
     }
   cleanup_close int dfd = rootfd >= 0 ? mkdirs_at (rootfd, rel, err) : -1;
   if (dfd < 0)

@@ -137,3 +137,16 @@ test_home_entries_not_created_in_a_home_of_another_user() {
   assert_contains "$OUT" "haven: the home $h is not owned by uid 0: allowed home paths missing there are not created"
   assert_eq "" "$(ls -A "$h")" "the home of another user"
 }
+
+# A HOME that does not exist is never made (as the state directory's
+# parent): the run goes on with copy-on-write entries read-only.
+test_home_state_missing_home_not_created() {
+  need_haven
+  make_project
+  local home=$WORK/no-home-$$
+  printf 'extends: default\nfilesystem:\n  home_allow: [~/.tool]\n' > "$P.pol/p.yaml"
+  OUT=$(cd "$P" && HOME=$home XDG_STATE_HOME= timeout 30 "$HAVEN" run --policy "$P.pol/p.yaml" -- true 2>&1)
+  assert_eq 0 "$?" "run with a missing HOME ($OUT)"
+  [ -e "$home" ] && fail "haven made the missing home $home: $(ls -la "$home")"
+  return 0
+}
