@@ -84,11 +84,12 @@ test_agent_claude_code_haven_run() {
   rm -f "$P/.env" "$P/src/deep/.env"
   echo "# calc" > "$P/README.md"
   rm -rf "$P/.git" && git -C "$P" init -q || fail "git init"
-  git -C "$P" config user.name "Haven Tester"
-  git -C "$P" config user.email tester@haven.invalid
-  git -C "$P" add README.md && git -C "$P" commit -q -m init || fail "first commit"
   local home=$WORK/agent-home-$$
   mkdir -p "$home/.ssh"
+  # The user's identity, from the home (the sandbox gets only the name
+  # and email of it).
+  printf '[user]\n\tname = Haven Tester\n\temail = tester@haven.invalid\n' > "$home/.gitconfig"
+  HOME=$home git -C "$P" add README.md && HOME=$home git -C "$P" commit -q -m init || fail "first commit"
   echo "PRIVATE-KEY-MARKER" > "$home/.ssh/id_ed25519"
   chmod 700 "$home/.ssh"
   agent_script "$P" > script.json
@@ -125,6 +126,9 @@ YAML
   assert_eq "Add calc by Haven Tester <tester@haven.invalid>" "$(tool_result 4)" "the agent's commit"
   assert_eq "Add calc" "$(git -C "$P" log --format=%s -1)" "the commit on the host"
   assert_contains "$(git -C "$P" show --stat HEAD)" "test_calc.py" "the commit's files"
+  # Claude Code's state is kept in the user's home (made by haven on
+  # this first run), where the next run finds it.
+  [ -n "$(ls -A "$home/.claude" 2>/dev/null)" ] || fail "nothing of Claude Code's state in $home/.claude"
   # Nothing hostile did.
   assert_not_contains "$(tool_result 5)" "PRIVATE-KEY-MARKER" "~/.ssh read"
   local env_seen
