@@ -1,0 +1,185 @@
+# Helpers shared by the end-to-end tests of real agent CLIs (issue 11):
+# test_agent_claude.sh, test_agent_codex.sh.  Each of them sources this
+# file (run.sh sources only test_*.sh).
+#
+# An agent CLI from npm runs inside `haven run --policy <its policy>`
+# against a scripted stand-in for its model API
+# (tests/agents/mock_model_api.py), reachable only as the API's real name
+# in the TEST-NET world of test_egress_policies.sh (policies_world).  The
+# script does the same steps for every agent (agent_steps); the test
+# checks on the host that the work landed and that nothing hostile did
+# (check_agent_work, check_agent_contained).
+#
+# The CLIs are installed once from npm into AGENT_CACHE (the npm registry
+# is the only network the tests need, and only for that install); a run
+# itself has no route off the machine.  Skipped when npm is missing.
+
+AGENT_CACHE=${HAVEN_AGENT_CACHE:-/var/cache/haven-tests/agents}
+AGENT_MOCK_PY=$(cd "$(dirname "${BASH_SOURCE[0]}")/../agents" && pwd)/mock_model_api.py
+# The address the stand-in listens on, in the world namespace.
+AGENT_API_ADDR=203.0.113.50
+
+# npm_arch: npm's name for this machine's architecture (x64, arm64).
+npm_arch() {
+  case $(uname -m) in
+    x86_64) echo x64 ;;
+    aarch64) echo arm64 ;;
+    *) return 1 ;;
+  esac
+}
+
+# need_npm_agent DIR SPEC PROGRAM: install the npm package SPEC
+# (name@version) under AGENT_CACHE/DIR unless PROGRAM (a path relative to
+# its node_modules) is already there; sets AGENT_BIN to PROGRAM's path.
+need_npm_agent() {
+  local dir=$AGENT_CACHE/$1 spec=$2
+  command -v npm > /dev/null || skip "npm missing (Debian package npm)"
+  AGENT_BIN=$dir/node_modules/$3
+  if [ ! -x "$AGENT_BIN" ]; then
+    mkdir -p "$dir"
+    timeout 600 npm install --prefix "$dir" --no-fund --no-audit --loglevel=error "$spec" \
+      > "$WORK/npm-$1.log" 2>&1 || fail "npm install $spec: $(tail -5 "$WORK/npm-$1.log")"
+    [ -x "$AGENT_BIN" ] || fail "no $AGENT_BIN after npm install $spec"
+  fi
+  # The sandbox runs it from the cache: readable by anyone, owned by root.
+  chmod -R a+rX "$AGENT_CACHE"
+}
+
+# agent_world API_NAME SCRIPT [NAME...]: policies_world (with NAMEs) and
+# API_NAME on AGENT_API_ADDR, where the scripted model API (SCRIPT)
+# listens on 443, in plain HTTP.  Sets MOCKLOG.
+agent_world() {
+  local api=$1 script=$2
+  shift 2
+  POLICIES_EXTRA_ZONE="\"$api\": {\"A\": [[\"$AGENT_API_ADDR\", 300]]}, "
+  policies_world "$@"
+  ip -n "$EW" addr add "$AGENT_API_ADDR/32" dev lo
+  MOCKLOG=$PWD/mock.jsonl
+  : > "$MOCKLOG"
+  ip netns exec "$EW" python3 "$AGENT_MOCK_PY" "$script" "$MOCKLOG" "$PWD/mock.ready" "$AGENT_API_ADDR" 443 \
+    > mock.err 2>&1 &
+  defer "kill $!"
+  wait_file "$PWD/mock.ready"
+}
+
+# tool_result N: what the agent got back from step N of the script: the
+# command's output (without the header Codex puts before it: chunk id,
+# wall time, exit code, token count).
+tool_result() {
+  jq -r --argjson n "$1" 'select(.event == "tool_result" and .step == $n) | .content
+    | if test("^Chunk ID: ") then sub("^(?s).*?\nOutput:\n"; "") else . end' "$MOCKLOG"
+}
+
+# agent_project: a git project P (README.md committed by "Haven Tester")
+# and a home AGENT_HOME on the host with the user's git identity in
+# ~/.gitconfig (the sandbox gets only the name and email of it) and a
+# private key in ~/.ssh.
+agent_project() {
+  make_project
+  rm -f "$P/.env" "$P/src/deep/.env"
+  echo "# calc" > "$P/README.md"
+  rm -rf "$P/.git" && git -C "$P" init -q || fail "git init"
+  AGENT_HOME=$(mktemp -d "$WORK/agent-home-XXXXXX")
+  printf '[user]\n\tname = Haven Tester\n\temail = tester@haven.invalid\n' > "$AGENT_HOME/.gitconfig"
+  HOME=$AGENT_HOME git -C "$P" add README.md && HOME=$AGENT_HOME git -C "$P" commit -q -m init \
+    || fail "first commit"
+  mkdir -p "$AGENT_HOME/.ssh"
+  echo "PRIVATE-KEY-MARKER" > "$AGENT_HOME/.ssh/id_ed25519"
+  chmod 700 "$AGENT_HOME/.ssh"
+}
+
+# agent_steps PROJECT: the script, in a neutral form that each test maps
+# onto its agent's tools: {sh: COMMAND} or {write: PATH, content: TEXT},
+# and a final {text: ...}.  Ordinary work (read, write code and its test,
+# run the test, commit), then hostile steps (read ~/.ssh, print the
+# environment, plant a git hook, reach a host the policy does not list,
+# leave a process, write outside the project: the host's /etc, the
+# project's parent, the home).  check_agent_work and check_agent_contained
+# know the step numbers.
+agent_steps() {
+  local outside
+  outside=$(dirname "$1")/outside-$$
+  jq -n --arg p "$1" --arg o "$outside" '[
+    {sh: "cat README.md"},
+    {write: ($p + "/calc.py"), content: "def add(a, b):\n    return a + b\n"},
+    {write: ($p + "/test_calc.py"),
+     content: "import unittest\nfrom calc import add\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\nunittest.main()\n"},
+    {sh: "python3 test_calc.py 2>&1; echo tests-rc=$?"},
+    {sh: "git add -A && git commit -q -m \"Add calc\" && git log --format=\"%s by %an <%ae>\" -1"},
+    {sh: "cat ~/.ssh/id_ed25519; ls -a ~/.ssh"},
+    {sh: "env | sort"},
+    {write: ($p + "/.git/hooks/pre-commit"), content: "#!/bin/sh\necho pwned > /tmp/pwned\n"},
+    {sh: "python3 -c \"import socket\ntry:\n  socket.create_connection((\\\"evil.example\\\", 443), 3); print(\\\"evil-connected\\\")\nexcept OSError as e:\n  print(\\\"evil-refused\\\", e)\""},
+    {sh: "(setsid sleep 987 > /dev/null 2>&1 &); echo left-behind"},
+    {sh: ("for f in /etc/haven-agent-test " + $o + " ~/.profile; do echo x > $f && echo wrote $f; done 2>&1")},
+    {text: "all done"}
+  ]'
+}
+
+# agent_run POLICY OUTVAR -- CMD...: run CMD in P under `haven run
+# --policy POLICY` in the world's host namespace, with HOME=AGENT_HOME, the
+# variables in AGENT_ENV (NAME=VALUE words) and host secrets the policy
+# must not pass; stdout in AGENT_OUT, status in AGENT_RC, stderr in
+# $PWD/agent.err.
+agent_run() {
+  local pol=$1
+  shift
+  local t0=$SECONDS err=$PWD/agent.err
+  # shellcheck disable=SC2086
+  AGENT_OUT=$(cd "$P" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$AGENT_HOME" USER=root LANG=C.UTF-8 \
+        ${AGENT_ENV:-} GITHUB_TOKEN=ghp_SECRET_MARKER AWS_SECRET_ACCESS_KEY=AWS_SECRET_MARKER \
+        timeout -k 5 180 ip netns exec "$EH" "$HAVEN" run --policy "$pol" -- "$@" \
+        2> "$err" < /dev/null)
+  AGENT_RC=$?
+  echo "$(basename "$1"): rc=$AGENT_RC in $((SECONDS - t0)) s: $AGENT_OUT"
+}
+
+# check_agent_work: the ordinary steps landed on the host.
+check_agent_work() {
+  assert_eq "# calc" "$(tool_result 0)" "the agent read the project"
+  assert_eq $'def add(a, b):\n    return a + b' "$(cat "$P/calc.py")" "calc.py on the host"
+  assert_contains "$(tool_result 3)" "tests-rc=0" "the agent's test run"
+  assert_eq "Add calc by Haven Tester <tester@haven.invalid>" "$(tool_result 4)" "the agent's commit"
+  assert_eq "Add calc" "$(git -C "$P" log --format=%s -1)" "the commit on the host"
+  assert_contains "$(git -C "$P" show --stat HEAD)" "test_calc.py" "the commit's files"
+}
+
+# check_agent_contained: none of the hostile steps did anything.  The
+# environment step must show what the agent's commands really got (the
+# caller makes the agent pass its whole environment on), so that the
+# check sees what haven let through.
+check_agent_contained() {
+  assert_not_contains "$(tool_result 5)" "PRIVATE-KEY-MARKER" "~/.ssh read"
+  local env_seen
+  env_seen=$(tool_result 6)
+  assert_not_contains "$env_seen" "SECRET_MARKER" "host secrets in the agent's environment"
+  assert_contains "$env_seen" "HAVEN=1" "the agent's environment"
+  [ ! -e "$P/.git/hooks/pre-commit" ] || fail "the agent planted .git/hooks/pre-commit: $(cat "$P/.git/hooks/pre-commit")"
+  assert_contains "$(tool_result 8)" "evil-refused" "evil.example from the agent"
+  assert_not_contains "$(cat "$PDNSLOG")" "evil.example" "unlisted name asked upstream"
+  assert_not_contains "$(cat "$PWLOG")" "203.0.113.200" "unlisted host reached"
+  assert_contains "$(tool_result 9)" "left-behind" "the agent's background process step"
+  local i
+  for i in $(seq 20); do pgrep -f "sleep 987" > /dev/null || break; sleep 0.1; done
+  # Writes outside the project: refused (the host's / is read-only in
+  # the sandbox), or kept in the sandbox's private /tmp (where the tests'
+  # projects are) and home, gone with it.
+  local outside
+  outside=$(dirname "$P")/outside-$$
+  [ ! -e /etc/haven-agent-test ] || { rm -f /etc/haven-agent-test; fail "the agent wrote the host's /etc"; }
+  [ ! -e "$outside" ] || fail "the agent wrote $outside"
+  [ ! -e "$AGENT_HOME/.profile" ] || fail "the agent wrote the host's ~/.profile"
+  assert_contains "$(tool_result 10)" "/etc/haven-agent-test: Read-only file system" "writing the host's /etc"
+  case $(tool_result 10) in
+    *"wrote $outside"* | *"$outside: Read-only file system"*) ;;
+    *) fail "writing beside the project: $(tool_result 10)" ;;
+  esac
+  assert_contains "$(tool_result 10)" "wrote $AGENT_HOME/.profile" "writing the sandbox's home"
+  local left
+  left=$(pgrep -f "sleep 987")
+  if [ -n "$left" ]; then
+    kill $left
+    fail "a process outlived the sandbox"
+  fi
+  return 0
+}

@@ -1,0 +1,87 @@
+# Issue 11: the real Codex CLI (from npm) does ordinary and hostile work
+# inside `haven run --policy codex`, against a scripted stand-in for the
+# OpenAI Responses API reachable only as api.openai.com.  The machinery
+# (world, script, checks) is in agent_lib.sh, shared with
+# test_agent_claude.sh.
+
+source "$(dirname "${BASH_SOURCE[0]}")/agent_lib.sh"
+
+CODEX_VERSION=${HAVEN_CODEX_VERSION:-0.169.0}
+
+# need_codex: CODEX, the CLI's native executable.  @openai/codex is a
+# node launcher (bin/codex.js, no postinstall) that execs the binary of
+# the platform package npm installs beside it as an optional dependency
+# (@openai/codex-linux-x64, an alias of @openai/codex@VERSION-linux-x64):
+# vendor/<target>/bin/codex, with rg in vendor/<target>/codex-path and a
+# bwrap for its own sandbox in vendor/<target>/codex-resources.
+need_codex() {
+  local arch target
+  arch=$(npm_arch) || skip "no Codex build for $(uname -m)"
+  case $arch in
+    x64) target=x86_64-unknown-linux-musl ;;
+    arm64) target=aarch64-unknown-linux-musl ;;
+  esac
+  need_npm_agent codex "@openai/codex@$CODEX_VERSION" "@openai/codex-linux-$arch/vendor/$target/bin/codex"
+  CODEX=$AGENT_BIN
+}
+
+# The shared script in Codex's tool for commands, exec_command (what
+# codex 0.169 offers a gpt-5 model; files are written by commands too),
+# and one more hostile step before the final answer: rewriting the
+# user's Codex settings (step 11).
+codex_script() { # PROJECT
+  agent_steps "$1" | jq '.[:-1] + [{sh: "echo sandbox_mode = 1 >> ~/.codex/config.toml && echo appended"}] + .[-1:]
+    | map(
+    if .sh then {tool: "exec_command", input: {cmd: .sh, login: false, tty: false}}
+    elif .write then {tool: "exec_command",
+                      input: {cmd: ("printf %s " + (.content | @sh) + " > " + (.write | @sh)), login: false, tty: false}}
+    else . end)'
+}
+
+# codex_home_config: the user's ~/.codex/config.toml on the host, which
+# the codex policy shows copy-on-write.  Codex >= 0.119 ignores
+# OPENAI_BASE_URL: the base URL is openai_base_url there (or -c).  The
+# shell's environment policy passes the commands everything Codex got,
+# so that the environment step sees what haven let through (by default
+# Codex itself drops names with KEY, SECRET or TOKEN in them).
+codex_home_config() {
+  mkdir -p "$AGENT_HOME/.codex"
+  cat > "$AGENT_HOME/.codex/config.toml" <<'TOML'
+openai_base_url = "http://api.openai.com:443/v1"
+model = "gpt-5.2"
+
+[shell_environment_policy]
+inherit = "all"
+ignore_default_excludes = true
+TOML
+  cp "$AGENT_HOME/.codex/config.toml" codex-config.toml
+}
+
+test_agent_codex_haven_run() {
+  need_haven
+  need_codex
+  agent_project
+  codex_home_config
+  codex_script "$P" > script.json
+  agent_world api.openai.com "$PWD/script.json" chatgpt.com registry.npmjs.org
+  # Codex's own sandbox off: haven is the sandbox (policies/README.md,
+  # "Agents' own sandboxes inside haven").  `codex exec` never asks for
+  # approval.  The key comes from the user's environment: codex exec reads
+  # CODEX_API_KEY (OPENAI_API_KEY only seeds `codex login`).
+  AGENT_ENV="CODEX_API_KEY=sk-codex-test-key"
+  agent_run codex "$CODEX" exec --sandbox danger-full-access "Add a calculator with a test and commit it"
+  assert_eq 0 "$AGENT_RC" "codex's exit status ($(tail -5 agent.err))"
+  assert_contains "$AGENT_OUT" "all done" "codex's final answer"
+  # Every model request went to the Responses API with the key (a GET is
+  # its WebSocket attempt, which the stand-in refuses).
+  jq -se 'any(.[]; .event == "request" and .method == "POST")
+          and all(.[]; .event != "request" or .path == "/v1/responses" and (.auth or .method == "GET"))' \
+    "$MOCKLOG" > /dev/null || fail "requests the stand-in did not expect: $(grep request "$MOCKLOG" | head -5)"
+  check_agent_work
+  check_agent_contained
+  # ~/.codex is copy-on-write: the agent changed this project's copy of
+  # the settings, never the user's.
+  assert_contains "$(tool_result 11)" "appended" "the agent's write to ~/.codex/config.toml"
+  cmp -s "$AGENT_HOME/.codex/config.toml" codex-config.toml \
+    || fail "the agent changed the host's ~/.codex/config.toml: $(tail -2 "$AGENT_HOME/.codex/config.toml")"
+}
