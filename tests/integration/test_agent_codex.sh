@@ -85,3 +85,40 @@ test_agent_codex_haven_run() {
   cmp -s "$AGENT_HOME/.codex/config.toml" codex-config.toml \
     || fail "the agent changed the host's ~/.codex/config.toml: $(tail -2 "$AGENT_HOME/.codex/config.toml")"
 }
+
+# What happens when Codex's own sandbox is left on inside haven: its
+# bubblewrap cannot make a user namespace (the agent profile answers
+# clone(CLONE_NEWUSER) with EPERM, which the audit trail records), so
+# every command fails and nothing runs.  The reason the docs recommend
+# --sandbox danger-full-access under haven.
+test_agent_codex_own_sandbox_refused() {
+  need_haven
+  need_codex
+  agent_project
+  # Codex makes its sandbox helper (codex-linux-sandbox, an alias of
+  # itself) only under a CODEX_HOME outside the temporary directory.
+  AGENT_HOME=$(mktemp -d /var/tmp/hvt-codex-home-XXXXXX)
+  defer "rm -rf $AGENT_HOME"
+  codex_home_config
+  jq -n '[{tool: "exec_command", input: {cmd: "echo ran > ran.txt; echo ran", login: false, tty: false}},
+          {text: "all done"}]' > script.json
+  agent_world api.openai.com "$PWD/script.json" chatgpt.com registry.npmjs.org
+  cat > "$P.pol/agent.yaml" <<YAML
+name: agent-test
+extends: codex
+audit: {log: $PWD/audit.jsonl}
+YAML
+  AGENT_ENV="CODEX_API_KEY=sk-codex-test-key"
+  agent_run "$P.pol/agent.yaml" "$CODEX" exec --sandbox workspace-write "Run one command"
+  assert_eq 0 "$AGENT_RC" "codex's exit status ($(tail -5 agent.err))"
+  local res
+  res=$(tool_result 0)
+  assert_contains "$res" "bwrap: No permissions to create new namespace" "the command under Codex's sandbox"
+  assert_not_contains "$res" "ran" "the command under Codex's sandbox"
+  [ ! -e "$P/ran.txt" ] || fail "the command ran"
+  # clone with CLONE_NEWUSER (0x10000000) in its flags, refused by haven.
+  jq -se 'any(.[]; .event == "denied" and .syscall == "clone" and .comm == "bwrap"
+          and ((.args[0] | ltrimstr("0x") | explode | map(if . >= 97 then . - 87 else . - 48 end)
+                | reduce .[] as $d (0; . * 16 + $d) / 268435456 | floor) % 2 == 1))' audit.jsonl > /dev/null \
+    || fail "no refused clone(CLONE_NEWUSER) in the audit trail: $(grep denied audit.jsonl | head -3)"
+}
