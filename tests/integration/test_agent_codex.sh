@@ -79,8 +79,13 @@ test_agent_codex_haven_run() {
     "$MOCKLOG" > /dev/null || fail "requests the stand-in did not expect: $(grep request "$MOCKLOG" | head -5)"
   check_agent_work
   check_agent_contained
-  # ~/.codex is copy-on-write: the agent changed this project's copy of
+  # ~/.codex is copy-on-write: Codex's session is kept in this project's
+  # layer, for its next run, and the agent changed this project's copy of
   # the settings, never the user's.
+  local state=$AGENT_HOME/.local/state/haven/projects
+  [ -n "$(find "$state/$(basename "$P")"-*/home/_codex-* -path '*/sessions/*.jsonl' 2>/dev/null)" ] \
+    || fail "no Codex session in this project's layer of ~/.codex ($state)"
+  [ ! -e "$AGENT_HOME/.codex/sessions" ] || fail "Codex wrote its session into the user's ~/.codex"
   assert_contains "$(tool_result 11)" "appended" "the agent's write to ~/.codex/config.toml"
   cmp -s "$AGENT_HOME/.codex/config.toml" codex-config.toml \
     || fail "the agent changed the host's ~/.codex/config.toml: $(tail -2 "$AGENT_HOME/.codex/config.toml")"
