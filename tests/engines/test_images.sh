@@ -1,0 +1,188 @@
+# Agent images (images/): built the way a machine without a registry
+# builds them (images/build-rootfs.sh: mmdebstrap, then the Dockerfile's
+# RUN steps and configuration), imported into the harness's engines, and
+# run under haven with the policy their run.haven.policy label names:
+# Docker through a runtime registered with that policy (dockerd 20.10
+# passes no annotations), Podman through the run.haven.policy annotation.
+#
+# The root filesystem tarball is cached in $HAVEN_IMAGE_CACHE (default
+# /var/cache/haven-images), keyed by the image's files: only a first run,
+# or one after images/ changed, downloads (Debian's archive and npm's
+# registry; Claude Code: 39 MB of Debian packages and about 90 MB from
+# npm, 100-190 s here).  A run with the tarball cached takes about 30 s
+# (the import of 700 MB).  Without mmdebstrap, or with neither the
+# tarball nor a route to Debian's archive and npm's registry, the tests
+# are skipped, saying which.
+#
+# Claude Code is always tested; HAVEN_TEST_IMAGES="codex gemini-cli" (or
+# "all") adds the others (aider needs PyPI: images/README.md).
+
+IMAGES_DIR=$(cd "$here_lib/../../images" && pwd)
+# A first build is longer than the suite's per-test limit.
+TEST_TIMEOUT_images_claude_code_docker=900
+TEST_TIMEOUT_images_claude_code_podman=900
+TEST_TIMEOUT_images_codex_docker=900
+TEST_TIMEOUT_images_gemini_cli_docker=900
+
+# images_tarball AGENT: TARBALL, built unless cached.
+images_tarball() {
+  local agent=$1 mirror host
+  TARBALL=$("$IMAGES_DIR/build-rootfs.sh" --path "$agent") || fail "build-rootfs.sh --path $agent"
+  if [ ! -f "$TARBALL" ]; then
+    command -v mmdebstrap >/dev/null || skip "no cached $TARBALL and mmdebstrap is not installed (apt-get install mmdebstrap)"
+    mirror=${HAVEN_IMAGE_MIRROR:-http://deb.debian.org/debian}
+    host=${mirror#*://}
+    host=${host%%/*}
+    timeout 10 bash -c "exec 3<>/dev/tcp/$host/80" 2>/dev/null \
+      || skip "no cached $TARBALL and Debian's archive ($host) cannot be reached"
+    timeout 10 bash -c 'exec 3<>/dev/tcp/registry.npmjs.org/443' 2>/dev/null \
+      || skip "no cached $TARBALL and npm's registry cannot be reached"
+    local start=$SECONDS
+    "$IMAGES_DIR/build-rootfs.sh" "$agent" > build.out 2> build.err \
+      || fail "images/build-rootfs.sh $agent: $(grep -E '^(E:|build-rootfs:|npm (ERR|error))' build.err | tail -5)"
+    echo "# built $TARBALL in $((SECONDS - start)) s"
+  fi
+  mapfile -t IMAGE_CHANGES < <("$IMAGES_DIR/build-rootfs.sh" --changes "$agent")
+  [ ${#IMAGE_CHANGES[@]} -gt 0 ] || fail "no configuration in images/$agent/Dockerfile"
+}
+
+# images_import ENGINE-CLI... : the tarball with the Dockerfile's
+# configuration, as images/build-rootfs.sh --import does it.
+images_import() {
+  local args=() c start=$SECONDS
+  for c in "${IMAGE_CHANGES[@]}"; do args+=(--change "$c"); done
+  timeout -k 5 600 "$@" import "${args[@]}" "$TARBALL" "$IMAGE_TAG" > import.out 2>&1 \
+    || fail "import $TARBALL: $(tail -3 import.out)"
+  echo "# imported in $((SECONDS - start)) s"
+}
+
+# The agent's command and what its --version prints.
+images_version_cmd() {
+  case $1 in
+    claude-code) echo 'claude --version' ;;
+    codex) echo 'codex --version' ;;
+    gemini-cli) echo 'gemini --version' ;;
+  esac
+}
+images_version_re() {
+  case $1 in
+    claude-code) echo '^[0-9][0-9.]* \(Claude Code\)$' ;;
+    codex) echo '^codex-cli [0-9][0-9.]*$' ;;
+    gemini-cli) echo '^[0-9]+\.[0-9]+\.[0-9]+$' ;;
+  esac
+}
+
+images_want() { # AGENT
+  [ "$1" = claude-code ] && return 0
+  case " ${HAVEN_TEST_IMAGES:-} " in *" $1 "* | *" all "*) return 0 ;; esac
+  skip "set HAVEN_TEST_IMAGES=\"$1\" (or all) to build and test it"
+}
+
+# A project with a secret the policy masks.
+images_workspace() {
+  WS=$PWD/ws
+  mkdir -p "$WS"
+  echo "SECRET=1" > "$WS/.env"
+  chown -R 1000:1000 "$WS"
+}
+
+# What the container reports: the agent's version, who it runs as, its
+# home and what the policy did to it.
+IMAGES_PROBE=$(cat <<'EOF'
+set -u
+VERSION_CMD
+echo "user=$(id -un) uid=$(id -u) gid=$(id -g)"
+echo "passwd=$(getent passwd "$(id -un)")"
+echo "HOME=$HOME cwd=$(pwd)"
+echo "home_entries=$(ls -A "$HOME" | wc -l)"
+touch "$HOME/.state" && echo home_writable
+echo "root_mount=$(awk '$2 == "/" {split($4, o, ","); print o[1]}' /proc/self/mounts | tail -1)"
+echo "env_file=[$(cat /workspace/.env)]"
+echo landed > /workspace/from-agent
+EOF
+)
+
+# images_check AGENT: the probe's output in OUT, the container's trail.
+images_check() {
+  local agent=$1 trail=$2 re line
+  re=$(images_version_re "$agent")
+  line=$(printf '%s\n' "$OUT" | sed -n 1p)
+  printf '%s\n' "$line" | grep -Eq "$re" || fail "$agent's version: '$line' (all: $OUT)"
+  assert_contains "$OUT" "user=agent uid=1000 gid=1000" "the image's user"
+  assert_contains "$OUT" "passwd=agent:x:1000:1000:haven agent:/home/agent:/bin/bash" "its passwd entry"
+  assert_contains "$OUT" "HOME=/home/agent cwd=/workspace" "its home and working directory"
+  # The policy's work: the home is an empty tmpfs the user owns (the
+  # image's .bashrc and .profile hidden), the root filesystem read-only
+  # (the engines mount it writable; uid 1000 could not write /etc
+  # either way, so the mount is what tells), .env masked.
+  assert_contains "$OUT" "home_entries=0" "the hidden home (hide_home)"
+  assert_contains "$OUT" "home_writable" "the home tmpfs owned by agent"
+  assert_contains "$OUT" "root_mount=ro" "the read-only root"
+  assert_contains "$OUT" "env_file=[]" "the masked .env"
+  assert_eq "landed 1000" "$(cat "$WS/from-agent" 2>&1) $(stat -c %u "$WS/from-agent" 2>&1)" "the project's file on the host"
+  # The trail names the policy the label asked for.
+  [ -s "$trail" ] || fail "no audit trail $trail"
+  assert_eq "$POLICY" "$(head -1 "$trail" | jq -r 'select(.event == "start") | .policy')" "the trail's policy"
+}
+
+# images_docker AGENT: build, import, run under the label's policy.
+images_docker() {
+  local agent=$1 rt n id trail
+  need_docker
+  [ "$ENGINE_RUNTIME" = haven ] || skip "the image's policy is haven's"
+  images_want "$agent"
+  images_tarball "$agent"
+  IMAGE_TAG=haven-test/$agent:$$
+  images_import "$DOCKER_CLI"
+  defer "dk rmi -f '$IMAGE_TAG' >/dev/null 2>&1"
+  POLICY=$(dk inspect -f '{{index .Config.Labels "run.haven.policy"}}' "$IMAGE_TAG")
+  assert_eq "$agent" "$POLICY" "the image's run.haven.policy label"
+  # The runtime for that policy, registered as a person would (haven
+  # install docker --policy), and dockerd reloaded to see it.
+  rt=haven-$POLICY
+  if ! dk info -f '{{range $k, $v := .Runtimes}}{{$k}} {{end}}' | grep -qw -- "$rt"; then
+    haven install docker --daemon-json "$WORK/docker/daemon.json" --runtime "$RUNTIME" --name "$rt" \
+      --policy "$POLICY" > install.out 2>&1 || fail "haven install docker --policy $POLICY: $(cat install.out)"
+    kill -HUP "$(cat "$WORK/docker/dockerd.pid")" || fail "no dockerd to reload"
+    wait_for 30 sh -c "'$DOCKER_CLI' info -f '{{range \$k, \$v := .Runtimes}}{{\$k}} {{end}}' | grep -qw -- '$rt'" \
+      || fail "dockerd did not pick up runtime $rt"
+  fi
+  images_workspace
+  n=$(new_name "$agent")
+  OUT=$(dk run --name "$n" --runtime "$rt" --network none -v "$WS:/workspace" "$IMAGE_TAG" \
+    sh -c "${IMAGES_PROBE/VERSION_CMD/$(images_version_cmd "$agent")}" 2>&1)
+  RC=$?
+  id=$(dk_state "$n" '{{.Id}}')
+  trail=/var/log/haven/containers/$id.jsonl
+  defer "rm -f '$trail'"
+  [ "$RC" = 0 ] || fail "docker run $agent: exit $RC: $OUT"
+  images_check "$agent" "$trail"
+}
+
+images_podman() {
+  local agent=$1 n id trail
+  need_podman
+  [ "$ENGINE_RUNTIME" = haven ] || skip "the image's policy is haven's"
+  images_want "$agent"
+  images_tarball "$agent"
+  IMAGE_TAG=localhost/haven-test/$agent:$$
+  images_import podman "${PODMAN_GLOBAL[@]}"
+  defer "pm rmi -f '$IMAGE_TAG' >/dev/null 2>&1"
+  POLICY=$(pm image inspect -f '{{index .Labels "run.haven.policy"}}' "$IMAGE_TAG")
+  assert_eq "$agent" "$POLICY" "the image's run.haven.policy label"
+  images_workspace
+  n=$(new_name "$agent")
+  OUT=$(pm run --name "$n" "${PR[@]}" --network none --annotation "run.haven.policy=$POLICY" \
+    -v "$WS:/workspace" "$IMAGE_TAG" sh -c "${IMAGES_PROBE/VERSION_CMD/$(images_version_cmd "$agent")}" 2>&1)
+  RC=$?
+  id=$(pm_state "$n" '{{.Id}}')
+  trail=/var/log/haven/containers/$id.jsonl
+  defer "rm -f '$trail'"
+  [ "$RC" = 0 ] || fail "podman run $agent: exit $RC: $OUT"
+  images_check "$agent" "$trail"
+}
+
+test_images_claude_code_docker() { images_docker claude-code; }
+test_images_claude_code_podman() { images_podman claude-code; }
+test_images_codex_docker() { images_docker codex; }
+test_images_gemini_cli_docker() { images_docker gemini-cli; }
