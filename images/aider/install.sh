@@ -8,7 +8,7 @@
 spec=aider-chat${AIDER_VERSION:+==$AIDER_VERSION}
 
 apt_install ca-certificates git python3 python3-venv procps less
-add_agent_user
+add_agent_user .aider
 python3 -m venv /opt/aider
 /opt/aider/bin/pip install --no-cache-dir "$spec"
 ln -s /opt/aider/bin/aider /usr/local/bin/aider

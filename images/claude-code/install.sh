@@ -13,7 +13,7 @@ version=${CLAUDE_CODE_VERSION:-2.1.330}
 
 apt_install ca-certificates curl git nodejs ripgrep procps less
 install_npm
-add_agent_user
+add_agent_user .claude
 npm_global "@anthropic-ai/claude-code@$version"
 # The native binary must have replaced the placeholder, or claude is a
 # script that fails at first use.

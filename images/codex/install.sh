@@ -8,7 +8,7 @@ version=${CODEX_VERSION:-0.169.0}
 
 apt_install ca-certificates curl git nodejs ripgrep procps less
 install_npm
-add_agent_user
+add_agent_user .codex
 npm_global "@openai/codex@$version"
 codex --version
 finish

