@@ -8,11 +8,11 @@
 # The root filesystem tarball is cached in $HAVEN_IMAGE_CACHE (default
 # /var/cache/haven-images), keyed by the image's files: only a first run,
 # or one after images/ changed, downloads (Debian's archive and npm's
-# registry; Claude Code: 39 MB of Debian packages and about 90 MB from
-# npm, 100-190 s here).  A run with the tarball cached takes about 30 s
-# (the import of 700 MB).  Without mmdebstrap, or with neither the
-# tarball nor a route to Debian's archive and npm's registry, the tests
-# are skipped, saying which.
+# registry; Claude Code: 39 MB of Debian packages and 178 MB from
+# npm, 40-190 s here).  With the tarball cached the four Claude Code
+# tests take about 60 s (imports of 700 MB: 7-14 s each).  Without
+# mmdebstrap, or with neither the tarball nor a route to Debian's archive
+# and npm's registry, the tests are skipped, saying which.
 #
 # Claude Code is always tested; HAVEN_TEST_IMAGES="codex gemini-cli" (or
 # "all") adds the others (aider needs PyPI: images/README.md).
@@ -198,6 +198,17 @@ test_images_claude_code_docker() { images_docker claude-code; }
 test_images_claude_code_podman() { images_podman claude-code; }
 test_images_codex_docker() { images_docker codex; }
 
+# images_compose_run PROJECT NAME SCRIPT: the service's container NAME
+# detached, then waited for; RC and its standard output in OUT.
+# (docker-compose 1.29's attached `run` starts the container before it
+# attaches and loses what a quick command prints first.)
+images_compose_run() {
+  timeout -k 5 120 docker-compose -p "$1" -f "$IMAGES_DIR/compose.yml" run -d --name "$2" claude \
+    sh -c "$3" > run.out 2> run.err || fail "docker-compose run $2: $(tail -3 run.err)"
+  RC=$(dk wait "$2") || fail "docker wait $2: $RC"
+  OUT=$(dk logs "$2" 2> logs.err)
+}
+
 # images/compose.yml as shipped, with the test's image and project, and
 # its state volume: docker-compose run, then the same volume in a second
 # run (the agent's ~/.claude outlives the container).
@@ -209,16 +220,12 @@ test_images_claude_code_compose() {
   defer "timeout 60 docker-compose -p $p -f '$IMAGES_DIR/compose.yml' down -v >/dev/null 2>&1"
   assert_eq "$RT" "$(sed -n 's/^ *runtime: ${HAVEN_RUNTIME:-\(.*\)}$/\1/p' "$IMAGES_DIR/compose.yml")" \
     "compose.yml's runtime"
-  OUT=$(timeout -k 5 120 docker-compose -p "$p" -f "$IMAGES_DIR/compose.yml" run -T --name "$p-run" claude \
-    sh -c "$(images_probe claude-code); echo kept > ~/.claude/state" 2> run.err)
-  RC=$?
-  id=$(dk_state "$p-run" '{{.Id}}')
+  images_compose_run "$p" "$p-run1" "$(images_probe claude-code); echo kept > ~/.claude/state"
+  id=$(dk_state "$p-run1" '{{.Id}}')
   defer "rm -f '/var/log/haven/containers/$id.jsonl'"
   [ "$RC" = 0 ] || fail "docker-compose run: exit $RC: $OUT $(tail -3 run.err)"
   images_check claude-code "/var/log/haven/containers/$id.jsonl"
-  dk rm -f "$p-run" >/dev/null 2>&1
-  OUT=$(timeout -k 5 120 docker-compose -p "$p" -f "$IMAGES_DIR/compose.yml" run -T --rm claude \
-    sh -c 'cat ~/.claude/state; ls -A ~ | grep -vx .claude | wc -l' 2> run2.err)
+  images_compose_run "$p" "$p-run2" 'cat ~/.claude/state; ls -A ~ | grep -vx .claude | wc -l'
   assert_eq "kept
 0" "$OUT" "~/.claude from the volume, nothing else in the home"
 }
