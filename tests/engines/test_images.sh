@@ -100,6 +100,7 @@ echo "image_home_files=$(ls -A "$HOME" | grep -cx '.bashrc\|.profile\|.bash_logo
 touch "$HOME/.state" && echo home_writable
 echo "root_mount=$(awk '$2 == "/" {split($4, o, ","); print o[1]}' /proc/self/mounts | tail -1)"
 echo "env_file=[$(cat /workspace/.env)]"
+echo "api_key=[${ANTHROPIC_API_KEY:-}${OPENAI_API_KEY:-}${GEMINI_API_KEY:-}] other=[${AWS_SECRET_ACCESS_KEY:-}]"
 echo landed > /workspace/from-agent
 EOF
 )
@@ -121,6 +122,9 @@ images_check() {
   assert_contains "$OUT" "home_writable" "the home tmpfs owned by agent"
   assert_contains "$OUT" "root_mount=ro" "the read-only root"
   assert_contains "$OUT" "env_file=[]" "the masked .env"
+  # The engine is given every agent's key and another secret: the policy
+  # passes its agent's key (env.pass) and nothing else.
+  assert_contains "$OUT" "api_key=[test-key] other=[]" "the agent's API key, and only it"
   assert_eq "landed 1000" "$(cat "$WS/from-agent" 2>&1) $(stat -c %u "$WS/from-agent" 2>&1)" "the project's file on the host"
   # The trail names the policy the label asked for.
   [ -s "$trail" ] || fail "no audit trail $trail"
@@ -153,6 +157,10 @@ images_docker_prepare() {
   images_workspace
 }
 
+# What the engine is asked to pass (see images_check).
+IMAGES_KEYS=(-e ANTHROPIC_API_KEY=test-key -e OPENAI_API_KEY=test-key -e GEMINI_API_KEY=test-key
+  -e AWS_SECRET_ACCESS_KEY=leak)
+
 # The probe's script for AGENT.
 images_probe() { echo "${IMAGES_PROBE/VERSION_CMD/$(images_version_cmd "$1")}"; }
 
@@ -161,14 +169,17 @@ images_docker() {
   local agent=$1 n id trail
   images_docker_prepare "$agent"
   n=$(new_name "$agent")
-  OUT=$(dk run --name "$n" --runtime "$RT" --network none -v "$WS:/workspace" "$IMAGE_TAG" \
-    sh -c "$(images_probe "$agent")" 2>&1)
+  OUT=$(dk run --name "$n" --runtime "$RT" --network none -v "$WS:/workspace" "${IMAGES_KEYS[@]}" "$IMAGE_TAG" \
+    sh -c "$(images_probe "$agent")" 2> run.err)
   RC=$?
   id=$(dk_state "$n" '{{.Id}}')
   trail=/var/log/haven/containers/$id.jsonl
   defer "rm -f '$trail'"
-  [ "$RC" = 0 ] || fail "docker run $agent: exit $RC: $OUT"
+  [ "$RC" = 0 ] || fail "docker run $agent: exit $RC: $OUT $(cat run.err)"
   images_check "$agent" "$trail"
+  # Docker shows the runtime's note on what it dropped.
+  assert_contains "$(cat run.err)" "haven-runc: note: policy $POLICY: env: not passed into the container" "the note"
+  assert_contains "$(cat run.err)" "AWS_SECRET_ACCESS_KEY" "the note's names"
 }
 
 images_podman() {
@@ -185,7 +196,7 @@ images_podman() {
   images_workspace
   n=$(new_name "$agent")
   OUT=$(pm run --name "$n" "${PR[@]}" --network none --annotation "run.haven.policy=$POLICY" \
-    -v "$WS:/workspace" "$IMAGE_TAG" sh -c "$(images_probe "$agent")" 2>&1)
+    -v "$WS:/workspace" "${IMAGES_KEYS[@]}" "$IMAGE_TAG" sh -c "$(images_probe "$agent")" 2>&1)
   RC=$?
   id=$(pm_state "$n" '{{.Id}}')
   trail=/var/log/haven/containers/$id.jsonl
@@ -216,7 +227,7 @@ test_images_claude_code_compose() {
   command -v docker-compose >/dev/null || skip "docker-compose is not installed"
   images_docker_prepare claude-code
   local p=hvimg$$ id
-  export PROJECT=$WS HAVEN_CLAUDE_IMAGE=$IMAGE_TAG
+  export PROJECT=$WS HAVEN_CLAUDE_IMAGE=$IMAGE_TAG ANTHROPIC_API_KEY=test-key
   defer "timeout 60 docker-compose -p $p -f '$IMAGES_DIR/compose.yml' down -v >/dev/null 2>&1"
   assert_eq "$RT" "$(sed -n 's/^ *runtime: ${HAVEN_RUNTIME:-\(.*\)}$/\1/p' "$IMAGES_DIR/compose.yml")" \
     "compose.yml's runtime"
@@ -249,7 +260,7 @@ test_images_claude_code_devcontainer() {
   assert_eq success "$(tail -1 up.json | jq -r .outcome)" "devcontainer up outcome"
   c=$(tail -1 up.json | jq -r .containerId)
   defer "rm -f '/var/log/haven/containers/$c.jsonl'"
-  OUT=$(devc exec "$WS" sh -c "$(images_probe claude-code); touch ~/.claude/ok && echo state_writable" 2> exec.err)
+  OUT=$(ANTHROPIC_API_KEY=test-key devc exec "$WS" sh -c "$(images_probe claude-code); touch ~/.claude/ok && echo state_writable" 2> exec.err)
   [ $? = 0 ] || fail "devcontainer exec: $(tail -3 exec.err) $OUT"
   images_check claude-code "/var/log/haven/containers/$c.jsonl"
   assert_contains "$OUT" state_writable "~/.claude, the state volume"
