@@ -3,7 +3,8 @@
 #
 #   run_test_functions RUNNER TIMEOUT BETWEEN [PATTERN...]
 # RUNNER is the suite's run.sh, called as `RUNNER --one FUNCTION DIR`;
-# TIMEOUT bounds each test (seconds); BETWEEN is a command run after each
+# TIMEOUT bounds each test (seconds; TEST_TIMEOUT_<name> for one test);
+# BETWEEN is a command run after each
 # test (leftover containers).  PATTERNs select tests whose name contains
 # one of them.  TEST_EXCLUDE (substrings, separated by spaces) leaves out
 # tests whose name contains one of them (the VM step leaves out escape_:
@@ -24,7 +25,7 @@ report_fail() { # NAME REASON
 run_test_functions() {
   local runner=$1 limit=$2 between=$3
   shift 3
-  local t name match p tdir rc reason
+  local t name match p tdir rc reason tlimit
   for t in $(declare -F | awk '{print $3}' | grep '^test_' | sort); do
     name=${t#test_}
     match=0
@@ -37,7 +38,11 @@ run_test_functions() {
     fi
     tdir=$WORK/t-$name
     mkdir -p "$tdir"
-    timeout -k 10 "$limit" bash "$runner" --one "$t" "$tdir" > "$tdir/log" 2>&1 < /dev/null
+    # A test that needs longer than the suite's limit (a first image
+    # build) sets TEST_TIMEOUT_<name> when its file is sourced.
+    tlimit=TEST_TIMEOUT_$name
+    tlimit=${!tlimit:-$limit}
+    timeout -k 10 "$tlimit" bash "$runner" --one "$t" "$tdir" > "$tdir/log" 2>&1 < /dev/null
     rc=$?
     $between
     if [ $rc = 77 ] && [ -s "$tdir/.skip" ]; then
@@ -50,7 +55,7 @@ run_test_functions() {
       if [ -s "$tdir/.fail" ]; then
         reason=$(head -c 400 "$tdir/.fail" | awk 'NR > 1 {printf "\\n"} {printf "%s", $0}')
       elif [ $rc = 124 ] || [ $rc = 137 ]; then
-        reason="timed out after $limit s"
+        reason="timed out after $tlimit s"
       else
         reason="exit status $rc: $(grep -v '^[[:space:]]*$' "$tdir/log" | tail -1)"
       fi
