@@ -26,10 +26,15 @@ struct hv_create_opts
   int *console_master;      /* run without --console-socket: keep the pty master here */
   bool die_with_runtime;    /* haven run: init keeps PR_SET_PDEATHSIG after ready */
   /* Egress with "connect": "pasta" (haven run): gives the sandbox's
-   * network namespace (netns_fd, init's) its way out.  Called once the
-   * egress table is in place and before any hook or the process runs;
+   * network namespace (netns_fd, init's) its way out.  egress_connect
+   * starts it, called once the egress table is in place; egress_ready
+   * (same data) returns once the way out works, called before any hook
+   * runs when the config has hooks, otherwise once init is ready: before
+   * create returns, so before start can let the process run, and after
+   * init's own set-up, which the way out's start-up overlaps.  Either
    * failing fails create.  NULL: no way out (loopback only). */
   int (*egress_connect) (void *data, pid_t init_pid, int netns_fd, hv_error **err);
+  int (*egress_ready) (void *data, hv_error **err);
   void *egress_connect_data;
   /* haven run with an audit trail: its log's fd (above 2; 0: none).  The
    * monitor writes the egress records (dns-refused, net-denied) there,

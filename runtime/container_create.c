@@ -81,6 +81,8 @@ struct create_run
   bool cgroup_made;
   bool rootless;
   bool hooks_started;
+  bool egress_installed; /* the table is in init's network namespace */
+  bool egress_up;        /* egress_ready returned */
   struct hv_monitor monitor; /* the audit monitor, when the config asks for one */
   struct hv_egress_sandbox egress; /* run.haven.egress: the table, the resolver's sockets */
 };
@@ -239,19 +241,48 @@ follow_grandchild (struct create_run *r, const char *payload)
   r->stage1 = 0;
 }
 
-/* Egress: init has made or joined its network namespace and waits for
- * us.  The table goes in before anything else can run there (hooks,
- * connectivity, the process); then the way out, then the resolver's
- * sockets go to the monitor. */
+static bool
+connects_egress (const struct create_run *r, const struct hv_create_opts *opts)
+{
+  return r->egress.config && r->egress.config->connect == HV_EGRESS_CONNECT_PASTA && opts->egress_connect;
+}
+
+/* The way out works (egress_ready), or create fails. */
+static int
+await_egress (struct create_run *r, const struct hv_create_opts *opts, hv_error **err)
+{
+  if (!connects_egress (r, opts) || opts->egress_ready == NULL || r->egress_up)
+    return 0;
+  if (opts->egress_ready (opts->egress_connect_data, err) < 0)
+    return hv_error_wrap (err, "egress: connect the sandbox");
+  r->egress_up = true;
+  return 0;
+}
+
+/* Hooks that run before the process and may expect the network. */
+static bool
+has_early_hooks (const oci_spec *spec)
+{
+  const oci_hooks *h = &spec->hooks;
+  return h->prestart.n || h->create_runtime.n || h->create_container.n || h->start_container.n;
+}
+
+/* Egress (HV_SYNC_NETNS): init has made or joined its network namespace
+ * and goes on with its mounts while the table goes in, before anything
+ * else can run there (hooks, connectivity, the process); then the way
+ * out starts, then the resolver's sockets go to the monitor.  The way out
+ * comes up while init finishes its set-up (mounts, pivot, terminal,
+ * seccomp's and Landlock's preparation): it is waited for when init
+ * reports ready (answer_init), or before the hooks when there are any. */
 static int
 install_egress (struct create_run *r, const struct hv_create_opts *opts, hv_error **err)
 {
-  if (r->egress.config == NULL)
+  if (r->egress.config == NULL || r->egress_installed)
     return 0;
   if (hv_egress_sandbox_install (&r->egress, r->pid, err) < 0)
     return -1;
-  if (r->egress.config->connect == HV_EGRESS_CONNECT_PASTA && opts->egress_connect
-      && opts->egress_connect (opts->egress_connect_data, r->pid, r->egress.netns, err) < 0)
+  r->egress_installed = true;
+  if (connects_egress (r, opts) && opts->egress_connect (opts->egress_connect_data, r->pid, r->egress.netns, err) < 0)
     return hv_error_wrap (err, "egress: connect the sandbox");
   return hv_monitor_pass_egress (&r->monitor, &r->egress, err);
 }
@@ -259,7 +290,10 @@ install_egress (struct create_run *r, const struct hv_create_opts *opts, hv_erro
 static int
 run_runtime_hooks (struct create_run *r, const struct hv_create_opts *opts, hv_error **err)
 {
-  if (install_egress (r, opts, err) < 0)
+  /* Fail closed: no hook and no process without the table. */
+  if (r->egress.config && !r->egress_installed)
+    return hv_error_set (err, 0, "egress: init asked for its hooks before reporting its network namespace");
+  if (has_early_hooks (r->spec) && await_egress (r, opts, err) < 0)
     return -1;
   r->c->pid = r->pid;
   r->hooks_started = true;
@@ -303,6 +337,10 @@ answer_init (struct create_run *r, const struct hv_create_opts *opts, hv_error *
         case HV_SYNC_GRANDCHILD:
           follow_grandchild (r, payload);
           break;
+        case HV_SYNC_NETNS:
+          if (install_egress (r, opts, err) < 0)
+            return -1;
+          break;
         case HV_SYNC_RUN_HOOKS:
           if (run_runtime_hooks (r, opts, err) < 0)
             return -1;
@@ -312,7 +350,8 @@ answer_init (struct create_run *r, const struct hv_create_opts *opts, hv_error *
             return -1;
           break;
         case HV_SYNC_READY:
-          return 0;
+          /* Before create returns: nothing can start the process yet. */
+          return await_egress (r, opts, err);
         case HV_SYNC_ERROR:
           return hv_sync_error (payload, err);
         default:

@@ -264,6 +264,11 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
   bool userns = ctx->ns->new_user || ctx->ns->join_user;
   if (become_root (spec, ctx->ns, userns, err) < 0 || create_namespaces (spec, ctx->ns, err) < 0)
     goto out;
+  /* The network namespace is there: the runtime puts the egress table
+   * in and starts the way out while we set up the mounts.  It answers
+   * RUN_HOOKS only after that, so nothing runs here before the table. */
+  if (hv_sync_send (sync, HV_SYNC_NETNS, NULL, 0, -1, err) < 0)
+    goto out;
   join_private_keyring (ctx);
   if (set_names (spec, err) < 0)
     goto out;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -41,6 +42,29 @@ static const char *const pasta_paths[] = { "/usr/bin/pasta", "/usr/local/bin/pas
 
 /* What we read of pasta's log for an error message. */
 #define PASTA_LOG_MAX 2048
+
+/* passt's packages ship a build for AVX2 next to the plain one
+ * (/usr/bin/passt.avx2 by /usr/bin/passt), and the plain one, started on
+ * a processor with AVX2, first thing re-executes itself as that build
+ * (arch_avx2_exec: readlink /proc/self/exe, append ".avx2").  We do that
+ * step ourselves: the same file the plain one would run, minus one exec
+ * and its dynamic linking (some 2 ms of haven run's start).  No AVX2, or
+ * no such file: the binary as found, which then decides for itself. */
+static const char *
+avx2_build (const char *binary, char out[PATH_MAX + 8])
+{
+  __builtin_cpu_init ();
+  if (!__builtin_cpu_supports ("avx2"))
+    return binary;
+  char real[PATH_MAX];
+  if (realpath (binary, real) == NULL)
+    return binary;
+  size_t len = strlen (real);
+  if (len >= 5 && strcmp (real + len - 5, ".avx2") == 0)
+    return binary;
+  snprintf (out, PATH_MAX + 8, "%s.avx2", real);
+  return access (out, X_OK) == 0 ? out : binary;
+}
 
 static const char *
 find_binary (const struct hv_pasta_opts *o, hv_error **err)
@@ -282,14 +306,17 @@ fail_cleanup (struct hv_pasta *p, char *log, size_t size)
 }
 
 int
-hv_pasta_start (const struct hv_pasta_opts *o, struct hv_pasta *p, hv_error **err)
+hv_pasta_spawn (const struct hv_pasta_opts *o, struct hv_pasta *p, hv_error **err)
 {
   p->pid = 0;
   p->pidfd = -1;
   p->log_fd = -1;
+  p->ready_fd = -1;
   const char *binary = find_binary (o, err);
   if (binary == NULL)
     return -1;
+  char avx2[PATH_MAX + 8];
+  const char *exec_path = avx2_build (binary, avx2);
   char if4[16] = "", if6[16] = "";
   int r4 = hv_pasta_default_if (AF_INET, if4, err);
   if (r4 < 0)
@@ -355,7 +382,7 @@ hv_pasta_start (const struct hv_pasta_opts *o, struct hv_pasta *p, hv_error **er
       return hv_error_set (err, e, "pasta: fork");
     }
   if (pid == 0)
-    child_exec (parent, binary, (char **) argv, o->netns_fd, o->userns_fd, ready[1], log_fd);
+    child_exec (parent, exec_path, (char **) argv, o->netns_fd, o->userns_fd, ready[1], log_fd);
   close (ready[1]);
   p->pid = pid;
   p->log_fd = steal_fd (&log_fd);
@@ -368,9 +395,20 @@ hv_pasta_start (const struct hv_pasta_opts *o, struct hv_pasta *p, hv_error **er
       hv_pasta_stop (p);
       return hv_error_set (err, e, "pasta: pidfd_open");
     }
+  p->ready_fd = steal_fd (&ready_r);
+  p->ready_ms = o->ready_ms > 0 ? o->ready_ms : HV_PASTA_READY_MS;
+  return 0;
+}
 
-  int ready_ms = o->ready_ms > 0 ? o->ready_ms : HV_PASTA_READY_MS;
-  int r = wait_ready (ready_r, ready_ms);
+int
+hv_pasta_wait_ready (struct hv_pasta *p, hv_error **err)
+{
+  /* Nothing started (an offline host), or waited for already. */
+  if (p->ready_fd < 0)
+    return 0;
+  int r = wait_ready (p->ready_fd, p->ready_ms);
+  close (p->ready_fd);
+  p->ready_fd = -1;
   if (r == 1)
     return 0;
   char log[PASTA_LOG_MAX];
@@ -390,8 +428,16 @@ hv_pasta_start (const struct hv_pasta_opts *o, struct hv_pasta *p, hv_error **er
                            WTERMSIG (status), *log ? log : "(no message)");
     }
   fail_cleanup (p, log, sizeof (log));
-  return hv_error_set (err, 0, "pasta did not bring the sandbox's network up within %d ms (killed): %s", ready_ms,
-                       *log ? log : "(no message)");
+  return hv_error_set (err, 0, "pasta did not bring the sandbox's network up within %d ms (killed): %s",
+                       p->ready_ms, *log ? log : "(no message)");
+}
+
+int
+hv_pasta_start (const struct hv_pasta_opts *o, struct hv_pasta *p, hv_error **err)
+{
+  if (hv_pasta_spawn (o, p, err) < 0)
+    return -1;
+  return hv_pasta_wait_ready (p, err);
 }
 
 bool
@@ -403,20 +449,10 @@ hv_pasta_alive (const struct hv_pasta *p)
   return poll (&pfd, 1, 0) == 0;
 }
 
-void
-hv_pasta_stop (struct hv_pasta *p)
+/* The descriptors, the pid kept. */
+static void
+close_fds (struct hv_pasta *p)
 {
-  if (p->pid > 0)
-    {
-      /* Through the pidfd: the pid may not be reused before we reap. */
-      if (p->pidfd >= 0)
-        syscall (SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
-      else
-        kill (p->pid, SIGKILL);
-      while (waitpid (p->pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-      p->pid = 0;
-    }
   if (p->pidfd >= 0)
     {
       close (p->pidfd);
@@ -427,6 +463,52 @@ hv_pasta_stop (struct hv_pasta *p)
       close (p->log_fd);
       p->log_fd = -1;
     }
+  if (p->ready_fd >= 0)
+    {
+      close (p->ready_fd);
+      p->ready_fd = -1;
+    }
+}
+
+static void
+send_kill (struct hv_pasta *p)
+{
+  /* Through the pidfd: the pid may not be reused before we reap. */
+  if (p->pidfd >= 0)
+    syscall (SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
+  else
+    kill (p->pid, SIGKILL);
+}
+
+void
+hv_pasta_stop (struct hv_pasta *p)
+{
+  if (p->pid > 0)
+    {
+      send_kill (p);
+      while (waitpid (p->pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+      p->pid = 0;
+    }
+  close_fds (p);
+}
+
+void
+hv_pasta_kill (struct hv_pasta *p)
+{
+  /* SIGKILL is fatal to the whole process at once: from here pasta never
+   * runs its own code again, whatever it was doing.  What is left is the
+   * kernel's work in its exit, mostly closing the tap device, whose
+   * unregistering waits for RCU (rcu_barrier: 10-20 ms measured, as long
+   * as pasta's whole start).  Reaping would make haven wait for that;
+   * haven is about to exit, and then whoever inherits the child reaps
+   * it. */
+  if (p->pid > 0)
+    {
+      send_kill (p);
+      p->pid = 0;
+    }
+  close_fds (p);
 }
 
 int
@@ -458,5 +540,11 @@ hv_pasta_connect (void *data, pid_t init_pid, int netns_fd, hv_error **err)
       return 0;
     }
   struct hv_pasta_opts o = { .netns_fd = netns_fd, .userns_fd = same ? -1 : init_userns };
-  return hv_pasta_start (&o, p, err);
+  return hv_pasta_spawn (&o, p, err);
+}
+
+int
+hv_pasta_connected (void *data, hv_error **err)
+{
+  return hv_pasta_wait_ready (data, err);
 }

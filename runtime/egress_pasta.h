@@ -69,15 +69,28 @@ struct hv_pasta
 {
   pid_t pid; /* 0: none */
   int pidfd;
-  int log_fd; /* what pasta wrote (a memfd) */
+  int log_fd;   /* what pasta wrote (a memfd) */
+  int ready_fd; /* its readiness pipe until waited for; -1 after */
+  int ready_ms;
 };
-#define HV_PASTA_INIT { .pid = 0, .pidfd = -1, .log_fd = -1 }
+#define HV_PASTA_INIT { .pid = 0, .pidfd = -1, .log_fd = -1, .ready_fd = -1, .ready_ms = 0 }
 
 /* Start pasta into o->netns_fd and return once the interface is up.  On
  * failure nothing of it is left, and the error says what pasta said. */
 int hv_pasta_start (const struct hv_pasta_opts *o, struct hv_pasta *p, hv_error **err);
+/* hv_pasta_start in two halves, so the caller can do other work while
+ * pasta starts (some 10-15 ms, most of it pasta's own set-up): spawn
+ * returns once pasta runs, wait_ready once the interface is up (or fails
+ * as hv_pasta_start does; a no-op when nothing was spawned). */
+int hv_pasta_spawn (const struct hv_pasta_opts *o, struct hv_pasta *p, hv_error **err);
+int hv_pasta_wait_ready (struct hv_pasta *p, hv_error **err);
 /* Kill pasta and reap it (idempotent). */
 void hv_pasta_stop (struct hv_pasta *p);
+/* Kill pasta and do not wait for its exit to finish (idempotent): for a
+ * caller that exits soon after.  pasta runs nothing of its own after
+ * the signal; the kernel's teardown of its tap device (an RCU barrier,
+ * 10-20 ms) goes on without holding the caller up. */
+void hv_pasta_kill (struct hv_pasta *p);
 /* Is pasta still running? */
 bool hv_pasta_alive (const struct hv_pasta *p);
 
@@ -85,8 +98,11 @@ bool hv_pasta_alive (const struct hv_pasta *p);
  * hv_pasta (HV_PASTA_INIT) that the caller stops once the container is
  * gone, and that pasta stays alive with until then.  The namespace is
  * init's; when init is in a user namespace other than ours (rootless),
- * pasta joins that one to enter it. */
+ * pasta joins that one to enter it.  Returns once pasta runs; the
+ * interface is up when hv_pasta_connected (hv_create_opts.egress_ready)
+ * returns. */
 int hv_pasta_connect (void *data, pid_t init_pid, int netns_fd, hv_error **err);
+int hv_pasta_connected (void *data, hv_error **err);
 
 /* The interface of the caller's namespace's default route of family
  * AF_INET or AF_INET6 (lowest metric) into name; 0 when found, 1 when

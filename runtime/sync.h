@@ -20,6 +20,7 @@ enum hv_sync_type
   HV_SYNC_READY,         /* child -> parent: waiting for start */
   HV_SYNC_ERROR,         /* child -> parent: payload = error message */
   HV_SYNC_EGRESS,        /* create -> monitor: payload what, fd (egress_sandbox.h) */
+  HV_SYNC_NETNS,         /* child -> parent: namespaces made (its network's), child goes on */
 };
 
 /* Bounded by the socket buffer (net.core.wmem_max, 208 KiB by default);

@@ -178,8 +178,10 @@ run_sandbox (struct session *s, int *exit_status, hv_error **err)
   s->after = (struct after_haven_died){ s->project_guard, &s->audit };
   ro.after_runtime_died = (struct hv_guard_after){ after_haven_died, &s->after, s->audit.log_fd };
   /* An allowlist's way out (the config's run.haven.egress says "pasta"):
-   * started at create once the egress table is in place. */
+   * started at create once the egress table is in place, up before
+   * create returns. */
   ro.create.egress_connect = hv_pasta_connect;
+  ro.create.egress_ready = hv_pasta_connected;
   ro.create.egress_connect_data = &s->pasta;
   /* The run's trail gets the egress records too (dns-refused, net-denied). */
   ro.create.egress_trail_fd = s->audit.log_fd;
@@ -192,6 +194,11 @@ run_sandbox (struct session *s, int *exit_status, hv_error **err)
 static int
 finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
 {
+  /* The container is gone: its network too (pasta holds the namespace).
+   * Killed first, not reaped: its exit's tail (the tap device's
+   * teardown, an RCU barrier of 10-20 ms) runs while haven finishes and
+   * after haven has exited. */
+  hv_pasta_kill (&s->pasta);
   if (s->project_guard)
     {
       cleanup_error hv_error *gerr = NULL;
@@ -207,8 +214,6 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
         }
     }
   hv_audit_end (&s->audit, ret < 0 ? 125 : *exit_status);
-  /* The container is gone: its network too (pasta holds the namespace). */
-  hv_pasta_stop (&s->pasta);
   /* Done: from here on, a kill of haven leaves nothing for the guard. */
   hv_guard_stop (&s->run_guard);
   hv_run_credentials_release (&s->creds);
