@@ -12,6 +12,8 @@
 #include "git_identity_mount.h"
 #include "home_allow.h"
 #include "json_gen.h"
+#include "landlock_audit.h"
+#include "landlock_audit_rules.h"
 #include "oci_tables.h"
 #include "policy_compile.h"
 #include "policy_env.h"
@@ -1129,6 +1131,10 @@ gen_annotations (yajl_gen g, const hv_policy *p, const oci_strv *writable, const
   jg_kv (g, "run.haven.cgroup", "if-limited");
   cleanup_free char *ll = hv_policy_landlock_json (writable, exec, best_effort (p, "landlock"));
   jg_kv (g, HV_LANDLOCK_ANNOTATION, ll);
+  /* With an audit log, Landlock's refusals go into it too. */
+  cleanup_free char *ll_audit = hv_policy_landlock_audit_json (p);
+  if (ll_audit)
+    jg_kv (g, HV_LANDLOCK_AUDIT_ANNOTATION, ll_audit);
   /* An allowlist: the runtime builds the egress table in the sandbox's
    * network namespace, then pasta gives it a way out. */
   cleanup_free char *egress = hv_policy_egress_annotation (p, HV_EGRESS_CONNECT_PASTA);

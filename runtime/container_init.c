@@ -23,6 +23,7 @@
 #include "console.h"
 #include "devices.h"
 #include "hooks.h"
+#include "landlock_audit.h"
 #include "mounts.h"
 #include "network.h"
 #include "process.h"
@@ -253,6 +254,8 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
   struct hv_process_ctx pctx = { .process = &spec->process, .seccomp = &spec->linux_cfg.seccomp,
                                  .procfd = -1, .preserve_fds = ctx->opts->preserve_fds, .seccomp_listener = -1,
                                  .landlock = oci_kv_get (&spec->annotations, "run.haven.landlock"),
+                                 /* Only init's domain is the monitor's to record. */
+                                 .landlock_log = oci_kv_get (&spec->annotations, HV_LANDLOCK_AUDIT_ANNOTATION) != NULL,
                                  .seccomp_extra = oci_kv_get (&spec->annotations, "run.haven.seccomp") };
   int r = -1;
   cleanup_close int fifo = -1;

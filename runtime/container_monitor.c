@@ -20,6 +20,7 @@
 
 #include "json_gen.h"
 #include "json_merge.h"
+#include "landlock_audit.h"
 #include "monitor_loop.h"
 #include "runtime.h"
 #include "safe_path.h"
@@ -329,14 +330,18 @@ hv_monitor_start (const hv_container *c, const oci_spec *spec, int egress_trail_
   const char *request = hv_monitor_trail_request (spec);
   /* Egress needs the monitor for its resolver, trail or not. */
   bool egress = oci_kv_get (&spec->annotations, HV_EGRESS_ANNOTATION) != NULL;
-  if (request == NULL && !egress)
+  /* haven run's trail with Landlock's refusals in it: the monitor reads
+   * them from the kernel's audit (landlock_audit.h). */
+  const char *landlock_audit = oci_kv_get (&spec->annotations, HV_LANDLOCK_AUDIT_ANNOTATION);
+  bool ll_borrowed = request == NULL && landlock_audit && egress_trail_fd > 2;
+  if (request == NULL && !egress && !ll_borrowed)
     return 0;
   cleanup_close int trail = request ? open_trail (c->id, request, m, err) : -1;
   if (request && trail < 0)
     return -1;
   /* haven run's own trail: a copy, which the monitor writes records to
    * as the session does (O_APPEND, one write per record). */
-  bool borrowed = request == NULL && egress && egress_trail_fd > 2;
+  bool borrowed = request == NULL && (egress || ll_borrowed) && egress_trail_fd > 2;
   if (borrowed && (trail = fcntl (egress_trail_fd, F_DUPFD_CLOEXEC, 3)) < 0)
     return hv_error_set (err, errno, "audit monitor: the run's trail");
   cleanup_free char *sock = xasprintf ("%s/%s", c->dir, HV_MONITOR_SOCKET);
@@ -355,7 +360,8 @@ hv_monitor_start (const hv_container *c, const oci_spec *spec, int egress_trail_
                                .command = &spec->process.args, .listen_fd = listen_fd, .control_fd = -1,
                                .trail_fd = trail, .timeout_s = timeout_s,
                                .resolv_conf = egress ? bound_resolv_conf (spec) : NULL,
-                               .borrowed_trail = borrowed };
+                               .borrowed_trail = borrowed,
+                               .landlock_audit = trail >= 0 ? landlock_audit : NULL };
   if (spawn_monitor (&a, c->dir, m, err) < 0)
     {
       hv_monitor_release (m, true);

@@ -19,6 +19,9 @@
 #ifndef LANDLOCK_ACCESS_FS_TRUNCATE
 #define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
 #endif
+#ifndef LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON
+#define LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON (1U << 1)
+#endif
 #ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
 #define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
 #endif
@@ -91,7 +94,7 @@ add_paths (int ruleset, const oci_strv *paths, uint64_t rights, uint64_t handled
 }
 
 int
-hv_landlock_apply (const char *rules_json, hv_error **err)
+hv_landlock_apply (const char *rules_json, bool log_new_exec, hv_error **err)
 {
   json_walk w;
   yajl_val root = NULL;
@@ -129,7 +132,12 @@ hv_landlock_apply (const char *rules_json, hv_error **err)
       || add_paths (ruleset, &write, READ_RIGHTS | WRITE_RIGHTS, handled, err) < 0
       || add_paths (ruleset, &exec, LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE, handled, err) < 0)
     goto out;
-  if (syscall (SYS_landlock_restrict_self, ruleset, 0) < 0)
+  /* By default Landlock logs only the refusals of the program that made
+   * the domain, not of what it executes (the command): ask for those too
+   * when a trail reads them (ABI 7; they still reach the audit log only
+   * when the kernel's audit is on, which haven never turns on). */
+  uint32_t flags = log_new_exec && abi >= 7 ? LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON : 0;
+  if (syscall (SYS_landlock_restrict_self, ruleset, flags) < 0)
     {
       hv_error_set (err, errno, "landlock: restrict self");
       goto out;

@@ -5,11 +5,15 @@
 #ifndef HAVEN_LANDLOCK_H
 #define HAVEN_LANDLOCK_H
 
+#include <stdbool.h>
+
 #include "error.h"
 
 /* Landlock ABI version of the running kernel, or -1 if unavailable. */
 int hv_landlock_abi (void);
 /* Parse the rules and restrict the calling process (needs no_new_privs).
- * Without Landlock the call fails unless the rules say bestEffort. */
-int hv_landlock_apply (const char *rules_json, hv_error **err);
+ * Without Landlock the call fails unless the rules say bestEffort.
+ * log_new_exec: refusals after execve are logged to the kernel's audit
+ * too (landlock_audit.h), where the kernel supports it. */
+int hv_landlock_apply (const char *rules_json, bool log_new_exec, hv_error **err);
 #endif

@@ -21,6 +21,7 @@
 
 #include "audit_trail.h"
 #include "json_gen.h"
+#include "landlock_audit.h"
 #include "monitor_egress.h"
 #include "sync.h"
 #include "utils.h"
@@ -57,6 +58,10 @@ struct monitor
    * (hv_egress_denials_open_socket), both made in the sandbox's netns. */
   int egress_nft, egress_nflog;
   const char *end;      /* set: leave the loop; the exit record's reason ("" for none) */
+  /* Landlock's refusals (landlock_audit.h), or why they are not read. */
+  hv_landlock_audit *landlock;
+  const char *landlock_off;
+  int landlock_errno;
 };
 
 static struct source *
@@ -268,6 +273,41 @@ on_resolver (struct monitor *m, struct source *s, uint32_t events)
     m->end = "monitor error: left in the container's network namespace";
 }
 
+static void watch_egress_fd (struct monitor *m, int fd, void (*ready) (struct monitor *, struct source *, uint32_t));
+
+static void
+on_landlock (struct monitor *m, struct source *s, uint32_t events)
+{
+  (void) events;
+  if (hv_landlock_audit_ready (m->landlock, &m->trail) < 0)
+    monitor_remove_source (m, s);
+}
+
+/* The container runs: its domain's refusals are recorded from here on
+ * (the socket listened since the monitor started, so init's first
+ * refusal, which names the domain, is not missed).  When they cannot
+ * be, the trail says why once: an absent record then proves nothing. */
+static void
+start_landlock (struct monitor *m)
+{
+  if (m->a->landlock_audit == NULL)
+    return;
+  if (m->landlock && hv_landlock_audit_enabled () == 0)
+    m->landlock_off = "the kernel's audit is disabled (haven does not enable it)";
+  if (m->landlock_off)
+    {
+      yajl_gen g = hv_audit_trail_record (&m->trail, "landlock-unrecorded");
+      hv_audit_put_kv (g, "reason", m->landlock_off);
+      if (m->landlock_errno)
+        hv_audit_put_kv (g, "error", strerror (m->landlock_errno));
+      hv_audit_trail_emit (&m->trail, g);
+    }
+  if (m->landlock == NULL)
+    return;
+  hv_landlock_audit_attach (m->landlock, m->init_pid);
+  watch_egress_fd (m, hv_landlock_audit_fd (m->landlock), on_landlock);
+}
+
 static void
 on_denials (struct monitor *m, struct source *s, uint32_t events)
 {
@@ -340,6 +380,7 @@ on_control (struct monitor *m, struct source *s, uint32_t events)
       if (!m->a->borrowed_trail)
         write_start (m);
       start_egress (m);
+      start_landlock (m);
       if (!arm_timeout (m))
         {
           syscall (SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
@@ -412,14 +453,19 @@ run_loop (struct monitor *m)
       /* Denials left out by the rate limit are summarized within a
        * second even if no denial follows. */
       int timeout = hv_audit_trail_summary_due (&m->trail) ? 1000 : -1;
+      int ll = m->landlock && m->attached ? hv_landlock_audit_timeout (m->landlock) : -1;
+      if (ll >= 0 && (timeout < 0 || ll < timeout))
+        timeout = ll;
       int n = epoll_wait (m->epfd, ev, N_ELEMENTS (ev), timeout);
       if (n < 0 && errno != EINTR)
         {
           m->end = "monitor error";
           return;
         }
-      if (n == 0)
+      if (n == 0 && hv_audit_trail_summary_due (&m->trail))
         hv_audit_trail_summarize (&m->trail, false);
+      if (n == 0 && ll >= 0)
+        hv_landlock_audit_tick (m->landlock, &m->trail);
       /* One event at a time: a callback may remove a source, and the
        * others of this batch may name it (epoll_wait reports them again). */
       if (n > 0)
@@ -437,6 +483,10 @@ hv_monitor_main (const struct hv_monitor_args *a)
                        .egress_udp6 = -1, .egress_tcp6 = -1, .egress_nft = -1, .egress_nflog = -1 };
   clock_gettime (CLOCK_MONOTONIC, &m.start);
   hv_audit_trail_init (&m.trail, a->trail_fd, a->policy, a->id);
+  /* Listening before init exists: its domain is named only in the record
+   * of its first refusal. */
+  if (a->landlock_audit)
+    m.landlock = hv_landlock_audit_open (a->landlock_audit, &m.landlock_off, &m.landlock_errno);
   m.epfd = epoll_create1 (EPOLL_CLOEXEC);
   int sigfd = watch_signals ();
   if (m.epfd < 0 || sigfd < 0 || monitor_add_source (&m, sigfd, on_signal) == NULL
@@ -453,12 +503,15 @@ hv_monitor_main (const struct hv_monitor_args *a)
        * recorded before the exit record (one bounded, non-blocking pass). */
       if (m.egress && hv_monitor_egress_denials_fd (m.egress) >= 0)
         hv_monitor_egress_denials_ready (m.egress);
+      if (m.landlock)
+        hv_landlock_audit_finish (m.landlock, &m.trail, 100);
       if (a->borrowed_trail)
         hv_audit_trail_summarize (&m.trail, true);
       else
         write_exit (&m);
     }
   hv_monitor_egress_free (m.egress);
+  hv_landlock_audit_free (m.landlock);
   close_egress (&m);
   _exit (0);
 }

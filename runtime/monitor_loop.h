@@ -31,6 +31,9 @@ struct hv_monitor_args
   const char *resolv_conf;
   /* The trail is another's (haven run's): no start or exit record. */
   bool borrowed_trail;
+  /* The run.haven.landlock.audit annotation, or NULL: Landlock's refusals
+   * of init's domain go into the trail (landlock_audit.h). */
+  const char *landlock_audit;
 };
 
 /* The monitor: never returns. */

@@ -415,7 +415,7 @@ hv_process_exec (struct hv_process_ctx *ctx, hv_error **err)
    * CAP_SYS_ADMIN, and a setuid binary must not escape them anyway). */
   if ((p->no_new_privileges || ctx->landlock) && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return hv_error_set (err, errno, "set no_new_privs");
-  if (ctx->landlock && hv_landlock_apply (ctx->landlock, err) < 0)
+  if (ctx->landlock && hv_landlock_apply (ctx->landlock, ctx->landlock_log, err) < 0)
     return -1;
   if (ctx->seccomp_extra_parsed)
     {

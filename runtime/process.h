@@ -20,6 +20,7 @@ struct hv_process_ctx
   int seccomp_listener;       /* connected socket for the notify fd, or -1 */
   const char *state_json;     /* for the seccomp listener message */
   const char *landlock;       /* run.haven.landlock rules, NULL if none */
+  bool landlock_log;          /* a trail reads Landlock's refusals (landlock_audit.h) */
   const char *seccomp_extra;  /* run.haven.seccomp: a second profile stacked on the first, NULL if none */
   oci_seccomp *seccomp_extra_parsed;
   pid_t host_pid;             /* our pid as the runtime sees it (0: unknown) */
