@@ -1,0 +1,135 @@
+# Landlock's refusals in haven run's audit trail (runtime/landlock_audit.h).
+# Landlock logs only while the kernel's audit is on; haven never turns it
+# on, so these tests do for their run (and put back what they found:
+# audit_enabled.py).  While it is on, the kernel also prints its records
+# to its log (rate-limited).
+
+ll_audit_on() {
+  need_haven
+  local was
+  was=$(python3 "$here/audit_enabled.py" get 2>/dev/null) || skip "cannot read the kernel's audit status"
+  # Landlock logs to the audit subsystem from ABI 7 (Linux 6.15) on.
+  local abi
+  abi=$(python3 -c 'import ctypes; print(ctypes.CDLL(None, use_errno=True).syscall(444, None, 0, 1))')
+  [ "$abi" -ge 7 ] || skip "Landlock ABI $abi has no audit records"
+  if [ "$was" = 0 ]; then
+    python3 "$here/audit_enabled.py" set 1 || skip "cannot enable the kernel's audit"
+    defer "python3 '$here/audit_enabled.py' set 0"
+  fi
+}
+
+# ll_policy NAME LOG: a policy that allows python3 alone, with a trail.
+ll_policy() {
+  printf 'extends: default\nprocess:\n  allow_exec: [python3]\naudit:\n  log: %s\n' "$2" > "$P.pol/$1.yaml"
+}
+
+test_landlock_audit_records_refused_exec_and_write() {
+  ll_audit_on
+  make_project
+  local log=$(mktemp -u "$WORK/audit-XXXXXX")/audit.log
+  # Another user's home is hidden under a writable tmpfs that Landlock
+  # does not let the sandbox write.
+  local other=$(mktemp -d /home/hv-ll-XXXXXX)
+  defer "rmdir '$other'"
+  ll_policy ll "$log"
+  haven_in "$P" run --policy "$P.pol/ll.yaml" -- python3 -c '
+import os, subprocess, sys
+try:
+    subprocess.run(["/usr/bin/id"])
+except PermissionError as e: print("exec", e.strerror, flush=True)
+try:
+    open(sys.argv[1] + "/x", "w")
+except PermissionError as e: print("write", e.strerror, flush=True)
+' "$other"
+  assert_eq 0 "$RC" "exit status ($OUT)"
+  assert_contains "$OUT" "exec Permission denied"
+  assert_contains "$OUT" "write Permission denied"
+  assert_eq 1 "$(jq -c 'select(.event == "landlock-denied" and .access == "fs.execute" and .path == "/usr/bin/id"
+      and .rule == "process.allow_exec" and .syscall == "execve" and .pid > 0 and .comm == "python3")' "$log" | wc -l)" \
+    "one record of the refused exec: $(cat "$log")"
+  # A file created: Landlock names the directory it would be made in.
+  assert_eq 1 "$(jq -c --arg d "$other" 'select(.event == "landlock-denied" and .access == "fs.make_reg"
+      and .path == $d and .rule == "filesystem.read_write")' "$log" | wc -l)" \
+    "one record of the refused write: $(cat "$log")"
+  assert_eq 2 "$(jq -c 'select(.event == "landlock-denied")' "$log" | wc -l)" "Landlock records: $(cat "$log")"
+  # They come before the exit record.
+  assert_eq exit "$(tail -n 1 "$log" | jq -r .event)" "last record"
+}
+
+test_landlock_audit_keeps_other_sandboxes_out() {
+  ll_audit_on
+  make_project
+  local log1=$(mktemp -u "$WORK/audit-XXXXXX")/audit.log log2=$(mktemp -u "$WORK/audit-XXXXXX")/audit.log
+  ll_policy one "$log1"
+  ll_policy two "$log2"
+  # Both refuse execs over the same two seconds, each its own program.
+  local loop='
+import os, sys, time
+end = time.time() + 2
+while time.time() < end:
+    try: os.execv(sys.argv[1], [sys.argv[1]])
+    except PermissionError: pass
+    time.sleep(0.02)
+'
+  (cd "$P" && timeout 30 "$HAVEN" run --policy "$P.pol/one.yaml" -- python3 -c "$loop" /usr/bin/id >/dev/null 2>&1) &
+  local first=$!
+  haven_in "$P" run --policy "$P.pol/two.yaml" -- python3 -c "$loop" /usr/bin/whoami
+  wait "$first"
+  assert_eq 0 "$RC" "second sandbox ($OUT)"
+  assert_eq "/usr/bin/id" "$(jq -r 'select(.event == "landlock-denied") | .path' "$log1" | sort -u)" \
+    "first trail: $(cat "$log1")"
+  assert_eq "/usr/bin/whoami" "$(jq -r 'select(.event == "landlock-denied") | .path' "$log2" | sort -u)" \
+    "second trail: $(cat "$log2")"
+}
+
+test_landlock_audit_flood_stays_bounded() {
+  ll_audit_on
+  make_project
+  local log=$(mktemp -u "$WORK/audit-XXXXXX")/audit.log
+  ll_policy flood "$log"
+  # 10000 refused execs of many different programs (no two alike in a row).
+  haven_in "$P" run --policy "$P.pol/flood.yaml" -- python3 -c '
+import os, time
+progs = sorted(os.path.join("/usr/bin", n) for n in os.listdir("/usr/bin")
+               if not n.startswith(("python", "ld")) and os.access(os.path.join("/usr/bin", n), os.X_OK))
+t = time.time()
+refused = 0
+for i in range(10000):
+    p = progs[i % len(progs)]
+    try: os.execv(p, [p])
+    except PermissionError: refused += 1
+    except OSError: pass
+print("refused", refused, "in", round(time.time() - t, 1))
+'
+  assert_eq 0 "$RC" "exit status ($OUT)"
+  local refused secs records suppressed
+  refused=$(sed -n 's/^refused \([0-9]*\) in .*/\1/p' <<< "$OUT")
+  [ "${refused:-0}" -ge 9000 ] || fail "the flood did not happen: $OUT"
+  records=$(jq -c 'select(.event == "landlock-denied")' "$log" | wc -l)
+  secs=$(jq -r 'select(.event == "exit") | .seconds | ceil' "$log")
+  # At most 20 a second (HV_LANDLOCK_AUDIT_RATE), plus the window in progress.
+  [ "$records" -ge 1 ] || fail "no Landlock record: $(head -c 2000 "$log")"
+  [ "$records" -le $(( (secs + 2) * 20 )) ] || fail "$records records in $secs s: not rate-limited"
+  suppressed=$(jq -s 'map(select(.event == "denials-suppressed" and .kind == "landlock") | .count) | add // 0' "$log")
+  [ "$suppressed" -ge 1 ] || fail "no summary of what was left out: $(tail -c 2000 "$log")"
+  [ "$(stat -c %s "$log")" -le 200000 ] || fail "trail grew to $(stat -c %s "$log") bytes"
+}
+
+test_landlock_audit_off_says_so() {
+  # With the kernel's audit off, Landlock logs nothing: the trail says
+  # that its refusals are not recorded, and haven leaves audit off.
+  need_haven
+  [ "$(python3 "$here/audit_enabled.py" get 2>/dev/null)" = 0 ] || skip "the kernel's audit is on here"
+  make_project
+  local log=$(mktemp -u "$WORK/audit-XXXXXX")/audit.log
+  ll_policy off "$log"
+  haven_in "$P" run --policy "$P.pol/off.yaml" -- python3 -c '
+import os
+try: os.execv("/usr/bin/id", ["id"])
+except PermissionError: print("refused")'
+  assert_contains "$OUT" "refused"
+  assert_eq 1 "$(jq -c 'select(.event == "landlock-unrecorded" and (.reason | test("audit is disabled")))' "$log" | wc -l)" \
+    "trail: $(cat "$log")"
+  assert_eq 0 "$(jq -c 'select(.event == "landlock-denied")' "$log" | wc -l)" "records"
+  assert_eq 0 "$(python3 "$here/audit_enabled.py" get)" "the kernel's audit after the run"
+}
