@@ -78,7 +78,7 @@ pasta_run() { timeout -k 2 60 ip netns exec "$PH" "$PASTA_TOOL" ${PASTA_BIN:+--p
 pasta_probes() {
   local p=$PWD/probes.sh
   {
-    echo 'probe() { printf "%s %s %s\n" "$2" "$3" "$(python3 '"$PASTA_PY"' connect "$@" 2>&1 | tr "\n" " ")"; }'
+    echo 'probe() { printf "%s %s %s\n" "$2" "$3" "$(python3 '"${PASTA_PROBE_PY:-$PASTA_PY}"' connect "$@" 2>&1 | tr "\n" " ")"; }'
     printf '%s\n' "$@"
   } > "$p"
   echo "$p"
@@ -312,7 +312,10 @@ test_egress_pasta_haven_run() {
   proj=$(mktemp -d "$WORK/project-XXXXXX")
   chmod 755 "$proj"
   pasta_policy "$proj.allow.yaml" 198.51.100.10/32:80 "[2001:db8:2::10]:443"
-  probes=$(pasta_probes 'probe tcp 198.51.100.10 80' 'probe tcp 2001:db8:2::10 443' \
+  # The client goes into the project: the sandbox's /tmp is its own, and
+  # a checkout under /tmp (CI's clone) is not there.
+  cp "$PASTA_PY" "$proj/egress_world.py"
+  probes=$(PASTA_PROBE_PY=egress_world.py pasta_probes 'probe tcp 198.51.100.10 80' 'probe tcp 2001:db8:2::10 443' \
     'probe tcp 198.51.100.10 81' 'probe tcp 203.0.113.10 443' 'probe tcp 2001:db8:2::10 444' \
     'probe tcp 127.0.0.1 8080' 'probe tcp ::1 8080' 'probe tcp 192.0.2.1 8082' 'probe udp 198.51.100.53 53')
   cp "$probes" "$proj/probes.sh"

@@ -143,8 +143,11 @@ test_egress_policies_haven_run_trail() {
   out=$(cd "$P" && timeout -k 2 60 ip netns exec "$EH" "$HAVEN" run --policy "$P.pol/t.yaml" -- \
         python3 -c "$POLICIES_CLIENT" api.example.com:443 evil.example:443 2> "$PWD/run.err")
   assert_contains "$out" "api.example.com 443 connected" "$(cat run.err)"
+  # The client from the project (the sandbox's /tmp is its own).
+  cp "$POLICIES_WORLD_PY" "$P/egress_world.py"
   out=$(cd "$P" && timeout -k 2 60 ip netns exec "$EH" "$HAVEN" run --policy "$P.pol/t.yaml" -- \
-        python3 "$POLICIES_WORLD_PY" connect tcp 203.0.113.200 443 2> "$PWD/run.err")
+        python3 egress_world.py connect tcp 203.0.113.200 443 2> "$PWD/run.err")
+  assert_contains "$out" "refused" "the direct connect ($(cat run.err))"
   [ -f "$log" ] || fail "no trail at $log"
   jq -se 'any(.[]; .event == "dns-refused" and .name == "evil.example")' "$log" > /dev/null \
     || fail "no dns-refused record: $(cat "$log")"
