@@ -21,6 +21,9 @@ cr_run() {
   shift
   OUT=$(cd "$P" && env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$H" "${vars[@]}" timeout 30 "$HAVEN" "$@" 2>&1 </dev/null)
   RC=$?
+  # An allowlist on a host without a default route (CI's VM) runs with
+  # loopback only and says so: not what these tests look at.
+  OUT=$(sed '/^haven: note: the host has no default route/d' <<< "$OUT")
 }
 
 test_credentials_named_variables_pass_globs_do_not() {
@@ -158,6 +161,7 @@ haven-test-key
 }
 
 test_credentials_git_token_only_for_allowed_hosts() {
+  command -v git > /dev/null || skip "git missing (Debian package git)"
   cr_setup
   printf 'ghp_git\n' > "$H/.config/haven/git-token"
   chmod 600 "$H/.config/haven/git-token"

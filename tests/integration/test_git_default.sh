@@ -20,6 +20,7 @@ git_in_sandbox() {
 }
 
 test_git_default_add_and_commit_with_hidden_env() {
+  command -v git > /dev/null || skip "git missing (Debian package git)"
   need_haven
   git_default_project
   git_in_sandbox 'echo two >> a && git add -A && git commit -qam two && echo committed; cat .env.local; git status --short'
@@ -34,6 +35,7 @@ test_git_default_add_and_commit_with_hidden_env() {
 # A tracked secret edited and not committed stays hidden: git refuses it
 # loudly, nothing is committed and the secret never shows.
 test_git_default_modified_tracked_secret_not_committed() {
+  command -v git > /dev/null || skip "git missing (Debian package git)"
   need_haven
   git_default_project
   echo 'S=local-secret' > "$P/.env"
@@ -49,6 +51,7 @@ test_git_default_modified_tracked_secret_not_committed() {
 # (the token stays out); the repository's own identity and a --global
 # setting made in the sandbox win over it; GIT_AUTHOR_* pass.
 test_git_default_identity_from_host() {
+  command -v git > /dev/null || skip "git missing (Debian package git)"
   need_haven
   git_default_project
   git_in_sandbox 'git config --list --show-origin; git config --global user.name Scratch && git config user.name'
@@ -65,6 +68,7 @@ test_git_default_identity_from_host() {
 }
 
 test_git_default_identity_as_unprivileged_user() {
+  command -v git > /dev/null || skip "git missing (Debian package git)"
   need_haven
   git_default_project
   local haven
@@ -83,6 +87,7 @@ test_git_default_identity_as_unprivileged_user() {
 # renaming config.lock over it, which the kernel answers EBUSY for a
 # mount point.  The file is unchanged, and `git -c` or --global work.
 test_git_default_protected_config_stays() {
+  command -v git > /dev/null || skip "git missing (Debian package git)"
   need_haven
   git_default_project
   local before
