@@ -5,7 +5,8 @@
 #
 # The world is an --internal Docker network on a TEST-NET subnet (as in
 # test_docker_egress.sh: haven's resolver drops private answers):
-#   "api":  network alias api.anthropic.com; runs
+#   "api":  network aliases api.anthropic.com (and the policy's other
+#           names, statsig.anthropic.com and registry.npmjs.org); runs
 #           tests/agents/mock_model_api.py (plain HTTP on 443).  The agent
 #           image has no python3, so this container's image is made here:
 #           only the merged-/usr links (bin -> usr/bin, lib64 -> usr/lib64,
@@ -88,7 +89,10 @@ img_agent_world() {
   MOCKLOG=$PWD/mock/mock.jsonl
   : > "$MOCKLOG"
   api=$(new_name api)
+  # The policy's other names too: should Claude Code ask for them,
+  # Docker's DNS answers here rather than asking the host's upstream.
   dk run -d --name "$api" --network "$DKE_NET" --network-alias api.anthropic.com \
+    --network-alias statsig.anthropic.com --network-alias registry.npmjs.org \
     -v /usr:/usr:ro -v "$AGENT_MOCK_PY:/mock.py:ro" -v "$PWD/mock:/out" "$tag" \
     python3 /mock.py /out/script.json /out/mock.jsonl /out/mock.ready 0.0.0.0 443 > /dev/null 2> run.err \
     || fail "the stand-in's container: $(cat run.err)"
