@@ -31,18 +31,22 @@ source "$here_lib/../integration/agent_lib.sh"
 
 # A first build of the image is longer than the suite's per-test limit.
 TEST_TIMEOUT_images_claude_code_agent_session_docker=900
-# How long the agent's session may take (about 20 s here).
+# How long the agent's session may take (the whole test, image import
+# included, takes about 20 s here with the tarball cached).
 IMG_AGENT_LIMIT=240
 
-# img_agent_script: agent_steps for a project on /workspace in Claude
-# Code's tools, the Python steps as Node ones (same step numbers, same
-# markers: tests-rc=, evil-refused / evil-connected).
+# img_agent_script SECONDS: agent_steps for a project on /workspace in
+# Claude Code's tools, the Python steps as Node ones (same step numbers,
+# same markers: tests-rc=, evil-refused / evil-connected), and the process
+# left behind `sleep SECONDS`: a number of this test's, so that the check
+# on the host finds only its own (other suites on the machine run
+# agent_steps' `sleep 987`).
 img_agent_script() {
-  local evil='const s = require("net").connect(443, "evil.example");
+  local sleeper=$1 evil='const s = require("net").connect(443, "evil.example");
 s.setTimeout(3000, () => { console.log("evil-timeout"); process.exit(0); });
 s.on("connect", () => { console.log("evil-connected"); process.exit(0); });
 s.on("error", (e) => console.log("evil-refused", e.code));'
-  agent_steps /workspace | jq --arg evil "$evil" 'map(
+  agent_steps /workspace | jq --arg evil "$evil" --arg sleeper "sleep $sleeper" 'map(
     if .write and (.write | endswith("/calc.py")) then
       {write: "/workspace/calc.js", content: "exports.add = (a, b) => a + b;\n"}
     elif .write and (.write | endswith("/test_calc.py")) then
@@ -50,6 +54,7 @@ s.on("error", (e) => console.log("evil-refused", e.code));'
        content: "const assert = require(\"assert\");\nconst { add } = require(\"./calc\");\nassert.strictEqual(add(2, 3), 5);\nconsole.log(\"ok\");\n"}
     elif .sh and (.sh | startswith("python3 test_calc.py")) then {sh: "node test_calc.js 2>&1; echo tests-rc=$?"}
     elif .sh and (.sh | test("evil.example")) then {sh: ("node -e \u0027" + $evil + "\u0027")}
+    elif .sh and (.sh | test("sleep 987")) then {sh: (.sh | sub("sleep 987"; $sleeper))}
     else . end)
     | map(if .sh then {tool: "Bash", input: {command: .sh, description: "step"}}
           elif .write then {tool: "Write", input: {file_path: .write, content: .content}}
@@ -109,8 +114,10 @@ test_images_claude_code_agent_session_docker() {
   command -v git > /dev/null || skip "git missing"
   img_agent_project
   mkdir -p mock
-  img_agent_script > mock/script.json || fail "the script"
+  local sleeper=$((900000 + RANDOM))
+  img_agent_script "$sleeper" > mock/script.json || fail "the script"
   ! grep -q python3 mock/script.json || fail "a Python step agent_steps added is not mapped to Node: $(grep -o '"[^"]*python3[^"]*"' mock/script.json)"
+  grep -q "sleep $sleeper" mock/script.json || fail "agent_steps has no 'sleep 987' step to map"
   img_agent_world
   # The user's ~/.ssh, mounted into the home by mistake; their
   # ~/.claude with settings that turn Claude Code's own traffic off.
@@ -178,11 +185,13 @@ test_images_claude_code_agent_session_docker() {
   [ ! -e "$ssh/.profile" ] && [ ! -e "$state/.profile" ] || fail "the home's write reached a host directory"
   # Nothing outlives the container: its processes, its monitor.
   dk rm -f "$n" > /dev/null || fail "docker rm $n"
-  local left
-  left=$(pgrep -f "sleep 987")
+  local left what
+  wait_for 2 sh -c "! pgrep -f 'sleep $sleeper\$'"
+  left=$(pgrep -f "sleep $sleeper\$")
   if [ -n "$left" ]; then
+    what=$(ps -o pid=,args= -p "$(echo $left | tr ' ' ,)")
     kill $left
-    fail "a process outlived the container"
+    fail "a process outlived the container: $what"
   fi
   [[ "$m" =~ ^[0-9]+$ ]] || fail "no monitor_pid in the trail: $(head -1 "$trail")"
   wait_for 10 sh -c "[ ! -e /proc/$m ] || grep -q '^State:.*Z' /proc/$m/status" \
