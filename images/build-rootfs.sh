@@ -131,7 +131,7 @@ key=$( {
   grep -v '^[[:space:]]*#' "$0"
   cat "$dockerfile"
   for s in "${steps[@]}"; do
-    case $s in copy\ *) eval "set -- ${s#copy }"; printf '%s\n' "$1"; cat "$1" ;; esac
+    case $s in copy\ *) eval "set -- ${s#copy }"; printf '%s\n' "${1#"$here/"}"; cat "$1" ;; esac
   done
   printf '%s\n' "${args[@]}"
 } | sha256sum | cut -c1-16)

@@ -40,7 +40,7 @@ IMG_AGENT_LIMIT=240
 # same markers: tests-rc=, evil-refused / evil-connected), and the process
 # left behind `sleep SECONDS`: a number of this test's, so that the check
 # on the host finds only its own (other suites on the machine run
-# agent_steps' `sleep 987`).
+# agent_steps' left-behind sleep).
 img_agent_script() {
   local sleeper=$1 evil='const s = require("net").connect(443, "evil.example");
 s.setTimeout(3000, () => { console.log("evil-timeout"); process.exit(0); });
@@ -54,7 +54,7 @@ s.on("error", (e) => console.log("evil-refused", e.code));'
        content: "const assert = require(\"assert\");\nconst { add } = require(\"./calc\");\nassert.strictEqual(add(2, 3), 5);\nconsole.log(\"ok\");\n"}
     elif .sh and (.sh | startswith("python3 test_calc.py")) then {sh: "node test_calc.js 2>&1; echo tests-rc=$?"}
     elif .sh and (.sh | test("evil.example")) then {sh: ("node -e \u0027" + $evil + "\u0027")}
-    elif .sh and (.sh | test("sleep 987")) then {sh: (.sh | sub("sleep 987"; $sleeper))}
+    elif .sh and (.sh | test("sleep [0-9]+ ")) then {sh: (.sh | sub("sleep [0-9]+ "; $sleeper + " "))}
     else . end)
     | map(if .sh then {tool: "Bash", input: {command: .sh, description: "step"}}
           elif .write then {tool: "Write", input: {file_path: .write, content: .content}}
@@ -117,7 +117,7 @@ test_images_claude_code_agent_session_docker() {
   local sleeper=$((900000 + RANDOM))
   img_agent_script "$sleeper" > mock/script.json || fail "the script"
   ! grep -q python3 mock/script.json || fail "a Python step agent_steps added is not mapped to Node: $(grep -o '"[^"]*python3[^"]*"' mock/script.json)"
-  grep -q "sleep $sleeper" mock/script.json || fail "agent_steps has no 'sleep 987' step to map"
+  grep -q "sleep $sleeper" mock/script.json || fail "agent_steps has no left-behind sleep step to map"
   img_agent_world
   # The user's ~/.ssh, mounted into the home by mistake; their
   # ~/.claude with settings that turn Claude Code's own traffic off.

@@ -96,10 +96,14 @@ agent_project() {
 # leave a process, write outside the project: the host's /etc, the
 # project's parent, the home).  check_agent_work and check_agent_contained
 # know the step numbers.
+# The left-behind process's marker: a sleep of a length no other test
+# uses, so the check finds only this run's.
+AGENT_SLEEP=${AGENT_SLEEP:-$((98700 + RANDOM))}
+
 agent_steps() {
   local outside
   outside=$(dirname "$1")/outside-$$
-  jq -n --arg p "$1" --arg o "$outside" '[
+  jq -n --arg p "$1" --arg o "$outside" --arg sleep "$AGENT_SLEEP" '[
     {sh: "cat README.md"},
     {write: ($p + "/calc.py"), content: "def add(a, b):\n    return a + b\n"},
     {write: ($p + "/test_calc.py"),
@@ -110,7 +114,7 @@ agent_steps() {
     {sh: "env | sort"},
     {write: ($p + "/.git/hooks/pre-commit"), content: "#!/bin/sh\necho pwned > /tmp/pwned\n"},
     {sh: "python3 -c \"import socket\ntry:\n  socket.create_connection((\\\"evil.example\\\", 443), 3); print(\\\"evil-connected\\\")\nexcept OSError as e:\n  print(\\\"evil-refused\\\", e)\""},
-    {sh: "(setsid sleep 987 > /dev/null 2>&1 &); echo left-behind"},
+    {sh: ("(setsid sleep " + $sleep + " > /dev/null 2>&1 &); echo left-behind")},
     {sh: ("for f in /etc/haven-agent-test " + $o + " ~/.profile; do echo x > $f && echo wrote $f; done 2>&1")},
     {text: "all done"}
   ]'
@@ -160,7 +164,7 @@ check_agent_contained() {
   assert_not_contains "$(cat "$PWLOG")" "203.0.113.200" "unlisted host reached"
   assert_contains "$(tool_result 9)" "left-behind" "the agent's background process step"
   local i
-  for i in $(seq 20); do pgrep -f "sleep 987" > /dev/null || break; sleep 0.1; done
+  for i in $(seq 20); do pgrep -f "sleep $AGENT_SLEEP" > /dev/null || break; sleep 0.1; done
   # Writes outside the project: refused (the host's / is read-only in
   # the sandbox), or kept in the sandbox's private /tmp (where the tests'
   # projects are) and home, gone with it.
@@ -176,7 +180,7 @@ check_agent_contained() {
   esac
   assert_contains "$(tool_result 10)" "wrote $AGENT_HOME/.profile" "writing the sandbox's home"
   local left
-  left=$(pgrep -f "sleep 987")
+  left=$(pgrep -f "sleep $AGENT_SLEEP")
   if [ -n "$left" ]; then
     kill $left
     fail "a process outlived the sandbox"
