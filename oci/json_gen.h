@@ -44,6 +44,24 @@ jg_kv (yajl_gen g, const char *key, const char *value)
   jg_str (g, key);
   jg_str (g, value ? value : "");
 }
+
+/* A config.json mount: {"destination", "type", "source", "options"}
+ * (opts NULL-terminated). */
+static inline void
+jg_mount (yajl_gen g, const char *dest, const char *type, const char *src, const char *const *opts)
+{
+  yajl_gen_map_open (g);
+  jg_kv (g, "destination", dest);
+  jg_kv (g, "type", type);
+  jg_kv (g, "source", src);
+  jg_str (g, "options");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; opts[i]; i++)
+    jg_str (g, opts[i]);
+  yajl_gen_array_close (g);
+  yajl_gen_map_close (g);
+}
+
 /* Copy a parsed value unchanged (numbers from their original text, so
  * nothing is rounded; NULL as null). */
 static inline void

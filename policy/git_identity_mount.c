@@ -12,16 +12,7 @@ bind_file (yajl_gen g, const char *dest, const char *src)
 {
   static const char *const opts[] = { "bind", "ro", "nosuid", "nodev", "noexec", "x-haven.nofollow", "x-haven.mkdir",
                                       NULL };
-  yajl_gen_map_open (g);
-  jg_kv (g, "destination", dest);
-  jg_kv (g, "type", "bind");
-  jg_kv (g, "source", src);
-  jg_str (g, "options");
-  yajl_gen_array_open (g);
-  for (size_t i = 0; opts[i]; i++)
-    jg_str (g, opts[i]);
-  yajl_gen_array_close (g);
-  yajl_gen_map_close (g);
+  jg_mount (g, dest, "bind", src, opts);
 }
 
 void

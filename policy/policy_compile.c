@@ -96,21 +96,6 @@ expand_glob (const char *pattern, const struct hv_run_ctx *ctx, oci_strv *out, h
   return 0;
 }
 
-static void
-mount_entry (yajl_gen g, const char *dest, const char *type, const char *src, const char *const *opts)
-{
-  yajl_gen_map_open (g);
-  jg_kv (g, "destination", dest);
-  jg_kv (g, "type", type);
-  jg_kv (g, "source", src);
-  jg_str (g, "options");
-  yajl_gen_array_open (g);
-  for (size_t i = 0; opts[i]; i++)
-    jg_str (g, opts[i]);
-  yajl_gen_array_close (g);
-  yajl_gen_map_close (g);
-}
-
 /* Under exec rules (block_shell, allow_exec), nothing the sandbox can
  * write may be mapped executable: Landlock refuses execve of it, but the
  * dynamic loader run directly (ld.so ./a.out) only mmaps it, which
@@ -138,9 +123,9 @@ bind (yajl_gen g, const char *path, bool writable, bool noexec)
   static const char *const ro_noexec[]
       = { "rbind", "ro", "rro", "nosuid", "nodev", "noexec", "x-haven.nofollow", "x-haven.mkdir", NULL };
   if (writable)
-    mount_entry (g, path, "bind", path, noexec ? rw_noexec : rw);
+    jg_mount (g, path, "bind", path, noexec ? rw_noexec : rw);
   else
-    mount_entry (g, path, "bind", path, noexec ? ro_noexec : ro);
+    jg_mount (g, path, "bind", path, noexec ? ro_noexec : ro);
 }
 
 static bool
@@ -169,7 +154,7 @@ tmpfs (yajl_gen g, const char *path, uint64_t size, bool exec)
   char sz[64];
   snprintf (sz, sizeof (sz), "size=%llu", (unsigned long long) (size ? size : 256ULL << 20));
   const char *opts[] = { "nosuid", "nodev", exec ? "exec" : "noexec", "mode=1777", sz, NULL };
-  mount_entry (g, path, "tmpfs", "tmpfs", opts);
+  jg_mount (g, path, "tmpfs", "tmpfs", opts);
 }
 
 static bool
@@ -272,11 +257,11 @@ gen_masks (yajl_gen g, const struct hv_run_ctx *ctx, const struct masks *m, cons
        * itself, whose target is never looked at. */
       const char *snapshot = dir ? NULL : git_shown_snapshot (ctx, path);
       if (dir)
-        mount_entry (g, path, "tmpfs", "tmpfs", dir_opts);
+        jg_mount (g, path, "tmpfs", "tmpfs", dir_opts);
       else if (snapshot)
-        mount_entry (g, path, "bind", snapshot, snapshot_opts);
+        jg_mount (g, path, "bind", snapshot, snapshot_opts);
       else
-        mount_entry (g, path, "bind", "/dev/null", file_opts);
+        jg_mount (g, path, "bind", "/dev/null", file_opts);
     }
 }
 
@@ -360,7 +345,7 @@ overlay (yajl_gen g, const char *path, const char *state, bool noexec)
   cleanup_free char *upper = xasprintf ("upperdir=%s/upper", entry);
   cleanup_free char *work = xasprintf ("workdir=%s/work", entry);
   const char *opts[] = { lower, upper, work, "nosuid", "nodev", noexec ? "noexec" : NULL, NULL };
-  mount_entry (g, path, "overlay", "overlay", opts);
+  jg_mount (g, path, "overlay", "overlay", opts);
 }
 
 /* One home_allow entry, as its `write` says (policies/README.md): copy
@@ -400,7 +385,7 @@ gen_home_allow (yajl_gen g, const char *pattern, const hv_home_access *access, c
           static const char *const rw_file[] = { "bind", "rw", "nosuid", "nodev", "noexec", NULL };
           if (access->write == HV_HOME_COPY && copy)
             {
-              mount_entry (g, path, "bind", copy, rw_file);
+              jg_mount (g, path, "bind", copy, rw_file);
               oci_strv_push (writable, path);
             }
           else
@@ -452,7 +437,7 @@ gen_hidden_homes (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, 
   static const char *const empty_opts[] = { "nosuid", "nodev", "noexec", "mode=755", "size=1m", NULL };
   for (size_t i = 0; ctx->other_homes && i < ctx->other_homes->n; i++)
     {
-      mount_entry (g, ctx->other_homes->v[i], "tmpfs", "tmpfs", empty_opts);
+      jg_mount (g, ctx->other_homes->v[i], "tmpfs", "tmpfs", empty_opts);
       oci_strv_push (hidden, ctx->other_homes->v[i]);
     }
   cleanup_strv oci_strv homes = { 0 };
@@ -525,12 +510,12 @@ gen_base_mounts (yajl_gen g, bool noexec, oci_strv *writable, oci_strv *shown, o
   static const char *const pts_opts[] = { "nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", NULL };
   static const char *const shm_opts[] = { "nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL };
   /* The host, read-only, as the container's root. */
-  mount_entry (g, "/", "bind", "/", root_opts);
+  jg_mount (g, "/", "bind", "/", root_opts);
   oci_strv_push (shown, "/");
-  mount_entry (g, "/proc", "proc", "proc", proc_opts);
-  mount_entry (g, "/dev", "tmpfs", "tmpfs", noexec ? dev_noexec_opts : dev_opts);
-  mount_entry (g, "/dev/pts", "devpts", "devpts", pts_opts);
-  mount_entry (g, "/dev/shm", "tmpfs", "shm", shm_opts);
+  jg_mount (g, "/proc", "proc", "proc", proc_opts);
+  jg_mount (g, "/dev", "tmpfs", "tmpfs", noexec ? dev_noexec_opts : dev_opts);
+  jg_mount (g, "/dev/pts", "devpts", "devpts", pts_opts);
+  jg_mount (g, "/dev/shm", "tmpfs", "shm", shm_opts);
   /* /run holds daemons' sockets (docker.sock, containerd, D-Bus): a unix
    * socket stays connectable on a read-only mount, so it is replaced. */
   tmpfs (g, "/run", 16ULL << 20, false);
@@ -551,10 +536,10 @@ gen_credential_mounts (yajl_gen g, const struct hv_run_ctx *ctx, oci_strv *writa
   static const char *const rw[]
       = { "bind", "rw", "nosuid", "nodev", "noexec", "x-haven.nofollow", "x-haven.mkdir", NULL };
   if (ctx->ssh_agent_socket)
-    mount_entry (g, HV_SSH_AGENT_SOCKET, "bind", ctx->ssh_agent_socket, ro);
+    jg_mount (g, HV_SSH_AGENT_SOCKET, "bind", ctx->ssh_agent_socket, ro);
   if (ctx->git_credentials)
     {
-      mount_entry (g, HV_GIT_CREDENTIALS_DIR, "bind", ctx->git_credentials, rw);
+      jg_mount (g, HV_GIT_CREDENTIALS_DIR, "bind", ctx->git_credentials, rw);
       oci_strv_push (writable, HV_GIT_CREDENTIALS_DIR);
     }
 }

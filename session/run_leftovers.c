@@ -54,7 +54,7 @@ hv_run_bundle_create (const char *parent, char **out, hv_error **err)
  * than BUNDLE_MAX_DEPTH.  A bundle can hold secrets (config.json's
  * environment, git/'s token file): a killed run's must not stay. */
 static void
-empty_bundle_dir (int dirfd, int depth)
+empty_bundle (int dirfd, int depth)
 {
   struct stat here;
   if (fstat (dirfd, &here) < 0)
@@ -74,17 +74,11 @@ empty_bundle_dir (int dirfd, int depth)
           cleanup_close int sub = openat (dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
           struct stat st;
           if (sub >= 0 && fstat (sub, &st) == 0 && st.st_dev == here.st_dev)
-            empty_bundle_dir (sub, depth + 1);
+            empty_bundle (sub, depth + 1);
         }
       unlinkat (dirfd, de->d_name, AT_REMOVEDIR);
     }
   closedir (d);
-}
-
-static void
-empty_bundle (int dirfd)
-{
-  empty_bundle_dir (dirfd, 0);
 }
 
 void
@@ -93,7 +87,7 @@ hv_run_bundle_remove (const char *bundle)
   cleanup_close int fd = open (bundle, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return;
-  empty_bundle (fd);
+  empty_bundle (fd, 0);
   rmdir (bundle);
 }
 
@@ -156,7 +150,7 @@ clean_bundles (const char *parent)
       if (owner_alive (fd, pid))
         continue;
       hv_log (HV_LOG_DEBUG, "removing the bundle %s/%s of a killed haven run", parent, de->d_name);
-      empty_bundle (fd);
+      empty_bundle (fd, 0);
       unlinkat (pfd, de->d_name, AT_REMOVEDIR);
     }
   closedir (d);

@@ -158,6 +158,16 @@ test_egress_container_names() {
   jq -se 'all(.[]; .event != "egress-error")' "$TRAIL" >/dev/null || fail "egress error: $(cat "$TRAIL")"
 }
 
+# egress_ctr_started: $B created and started as ID (deleted at the
+# end); MON is its monitor's pid.
+egress_ctr_started() {
+  ID=$(new_id egress)
+  defer "rt delete --force $ID"
+  rt create --bundle "$B" "$ID" > create.out 2>&1 || fail "create: $(cat create.out)"
+  rt start "$ID" || fail "start"
+  MON=$(cut -d' ' -f1 "$STATE_ROOT/$ID/monitor.pid")
+}
+
 # The refusal's EDE names haven and the policy; when the monitor dies DNS
 # fails (no answer) and nothing opens; delete leaves no monitor and no
 # resolver socket (the engine's namespace, here the test's, outlives the
@@ -167,11 +177,8 @@ test_egress_container_names_fail_closed() {
   egress_dns_world
   names_bundle sleep 30
   local id m out
-  id=$(new_id egress)
-  defer "rt delete --force $id"
-  rt create --bundle "$B" "$id" > create.out 2>&1 || fail "create: $(cat create.out)"
-  rt start "$id" || fail "start"
-  m=$(cut -d' ' -f1 "$STATE_ROOT/$id/monitor.pid")
+  egress_ctr_started
+  id=$ID m=$MON
   # Any server address the sandbox names lands at haven's resolver.
   out=$(in_sb python3 "$CTR_DNS_PY" query 8.8.8.8 evil.example A)
   assert_eq 'REFUSED ede=haven_egress_policy_"t":_evil.example_(type_1):_not_in_the_policy' "$out"
@@ -204,11 +211,8 @@ test_egress_container_no_resolv_conf() {
   egress_bundle "$NAMES_JSON" sleep 30
   cfg "$B" '.annotations["run.haven.audit"] = $t' --arg t "$TRAIL"
   local id m out
-  id=$(new_id egress)
-  defer "rt delete --force $id"
-  rt create --bundle "$B" "$id" > create.out 2>&1 || fail "create: $(cat create.out)"
-  rt start "$id" || fail "start"
-  m=$(cut -d' ' -f1 "$STATE_ROOT/$id/monitor.pid")
+  egress_ctr_started
+  id=$ID m=$MON
   out=$(in_sb python3 "$CTR_DNS_PY" query 127.0.0.1 evil.example A)
   assert_contains "$out" "REFUSED ede=haven" "an unlisted name"
   out=$(in_sb python3 "$CTR_DNS_PY" query 127.0.0.1 api.example.com A)

@@ -23,29 +23,7 @@
 #include "policy_glob.h"
 #include "policy_paths.h"
 #include "utils.h"
-
-static void
-parse_ok (const char *yaml, hv_policy *p)
-{
-  hv_error *err = NULL;
-  memset (p, 0, sizeof (*p));
-  if (hv_policy_parse (yaml, strlen (yaml), "t.yaml", p, NULL, &err) < 0)
-    fail_msg ("unexpected error: %s", err->msg);
-}
-
-static void
-expect_error (const char *yaml, const char *message)
-{
-  hv_policy p = { 0 };
-  hv_error *err = NULL;
-  int r = hv_policy_parse (yaml, strlen (yaml), "t.yaml", &p, NULL, &err);
-  hv_policy_free_fields (&p);
-  if (r == 0)
-    fail_msg ("accepted: %s", yaml);
-  if (strcmp (err->msg, message) != 0)
-    fail_msg ("expected \"%s\"\n     got \"%s\"", message, err->msg);
-  hv_error_free (&err);
-}
+#include "policy_parse_check.h"
 
 static void
 test_seed_format (void **state)

@@ -19,29 +19,7 @@
 #include "policy_load.h"
 #include "policy_parse.h"
 #include "utils.h"
-
-static void
-parse_ok (const char *yaml, hv_policy *p)
-{
-  hv_error *err = NULL;
-  memset (p, 0, sizeof (*p));
-  if (hv_policy_parse (yaml, strlen (yaml), "t.yaml", p, NULL, &err) < 0)
-    fail_msg ("unexpected error: %s", err->msg);
-}
-
-static void
-expect_error (const char *yaml, const char *message)
-{
-  hv_policy p = { 0 };
-  hv_error *err = NULL;
-  int r = hv_policy_parse (yaml, strlen (yaml), "t.yaml", &p, NULL, &err);
-  hv_policy_free_fields (&p);
-  if (r == 0)
-    fail_msg ("accepted: %s", yaml);
-  if (strcmp (err->msg, message) != 0)
-    fail_msg ("expected \"%s\"\n     got \"%s\"", message, err->msg);
-  hv_error_free (&err);
-}
+#include "policy_parse_check.h"
 
 /* The filtered environment as one string "A=1 B=2 ". */
 static char *

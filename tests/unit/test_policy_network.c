@@ -22,6 +22,7 @@
 #include "policy_network_explain.h"
 #include "policy_parse.h"
 #include "utils.h"
+#include "policy_parse_check.h"
 
 static void
 entry_ok (const char *entry, bool deny, hv_net_rules *out)
@@ -206,29 +207,6 @@ test_malformed_entries (void **state)
   expect_problem ("api.example.com/v1", "a path after a name: write the host name only (with :PORT if needed)");
   expect_problem ("a b.example", "contains white space or a control character");
   expect_problem ("", "empty entry");
-}
-
-static void
-parse_ok (const char *yaml, hv_policy *p)
-{
-  hv_error *err = NULL;
-  memset (p, 0, sizeof (*p));
-  if (hv_policy_parse (yaml, strlen (yaml), "t.yaml", p, NULL, &err) < 0)
-    fail_msg ("unexpected error: %s", err->msg);
-}
-
-static void
-expect_error (const char *yaml, const char *message)
-{
-  hv_policy p = { 0 };
-  hv_error *err = NULL;
-  int r = hv_policy_parse (yaml, strlen (yaml), "t.yaml", &p, NULL, &err);
-  hv_policy_free_fields (&p);
-  if (r == 0)
-    fail_msg ("accepted: %s", yaml);
-  if (strcmp (err->msg, message) != 0)
-    fail_msg ("expected \"%s\"\n     got \"%s\"", message, err->msg);
-  hv_error_free (&err);
 }
 
 /* Errors carry file:line:column of the entry and name it. */
