@@ -213,7 +213,12 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
             }
         }
     }
-  hv_audit_end (&s->audit, ret < 0 ? 125 : *exit_status);
+  /* The trail's exit status is the one haven exits with: a command that
+   * could not be executed is 126 or 127 there too, haven's own failure 125. */
+  int trail_status = *exit_status;
+  if (ret < 0)
+    trail_status = *err && (*err)->exit_status ? (*err)->exit_status : 125;
+  hv_audit_end (&s->audit, trail_status);
   /* Done: from here on, a kill of haven leaves nothing for the guard. */
   hv_guard_stop (&s->run_guard);
   hv_run_credentials_release (&s->creds);

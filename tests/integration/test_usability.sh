@@ -150,6 +150,11 @@ test_usability_exec_exit_status() {
   haven_in "$P" run --policy "$P.pol/only.yaml" -- id
   assert_eq 126 "$RC" "id outside allow_exec ($OUT)"
   assert_contains "$OUT" "permission denied"
+  # The trail's exit record says what haven exited with.
+  printf 'extends: default\naudit:\n  log: %s\n' "$P.pol/trail.log" > "$P.pol/logged.yaml"
+  haven_in "$P" run --policy "$P.pol/logged.yaml" -- /etc/passwd
+  assert_eq 126 "$RC" "not executable, logged ($OUT)"
+  assert_eq 126 "$(jq -r 'select(.event == "exit") | .status' "$P.pol/trail.log")" "trail exit status"
   # The command's own statuses pass through.
   haven_in "$P" run --policy "$P.pol/only.yaml" -- ls
   assert_eq 0 "$RC"
