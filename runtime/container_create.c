@@ -26,6 +26,7 @@
 #include "container.h"
 #include "container_monitor.h"
 #include "egress_sandbox.h"
+#include "fault_point.h"
 #include "hooks.h"
 #include "log.h"
 #include "namespaces.h"
@@ -256,6 +257,7 @@ await_egress (struct create_run *r, const struct hv_create_opts *opts, hv_error 
   if (opts->egress_ready (opts->egress_connect_data, err) < 0)
     return hv_error_wrap (err, "egress: connect the sandbox");
   r->egress_up = true;
+  hv_fault_point ("create.egress-up");
   return 0;
 }
 
@@ -282,9 +284,14 @@ install_egress (struct create_run *r, const struct hv_create_opts *opts, hv_erro
   if (hv_egress_sandbox_install (&r->egress, r->pid, err) < 0)
     return -1;
   r->egress_installed = true;
+  hv_fault_point ("create.egress-table");
   if (connects_egress (r, opts) && opts->egress_connect (opts->egress_connect_data, r->pid, r->egress.netns, err) < 0)
     return hv_error_wrap (err, "egress: connect the sandbox");
-  return hv_monitor_pass_egress (&r->monitor, &r->egress, err);
+  hv_fault_point ("create.pasta-started");
+  if (hv_monitor_pass_egress (&r->monitor, &r->egress, err) < 0)
+    return -1;
+  hv_fault_point ("create.resolver-started");
+  return 0;
 }
 
 static int
@@ -303,6 +310,7 @@ run_runtime_hooks (struct create_run *r, const struct hv_create_opts *opts, hv_e
   if (hv_hooks_run (&r->spec->hooks.prestart, "prestart", created, err) < 0
       || hv_hooks_run (&r->spec->hooks.create_runtime, "createRuntime", created, err) < 0)
     return -1;
+  hv_fault_point ("create.hooks-run");
   return hv_sync_send (r->sock[0], HV_SYNC_HOOKS_DONE, created, strlen (created), -1, err);
 }
 
@@ -351,6 +359,7 @@ answer_init (struct create_run *r, const struct hv_create_opts *opts, hv_error *
           break;
         case HV_SYNC_READY:
           /* Before create returns: nothing can start the process yet. */
+          hv_fault_point ("create.init-ready");
           return await_egress (r, opts, err);
         case HV_SYNC_ERROR:
           return hv_sync_error (payload, err);
@@ -368,10 +377,13 @@ drive_init (struct create_run *r, const struct hv_create_opts *opts, hv_error **
 {
   if (r->ns.new_user && hv_ns_write_id_maps (r->pid, r->spec, err) < 0)
     return -1;
+  hv_fault_point ("create.id-maps-written");
   if (set_oom_score_adj (r, err) < 0 || place_in_cgroup (r, err) < 0)
     return -1;
+  hv_fault_point ("create.cgroup-joined");
   if (hv_sync_send (r->sock[0], HV_SYNC_GO, NULL, 0, -1, err) < 0)
     return -1;
+  hv_fault_point ("create.init-released");
   return answer_init (r, opts, err);
 }
 
@@ -506,8 +518,10 @@ save_created (struct create_run *r, const struct hv_create_opts *opts, hv_error 
   r->c->pid = r->pid;
   if (proc_start_time (r->pid, &r->c->start_time, NULL) < 0 || r->c->start_time == 0)
     return hv_error_set (err, 0, "container init exited during create");
+  hv_fault_point ("create.before-save");
   if (hv_container_save (r->c, err) < 0)
     return -1;
+  hv_fault_point ("create.state-saved");
   if (opts->pid_file && write_pid_file (opts->pid_file, r->pid, err) < 0)
     return -1;
   return 0;
@@ -571,24 +585,30 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
   hv_caps_warn_unavailable (&r.spec->process.capabilities);
   if (make_state_dir (rt, opts->id, dir, err) < 0)
     goto fail_early;
+  hv_fault_point ("create.state-dir");
 
   /* From here on, failures clean up through create_cleanup(). */
   if (new_container_record (rt, opts, &r, &dir, bundle, rootfs, err) < 0)
     goto fail;
+  hv_fault_point ("create.record-locked");
   if (write_file_atomic (r.c->dir, "config.json", r.config_text, strlen (r.config_text), err) < 0)
     goto fail;
+  hv_fault_point ("create.config-written");
   /* Before init and before we join any namespace: the monitor stays in
    * ours, and init connects to it. */
   if (hv_monitor_start (r.c, r.spec, opts->egress_trail_fd, &r.monitor, err) < 0)
     goto fail;
+  hv_fault_point ("create.monitor-started");
   if (open_exec_fifo (&r, err) < 0 || open_sync_socket (&r, err) < 0)
     goto fail;
+  hv_fault_point ("create.fifo-made");
   if (opts->keep_child_reapable && r.ns.double_fork)
     prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   if (hv_ns_parent_join (&r.ns, err) < 0)
     goto fail;
   if (start_init (&r, opts, bundle, rootfs, err) < 0)
     goto fail;
+  hv_fault_point ("create.init-cloned");
   if (drive_init (&r, opts, err) < 0)
     goto fail;
   close (r.sock[0]);
@@ -596,6 +616,7 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
   if (save_created (&r, opts, err) < 0
       || hv_monitor_attach_init (&r.monitor, r.c->pid, r.c->start_time, err) < 0)
     goto fail;
+  hv_fault_point ("create.monitor-attached");
   if (pidfd_out)
     *pidfd_out = pidfd_for_caller (&r);
   *out = steal_pointer (&r.c);

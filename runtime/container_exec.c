@@ -24,6 +24,7 @@
 #include "cgroup.h"
 #include "console.h"
 #include "container.h"
+#include "fault_point.h"
 #include "process.h"
 #include "seccomp_filter.h"
 #include "safe_path.h"
@@ -223,6 +224,7 @@ spawn_exec (const hv_container *c, oci_spec *spec, const struct hv_exec_opts *o,
       close (pidfd);
       return -1;
     }
+  hv_fault_point ("exec.listener-connected");
   cleanup_free char *state_json = hv_container_state_json (c, hv_container_status (c), false);
   int sock[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0)
@@ -242,6 +244,7 @@ spawn_exec (const hv_container *c, oci_spec *spec, const struct hv_exec_opts *o,
     }
   close (sock[1]);
   close (pidfd);
+  hv_fault_point ("exec.forked");
   pid_t pid = -1;
   int ret = outer < 0 ? hv_error_set (err, errno, "fork") : drive_exec (sock[0], &outer, o, &pid, err);
   close (sock[0]);
@@ -267,6 +270,7 @@ hv_container_exec (const struct hv_runtime *rt, const hv_container *c, oci_spec 
   pid_t pid = spawn_exec (c, spec, o, err);
   if (pid < 0)
     return -1;
+  hv_fault_point ("exec.process-ready");
   if (o->pid_file && write_pid_file (o->pid_file, pid, err) < 0)
     return -1;
   if (o->detach)
@@ -281,6 +285,7 @@ hv_container_exec (const struct hv_runtime *rt, const hv_container *c, oci_spec 
       if (w < 0 && errno != EINTR)
         break;
     }
+  hv_fault_point ("exec.process-exited");
   *exit_status = WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status);
   return 0;
 }

@@ -11,6 +11,7 @@
 #include "cgroup_systemd.h"
 #include "container.h"
 #include "container_monitor.h"
+#include "fault_point.h"
 #include "hooks.h"
 #include "log.h"
 #include "utils.h"
@@ -36,6 +37,7 @@ hv_container_start (const struct hv_runtime *rt, hv_container *c, hv_error **err
   cleanup_spec oci_spec *spec = NULL;
   if (hv_container_load_config (c, &spec, err) < 0)
     return -1;
+  hv_fault_point ("start.config-loaded");
   cleanup_free char *fifo_path = xasprintf ("%s/exec.fifo", c->dir);
   /* Init holds the fifo open read-write, close-on-exec, and blocks reading
    * it.  A reader opened here before our writer sees POLLHUP once every
@@ -54,11 +56,14 @@ hv_container_start (const struct hv_runtime *rt, hv_container *c, hv_error **err
       return hv_error_set (err, errno, "open %s", fifo_path);
     if (write (writer, "0", 1) != 1)
       return hv_error_set (err, errno, "release container init");
+    hv_fault_point ("start.init-released");
   }
   unlink (fifo_path);
+  hv_fault_point ("start.fifo-removed");
   struct pollfd pfd = { .fd = reader, .events = 0 };
   while (poll (&pfd, 1, -1) < 0 && errno == EINTR)
     ;
+  hv_fault_point ("start.process-running");
   cleanup_free char *json = hv_container_state_json (c, HV_STATUS_RUNNING, false);
   if (hv_hooks_run (&spec->hooks.poststart, "poststart", json, err) < 0)
     {
@@ -82,6 +87,7 @@ hv_container_destroy (const struct hv_runtime *rt, hv_container *c, hv_error **e
   if (c->cgroup_path && c->cgroup_path[0]
       && (c->systemd_cgroup ? hv_systemd_destroy (c->cgroup_path, err) : hv_cgroup_destroy (c->cgroup_path, err)) < 0)
     return hv_error_wrap (err, "delete %s", c->id);
+  hv_fault_point ("delete.cgroup-removed");
   if (spec && spec->hooks.poststop.n)
     {
       cleanup_free char *json = hv_container_state_json (c, HV_STATUS_STOPPED, false);
@@ -93,5 +99,6 @@ hv_container_destroy (const struct hv_runtime *rt, hv_container *c, hv_error **e
   /* The audit monitor writes its exit record and goes; its trail stays. */
   if (hv_monitor_stop (c->dir, err) < 0)
     return hv_error_wrap (err, "delete %s", c->id);
+  hv_fault_point ("delete.monitor-stopped");
   return hv_state_remove (c->dir, err);
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "container.h"
+#include "fault_point.h"
 #include "run_guard.h"
 #include "signals.h"
 #include "tty_proxy.h"
@@ -62,6 +63,7 @@ hv_container_run (const struct hv_runtime *rt, const struct hv_run_opts *o, stru
     co.console_master = &master;
   if (hv_container_create (rt, &co, &c, &pidfd, err) < 0)
     return -1;
+  hv_fault_point ("run.created");
   if (co.die_with_runtime && (pidfd < 0 || hv_guard_start (pidfd, &o->after_runtime_died, guard, err) < 0))
     {
       /* Fail closed: no sandbox that could outlive us. */
@@ -74,6 +76,7 @@ hv_container_run (const struct hv_runtime *rt, const struct hv_run_opts *o, stru
     }
   if (pidfd >= 0)
     close (pidfd);
+  hv_fault_point ("run.guard-started");
   if (!o->detach)
     hv_forward_signals_to (c->pid);
   if (hv_container_start (rt, c, err) < 0)
@@ -83,6 +86,7 @@ hv_container_run (const struct hv_runtime *rt, const struct hv_run_opts *o, stru
         hv_guard_stop (guard);
       return -1;
     }
+  hv_fault_point ("run.started");
   if (o->detach)
     return 0;
   if (o->timeout_s)
@@ -93,6 +97,7 @@ hv_container_run (const struct hv_runtime *rt, const struct hv_run_opts *o, stru
       hv_tty_proxy (master, &proxy_err);
     }
   int status = wait_status (c->pid);
+  hv_fault_point ("run.exited");
   if (!caller_stops_guard)
     hv_guard_stop (guard);
   *exit_status = WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status);

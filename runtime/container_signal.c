@@ -10,6 +10,7 @@
 
 #include "cgroup.h"
 #include "container.h"
+#include "fault_point.h"
 #include "container_monitor.h"
 #include "signals.h"
 #include "utils.h"
@@ -86,7 +87,9 @@ hv_container_delete (const struct hv_runtime *rt, hv_container *c, bool force, h
        * get ENOSYS from the kernel: still never allowed. */
       if (hv_monitor_stop (c->dir, err) < 0)
         return hv_error_wrap (err, "delete %s", cid);
+      hv_fault_point ("delete.running-monitor-stopped");
       signal_container (c, SIGKILL, c->cgroup_path[0] != '\0', &ignored);
+      hv_fault_point ("delete.killed");
       if (st == HV_STATUS_PAUSED)
         hv_cgroup_freeze (c->cgroup_path, false, NULL);
       if (hv_wait_exit (c->pid, 10000) < 0)

@@ -11,6 +11,7 @@
 #include "audit_monitor.h"
 #include "container.h"
 #include "egress_pasta.h"
+#include "fault_point.h"
 #include "git_hidden_tracked.h"
 #include "git_identity.h"
 #include "home_create.h"
@@ -85,8 +86,10 @@ make_bundle (struct session *s, hv_error **err)
   const char *parent = geteuid () == 0 ? "/run" : (runtime_dir && runtime_dir[0] ? runtime_dir : "/tmp");
   s->state_root = hv_default_state_root ();
   hv_run_clean_leftovers (parent, s->state_root);
+  hv_fault_point ("session.leftovers-cleaned");
   if (hv_run_bundle_create (parent, &s->bundle, err) < 0)
     return -1;
+  hv_fault_point ("session.bundle-made");
   s->rootfs = xasprintf ("%s/rootfs", s->bundle);
   s->rc.ctx.rootfs = s->rootfs;
   if (mkdir (s->rootfs, 0755) < 0)
@@ -123,6 +126,7 @@ write_config (struct session *s, hv_error **err)
     return -1;
   if (hv_check_secret_files (&s->creds.files, s->rc.project, s->config_json, err) < 0)
     return -1;
+  hv_fault_point ("session.config-compiled");
   return write_file_atomic (s->bundle, "config.json", s->config_json, strlen (s->config_json), err);
 }
 
@@ -174,6 +178,7 @@ run_sandbox (struct session *s, int *exit_status, hv_error **err)
    * sandbox starts, checked after it has exited however it ended ... */
   if (hv_project_guard_snapshot (s->rc.project, &s->project_guard, err) < 0)
     return -1;
+  hv_fault_point ("session.project-snapshot");
   /* ... also when haven is killed: the run guard does it then. */
   s->after = (struct after_haven_died){ s->project_guard, &s->audit };
   ro.after_runtime_died = (struct hv_guard_after){ after_haven_died, &s->after, s->audit.log_fd };
@@ -198,7 +203,9 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
    * Killed first, not reaped: its exit's tail (the tap device's
    * teardown, an RCU barrier of 10-20 ms) runs while haven finishes and
    * after haven has exited. */
+  hv_fault_point ("session.sandbox-done");
   hv_pasta_kill (&s->pasta);
+  hv_fault_point ("session.pasta-killed");
   if (s->project_guard)
     {
       cleanup_error hv_error *gerr = NULL;
@@ -219,8 +226,10 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
   if (ret < 0)
     trail_status = *err && (*err)->exit_status ? (*err)->exit_status : 125;
   hv_audit_end (&s->audit, trail_status);
+  hv_fault_point ("session.audit-ended");
   /* Done: from here on, a kill of haven leaves nothing for the guard. */
   hv_guard_stop (&s->run_guard);
+  hv_fault_point ("session.guard-stopped");
   hv_run_credentials_release (&s->creds);
   if (s->bundle && !s->o->keep_bundle)
     hv_run_bundle_remove (s->bundle);
@@ -258,8 +267,10 @@ hv_session_run (const struct hv_session_opts *o, int *exit_status, hv_error **er
     goto out;
   if (write_config (&s, err) < 0)
     goto out;
+  hv_fault_point ("session.config-written");
   if (start_audit (&s, err) < 0)
     goto out;
+  hv_fault_point ("session.audit-started");
   ret = run_sandbox (&s, exit_status, err);
   if (ret < 0)
     hv_run_hint_rootless_limits (s.policy, s.rc.ctx.rootless, err);
