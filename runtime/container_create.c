@@ -25,6 +25,7 @@
 #include "console.h"
 #include "container.h"
 #include "container_monitor.h"
+#include "create_record.h"
 #include "egress_sandbox.h"
 #include "fault_point.h"
 #include "hooks.h"
@@ -609,6 +610,11 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
   if (start_init (&r, opts, bundle, rootfs, err) < 0)
     goto fail;
   hv_fault_point ("create.init-cloned");
+  /* Before the cgroup exists: a delete after we die removes it. */
+  if (hv_create_record_write (r.c->dir, r.pid, r.c->systemd_cgroup, wants_no_cgroup (r.spec) ? "" : r.c->cgroup_path,
+                              err) < 0)
+    goto fail;
+  hv_fault_point ("create.record-written");
   if (drive_init (&r, opts, err) < 0)
     goto fail;
   close (r.sock[0]);

@@ -10,6 +10,7 @@
 
 #include "cgroup.h"
 #include "container.h"
+#include "create_record.h"
 #include "fault_point.h"
 #include "container_monitor.h"
 #include "signals.h"
@@ -70,9 +71,10 @@ hv_container_delete (const struct hv_runtime *rt, hv_container *c, bool force, h
        * (then the directory is all that is left of it). */
       if (hv_state_being_created (c->dir))
         return hv_error_set (err, 0, "container %s is being created", cid);
-      /* Its monitor, if it got one, ends by itself without create; make sure. */
-      if (hv_monitor_stop (c->dir, err) < 0)
-        return -1;
+      /* Its monitor, if it got one, ends by itself without create; make
+       * sure.  Its init and cgroup, if it got that far, are recorded. */
+      if (hv_monitor_stop (c->dir, err) < 0 || hv_create_record_undo (c->dir, err) < 0)
+        return hv_error_wrap (err, "delete %s", cid);
       return hv_state_remove (c->dir, err);
     }
   /* runtime-spec: deleting anything but a stopped container is an error

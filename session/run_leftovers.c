@@ -12,6 +12,8 @@
 
 #include "cgroup.h"
 #include "cgroup_systemd.h"
+#include "container_monitor.h"
+#include "create_record.h"
 #include "runtime.h"
 #include "log.h"
 #include "state.h"
@@ -177,10 +179,17 @@ clean_state (const char *state_root)
       cleanup_error hv_error *err = NULL;
       if (hv_container_load (&rt, de->d_name, &c, &err) < 0)
         {
-          /* Killed before the state was saved: its haven must be gone. */
+          /* Killed before the state was saved: its haven must be gone.
+           * What it made by then (monitor, init, cgroup) goes too. */
           unsigned long long start = 0;
           if (proc_start_time (pid, &start, NULL) == 0 && start == 0)
-            hv_state_remove (dir, NULL);
+            {
+              cleanup_error hv_error *uerr = NULL;
+              if (hv_monitor_stop (dir, &uerr) < 0 || hv_create_record_undo (dir, &uerr) < 0)
+                hv_log (HV_LOG_WARNING, "leftovers of %s: %s", de->d_name, uerr->msg);
+              else
+                hv_state_remove (dir, NULL);
+            }
           continue;
         }
       /* Only a container whose init is gone (pid and start time, so a
