@@ -178,18 +178,20 @@ clean_state (const char *state_root)
       cleanup_container hv_container *c = NULL;
       cleanup_error hv_error *err = NULL;
       if (hv_container_load (&rt, de->d_name, &c, &err) < 0)
+        continue;
+      if (hv_container_status (c) == HV_STATUS_CREATING)
         {
-          /* Killed before the state was saved: its haven must be gone.
-           * What it made by then (monitor, init, cgroup) goes too. */
+          /* No state.json and no create holding the lock: killed before
+           * the state was saved.  Its haven must be gone (the pid in the
+           * name); what it made by then (monitor, init, cgroup) goes too. */
           unsigned long long start = 0;
-          if (proc_start_time (pid, &start, NULL) == 0 && start == 0)
-            {
-              cleanup_error hv_error *uerr = NULL;
-              if (hv_monitor_stop (dir, &uerr) < 0 || hv_create_record_undo (dir, &uerr) < 0)
-                hv_log (HV_LOG_WARNING, "leftovers of %s: %s", de->d_name, uerr->msg);
-              else
-                hv_state_remove (dir, NULL);
-            }
+          if (proc_start_time (pid, &start, NULL) < 0 || start != 0)
+            continue;
+          hv_log (HV_LOG_DEBUG, "removing what the haven run %s killed during create left", de->d_name);
+          if (hv_monitor_stop (dir, &err) < 0 || hv_create_record_undo (dir, &err) < 0)
+            hv_log (HV_LOG_WARNING, "leftovers of %s: %s", de->d_name, err->msg);
+          else
+            hv_state_remove (dir, NULL);
           continue;
         }
       /* Only a container whose init is gone (pid and start time, so a
