@@ -159,6 +159,11 @@ PY
 leaks_list() {
   local ids=() paths=() pids=() root="" cg="" run_pid="" parent="" found=0
   while [ $# -gt 0 ]; do
+    # An empty value would match nothing and hide every leak.
+    if [ -z "${2:-}" ]; then
+      echo "leaks.sh list: $1 needs a value" >&2
+      return 2
+    fi
     case $1 in
       --id) ids+=("$2"); shift 2 ;;
       --path) paths+=("$2"); shift 2 ;;

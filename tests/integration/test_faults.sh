@@ -1,0 +1,193 @@
+# Faults (issue 12): the runtime SIGKILLed at every named fault point
+# (runtime/fault_point.h, HAVEN_TEST_KILL_AT) of create, start, exec,
+# delete, run and `haven run`'s session; then `delete --force` (or the
+# next `haven run`) must leave nothing that tests/lib/leaks.sh finds:
+# mounts, cgroups, netns, nft tables, processes, state or bundle dirs.
+#
+# FAULT_POINTS (names separated by spaces): sweep only these points (the
+# VM's subset); default every point the source names.
+
+FAULTS_TREE=$(cd "$(dirname "$RUNTIME")" && pwd)
+FAULTS_LEAKS=$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/leaks.sh
+FAULTS_HAVEN=$(dirname "$RUNTIME")/haven
+source "$FAULTS_LEAKS"
+
+# fault_points REGEX: the points the runtime's source names, matching REGEX,
+# limited to $FAULT_POINTS when set.
+fault_points() {
+  local p
+  for p in $(grep -ho 'hv_fault_point ("[^"]*")' "$FAULTS_TREE"/runtime/*.c "$FAULTS_TREE"/session/*.c \
+               | sed 's/.*("\(.*\)")/\1/' | grep -E -- "$1" | sort -u); do
+    [ -z "${FAULT_POINTS:-}" ] || [[ " $FAULT_POINTS " == *" $p "* ]] && echo "$p"
+  done
+}
+
+need_fault_points() {
+  skip_on_runc "haven-runc's fault points"
+  [ -d "$FAULTS_TREE/runtime" ] || skip "no source tree beside $RUNTIME to list the fault points"
+}
+
+# fault_sweep REGEX [grep -v args]: the points to sweep, or skip when
+# FAULT_POINTS selects none of them.
+fault_sweep() {
+  local regex=$1
+  shift
+  if [ $# -gt 0 ]; then
+    FSWEEP=$(fault_points "$regex" | grep -v "$@")
+  else
+    FSWEEP=$(fault_points "$regex")
+  fi
+  [ -n "$FSWEEP" ] || skip "FAULT_POINTS selects none of these points"
+}
+
+# killed_at POINT CMD...: run CMD with the hook; it must die of SIGKILL
+# there (137): a point the test never reaches would prove nothing.
+killed_at() {
+  local point=$1 rc
+  shift
+  (export HAVEN_TEST_KILL_AT=$point; "$@") > /dev/null 2> "$PWD/killed.err" < /dev/null
+  rc=$?
+  [ "$rc" = 137 ] || fail "$point: not killed there (status $rc): $(tail -3 "$PWD/killed.err")"
+}
+
+# no_leaks WHAT LEAKS-ARGS...: nothing left, allowing 3 s for processes
+# that end by themselves (init on its closed sync socket, the monitor on
+# its closed control socket, the guard's kill).
+no_leaks() {
+  local what=$1 i out
+  shift
+  for i in $(seq 30); do
+    out=$(leaks_list "$@") && return 0
+    sleep 0.1
+  done
+  fail "$what left: $out"
+}
+
+# A monitored bundle (the audit monitor, a seccomp-notify listener): what
+# a killed create can leave is a monitor process too.
+faults_bundle() {
+  cfg "$B" '.annotations["run.haven.audit"] = $t
+            | .linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["chroot"], action: "SCMP_ACT_NOTIFY"}]}' \
+    --arg t "$WORK/faults-trail-$$.jsonl"
+  args "$B" "$@"
+}
+
+# A fresh test cgroup per kill: every process a killed runtime forked
+# stays in it (unless moved to the container's cgroup, which is checked
+# by name), however it was reparented.
+faults_cg() {
+  [ -n "${FCG:-}" ] && leaks_cgroup_remove "$FCG"
+  FCG=$(leaks_cgroup_new "$CTR_PREFIX-$RANDOM") || fail "cannot make a test cgroup"
+  defer "leaks_cgroup_remove $FCG"
+}
+in_cg() { (echo "$BASHPID" > "$FCG/cgroup.procs" && "$@"); }
+
+test_faults_create() {
+  need_fault_points
+  faults_bundle sleep 60
+  local p id
+  fault_sweep '^create\.' -e egress -e pasta -e resolver -e id-maps -e hooks
+  for p in $FSWEEP; do
+    id=$(new_id "f$RANDOM")
+    faults_cg
+    killed_at "$p" in_cg rt create --bundle "$B" "$id"
+    rt delete --force "$id" > /dev/null 2>&1
+    no_leaks "create killed at $p, then delete --force" --id "$id" --root "$STATE_ROOT" --cgroup "$FCG"
+  done
+}
+
+test_faults_start_delete() {
+  need_fault_points
+  faults_bundle sleep 60
+  local p id
+  fault_sweep '^(start|delete)\.'
+  for p in $FSWEEP; do
+    id=$(new_id "f$RANDOM")
+    faults_cg
+    in_cg rt create --bundle "$B" "$id" || fail "create"
+    if [[ $p == start.* ]]; then
+      killed_at "$p" in_cg rt start "$id"
+    else
+      rt start "$id" || fail "start"
+      killed_at "$p" in_cg rt delete --force "$id"
+    fi
+    rt delete --force "$id" > /dev/null 2>&1 || fail "$p: delete --force after the kill: $(rt delete --force "$id" 2>&1)"
+    no_leaks "killed at $p, then delete --force" --id "$id" --root "$STATE_ROOT" --cgroup "$FCG"
+  done
+}
+
+test_faults_exec_run() {
+  need_fault_points
+  faults_bundle sleep 60
+  local p id
+  fault_sweep '^(exec|run)\.'
+  for p in $(echo "$FSWEEP" | grep '^exec\.'); do
+    id=$(new_id "f$RANDOM")
+    faults_cg
+    in_cg rt run -d --bundle "$B" "$id" || fail "run -d"
+    killed_at "$p" in_cg rt exec "$id" true
+    rt delete --force "$id" || fail "$p: delete --force after the kill"
+    no_leaks "exec killed at $p, then delete --force" --id "$id" --root "$STATE_ROOT" --cgroup "$FCG"
+  done
+  args "$B" true
+  for p in $(echo "$FSWEEP" | grep '^run\.'); do
+    id=$(new_id "f$RANDOM")
+    faults_cg
+    killed_at "$p" in_cg rt run --bundle "$B" "$id"
+    rt delete --force "$id" > /dev/null 2>&1
+    no_leaks "run killed at $p, then delete --force" --id "$id" --root "$STATE_ROOT" --cgroup "$FCG"
+  done
+}
+
+# faults_haven_run POINT [haven run args...]: haven run (in $P, in the test
+# cgroup, in $FNETNS when set) killed at POINT; sets FPID to its pid.
+faults_haven_run() {
+  local point=$1 rc pidfile=$PWD/haven.pid
+  shift
+  rm -f "$pidfile"
+  (cd "$P" && in_cg ${FNETNS:+ip netns exec "$FNETNS"} timeout -k 2 60 bash -c 'echo $$ > "$0"; exec "$@"' \
+     "$pidfile" env HAVEN_TEST_KILL_AT="$point" "$FAULTS_HAVEN" run "$@") > /dev/null 2> "$PWD/killed.err" < /dev/null
+  rc=$?
+  FPID=$(cat "$pidfile") || fail "haven run: $point: no pid"
+  [ "$rc" = 137 ] || fail "haven run: $point: not killed there (status $rc): $(tail -3 "$PWD/killed.err")"
+}
+
+# The next haven run (it removes what killed runs left), then nothing of
+# the killed one may be left.
+faults_after_haven_run() {
+  local what=$1 out
+  shift
+  out=$(cd "$P" && ${FNETNS:+ip netns exec "$FNETNS"} timeout -k 2 60 "$FAULTS_HAVEN" run "$@" -- true 2>&1 < /dev/null) \
+    || fail "$what: the next haven run failed: $out"
+  no_leaks "haven run killed at $what, then the next haven run" --haven-run "$FPID" --cgroup "$FCG"
+}
+
+test_faults_haven_run() {
+  need_fault_points
+  fault_sweep '^(session|run|create)\.' -e egress -e pasta -e resolver -e id-maps -e hooks
+  make_project
+  local p
+  for p in $FSWEEP; do
+    faults_cg
+    faults_haven_run "$p" -- true
+    faults_after_haven_run "$p"
+  done
+}
+
+# An egress allowlist: the table, the resolver (in the monitor) and pasta.
+test_faults_haven_run_egress() {
+  need_fault_points
+  fault_sweep '^(create\.(egress|pasta|resolver|monitor|init-ready|state-saved)|session\.(pasta|sandbox)|run\.(started|exited))'
+  policies_world api.example.com
+  make_project
+  printf 'extends: default\nnetwork: {allow: ["api.example.com:443"]}\naudit: {log: %s}\n' "$WORK/ftrail-$$.jsonl" \
+    > "$P.pol/t.yaml"
+  FNETNS=$EH
+  local p
+  for p in $FSWEEP; do
+    faults_cg
+    faults_haven_run "$p" --policy "$P.pol/t.yaml" -- python3 -c "$POLICIES_CLIENT" api.example.com:443
+    faults_after_haven_run "$p" --policy "$P.pol/t.yaml"
+  done
+  FNETNS=
+}
