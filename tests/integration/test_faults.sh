@@ -191,3 +191,76 @@ test_faults_haven_run_egress() {
   done
   FNETNS=
 }
+
+# The sandbox's side of test_faults_monitor_killed: a denied system call
+# (ptrace(PTRACE_TRACEME), which would succeed unrestricted), a name's
+# resolution and connections, before and after the test kills the monitor.
+FAULTS_PROBE='
+import ctypes, os, socket, time
+libc = ctypes.CDLL(None, use_errno=True)
+def ptrace():
+    return "ALLOWED" if libc.syscall(101, 0, 0, 0, 0) == 0 else os.strerror(ctypes.get_errno())
+def resolve(name):
+    try:
+        return socket.getaddrinfo(name, 443, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
+    except OSError:
+        return "no-address"
+def connect(addr):
+    s = socket.socket(); s.settimeout(3)
+    try:
+        s.connect((addr, 443)); return "connected"
+    except OSError as e:
+        return "not-connected"
+a = resolve("api.example.com")
+print("before", ptrace(), a, connect(a), connect("203.0.113.200"), flush=True)
+open("ready", "w").close()
+for i in range(300):
+    if os.path.exists("go"):
+        break
+    time.sleep(0.1)
+print("after", ptrace(), resolve("b.example.com"), connect("203.0.113.200"), connect(a), flush=True)
+'
+
+# The monitor SIGKILLed while the sandbox runs: it fails closed.  The
+# calls the monitor answered are refused by the kernel (ENOSYS), names
+# no longer resolve (the resolver was the monitor), denied egress stays
+# denied, exec into the container fails cleanly, and the end of the run
+# (delete) leaves nothing.
+test_faults_monitor_killed() {
+  need_fault_points
+  policies_world api.example.com b.example.com
+  make_project
+  printf 'extends: default\nnetwork: {allow: ["api.example.com:443", "b.example.com:443"]}\naudit: {log: %s}\n' \
+    "$WORK/ftrail-$$.jsonl" > "$P.pol/t.yaml"
+  faults_cg
+  local pidfile=$PWD/haven.pid i out m
+  (cd "$P" && in_cg ip netns exec "$EH" timeout -k 2 60 bash -c 'echo $$ > "$0"; exec "$@"' "$pidfile" \
+     "$FAULTS_HAVEN" run --policy "$P.pol/t.yaml" -- python3 -c "$FAULTS_PROBE") > probe.out 2> probe.err < /dev/null &
+  local bg=$!
+  defer "kill $bg 2> /dev/null"
+  for i in $(seq 300); do [ -e "$P/ready" ] && break; sleep 0.1; done
+  [ -e "$P/ready" ] || fail "the sandbox never got ready: $(cat probe.out probe.err)"
+  FPID=$(cat "$pidfile")
+  local state=/run/haven/haven-run-$FPID
+  m=$(cut -d' ' -f1 "$state/monitor.pid") || fail "no monitor.pid in $state"
+  kill -KILL "$m"
+  for i in $(seq 50); do [ -e "/proc/$m" ] || break; sleep 0.1; done
+  [ ! -e "/proc/$m" ] || fail "monitor $m survived SIGKILL"
+  out=$(timeout 20 "$RUNTIME" --root /run/haven exec "haven-run-$FPID" true 2>&1) && fail "exec started without the monitor"
+  [ $? != 124 ] || fail "exec hung without the monitor"
+  assert_contains "$out" "haven-runc: seccomp listener: connect to" "exec's error"
+  touch "$P/go"
+  wait "$bg"
+  # ptrace: in haven run the seccomp notify fd goes to haven's own audit
+  # listener (audit_monitor.c), not to the monitor, so it stays EPERM;
+  # the monitor's own notify calls (haven-runc's run.haven.audit) get
+  # ENOSYS once it is gone (test_container_audit_dead_monitor_fails_closed).
+  # Either way never allowed.  The address already resolved stays
+  # reachable: its table entry was made before the kill.
+  out=$(cat probe.out)
+  assert_eq "before Operation not permitted 203.0.113.1 connected not-connected" "$(head -1 probe.out)" \
+    "the probe before the kill ($(cat probe.err))"
+  [[ $(sed -n 2p probe.out) =~ ^after\ (Operation\ not\ permitted|Function\ not\ implemented)\ no-address\ not-connected\ connected$ ]] \
+    || fail "the probe after the kill: $out ($(cat probe.err))"
+  no_leaks "the run whose monitor was killed" --haven-run "$FPID" --cgroup "$FCG"
+}
