@@ -96,6 +96,30 @@ test_faults_create() {
   done
 }
 
+# The points only a user namespace (id maps) or hooks reach: a bundle
+# with both, and the rest of create again through it.  No audit monitor:
+# init, a host uid of the mapping, cannot reach monitor.sock in the
+# state directory (0700), so create refuses that combination.
+test_faults_create_userns_hooks() {
+  need_fault_points
+  fault_sweep '^create\.(id-maps|hooks|init-cloned|cgroup-joined|init-ready|before-save)'
+  chown -R 100000:100000 "$B/rootfs"
+  args "$B" sleep 60
+  cfg "$B" '.linux.namespaces += [{type: "user"}] | .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+            | .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+            | .mounts |= map(select(.type != "sysfs" and .type != "cgroup"))
+            | .hooks = {prestart: [{path: "/bin/true"}], createRuntime: [{path: "/bin/true"}]}'
+  local p id
+  for p in $FSWEEP; do
+    id=$(new_id "f$RANDOM")
+    faults_cg
+    killed_at "$p" in_cg rt create --bundle "$B" "$id"
+    rt delete --force "$id" > /dev/null 2>&1
+    no_leaks "create (user namespace, hooks) killed at $p, then delete --force" --id "$id" --root "$STATE_ROOT" \
+      --cgroup "$FCG"
+  done
+}
+
 test_faults_start_delete() {
   need_fault_points
   faults_bundle sleep 60
