@@ -610,9 +610,13 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
   if (start_init (&r, opts, bundle, rootfs, err) < 0)
     goto fail;
   hv_fault_point ("create.init-cloned");
-  /* Before the cgroup exists: a delete after we die removes it. */
-  if (hv_create_record_write (r.c->dir, r.pid, r.c->systemd_cgroup, wants_no_cgroup (r.spec) ? "" : r.c->cgroup_path,
-                              err) < 0)
+  /* Before the cgroup exists: a delete after we die removes it and init.
+   * Not needed, and a file write saved on haven run's fast path, when
+   * there is no cgroup and init dies with us: until READY its sync socket
+   * fails, from READY on the parent-death signal kills it (report_ready). */
+  bool no_cgroup = wants_no_cgroup (r.spec);
+  if (!(no_cgroup && opts->die_with_runtime)
+      && hv_create_record_write (r.c->dir, r.pid, r.c->systemd_cgroup, no_cgroup ? "" : r.c->cgroup_path, err) < 0)
     goto fail;
   hv_fault_point ("create.record-written");
   if (drive_init (&r, opts, err) < 0)
