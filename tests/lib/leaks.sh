@@ -43,7 +43,8 @@
 #
 #   snapshot FILE        Whole machine, for loads whose ids are unknown:
 #   diff FILE [PREFIX]   record mounts, cgroup directories, netns, nft tables,
-#                        haven/pasta processes (pid and start time) and the
+#                        processes (pid and start time: haven's, pasta, any in
+#                        another pid namespace or a haven cgroup) and the
 #                        dirs of /run/haven and /run/haven-run-*; diff prints
 #                        (and fails on) what exists now and did not then,
 #                        only the lines containing PREFIX if given.  It sees
@@ -258,15 +259,33 @@ _leaks_inventory() {
   done
   ls -1 /run/netns 2> /dev/null | sed 's/^/netns: /'
   command -v nft > /dev/null && nft list tables 2> /dev/null | sed 's/^/nft: /'
-  local d comm
-  for d in /proc/[0-9]*; do
-    comm=$(cat "$d/comm" 2> /dev/null) || continue
-    case $comm in
-      haven* | pasta* | passt*)
-        echo "process: ${d#/proc/}:$(_leaks_start_time "${d#/proc/}") $comm $(tr '\0' ' ' < "$d/cmdline" 2> /dev/null)"
-        ;;
-    esac
-  done
+  python3 - << 'PY'
+import os
+# haven's own processes (haven, haven-runc, haven-monitor), pasta, and any
+# process in another pid namespace (a container's, with or without a
+# cgroup) or in a cgroup haven made.
+own = os.readlink('/proc/self/ns/pid')
+for pid in os.listdir('/proc'):
+    if not pid.isdigit():
+        continue
+    try:
+        with open('/proc/%s/stat' % pid) as f:
+            stat = f.read()
+        with open('/proc/%s/comm' % pid) as f:
+            comm = f.read().strip()
+        with open('/proc/%s/cgroup' % pid) as f:
+            cgs = f.read()
+        with open('/proc/%s/cmdline' % pid, 'rb') as f:
+            cmd = f.read().replace(b'\0', b' ').decode('utf-8', 'replace').strip()
+        ns = os.readlink('/proc/%s/ns/pid' % pid)
+    except OSError:
+        continue
+    fields = stat[stat.rindex(')') + 2:].split()
+    if fields[0] == 'Z':
+        continue
+    if comm.startswith(('haven', 'pasta', 'passt')) or ns != own or '/haven/' in cgs or 'haven-' in cgs:
+        print('process: %s:%s %s %s' % (pid, fields[19], comm, cmd))
+PY
   ls -1d /run/haven/* /run/haven-run-* 2> /dev/null | sed 's/^/dir: /'
 }
 
