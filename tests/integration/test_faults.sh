@@ -298,3 +298,24 @@ test_faults_monitor_killed() {
     || fail "the probe after the kill: $out ($(cat probe.err))"
   no_leaks "the run whose monitor was killed" --haven-run "$FPID" --cgroup "$FCG"
 }
+
+# Every point the source names is swept by one of the tests above: a
+# point added without a sweep that reaches it fails here.
+test_faults_every_point_swept() {
+  need_fault_points
+  local p missing=""
+  for p in $(FAULT_POINTS='' fault_points .); do
+    case $p in
+      create.egress* | create.pasta* | create.resolver*) ;;  # test_faults_haven_run_egress
+      create.id-maps* | create.hooks*) ;;                     # test_faults_create_userns_hooks
+      create.* | start.* | delete.* | exec.* | run.* | session.*) ;;
+      *) missing+=" $p" ;;
+    esac
+  done
+  [ -z "$missing" ] || fail "fault points no sweep reaches:$missing"
+  # And the egress sweep's own selection names every egress point.
+  for p in $(FAULT_POINTS='' fault_points '^create\.(egress|pasta|resolver)'); do
+    FAULT_POINTS='' fault_points '^(create\.(egress|pasta|resolver|monitor|init-ready|state-saved)|session\.(pasta|sandbox)|run\.(started|exited))' \
+      | grep -qx "$p" || fail "$p is not in the egress sweep"
+  done
+}
