@@ -55,14 +55,15 @@ killed_at() {
   [ "$rc" = 137 ] || fail "$point: not killed there (status $rc): $(tail -3 "$PWD/killed.err")"
 }
 
-# no_leaks WHAT LEAKS-ARGS...: nothing left, allowing 3 s for processes
+# no_leaks WHAT LEAKS-ARGS...: nothing left, allowing 5 s for processes
 # that end by themselves (init on its closed sync socket, the monitor on
 # its closed control socket, the guard's kill).
 no_leaks() {
-  local what=$1 i out
+  local what=$1 out end=$((SECONDS + 5))
   shift
-  for i in $(seq 30); do
+  while :; do
     out=$(leaks_list "$@") && return 0
+    [ "$SECONDS" -lt "$end" ] || break
     sleep 0.1
   done
   fail "$what left: $out"
