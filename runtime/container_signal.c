@@ -10,9 +10,9 @@
 
 #include "cgroup.h"
 #include "container.h"
+#include "container_monitor.h"
 #include "create_record.h"
 #include "fault_point.h"
-#include "container_monitor.h"
 #include "signals.h"
 #include "utils.h"
 
