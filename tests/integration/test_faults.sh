@@ -172,13 +172,17 @@ test_faults_exec_run() {
 # faults_haven_run POINT [haven run args...]: haven run (in $P, in the test
 # cgroup, in $FNETNS when set) killed at POINT; sets FPID to its pid.
 faults_haven_run() {
-  local point=$1 rc pidfile=$PWD/haven.pid
+  local point=$1 rc pidfile
   shift
-  rm -f "$pidfile"
-  (cd "$P" && in_cg ${FNETNS:+ip netns exec "$FNETNS"} timeout -k 2 60 bash -c 'echo $$ > "$0"; exec "$@"' \
-     "$pidfile" env HAVEN_TEST_KILL_AT="$point" "$FAULTS_HAVEN" run "$@") > /dev/null 2> "$PWD/killed.err" < /dev/null
+  # Writable by the unprivileged user of the rootless sweep.
+  pidfile=$(mktemp /tmp/hvf-pid.XXXXXX) && chmod 666 "$pidfile" || fail "mktemp"
+  (cd "$P" && in_cg ${FNETNS:+ip netns exec "$FNETNS"} ${FAULTS_HAVEN_AS:-} timeout -k 2 60 \
+     bash -c 'echo $$ > "$0"; exec "$@"' "$pidfile" env HAVEN_TEST_KILL_AT="$point" "${FAULTS_HAVEN_BIN:-$FAULTS_HAVEN}" \
+     run "$@") > /dev/null 2> "$PWD/killed.err" < /dev/null
   rc=$?
-  FPID=$(cat "$pidfile") || fail "haven run: $point: no pid"
+  FPID=$(cat "$pidfile")
+  rm -f "$pidfile"
+  [ -n "$FPID" ] || fail "haven run: $point: no pid"
   [ "$rc" = 137 ] || fail "haven run: $point: not killed there (status $rc): $(tail -3 "$PWD/killed.err")"
 }
 
@@ -208,6 +212,29 @@ faults_haven_run_sweep() {
 test_faults_haven_run_create_a_i() { faults_haven_run_sweep '^create\.[a-i]'; }
 test_faults_haven_run_create_j_z() { faults_haven_run_sweep '^create\.[j-z]'; }
 test_faults_haven_run_session() { faults_haven_run_sweep '^(session|run)\.'; }
+
+# haven run as an unprivileged user (a user namespace, state in
+# /tmp/haven-UID, the bundle in /tmp): the points between its resources.
+FAULTS_ROOTLESS="session.bundle-made session.config-written session.project-snapshot create.state-dir
+  create.monitor-started create.init-cloned create.id-maps-written create.init-ready create.before-save
+  create.state-saved run.created run.guard-started run.started run.exited session.sandbox-done session.guard-stopped"
+test_faults_haven_run_rootless() {
+  need_fault_points
+  fault_sweep "^($(echo $FAULTS_ROOTLESS | sed 's/\./\\./g; s/ /|/g'))\$"
+  make_project
+  chown -R 65534:65534 "$P"
+  local haven p
+  haven=$(world_readable_copy "$FAULTS_HAVEN")
+  as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent XDG_RUNTIME_DIR= "$@"; }
+  for p in $FSWEEP; do
+    faults_cg
+    FAULTS_HAVEN_AS="as_nobody" FAULTS_HAVEN_BIN=$haven faults_haven_run "$p" -- true
+    out=$(cd "$P" && as_nobody timeout -k 2 60 "$haven" run -- true 2>&1 < /dev/null) \
+      || fail "$p: the next haven run failed: $out"
+    no_leaks "rootless haven run killed at $p, then the next haven run" --haven-run "$FPID" --root /tmp/haven-65534 \
+      --bundle-parent /tmp --cgroup "$FCG"
+  done
+}
 
 # An egress allowlist: the table, the resolver (in the monitor) and pasta.
 test_faults_haven_run_egress() {
