@@ -598,6 +598,11 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
     goto fail;
   if (pidfd_out)
     *pidfd_out = pidfd_for_caller (&r);
+  /* r.spec is the config written to the state directory (the filters
+   * change the text and the parsed config together). */
+  r.c->hooks_known = true;
+  r.c->has_poststart = r.spec->hooks.poststart.n > 0;
+  r.c->has_poststop = r.spec->hooks.poststop.n > 0;
   *out = steal_pointer (&r.c);
   ret = 0;
   goto done;
