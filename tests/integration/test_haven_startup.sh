@@ -105,3 +105,43 @@ test_haven_overlay_probe_forged_verdict_fails_closed() {
   assert_not_contains "$OUT" ran "the command ran"
   [ ! -e "$H/.cache/new" ] || fail "a write reached the real ~/.cache"
 }
+
+# bg_haven_bundle ARGS...: start `haven run ARGS -- (a command that marks
+# its start and sleeps)` in the background from $P; once the command runs,
+# $BUNDLE is that haven's bundle and $BGPID its pid.
+bg_haven_bundle() {
+  local i
+  rm -f "$P/started"
+  (cd "$P" && exec "$HAVEN" run "$@" -- sh -c 'touch /etc/haven-startup-test 2>/dev/null && echo WROTE; touch started; sleep 3' \
+     > "$P.out" 2>&1 </dev/null) &
+  BGPID=$!
+  defer "kill $BGPID 2>/dev/null"
+  for ((i = 0; i < 100; i++)); do
+    [ -e "$P/started" ] && break
+    sleep 0.1
+  done
+  [ -e "$P/started" ] || fail "the command did not start: $(cat "$P.out")"
+  BUNDLE=$(ls -d /run/haven-run-"$BGPID".* 2>/dev/null)
+  [ -n "$BUNDLE" ] && [ -f "$BUNDLE/owner" ] || fail "no bundle /run/haven-run-$BGPID.* of the running haven"
+}
+
+# haven run hands the compiled config to the runtime in memory: its bundle
+# holds no config.json while the command runs (nothing to write, read back
+# and remove), and the policy still holds; --keep-bundle still writes it.
+# (Checked while haven runs: another haven run removes a finished run's
+# kept bundle as a leftover.)
+test_haven_config_in_memory() {
+  need_haven
+  make_project
+  bg_haven_bundle
+  [ ! -e "$BUNDLE/config.json" ] || fail "the running haven's bundle holds a config.json"
+  wait "$BGPID"
+  assert_eq 0 "$?" "exit code ($(cat "$P.out"))"
+  assert_not_contains "$(cat "$P.out")" WROTE "a write to /etc under the default policy"
+  [ ! -e /etc/haven-startup-test ] || { rm -f /etc/haven-startup-test; fail "the sandbox wrote /etc"; }
+  bg_haven_bundle --keep-bundle
+  assert_eq "$P" "$(jq -r --arg p "$P" '.mounts[] | select(.destination == $p) | .source' "$BUNDLE/config.json")" \
+    "the kept config.json's project mount"
+  defer "rm -rf '$BUNDLE'"
+  wait "$BGPID"
+}
