@@ -34,19 +34,23 @@ mkdir -p "$work/project"
 chmod 755 "$work" "$work/project"
 cd "$work/project"
 
-run_haven() { "$haven" run -- /bin/true > /dev/null 2>&1; }
-run_bwrap() { bwrap --ro-bind / / --unshare-all --die-with-parent /bin/true > /dev/null 2>&1; }
+# Output goes to a file, read only when a run fails.
+run_haven() { "$haven" run -- /bin/true > "$work/out" 2>&1; }
+run_bwrap() { bwrap --ro-bind / / --unshare-all --die-with-parent /bin/true > "$work/out" 2>&1; }
+failed() { echo "startup-bench: $1 failed (exit $2): $(cat "$work/out")" >&2; exit 1; }
 
 # Both must work before they are timed.
-run_haven || { echo "startup-bench: haven run -- /bin/true failed:" >&2; "$haven" run -- /bin/true; exit 1; }
-run_bwrap || { echo "startup-bench: bwrap failed:" >&2; bwrap --ro-bind / / --unshare-all --die-with-parent /bin/true; exit 1; }
-for ((i = 0; i < warmup; i++)); do run_haven; run_bwrap; done
+for ((i = 0; i < (warmup > 0 ? warmup : 1); i++)); do
+  run_haven || failed "haven run -- /bin/true" $?
+  run_bwrap || failed bwrap $?
+done
 
 usec() { # command; prints its wall time in microseconds
-  local s e
+  local s e r=0
   s=$EPOCHREALTIME
-  "$@" || { echo "startup-bench: a timed run of $1 failed" >&2; exit 1; }
+  "$@" || r=$?
   e=$EPOCHREALTIME
+  [ "$r" = 0 ] || failed "a timed run of $1" "$r"
   echo $(( (10#${e/./} - 10#${s/./}) ))
 }
 : > "$work/times"
