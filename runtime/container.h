@@ -40,6 +40,11 @@ struct hv_create_opts
    * monitor writes the egress records (dns-refused, net-denied) there,
    * and no start or exit record of its own (the session writes those). */
   int egress_trail_fd;
+  /* The config itself, when the caller has it in memory (haven run):
+   * then the bundle needs no config.json (writing it, reading it back and
+   * removing it was a file on disk per run); its relative paths are
+   * still the bundle's.  NULL: read <bundle>/config.json. */
+  const char *config_text;
 };
 
 /* What the init process needs; built by the parent before clone (the child

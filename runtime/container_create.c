@@ -123,15 +123,20 @@ create_cleanup (const struct hv_runtime *rt, struct create_run *r)
   (void) rt;
 }
 
-/* Read and parse config.json, then let the caller rewrite it (haven-runc
- * applies its policies there: struct hv_runtime). */
+/* Read and parse config.json (or the caller's text), then let the caller
+ * rewrite it (haven-runc applies its policies there: struct hv_runtime). */
 static int
-read_config (const struct hv_runtime *rt, const char *bundle, const char *dir, char **text, oci_spec **spec,
-             hv_error **err)
+read_config (const struct hv_runtime *rt, const char *bundle, const char *given, const char *dir, char **text,
+             oci_spec **spec, hv_error **err)
 {
   cleanup_free char *path = xasprintf ("%s/config.json", bundle);
   size_t len;
-  if (oci_read_file (path, text, &len, err) < 0)
+  if (given)
+    {
+      *text = xstrdup (given);
+      len = strlen (given);
+    }
+  else if (oci_read_file (path, text, &len, err) < 0)
     return -1;
   if (oci_spec_parse (*text, len, path, spec, err) < 0)
     return -1;
@@ -573,7 +578,7 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
     return hv_error_set (err, errno, "bundle %s", opts->bundle ? opts->bundle : ".");
   if (hv_state_dir (rt, opts->id, &dir, err) < 0)
     return -1;
-  if (read_config (rt, bundle, dir, &r.config_text, &r.spec, err) < 0)
+  if (read_config (rt, bundle, opts->config_text, dir, &r.config_text, &r.spec, err) < 0)
     goto done; /* the text and the config, when read, are r's to free */
   if (check_config (r.spec, opts, bundle, err) < 0
       || hv_egress_sandbox_prepare (r.spec, "config.json", &r.egress, err) < 0)
@@ -629,6 +634,11 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
   hv_fault_point ("create.monitor-attached");
   if (pidfd_out)
     *pidfd_out = pidfd_for_caller (&r);
+  /* r.spec is the config written to the state directory (the filters
+   * change the text and the parsed config together). */
+  r.c->hooks_known = true;
+  r.c->has_poststart = r.spec->hooks.poststart.n > 0;
+  r.c->has_poststop = r.spec->hooks.poststop.n > 0;
   *out = steal_pointer (&r.c);
   ret = 0;
   goto done;

@@ -35,7 +35,7 @@ hv_container_start (const struct hv_runtime *rt, hv_container *c, hv_error **err
       return hv_error_set (err, 0, "cannot start a container that is %s", hv_status_name (st));
     }
   cleanup_spec oci_spec *spec = NULL;
-  if (hv_container_load_config (c, &spec, err) < 0)
+  if ((!c->hooks_known || c->has_poststart) && hv_container_load_config (c, &spec, err) < 0)
     return -1;
   hv_fault_point ("start.config-loaded");
   cleanup_free char *fifo_path = xasprintf ("%s/exec.fifo", c->dir);
@@ -64,6 +64,8 @@ hv_container_start (const struct hv_runtime *rt, hv_container *c, hv_error **err
   while (poll (&pfd, 1, -1) < 0 && errno == EINTR)
     ;
   hv_fault_point ("start.process-running");
+  if (spec == NULL)
+    return 0; /* no poststart hooks (hooks_known) */
   cleanup_free char *json = hv_container_state_json (c, HV_STATUS_RUNNING, false);
   if (hv_hooks_run (&spec->hooks.poststart, "poststart", json, err) < 0)
     {
@@ -80,7 +82,7 @@ hv_container_destroy (const struct hv_runtime *rt, hv_container *c, hv_error **e
   (void) rt;
   cleanup_spec oci_spec *spec = NULL;
   cleanup_error hv_error *cfg_err = NULL;
-  if (c->bundle)
+  if (c->bundle && (!c->hooks_known || c->has_poststop))
     hv_container_load_config (c, &spec, &cfg_err);
   /* The driver recorded at create decides, whatever this delete's flags:
    * Docker and Podman do not always repeat --systemd-cgroup. */

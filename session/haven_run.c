@@ -97,8 +97,9 @@ make_bundle (struct session *s, hv_error **err)
   return 0;
 }
 
-/* The policy compiled for this run, checked (run_trust.h) and written as
- * the bundle's config.json. */
+/* The policy compiled for this run and checked (run_trust.h); handed to
+ * the runtime in memory, written as the bundle's config.json only for
+ * --keep-bundle. */
 static int
 write_config (struct session *s, hv_error **err)
 {
@@ -127,6 +128,10 @@ write_config (struct session *s, hv_error **err)
   if (hv_check_secret_files (&s->creds.files, s->rc.project, s->config_json, err) < 0)
     return -1;
   hv_fault_point ("session.config-compiled");
+  /* The runtime takes the config from memory (run_sandbox); the file is
+   * only for someone who asked to look at the bundle. */
+  if (!s->o->keep_bundle)
+    return 0;
   return write_file_atomic (s->bundle, "config.json", s->config_json, strlen (s->config_json), err);
 }
 
@@ -171,7 +176,8 @@ run_sandbox (struct session *s, int *exit_status, hv_error **err)
     return -1;
   struct hv_runtime rt = { .root = s->state_root };
   cleanup_free char *id = xasprintf ("haven-run-%d", getpid ());
-  struct hv_run_opts ro = { .create = { .id = id, .bundle = s->bundle, .die_with_runtime = true },
+  struct hv_run_opts ro = { .create = { .id = id, .bundle = s->bundle, .die_with_runtime = true,
+                                        .config_text = s->config_json },
                             /* The parser bounds timeouts to 30 days: the cast cannot truncate. */
                             .timeout_s = s->policy->timeout_s.set ? (unsigned) s->policy->timeout_s.value : 0 };
   /* What git would execute in the project, recorded just before the

@@ -16,6 +16,7 @@
 #include "home_allow.h"
 #include "home_create.h"
 #include "home_state.h"
+#include "overlay_probe_cache.h"
 #include "safe_path.h"
 #include "utils.h"
 
@@ -292,9 +293,23 @@ prepare_overlay (int dfd, const char *dir, const char *path, const char *entry, 
   /* One trial mount per run (a process each: about a millisecond):
    * the entries share the home's and the state directory's
    * filesystems.  Should a later one still fail, the runtime's
-   * mount of it stops the start: never writable for real. */
-  else if (!*probed && !overlay_works (path, upper, work, rootless, &why) && why == NULL)
-    why = xstrdup ("unknown error");
+   * mount of it stops the start: never writable for real.  That also
+   * makes remembering "it works" safe (overlay_probe_cache.h): a stale
+   * or forged verdict can only stop the start, never open an entry. */
+  else if (!*probed)
+    {
+      cleanup_free char *key = hv_overlay_probe_key (path, dfd, rootless);
+      if (key == NULL || !hv_overlay_probe_cached (dfd, key))
+        {
+          if (!overlay_works (path, upper, work, rootless, &why))
+            {
+              if (why == NULL)
+                why = xstrdup ("unknown error");
+            }
+          else if (key)
+            hv_overlay_probe_remember (dfd, key);
+        }
+    }
   *probed = true;
   if (why)
     {

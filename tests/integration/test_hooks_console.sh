@@ -67,6 +67,21 @@ test_hooks_poststart_after_start() {
   assert_eq "poststart $i \"status\":\"running\"" "$(tail -1 "$HOOKLOG")" "poststart state"
 }
 
+# `run` creates, starts and deletes in one process, where start and
+# delete may skip reading config.json when create saw no poststart or
+# poststop hooks (issue 12, startup): with hooks, both still run.
+test_hooks_run_runs_poststart_and_poststop() {
+  setup_hooks
+  args "$B" true
+  local id
+  id=$(new_id hooksrun)
+  rt run --bundle "$B" "$id" < /dev/null || fail "run failed"
+  local i="\"id\":\"$id\""
+  assert_eq "prestart createRuntime createContainer startContainer poststart poststop" \
+    "$(cut -d' ' -f1 "$HOOKLOG" | xargs)" "hooks of run"
+  assert_eq "poststop $i \"status\":\"stopped\"" "$(tail -1 "$HOOKLOG")" "poststop state"
+}
+
 test_failing_prestart_hook_fails_create() {
   printf '#!/bin/sh\necho broken hook >&2\nexit 3\n' > "$PWD/bad.sh"
   chmod +x "$PWD/bad.sh"

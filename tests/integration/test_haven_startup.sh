@@ -1,0 +1,147 @@
+# What `haven run` remembers between runs to start faster (issue 12,
+# "Speed") must never loosen a rule: a stale, planted or forged entry is
+# not used, or stops the start.
+
+# A home with copy-on-write entries of the default policy; $STATEDIR is
+# the project's state directory once a run has made it.
+startup_home() {
+  H=$(mktemp -d "$WORK/home-XXXXXX")
+  chmod 755 "$H"
+  mkdir -p "$H/.cache" "$H/.cargo"
+}
+startup_state_dir() { ls -d "${1:-$H/.local/state}"/haven/projects/*/ 2>/dev/null | head -1; }
+# The verdict file's inode: a run that probed again replaced it.
+verdict_inode() { stat -c %i "$STATEDIR/overlay-probe"; }
+haven_home_run() { # HOME-relative command; output in $OUT, status in $RC
+  OUT=$(cd "$P" && HOME=$H XDG_STATE_HOME=${XSTATE:-} timeout 30 "$HAVEN" run -- sh -c "$1" 2>&1 </dev/null)
+  RC=$?
+}
+
+# The trial overlay mount runs once; later runs of the same boot use its
+# verdict, and the copy-on-write rule still holds in them.
+test_haven_overlay_probe_remembered() {
+  need_haven
+  make_project
+  startup_home
+  haven_home_run true
+  assert_eq 0 "$RC" "first run ($OUT)"
+  STATEDIR=$(startup_state_dir)
+  [ -f "$STATEDIR/overlay-probe" ] || fail "no remembered verdict in $STATEDIR"
+  assert_eq "600 0" "$(stat -c '%a %u' "$STATEDIR/overlay-probe")" "verdict file mode and owner"
+  assert_contains "$(cat "$STATEDIR/overlay-probe")" "boot $(cat /proc/sys/kernel/random/boot_id)"
+  local ino
+  ino=$(verdict_inode)
+  haven_home_run 'echo new > ~/.cache/new && cat ~/.cache/new'
+  assert_eq 0 "$RC" "second run ($OUT)"
+  assert_eq new "$OUT" "the copy-on-write write in the second run"
+  assert_eq "$ino" "$(verdict_inode)" "the second run used the verdict (no new trial)"
+  [ ! -e "$H/.cache/new" ] || fail "a copy-on-write write reached the real ~/.cache"
+  [ -n "$(find "$STATEDIR" -name new -path '*upper*')" ] || fail "the write is not in the upper layer"
+}
+
+# A verdict of another boot, a link, a file others can write or one of
+# another owner is not used: the run tries the mount again and replaces it.
+test_haven_overlay_probe_stale_or_planted_not_used() {
+  need_haven
+  make_project
+  startup_home
+  haven_home_run true
+  assert_eq 0 "$RC" "first run ($OUT)"
+  STATEDIR=$(startup_state_dir)
+  local good case ino
+  good=$(cat "$STATEDIR/overlay-probe")
+  cp "$STATEDIR/overlay-probe" "$WORK/good-verdict.$$"
+  defer "rm -f '$WORK/good-verdict.$$'"
+  for case in other-boot link group-writable other-owner; do
+    rm -f "$STATEDIR/overlay-probe"
+    case $case in
+      other-boot) printf '%s\n' "$good" | sed 's/^boot .*/boot 00000000-0000-0000-0000-000000000000/' > "$STATEDIR/overlay-probe" ;;
+      link) ln -s "$WORK/good-verdict.$$" "$STATEDIR/overlay-probe" ;;
+      group-writable) cp "$WORK/good-verdict.$$" "$STATEDIR/overlay-probe"; chmod 620 "$STATEDIR/overlay-probe" ;;
+      other-owner) cp "$WORK/good-verdict.$$" "$STATEDIR/overlay-probe"; chown 65534 "$STATEDIR/overlay-probe" ;;
+    esac
+    ino=$(stat -c %i "$STATEDIR/overlay-probe")
+    haven_home_run true
+    assert_eq 0 "$RC" "$case: run ($OUT)"
+    [ -f "$STATEDIR/overlay-probe" ] && [ ! -L "$STATEDIR/overlay-probe" ] || fail "$case: no regular verdict file after the run"
+    [ "$ino" != "$(verdict_inode)" ] || fail "$case: the verdict was used (not tried again and replaced)"
+    assert_eq "600 0" "$(stat -c '%a %u' "$STATEDIR/overlay-probe")" "$case: the new verdict file"
+    assert_eq "$good" "$(cat "$STATEDIR/overlay-probe")" "$case: the new verdict"
+  done
+}
+
+# The state directory on a filesystem that then becomes read-only: the
+# old verdict (another mount flag) is not used, the trial fails and the
+# entries are read-only; a forged verdict that matches makes the runtime's
+# overlay mount fail, which stops the start.  Never a write to the real
+# directory.
+test_haven_overlay_probe_forged_verdict_fails_closed() {
+  need_haven
+  make_project
+  startup_home
+  XSTATE=$(mktemp -d "$WORK/state-XXXXXX")
+  mount -t tmpfs -o size=4m,mode=700 haven-test-state "$XSTATE" || fail "mount a tmpfs for the state"
+  defer "umount -l '$XSTATE'"
+  haven_home_run true
+  assert_eq 0 "$RC" "first run ($OUT)"
+  STATEDIR=$(startup_state_dir "$XSTATE")
+  [ -f "$STATEDIR/overlay-probe" ] || fail "no remembered verdict in $STATEDIR"
+  local flags_ro forged
+  mount -o remount,ro "$XSTATE" || fail "remount read-only"
+  flags_ro=$(python3 -c 'import os, sys; print("%x" % os.statvfs(sys.argv[1]).f_flag)' "$XSTATE")
+  # The verdict of the writable mount is not this one's.
+  haven_home_run 'echo new > ~/.cache/new 2>/dev/null && echo WROTE; echo ran'
+  assert_eq 0 "$RC" "run on the read-only state ($OUT)"
+  assert_contains "$OUT" "read-only in this run" "the trial ran and failed"
+  assert_not_contains "$OUT" WROTE "a write to a read-only copy-on-write entry"
+  [ ! -e "$H/.cache/new" ] || fail "a write reached the real ~/.cache"
+  # A forged verdict for exactly this filesystem state.
+  forged=$(sed "s/^state \([^ ]*\) .*/state \1 $flags_ro/" "$STATEDIR/overlay-probe")
+  mount -o remount,rw "$XSTATE" || fail "remount writable"
+  printf '%s\n' "$forged" > "$STATEDIR/overlay-probe"
+  mount -o remount,ro "$XSTATE" || fail "remount read-only again"
+  haven_home_run 'echo new > ~/.cache/new && echo WROTE; echo ran'
+  assert_eq 125 "$RC" "a run with a forged verdict must not start ($OUT)"
+  assert_not_contains "$OUT" ran "the command ran"
+  [ ! -e "$H/.cache/new" ] || fail "a write reached the real ~/.cache"
+}
+
+# bg_haven_bundle ARGS...: start `haven run ARGS -- (a command that marks
+# its start and sleeps)` in the background from $P; once the command runs,
+# $BUNDLE is that haven's bundle and $BGPID its pid.
+bg_haven_bundle() {
+  local i
+  rm -f "$P/started"
+  (cd "$P" && exec "$HAVEN" run "$@" -- sh -c 'touch /etc/haven-startup-test 2>/dev/null && echo WROTE; touch started; sleep 3' \
+     > "$P.out" 2>&1 </dev/null) &
+  BGPID=$!
+  defer "kill $BGPID 2>/dev/null"
+  for ((i = 0; i < 100; i++)); do
+    [ -e "$P/started" ] && break
+    sleep 0.1
+  done
+  [ -e "$P/started" ] || fail "the command did not start: $(cat "$P.out")"
+  BUNDLE=$(ls -d /run/haven-run-"$BGPID".* 2>/dev/null)
+  [ -n "$BUNDLE" ] && [ -f "$BUNDLE/owner" ] || fail "no bundle /run/haven-run-$BGPID.* of the running haven"
+}
+
+# haven run hands the compiled config to the runtime in memory: its bundle
+# holds no config.json while the command runs (nothing to write, read back
+# and remove), and the policy still holds; --keep-bundle still writes it.
+# (Checked while haven runs: another haven run removes a finished run's
+# kept bundle as a leftover.)
+test_haven_config_in_memory() {
+  need_haven
+  make_project
+  bg_haven_bundle
+  [ ! -e "$BUNDLE/config.json" ] || fail "the running haven's bundle holds a config.json"
+  wait "$BGPID"
+  assert_eq 0 "$?" "exit code ($(cat "$P.out"))"
+  assert_not_contains "$(cat "$P.out")" WROTE "a write to /etc under the default policy"
+  [ ! -e /etc/haven-startup-test ] || { rm -f /etc/haven-startup-test; fail "the sandbox wrote /etc"; }
+  bg_haven_bundle --keep-bundle
+  assert_eq "$P" "$(jq -r --arg p "$P" '.mounts[] | select(.destination == $p) | .source' "$BUNDLE/config.json")" \
+    "the kept config.json's project mount"
+  defer "rm -rf '$BUNDLE'"
+  wait "$BGPID"
+}
