@@ -5,13 +5,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <systemd/sd-bus.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
 #include "cgroup_values.h"
 #include "log.h"
+#include "sd_bus_lib.h"
 #include "utils.h"
 
 #define SD_DEST "org.freedesktop.systemd1"
@@ -23,26 +23,39 @@
  * us is better told so than left hanging. */
 #define JOB_TIMEOUT_USEC (10ULL * 1000000ULL)
 
+/* libsystemd's sd-bus, loaded by open_bus (sd_bus_lib.h: why not linked).
+ * Every other function here runs only once open_bus has succeeded; the
+ * cleanups run also when it has not, with nothing to free. */
+static const struct hv_sd_bus_lib *sdb;
+
 static void
 bus_unrefp (sd_bus **b)
 {
   if (*b)
-    sd_bus_flush_close_unref (*b);
+    sdb->flush_close_unref (*b);
 }
 static void
 msg_unrefp (sd_bus_message **m)
 {
-  sd_bus_message_unref (*m);
+  if (*m)
+    sdb->message_unref (*m);
 }
 static void
 slot_unrefp (sd_bus_slot **s)
 {
-  sd_bus_slot_unref (*s);
+  if (*s)
+    sdb->slot_unref (*s);
+}
+static void
+bus_error_freep (sd_bus_error *e)
+{
+  if (sdb)
+    sdb->error_free (e);
 }
 #define cleanup_bus __attribute__ ((cleanup (bus_unrefp)))
 #define cleanup_msg __attribute__ ((cleanup (msg_unrefp)))
 #define cleanup_slot __attribute__ ((cleanup (slot_unrefp)))
-#define cleanup_bus_error __attribute__ ((cleanup (sd_bus_error_free)))
+#define cleanup_bus_error __attribute__ ((cleanup (bus_error_freep)))
 
 static const char not_running[]
     = "--systemd-cgroup: systemd is not running (no /run/systemd/system); use the cgroupfs driver";
@@ -98,7 +111,7 @@ unit_names (const char *path, char **unit, char **slice)
 static int
 bus_fail (hv_error **err, int r, const sd_bus_error *e, const char *what)
 {
-  if (e && sd_bus_error_is_set (e))
+  if (e && sdb->error_is_set (e))
     return hv_error_set (err, 0, "--systemd-cgroup: %s: %s", what, e->message ? e->message : e->name);
   return hv_error_set (err, -r, "--systemd-cgroup: %s", what);
 }
@@ -108,7 +121,9 @@ open_bus (sd_bus **bus, hv_error **err)
 {
   if (access ("/run/systemd/system", F_OK) < 0)
     return hv_error_set (err, 0, "%s", not_running);
-  int r = sd_bus_open_system (bus);
+  if (sdb == NULL && (sdb = hv_sd_bus_lib (err)) == NULL)
+    return -1;
+  int r = sdb->open_system (bus);
   if (r < 0)
     return hv_error_set (err, -r, "--systemd-cgroup: cannot connect to the system bus (is dbus running?); use "
                                   "the cgroupfs driver");
@@ -144,24 +159,24 @@ append_bitmask (sd_bus_message *m, const char *prop, const char *list)
       while (*p == ',' || *p == ' ' || *p == '\n')
         p++;
     }
-  int r = sd_bus_message_open_container (m, 'r', "sv");
+  int r = sdb->message_open_container (m, 'r', "sv");
   if (r >= 0)
-    r = sd_bus_message_append (m, "s", prop);
+    r = sdb->message_append (m, "s", prop);
   if (r >= 0)
-    r = sd_bus_message_open_container (m, 'v', "ay");
+    r = sdb->message_open_container (m, 'v', "ay");
   if (r >= 0)
-    r = sd_bus_message_append_array (m, 'y', bits, used);
+    r = sdb->message_append_array (m, 'y', bits, used);
   if (r >= 0)
-    r = sd_bus_message_close_container (m);
+    r = sdb->message_close_container (m);
   if (r >= 0)
-    r = sd_bus_message_close_container (m);
+    r = sdb->message_close_container (m);
   return r;
 }
 
 static int
 append_u64 (sd_bus_message *m, const char *prop, uint64_t v)
 {
-  return sd_bus_message_append (m, "(sv)", prop, "t", v);
+  return sdb->message_append (m, "(sv)", prop, "t", v);
 }
 
 /* OCI's -1 (unlimited) is systemd's infinity, UINT64_MAX. */
@@ -249,7 +264,7 @@ on_job_removed (sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
   struct job_wait *w = userdata;
   uint32_t id;
   const char *path, *unit, *result;
-  if (sd_bus_message_read (m, "uoss", &id, &path, &unit, &result) < 0)
+  if (sdb->message_read (m, "uoss", &id, &path, &unit, &result) < 0)
     return 0;
   if (w->path && w->result == NULL && strcmp (path, w->path) == 0)
     w->result = xstrdup (result);
@@ -270,12 +285,12 @@ now_usec (void)
 static int
 watch_jobs (sd_bus *bus, sd_bus_slot **slot, struct job_wait *w, hv_error **err)
 {
-  int r = sd_bus_match_signal (bus, slot, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved", on_job_removed, w);
+  int r = sdb->match_signal (bus, slot, SD_DEST, SD_PATH, SD_MANAGER, "JobRemoved", on_job_removed, w);
   if (r < 0)
     return bus_fail (err, r, NULL, "watch systemd jobs");
   /* systemd only emits job signals to clients that subscribed (or that
    * queued the job); subscribing is per connection and harmless. */
-  sd_bus_call_method (bus, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe", NULL, NULL, "");
+  sdb->call_method (bus, SD_DEST, SD_PATH, SD_MANAGER, "Subscribe", NULL, NULL, "");
   return 0;
 }
 
@@ -285,7 +300,7 @@ wait_job (sd_bus *bus, struct job_wait *w, const char *what, hv_error **err)
   uint64_t deadline = now_usec () + JOB_TIMEOUT_USEC;
   while (w->result == NULL)
     {
-      int r = sd_bus_process (bus, NULL);
+      int r = sdb->process (bus, NULL);
       if (r < 0)
         return bus_fail (err, r, NULL, what);
       if (r > 0)
@@ -294,7 +309,7 @@ wait_job (sd_bus *bus, struct job_wait *w, const char *what, hv_error **err)
       if (now >= deadline)
         return hv_error_set (err, 0, "--systemd-cgroup: %s: job %s not finished after %llu s", what, w->path,
                              JOB_TIMEOUT_USEC / 1000000ULL);
-      r = sd_bus_wait (bus, deadline - now);
+      r = sdb->wait (bus, deadline - now);
       if (r < 0 && r != -EINTR)
         return bus_fail (err, r, NULL, what);
     }
@@ -308,7 +323,7 @@ static int
 wait_reply_job (sd_bus *bus, sd_bus_message *reply, struct job_wait *w, const char *what, hv_error **err)
 {
   const char *job;
-  int r = sd_bus_message_read (reply, "o", &job);
+  int r = sdb->message_read (reply, "o", &job);
   if (r < 0)
     return bus_fail (err, r, NULL, what);
   w->path = xstrdup (job);
@@ -334,36 +349,36 @@ start_unit (sd_bus *bus, const char *unit, const char *slice, pid_t pid, const o
   *exists = false;
   if (watch_jobs (bus, &slot, &w, err) < 0)
     return -1;
-  int r = sd_bus_message_new_method_call (bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
+  int r = sdb->message_new_method_call (bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "StartTransientUnit");
   if (r >= 0)
-    r = sd_bus_message_append (m, "ss", unit, "fail");
+    r = sdb->message_append (m, "ss", unit, "fail");
   if (r >= 0)
-    r = sd_bus_message_open_container (m, 'a', "(sv)");
+    r = sdb->message_open_container (m, 'a', "(sv)");
   if (r >= 0)
-    r = sd_bus_message_append (m, "(sv)(sv)(sv)(sv)", "Description", "s", desc, "Slice", "s", slice,
+    r = sdb->message_append (m, "(sv)(sv)(sv)(sv)", "Description", "s", desc, "Slice", "s", slice,
                                "Delegate", "b", 1, "DefaultDependencies", "b", 0);
   if (r >= 0)
-    r = sd_bus_message_append (m, "(sv)", "PIDs", "au", 1, (uint32_t) pid);
+    r = sdb->message_append (m, "(sv)", "PIDs", "au", 1, (uint32_t) pid);
   /* Accounting on, so that systemd enables the controllers on the slices
    * above (Docker and Podman read the container's stats from them). */
   if (r >= 0)
-    r = sd_bus_message_append (m, "(sv)(sv)(sv)", "MemoryAccounting", "b", 1, "CPUAccounting", "b", 1,
+    r = sdb->message_append (m, "(sv)(sv)(sv)", "MemoryAccounting", "b", 1, "CPUAccounting", "b", 1,
                                "TasksAccounting", "b", 1);
   if (r >= 0 && v2)
-    r = sd_bus_message_append (m, "(sv)", "IOAccounting", "b", 1);
+    r = sdb->message_append (m, "(sv)", "IOAccounting", "b", 1);
   if (r < 0)
     return bus_fail (err, r, NULL, what);
   if (append_resources (m, l, err) < 0)
     return -1;
-  r = sd_bus_message_close_container (m);
+  r = sdb->message_close_container (m);
   if (r >= 0)
-    r = sd_bus_message_append (m, "a(sa(sv))", 0);
+    r = sdb->message_append (m, "a(sa(sv))", 0);
   if (r < 0)
     return bus_fail (err, r, NULL, what);
-  r = sd_bus_call (bus, m, 0, &e, &reply);
+  r = sdb->call (bus, m, 0, &e, &reply);
   if (r < 0)
     {
-      *exists = sd_bus_error_has_name (&e, "org.freedesktop.systemd1.UnitExists");
+      *exists = sdb->error_has_name (&e, "org.freedesktop.systemd1.UnitExists");
       return bus_fail (err, r, &e, what);
     }
   return wait_reply_job (bus, reply, &w, what, err);
@@ -387,7 +402,7 @@ hv_systemd_start (const char *path, pid_t pid, const oci_linux *l, hv_error **er
    * id (systemd keeps failed transient units until reset): reset it and
    * try once more.  An active one is a real conflict, reported as such. */
   cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
-  if (sd_bus_call_method (bus, SD_DEST, SD_PATH, SD_MANAGER, "ResetFailedUnit", &e, NULL, "s", unit) < 0)
+  if (sdb->call_method (bus, SD_DEST, SD_PATH, SD_MANAGER, "ResetFailedUnit", &e, NULL, "s", unit) < 0)
     return -1;
   hv_error_free (err);
   return start_unit (bus, unit, slice, pid, l, &exists, err);
@@ -405,19 +420,19 @@ hv_systemd_update (const char *path, const oci_linux *l, hv_error **err)
     return -1;
   unit_names (path, &unit, &slice);
   cleanup_free char *what = xasprintf ("set properties of %s", unit);
-  int r = sd_bus_message_new_method_call (bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "SetUnitProperties");
+  int r = sdb->message_new_method_call (bus, &m, SD_DEST, SD_PATH, SD_MANAGER, "SetUnitProperties");
   if (r >= 0)
-    r = sd_bus_message_append (m, "sb", unit, 1);
+    r = sdb->message_append (m, "sb", unit, 1);
   if (r >= 0)
-    r = sd_bus_message_open_container (m, 'a', "(sv)");
+    r = sdb->message_open_container (m, 'a', "(sv)");
   if (r < 0)
     return bus_fail (err, r, NULL, what);
   if (append_resources (m, l, err) < 0)
     return -1;
-  r = sd_bus_message_close_container (m);
+  r = sdb->message_close_container (m);
   if (r < 0)
     return bus_fail (err, r, NULL, what);
-  r = sd_bus_call (bus, m, 0, &e, NULL);
+  r = sdb->call (bus, m, 0, &e, NULL);
   if (r < 0)
     return bus_fail (err, r, &e, what);
   return 0;
@@ -451,13 +466,13 @@ hv_systemd_destroy (const char *path, hv_error **err)
     cleanup_free char *what = xasprintf ("stop %s", unit);
     if (watch_jobs (bus, &slot, &w, err) < 0)
       return -1;
-    int r = sd_bus_call_method (bus, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", &e, &reply, "ss", unit, "replace");
+    int r = sdb->call_method (bus, SD_DEST, SD_PATH, SD_MANAGER, "StopUnit", &e, &reply, "ss", unit, "replace");
     if (r < 0)
       {
         /* An empty scope stops by itself and a stopped transient unit is
          * garbage-collected: nothing to stop is the usual case after the
          * container exited. */
-        if (!sd_bus_error_has_name (&e, "org.freedesktop.systemd1.NoSuchUnit"))
+        if (!sdb->error_has_name (&e, "org.freedesktop.systemd1.NoSuchUnit"))
           return bus_fail (err, r, &e, what);
       }
     else if (wait_reply_job (bus, reply, &w, what, err) < 0)
@@ -465,6 +480,6 @@ hv_systemd_destroy (const char *path, hv_error **err)
   }
   /* A unit that failed (OOM kill, say) stays loaded until reset, and would
    * make the next container with this id fail with "already exists". */
-  sd_bus_call_method (bus, SD_DEST, SD_PATH, SD_MANAGER, "ResetFailedUnit", NULL, NULL, "s", unit);
+  sdb->call_method (bus, SD_DEST, SD_PATH, SD_MANAGER, "ResetFailedUnit", NULL, NULL, "s", unit);
   return hv_cgroup_destroy (path, err);
 }

@@ -19,6 +19,7 @@
 #include "cgroup_devices_bpf.h"
 #include "cgroup_resources.h"
 #include "cgroup_values.h"
+#include "sd_bus_lib.h"
 
 static void
 expect_error (int rc, hv_error **err, const char *expected)
@@ -603,11 +604,46 @@ test_first_limit (void **state)
   assert_string_equal (first_limit ("{\"unified\": {\"memory.high\": \"1G\"}}"), "unified");
 }
 
+/* The systemd driver's sd-bus comes from libsystemd.so.0 loaded on first
+ * use: not mapped before (haven does not link it), every function there
+ * after, and a second call is the same table. */
+static bool
+libsystemd_mapped (void)
+{
+  FILE *f = fopen ("/proc/self/maps", "re");
+  assert_non_null (f);
+  char line[4096];
+  bool found = false;
+  while (fgets (line, sizeof (line), f))
+    if (strstr (line, "/libsystemd.so.0"))
+      found = true;
+  fclose (f);
+  return found;
+}
+
+static void
+test_sd_bus_loaded_on_first_use (void **state)
+{
+  (void) state;
+  assert_false (libsystemd_mapped ());
+  hv_error *err = NULL;
+  const struct hv_sd_bus_lib *lib = hv_sd_bus_lib (&err);
+  if (lib == NULL)
+    fail_msg ("%s", err->msg);
+  assert_true (libsystemd_mapped ());
+#define CHECK_LOADED(name) assert_non_null (lib->name);
+  HV_SD_BUS_FUNCTIONS (CHECK_LOADED)
+#undef CHECK_LOADED
+  assert_ptr_equal (hv_sd_bus_lib (&err), lib);
+  assert_int_equal (lib->error_is_set (&SD_BUS_ERROR_NULL), 0);
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_shares_to_weight),
+    cmocka_unit_test (test_sd_bus_loaded_on_first_use),
     cmocka_unit_test (test_blkio_to_io_weight),
     cmocka_unit_test (test_swap_v2),
     cmocka_unit_test (test_cpu_max),
