@@ -346,6 +346,46 @@ hv_cgroup_enter (const char *path, pid_t pid, hv_error **err)
 }
 
 int
+hv_cgroup_open_unified (const char *path)
+{
+  scan_hierarchies ();
+  const char *mnt = unified_mount ();
+  if (mnt == NULL)
+    {
+      errno = ENOENT;
+      return -1;
+    }
+  struct hierarchy unified = { .mount = (char *) mnt, .controllers = (char *) "", .unified = true };
+  cleanup_error hv_error *ignored = NULL;
+  if (mkdir_cgroup (&unified, path, &ignored) < 0)
+    {
+      errno = ignored->errno_code;
+      return -1;
+    }
+  /* Not O_PATH: clone3 reads the cgroup from the file, which an O_PATH
+   * descriptor does not carry. */
+  cleanup_free char *dir = xasprintf ("%s%s", mnt, path);
+  return open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+int
+hv_cgroup_enter_v1 (const char *path, pid_t pid, hv_error **err)
+{
+  scan_hierarchies ();
+  if (hv_cgroup_mode () == HV_CGROUP_V2)
+    return 0;
+  for (size_t i = 0; i < n_hierarchies; i++)
+    {
+      if (hierarchies[i].unified)
+        continue;
+      cleanup_free char *dir = xasprintf ("%s%s", hierarchies[i].mount, path);
+      if (mkdir_cgroup (&hierarchies[i], path, err) < 0 || attach (dir, pid, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+int
 hv_cgroup_join (const char *path, pid_t pid, hv_error **err)
 {
   scan_hierarchies ();

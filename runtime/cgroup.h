@@ -27,6 +27,18 @@ char *hv_cgroup_resolve_path (const char *cgroups_path, const char *id, bool sys
 int hv_cgroup_check_path (const char *path, hv_error **err);
 /* Create the cgroup in every hierarchy and move pid into it. */
 int hv_cgroup_enter (const char *path, pid_t pid, hv_error **err);
+/* The cgroup's directory in the unified hierarchy (pure v2, or the
+ * controller-less one of a hybrid host), created and opened for clone3's
+ * CLONE_INTO_CGROUP: the process then starts in it, and no write to
+ * cgroup.procs has to move it there (such a write takes the cgroup
+ * threadgroup lock, which waits for an RCU grace period).  -1 with errno
+ * when there is no unified hierarchy (ENOENT) or it cannot be made or
+ * opened: the caller then places the process with hv_cgroup_enter, which
+ * reports the error. */
+int hv_cgroup_open_unified (const char *path);
+/* hv_cgroup_enter for a process that clone3 started in the unified
+ * hierarchy's cgroup already: only the v1 hierarchies are written. */
+int hv_cgroup_enter_v1 (const char *path, pid_t pid, hv_error **err);
 /* Move pid into an existing container cgroup (exec). */
 int hv_cgroup_join (const char *path, pid_t pid, hv_error **err);
 /* In the unified hierarchy (v2 or hybrid), enable the `wanted` controllers

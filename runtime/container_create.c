@@ -7,8 +7,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/sched.h> /* struct clone_args, CLONE_INTO_CGROUP */
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -34,11 +36,37 @@
 #include "sync.h"
 #include "utils.h"
 
+/* Fork-like clone (no new stack): the child continues here with a copy
+ * of our memory.  CLONE_PIDFD gives a race-free handle on it.  With a
+ * cgroup_fd, clone3 starts the child in that cgroup (CLONE_INTO_CGROUP,
+ * Linux 5.7, as crun does); *into_cgroup says whether it did.  Any
+ * refusal (no clone3: ENOSYS, also under a seccomp profile that answers
+ * it so; a kernel without the flag: E2BIG or EINVAL; a cgroup it cannot
+ * join) falls back to clone(2): the caller then writes cgroup.procs,
+ * which fails with the real reason if the cgroup cannot be joined at
+ * all, so the container never runs outside its cgroup. */
 static pid_t
-clone_init (int flags, int *pidfd)
+clone_init (int flags, int cgroup_fd, int *pidfd, bool *into_cgroup)
 {
-  /* Fork-like clone (no new stack): the child continues here with a copy
-   * of our memory.  CLONE_PIDFD gives a race-free handle on it. */
+  *into_cgroup = false;
+  if (cgroup_fd >= 0)
+    {
+      struct clone_args args = {
+        .flags = (uint64_t) (unsigned) flags | CLONE_PIDFD | CLONE_INTO_CGROUP,
+        .pidfd = (uint64_t) (uintptr_t) pidfd,
+        .exit_signal = SIGCHLD,
+        .cgroup = (uint64_t) cgroup_fd,
+      };
+      pid_t pid = (pid_t) syscall (SYS_clone3, &args, sizeof (args));
+      if (pid > 0)
+        hv_log (HV_LOG_DEBUG, "init %d started in its cgroup (clone3 CLONE_INTO_CGROUP)", pid);
+      if (pid >= 0)
+        {
+          *into_cgroup = true;
+          return pid;
+        }
+      hv_log (HV_LOG_DEBUG, "clone3 into the cgroup refused (%s): clone, then cgroup.procs", strerror (errno));
+    }
   return (pid_t) syscall (SYS_clone, (unsigned long) flags | CLONE_PIDFD | SIGCHLD, NULL, pidfd, NULL, 0);
 }
 
@@ -81,6 +109,7 @@ struct create_run
   int sock[2];
   int lock; /* hv_state_lock_create() */
   bool cgroup_made;
+  bool cloned_into_cgroup; /* clone3 started init in the unified hierarchy's cgroup */
   bool rootless;
   bool hooks_started;
   bool egress_installed; /* the table is in init's network namespace */
@@ -189,7 +218,11 @@ enter_systemd_cgroup (struct create_run *r, hv_error **err)
 static int
 enter_cgroup (struct create_run *r, hv_error **err)
 {
-  if (hv_cgroup_enter (r->c->cgroup_path, r->pid, err) < 0)
+  /* After clone3 (CLONE_INTO_CGROUP) init is in the unified hierarchy's
+   * cgroup already; a v1 hierarchy still needs its cgroup.procs. */
+  if ((r->cloned_into_cgroup ? hv_cgroup_enter_v1 (r->c->cgroup_path, r->pid, err)
+                             : hv_cgroup_enter (r->c->cgroup_path, r->pid, err))
+      < 0)
     {
       /* Rootless: an unprivileged user usually cannot create cgroups (never
        * on a v1 or hybrid host; on v2 only in a subtree systemd delegated).
@@ -485,6 +518,26 @@ open_sync_socket (struct create_run *r, hv_error **err)
   return 0;
 }
 
+/* The unified hierarchy's cgroup for clone3, when init gets a cgroup that
+ * haven-runc makes itself (not systemd's scope, which systemd fills): -1
+ * otherwise, or when it cannot be made or opened (place_in_cgroup then
+ * takes the cgroup.procs way and reports what is wrong). */
+static int
+open_cgroup_for_clone (struct create_run *r)
+{
+  if (wants_no_cgroup (r->spec) || r->c->systemd_cgroup || r->c->cgroup_path[0] == '\0')
+    return -1;
+  int fd = hv_cgroup_open_unified (r->c->cgroup_path);
+  if (fd < 0)
+    {
+      hv_log (HV_LOG_DEBUG, "cgroup for clone3: %s", strerror (errno));
+      return -1;
+    }
+  /* Made (or there already): a failed create removes it. */
+  r->cgroup_made = true;
+  return fd;
+}
+
 /* Clone init; the child never returns from here (hv_container_init ends
  * in execve or _exit).  The parent keeps only its own ends. */
 static int
@@ -504,11 +557,16 @@ start_init (struct create_run *r, const struct hv_create_opts *opts, const char 
     .parent_sync_fd = r->sock[0],
     .terminal = r->spec->process.terminal,
   };
-  r->pid = clone_init (r->ns.clone_flags, &r->pidfd);
+  cleanup_close int cgroup_fd = open_cgroup_for_clone (r);
+  r->pid = clone_init (r->ns.clone_flags, cgroup_fd, &r->pidfd, &r->cloned_into_cgroup);
   if (r->pid < 0)
     return hv_error_set (err, errno, "clone container init");
   if (r->pid == 0)
-    hv_container_init (&ictx);
+    {
+      if (cgroup_fd >= 0)
+        close (cgroup_fd); /* init needs no handle on its cgroup */
+      hv_container_init (&ictx);
+    }
   close (r->sock[1]);
   r->sock[1] = -1;
   close (r->fifo);

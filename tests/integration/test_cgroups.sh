@@ -352,6 +352,71 @@ test_cgroups_unified() {
   assert_file 7 "$(v2_dir "$PID")" cgroup.max.descendants
 }
 
+# --- clone3(CLONE_INTO_CGROUP) ----------------------------------------------
+
+# assert_in_container_cgroup: init ($PID) is listed in its container cgroup's
+# cgroup.procs in the unified hierarchy, the v1 "pids" one (hybrid), and
+# the cgroup is the container's (/haven-clone3-test/ID).
+assert_in_container_cgroup() {
+  local d
+  d=$(v2_dir "$PID")
+  assert_eq "$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)/haven-clone3-test/$ID" "$d" "unified cgroup of init"
+  grep -qx "$PID" "$d/cgroup.procs" || fail "init $PID is not in $d/cgroup.procs"
+  if [ "$(cg_mode)" = hybrid ]; then
+    d=$(v1_dir pids "$PID")
+    case $d in */haven-clone3-test/"$ID") ;; *) fail "v1 pids cgroup of init is $d" ;; esac
+  fi
+}
+
+# clone3_test_cleanup: the test's container and the cgroup parent it made
+# in every hierarchy.
+clone3_test_cleanup() {
+  rt delete --force "$ID" > /dev/null 2>&1
+  local d
+  for d in /sys/fs/cgroup/haven-clone3-test /sys/fs/cgroup/*/haven-clone3-test; do
+    [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+  done
+  return 0
+}
+
+# Init starts in its cgroup of the unified hierarchy (pure v2, or the
+# controller-less one of a hybrid host) by clone3 instead of a write to
+# cgroup.procs; on a hybrid host the v1 hierarchies are still written.
+test_cgroups_init_cloned_into_cgroup() {
+  skip_on_runc "haven-runc's own debug log"
+  [ "$(cg_mode)" != v1 ] || skip "no unified hierarchy on this host"
+  args "$B" sleep 100
+  ID=$(new_id clone3)
+  defer clone3_test_cleanup
+  cfg "$B" ".linux.cgroupsPath = \"/haven-clone3-test/$ID\""
+  rt --debug --log "$WORK/clone3.log" run -d --bundle "$B" "$ID" > /dev/null || fail "run -d failed: $(cat "$WORK/clone3.log")"
+  PID=$(rt state "$ID" | jq .pid)
+  assert_in_container_cgroup
+  grep -q "init $PID started in its cgroup (clone3 CLONE_INTO_CGROUP)" "$WORK/clone3.log" \
+    || fail "init was not cloned into its cgroup: $(cat "$WORK/clone3.log")"
+}
+
+# Where clone3 answers ENOSYS (an older kernel, a seccomp profile that
+# hides it) create falls back to clone(2) and cgroup.procs: init is in
+# the same cgroups.
+test_cgroups_init_without_clone3_still_placed() {
+  skip_on_runc "haven-runc's own fallback"
+  [ "$(cg_mode)" != v1 ] || skip "no unified hierarchy on this host"
+  local helper
+  helper=$(dirname "$RUNTIME")/tests/helpers/without_clone3
+  [ -x "$helper" ] || skip "tests/helpers/without_clone3 is not built"
+  args "$B" sleep 100
+  ID=$(new_id noclone3)
+  defer clone3_test_cleanup
+  cfg "$B" ".linux.cgroupsPath = \"/haven-clone3-test/$ID\""
+  timeout -k 5 30 "$helper" "$RUNTIME" --root "$STATE_ROOT" --debug --log "$WORK/noclone3.log" run -d --bundle "$B" "$ID" > /dev/null \
+    || fail "run -d without clone3 failed: $(cat "$WORK/noclone3.log")"
+  PID=$(rt state "$ID" | jq .pid)
+  assert_in_container_cgroup
+  grep -q "clone3 into the cgroup refused (Function not implemented)" "$WORK/noclone3.log" \
+    || fail "the fallback was not taken: $(cat "$WORK/noclone3.log")"
+}
+
 # --- limits that bite -------------------------------------------------------
 
 test_cgroups_memory_limit_oom_kills() {
