@@ -533,8 +533,6 @@ open_cgroup_for_clone (struct create_run *r)
       hv_log (HV_LOG_DEBUG, "cgroup for clone3: %s", strerror (errno));
       return -1;
     }
-  /* Made (or there already): a failed create removes it. */
-  r->cgroup_made = true;
   return fd;
 }
 
@@ -560,7 +558,20 @@ start_init (struct create_run *r, const struct hv_create_opts *opts, const char 
   cleanup_close int cgroup_fd = open_cgroup_for_clone (r);
   r->pid = clone_init (r->ns.clone_flags, cgroup_fd, &r->pidfd, &r->cloned_into_cgroup);
   if (r->pid < 0)
-    return hv_error_set (err, errno, "clone container init");
+    {
+      int e = errno;
+      /* The directory made for clone3, unless something is in it: rmdir
+       * refuses a cgroup that holds processes or children (a cgroupsPath
+       * shared with others stays as it was). */
+      cleanup_free char *unified = cgroup_fd >= 0 ? hv_cgroup_dir (r->c->cgroup_path, NULL) : NULL;
+      if (unified)
+        rmdir (unified);
+      return hv_error_set (err, e, "clone container init");
+    }
+  /* In its cgroup from the start: a failed create removes it (as after
+   * place_in_cgroup on the other way). */
+  if (r->pid > 0 && r->cloned_into_cgroup)
+    r->cgroup_made = true;
   if (r->pid == 0)
     {
       if (cgroup_fd >= 0)
