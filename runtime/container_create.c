@@ -681,16 +681,21 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
     prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   if (hv_ns_parent_join (&r.ns, err) < 0)
     goto fail;
-  if (start_init (&r, opts, bundle, rootfs, err) < 0)
-    goto fail;
-  hv_fault_point ("create.init-cloned");
   /* Before the cgroup exists: a delete after we die removes it and init.
    * Not needed, and a file write saved on haven run's fast path, when
    * there is no cgroup and init dies with us: until READY its sync socket
-   * fails, from READY on the parent-death signal kills it (report_ready). */
+   * fails, from READY on the parent-death signal kills it (report_ready).
+   * Written before the clone too, with no init yet, when there is a
+   * cgroup: clone3 makes it just before init starts in it. */
   bool no_cgroup = wants_no_cgroup (r.spec);
-  if (!(no_cgroup && opts->die_with_runtime)
-      && hv_create_record_write (r.c->dir, r.pid, r.c->systemd_cgroup, no_cgroup ? "" : r.c->cgroup_path, err) < 0)
+  bool record = !(no_cgroup && opts->die_with_runtime);
+  const char *record_cgroup = no_cgroup ? "" : r.c->cgroup_path;
+  if (!no_cgroup && hv_create_record_write (r.c->dir, 0, r.c->systemd_cgroup, record_cgroup, err) < 0)
+    goto fail;
+  if (start_init (&r, opts, bundle, rootfs, err) < 0)
+    goto fail;
+  hv_fault_point ("create.init-cloned");
+  if (record && hv_create_record_write (r.c->dir, r.pid, r.c->systemd_cgroup, record_cgroup, err) < 0)
     goto fail;
   hv_fault_point ("create.record-written");
   if (drive_init (&r, opts, err) < 0)

@@ -2,9 +2,10 @@
  * else to go on.  A create killed after it cloned init and made the
  * cgroup (SIGKILL, the OOM killer, a crashed engine) would otherwise
  * leave the cgroup, and an init that blocks on the exec fifo for ever,
- * to a delete that only removed the directory.  Written once, right
- * after the clone and before the cgroup is made, so that every cgroup
- * create makes is named here first. */
+ * to a delete that only removed the directory.  Written before the
+ * clone (no init yet: clone3 starts init in a cgroup made just before it)
+ * and again right after it with init, always before the cgroup is made,
+ * so that every cgroup create makes is named here first. */
 #include "config.h"
 #include "create_record.h"
 
@@ -24,7 +25,7 @@ int
 hv_create_record_write (const char *dir, pid_t pid, bool systemd, const char *cgroup_path, hv_error **err)
 {
   unsigned long long start = 0;
-  if (proc_start_time (pid, &start, NULL) < 0 || start == 0)
+  if (pid != 0 && (proc_start_time (pid, &start, NULL) < 0 || start == 0))
     return hv_error_set (err, 0, "container init exited during create");
   cleanup_free char *text = xasprintf ("%d %llu %d %s\n", pid, start, systemd ? 1 : 0, cgroup_path);
   return write_file_atomic (dir, HV_CREATE_RECORD_FILE, text, strlen (text), err);
@@ -51,11 +52,12 @@ hv_create_record_undo (const char *dir, hv_error **err)
     return 0; /* create died before it cloned init: no cgroup either */
   int pid = 0, systemd = 0, at = 0;
   unsigned long long start = 0;
-  if (sscanf (text, "%d %llu %d %n", &pid, &start, &systemd, &at) != 3 || pid <= 0)
+  if (sscanf (text, "%d %llu %d %n", &pid, &start, &systemd, &at) != 3 || pid < 0)
     return hv_error_set (err, 0, "%s/%s: not a creating record", dir, HV_CREATE_RECORD_FILE);
   char *path = text + at;
   path[strcspn (path, "\n")] = '\0';
-  kill_recorded (pid, start);
+  if (pid > 0) /* 0: written before init was cloned */
+    kill_recorded (pid, start);
   /* No cgroup recorded: haven run without limits (run.haven.cgroup).
    * Otherwise remove it, killing what it holds (init after a double fork,
    * processes of the hooks); hv_cgroup_destroy checks the path and

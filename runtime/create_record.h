@@ -9,8 +9,8 @@
 
 #define HV_CREATE_RECORD_FILE "creating"
 
-/* Record init (pid and start time) and the cgroup create is about to make,
- * in the state directory DIR. */
+/* Record init (pid and start time; pid 0: not cloned yet) and the cgroup
+ * create is about to make, in the state directory DIR. */
 int hv_create_record_write (const char *dir, pid_t pid, bool systemd, const char *cgroup_path, hv_error **err);
 
 /* Undo what DIR's record names: SIGKILL the recorded init if it still is
