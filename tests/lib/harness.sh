@@ -11,7 +11,9 @@
 # attacks on haven run that the host's run covers, and the egress table,
 # resolver and denial tests, which test netfilter, not cgroups: software
 # emulation would only make them slow).  Counts
-# into the globals passed, failed and skipped.
+# into the globals passed, failed and skipped.  Every result line ends
+# with the test's wall time, " (12.3 s)", so a slow machine (the VM under
+# software emulation) shows where its time goes.
 
 passed=0
 failed=0
@@ -22,10 +24,18 @@ report_fail() { # NAME REASON
   failed=$((failed + 1))
 }
 
+# elapsed_since EPOCHREALTIME-VALUE: seconds since then, one decimal
+# (the test and the cleanup after it).
+elapsed_since() {
+  local now=$EPOCHREALTIME
+  local ds=$(( (${now/[.,]/} - ${1/[.,]/}) / 100000 ))
+  echo "$((ds / 10)).$((ds % 10))"
+}
+
 run_test_functions() {
   local runner=$1 limit=$2 between=$3
   shift 3
-  local t name match p tdir rc reason tlimit
+  local t name match p tdir rc reason tlimit t0 took
   for t in $(declare -F | awk '{print $3}' | grep '^test_' | sort); do
     name=${t#test_}
     match=0
@@ -42,14 +52,16 @@ run_test_functions() {
     # build) sets TEST_TIMEOUT_<name> when its file is sourced.
     tlimit=TEST_TIMEOUT_$name
     tlimit=${!tlimit:-$limit}
+    t0=$EPOCHREALTIME
     timeout -k 10 "$tlimit" bash "$runner" --one "$t" "$tdir" > "$tdir/log" 2>&1 < /dev/null
     rc=$?
     $between
+    took=$(elapsed_since "$t0")
     if [ $rc = 77 ] && [ -s "$tdir/.skip" ]; then
-      echo "skip $name: $(head -1 "$tdir/.skip")"
+      echo "skip $name: $(head -1 "$tdir/.skip") ($took s)"
       skipped=$((skipped + 1))
     elif [ $rc = 0 ] && [ ! -s "$tdir/.fail" ]; then
-      echo "ok $name"
+      echo "ok $name ($took s)"
       passed=$((passed + 1))
     else
       if [ -s "$tdir/.fail" ]; then
@@ -59,7 +71,7 @@ run_test_functions() {
       else
         reason="exit status $rc: $(grep -v '^[[:space:]]*$' "$tdir/log" | tail -1)"
       fi
-      report_fail "$name" "$reason"
+      report_fail "$name" "$reason ($took s)"
       # The test's log: the runtime's stderr and every assertion message.
       tail -20 "$tdir/log" | sed 's/^/    /'
     fi
