@@ -7,11 +7,9 @@
 # BETWEEN is a command run after each
 # test (leftover containers).  PATTERNs select tests whose name contains
 # one of them.  TEST_EXCLUDE (substrings, separated by spaces) leaves out
-# tests whose name contains one of them (the VM step leaves out escape_:
-# attacks on haven run that the host's run covers, and the egress table,
-# resolver and denial tests, which test netfilter, not cgroups: software
-# emulation would only make them slow).  Counts
-# into the globals passed, failed and skipped.  Every result line ends
+# tests whose name contains one of them.  (CI's VM step names the tests
+# it runs instead: VM_TESTS in .ci/run.)  Counts into the globals passed,
+# failed and skipped.  Every result line ends
 # with the test's wall time, " (12.3 s)", so a slow machine (the VM under
 # software emulation) shows where its time goes.
 
