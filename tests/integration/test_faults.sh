@@ -7,7 +7,7 @@
 # FAULT_POINTS (names separated by spaces): sweep only these points;
 # default every point the source names.  FAULT_POINTS=subset: the few
 # below, one or two per kind of resource (for the slow VM).
-FAULTS_SUBSET="create.monitor-started create.cgroup-joined create.before-save create.id-maps-written create.hooks-run
+FAULTS_SUBSET="create.monitor-started create.init-cloned create.cgroup-joined create.before-save create.id-maps-written create.hooks-run
   create.egress-table create.pasta-started create.resolver-started start.init-released delete.killed
   delete.cgroup-removed exec.forked run.started session.bundle-made session.config-written"
 
