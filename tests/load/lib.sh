@@ -8,7 +8,7 @@
 # suites run on the machine at the same time.  `haven run` has no state
 # root option: as root its state is /run/haven/haven-run-PID and its
 # bundle /run/haven-run-PID.*; the scripts record the pid of every run
-# and look for exactly those.
+# and look for exactly those.  The leak inventory is tests/lib/leaks.sh.
 
 set -uo pipefail
 
@@ -50,6 +50,7 @@ load_cleanup() {
   for id in $(rt list -q 2>/dev/null); do rt delete --force "$id" >/dev/null 2>&1; done
   for p in "${LOAD_BG[@]}"; do kill "$p" 2>/dev/null; done
   for n in "${LOAD_NETNS[@]}"; do ip netns del "$n" 2>/dev/null; done
+  [ -n "${LOAD_CG:-}" ] && leaks_cgroup_remove "$LOAD_CG"
   rm -rf "$WORK"
 }
 trap load_cleanup EXIT
@@ -93,17 +94,34 @@ wait_stopped() {
 
 # --- leaks ----------------------------------------------------------------
 
-# load_leaks_check WHAT: nothing of this script's runs is left on the
-# machine.  Two parts:
-#  - this script's own: the state root is empty (no container state),
-#    no process of the runs is alive (LOAD_PIDS: monitors, resolvers,
-#    pasta and haven runs recorded as they ran), no /run/haven-run-PID*
-#    bundle or /run/haven/haven-run-PID state of a recorded haven run;
-#  - the machine's inventory of mounts, cgroups, network namespaces,
-#    nftables tables and monitor processes: tests/lib/leaks.sh, written by
-#    the faults work of issue 12 (not merged yet: see below).
+source "$SRC_DIR/tests/lib/leaks.sh"
+
+# Every process the runs start is forked in LOAD_CG (leaks.sh cgroup-new:
+# the scripts move the shell that starts a run there first) and stays
+# there unless the runtime moves it into a container's cgroup: a process
+# found there afterwards (a monitor, a resolver helper, pasta, a guard)
+# is a leak however it was reparented.
+LOAD_CG=$(leaks_cgroup_new "$LOAD_PREFIX") || exit 1
+# in_load_cg: move the calling (sub)shell into LOAD_CG.
+in_load_cg() { echo "$BASHPID" > "$LOAD_CG/cgroup.procs"; }
+
+# load_leaks_check WHAT: nothing of this script's runs is left:
+#  - the state root is empty (no container state);
+#  - no process recorded as the runs went (LOAD_PIDS: monitors) is alive;
+#  - no /run/haven-run-PID* bundle or /run/haven/haven-run-PID state of a
+#    recorded `haven run` pid (HAVEN_PIDS file, one a line);
+#  - LOAD_CG holds no process and no cgroup (leaks.sh list --cgroup);
+#  - the machine's inventory (leaks.sh snapshot, taken by
+#    load_inventory_snapshot once the script's own namespaces exist) has
+#    nothing new of this script's: mounts, cgroup directories, network
+#    namespaces, nftables tables in the host's namespace, haven and pasta
+#    processes and /run/haven* directories, counted when they name an id
+#    of this script (LOAD_PREFIX) or a recorded `haven run` pid.  Other
+#    suites on the machine make such things at the same time: those that
+#    name neither are not this script's and are left out.
 LOAD_PIDS=()
-LOAD_HAVEN_PIDS=()
+HAVEN_PIDS=$WORK/haven-pids
+: > "$HAVEN_PIDS"
 load_leaks_check() {
   local what=$1 left p
   left=$(ls -A "$STATE_ROOT" 2>/dev/null)
@@ -115,30 +133,45 @@ load_leaks_check() {
     fi
   done
   load_haven_leftovers "$what"
-  load_inventory_check "$what"
+  left=$(leaks_list --cgroup "$LOAD_CG") || load_fail "$what: left in the runs' cgroup: $left"
+  left=$(leaks_diff "$WORK/inventory" | load_mine) 
+  [ -z "$left" ] || load_fail "$what: left on the machine: $left"
+}
+
+# load_mine: the lines of stdin naming LOAD_PREFIX or haven-run-PID of a
+# recorded pid.
+load_mine() {
+  awk -v pre="$LOAD_PREFIX" 'NR == FNR { p[$1] = 1; next }
+    index($0, pre) { print; next }
+    { s = $0
+      while (match(s, /haven-run-[0-9]+/)) {
+        if (substr(s, RSTART + 10, RLENGTH - 10) in p) { print; break }
+        s = substr(s, RSTART + RLENGTH)
+      } }' "$HAVEN_PIDS" -
 }
 
 # load_haven_leftovers WHAT: no bundle or state directory of a recorded
 # `haven run` pid.  One listing of /run, then a lookup per entry.
 load_haven_leftovers() {
-  local -A mine=()
-  local p e pid
-  for p in "${LOAD_HAVEN_PIDS[@]}"; do mine[$p]=1; done
-  for e in /run/haven-run-* /run/haven/haven-run-*; do
-    [ -e "$e" ] || continue
-    pid=${e##*/haven-run-}
-    pid=${pid%%.*}
-    [ -n "${mine[$pid]:-}" ] && load_fail "$what: $e left by haven run $pid"
-  done
-  return 0
+  local left
+  left=$(ls -1d /run/haven-run-* /run/haven/haven-run-* 2>/dev/null | load_mine)
+  [ -z "$left" ] || load_fail "$1: left by haven runs: $left"
 }
 
-# Placeholder until tests/lib/leaks.sh (branch faults) is merged: it is
-# replaced by that inventory's before/after comparison.  It does not
-# pretend to check: it says that it did not.
-load_inventory_snapshot() { :; }
-load_inventory_check() {
-  echo "load: $1: machine inventory (mounts, cgroups, netns, nftables) NOT CHECKED: tests/lib/leaks.sh not merged yet" >&2
+load_inventory_snapshot() { leaks_snapshot "$WORK/inventory"; }
+
+# haven_run NETNS ARGS...: `haven run ARGS...` in network namespace NETNS,
+# bounded, from a shell in LOAD_CG, its pid recorded in HAVEN_PIDS (the
+# shell writes its own pid and becomes haven: `timeout` forks, so $! would
+# be the wrong process).
+haven_run() {
+  local ns=$1
+  shift
+  (
+    in_load_cg
+    exec timeout -k 5 120 nsenter --net="/run/netns/$ns" \
+      sh -c 'echo $$ >> "$0"; exec "$@"' "$HAVEN_PIDS" "$HAVEN" run "$@"
+  )
 }
 
 # --- long-lived processes ---------------------------------------------------

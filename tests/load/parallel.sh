@@ -67,6 +67,7 @@ YAML
 
 # worker_runc I BUNDLE: one lifecycle; the container's stdout in out/ID.
 worker_runc() {
+  in_load_cg
   local i=$1 b=$2 kind=$3 id=$LOAD_PREFIX-$3-$1 out=$WORK/out/$LOAD_PREFIX-$3-$1 res=$WORK/res/$3.$1 err m
   if [ "$kind" = runc-egress ]; then
     # Every container its own trail: the annotation is per config, so
@@ -109,8 +110,8 @@ worker_runc() {
   echo ok > "$res"
 }
 
-# worker_run I KIND: one `haven run` in a project of its own; its pid in
-# res/KIND.I.pid (its bundle and state are named after it).
+# worker_run I KIND: one `haven run` in a project of its own (its pid is
+# recorded: its bundle and state are named after it).
 worker_run() {
   local i=$1 kind=$2 p=$WORK/projects/$2-$1 res=$WORK/res/$2.$1 out=$WORK/out/$2-$1 policy=() cmd rc
   mkdir -p "$p"
@@ -120,9 +121,7 @@ worker_run() {
   else
     cmd='echo run-ok'
   fi
-  in_loadns timeout -k 5 120 "$HAVEN" run "${policy[@]}" --project "$p" -- sh -c "$cmd" > "$out" 2>&1 < /dev/null &
-  echo $! > "$res.pid"
-  wait $!
+  haven_run "$LOADNS" "${policy[@]}" --project "$p" -- sh -c "$cmd" > "$out" 2>&1 < /dev/null
   rc=$?
   if [ $rc != 0 ]; then
     echo "exit status $rc: $(tail -c 300 "$out")" > "$res"
@@ -135,6 +134,7 @@ worker_run() {
   fi
 }
 
+load_inventory_snapshot
 for kind in "${kinds[@]}"; do
   case $kind in
     runc) worker=(worker_runc "$WORK/b-runc" runc) ;;
@@ -162,7 +162,6 @@ for kind in "${kinds[@]}"; do
       load_fail "$kind #$i: $r"
     fi
     [ -e "$WORK/res/$kind.$i.monitor" ] && LOAD_PIDS+=("$(cat "$WORK/res/$kind.$i.monitor")")
-    [ -e "$WORK/res/$kind.$i.pid" ] && LOAD_HAVEN_PIDS+=("$(cat "$WORK/res/$kind.$i.pid")")
   done
   awk -v k="$kind" -v n="$n" -v ns=$((t1 - t0)) -v bad="$bad" \
     'BEGIN {printf "parallel %-11s %4d at once: wall %.2f s, %.1f runs/s, %d failed\n", k, n, ns / 1e9, n / (ns / 1e9), bad}'

@@ -33,18 +33,18 @@ check_ns_empty() {
 
 for kind in "${kinds[@]}"; do
   case $kind in run | runc) ;; *) echo "soak: unknown kind $kind" >&2; exit 2 ;; esac
-  load_inventory_snapshot "soak-$kind"
+  load_inventory_snapshot
   bad=0
   t0=$(date +%s%N)
   for ((i = 0; i < n; i++)); do
     if [ "$kind" = run ]; then
-      nsenter --net="/run/netns/$LOADNS" timeout -k 5 60 "$HAVEN" run --project "$WORK/project" -- /bin/true \
-        > "$WORK/out" 2>&1 < /dev/null &
-      LOAD_HAVEN_PIDS+=($!)
-      wait $!
+      haven_run "$LOADNS" --project "$WORK/project" -- /bin/true > "$WORK/out" 2>&1 < /dev/null
     else
-      nsenter --net="/run/netns/$LOADNS" timeout -k 5 60 "$RUNTIME" --root "$STATE_ROOT" run --bundle "$WORK/b-true" \
-        "$LOAD_PREFIX-$i" > "$WORK/out" 2>&1 < /dev/null
+      (
+        in_load_cg
+        exec timeout -k 5 60 nsenter --net="/run/netns/$LOADNS" "$RUNTIME" --root "$STATE_ROOT" run \
+          --bundle "$WORK/b-true" "$LOAD_PREFIX-$i" > "$WORK/out" 2>&1 < /dev/null
+      )
     fi
     rc=$?
     if [ $rc != 0 ]; then
