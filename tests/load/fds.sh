@@ -108,7 +108,7 @@ fd2=$(fd_count "$mon")
 snap after
 t1=$(date +%s%N)
 awk -v m="$m" -v d="$d" -v ns=$((t1 - t0)) 'BEGIN {printf "fds: %d execs, %d queries: wall %.1f s, %.1f execs/s\n", m, d, ns / 1e9, m / (ns / 1e9)}'
-[ "$fd1" -le "$fd0" ] && [ "$fd2" -le "$fd0" ] || load_fail "the monitor's fds grew: $fd0 -> $fd1 -> $fd2: $(ls -l /proc/$mon/fd)"
+[ "$fd1" -le "$fd0" ] && [ "$fd2" -le "$fd0" ] || load_fail "the monitor's fds grew: $fd0 -> $fd1 -> $fd2: $(ls -l /proc/$mon/fd | awk '{print $NF}' | sed "s/:\[.*//" | sort | uniq -c | tr -s " \n" " ")"
 denied=$(jq -s '[.[] | select(.event == "denied")] | length' "$WORK/trail.jsonl")
 refused=$(jq -s '[.[] | select(.event == "dns-refused")] | length' "$WORK/trail.jsonl")
 echo "fds: trail: $denied denied, $refused dns-refused records (rate-limited per second)"
