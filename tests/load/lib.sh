@@ -141,7 +141,8 @@ load_leaks_check() {
 # load_mine: the lines of stdin naming LOAD_PREFIX or haven-run-PID of a
 # recorded pid.
 load_mine() {
-  awk -v pre="$LOAD_PREFIX" 'NR == FNR { p[$1] = 1; next }
+  # FILENAME, not NR == FNR: the pid file may be empty.
+  awk -v pre="$LOAD_PREFIX" 'FILENAME == ARGV[1] { p[$1] = 1; next }
     index($0, pre) { print; next }
     { s = $0
       while (match(s, /haven-run-[0-9]+/)) {
