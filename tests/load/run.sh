@@ -7,6 +7,7 @@
 #   sudo tests/load/run.sh [--full]    200 at once, 10000 + 10000 in a row,
 #                                      2000 execs and 20000 DNS queries
 #   PARTS=parallel,soak,fds            which parts (default: all three)
+#   PAR= SOAK= EXECS= QUERIES=         other sizes than the mode's
 #   HAVEN=... RUNTIME=...              other binaries (for figures: a build
 #                                      without --enable-sanitizers)
 #
@@ -26,6 +27,7 @@ if [ $mode = quick ]; then
 else
   par=200 soak=10000 execs=2000 queries=20000
 fi
+par=${PAR:-$par} soak=${SOAK:-$soak} execs=${EXECS:-$execs} queries=${QUERIES:-$queries}
 parts=${PARTS:-parallel,soak,fds}
 
 [ "$(id -u)" = 0 ] || { echo "load: needs root" >&2; exit 77; }
