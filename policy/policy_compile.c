@@ -429,12 +429,23 @@ gen_home_allow (yajl_gen g, const char *pattern, const hv_home_access *access, c
 /* hide_home: every home of the caller becomes an empty scratch directory
  * with the home_allow entries bound back (never through a link: see
  * bind_writable), and every other user's home an empty one (root could
- * read them; the project is bound on top later). */
+ * read them; the project is bound on top later).
+ * Another user's home that is gone when the runtime lays its tmpfs
+ * (x-haven.optional: the host removed the user between the compile and
+ * the mount; tests/load's soak hit it beside suites that add and remove
+ * users) is skipped instead of stopping the run: nothing is there to
+ * hide, as for a home made after the start, which the sandbox sees too.
+ * No sandbox can make it go away to see it: other users' homes and their
+ * parents (/home, /) are never writable in a sandbox (the project cannot
+ * be or hold a home: hv_check_project_homes), unlike the masks'
+ * paths, whose loss stops the start (struct masks).  x-haven.nofollow: a
+ * home that became a link or a file is an error, never followed. */
 static int
 gen_hidden_homes (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, bool noexec, oci_strv *writable,
                   oci_strv *shown, oci_strv *hidden, hv_error **err)
 {
-  static const char *const empty_opts[] = { "nosuid", "nodev", "noexec", "mode=755", "size=1m", NULL };
+  static const char *const empty_opts[]
+      = { "nosuid", "nodev", "noexec", "mode=755", "size=1m", "x-haven.nofollow", "x-haven.optional", NULL };
   for (size_t i = 0; ctx->other_homes && i < ctx->other_homes->n; i++)
     {
       jg_mount (g, ctx->other_homes->v[i], "tmpfs", "tmpfs", empty_opts);

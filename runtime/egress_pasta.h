@@ -54,8 +54,12 @@
 
 #include "error.h"
 
-/* How long pasta may take to configure the interface. */
-#define HV_PASTA_READY_MS 5000
+/* How long pasta may take to configure the interface: it takes a few
+ * milliseconds on an idle machine, but 200 allowlist runs started at once
+ * on 2 CPUs (tests/load/parallel.sh) left 8 of them without pasta's
+ * answer after 5 s.  The run fails closed either way: the bound only stops
+ * a pasta that hangs from holding the run forever. */
+#define HV_PASTA_READY_MS 30000
 
 struct hv_pasta_opts
 {

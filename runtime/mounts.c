@@ -493,6 +493,10 @@ hv_mount_one (struct hv_mount_ctx *ctx, const oci_mount *m, hv_error **err)
           if (mfd < 0)
             goto out;
           r = hv_mount_tree_onto (mfd, target, err);
+          /* The mount point was removed after it was opened: an optional
+           * mount is skipped then too (nothing is left there to cover). */
+          if (r < 0 && o.nofollow)
+            r = skip_if_optional (&o, err);
         }
     }
   if (r == 0 && o.propagation)

@@ -273,10 +273,10 @@ test_egress_pasta_fails_closed() {
   assert_contains "$out" "pasta exited with status 3 before the sandbox's network was up: pasta: cannot work today"
   [ -e ran ] && fail "the command ran without its network"
   # One that never gets ready: killed after the bound.
-  printf '#!/bin/sh\nexec sleep 30\n' > slow-pasta
+  printf '#!/bin/sh\nexec sleep 60\n' > slow-pasta
   chmod +x slow-pasta
   out=$(pasta_run --pasta "$PWD/slow-pasta" -- touch ran 2>&1) && fail "tool succeeded with a hanging pasta"
-  assert_contains "$out" "pasta did not bring the sandbox's network up within 5000 ms (killed)"
+  assert_contains "$out" "pasta did not bring the sandbox's network up within 30000 ms (killed)"
   [ -e ran ] && fail "the command ran without its network"
   return 0
 }
