@@ -28,6 +28,7 @@
 #include "container.h"
 #include "container_monitor.h"
 #include "create_record.h"
+#include "egress_netns_record.h"
 #include "egress_sandbox.h"
 #include "fault_point.h"
 #include "hooks.h"
@@ -320,7 +321,9 @@ install_egress (struct create_run *r, const struct hv_create_opts *opts, hv_erro
 {
   if (r->egress.config == NULL || r->egress_installed)
     return 0;
-  if (hv_egress_sandbox_install (&r->egress, r->pid, err) < 0)
+  /* A namespace that outlives the container keeps the table: delete
+   * removes it (egress_netns_record.h). */
+  if (hv_egress_netns_record (r->c->dir, r->spec, err) < 0 || hv_egress_sandbox_install (&r->egress, r->pid, err) < 0)
     return -1;
   r->egress_installed = true;
   hv_fault_point ("create.egress-table");

@@ -11,6 +11,7 @@
 #include "cgroup_systemd.h"
 #include "container.h"
 #include "container_monitor.h"
+#include "egress_netns_record.h"
 #include "fault_point.h"
 #include "hooks.h"
 #include "log.h"
@@ -90,6 +91,12 @@ hv_container_destroy (const struct hv_runtime *rt, hv_container *c, hv_error **e
       && (c->systemd_cgroup ? hv_systemd_destroy (c->cgroup_path, err) : hv_cgroup_destroy (c->cgroup_path, err)) < 0)
     return hv_error_wrap (err, "delete %s", c->id);
   hv_fault_point ("delete.cgroup-removed");
+  /* The container's processes are gone: its egress table may go too,
+   * where its network namespace outlives it.  A table left there is
+   * stricter, never looser: a warning, and delete goes on. */
+  cleanup_error hv_error *egress_err = NULL;
+  if (hv_egress_netns_cleanup (c->dir, &egress_err) < 0)
+    hv_log (HV_LOG_WARNING, "delete %s: %s", c->id, egress_err->msg);
   if (spec && spec->hooks.poststop.n)
     {
       cleanup_free char *json = hv_container_state_json (c, HV_STATUS_STOPPED, false);

@@ -12,6 +12,8 @@
 #include "container.h"
 #include "container_monitor.h"
 #include "create_record.h"
+#include "egress_netns_record.h"
+#include "log.h"
 #include "fault_point.h"
 #include "signals.h"
 #include "utils.h"
@@ -75,6 +77,9 @@ hv_container_delete (const struct hv_runtime *rt, hv_container *c, bool force, h
        * sure.  Its init and cgroup, if it got that far, are recorded. */
       if (hv_monitor_stop (c->dir, err) < 0 || hv_create_record_undo (c->dir, err) < 0)
         return hv_error_wrap (err, "delete %s", cid);
+      cleanup_error hv_error *egress_err = NULL;
+      if (hv_egress_netns_cleanup (c->dir, &egress_err) < 0)
+        hv_log (HV_LOG_WARNING, "delete %s: %s", cid, egress_err->msg);
       return hv_state_remove (c->dir, err);
     }
   /* runtime-spec: deleting anything but a stopped container is an error

@@ -31,10 +31,8 @@ test_egress_container_allowlist() {
   assert_eq 2 "$(echo "$OUT" | grep -c 'rc=1')" "two refused ($OUT)"
   assert_not_contains "$(cat "$WLOG")" "tcp 203.0.113.10 443" "denied destination reached"
   assert_not_contains "$(cat "$WLOG")" "tcp 198.51.100.10 80" "unlisted destination reached"
-  local rules
-  rules=$(ip netns exec "$SB" nft list table inet haven)
-  assert_contains "$rules" "policy drop"
-  assert_contains "$rules" "@deny4 goto deny"
+  # run deleted the container: its table left the namespace it joined.
+  assert_not_contains "$(ip netns exec "$SB" nft list tables)" "table inet haven" "table left after run"
 }
 
 # The table is there before the process runs, the monitor holds the
@@ -47,13 +45,36 @@ test_egress_container_lifecycle() {
   id=$(new_id egress)
   defer "rt delete --force $id"
   rt create --bundle "$B" "$id" > create.out 2>&1 || fail "create: $(cat create.out)"
-  assert_contains "$(ip netns exec "$SB" nft list tables)" "table inet haven" "table at create"
+  local rules
+  rules=$(ip netns exec "$SB" nft list table inet haven)
+  assert_contains "$rules" "policy drop" "table at create"
+  assert_contains "$rules" "@deny4 goto deny"
   m=$(cut -d' ' -f1 "$STATE_ROOT/$id/monitor.pid")
   assert_eq haven-monitor "$(cat /proc/$m/comm)" "monitor started for egress alone"
   rt start "$id" || fail "start"
   rt delete --force "$id" || fail "delete"
   gone "$m" || fail "monitor $m still running after delete"
   [ ! -e "$STATE_ROOT/$id" ] || fail "state directory left behind"
+  # The namespace outlives the container (a pod's, an engine's): the
+  # table goes with the container, and the next one makes its own.
+  assert_not_contains "$(ip netns exec "$SB" nft list tables)" "table inet haven" "table left after delete"
+  id=$(new_id egress)
+  defer "rt delete --force $id"
+  rt create --bundle "$B" "$id" > create.out 2>&1 || fail "second create in the namespace: $(cat create.out)"
+  assert_contains "$(ip netns exec "$SB" nft list tables)" "table inet haven" "second container's table"
+  rt delete --force "$id" || fail "delete"
+  # A record naming a namespace that is another one by now (a reused
+  # /proc/PID path, a name given again) removes nothing.
+  id=$(new_id egress)
+  defer "rt delete --force $id"
+  rt create --bundle "$B" "$id" > create.out 2>&1 || fail "third create: $(cat create.out)"
+  local rec=$STATE_ROOT/$id/egress-netns
+  [ -f "$rec" ] || fail "no egress-netns record"
+  read -r dev ino path < "$rec"
+  echo "$dev $((ino + 1)) $path" > "$rec"
+  rt delete --force "$id" || fail "delete"
+  assert_contains "$(ip netns exec "$SB" nft list tables)" "table inet haven" "another namespace's table removed"
+  ip netns exec "$SB" nft delete table inet haven
 }
 
 # Fail closed: a table of that name already in the namespace (the batch
