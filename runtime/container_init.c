@@ -264,6 +264,14 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
     goto out;
   if (join_namespaces (ctx, sync, err) < 0)
     goto out;
+  /* Before init becomes root of its user namespace: the socket is in the
+   * runtime's 0700 state directory, which init's host uid after that (an
+   * unprivileged one of the mapping) cannot reach.  Still the runtime's
+   * uid here, and after the double fork of a new pid namespace, so the
+   * monitor sees init itself as the peer. */
+  pctx.seccomp_listener = connect_seccomp_listener (spec, err);
+  if (pctx.seccomp_listener < 0 && *err)
+    goto out;
   bool userns = ctx->ns->new_user || ctx->ns->join_user;
   if (become_root (spec, ctx->ns, userns, err) < 0 || create_namespaces (spec, ctx->ns, err) < 0)
     goto out;
@@ -278,9 +286,6 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
 
   fifo = ctx->fifo_fd;
   note_host_pid (&pctx);
-  pctx.seccomp_listener = connect_seccomp_listener (spec, err);
-  if (pctx.seccomp_listener < 0 && *err)
-    goto out;
 
   /* A runtime that itself runs in a user namespace (rootless Podman runs
    * it as root of one) cannot mknod either: devices are bound then. */

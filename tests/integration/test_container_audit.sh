@@ -274,3 +274,23 @@ test_container_audit_root_of_user_namespace_trail() {
   jq -se '(map(select(.event == "denied" and (.syscall | startswith("mkdir")) and .process == "init")) | length == 1)
           and .[-1].event == "exit"' "$trail" >/dev/null || fail "trail: $(cat "$trail" 2>&1)"
 }
+
+# Root's haven-runc with a user namespace in the config (container root
+# mapped to an unprivileged host uid): init connects to the monitor's
+# socket in the 0700 state directory before it becomes that uid, so the
+# trail records its denials (it failed with "monitor.sock: permission
+# denied" when init connected as the mapped uid).
+test_container_audit_user_namespace_config() {
+  skip_on_runc "haven's audit monitor"
+  local trail=$WORK/userns-trail.jsonl
+  chown -R 100000:100000 "$B/rootfs"
+  audit_bundle "$trail" sh -c 'mkdir /no 2>&1; true'
+  cfg "$B" '.linux.namespaces += [{type: "user"}] | .linux.uidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+            | .linux.gidMappings = [{containerID: 0, hostID: 100000, size: 65536}]
+            | .mounts |= map(select(.type != "sysfs" and .type != "cgroup"))'
+  run_ctr "$B"
+  assert_eq 0 "$RC" "run with a user namespace and the monitor ($OUT)"
+  assert_contains "$OUT" "Operation not permitted"
+  jq -se 'any(.[]; .event == "denied" and (.syscall | startswith("mkdir")) and .process == "init")' "$trail" \
+    >/dev/null || fail "trail: $(cat "$trail" 2>&1)"
+}
