@@ -311,12 +311,21 @@ test_faults_monitor_killed() {
   out=$(timeout 20 "$RUNTIME" --root /run/haven exec "haven-run-$FPID" true 2>&1) && fail "exec started without the monitor"
   [ $? != 124 ] || fail "exec hung without the monitor"
   assert_contains "$out" "haven-runc: seccomp listener: connect to" "exec's error"
+  # haven run's own audit listener (audit_monitor.c: a fork of haven, not
+  # the monitor), the process that holds the sandbox's seccomp notify fd:
+  # killed too.
+  local c listener=""
+  for c in $(pgrep -P "$FPID"); do
+    ls -l "/proc/$c/fd" 2> /dev/null | grep -q 'anon_inode:seccomp notify' && listener+=" $c"
+  done
+  [ "$(echo $listener | wc -w)" = 1 ] || fail "haven's audit listener: found '$listener' among $(pgrep -P "$FPID" | tr '\n' ' ')"
+  kill -KILL $listener
   touch "$P/go"
   wait "$bg"
   # ptrace: in haven run the seccomp notify fd goes to haven's own audit
-  # listener (audit_monitor.c), not to the monitor, so it stays EPERM;
-  # the monitor's own notify calls (haven-runc's run.haven.audit) get
-  # ENOSYS once it is gone (test_container_audit_dead_monitor_fails_closed).
+  # listener, killed above: the kernel then answers ENOSYS, never runs
+  # it; the monitor's own notify calls (haven-runc's run.haven.audit) get
+  # ENOSYS too once it is gone (test_container_audit_dead_monitor_fails_closed).
   # Either way never allowed.  The address already resolved stays
   # reachable: its table entry was made before the kill.
   out=$(cat probe.out)
