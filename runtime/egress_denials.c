@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "egress_table.h" /* HV_EGRESS_LOG_PREFIX, hv_egress_check_netfilter_socket */
+#include "netlink_msg.h"
 #include "utils.h"
 
 /* A datagram from the kernel holds one packet message (qthreshold 1);
@@ -163,7 +164,7 @@ hv_egress_parse_result
 hv_egress_denial_parse (const struct nlmsghdr *nlh, size_t len, const char *prefix, hv_egress_denial *out)
 {
   memset (out, 0, sizeof (*out));
-  if (len < sizeof (*nlh) || !mnl_nlmsg_ok (nlh, (int) (len > INT32_MAX ? INT32_MAX : len)))
+  if (len < sizeof (*nlh) || !hv_nlmsg_ok (nlh, (int) (len > INT32_MAX ? INT32_MAX : len)))
     return HV_EGRESS_PARSE_BAD;
   if (nlh->nlmsg_type != ((NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_PACKET))
     return HV_EGRESS_PARSE_OTHER;
@@ -575,7 +576,7 @@ handle_datagram (hv_egress_denials *d, const uint8_t *buf, size_t len, uint64_t 
 {
   const struct nlmsghdr *nlh = (const struct nlmsghdr *) buf;
   int left = (int) len;
-  while (mnl_nlmsg_ok (nlh, left))
+  while (hv_nlmsg_ok (nlh, left))
     {
       if (nlh->nlmsg_type >= NLMSG_MIN_TYPE)
         {

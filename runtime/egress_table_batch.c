@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "netlink_msg.h"
 #include "utils.h"
 
 /* Room kept free for the next message: libnftnl writes payloads without
@@ -79,16 +80,59 @@ nlerr_text (const struct nlmsghdr *nlh, int error)
     {
       const struct nlmsgerr *e = mnl_nlmsg_get_payload (nlh);
       size_t off = sizeof (*e);
+      /* The echoed request's length is the message's word: an offset
+       * past the payload made mnl_attr_for_each read far outside it
+       * (found by tests/fuzz/fuzz_netlink). */
       if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
-        off += e->msg.nlmsg_len - sizeof (struct nlmsghdr);
+        {
+          if (e->msg.nlmsg_len < sizeof (struct nlmsghdr)
+              || e->msg.nlmsg_len - sizeof (struct nlmsghdr) > mnl_nlmsg_get_payload_len (nlh) - off)
+            return xstrdup (strerror (error));
+          off += e->msg.nlmsg_len - sizeof (struct nlmsghdr);
+        }
       const struct nlattr *a;
       mnl_attr_for_each (a, nlh, off)
       {
-        if (mnl_attr_get_type (a) == NLMSGERR_ATTR_MSG)
+        /* Text only when it ends, within the message (libmnl rounds
+         * the message's end up to 4 bytes), in its NUL: an unterminated
+         * one was read past its end (found by tests/fuzz/fuzz_netlink). */
+        if (mnl_attr_get_type (a) == NLMSGERR_ATTR_MSG
+            && (const char *) a + a->nla_len <= (const char *) nlh + nlh->nlmsg_len
+            && mnl_attr_validate (a, MNL_TYPE_NUL_STRING) == 0)
           ext = mnl_attr_get_str (a);
       }
     }
   return ext ? xasprintf ("%s (%s)", strerror (error), ext) : xstrdup (strerror (error));
+}
+
+void
+hv_nft_batch_read_acks (const hv_nft_batch *b, const void *buf, size_t len, size_t *acked, char **first_err,
+                        int *first_errno)
+{
+  const struct nlmsghdr *nlh = buf;
+  int left = (int) len;
+  for (; hv_nlmsg_ok (nlh, left); nlh = mnl_nlmsg_next (nlh, &left))
+    {
+      /* Too short to hold its error: not an acknowledgement (the batch
+       * then counts as not acknowledged, an error). */
+      if (nlh->nlmsg_type != NLMSG_ERROR || nlh->nlmsg_len < NLMSG_LENGTH (sizeof (struct nlmsgerr)))
+        continue;
+      const struct nlmsgerr *e = mnl_nlmsg_get_payload (nlh);
+      uint32_t seq = nlh->nlmsg_seq;
+      const char *what = seq >= b->first_seq && seq - b->first_seq < b->n ? b->what[seq - b->first_seq]
+                                                                          : "the batch";
+      (*acked)++;
+      if (e->error != 0 && *first_err == NULL)
+        {
+          /* The kernel sends -errno; anything else (INT_MIN could not
+           * even be negated: found by tests/fuzz/fuzz_netlink) is a
+           * protocol error, and still an error. */
+          int error = e->error < 0 && e->error > -4096 ? -e->error : EPROTO;
+          cleanup_free char *text = nlerr_text (nlh, error);
+          *first_err = xasprintf ("%s: %s", what, text);
+          *first_errno = error;
+        }
+    }
 }
 
 int
@@ -116,24 +160,7 @@ hv_nft_batch_send (hv_nft_batch *b, hv_egress_table *t, hv_error **err)
           free (first_err);
           return hv_error_set (err, errno, "read nf_tables acknowledgements");
         }
-      const struct nlmsghdr *nlh = (const struct nlmsghdr *) rbuf;
-      int len = (int) r;
-      for (; mnl_nlmsg_ok (nlh, len); nlh = mnl_nlmsg_next (nlh, &len))
-        {
-          if (nlh->nlmsg_type != NLMSG_ERROR)
-            continue;
-          const struct nlmsgerr *e = mnl_nlmsg_get_payload (nlh);
-          uint32_t seq = nlh->nlmsg_seq;
-          const char *what = seq >= b->first_seq && seq - b->first_seq < b->n ? b->what[seq - b->first_seq]
-                                                                              : "the batch";
-          acked++;
-          if (e->error != 0 && first_err == NULL)
-            {
-              cleanup_free char *text = nlerr_text (nlh, -e->error);
-              first_err = xasprintf ("%s: %s", what, text);
-              first_errno = -e->error;
-            }
-        }
+      hv_nft_batch_read_acks (b, rbuf, (size_t) r, &acked, &first_err, &first_errno);
     }
   if (first_err != NULL)
     {

@@ -30,6 +30,12 @@ void hv_nft_batch_done (hv_nft_batch *b, struct nlmsghdr *nlh);
 /* Send the batch and read every answer.  The first error names its
  * object; the kernel undid the whole batch then. */
 int hv_nft_batch_send (hv_nft_batch *b, hv_egress_table *t, hv_error **err);
+/* One datagram of answers to b (len bytes, what hv_nft_batch_send reads):
+ * counts its acknowledgements in *acked and keeps the first error's text
+ * (*first_err, owned, when still NULL) and errno.  Public for the fuzz
+ * target (tests/fuzz). */
+void hv_nft_batch_read_acks (const hv_nft_batch *b, const void *buf, size_t len, size_t *acked, char **first_err,
+                             int *first_errno);
 
 /* Called with each answer to a request (MNL_CB_OK to go on). */
 typedef int (*hv_nft_answer_cb) (const struct nlmsghdr *nlh, void *data);

@@ -1,0 +1,20 @@
+/* Walking the messages of one netlink datagram.  libmnl's mnl_nlmsg_ok
+ * compares (int) nlmsg_len with what is left, so a length of 2^31 or
+ * more passes as negative, and mnl_nlmsg_next then steps by
+ * MNL_ALIGN (nlmsg_len), which wraps to 0 for 0xfffffffd..0xffffffff: the
+ * loop never ends (found by tests/fuzz/fuzz_netlink).  This check
+ * compares unsigned lengths, so every message it accepts lies within the
+ * datagram and the next one starts past it. */
+#ifndef HAVEN_NETLINK_MSG_H
+#define HAVEN_NETLINK_MSG_H
+
+#include <linux/netlink.h>
+#include <stdbool.h>
+
+static inline bool
+hv_nlmsg_ok (const struct nlmsghdr *nlh, int len)
+{
+  return len >= (int) sizeof (struct nlmsghdr) && nlh->nlmsg_len >= sizeof (struct nlmsghdr)
+         && nlh->nlmsg_len <= (unsigned) len;
+}
+#endif
