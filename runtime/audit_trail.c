@@ -228,15 +228,6 @@ record_denial (struct hv_audit_trail *t, const struct seccomp_notif *req, const 
     }
   /* The summary of what was dropped comes before the next record. */
   hv_audit_trail_summarize (t, false);
-  yajl_gen g = hv_audit_trail_record (t, "denied");
-  if (process)
-    hv_audit_put_kv (g, "process", process);
-  cleanup_free char *name = seccomp_syscall_resolve_num_arch (req->data.arch, req->data.nr);
-  char nr[32];
-  snprintf (nr, sizeof (nr), "%d", req->data.nr);
-  hv_audit_put_kv (g, "syscall", name ? name : nr);
-  jg_str (g, "pid");
-  yajl_gen_integer (g, req->pid);
   /* The process names itself: informative only, and any bytes at all. */
   char path[64], comm[64] = "";
   snprintf (path, sizeof (path), "/proc/%u/comm", req->pid);
@@ -248,6 +239,26 @@ record_denial (struct hv_audit_trail *t, const struct seccomp_notif *req, const 
       comm[strcspn (comm, "\n")] = '\0';
       close (fd);
     }
+  hv_audit_trail_denied (t, req, process, comm);
+  /* Past the cap only the final summary is written (bounded too: one
+   * entry per distinct system call, at most HV_AUDIT_MAX_KINDS). */
+  if (t->written >= HV_AUDIT_MAX_BYTES)
+    t->capped = true;
+}
+
+void
+hv_audit_trail_denied (struct hv_audit_trail *t, const struct seccomp_notif *req, const char *process,
+                       const char *comm)
+{
+  yajl_gen g = hv_audit_trail_record (t, "denied");
+  if (process)
+    hv_audit_put_kv (g, "process", process);
+  cleanup_free char *name = seccomp_syscall_resolve_num_arch (req->data.arch, req->data.nr);
+  char nr[32];
+  snprintf (nr, sizeof (nr), "%d", req->data.nr);
+  hv_audit_put_kv (g, "syscall", name ? name : nr);
+  jg_str (g, "pid");
+  yajl_gen_integer (g, req->pid);
   hv_audit_put_kv (g, "comm", comm);
   jg_str (g, "args");
   yajl_gen_array_open (g);
@@ -259,10 +270,6 @@ record_denial (struct hv_audit_trail *t, const struct seccomp_notif *req, const 
     }
   yajl_gen_array_close (g);
   hv_audit_trail_emit (t, g);
-  /* Past the cap only the final summary is written (bounded too: one
-   * entry per distinct system call, at most HV_AUDIT_MAX_KINDS). */
-  if (t->written >= HV_AUDIT_MAX_BYTES)
-    t->capped = true;
 }
 
 static int

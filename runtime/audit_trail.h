@@ -73,6 +73,12 @@ bool hv_audit_trail_summary_due (const struct hv_audit_trail *t);
 /* Write the summary of what was left out (the final one after the cap). */
 void hv_audit_trail_summarize (struct hv_audit_trail *t, bool final);
 
+/* The "denied" record of one notification (no limit applied), comm: the
+ * name the process gave itself (any bytes).  Public for the fuzz target
+ * (tests/fuzz). */
+void hv_audit_trail_denied (struct hv_audit_trail *t, const struct seccomp_notif *req, const char *process,
+                            const char *comm);
+
 /* Receive one notification on notify_fd, record it (process: NULL, or
  * "init" / "exec" for a container) and answer EPERM.  Returns 0, or -1
  * when the fd is of no more use (every process using the filter is

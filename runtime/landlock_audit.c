@@ -190,6 +190,12 @@ hv_landlock_audit_open (const char *rules_json, const char **why, int *errnum)
    * waited for. */
   int size = 1 << 20;
   setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof (size));
+  return hv_landlock_audit_new (fd, rules_json);
+}
+
+hv_landlock_audit *
+hv_landlock_audit_new (int fd, const char *rules_json)
+{
   hv_landlock_audit *l = xmalloc0 (sizeof (*l));
   l->fd = fd;
   yajl_val root = rules_json ? yajl_tree_parse (rules_json, NULL, 0) : NULL;
@@ -442,17 +448,25 @@ hv_landlock_audit_ready (hv_landlock_audit *l, struct hv_audit_trail *t)
           return -1;
         }
       /* Only the kernel speaks on this group. */
-      if (flen != sizeof (from) || from.nl_pid != 0 || n < (ssize_t) NLMSG_HDRLEN)
+      if (flen != sizeof (from) || from.nl_pid != 0)
         continue;
-      const struct nlmsghdr *h = (const void *) buf;
-      size_t len = h->nlmsg_len > (size_t) n ? (size_t) n : h->nlmsg_len;
-      if (len < NLMSG_HDRLEN)
-        continue;
-      char *msg = (char *) NLMSG_DATA (h);
-      msg[len - NLMSG_HDRLEN] = '\0';
-      handle (l, t, h->nlmsg_type, msg);
+      hv_landlock_audit_datagram (l, t, buf, (size_t) n);
     }
   return 0;
+}
+
+void
+hv_landlock_audit_datagram (hv_landlock_audit *l, struct hv_audit_trail *t, char *buf, size_t n)
+{
+  if (n < NLMSG_HDRLEN)
+    return;
+  const struct nlmsghdr *h = (const void *) buf;
+  size_t len = h->nlmsg_len > n ? n : h->nlmsg_len;
+  if (len < NLMSG_HDRLEN)
+    return;
+  char *msg = (char *) NLMSG_DATA (h);
+  msg[len - NLMSG_HDRLEN] = '\0';
+  handle (l, t, h->nlmsg_type, msg);
 }
 
 int

@@ -64,4 +64,10 @@ void hv_landlock_audit_finish (hv_landlock_audit *l, struct hv_audit_trail *t, i
 /* For tests: one record's text (what follows "audit(...): "), parsed
  * into key's value (hex-encoded strings decoded); NULL when absent. */
 char *hv_landlock_audit_field (const char *text, const char *key);
+/* For the fuzz target (tests/fuzz): a reader on fd (owned) without the
+ * socket setup, and one received datagram of n bytes, in a buffer with
+ * room for one more byte (it is NUL-terminated in place), handled as
+ * hv_landlock_audit_ready handles what the kernel sends. */
+hv_landlock_audit *hv_landlock_audit_new (int fd, const char *rules_json);
+void hv_landlock_audit_datagram (hv_landlock_audit *l, struct hv_audit_trail *t, char *buf, size_t n);
 #endif

@@ -1,0 +1,85 @@
+/* Fuzz target of a container's state file (runtime/state.c): the
+ * input is <root>/<id>/state.json of a private state root.  Loading must
+ * not crash, leak or read out of bounds; a state that loads must give the
+ * `state` JSON (hv_container_state_json) and save (hv_container_save) to
+ * a file that loads back to the same container. */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yajl/yajl_tree.h>
+
+#include "fuzz_util.h"
+#include "runtime.h"
+#include "state.h"
+
+int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+
+static bool
+same_str (const char *a, const char *b)
+{
+  return strcmp (a ? a : "", b ? b : "") == 0;
+}
+
+static void
+check_same (const hv_container *a, const hv_container *b)
+{
+  if (!same_str (a->bundle, b->bundle) || !same_str (a->rootfs, b->rootfs) || !same_str (a->created, b->created)
+      || !same_str (a->cgroup_path, b->cgroup_path) || a->systemd_cgroup != b->systemd_cgroup)
+    fuzz_fail ("a saved state loads to other strings");
+  if (a->pid != b->pid || a->owner != b->owner || a->start_time != b->start_time)
+    fuzz_fail ("a saved state loads to other numbers: pid %d/%d owner %u/%u start %llu/%llu", a->pid, b->pid,
+               a->owner, b->owner, a->start_time, b->start_time);
+  if (a->annotations.n != b->annotations.n)
+    fuzz_fail ("a saved state loads with %zu annotations, not %zu", b->annotations.n, a->annotations.n);
+  for (size_t i = 0; i < a->annotations.n; i++)
+    if (!same_str (a->annotations.v[i].key, b->annotations.v[i].key)
+        || !same_str (a->annotations.v[i].value, b->annotations.v[i].value))
+      fuzz_fail ("annotation %zu changed in a save and load", i);
+}
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  static char dir[128], file[160];
+  const char *root = fuzz_tmpdir ();
+  struct hv_runtime rt = { .root = root };
+  hv_container *c = NULL, *again = NULL;
+  hv_error *err = NULL;
+  if (dir[0] == '\0')
+    {
+      snprintf (dir, sizeof (dir), "%s/fuzz", root);
+      snprintf (file, sizeof (file), "%s/state.json", dir);
+      mkdir (dir, 0700);
+    }
+  fuzz_write_file (file, data, size);
+  if (hv_container_load (&rt, "fuzz", &c, &err) < 0)
+    {
+      if (err == NULL)
+        fuzz_fail ("load failed without an error");
+      hv_error_free (&err);
+      return 0;
+    }
+  if (c == NULL || c->cgroup_path == NULL || strcmp (c->id, "fuzz") != 0)
+    fuzz_fail ("loaded state without id or cgroup path");
+  for (int s = HV_STATUS_CREATING; s <= HV_STATUS_STOPPED; s++)
+    {
+      char *json = hv_container_state_json (c, (enum hv_status) s, s % 2);
+      char ebuf[256];
+      yajl_val v = yajl_tree_parse (json, ebuf, sizeof (ebuf));
+      if (v == NULL)
+        fuzz_fail ("state JSON does not parse: %s\n%s", ebuf, json);
+      yajl_tree_free (v);
+      free (json);
+    }
+  if (hv_container_save (c, &err) < 0)
+    fuzz_fail ("save: %s", err->msg);
+  if (hv_container_load (&rt, "fuzz", &again, &err) < 0)
+    fuzz_fail ("a saved state does not load: %s", err->msg);
+  check_same (c, again);
+  hv_container_free (again);
+  hv_container_free (c);
+  return 0;
+}

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Writes the hand-made seed inputs of the fuzz targets into corpus/<target>/
+(seed-* files; run from anywhere).  The inputs the fuzzers found and that
+were kept are committed beside them under other names."""
+import json, os, struct, socket
+
+here = os.path.dirname(os.path.abspath(__file__))
+top = os.path.dirname(os.path.dirname(here))
+
+def put(target, name, data):
+    d = os.path.join(here, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    with open(os.path.join(d, "seed-" + name), "wb") as f:
+        f.write(data)
+
+# --- oci_spec: config.json, process.json, resources, seccomp, egress ------
+config = {
+    "ociVersion": "1.2.1",
+    "process": {"terminal": False, "user": {"uid": 0, "gid": 0, "additionalGids": [1, 2]},
+                "args": ["sh", "-c", "echo hi"], "env": ["PATH=/bin", "TERM=xterm"], "cwd": "/",
+                "capabilities": {"bounding": ["CAP_CHOWN"], "effective": ["CAP_CHOWN"], "permitted": ["CAP_CHOWN"]},
+                "rlimits": [{"type": "RLIMIT_NOFILE", "hard": 1024, "soft": 1024}],
+                "noNewPrivileges": True, "consoleSize": {"height": 24, "width": 80},
+                "ioPriority": {"class": "IOPRIO_CLASS_BE", "priority": 4},
+                "scheduler": {"policy": "SCHED_OTHER", "nice": 1}},
+    "root": {"path": "rootfs", "readonly": True},
+    "hostname": "haven",
+    "mounts": [{"destination": "/proc", "type": "proc", "source": "proc"},
+               {"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "size=64m"]}],
+    "hooks": {"prestart": [{"path": "/bin/true", "args": ["true"], "timeout": 5}]},
+    "annotations": {"run.haven.policy": "default"},
+    "linux": {"namespaces": [{"type": "pid"}, {"type": "mount"}, {"type": "network", "path": "/proc/1/ns/net"}],
+              "uidMappings": [{"containerID": 0, "hostID": 1000, "size": 1}],
+              "gidMappings": [{"containerID": 0, "hostID": 1000, "size": 1}],
+              "devices": [{"path": "/dev/fuse", "type": "c", "major": 10, "minor": 229, "fileMode": 438}],
+              "resources": {"memory": {"limit": 536870912, "swap": -1}, "cpu": {"quota": 50000, "period": 100000},
+                            "pids": {"limit": 100},
+                            "devices": [{"allow": False, "access": "rwm"}, {"allow": True, "type": "c", "major": 1, "minor": 3, "access": "rw"}],
+                            "blockIO": {"weight": 100, "throttleReadBpsDevice": [{"major": 8, "minor": 0, "rate": 1000}]}},
+              "cgroupsPath": "/haven/c1",
+              "seccomp": {"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64"],
+                          "syscalls": [{"names": ["ptrace"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1},
+                                       {"names": ["personality"], "action": "SCMP_ACT_ALLOW",
+                                        "args": [{"index": 0, "value": 8, "op": "SCMP_CMP_EQ"}]}]},
+              "maskedPaths": ["/proc/kcore"], "readonlyPaths": ["/proc/sys"],
+              "sysctl": {"net.ipv4.ip_forward": "0"}, "timeOffsets": {"monotonic": {"secs": 1, "nanosecs": 2}}}}
+put("oci_spec", "config", json.dumps(config))
+put("oci_spec", "process", json.dumps(config["process"]))
+put("oci_spec", "process-commandline", json.dumps({"commandLine": "cmd /c dir", "cwd": "/", "user": {"uid": 1, "gid": 1}}))
+put("oci_spec", "resources", json.dumps(config["linux"]["resources"]))
+put("oci_spec", "seccomp", json.dumps({"seccomp": config["linux"]["seccomp"]}))
+put("oci_spec", "egress", json.dumps({"policy": "agent", "connect": "pasta",
+                                       "allow": [{"cidr": "10.0.0.0/8", "ports": "443"}, {"cidr": "::1/128"}],
+                                       "deny": [{"cidr": "169.254.0.0/16"}],
+                                       "names": [{"name": "api.example.com", "ports": "80-443"},
+                                                 {"name": "*.example.org"}],
+                                       "deny_names": [{"name": "bad.example.com"}]}))
+
+# --- state: state.json as hv_container_save writes it ---------------------
+put("state", "created", json.dumps({"id": "fuzz", "pid": 4242, "startTime": 123456, "bundle": "/b", "rootfs": "/b/rootfs",
+                                    "created": "2026-11-23T18:00:00.000000000Z", "owner": 0, "cgroupPath": "/haven/fuzz",
+                                    "systemdCgroup": False, "annotations": {"a": "b", "run.haven.policy": "default"}}))
+put("state", "minimal", "{}")
+
+# --- policy: two documents cut at ---8<--- --------------------------------
+for name in ("default", "strict", "claude-code", "offline"):
+    with open(os.path.join(top, "policies", name + ".yaml")) as f:
+        text = f.read()
+    put("policy", name, text + ("\n---8<---\nextends: none\n" if name == "default" else ""))
+put("policy", "extends-file",
+    "name: child\nextends: b.yaml\nproject_writable: true\nnetwork: none\n"
+    "\n---8<---\nname: base\nextends: none\nsyscalls: default\n")
+put("policy", "extends-chain", "extends: b.yaml\n---8<---\nextends: a.yaml\n")
+
+# --- audit_records: notification numbers, then NUL-separated strings -------
+def notif(nr, arch, pid, args):
+    # struct seccomp_notif: u64 id, u32 pid, u32 flags, seccomp_data
+    # {int nr, u32 arch, u64 ip, u64 args[6]}
+    return struct.pack("<QIIiIQ6Q", 7, pid, 0, nr, arch, 0, *args)
+fields = [b"default", b"c0ffee", b"init", b"evil\xff\xfe\n\"comm", b"api.example.com", b"not in the allowlist",
+          b"a.example", "caf\u00e9".encode(), b"\xed\xa0\x80surrogate"]
+put("audit_records", "denied", notif(101, 0xc000003e, 42, [1, 2, 3, 4, 5, 6]) + b"\0".join(fields))
+put("audit_records", "haven-run", notif(59, 0x40000003, 7, [0] * 6) + b"\0".join([b"strict", b"", b"", b"sh"]))
+put("audit_records", "trail",
+    '{"time":"2026-11-23T18:00:00.123456789Z","event":"denied","policy":"default","syscall":"ptrace","pid":4,"comm":"x","args":["0x1"]}\n'
+    '{"time":"2026-11-23T18:00:01Z","event":"landlock-denied","policy":"p","container":"abc","access":"fs.execute","path":"/x","rule":"exec"}\n'
+    '{"time":"2026-11-23T18:00:02Z","event":"net-denied","destination":"1.2.3.4","port":443,"protocol":"tcp","names":["a"]}\n'
+    '{"time":"2026-11-23T18:00:03Z","event":"dropped","count":3,"kinds":[{"syscall":"x","count":3}]}\n'
+    '{"time":"2026-11-23T18:00:04Z","event":"start","project":"/p","argv":["a","b"]}\n'
+    "10m\n2026-11-23T18:00:00Z\n")
+
+# --- netlink: first byte chooses, then one datagram ------------------------
+def nlmsg(type_, payload, flags=0, seq=0):
+    length = 16 + len(payload)
+    return struct.pack("<IHHII", length, type_, flags, seq, 0) + payload + b"\0" * ((4 - length % 4) % 4)
+def nlattr(type_, data):
+    length = 4 + len(data)
+    return struct.pack("<HH", length, type_) + data + b"\0" * ((4 - length % 4) % 4)
+def ipv4_tcp(dst, port):
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 40, 1, 0, 64, 6, 0, socket.inet_aton("10.0.0.2"), socket.inet_aton(dst))
+    return ip + struct.pack("!HHIIBBHHH", 40000, port, 0, 0, 0x50, 2, 0, 0, 0)
+def ipv6_udp(dst, port):
+    ip = struct.pack("!IHBB16s16s", 6 << 28, 8, 17, 64, socket.inet_pton(socket.AF_INET6, "fd00::2"),
+                     socket.inet_pton(socket.AF_INET6, dst))
+    return ip + struct.pack("!HHHH", 5353, port, 8, 0)
+NFLOG = (4 << 8) | 0
+for fam, pkt, name in ((socket.AF_INET, ipv4_tcp("93.184.216.34", 443), "nflog-v4-tcp"),
+                       (socket.AF_INET6, ipv6_udp("2001:db8::1", 53), "nflog-v6-udp")):
+    msg = nlmsg(NFLOG, struct.pack("<BBH", fam, 0, 0) + nlattr(1, struct.pack("!HBB", 0x0800, 3, 0))
+                + nlattr(10, b"haven-egress\0") + nlattr(9, pkt))
+    put("netlink", name, bytes([4]) + msg)
+    put("netlink", name + "-packet", bytes([2 | (4 if fam == socket.AF_INET6 else 0)]) + pkt)
+# nf_tables acks: NLMSG_ERROR (2), struct nlmsgerr {int error; nlmsghdr msg}
+def ack(seq, error, ext=None):
+    orig = struct.pack("<IHHII", 20, (10 << 8) | 0, 5, seq, 0)
+    flags = 0x100 | 0x200 if ext else 0  # NLM_F_CAPPED | NLM_F_ACK_TLVS
+    payload = struct.pack("<i", error) + orig
+    if ext:
+        payload += nlattr(1, ext.encode() + b"\0")
+    return nlmsg(2, payload, flags, seq)
+put("netlink", "nft-acks", bytes([1]) + ack(100, 0) + ack(101, 0) + ack(102, 0))
+put("netlink", "nft-error", bytes([1]) + ack(100, 0) + ack(101, -17, "Could not process rule: File exists") + ack(102, 0))
+
+# --- landlock_audit: datagrams cut at \n--\n -------------------------------
+def rec(type_, text):
+    return nlmsg(type_, text.encode())[: 16 + len(text)]
+ll = [rec(1424, 'audit(1700000000.100:41): domain=1caadd671 status=allocated mode=enforcing pid=4242 uid=0 exe="/bin/sh" comm="sh"'),
+      rec(1423, 'audit(1700000000.124:43): domain=1caadd671 blockers=fs.write_file path="/etc/passwd" dev="vda" ino=12'),
+      rec(1300, 'audit(1700000000.124:43): arch=c000003e syscall=257 success=no exit=-13 pid=4243 comm="cat" exe="/bin/cat"'),
+      rec(1320, 'audit(1700000000.124:43): '),
+      rec(1423, 'audit(1700000000.200:44): domain=1caadd671 blockers=fs.execute path=2F746D702F6120620A ino=9'),
+      rec(1423, 'audit(1700000000.300:45): domain=1caadd671 blockers=net.connect_tcp daddr=1.2.3.4 dest=443')]
+put("landlock_audit", "events", b"\n--\n".join(ll))
+put("landlock_audit", "late-domain", b"\n--\n".join([ll[4], ll[0], ll[1], ll[3]]))
