@@ -138,6 +138,12 @@ hv_container_load (const struct hv_runtime *rt, const char *id, hv_container **o
       || jw_field_string_map (&w, root, "annotations", &c->annotations) < 0
       || (st_v && jw_as_u64 (&w, st_v, &start_time) < 0))
     r = -1;
+  /* pid_t and uid_t are narrower than the file's numbers: a pid of
+   * 2^32 + 1 used to load as pid 1 (found by tests/fuzz/fuzz_state). */
+  else if (pid.value < 0 || pid.value > INT32_MAX)
+    r = jw_fail_key (&w, "pid", "%lld is not a pid", (long long) pid.value);
+  else if (owner.value < 0 || owner.value >= UINT32_MAX)
+    r = jw_fail_key (&w, "owner", "%lld is not a uid", (long long) owner.value);
   yajl_tree_free (root);
   c->id = xstrdup (id);
   c->dir = steal_pointer (&dir);

@@ -2,7 +2,8 @@
  * input is <root>/<id>/state.json of a private state root.  Loading must
  * not crash, leak or read out of bounds; a state that loads must give the
  * `state` JSON (hv_container_state_json) and save (hv_container_save) to
- * a file that loads back to the same container. */
+ * a file that loads back to the same container, and its pid and owner
+ * are the numbers in the file. */
 #include "config.h"
 
 #include <stdint.h>
@@ -40,6 +41,26 @@ check_same (const hv_container *a, const hv_container *b)
       fuzz_fail ("annotation %zu changed in a save and load", i);
 }
 
+/* The numbers the file holds are the numbers loaded (a pid that does not
+ * fit pid_t must fail, not load as another process). */
+static void
+check_numbers (const uint8_t *data, size_t size, const hv_container *c)
+{
+  char *text = malloc (size + 1);
+  memcpy (text, data, size);
+  text[size] = '\0';
+  yajl_val root = yajl_tree_parse (text, NULL, 0);
+  free (text);
+  const char *pid_path[] = { "pid", NULL }, *owner_path[] = { "owner", NULL };
+  yajl_val pid = yajl_tree_get (root, pid_path, yajl_t_any);
+  yajl_val owner = yajl_tree_get (root, owner_path, yajl_t_any);
+  if (pid && YAJL_IS_INTEGER (pid) && YAJL_GET_INTEGER (pid) != (long long) c->pid)
+    fuzz_fail ("pid %lld loaded as %d", YAJL_GET_INTEGER (pid), c->pid);
+  if (owner && YAJL_IS_INTEGER (owner) && YAJL_GET_INTEGER (owner) != (long long) c->owner)
+    fuzz_fail ("owner %lld loaded as %u", YAJL_GET_INTEGER (owner), c->owner);
+  yajl_tree_free (root);
+}
+
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
@@ -64,6 +85,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     }
   if (c == NULL || c->cgroup_path == NULL || strcmp (c->id, "fuzz") != 0)
     fuzz_fail ("loaded state without id or cgroup path");
+  check_numbers (data, size, c);
   for (int s = HV_STATUS_CREATING; s <= HV_STATUS_STOPPED; s++)
     {
       char *json = hv_container_state_json (c, (enum hv_status) s, s % 2);
