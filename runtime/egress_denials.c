@@ -174,12 +174,18 @@ hv_egress_denial_parse (const struct nlmsghdr *nlh, size_t len, const char *pref
   const char *got_prefix = NULL;
   const uint8_t *pkt = NULL;
   size_t plen = 0;
-  const struct nlattr *a;
+  const struct nlattr *attr; /* mnl_attr_for_each_payload's name */
   size_t seen = MNL_ALIGN (sizeof (*g));
-  /* mnl_attr_for_each stops at the first attribute that does not fit;
-   * what is left over means the message lied about its lengths. */
-  mnl_attr_for_each (a, nlh, sizeof (*g))
+  /* The walk stops at the first attribute that does not fit; what is
+   * left over means the message lied about its lengths.  It is bounded by
+   * nlmsg_len exactly: mnl_attr_for_each rounds the end up to 4 bytes and
+   * read an attribute header past the end of a message whose length is
+   * not a multiple of 4 (found by tests/fuzz/fuzz_netlink). */
+  const void *attrs = (const char *) g + MNL_ALIGN (sizeof (*g));
+  size_t attrs_len = nlh->nlmsg_len - MNL_NLMSG_HDRLEN - MNL_ALIGN (sizeof (*g));
+  mnl_attr_for_each_payload (attrs, attrs_len)
   {
+    const struct nlattr *a = attr;
     seen += MNL_ALIGN (a->nla_len);
     /* libmnl rounds the message's end up to 4 bytes: the attribute must
      * end within the length the message claims. */
