@@ -125,8 +125,8 @@ hv_audit_parse_time (const char *s, time_t *sec, long *nsec)
 
 /* --- records -------------------------------------------------------------- */
 
-/* Nesting deeper than max (outside strings): yajl's tree is freed
- * recursively, so a line of 100,000 '[' must never reach it. */
+/* Nesting deeper than max (outside strings), or a comment: yajl's tree
+ * is freed recursively, so a line of 100,000 '[' must never reach it. */
 static bool
 too_deep (const char *s, int max)
 {
@@ -143,6 +143,10 @@ too_deep (const char *s, int max)
         }
       else if (*s == '"')
         in_string = true;
+      else if (*s == '/')
+        return true; /* a comment: yajl_tree_parse accepts them, and a
+                      * quote inside one hid the nesting after it from
+                      * this count (a record never holds one) */
       else if (*s == '[' || *s == '{')
         {
           if (++depth > max)

@@ -181,6 +181,28 @@ write_records (const uint8_t *data, size_t size)
   fuzz_free_parts (fields, F_COUNT);
 }
 
+/* Nesting of a parsed value (1 for a scalar). */
+static size_t
+depth_of (yajl_val v)
+{
+  size_t d = 0;
+  if (YAJL_IS_OBJECT (v))
+    for (size_t i = 0; i < v->u.object.len; i++)
+      {
+        size_t k = depth_of (v->u.object.values[i]);
+        d = k > d ? k : d;
+      }
+  else if (YAJL_IS_ARRAY (v))
+    for (size_t i = 0; i < v->u.array.len; i++)
+      {
+        size_t k = depth_of (v->u.array.values[i]);
+        d = k > d ? k : d;
+      }
+  else
+    return 1;
+  return d + 1;
+}
+
 /* The input as a trail `haven audit` reads: line by line. */
 static void
 read_trail (const uint8_t *data, size_t size)
@@ -206,6 +228,10 @@ read_trail (const uint8_t *data, size_t size)
       struct hv_audit_record rec;
       if (hv_audit_record_parse (line, &rec) < 0)
         continue;
+      /* The reader refuses deeper lines before yajl builds a tree that
+       * is freed recursively. */
+      if (depth_of (rec.root) > HV_AUDIT_VIEW_MAX_DEPTH + 1)
+        fuzz_fail ("a record nested %zu deep was read", depth_of (rec.root));
       hv_audit_record_matches (&rec, &f);
       char *shown = hv_audit_record_format (&rec);
       if (shown == NULL || strchr (shown, '\n') != NULL)
