@@ -41,6 +41,19 @@ check_same (const hv_container *a, const hv_container *b)
       fuzz_fail ("annotation %zu changed in a save and load", i);
 }
 
+/* With duplicate keys the last one counts (oci/json_walk.c jw_lookup,
+ * as Go's encoding/json). */
+static yajl_val
+last_member (yajl_val obj, const char *key)
+{
+  if (!YAJL_IS_OBJECT (obj))
+    return NULL;
+  for (size_t i = obj->u.object.len; i-- > 0;)
+    if (strcmp (obj->u.object.keys[i], key) == 0)
+      return obj->u.object.values[i];
+  return NULL;
+}
+
 /* The numbers the file holds are the numbers loaded (a pid that does not
  * fit pid_t must fail, not load as another process). */
 static void
@@ -51,9 +64,8 @@ check_numbers (const uint8_t *data, size_t size, const hv_container *c)
   text[size] = '\0';
   yajl_val root = yajl_tree_parse (text, NULL, 0);
   free (text);
-  const char *pid_path[] = { "pid", NULL }, *owner_path[] = { "owner", NULL };
-  yajl_val pid = yajl_tree_get (root, pid_path, yajl_t_any);
-  yajl_val owner = yajl_tree_get (root, owner_path, yajl_t_any);
+  yajl_val pid = last_member (root, "pid");
+  yajl_val owner = last_member (root, "owner");
   if (pid && YAJL_IS_INTEGER (pid) && YAJL_GET_INTEGER (pid) != (long long) c->pid)
     fuzz_fail ("pid %lld loaded as %d", YAJL_GET_INTEGER (pid), c->pid);
   if (owner && YAJL_IS_INTEGER (owner) && YAJL_GET_INTEGER (owner) != (long long) c->owner)
