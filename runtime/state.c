@@ -82,7 +82,12 @@ hv_container_save (const hv_container *c, hv_error **err)
   jg_str (g, "pid");
   yajl_gen_integer (g, c->pid);
   jg_str (g, "startTime");
-  yajl_gen_integer (g, (long long) c->start_time);
+  /* Unsigned, as it is read back (jw_as_u64): a start time above 2^63
+   * written as a long long came back negative and the state no longer
+   * loaded (found by tests/fuzz/fuzz_state). */
+  char start[24];
+  snprintf (start, sizeof (start), "%llu", c->start_time);
+  yajl_gen_number (g, start, strlen (start));
   jg_kv (g, "bundle", c->bundle);
   jg_kv (g, "rootfs", c->rootfs);
   jg_kv (g, "created", c->created);
