@@ -26,14 +26,7 @@ d=${2:?usage: fds.sh EXECS QUERIES}
 # where the DNS server answers on 198.51.100.54.
 SB=$LOAD_PREFIX-sb
 W=$LOAD_PREFIX-w
-load_netns "$SB"
-load_netns "$W"
-ip link add fs0 netns "$SB" type veth peer name fw0 netns "$W" || exit 1
-ip -n "$SB" addr add 192.0.2.2/24 dev fs0
-ip -n "$W" addr add 192.0.2.1/24 dev fw0
-ip -n "$SB" link set fs0 up
-ip -n "$W" link set fw0 up
-ip -n "$SB" route add default via 192.0.2.1
+load_world "$SB" "$W" fs0 fw0
 ip -n "$W" addr add 198.51.100.54/32 dev lo
 cat > "$WORK/zone.json" <<'ZONE'
 {"api.example.com": {"A": [["203.0.113.10", 300]], "AAAA": [["2001:db8:2::10", 300]]},

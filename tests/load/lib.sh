@@ -62,6 +62,20 @@ load_netns() {
   ip -n "$1" link set lo up
 }
 
+# load_world SANDBOX WORLD IF_SANDBOX IF_WORLD: two namespaces (load_netns)
+# joined by a veth pair, 192.0.2.2 on the sandbox's side with its default
+# route to 192.0.2.1 on the world's.
+load_world() {
+  load_netns "$1"
+  load_netns "$2"
+  ip link add "$3" netns "$1" type veth peer name "$4" netns "$2" || exit 1
+  ip -n "$1" addr add 192.0.2.2/24 dev "$3"
+  ip -n "$2" addr add 192.0.2.1/24 dev "$4"
+  ip -n "$1" link set "$3" up
+  ip -n "$2" link set "$4" up
+  ip -n "$1" route add default via 192.0.2.1
+}
+
 # The busybox root filesystem every bundle shares (read-only: the
 # containers cannot change it under each other).
 load_rootfs() {

@@ -36,14 +36,7 @@ kinds=("$@")
 # would remount /sys and hide the cgroup hierarchies).
 LOADNS=$LOAD_PREFIX-host
 WORLDNS=$LOAD_PREFIX-world
-load_netns "$LOADNS"
-load_netns "$WORLDNS"
-ip link add lv0 netns "$LOADNS" type veth peer name lv1 netns "$WORLDNS" || exit 1
-ip -n "$LOADNS" addr add 192.0.2.2/24 dev lv0
-ip -n "$WORLDNS" addr add 192.0.2.1/24 dev lv1
-ip -n "$LOADNS" link set lv0 up
-ip -n "$WORLDNS" link set lv1 up
-ip -n "$LOADNS" route add default via 192.0.2.1
+load_world "$LOADNS" "$WORLDNS" lv0 lv1
 in_loadns() { nsenter --net="/run/netns/$LOADNS" "$@"; }
 
 mkdir -p "$WORK/res" "$WORK/out" "$WORK/trails" "$WORK/projects"
