@@ -530,6 +530,16 @@ open_cgroup_for_clone (struct create_run *r)
 {
   if (wants_no_cgroup (r->spec) || r->c->systemd_cgroup || r->c->cgroup_path[0] == '\0')
     return -1;
+  /* The cgroup is made here, before init exists: named in the creating
+   * record first (no init yet), so that a delete after we die removes it.
+   * Without the record, no clone3: the cgroup.procs way writes it after
+   * the clone, before the cgroup is made. */
+  cleanup_error hv_error *record_err = NULL;
+  if (hv_create_record_write (r->c->dir, 0, false, r->c->cgroup_path, &record_err) < 0)
+    {
+      hv_log (HV_LOG_DEBUG, "cgroup for clone3: %s", record_err->msg);
+      return -1;
+    }
   int fd = hv_cgroup_open_unified (r->c->cgroup_path);
   if (fd < 0)
     {
@@ -688,17 +698,14 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
    * Not needed, and a file write saved on haven run's fast path, when
    * there is no cgroup and init dies with us: until READY its sync socket
    * fails, from READY on the parent-death signal kills it (report_ready).
-   * Written before the clone too, with no init yet, when there is a
-   * cgroup: clone3 makes it just before init starts in it. */
-  bool no_cgroup = wants_no_cgroup (r.spec);
-  bool record = !(no_cgroup && opts->die_with_runtime);
-  const char *record_cgroup = no_cgroup ? "" : r.c->cgroup_path;
-  if (!no_cgroup && hv_create_record_write (r.c->dir, 0, r.c->systemd_cgroup, record_cgroup, err) < 0)
-    goto fail;
+   * (With clone3 it was written once already, before the clone:
+   * open_cgroup_for_clone.) */
   if (start_init (&r, opts, bundle, rootfs, err) < 0)
     goto fail;
   hv_fault_point ("create.init-cloned");
-  if (record && hv_create_record_write (r.c->dir, r.pid, r.c->systemd_cgroup, record_cgroup, err) < 0)
+  bool no_cgroup = wants_no_cgroup (r.spec);
+  if (!(no_cgroup && opts->die_with_runtime)
+      && hv_create_record_write (r.c->dir, r.pid, r.c->systemd_cgroup, no_cgroup ? "" : r.c->cgroup_path, err) < 0)
     goto fail;
   hv_fault_point ("create.record-written");
   if (drive_init (&r, opts, err) < 0)
