@@ -258,11 +258,19 @@ read_policy_file (const char *path, char **text, size_t *len, hv_error **err)
     return hv_error_set (err, 0, "policy %s: not a regular file", path);
   if (st.st_size > HV_POLICY_MAX_FILE_SIZE)
     return hv_error_set (err, 0, "policy %s: larger than %u bytes", path, HV_POLICY_MAX_FILE_SIZE);
-  size_t cap = HV_POLICY_MAX_FILE_SIZE + 1, n = 0;
-  cleanup_free char *buf = xmalloc0 (cap + 1);
+  /* The buffer starts at the size fstat saw and grows while the file
+   * grows, never past the cap: a buffer of the cap for every file cost
+   * every run a megabyte of zeroed pages. */
+  size_t cap = (size_t) st.st_size + 4096, n = 0;
+  cleanup_free char *buf = xrealloc (NULL, cap + 1);
   /* Read to EOF but never past the cap: the file may grow meanwhile. */
   for (;;)
     {
+      if (n == cap)
+        {
+          cap = cap * 2 > HV_POLICY_MAX_FILE_SIZE + 1 ? HV_POLICY_MAX_FILE_SIZE + 1 : cap * 2;
+          buf = xrealloc (buf, cap + 1);
+        }
       ssize_t r = read (fd, buf + n, cap - n);
       if (r < 0 && errno == EINTR)
         continue;

