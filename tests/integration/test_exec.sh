@@ -1,7 +1,7 @@
 # exec in its various forms.
 
-start_sleeper() {
-  args "$B" sleep 100
+start_sleeper() { # [SECONDS]: how long the container's init sleeps
+  args "$B" sleep "${1:-100}"
   ID=$(new_id exec)
   rt run -d --bundle "$B" "$ID"
 }
@@ -46,8 +46,11 @@ test_exec_detach_pid_file() {
 # process: the exec'd process's first message once overtook the report of
 # its pid under load, and the pid file said -1.
 test_exec_detach_pid_file_under_load() {
-  start_sleeper
-  jq -n '{cwd: "/", args: ["sleep", "30"], env: ["PATH=/bin"], user: {uid: 0, gid: 0}}' > proc.json
+  # The sleeps outlast the test however slow the machine (the container's
+  # removal at the end kills them): a process that ended before its pid
+  # file was checked would fail the test for the wrong reason.
+  start_sleeper 900
+  jq -n '{cwd: "/", args: ["sleep", "900"], env: ["PATH=/bin"], user: {uid: 0, gid: 0}}' > proc.json
   local i j pid
   for i in $(seq 8); do
     for j in 1 2 3 4 5; do
@@ -59,7 +62,7 @@ test_exec_detach_pid_file_under_load() {
     for j in 1 2 3 4 5; do
       pid=$(cat "pid.$i.$j" 2>/dev/null)
       [[ "$pid" =~ ^[0-9]+$ ]] && [ "$pid" -gt 1 ] || fail "exec $i.$j: pid file holds '$pid' ($(cat "err.$i.$j"))"
-      assert_contains "$(tr '\0' ' ' < /proc/$pid/cmdline)" "sleep 30" "process named by pid.$i.$j"
+      assert_contains "$(tr '\0' ' ' < /proc/$pid/cmdline)" "sleep 900" "process named by pid.$i.$j"
     done
   done
 }
