@@ -235,10 +235,10 @@ C
     > "$P.pol/inject.yaml"
   OUT=$(cd "$P" && timeout 30 "$inst/haven" run --policy "$P.pol/inject.yaml" -- ./evil 2>&1 </dev/null)
   RC=$?
-  # Either the kernel refuses to execute the script (its interpreter lies
-  # on the detached read-only mount haven runs from, which is in no mount
-  # namespace: the exec fails with EACCES), or the injected code ran and
-  # every change to the binary failed.  Without the re-execution the
+  # Either the kernel refuses to execute the script (EACCES here: its
+  # interpreter is haven's binary on the detached read-only mount haven was
+  # re-executed from), or the injected code ran and every change to the
+  # binary failed.  Without the re-execution the
   # interpreter starts and the chmod succeeds: this test fails then.
   local got=""
   if [ -f "$P/attack.out" ]; then
