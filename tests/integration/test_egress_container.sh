@@ -90,6 +90,8 @@ test_egress_container_fails_closed() {
   id=$(new_id egress)
   OUT=$(rt create --bundle "$B" "$id" 2>&1) && fail "create succeeded over an existing table"
   assert_contains "$OUT" "egress rules of policy t (run.haven.egress)"
+  assert_contains "$OUT" "File exists (the network namespace already has haven's egress table: another container"
+  assert_contains "$OUT" "only one of them at a time may have an egress policy)"
   [ ! -e "$STATE_ROOT/$id" ] || fail "state directory left behind"
   assert_eq "" "$(pgrep -x haven-monitor -a | grep -F "$id" || true)" "monitor left behind"
   assert_contains "$(ip netns exec "$SB" nft list table inet haven)" "chain mine" "someone else's table kept"
