@@ -345,6 +345,49 @@ oci_strv_push_unique (oci_strv *v, const char *str)
     oci_strv_push (v, str);
 }
 
+/* Sorting pairs (string, position) puts equal strings next to each other
+ * with the first one in the list first. */
+struct strv_entry
+{
+  const char *s;
+  size_t i;
+};
+
+static int
+strv_entry_cmp (const void *a, const void *b)
+{
+  const struct strv_entry *x = a, *y = b;
+  int c = strcmp (x->s, y->s);
+  if (c != 0)
+    return c;
+  return x->i < y->i ? -1 : x->i > y->i;
+}
+
+void
+oci_strv_dedup (oci_strv *v)
+{
+  if (v->n < 2)
+    return;
+  struct strv_entry *e = xmalloc0 (v->n * sizeof (*e));
+  bool *drop = xmalloc0 (v->n * sizeof (*drop));
+  for (size_t i = 0; i < v->n; i++)
+    e[i] = (struct strv_entry){ v->v[i], i };
+  qsort (e, v->n, sizeof (*e), strv_entry_cmp);
+  for (size_t k = 1; k < v->n; k++)
+    if (strcmp (e[k].s, e[k - 1].s) == 0)
+      drop[e[k].i] = true;
+  size_t n = 0;
+  for (size_t i = 0; i < v->n; i++)
+    if (drop[i])
+      free (v->v[i]);
+    else
+      v->v[n++] = v->v[i];
+  v->n = n;
+  v->v[n] = NULL;
+  free (e);
+  free (drop);
+}
+
 void
 oci_kv_list_free (oci_kv_list *l)
 {

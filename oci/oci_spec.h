@@ -375,6 +375,9 @@ void oci_strv_push (oci_strv *v, const char *str);
 /* Append unless an equal string is already there. */
 bool oci_strv_contains (const oci_strv *v, const char *str);
 void oci_strv_push_unique (oci_strv *v, const char *str);
+/* Removes every later copy of a string, keeping the first in place:
+ * what pushing each with oci_strv_push_unique gives, in O(n log n). */
+void oci_strv_dedup (oci_strv *v);
 void oci_kv_list_free (oci_kv_list *l);
 
 const char *oci_kv_get (const oci_kv_list *l, const char *key);

@@ -75,11 +75,14 @@ parse_rules (char *text, oci_strv *exec, oci_strv *masked, hv_error **err)
   char *save = NULL;
   for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
     if (line[0] == 'x')
-      oci_strv_push_unique (exec, line + 1);
+      oci_strv_push (exec, line + 1);
     else if (line[0] == 'm')
-      oci_strv_push_unique (masked, line + 1);
+      oci_strv_push (masked, line + 1);
     else if (line[0] == 'e')
       return hv_error_set (err, 0, "process: exec rules in the container: %s", line + 1);
+  /* block_shell lists a thousand programs and more: one sort. */
+  oci_strv_dedup (exec);
+  oci_strv_dedup (masked);
   return 0;
 }
 

@@ -236,7 +236,7 @@ add_programs_but_shells (oci_strv *exec, const char *real_dir, const struct stat
        * must not extend rights): the program's real path. */
       char real[PATH_MAX];
       if (!shell && realpath (path, real))
-        oci_strv_push_unique (exec, real);
+        oci_strv_push (exec, real); /* block_shell_paths removes the copies */
     }
   closedir (dir);
 }
@@ -270,8 +270,11 @@ block_shell_paths (oci_strv *exec)
     {
       char real[PATH_MAX];
       if (realpath (lib_dirs[d], real))
-        oci_strv_push_unique (exec, real);
+        oci_strv_push (exec, real);
     }
+  /* A thousand programs and more, some reached by several names: the
+   * copies go in one sort, not a scan of the list per program. */
+  oci_strv_dedup (exec);
 }
 
 int

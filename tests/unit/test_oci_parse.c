@@ -1912,6 +1912,38 @@ test_resources_merge_errors (void **state)
   assert_null (out);
 }
 
+/* oci_strv_dedup keeps what one oci_strv_push_unique per item keeps, in
+ * the same order, for lists with and without copies. */
+static void
+test_strv_dedup (void **state)
+{
+  (void) state;
+  const char *cases[][8] = {
+    { NULL },
+    { "a", NULL },
+    { "a", "a", NULL },
+    { "b", "a", "b", "c", "a", "b", NULL },
+    { "/usr/bin/x", "/usr/bin", "/usr/bin/x", "", "", "/usr", NULL },
+  };
+  for (size_t c = 0; c < sizeof (cases) / sizeof (cases[0]); c++)
+    {
+      oci_strv all = { 0 }, unique = { 0 };
+      for (size_t i = 0; cases[c][i]; i++)
+        {
+          oci_strv_push (&all, cases[c][i]);
+          oci_strv_push_unique (&unique, cases[c][i]);
+        }
+      oci_strv_dedup (&all);
+      assert_int_equal (all.n, unique.n);
+      for (size_t i = 0; i < unique.n; i++)
+        assert_string_equal (all.v[i], unique.v[i]);
+      if (all.v)
+        assert_null (all.v[all.n]);
+      oci_strv_free (&all);
+      oci_strv_free (&unique);
+    }
+}
+
 int
 main (void)
 {
@@ -1969,6 +2001,7 @@ main (void)
     cmocka_unit_test (test_resources_parse_errors),
     cmocka_unit_test (test_resources_merge),
     cmocka_unit_test (test_resources_merge_errors),
+    cmocka_unit_test (test_strv_dedup),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
