@@ -503,8 +503,13 @@ hv_monitor_main (const struct hv_monitor_args *a)
        * recorded before the exit record (one bounded, non-blocking pass). */
       if (m.egress && hv_monitor_egress_denials_fd (m.egress) >= 0)
         hv_monitor_egress_denials_ready (m.egress);
+      /* Records still on their way are waited for until 100 ms pass
+       * without one; with the kernel's audit off at the start, the trail
+       * already says refusals are not recorded (start_landlock), and
+       * none are coming: only what is already in the socket is read.
+       * That wait was most of the end of an audited run. */
       if (m.landlock)
-        hv_landlock_audit_finish (m.landlock, &m.trail, 100);
+        hv_landlock_audit_finish (m.landlock, &m.trail, m.landlock_off ? 0 : 100);
       if (a->borrowed_trail)
         hv_audit_trail_summarize (&m.trail, true);
       else
