@@ -48,6 +48,7 @@ struct session
   char *rootfs;
   char *audit_socket;
   char *home_state;
+  int home_state_lock; /* held while the sandbox may use the copy-on-write layers */
   char *git_identity, *git_excludes;
   oci_strv git_shown, git_shown_snapshots;
   char *config_json;
@@ -108,7 +109,7 @@ write_config (struct session *s, hv_error **err)
   s->rc.ctx.audit_socket = s->audit_socket;
   if (hv_home_entries_create (s->policy, &s->rc.ctx, err) < 0)
     return -1;
-  if (hv_home_state_prepare (s->policy, &s->rc.ctx, &s->home_state, err) < 0)
+  if (hv_home_state_prepare (s->policy, &s->rc.ctx, &s->home_state, &s->home_state_lock, err) < 0)
     return -1;
   s->rc.ctx.home_state = s->home_state;
   if (hv_run_credentials_prepare (s->policy, &s->rc.ctx, s->bundle, &s->creds, err) < 0)
@@ -237,6 +238,9 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
   hv_guard_stop (&s->run_guard);
   hv_fault_point ("session.guard-stopped");
   hv_run_credentials_release (&s->creds);
+  /* The sandbox and its mounts are gone: the next run may use the layers. */
+  if (s->home_state_lock >= 0)
+    close (s->home_state_lock);
   if (s->bundle && !s->o->keep_bundle)
     hv_run_bundle_remove (s->bundle);
   else if (s->bundle)
@@ -260,7 +264,8 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
 int
 hv_session_run (const struct hv_session_opts *o, int *exit_status, hv_error **err)
 {
-  struct session s = { .o = o, .audit = { .log_fd = -1 }, .run_guard = { 0, -1 }, .pasta = HV_PASTA_INIT };
+  struct session s = { .o = o, .home_state_lock = -1, .audit = { .log_fd = -1 }, .run_guard = { 0, -1 },
+                       .pasta = HV_PASTA_INIT };
   *exit_status = 0;
   if (o->cmd == NULL || o->cmd[0] == NULL)
     return hv_error_set (err, 0, "haven run: no command given (haven run -- CMD ARGS...)");

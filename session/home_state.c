@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -359,10 +360,49 @@ prepare_copy_entries (const hv_policy *p, const struct hv_run_ctx *ctx, int dfd,
   return 0;
 }
 
+/* Two overlays that share an upper and a work directory are undefined
+ * behaviour for the kernel ("upperdir is in-use"), and the second mount
+ * empties the work directory the first one uses: writes in the first
+ * sandbox then fail with ESTALE, or the second mount with ENOENT (two
+ * runs at once in one project: 5 of 40 pairs here).  So one run at a
+ * time holds the project's layers, by an flock kept until its sandbox is
+ * gone; the lock goes with the last process holding it, a killed run's
+ * too.  A run that finds it taken mounts nothing (the trial mount, which
+ * uses the same directories, included) and gets the entries read-only,
+ * as when no overlay can be mounted.  1: taken by another run. */
+static int
+lock_layers (int dfd, const char *dir, int *lock_fd, hv_error **err)
+{
+  cleanup_close int fd = openat (dfd, "cow.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EROFS)
+    {
+      /* A read-only state directory: no overlay can be mounted on it (its
+       * upper layer cannot be written), so none is shared; a lock file an
+       * earlier run made is still taken. */
+      fd = openat (dfd, "cow.lock", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      if (fd < 0 && errno == ENOENT)
+        return 0;
+    }
+  if (fd < 0)
+    return hv_error_set (err, errno, "open %s/cow.lock", dir);
+  if (flock (fd, LOCK_EX | LOCK_NB) < 0)
+    {
+      if (errno != EWOULDBLOCK)
+        return hv_error_set (err, errno, "lock %s/cow.lock", dir);
+      fprintf (stderr, "haven: another haven run in this project uses its copy-on-write home state: "
+                       "copy-on-write home_allow entries are read-only in this run\n");
+      return 1;
+    }
+  *lock_fd = steal_fd (&fd);
+  return 0;
+}
+
 int
-hv_home_state_prepare (const hv_policy *p, const struct hv_run_ctx *ctx, char **state, hv_error **err)
+hv_home_state_prepare (const hv_policy *p, const struct hv_run_ctx *ctx, char **state, int *lock_fd,
+                       hv_error **err)
 {
   *state = NULL;
+  *lock_fd = -1;
   if (!p->hide_home.value)
     return 0;
   if (protect_direct_entries (p, ctx, err) < 0)
@@ -373,9 +413,13 @@ hv_home_state_prepare (const hv_policy *p, const struct hv_run_ctx *ctx, char **
   cleanup_close int dfd = open_state_dir (ctx, &dir, err);
   if (dfd < 0)
     return 0;
-  int r = prepare_copy_entries (p, ctx, dfd, dir, err);
+  cleanup_close int lock = -1;
+  int r = lock_layers (dfd, dir, &lock, err);
+  if (r == 0)
+    r = prepare_copy_entries (p, ctx, dfd, dir, err);
   if (r != 0)
     return r < 0 ? -1 : 0; /* 1: the entries stay read-only (fail closed) */
   *state = steal_pointer (&dir);
+  *lock_fd = steal_fd (&lock);
   return 0;
 }

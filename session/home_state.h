@@ -16,6 +16,11 @@
 #include "run_ctx.h"
 
 /* Create the state directories and probe that an overlay can be mounted
- * here; *state is NULL (entries read-only, said on stderr) when not. */
-int hv_home_state_prepare (const hv_policy *p, const struct hv_run_ctx *ctx, char **state, hv_error **err);
+ * here; *state is NULL (entries read-only, said on stderr) when not.
+ * One run at a time uses a project's copy-on-write layers: *lock_fd is
+ * the lock that says this run does (-1: none taken), to be closed once
+ * the sandbox is gone; a run that starts while another holds it gets the
+ * entries read-only. */
+int hv_home_state_prepare (const hv_policy *p, const struct hv_run_ctx *ctx, char **state, int *lock_fd,
+                           hv_error **err);
 #endif
