@@ -143,11 +143,12 @@ rule_of (yajl_val root, const char *key)
   return v ? xstrdup (YAJL_GET_STRING (v)) : NULL;
 }
 
-int
-hv_landlock_audit_enabled (void)
+/* The kernel's audit status (AUDIT_GET).  It needs CAP_AUDIT_CONTROL;
+ * only a question, never a change: haven leaves the system's audit
+ * settings as they are. */
+static int
+audit_status (struct audit_status *out)
 {
-  /* AUDIT_GET needs CAP_AUDIT_CONTROL; only a question, never a change:
-   * haven leaves the system's audit settings as they are. */
   cleanup_close int s = socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_AUDIT);
   struct nlmsghdr req = { .nlmsg_len = NLMSG_LENGTH (0), .nlmsg_type = AUDIT_GET, .nlmsg_flags = NLM_F_REQUEST,
                           .nlmsg_seq = 1 };
@@ -160,8 +161,17 @@ hv_landlock_audit_enabled (void)
   const struct nlmsghdr *h = (const void *) buf;
   if (n < (ssize_t) NLMSG_LENGTH (sizeof (struct audit_status)) || h->nlmsg_type != AUDIT_GET)
     return -1;
-  const struct audit_status *st = NLMSG_DATA (h);
-  return st->enabled ? 1 : 0;
+  memcpy (out, NLMSG_DATA (h), sizeof (*out));
+  return 0;
+}
+
+int
+hv_landlock_audit_enabled (void)
+{
+  struct audit_status st;
+  if (audit_status (&st) < 0)
+    return -1;
+  return st.enabled ? 1 : 0;
 }
 
 hv_landlock_audit *
@@ -498,15 +508,30 @@ hv_landlock_audit_tick (hv_landlock_audit *l, struct hv_audit_trail *t)
     write_suppressed (t, summary);
 }
 
+/* Milliseconds the kernel's audit thread gets, once its queue is empty,
+ * to finish sending the record it took last (it sends each one right
+ * after taking it from the queue). */
+#define SENT_GRACE_MS 5
+
 void
 hv_landlock_audit_finish (hv_landlock_audit *l, struct hv_audit_trail *t, int quiet_ms)
 {
   /* The kernel's audit thread sends records a little after the refusal:
-   * the last ones may still be on their way when init is gone. */
+   * the last ones may still be on their way when init is gone.  Every
+   * record of init's refusals was queued before init's end, and the
+   * thread sends them in order: once its queue is empty (AUDIT_GET's
+   * backlog), they have all been sent but perhaps the one being sent
+   * now, so a short grace replaces the wait for quiet_ms of silence.
+   * On a system whose audit is busy the queue may never be seen empty:
+   * then the wait for silence ends it, as before. */
+  bool drained = false;
   for (int i = 0; i < 20; i++)
     {
+      struct audit_status st;
+      if (!drained && quiet_ms > SENT_GRACE_MS && audit_status (&st) == 0 && st.backlog == 0)
+        drained = true;
       struct pollfd p = { .fd = l->fd, .events = POLLIN };
-      if (poll (&p, 1, quiet_ms) <= 0 || hv_landlock_audit_ready (l, t) < 0)
+      if (poll (&p, 1, drained ? SENT_GRACE_MS : quiet_ms) <= 0 || hv_landlock_audit_ready (l, t) < 0)
         break;
     }
   for (size_t i = 0; i < MAX_EVENTS; i++)
