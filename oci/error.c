@@ -60,6 +60,22 @@ hv_error_wrap (hv_error **err, const char *fmt, ...)
 }
 
 int
+hv_error_append (hv_error **err, const char *fmt, ...)
+{
+  va_list ap;
+  if (err == NULL || *err == NULL)
+    return -1;
+  va_start (ap, fmt);
+  char *more = xvasprintf (fmt, ap);
+  va_end (ap);
+  char *msg = xasprintf ("%s%s", (*err)->msg, more);
+  free (more);
+  free ((*err)->msg);
+  (*err)->msg = msg;
+  return -1;
+}
+
+int
 hv_error_set_exit_status (hv_error **err, int status)
 {
   if (err && *err)

@@ -29,6 +29,9 @@ int hv_error_setv (hv_error **err, int errno_code, const char *fmt, va_list ap);
 
 /* Prefix an existing error with context ("context: old message"), return -1. */
 int hv_error_wrap (hv_error **err, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
+/* Append text to an existing error's message (a hint after the cause, as
+ * it is: the text brings its own separator), return -1. */
+int hv_error_append (hv_error **err, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 
 void hv_error_free (hv_error **err);
 

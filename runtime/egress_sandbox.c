@@ -297,22 +297,6 @@ make_sockets_in (struct hv_egress_sandbox *s, hv_error **err)
   return 0;
 }
 
-/* One table name per network namespace, and every packet of the
- * namespace passes every table's chains: two containers in one namespace
- * (a pod, a joined netns) cannot each have their own allowlist.  Say so,
- * rather than only the kernel's "File exists". */
-static void
-explain_table_exists (hv_error **err)
-{
-  char *msg = xasprintf ("%s (the network namespace already has haven's egress table: another container with an "
-                         "egress policy shares this namespace, or left its table there without a delete; containers "
-                         "in one network namespace share its egress rules, so only one of them at a time may have "
-                         "an egress policy)",
-                         (*err)->msg);
-  free ((*err)->msg);
-  (*err)->msg = msg;
-}
-
 static int
 build_table (struct hv_egress_sandbox *s, hv_error **err)
 {
@@ -337,8 +321,15 @@ build_table (struct hv_egress_sandbox *s, hv_error **err)
        * container): not ours to delete. */
       hv_egress_table_close (s->table);
       s->table = NULL;
+      /* One table name per network namespace, and every packet of the
+       * namespace passes every table's chains: two containers in one
+       * namespace (a pod, a joined netns) cannot each have their own
+       * allowlist.  Say so, rather than only the kernel's "File exists". */
       if (*err && (*err)->errno_code == EEXIST)
-        explain_table_exists (err);
+        hv_error_append (err, " (the network namespace already has haven's egress table: another container with an "
+                              "egress policy shares this namespace, or left its table there without a delete; "
+                              "containers in one network namespace share its egress rules, so only one of them at a "
+                              "time may have an egress policy)");
       return -1;
     }
   /* Read back as a separate step: what the kernel holds now is what the

@@ -30,10 +30,9 @@ hv_run_hint_rootless_limits (const hv_policy *p, bool rootless, hv_error **err)
   const char *why = hv_cgroup_mode () == HV_CGROUP_V2
                         ? "haven does not create cgroups through the systemd user manager yet"
                         : "a cgroup v1 or hybrid host never delegates cgroups to users";
-  char *msg = xasprintf ("%s\nhaven: hint: policy \"%s\" sets %s; as an ordinary user these limits need a cgroup, "
-                         "and this user may not create one here (%s).  Run haven as root (sudo haven run ...), "
-                         "or use a policy without them (resources.nofile and resources.timeout need no cgroup).",
-                         (*err)->msg, p->name, limits + 2, why);
-  free ((*err)->msg);
-  (*err)->msg = msg;
+  hv_error_append (err,
+                   "\nhaven: hint: policy \"%s\" sets %s; as an ordinary user these limits need a cgroup, "
+                   "and this user may not create one here (%s).  Run haven as root (sudo haven run ...), "
+                   "or use a policy without them (resources.nofile and resources.timeout need no cgroup).",
+                   p->name, limits + 2, why);
 }

@@ -7,6 +7,7 @@
  * written verbatim. */
 #include "config.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1944,6 +1945,22 @@ test_strv_dedup (void **state)
     }
 }
 
+/* hv_error_append adds text after the cause (hints), keeps the errno,
+ * and, like hv_error_wrap, leaves no error alone. */
+static void
+test_error_append (void **state)
+{
+  (void) state;
+  hv_error *err = NULL;
+  assert_int_equal (hv_error_append (&err, " (hint %d)", 1), -1);
+  assert_null (err);
+  hv_error_set (&err, EEXIST, "table inet %s", "haven");
+  assert_int_equal (hv_error_append (&err, " (hint %d)\nhaven: hint: %s", 2, "more"), -1);
+  assert_string_equal (err->msg, "table inet haven: file exists (hint 2)\nhaven: hint: more");
+  assert_int_equal (err->errno_code, EEXIST);
+  hv_error_free (&err);
+}
+
 int
 main (void)
 {
@@ -2002,6 +2019,7 @@ main (void)
     cmocka_unit_test (test_resources_merge),
     cmocka_unit_test (test_resources_merge_errors),
     cmocka_unit_test (test_strv_dedup),
+    cmocka_unit_test (test_error_append),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
