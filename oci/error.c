@@ -2,6 +2,7 @@
 #include "error.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,19 +44,28 @@ hv_error_set (hv_error **err, int errno_code, const char *fmt, ...)
   return -1;
 }
 
+/* *err's message with formatted text before it ("text: message") or
+ * after it ("messagetext"); -1 always, nothing without an error. */
+static int
+error_add_text (hv_error **err, bool after, const char *fmt, va_list ap)
+{
+  if (err == NULL || *err == NULL)
+    return -1;
+  char *text = xvasprintf (fmt, ap);
+  char *msg = after ? xasprintf ("%s%s", (*err)->msg, text) : xasprintf ("%s: %s", text, (*err)->msg);
+  free (text);
+  free ((*err)->msg);
+  (*err)->msg = msg;
+  return -1;
+}
+
 int
 hv_error_wrap (hv_error **err, const char *fmt, ...)
 {
   va_list ap;
-  if (err == NULL || *err == NULL)
-    return -1;
   va_start (ap, fmt);
-  char *ctx = xvasprintf (fmt, ap);
+  error_add_text (err, false, fmt, ap);
   va_end (ap);
-  char *msg = xasprintf ("%s: %s", ctx, (*err)->msg);
-  free (ctx);
-  free ((*err)->msg);
-  (*err)->msg = msg;
   return -1;
 }
 
@@ -63,15 +73,9 @@ int
 hv_error_append (hv_error **err, const char *fmt, ...)
 {
   va_list ap;
-  if (err == NULL || *err == NULL)
-    return -1;
   va_start (ap, fmt);
-  char *more = xvasprintf (fmt, ap);
+  error_add_text (err, true, fmt, ap);
   va_end (ap);
-  char *msg = xasprintf ("%s%s", (*err)->msg, more);
-  free (more);
-  free ((*err)->msg);
-  (*err)->msg = msg;
   return -1;
 }
 
