@@ -172,6 +172,45 @@ member (yajl_val obj, const char *key)
   return yajl_tree_get (obj, path, yajl_t_any);
 }
 
+static int
+compare_key (const void *a, const void *b)
+{
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+/* Whether an object, here or nested (at most HV_AUDIT_VIEW_MAX_DEPTH
+ * deep), names a key twice.  haven never writes such a record, and
+ * readers disagree on it: yajl_tree_get here would take the first, the
+ * runtime's reader and jq take the last, so one forged line could say
+ * one thing to `haven audit` and another to `jq`.  It is refused. */
+static bool
+has_duplicate_key (yajl_val v)
+{
+  if (YAJL_IS_ARRAY (v))
+    {
+      for (size_t i = 0; i < v->u.array.len; i++)
+        if (has_duplicate_key (v->u.array.values[i]))
+          return true;
+      return false;
+    }
+  if (!YAJL_IS_OBJECT (v))
+    return false;
+  size_t n = v->u.object.len;
+  for (size_t i = 0; i < n; i++)
+    if (has_duplicate_key (v->u.object.values[i]))
+      return true;
+  if (n < 2)
+    return false;
+  /* Sorted, so that a line of many keys costs n log n, not n^2. */
+  cleanup_free const char **keys = xmalloc0 (n * sizeof (*keys));
+  memcpy (keys, v->u.object.keys, n * sizeof (*keys));
+  qsort (keys, n, sizeof (*keys), compare_key);
+  for (size_t i = 1; i < n; i++)
+    if (strcmp (keys[i - 1], keys[i]) == 0)
+      return true;
+  return false;
+}
+
 int
 hv_audit_record_parse (const char *line, struct hv_audit_record *r)
 {
@@ -179,7 +218,7 @@ hv_audit_record_parse (const char *line, struct hv_audit_record *r)
   if (strlen (line) > HV_AUDIT_VIEW_MAX_LINE || too_deep (line, HV_AUDIT_VIEW_MAX_DEPTH))
     return -1;
   yajl_val root = yajl_tree_parse (line, NULL, 0);
-  if (!YAJL_IS_OBJECT (root))
+  if (!YAJL_IS_OBJECT (root) || has_duplicate_key (root))
     {
       yajl_tree_free (root);
       return -1;

@@ -182,14 +182,33 @@ hv_audit_trail_summarize (struct hv_audit_trail *t, bool final)
     }
   jg_str (g, "syscalls");
   yajl_gen_map_open (g);
+  /* Kinds are counted per architecture and number, but named by name
+   * alone, and two can share one (open on x86_64 and on i386): one key
+   * per name, with their sum.  A key twice is not a record to readers
+   * (haven audit refuses it: they disagree on which one counts). */
+  char *names[HV_AUDIT_MAX_KINDS] = { NULL };
   for (size_t i = 0; i < t->n_kinds; i++)
     {
-      cleanup_free char *name = seccomp_syscall_resolve_num_arch (t->kinds[i].arch, t->kinds[i].nr);
-      char nr[32];
-      snprintf (nr, sizeof (nr), "%d", t->kinds[i].nr);
-      hv_audit_put_str (g, name ? name : nr);
-      yajl_gen_integer (g, (long long) t->kinds[i].count);
+      names[i] = seccomp_syscall_resolve_num_arch (t->kinds[i].arch, t->kinds[i].nr);
+      if (names[i] == NULL)
+        names[i] = xasprintf ("%d", t->kinds[i].nr);
     }
+  for (size_t i = 0; i < t->n_kinds; i++)
+    {
+      bool named_before = false;
+      for (size_t j = 0; j < i && !named_before; j++)
+        named_before = strcmp (names[j], names[i]) == 0;
+      if (named_before)
+        continue;
+      uint64_t count = 0;
+      for (size_t j = i; j < t->n_kinds; j++)
+        if (strcmp (names[j], names[i]) == 0)
+          count += t->kinds[j].count;
+      hv_audit_put_str (g, names[i]);
+      yajl_gen_integer (g, (long long) count);
+    }
+  for (size_t i = 0; i < t->n_kinds; i++)
+    free (names[i]);
   if (t->other)
     {
       jg_str (g, "other");
