@@ -3,8 +3,10 @@
 #include "config.h"
 #include "home_allow.h"
 
+#include <fcntl.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "utils.h"
 
@@ -61,6 +63,50 @@ hv_home_state_entry (const char *state, const char *path)
 {
   cleanup_free char *tag = hv_state_tag (path);
   return xasprintf ("%s/home/%s", state, tag);
+}
+
+char *
+hv_home_layers_dir (const char *state, const char *home)
+{
+  cleanup_free char *tag = hv_state_tag (home);
+  return xasprintf ("%s/home-layers/%s", state, tag);
+}
+
+/* The id of the mount a path lies on (its last component not followed),
+ * or 0 when the kernel does not say. */
+static unsigned long long
+mount_id (const char *path)
+{
+  struct statx stx;
+  if (statx (AT_FDCWD, path, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_MNT_ID, &stx) < 0
+      || !(stx.stx_mask & STATX_MNT_ID))
+    return 0;
+  return stx.stx_mnt_id;
+}
+
+static const char *
+layers_home_of (const char *home, const char *path)
+{
+  size_t n = strlen (home);
+  /* Strictly beneath the home, which is not "/" (an overlay of the whole
+   * host for a home of "/" is not something to make). */
+  if (n < 2 || strncmp (path, home, n) != 0 || path[n] != '/' || path[n + 1] == '\0')
+    return NULL;
+  unsigned long long id = mount_id (home);
+  return id != 0 && id == mount_id (path) ? home : NULL;
+}
+
+const char *
+hv_home_layers_home (const struct hv_run_ctx *ctx, const char *path)
+{
+  if (ctx->homes)
+    {
+      for (size_t i = 0; i < ctx->homes->n; i++)
+        if (layers_home_of (ctx->homes->v[i], path))
+          return ctx->homes->v[i];
+      return NULL;
+    }
+  return ctx->home ? layers_home_of (ctx->home, path) : NULL;
 }
 
 static bool

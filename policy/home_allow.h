@@ -16,8 +16,20 @@ void hv_home_allow_expand (const char *pattern, const struct hv_run_ctx *ctx, oc
 /* A readable, unique name for a path: its last component and a hash of
  * the whole path. */
 char *hv_state_tag (const char *path);
-/* <state>/home/<tag> for one expanded copy-on-write path. */
+/* <state>/home/<tag> for one expanded copy-on-write path: a file's copy,
+ * or the layers of a directory that has an overlay of its own. */
 char *hv_home_state_entry (const char *state, const char *path);
+/* The copy-on-write directories of one home share one overlay of the
+ * whole home, each shown through a bind of its own sub-directory: one
+ * mount and, at the sandbox's end, one sync of the upper layer's
+ * filesystem instead of one per directory.  The home a directory shares
+ * with (one of the caller's homes, on whose mount it lies: an overlay
+ * never crosses into another mount), or NULL: the directory gets an
+ * overlay of its own, as before. */
+const char *hv_home_layers_home (const struct hv_run_ctx *ctx, const char *path);
+/* <state>/home-layers/<tag of home>: the shared overlay's upper and work
+ * directories, one pair per home (two overlays must never share one). */
+char *hv_home_layers_dir (const char *state, const char *home);
 /* Whether a home path that does not exist yet is made as a file (else a
  * directory): its last component has an extension (a '.' after its first
  * character: ".claude.json") or ends in "rc", "config", "profile" or

@@ -338,8 +338,26 @@ kernel_tree (const char *path)
  * writes land in the project's state directory (session/home_state.c), so that a
  * trojaned ~/.cargo/bin/cargo or venv activate never reaches the host. */
 static void
-overlay (yajl_gen g, const char *path, const char *state, bool noexec)
+overlay (yajl_gen g, const char *path, const struct hv_run_ctx *ctx, bool noexec)
 {
+  const char *state = ctx->home_state;
+  const char *home = hv_home_layers_home (ctx, path);
+  if (home)
+    {
+      /* One overlay of the whole home for all of them (home_allow.h); the
+       * runtime mounts it once and shows only this sub-directory of it,
+       * resolved beneath its root without following links
+       * (x-haven.subdir).  The rest of the home stays out of the
+       * sandbox: the overlay's own root is never attached anywhere. */
+      cleanup_free char *layers = hv_home_layers_dir (state, home);
+      cleanup_free char *lower = xasprintf ("lowerdir=%s", home);
+      cleanup_free char *upper = xasprintf ("upperdir=%s/upper", layers);
+      cleanup_free char *work = xasprintf ("workdir=%s/work", layers);
+      cleanup_free char *subdir = xasprintf ("x-haven.subdir=%s", path + strlen (home) + 1);
+      const char *opts[] = { lower, upper, work, "nosuid", "nodev", subdir, noexec ? "noexec" : NULL, NULL };
+      jg_mount (g, path, "overlay", "overlay", opts);
+      return;
+    }
   cleanup_free char *entry = hv_home_state_entry (state, path);
   cleanup_free char *lower = xasprintf ("lowerdir=%s", path);
   cleanup_free char *upper = xasprintf ("upperdir=%s/upper", entry);
@@ -399,7 +417,7 @@ gen_home_allow (yajl_gen g, const char *pattern, const hv_home_access *access, c
         case HV_HOME_COPY:
           if (ctx->home_state)
             {
-              overlay (g, path, ctx->home_state, noexec);
+              overlay (g, path, ctx, noexec);
               oci_strv_push (writable, path);
             }
           else

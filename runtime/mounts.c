@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -132,6 +133,16 @@ hv_mount_opts_parse (const oci_strv *options, struct hv_mount_opts *out, hv_erro
             out->mkdir = true;
           else if (strcmp (o, "x-haven.optional") == 0)
             out->optional = true;
+          else if (str_has_prefix (o, "x-haven.subdir="))
+            {
+              const char *sub = o + strlen ("x-haven.subdir=");
+              if (sub[0] == '\0' || sub[0] == '/' || out->subdir)
+                {
+                  hv_mount_opts_free (out);
+                  return hv_error_set (err, 0, "mount option \"%s\": one relative path", o);
+                }
+              out->subdir = xstrdup (sub);
+            }
           else
             {
               /* A misspelt safety option must not be dropped silently. */
@@ -156,6 +167,8 @@ hv_mount_opts_free (struct hv_mount_opts *o)
 {
   free (o->data);
   o->data = NULL;
+  free (o->subdir);
+  o->subdir = NULL;
 }
 
 int
@@ -443,6 +456,64 @@ do_cgroup_v1 (struct hv_mount_ctx *ctx, const oci_mount *m, struct hv_mount_opts
   return 0;
 }
 
+void
+hv_mount_ctx_release_shared (struct hv_mount_ctx *ctx)
+{
+  for (size_t i = 0; i < ctx->n_shared; i++)
+    {
+      free (ctx->shared[i].key);
+      close (ctx->shared[i].fd);
+    }
+  free (ctx->shared);
+  ctx->shared = NULL;
+  ctx->n_shared = 0;
+}
+
+/* The instance that mounts with these type, source and options share,
+ * made by the first of them.  Owned by ctx. */
+static int
+shared_fs (struct hv_mount_ctx *ctx, const char *type, const char *source, const char *data, hv_error **err)
+{
+  cleanup_free char *key = xasprintf ("%s\n%s\n%s", type, source ? source : "", data ? data : "");
+  for (size_t i = 0; i < ctx->n_shared; i++)
+    if (strcmp (ctx->shared[i].key, key) == 0)
+      return ctx->shared[i].fd;
+  /* No flags on the instance's root: each sub-directory mount gets its
+   * own (one may be noexec, the next not). */
+  int fd = hv_fs_new_mount (type, source, data, 0, err);
+  if (fd < 0)
+    return -1;
+  ctx->shared = xrealloc (ctx->shared, (ctx->n_shared + 1) * sizeof (*ctx->shared));
+  ctx->shared[ctx->n_shared++] = (struct hv_shared_fs) { .key = steal_pointer (&key), .fd = fd };
+  return fd;
+}
+
+/* x-haven.subdir: a clone of one sub-directory of the shared instance.
+ * Resolved beneath the instance's root, through no symbolic link and no
+ * other mount: what a sandbox left in the upper layer (a link named
+ * .cache pointing at /) can only make the mount fail, never show more
+ * of the home.  ".." at the clone's root stays there, so nothing above
+ * the sub-directory can be reached through it. */
+static int
+mount_subdir (struct hv_mount_ctx *ctx, const char *type, const oci_mount *m, const struct hv_mount_opts *o,
+              int target, hv_error **err)
+{
+  int fs = shared_fs (ctx, type, m->source, o->data, err);
+  if (fs < 0)
+    return -1;
+  cleanup_close int dir = hv_openat2 (fs, o->subdir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
+                                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS
+                                          | RESOLVE_NO_XDEV);
+  if (dir < 0)
+    return hv_error_set (err, errno, "%s in the %s", o->subdir, type);
+  cleanup_close int tree = open_tree (dir, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+  if (tree < 0)
+    return hv_error_set (err, errno, "open_tree %s in the %s", o->subdir, type);
+  if (hv_mount_setattr (tree, o->attr_set, 0, 0, false, err) < 0)
+    return -1;
+  return hv_mount_tree_onto (tree, target, err);
+}
+
 int
 hv_mount_one (struct hv_mount_ctx *ctx, const oci_mount *m, hv_error **err)
 {
@@ -456,6 +527,11 @@ hv_mount_one (struct hv_mount_ctx *ctx, const oci_mount *m, hv_error **err)
   if (o.idmap && !o.bind)
     {
       hv_error_set (err, 0, "idmap is only supported on bind mounts");
+      goto out;
+    }
+  if (o.subdir && (o.bind || strcmp (type, "cgroup") == 0))
+    {
+      hv_error_set (err, 0, "x-haven.subdir is only supported on new filesystems, not on %s mounts", type);
       goto out;
     }
   if (o.bind)
@@ -476,6 +552,8 @@ hv_mount_one (struct hv_mount_ctx *ctx, const oci_mount *m, hv_error **err)
         type = "cgroup2";
       if (v1_cgroup)
         r = do_cgroup_v1 (ctx, m, &o, target, err);
+      else if (o.subdir)
+        r = mount_subdir (ctx, type, m, &o, target, err);
       else
         {
           cleanup_close int mfd = hv_fs_new_mount (type, m->source, o.data, o.attr_set, err);

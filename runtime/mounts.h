@@ -27,13 +27,26 @@ struct hv_mount_opts
    *   mount point on a tmpfs laid earlier); without it a missing one is an
    *   error.
    * x-haven.optional: a missing source or destination skips the mount
-   *   instead of stopping the start. */
+   *   instead of stopping the start.
+   * x-haven.subdir=PATH: for a new filesystem (not a bind): only PATH of
+   *   it is mounted, resolved beneath its root through no link; mounts
+   *   with the same type, source and filesystem options share one
+   *   instance (haven run's copy-on-write home directories: one overlay
+   *   of the home). */
   bool nofollow, mkdir, optional;
+  char *subdir;
   char *data;                      /* comma-separated fs options ("size=64k,mode=755") */
 };
 
 int hv_mount_opts_parse (const oci_strv *options, struct hv_mount_opts *out, hv_error **err);
 void hv_mount_opts_free (struct hv_mount_opts *o);
+
+/* A filesystem instance that x-haven.subdir mounts share. */
+struct hv_shared_fs
+{
+  char *key; /* type, source and options */
+  int fd;    /* detached mount of its root, attached nowhere */
+};
 
 struct hv_mount_ctx
 {
@@ -42,9 +55,14 @@ struct hv_mount_ctx
   const char *cgroup_path; /* for "cgroup" mounts on v1 hosts */
   bool userns;             /* in a new user namespace: no mknod, sysfs may need a bind */
   bool new_netns;
+  struct hv_shared_fs *shared; /* x-haven.subdir instances mounted so far */
+  size_t n_shared;
 };
 
 int hv_mount_one (struct hv_mount_ctx *ctx, const oci_mount *m, hv_error **err);
+/* Closes the shared instances' root mounts (the sub-directories mounted
+ * from them stay). */
+void hv_mount_ctx_release_shared (struct hv_mount_ctx *ctx);
 
 /* Building blocks, also used for masked/readonly paths and /dev/console. */
 int hv_mount_tree_onto (int treefd, int targetfd, hv_error **err);

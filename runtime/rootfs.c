@@ -44,7 +44,10 @@ hv_rootfs_prepare (const oci_spec *spec, const char *rootfs, struct hv_mount_ctx
   for (size_t i = 0; i < spec->n_mounts; i++)
     {
       if (hv_mount_one (ctx, &spec->mounts[i], err) < 0)
-        return hv_error_wrap (err, "mounts[%zu]", i);
+        {
+          hv_mount_ctx_release_shared (ctx);
+          return hv_error_wrap (err, "mounts[%zu]", i);
+        }
       /* A mount on "/" replaces the rootfs itself (haven run mounts the
        * host there): later mounts must resolve in the new tree, reached
        * by looking the rootfs path up again. */
@@ -53,9 +56,14 @@ hv_rootfs_prepare (const oci_spec *spec, const char *rootfs, struct hv_mount_ctx
           close (ctx->rootfd);
           ctx->rootfd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
           if (ctx->rootfd < 0)
-            return hv_error_set (err, errno, "reopen rootfs %s", rootfs);
+            {
+              hv_mount_ctx_release_shared (ctx);
+              return hv_error_set (err, errno, "reopen rootfs %s", rootfs);
+            }
         }
     }
+  /* The sub-directories are attached; the shared instances' roots go. */
+  hv_mount_ctx_release_shared (ctx);
 
   if (hv_devices_need_setup (spec) && hv_devices_setup (ctx->rootfd, spec, ctx->userns, err) < 0)
     return -1;

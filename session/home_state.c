@@ -272,24 +272,25 @@ open_state_dir (const struct hv_run_ctx *ctx, char **dir, hv_error **err)
   return steal_fd (&dfd);
 }
 
-/* A copy-on-write directory's upper and work directories, and whether
- * an overlay of it can be mounted: 1 when none can (said why), 0 when
- * one can, -1 on error. */
+/* The upper and work directories of an overlay of lower (the entry
+ * itself, or the home whose overlay it shares) in layers, and whether an
+ * overlay of it can be mounted: 1 when none can (said why, for path), 0
+ * when one can, -1 on error. */
 static int
-prepare_overlay (int dfd, const char *dir, const char *path, const char *entry, const char *entry_rel,
-                 bool rootless, bool *probed, hv_error **err)
+prepare_overlay (int dfd, const char *dir, const char *path, const char *lower, const char *layers,
+                 const char *layers_rel, bool rootless, bool *probed, hv_error **err)
 {
-  cleanup_free char *upper_rel = xasprintf ("%s/upper", entry_rel);
-  cleanup_free char *work_rel = xasprintf ("%s/work", entry_rel);
+  cleanup_free char *upper_rel = xasprintf ("%s/upper", layers_rel);
+  cleanup_free char *work_rel = xasprintf ("%s/work", layers_rel);
   cleanup_close int u = mkdirs_at (dfd, upper_rel, err);
   if (u < 0)
     return hv_error_wrap (err, "state directory %s", dir);
   cleanup_close int wk = mkdirs_at (dfd, work_rel, err);
   if (wk < 0)
     return hv_error_wrap (err, "state directory %s", dir);
-  cleanup_free char *upper = xasprintf ("%s/upper", entry), *work = xasprintf ("%s/work", entry);
+  cleanup_free char *upper = xasprintf ("%s/upper", layers), *work = xasprintf ("%s/work", layers);
   cleanup_free char *why = NULL;
-  if (!overlay_safe_path (path) || !overlay_safe_path (upper))
+  if (!overlay_safe_path (lower) || !overlay_safe_path (upper))
     why = xstrdup ("a path holds ',', ':' or '\\'");
   /* One trial mount per run (a process each: about a millisecond):
    * the entries share the home's and the state directory's
@@ -299,10 +300,10 @@ prepare_overlay (int dfd, const char *dir, const char *path, const char *entry, 
    * or forged verdict can only stop the start, never open an entry. */
   else if (!*probed)
     {
-      cleanup_free char *key = hv_overlay_probe_key (path, dfd, rootless);
+      cleanup_free char *key = hv_overlay_probe_key (lower, dfd, rootless);
       if (key == NULL || !hv_overlay_probe_cached (dfd, key))
         {
-          if (!overlay_works (path, upper, work, rootless, &why))
+          if (!overlay_works (lower, upper, work, rootless, &why))
             {
               if (why == NULL)
                 why = xstrdup ("unknown error");
@@ -322,6 +323,44 @@ prepare_overlay (int dfd, const char *dir, const char *path, const char *entry, 
       return 1;
     }
   return 0;
+}
+
+/* A directory that had an overlay of its own (before the home's
+ * directories shared one) keeps what earlier runs wrote in it: its upper
+ * layer becomes its sub-directory of the shared upper layer, once, if
+ * that has none yet.  Runs under the project's lock (lock_layers).  Its
+ * old work directory holds only the kernel's empty "work" and goes.
+ * Nothing here follows a link; a failure leaves the old layer unused and
+ * says so. */
+static void
+adopt_own_layers (int dfd, const char *dir, const char *path, const char *entry_rel, const char *layers_rel,
+                  const char *rel)
+{
+  cleanup_free char *old_upper = xasprintf ("%s/upper", entry_rel);
+  struct stat st;
+  if (fstatat (dfd, old_upper, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR (st.st_mode))
+    return;
+  cleanup_free char *target = xasprintf ("%s/upper/%s", layers_rel, rel);
+  char *slash = strrchr (target, '/');
+  *slash = '\0';
+  hv_error *err = NULL;
+  cleanup_close int parent = mkdirs_at (dfd, target, &err);
+  if (parent < 0 || renameat2 (dfd, old_upper, parent, slash + 1, RENAME_NOREPLACE) < 0)
+    {
+      if (parent >= 0 && errno == EEXIST)
+        return; /* the shared layer has its own: the old one stays unused */
+      fprintf (stderr, "haven: cannot move the copy-on-write state of %s from %s/%s into the shared layer (%s)\n",
+               path, dir, old_upper, err ? err->msg : strerror (errno));
+      hv_error_free (&err);
+      return;
+    }
+  cleanup_free char *work_work = xasprintf ("%s/work/work", entry_rel);
+  cleanup_free char *work = xasprintf ("%s/work", entry_rel);
+  unlinkat (dfd, work_work, AT_REMOVEDIR);
+  unlinkat (dfd, work, AT_REMOVEDIR);
+  unlinkat (dfd, entry_rel, AT_REMOVEDIR);
+  /* Empty once every directory's layers moved (a file's copy stays). */
+  unlinkat (dfd, "home", AT_REMOVEDIR);
 }
 
 /* Every present copy-on-write entry's place in the state directory: a
@@ -352,7 +391,18 @@ prepare_copy_entries (const hv_policy *p, const struct hv_run_ctx *ctx, int dfd,
             }
           if (!S_ISDIR (st.st_mode))
             continue;
-          int r = prepare_overlay (dfd, dir, paths.v[j], entry, entry_rel, ctx->rootless, &probed, err);
+          /* The same choice as the compiler's (policy_compile.c). */
+          const char *home = hv_home_layers_home (ctx, paths.v[j]);
+          int r;
+          if (home)
+            {
+              cleanup_free char *layers = hv_home_layers_dir (dir, home);
+              const char *layers_rel = layers + strlen (dir) + 1;
+              adopt_own_layers (dfd, dir, paths.v[j], entry_rel, layers_rel, paths.v[j] + strlen (home) + 1);
+              r = prepare_overlay (dfd, dir, paths.v[j], home, layers, layers_rel, ctx->rootless, &probed, err);
+            }
+          else
+            r = prepare_overlay (dfd, dir, paths.v[j], paths.v[j], entry, entry_rel, ctx->rootless, &probed, err);
           if (r != 0)
             return r;
         }

@@ -83,7 +83,7 @@ test_agent_codex_haven_run() {
   # layer, for its next run, and the agent changed this project's copy of
   # the settings, never the user's.
   local state=$AGENT_HOME/.local/state/haven/projects
-  [ -n "$(find "$state/$(basename "$P")"-*/home/_codex-* -path '*/sessions/*.jsonl' 2>/dev/null)" ] \
+  [ -n "$(find "$state/$(basename "$P")"-*/home-layers/*/upper/.codex -path '*/sessions/*.jsonl' 2>/dev/null)" ] \
     || fail "no Codex session in this project's layer of ~/.codex ($state)"
   [ ! -e "$AGENT_HOME/.codex/sessions" ] || fail "Codex wrote its session into the user's ~/.codex"
   assert_contains "$(tool_result 11)" "appended" "the agent's write to ~/.codex/config.toml"

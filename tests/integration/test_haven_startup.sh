@@ -179,3 +179,106 @@ test_haven_copy_on_write_layers_one_run_at_a_time() {
   assert_eq "one
 ok" "$OUT" "third run"
 }
+
+# The home's copy-on-write directories share one overlay of the home (one
+# mount, one sync of the upper layer at the end, instead of one each):
+# each is a bind of its own sub-directory of it, and nothing else of the
+# home is reachable through them.
+test_haven_copy_on_write_directories_share_one_overlay() {
+  need_haven
+  make_project
+  startup_home
+  echo secret > "$H/secret-file"
+  haven_home_run 'grep " overlay " /proc/self/mountinfo | while read -r id parent dev root point rest; do echo "$dev $root $point"; done
+      cat ~/.cache/../secret-file 2>/dev/null && echo READ-SECRET
+      ls -a ~/.cache/.. | tr "\n" " "; echo
+      echo new > ~/.cache/new && cat ~/.cache/new'
+  assert_eq 0 "$RC" "run ($OUT)"
+  local dev_cache dev_cargo
+  dev_cache=$(awk -v p="$H/.cache" '$3 == p && $2 == "/.cache" { print $1 }' <<< "$OUT")
+  dev_cargo=$(awk -v p="$H/.cargo" '$3 == p && $2 == "/.cargo" { print $1 }' <<< "$OUT")
+  [ -n "$dev_cache" ] && [ -n "$dev_cargo" ] || fail "~/.cache and ~/.cargo are not sub-directories of an overlay: $OUT"
+  assert_eq "$dev_cache" "$dev_cargo" "one overlay (one device) for both"
+  assert_not_contains "$OUT" READ-SECRET "a home file outside the entries, through ~/.cache/.."
+  assert_not_contains "$OUT" secret-file "the home's other files, listed through ~/.cache/.."
+  assert_contains "$OUT" new "the copy-on-write write"
+  [ ! -e "$H/.cache/new" ] || fail "a copy-on-write write reached the real ~/.cache"
+  STATEDIR=$(startup_state_dir)
+  [ -f "$STATEDIR"/home-layers/*/upper/.cache/new ] || fail "the write is not in the shared upper layer: $(find "$STATEDIR" | head -20)"
+}
+
+# fnv1a-64 of a path, as hv_state_tag names a path's state.
+state_hash() {
+  python3 -c 'import sys
+h = 0xcbf29ce484222325
+for b in sys.argv[1].encode():
+    h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+print("%016x" % h)' "$1"
+}
+
+# A project whose directories had an overlay each (haven before the
+# shared one) keeps what its runs wrote: the old upper layer becomes the
+# directory's part of the shared one, and its old layers go.
+test_haven_copy_on_write_layers_of_before_kept() {
+  need_haven
+  make_project
+  startup_home
+  haven_home_run true
+  assert_eq 0 "$RC" "first run ($OUT)"
+  STATEDIR=$(startup_state_dir)
+  local old="$STATEDIR/home/_cache-$(state_hash "$H/.cache")"
+  mkdir -p "$old/upper/sub" "$old/work/work"
+  echo kept > "$old/upper/sub/file"
+  chmod -R go-rwx "$STATEDIR/home"
+  haven_home_run 'cat ~/.cache/sub/file'
+  assert_eq 0 "$RC" "run ($OUT)"
+  assert_eq kept "$OUT" "an earlier run's copy-on-write write, in the old layout"
+  [ ! -e "$old" ] || fail "the old layers are still there: $(find "$old")"
+  [ -f "$STATEDIR"/home-layers/*/upper/.cache/sub/file ] || fail "not moved into the shared upper layer"
+  [ ! -e "$H/.cache/sub" ] || fail "the real ~/.cache was written"
+}
+
+# What a run left in the shared upper layer where a directory's part
+# belongs (a link to /, which an entry of another policy could have made)
+# is never followed: the run stops (125), and shows nothing of /.
+test_haven_copy_on_write_link_in_shared_layer_not_followed() {
+  need_haven
+  make_project
+  startup_home
+  haven_home_run true
+  assert_eq 0 "$RC" "first run ($OUT)"
+  STATEDIR=$(startup_state_dir)
+  local upper
+  upper=$(ls -d "$STATEDIR"/home-layers/*/upper | head -1)
+  [ -d "$upper" ] || fail "no shared upper layer in $STATEDIR"
+  rm -rf "${upper:?}/.cargo"
+  ln -s / "$upper/.cargo"
+  haven_home_run 'ls ~/.cargo/etc/passwd && echo SHOWN'
+  assert_eq 125 "$RC" "run with a link in the shared layer ($OUT)"
+  assert_not_contains "$OUT" SHOWN "the host's / through the planted link"
+  assert_contains "$OUT" ".cargo"
+}
+
+# A copy-on-write directory on another mount than its home (an overlay of
+# the home would show the directory under the mount) keeps an overlay of
+# its own, with what the mount holds.
+test_haven_copy_on_write_directory_on_own_mount() {
+  need_haven
+  make_project
+  startup_home
+  mount -t tmpfs -o size=1m,mode=755 haven-test-cargo "$H/.cargo" || fail "mount a tmpfs on ~/.cargo"
+  defer "umount -l '$H/.cargo'"
+  echo on-the-mount > "$H/.cargo/here"
+  haven_home_run 'grep " overlay " /proc/self/mountinfo | while read -r id parent dev root point rest; do echo "$dev $root $point"; done
+      cat ~/.cargo/here; echo new > ~/.cargo/new && cat ~/.cargo/new'
+  assert_eq 0 "$RC" "run ($OUT)"
+  assert_contains "$OUT" on-the-mount "the mount's file"
+  local dev_cache dev_cargo
+  dev_cache=$(awk -v p="$H/.cache" '$3 == p && $2 == "/.cache" { print $1 }' <<< "$OUT")
+  dev_cargo=$(awk -v p="$H/.cargo" '$3 == p && $2 == "/" { print $1 }' <<< "$OUT")
+  [ -n "$dev_cache" ] && [ -n "$dev_cargo" ] || fail "overlays not as expected: $OUT"
+  [ "$dev_cache" != "$dev_cargo" ] || fail "~/.cargo on its own mount shares the home's overlay"
+  [ ! -e "$H/.cargo/new" ] || fail "a copy-on-write write reached the real ~/.cargo"
+  STATEDIR=$(startup_state_dir)
+  [ -f "$STATEDIR"/home/_cargo-*/upper/new ] || fail "the write is not in ~/.cargo's own upper layer: $(find "$STATEDIR" | head -20)"
+}

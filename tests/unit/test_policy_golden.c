@@ -239,11 +239,11 @@ replace_all (const char *s, const char *from, const char *to)
   return out;
 }
 
-/* State entries are named NAME-HASH, HASH a hash of the (temporary) path. */
+/* State entries (and the shared layers of a home) are named NAME-HASH,
+ * HASH a hash of the (temporary) path. */
 static void
-mask_state_hashes (char *s)
+mask_state_hashes_after (char *s, const char *marker)
 {
-  static const char marker[] = "@TMP@/state/home/";
   for (char *q = strstr (s, marker); q; q = strstr (q + 1, marker))
     {
       char *name = q + strlen (marker);
@@ -254,6 +254,13 @@ mask_state_hashes (char *s)
       memcpy (end - 16, "@HASH@", 6);
       memmove (end - 10, end, strlen (end) + 1);
     }
+}
+
+static void
+mask_state_hashes (char *s)
+{
+  mask_state_hashes_after (s, "@TMP@/state/home/");
+  mask_state_hashes_after (s, "@TMP@/state/home-layers/");
 }
 
 static char *
