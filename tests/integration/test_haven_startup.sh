@@ -16,16 +16,23 @@ haven_home_run() { # HOME-relative command; output in $OUT, status in $RC
   OUT=$(cd "$P" && HOME=$H XDG_STATE_HOME=${XSTATE:-} timeout 30 "$HAVEN" run -- sh -c "$1" 2>&1 </dev/null)
   RC=$?
 }
-
-# The trial overlay mount runs once; later runs of the same boot use its
-# verdict, and the copy-on-write rule still holds in them.
-test_haven_overlay_probe_remembered() {
+# A project and a home, after one run: $STATEDIR is the project's state.
+startup_first_run() {
   need_haven
   make_project
   startup_home
   haven_home_run true
   assert_eq 0 "$RC" "first run ($OUT)"
   STATEDIR=$(startup_state_dir)
+}
+# Prints each overlay mount of the sandbox: device, root in the overlay,
+# mount point (a command for haven_home_run).
+OVERLAY_MOUNTS='grep " overlay " /proc/self/mountinfo | while read -r id parent dev root point rest; do echo "$dev $root $point"; done'
+
+# The trial overlay mount runs once; later runs of the same boot use its
+# verdict, and the copy-on-write rule still holds in them.
+test_haven_overlay_probe_remembered() {
+  startup_first_run
   [ -f "$STATEDIR/overlay-probe" ] || fail "no remembered verdict in $STATEDIR"
   assert_eq "600 0" "$(stat -c '%a %u' "$STATEDIR/overlay-probe")" "verdict file mode and owner"
   assert_contains "$(cat "$STATEDIR/overlay-probe")" "boot $(cat /proc/sys/kernel/random/boot_id)"
@@ -42,12 +49,7 @@ test_haven_overlay_probe_remembered() {
 # A verdict of another boot, a link, a file others can write or one of
 # another owner is not used: the run tries the mount again and replaces it.
 test_haven_overlay_probe_stale_or_planted_not_used() {
-  need_haven
-  make_project
-  startup_home
-  haven_home_run true
-  assert_eq 0 "$RC" "first run ($OUT)"
-  STATEDIR=$(startup_state_dir)
+  startup_first_run
   local good case ino
   good=$(cat "$STATEDIR/overlay-probe")
   cp "$STATEDIR/overlay-probe" "$WORK/good-verdict.$$"
@@ -189,7 +191,7 @@ test_haven_copy_on_write_directories_share_one_overlay() {
   make_project
   startup_home
   echo secret > "$H/secret-file"
-  haven_home_run 'grep " overlay " /proc/self/mountinfo | while read -r id parent dev root point rest; do echo "$dev $root $point"; done
+  haven_home_run "$OVERLAY_MOUNTS"'
       cat ~/.cache/../secret-file 2>/dev/null && echo READ-SECRET
       ls -a ~/.cache/.. | tr "\n" " "; echo
       echo new > ~/.cache/new && cat ~/.cache/new'
@@ -220,12 +222,7 @@ print("%016x" % h)' "$1"
 # shared one) keeps what its runs wrote: the old upper layer becomes the
 # directory's part of the shared one, and its old layers go.
 test_haven_copy_on_write_layers_of_before_kept() {
-  need_haven
-  make_project
-  startup_home
-  haven_home_run true
-  assert_eq 0 "$RC" "first run ($OUT)"
-  STATEDIR=$(startup_state_dir)
+  startup_first_run
   local old="$STATEDIR/home/_cache-$(state_hash "$H/.cache")"
   mkdir -p "$old/upper/sub" "$old/work/work"
   echo kept > "$old/upper/sub/file"
@@ -242,12 +239,7 @@ test_haven_copy_on_write_layers_of_before_kept() {
 # belongs (a link to /, which an entry of another policy could have made)
 # is never followed: the run stops (125), and shows nothing of /.
 test_haven_copy_on_write_link_in_shared_layer_not_followed() {
-  need_haven
-  make_project
-  startup_home
-  haven_home_run true
-  assert_eq 0 "$RC" "first run ($OUT)"
-  STATEDIR=$(startup_state_dir)
+  startup_first_run
   local upper
   upper=$(ls -d "$STATEDIR"/home-layers/*/upper | head -1)
   [ -d "$upper" ] || fail "no shared upper layer in $STATEDIR"
@@ -269,7 +261,7 @@ test_haven_copy_on_write_directory_on_own_mount() {
   mount -t tmpfs -o size=1m,mode=755 haven-test-cargo "$H/.cargo" || fail "mount a tmpfs on ~/.cargo"
   defer "umount -l '$H/.cargo'"
   echo on-the-mount > "$H/.cargo/here"
-  haven_home_run 'grep " overlay " /proc/self/mountinfo | while read -r id parent dev root point rest; do echo "$dev $root $point"; done
+  haven_home_run "$OVERLAY_MOUNTS"'
       cat ~/.cargo/here; echo new > ~/.cargo/new && cat ~/.cargo/new'
   assert_eq 0 "$RC" "run ($OUT)"
   assert_contains "$OUT" on-the-mount "the mount's file"
