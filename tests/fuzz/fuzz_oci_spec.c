@@ -15,6 +15,7 @@
 #include "egress_config.h"
 #include "error.h"
 #include "fuzz_util.h"
+#include "mounts.h"
 #include "oci_spec.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
@@ -66,6 +67,20 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   check_result ("config.json", r, &err);
   if (r == 0 && spec == NULL)
     fuzz_fail ("config.json parsed to nothing");
+  /* Each mount's options as the runtime reads them before mounting
+   * (flags, propagation, haven's x-haven.* options). */
+  for (size_t i = 0; spec && i < spec->n_mounts; i++)
+    {
+      struct hv_mount_opts o;
+      r = hv_mount_opts_parse (&spec->mounts[i].options, &o, &err);
+      check_result ("mount options", r, &err);
+      if (r == 0)
+        {
+          if (o.subdir && (o.subdir[0] == '\0' || o.subdir[0] == '/'))
+            fuzz_fail ("x-haven.subdir accepted as \"%s\"", o.subdir);
+          hv_mount_opts_free (&o);
+        }
+    }
   oci_spec_free (spec);
 
   oci_process *p = NULL;

@@ -47,6 +47,16 @@ config = {
               "maskedPaths": ["/proc/kcore"], "readonlyPaths": ["/proc/sys"],
               "sysctl": {"net.ipv4.ip_forward": "0"}, "timeOffsets": {"monotonic": {"secs": 1, "nanosecs": 2}}}}
 put("oci_spec", "config", json.dumps(config))
+# The mount options the runtime reads itself (flags, propagation, haven's
+# x-haven.* options: a home's overlay shared by sub-directory).
+put("oci_spec", "config-haven-mounts", json.dumps(dict(config, mounts=[
+    {"destination": "/home/u/.cache", "type": "overlay", "source": "overlay",
+     "options": ["lowerdir=/home/u", "upperdir=/s/upper", "workdir=/s/work", "nosuid", "nodev", "x-haven.subdir=.cache"]},
+    {"destination": "/home/u/.npm", "type": "overlay", "source": "overlay",
+     "options": ["lowerdir=/home/u", "upperdir=/s/upper", "workdir=/s/work", "nosuid", "nodev", "x-haven.subdir=.npm", "noexec"]},
+    {"destination": "/home/other", "type": "tmpfs", "source": "tmpfs",
+     "options": ["nosuid", "nodev", "noexec", "mode=755", "size=1m", "x-haven.nofollow", "x-haven.optional", "x-haven.mkdir"]},
+    {"destination": "/project", "type": "bind", "source": "/p", "options": ["rbind", "rro", "rslave", "nosymfollow", "x-haven.nofollow"]}])))
 put("oci_spec", "process", json.dumps(config["process"]))
 put("oci_spec", "process-commandline", json.dumps({"commandLine": "cmd /c dir", "cwd": "/", "user": {"uid": 1, "gid": 1}}))
 put("oci_spec", "resources", json.dumps(config["linux"]["resources"]))
