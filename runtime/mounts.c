@@ -461,57 +461,157 @@ hv_mount_ctx_release_shared (struct hv_mount_ctx *ctx)
 {
   for (size_t i = 0; i < ctx->n_shared; i++)
     {
+      for (size_t j = 0; j < ctx->shared[i].n_clones; j++)
+        if (ctx->shared[i].clones[j].fd >= 0)
+          close (ctx->shared[i].clones[j].fd);
+      free (ctx->shared[i].clones);
       free (ctx->shared[i].key);
-      close (ctx->shared[i].fd);
     }
   free (ctx->shared);
   ctx->shared = NULL;
   ctx->n_shared = 0;
 }
 
-/* The instance that mounts with these type, source and options share,
- * made by the first of them.  Owned by ctx. */
-static int
-shared_fs (struct hv_mount_ctx *ctx, const char *type, const char *source, const char *data, hv_error **err)
+static char *
+shared_key (const char *type, const char *source, const char *data)
 {
-  cleanup_free char *key = xasprintf ("%s\n%s\n%s", type, source ? source : "", data ? data : "");
-  for (size_t i = 0; i < ctx->n_shared; i++)
-    if (strcmp (ctx->shared[i].key, key) == 0)
-      return ctx->shared[i].fd;
-  /* No flags on the instance's root: each sub-directory mount gets its
-   * own (one may be noexec, the next not). */
-  int fd = hv_fs_new_mount (type, source, data, 0, err);
-  if (fd < 0)
-    return -1;
-  ctx->shared = xrealloc (ctx->shared, (ctx->n_shared + 1) * sizeof (*ctx->shared));
-  ctx->shared[ctx->n_shared++] = (struct hv_shared_fs) { .key = steal_pointer (&key), .fd = fd };
-  return fd;
+  return xasprintf ("%s\n%s\n%s", type, source ? source : "", data ? data : "");
 }
 
-/* x-haven.subdir: a clone of one sub-directory of the shared instance.
+/* Whether mount n of the config is an x-haven.subdir mount of the
+ * instance named key; its sub-directory in *subdir (to free). */
+static bool
+same_instance (const oci_mount *n, const char *key, char **subdir)
+{
+  struct hv_mount_opts o;
+  hv_error *ignored = NULL;
+  if (hv_mount_opts_parse (&n->options, &o, &ignored) < 0)
+    {
+      hv_error_free (&ignored);
+      return false;
+    }
+  bool same = false;
+  if (o.subdir && !o.bind && n->type)
+    {
+      cleanup_free char *k = shared_key (n->type, n->source, o.data);
+      same = strcmp (k, key) == 0;
+    }
+  if (same)
+    *subdir = steal_pointer (&o.subdir);
+  hv_mount_opts_free (&o);
+  return same;
+}
+
+/* One sub-directory of the attached instance fs, as a detached clone.
  * Resolved beneath the instance's root, through no symbolic link and no
  * other mount: what a sandbox left in the upper layer (a link named
  * .cache pointing at /) can only make the mount fail, never show more
  * of the home.  ".." at the clone's root stays there, so nothing above
  * the sub-directory can be reached through it. */
 static int
-mount_subdir (struct hv_mount_ctx *ctx, const char *type, const oci_mount *m, const struct hv_mount_opts *o,
-              int target, hv_error **err)
+clone_subdir (int fs, const char *type, const char *subdir, hv_error **err)
 {
-  int fs = shared_fs (ctx, type, m->source, o->data, err);
-  if (fs < 0)
-    return -1;
-  cleanup_close int dir = hv_openat2 (fs, o->subdir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
+  cleanup_close int dir = hv_openat2 (fs, subdir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
                                       RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS
                                           | RESOLVE_NO_XDEV);
   if (dir < 0)
-    return hv_error_set (err, errno, "%s in the %s", o->subdir, type);
-  cleanup_close int tree = open_tree (dir, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+    return hv_error_set (err, errno, "%s in the %s", subdir, type);
+  int tree = open_tree (dir, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
   if (tree < 0)
-    return hv_error_set (err, errno, "open_tree %s in the %s", o->subdir, type);
-  if (hv_mount_setattr (tree, o->attr_set, 0, 0, false, err) < 0)
+    return hv_error_set (err, errno, "open_tree %s in the %s", subdir, type);
+  return tree;
+}
+
+/* The instance for the first of its mounts, m on target: made, attached
+ * on target for a moment (older kernels, 6.1 among them, clone only from
+ * a mount of the caller's namespace, never from a detached one), every
+ * sub-directory that m and the config's later mounts of it show cloned,
+ * and detached again: from then on nothing holds its root but the
+ * clones' superblock reference, and no path leads to it. */
+static int
+make_shared (struct hv_mount_ctx *ctx, const char *type, const oci_mount *m, const char *data, int target,
+             struct hv_shared_fs *out, hv_error **err)
+{
+  out->key = shared_key (type, m->source, data);
+  /* No flags on the instance's root: each sub-directory mount gets its
+   * own (one may be noexec, the next not). */
+  cleanup_close int fs = hv_fs_new_mount (type, m->source, data, 0, err);
+  if (fs < 0)
     return -1;
-  return hv_mount_tree_onto (tree, target, err);
+  if (hv_mount_tree_onto (fs, target, err) < 0)
+    return -1;
+  int r = 0;
+  for (size_t i = (size_t) (m - ctx->spec->mounts); i < ctx->spec->n_mounts && r == 0; i++)
+    {
+      cleanup_free char *subdir = NULL;
+      if (!same_instance (&ctx->spec->mounts[i], out->key, &subdir))
+        continue;
+      int tree = clone_subdir (fs, type, subdir, err);
+      if (tree < 0)
+        r = &ctx->spec->mounts[i] == m ? -1 : hv_error_wrap (err, "for %s", ctx->spec->mounts[i].destination);
+      else
+        {
+          out->clones = xrealloc (out->clones, (out->n_clones + 1) * sizeof (*out->clones));
+          out->clones[out->n_clones++] = (struct hv_shared_clone) { .mount = &ctx->spec->mounts[i], .fd = tree };
+        }
+    }
+  /* The instance's root leaves target, error or not; if it cannot, the
+   * start stops (nothing ran yet to see it).  umount2 takes a path: "."
+   * after fchdir into the root (no /proc needed), the working directory
+   * put back after. */
+  cleanup_close int cwd = open (".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int e = 0;
+  if (cwd < 0 || fchdir (fs) < 0)
+    e = errno;
+  else
+    {
+      if (umount2 (".", MNT_DETACH) < 0)
+        e = errno;
+      if (fchdir (cwd) < 0 && e == 0)
+        e = errno;
+    }
+  if (e)
+    {
+      hv_error_free (err);
+      return hv_error_set (err, e, "detach the %s from %s", type, m->destination);
+    }
+  return r;
+}
+
+/* x-haven.subdir: the clone of this mount's sub-directory of the shared
+ * instance, onto target. */
+static int
+mount_subdir (struct hv_mount_ctx *ctx, const char *type, const oci_mount *m, const struct hv_mount_opts *o,
+              int target, hv_error **err)
+{
+  if (ctx->spec == NULL || m < ctx->spec->mounts || m >= ctx->spec->mounts + ctx->spec->n_mounts)
+    return hv_error_set (err, 0, "x-haven.subdir: a mount outside the config");
+  cleanup_free char *key = shared_key (type, m->source, o->data);
+  struct hv_shared_fs *fs = NULL;
+  for (size_t i = 0; i < ctx->n_shared && fs == NULL; i++)
+    if (strcmp (ctx->shared[i].key, key) == 0)
+      fs = &ctx->shared[i];
+  if (fs == NULL)
+    {
+      ctx->shared = xrealloc (ctx->shared, (ctx->n_shared + 1) * sizeof (*ctx->shared));
+      fs = &ctx->shared[ctx->n_shared++];
+      *fs = (struct hv_shared_fs) { 0 };
+      if (make_shared (ctx, type, m, o->data, target, fs, err) < 0)
+        return -1;
+    }
+  int *tree = NULL;
+  for (size_t i = 0; i < fs->n_clones && tree == NULL; i++)
+    if (fs->clones[i].mount == m && fs->clones[i].fd >= 0)
+      tree = &fs->clones[i].fd;
+  if (tree == NULL)
+    /* Every later mount of the instance was cloned with the first. */
+    return hv_error_set (err, 0, "x-haven.subdir %s: no clone of it was made", o->subdir);
+  if (hv_mount_setattr (*tree, o->attr_set, 0, 0, false, err) < 0)
+    return -1;
+  int r = hv_mount_tree_onto (*tree, target, err);
+  close (*tree);
+  *tree = -1;
+  return r;
 }
 
 int

@@ -41,11 +41,21 @@ struct hv_mount_opts
 int hv_mount_opts_parse (const oci_strv *options, struct hv_mount_opts *out, hv_error **err);
 void hv_mount_opts_free (struct hv_mount_opts *o);
 
-/* A filesystem instance that x-haven.subdir mounts share. */
+/* A filesystem instance that x-haven.subdir mounts share: its
+ * sub-directories, cloned all at once when the first of them is mounted
+ * (the instance itself is attached for that moment only), each waiting
+ * for its own mount. */
+struct hv_shared_clone
+{
+  const oci_mount *mount; /* the config's mount entry it is for */
+  int fd;                 /* detached clone of the sub-directory; -1 once mounted */
+};
+
 struct hv_shared_fs
 {
   char *key; /* type, source and options */
-  int fd;    /* detached mount of its root, attached nowhere */
+  struct hv_shared_clone *clones;
+  size_t n_clones;
 };
 
 struct hv_mount_ctx
@@ -55,13 +65,14 @@ struct hv_mount_ctx
   const char *cgroup_path; /* for "cgroup" mounts on v1 hosts */
   bool userns;             /* in a new user namespace: no mknod, sysfs may need a bind */
   bool new_netns;
+  const oci_spec *spec;         /* the config being mounted (x-haven.subdir looks ahead) */
   struct hv_shared_fs *shared; /* x-haven.subdir instances mounted so far */
   size_t n_shared;
 };
 
 int hv_mount_one (struct hv_mount_ctx *ctx, const oci_mount *m, hv_error **err);
-/* Closes the shared instances' root mounts (the sub-directories mounted
- * from them stay). */
+/* Closes what is left of the shared instances (clones no mount took);
+ * the sub-directories mounted stay. */
 void hv_mount_ctx_release_shared (struct hv_mount_ctx *ctx);
 
 /* Building blocks, also used for masked/readonly paths and /dev/console. */

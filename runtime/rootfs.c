@@ -41,6 +41,7 @@ hv_rootfs_prepare (const oci_spec *spec, const char *rootfs, struct hv_mount_ctx
   if (ctx->rootfd < 0)
     return hv_error_set (err, errno, "open rootfs %s", rootfs);
 
+  ctx->spec = spec;
   for (size_t i = 0; i < spec->n_mounts; i++)
     {
       if (hv_mount_one (ctx, &spec->mounts[i], err) < 0)
@@ -62,7 +63,7 @@ hv_rootfs_prepare (const oci_spec *spec, const char *rootfs, struct hv_mount_ctx
             }
         }
     }
-  /* The sub-directories are attached; the shared instances' roots go. */
+  /* Every sub-directory is mounted: what is left of the instances goes. */
   hv_mount_ctx_release_shared (ctx);
 
   if (hv_devices_need_setup (spec) && hv_devices_setup (ctx->rootfd, spec, ctx->userns, err) < 0)
