@@ -25,7 +25,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 haven=${HAVEN_RUNC:-$here/../../haven-runc}
 haven_cli=$(dirname "$haven")/haven
 work=$(mktemp -d /tmp/haven-opbench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+trap 'bench_forget_project "$work/proj"; rm -rf "$work"' EXIT
 
 # The project is $work/proj: op_loop lies there, visible in every setting
 # (haven hides the host's /tmp behind its own tmpfs).  The policy file stays

@@ -21,7 +21,9 @@ rounds=${1:-15}
 here=$(cd "$(dirname "$0")" && pwd)
 haven_cli=${HAVEN:-$here/../../haven}
 work=$(mktemp -d /tmp/haven-seedtable.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+trap 'bench_forget_project "$work/proj"; rm -rf "$work"' EXIT
 
 mkdir "$work/proj"
 head -c 102400 /dev/urandom > "$work/proj/data-100k.bin"

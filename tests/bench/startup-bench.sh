@@ -29,7 +29,9 @@ if ldd "$haven" 2>/dev/null | grep -q libasan; then
 fi
 
 work=$(mktemp -d /tmp/haven-startup-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+trap 'bench_forget_project "$work/project"; rm -rf "$work"' EXIT
 mkdir -p "$work/project"
 chmod 755 "$work" "$work/project"
 cd "$work/project"
