@@ -5,6 +5,7 @@
 # tests never see containers of another runtime or run.
 
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/state_name.sh"
 
 : "${RUNTIME:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/haven-runc}"
 # Set once by the harness and inherited by the per-test processes.

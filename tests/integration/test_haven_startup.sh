@@ -209,21 +209,12 @@ test_haven_copy_on_write_directories_share_one_overlay() {
   [ -f "$STATEDIR"/home-layers/*/upper/.cache/new ] || fail "the write is not in the shared upper layer: $(find "$STATEDIR" | head -20)"
 }
 
-# fnv1a-64 of a path, as hv_state_tag names a path's state.
-state_hash() {
-  python3 -c 'import sys
-h = 0xcbf29ce484222325
-for b in sys.argv[1].encode():
-    h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
-print("%016x" % h)' "$1"
-}
-
 # A project whose directories had an overlay each (haven before the
 # shared one) keeps what its runs wrote: the old upper layer becomes the
 # directory's part of the shared one, and its old layers go.
 test_haven_copy_on_write_layers_of_before_kept() {
   startup_first_run
-  local old="$STATEDIR/home/_cache-$(state_hash "$H/.cache")"
+  local old="$STATEDIR/home/$(haven_state_name "$H/.cache")"
   mkdir -p "$old/upper/sub" "$old/work/work"
   echo kept > "$old/upper/sub/file"
   chmod -R go-rwx "$STATEDIR/home"
