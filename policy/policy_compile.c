@@ -348,7 +348,7 @@ overlay (yajl_gen g, const char *path, const struct hv_run_ctx *ctx, bool noexec
        * runtime mounts it once and shows only this sub-directory of it,
        * resolved beneath its root without following links
        * (x-haven.subdir).  The rest of the home stays out of the
-       * sandbox: the overlay's own root is never attached anywhere. */
+       * sandbox: the overlay's own root is never shown to it. */
       cleanup_free char *layers = hv_home_layers_dir (state, home);
       cleanup_free char *lower = xasprintf ("lowerdir=%s", home);
       cleanup_free char *upper = xasprintf ("upperdir=%s/upper", layers);

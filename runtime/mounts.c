@@ -522,17 +522,17 @@ clone_subdir (int fs, const char *type, const char *subdir, hv_error **err)
   return tree;
 }
 
-/* The instance for the first of its mounts, m on target: made, attached
- * on target for a moment (older kernels, 6.1 among them, clone only from
- * a mount of the caller's namespace, never from a detached one), every
- * sub-directory that m and the config's later mounts of it show cloned,
- * and detached again: from then on nothing holds its root but the
- * clones' superblock reference, and no path leads to it. */
+/* The instance out->key names, for the first of its mounts, m on
+ * target: made, attached on target for a moment (older kernels, 6.1
+ * among them, clone only from a mount of the caller's namespace, never
+ * from a detached one), every sub-directory that m and the config's
+ * later mounts of it show cloned, and detached again: from then on
+ * nothing holds its root but the clones' superblock reference, and no
+ * path leads to it. */
 static int
 make_shared (struct hv_mount_ctx *ctx, const char *type, const oci_mount *m, const char *data, int target,
              struct hv_shared_fs *out, hv_error **err)
 {
-  out->key = shared_key (type, m->source, data);
   /* No flags on the instance's root: each sub-directory mount gets its
    * own (one may be noexec, the next not). */
   cleanup_close int fs = hv_fs_new_mount (type, m->source, data, 0, err);
@@ -595,7 +595,7 @@ mount_subdir (struct hv_mount_ctx *ctx, const char *type, const oci_mount *m, co
     {
       ctx->shared = xrealloc (ctx->shared, (ctx->n_shared + 1) * sizeof (*ctx->shared));
       fs = &ctx->shared[ctx->n_shared++];
-      *fs = (struct hv_shared_fs) { 0 };
+      *fs = (struct hv_shared_fs) { .key = steal_pointer (&key) };
       if (make_shared (ctx, type, m, o->data, target, fs, err) < 0)
         return -1;
     }
