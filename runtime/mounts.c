@@ -133,6 +133,8 @@ hv_mount_opts_parse (const oci_strv *options, struct hv_mount_opts *out, hv_erro
             out->mkdir = true;
           else if (strcmp (o, "x-haven.optional") == 0)
             out->optional = true;
+          else if (strcmp (o, "x-haven.pin") == 0)
+            out->pin = true;
           else if (str_has_prefix (o, "x-haven.subdir="))
             {
               const char *sub = o + strlen ("x-haven.subdir=");
@@ -614,6 +616,42 @@ mount_subdir (struct hv_mount_ctx *ctx, const char *type, const oci_mount *m, co
   return r;
 }
 
+/* x-haven.pin: the directory at the destination, cloned with everything
+ * the container already shows below it (AT_RECURSIVE: earlier binds and
+ * masks stay, and so does every flag, since a clone keeps its mount's),
+ * moved onto itself.  The clone of the tree being built needs no host
+ * path: nothing is looked up outside the container's root. */
+static int
+pin_in_place (struct hv_mount_ctx *ctx, const oci_mount *m, const struct hv_mount_opts *o, hv_error **err)
+{
+  if (m->source == NULL || strcmp (m->source, m->destination) != 0)
+    return hv_error_set (err, 0, "x-haven.pin needs the destination as its source");
+  if (o->optional || o->mkdir || o->recursive || o->attr_set || o->attr_clr || o->rattr_set || o->rattr_clr
+      || o->propagation || o->idmap || o->data)
+    return hv_error_set (err, 0, "x-haven.pin takes no other option than bind and x-haven.nofollow: it keeps the "
+                                 "directory's own");
+  cleanup_close int target = hv_open_in_root_nofollow (ctx->rootfd, m->destination, O_PATH | O_DIRECTORY);
+  if (target < 0 && errno == ENOTDIR)
+    {
+      /* The last component is not a directory: a link swapped in is said
+       * as such. */
+      struct stat st;
+      cleanup_close int what = hv_open_in_root_nofollow (ctx->rootfd, m->destination, O_PATH);
+      errno = what >= 0 && fstat (what, &st) == 0 && S_ISLNK (st.st_mode) ? ELOOP : ENOTDIR;
+    }
+  if (target < 0 && errno == ELOOP)
+    return hv_error_set (err, errno, "destination %s crosses a symbolic link", m->destination);
+  if (target < 0 && errno == ENOENT)
+    return hv_error_set (err, errno, "destination %s does not exist (moved or removed since the policy was compiled)",
+                         m->destination);
+  if (target < 0)
+    return hv_error_set (err, errno, "destination %s", m->destination);
+  cleanup_close int tree = open_tree (target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+  if (tree < 0)
+    return hv_error_set (err, errno, "clone %s", m->destination);
+  return hv_mount_tree_onto (tree, target, err);
+}
+
 int
 hv_mount_one (struct hv_mount_ctx *ctx, const oci_mount *m, hv_error **err)
 {
@@ -634,7 +672,11 @@ hv_mount_one (struct hv_mount_ctx *ctx, const oci_mount *m, hv_error **err)
       hv_error_set (err, 0, "x-haven.subdir is only supported on new filesystems, not on %s mounts", type);
       goto out;
     }
-  if (o.bind)
+  if (o.pin && !o.bind)
+    r = hv_error_set (err, 0, "x-haven.pin is only supported on bind mounts");
+  else if (o.pin)
+    r = pin_in_place (ctx, m, &o, err);
+  else if (o.bind)
     r = do_bind (ctx, m, &o, err);
   else if (type[0] == '\0')
     r = hv_error_set (err, 0, "no mount type given");

@@ -32,8 +32,16 @@ struct hv_mount_opts
    *   it is mounted, resolved beneath its root through no link; mounts
    *   with the same type, source and filesystem options share one
    *   instance (haven run's copy-on-write home directories: one overlay
-   *   of the home). */
-  bool nofollow, mkdir, optional;
+   *   of the home).
+   * x-haven.pin: a bind whose source is its destination in the container's
+   *   own tree (source and destination the same path): the directory there
+   *   becomes a mount point of itself, with every flag and mount below it
+   *   kept (a recursive clone of what the container shows there), resolved
+   *   through no link, and never optional.  A mount point cannot be renamed
+   *   or removed from inside the namespace (EBUSY): haven run pins each
+   *   directory on the way to a hidden path, so that no sandbox can move a
+   *   parent of a secret away while another sandbox starts. */
+  bool nofollow, mkdir, optional, pin;
   char *subdir;
   char *data;                      /* comma-separated fs options ("size=64k,mode=755") */
 };
