@@ -340,6 +340,9 @@ explain_files (const hv_policy *p)
   printf ("  A path named above that is, or crosses, a symbolic link is never followed (an earlier run may\n"
           "  have planted it): protected and hidden ones are masked, writable ones are not bound (with a\n"
           "  warning), a read-only one is an error; a mask whose path changed before the start stops it.\n");
+  printf ("  The directories on the way to a hidden path in the project cannot be renamed or removed in the\n"
+          "  sandbox (each is a mount point), so no run can make another's start miss a hidden file; a\n"
+          "  directory there that haven cannot read and you own stops the start.\n");
   printf ("  Unix sockets bound on the host when the run starts (listed in /proc/net/unix) are masked\n"
           "  wherever they are, so connect() to them fails; sockets bound later, or only in another\n"
           "  network namespace, are not (abstract sockets are per network namespace: network none\n"

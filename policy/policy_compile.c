@@ -226,9 +226,71 @@ git_shown_snapshot (const struct hv_run_ctx *ctx, const char *path)
   return NULL;
 }
 
+/* The deepest shown entry over path (the bind it lies in), or NULL. */
+static const char *
+shown_over (const char *path, const oci_strv *shown)
+{
+  const char *best = NULL;
+  for (size_t i = 0; i < shown->n; i++)
+    if (path_under (path, shown->v[i]) && (best == NULL || strlen (shown->v[i]) > strlen (best)))
+      best = shown->v[i];
+  return best;
+}
+
+static int
+compare_paths (const void *a, const void *b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+/* Every directory strictly between base and path, pushed to out. */
+static void
+push_parents_between (const char *base, const char *path, oci_strv *out)
+{
+  size_t start = strcmp (base, "/") == 0 ? 0 : strlen (base);
+  for (const char *slash = path + start + 1; (slash = strchr (slash, '/')) != NULL; slash++)
+    {
+      cleanup_free char *dir = xasprintf ("%.*s", (int) (slash - path), path);
+      oci_strv_push (out, dir);
+    }
+}
+
+/* Pins: each directory on the way from a writable bind (the project, a
+ * read_write path) to a path masked below it becomes a mount point of
+ * itself in this sandbox (the runtime's x-haven.pin), so that nothing run
+ * in it can rename or remove a parent of a hidden file: the kernel
+ * refuses (EBUSY) to move or remove a mount point of the caller's own
+ * namespace.  Without them one sandbox renaming sub back and forth made
+ * the next sandboxes' walk for hidden files (at compile time) miss
+ * sub/dir/.env, which they then read (issue 23).  Every start pins the
+ * paths it hides, so that every sandbox already running holds still what
+ * a new one must find.  Sorted: a parent before what lies in it, each
+ * once. */
+static void
+gen_pins (yajl_gen g, const oci_strv *laid, const oci_strv *shown, const oci_strv *writable)
+{
+  static const char *const pin_opts[] = { "bind", "x-haven.nofollow", "x-haven.pin", NULL };
+  cleanup_strv oci_strv pins = { 0 };
+  for (size_t i = 0; i < laid->n; i++)
+    {
+      const char *base = shown_over (laid->v[i], shown);
+      bool in_writable = false;
+      for (size_t j = 0; base && j < writable->n && !in_writable; j++)
+        in_writable = strcmp (writable->v[j], base) == 0;
+      /* Read-only binds need none: a rename there fails (EROFS). */
+      if (in_writable)
+        push_parents_between (base, laid->v[i], &pins);
+    }
+  if (pins.n > 1)
+    qsort (pins.v, pins.n, sizeof (char *), compare_paths);
+  for (size_t i = 0; i < pins.n; i++)
+    if (i == 0 || strcmp (pins.v[i], pins.v[i - 1]) != 0)
+      jg_mount (g, pins.v[i], "bind", pins.v[i], pin_opts);
+}
+
 static void
 gen_masks (yajl_gen g, const struct hv_run_ctx *ctx, const struct masks *m, const oci_strv *shown,
-           const oci_strv *hidden)
+           const oci_strv *hidden, const oci_strv *writable)
 {
   static const char *const dir_opts[] = { "ro", "nosuid", "nodev", "noexec", "size=4k", "nr_inodes=2",
                                           "mode=0555", "x-haven.nofollow", NULL };
@@ -237,6 +299,7 @@ gen_masks (yajl_gen g, const struct hv_run_ctx *ctx, const struct masks *m, cons
   static const char *const file_opts[] = { "bind", "ro", "nosuid", "noexec", "x-haven.nofollow", NULL };
   /* A regular file git finds unchanged: its content is in .git anyway. */
   static const char *const snapshot_opts[] = { "bind", "ro", "nosuid", "nodev", "noexec", "x-haven.nofollow", NULL };
+  cleanup_strv oci_strv laid = { 0 };
   for (size_t i = 0; i < m->paths.n; i++)
     {
       const char *path = m->paths.v[i];
@@ -247,8 +310,13 @@ gen_masks (yajl_gen g, const struct hv_run_ctx *ctx, const struct masks *m, cons
       bool covered = false;
       for (size_t j = 0; j < m->dirs.n && !covered; j++)
         covered = strcmp (m->dirs.v[j], path) != 0 && path_under (path, m->dirs.v[j]);
-      if (covered)
-        continue;
+      if (!covered)
+        oci_strv_push (&laid, path);
+    }
+  gen_pins (g, &laid, shown, writable);
+  for (size_t i = 0; i < laid.n; i++)
+    {
+      const char *path = laid.v[i];
       bool dir = false;
       for (size_t j = 0; j < m->dirs.n && !dir; j++)
         dir = strcmp (m->dirs.v[j], path) == 0;
@@ -722,7 +790,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
     return -1;
   if (gen_block (p, ctx, masked_paths, &masks, err) < 0)
     return -1;
-  gen_masks (g, ctx, &masks, &shown, &hidden);
+  gen_masks (g, ctx, &masks, &shown, &hidden, writable);
   yajl_gen_array_close (g);
   return 0;
 }

@@ -15,14 +15,128 @@
 
 #include "utils.h"
 
-static void
-append_glob (const char *pattern, oci_strv *out)
+/* The first directory glob(3) could not read that a sandbox could make
+ * readable again (unreadable_dir); glob's error callback has no argument
+ * of its own. */
+static __thread int glob_denied_errno;
+static __thread char *glob_denied;
+
+static int
+glob_error (const char *epath, int eerrno)
 {
-  glob_t gl;
-  if (glob (pattern, GLOB_NOSORT, NULL, &gl) == 0)
+  struct stat st;
+  if ((eerrno == EACCES || eerrno == EPERM) && glob_denied == NULL && lstat (epath, &st) == 0
+      && st.st_uid == geteuid ())
+    {
+      glob_denied = xstrdup (epath);
+      glob_denied_errno = eerrno;
+      return 1; /* stop: the expansion is incomplete */
+    }
+  return 0;
+}
+
+static int unreadable_dir (const char *path, int parent, const char *name, int e, hv_error **err);
+
+/* The directory on the way to path that cannot be searched, given to
+ * glob_error. */
+static void
+find_denied_parent (const char *pattern)
+{
+  cleanup_free char *path = xstrdup (pattern);
+  size_t parent_len = 1; /* "/" */
+  for (char *p = path + 1;; p++)
+    {
+      if (*p != '/' && *p != '\0')
+        continue;
+      char c = *p;
+      *p = '\0';
+      struct stat st;
+      int e = lstat (path, &st) < 0 ? errno : 0;
+      if (e == EACCES || e == EPERM)
+        {
+          path[parent_len] = '\0';
+          glob_error (path, e);
+          return;
+        }
+      if (e != 0 || c == '\0')
+        return;
+      *p = c;
+      parent_len = (size_t) (p - path);
+    }
+}
+
+/* glob(3)'s look-ups, through which it learns nothing of a directory it
+ * cannot search (a path with no wildcard after a wildcard, "DIR/ * /key",
+ * is only looked up, and a failed look-up is "no match"): each failure
+ * for want of permission looks for the directory on the way that denied
+ * it. */
+static int
+glob_checked_lstat (const char *path, struct stat *st)
+{
+  int r = lstat (path, st);
+  if (r < 0 && (errno == EACCES || errno == EPERM))
+    {
+      int e = errno;
+      find_denied_parent (path);
+      errno = e;
+    }
+  return r;
+}
+
+static int
+glob_checked_stat (const char *path, struct stat *st)
+{
+  int r = stat (path, st);
+  if (r < 0 && (errno == EACCES || errno == EPERM))
+    {
+      int e = errno;
+      find_denied_parent (path);
+      errno = e;
+    }
+  return r;
+}
+
+static void *
+glob_opendir (const char *path)
+{
+  return opendir (path);
+}
+
+static struct dirent *
+glob_readdir (void *d)
+{
+  return readdir (d);
+}
+
+static void
+glob_closedir (void *d)
+{
+  closedir (d);
+}
+
+static int
+append_glob (const char *pattern, oci_strv *out, hv_error **err)
+{
+  glob_t gl = { .gl_closedir = glob_closedir, .gl_readdir = glob_readdir, .gl_opendir = glob_opendir,
+                .gl_lstat = glob_checked_lstat, .gl_stat = glob_checked_stat };
+  free (glob_denied);
+  glob_denied = NULL;
+  int r = glob (pattern, GLOB_NOSORT | GLOB_ALTDIRFUNC, glob_error, &gl);
+  if (r == 0)
     for (size_t i = 0; i < gl.gl_pathc; i++)
       oci_strv_push (out, gl.gl_pathv[i]);
   globfree (&gl);
+  /* A pattern without wildcards glob(3) only looks up, reporting nothing
+   * when a directory on the way cannot be searched: find that one. */
+  if (r == GLOB_NOMATCH && glob_denied == NULL && pattern[0] == '/' && pattern[strcspn (pattern, "*?[\\")] == '\0')
+    find_denied_parent (pattern);
+  if (glob_denied)
+    {
+      cleanup_free char *denied = glob_denied;
+      glob_denied = NULL;
+      return unreadable_dir (denied, AT_FDCWD, denied, glob_denied_errno, err);
+    }
+  return 0;
 }
 
 static size_t
@@ -101,6 +215,34 @@ struct walk
   hv_error **err;
 };
 
+/* A directory the walk (or glob) cannot read.  Where the caller owns it, a sandbox
+ * (running as the caller) could make it readable again (chmod) and read
+ * what the walk did not see: a run that sets "sub" to mode 000 would make
+ * the next run skip sub/dir/.env, and that run's chmod would show it.  So
+ * that is an error, naming the directory.  One owned by another user
+ * stays as closed to the sandbox as to the walk: skipped.  A directory
+ * that vanished or stopped being one since it was listed (renamed,
+ * removed, replaced by a link) is skipped: no sandbox can do that to a
+ * directory holding a path it hides (policy_compile.c pins every parent
+ * of a hidden path), and what another run made since its start it could
+ * read anyway. */
+static int
+unreadable_dir (const char *path, int parent, const char *name, int e, hv_error **err)
+{
+  if (e == ENOENT || e == ENOTDIR || e == ELOOP)
+    return 0;
+  struct stat st;
+  if ((e == EACCES || e == EPERM) && fstatat (parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid != geteuid ())
+    return 0;
+  if (e == EACCES || e == EPERM)
+    return hv_error_set (err, 0,
+                         "cannot read %s to find the paths the policy names: %s; a sandbox could make it readable "
+                         "again (chmod) and reach what haven did not see there: make it readable (chmod u+rx) or "
+                         "remove it",
+                         path, strerror (e));
+  return hv_error_set (err, e, "read %s to find the paths the policy names", path);
+}
+
 /* Match the entries of the open directory fd (whose path is w->path) and
  * descend into its subdirectories.  Symbolic links are never followed
  * (O_NOFOLLOW, d_type): a link in the project must not turn the walk into
@@ -114,13 +256,16 @@ walk_dir (struct walk *w, int fd, unsigned depth)
   DIR *d = fdopendir (fd);
   if (d == NULL)
     {
+      int e = errno;
       close (fd);
-      return 0;
+      return hv_error_set (w->err, e, "read %s to find the paths the policy names", w->path);
     }
   size_t len = strlen (w->path);
   int r = 0;
   struct dirent *de;
-  while (r == 0 && (de = readdir (d)) != NULL)
+  /* A read error is an error, never the end of the listing: the entries
+   * not read could be the ones to hide. */
+  while (r == 0 && (errno = 0, de = readdir (d)) != NULL)
     {
       if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
         continue;
@@ -165,9 +310,13 @@ walk_dir (struct walk *w, int fd, unsigned depth)
           int sub = openat (dirfd (d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
           if (sub >= 0)
             r = walk_dir (w, sub, depth + 1);
+          else
+            r = unreadable_dir (w->path, dirfd (d), de->d_name, errno, w->err);
         }
       w->path[len] = '\0';
     }
+  if (r == 0 && de == NULL && errno != 0)
+    r = hv_error_set (w->err, errno, "read %s to find the paths the policy names", w->path);
   closedir (d);
   return r;
 }
@@ -185,13 +334,14 @@ walk_matching (const char *dir, const struct rest *rests, size_t n_rests, size_t
   if (dlen >= sizeof (w.path))
     return hv_error_set (err, 0, "path too long: %s", dir);
   int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int open_errno = errno;
   if (dlen == 1 && dir[0] == '/')
     dlen = 0; /* entries are "/name", not "//name" */
   memcpy (w.path, dir, dlen);
   w.path[dlen] = '\0';
   w.root_len = dlen;
   if (fd < 0)
-    return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : hv_error_set (err, errno, "scan %s", dir);
+    return unreadable_dir (dir, AT_FDCWD, dir, open_errno, err);
   return walk_dir (&w, fd, 0);
 }
 
@@ -231,7 +381,7 @@ hv_glob_expand_set (char *const *patterns, size_t n, size_t max_entries, oci_str
       const char *dstar = strstr (patterns[i], "**");
       if (dstar == NULL)
         {
-          append_glob (patterns[i], out);
+          r = append_glob (patterns[i], out, err);
           continue;
         }
       cleanup_free char *prefix = NULL;
@@ -260,7 +410,7 @@ hv_glob_expand_set (char *const *patterns, size_t n, size_t max_entries, oci_str
       if (prefixes.v[g][0] == '\0')
         oci_strv_push (&dirs, ".");
       else
-        append_glob (prefixes.v[g], &dirs);
+        r = append_glob (prefixes.v[g], &dirs, err);
       size_t first = out->n;
       for (size_t i = 0; i < dirs.n && r == 0; i++)
         r = walk_matching (dirs.v[i], mine, n_mine, max_entries, &visited, out, err);

@@ -130,7 +130,8 @@ test_escape_paths_vanished_mask_stops_the_start() {
   RC=$?
   case $OUT in *SECRET=2*) fail "the start went on and the secret was read: $OUT" ;; esac
   [ "$RC" != 0 ] || fail "the start did not fail: $OUT"
-  assert_contains "$OUT" "$P/src/deep/.env does not exist"
+  # The first entry to miss it names the path: the pin of its parent.
+  assert_contains "$OUT" "$P/src/deep does not exist (moved or removed since the policy was compiled)"
 }
 
 test_escape_paths_swapped_mask_path_stops_the_start() {
@@ -186,4 +187,82 @@ EOP
   haven_in "$P" run --policy "$P.pol/b.yaml" -- true
   [ "$RC" != 0 ] || fail "ran although a block path crosses a link: $OUT"
   assert_contains "$OUT" "$WORK/lnk-$M/secret crosses the symbolic link $WORK/lnk-$M; name the path without links"
+}
+
+test_escape_paths_concurrent_rename_keeps_secret_hidden() {
+  need_haven
+  make_project
+  # Issue 23: one sandbox renames a parent of a hidden file back and
+  # forth while others start.  The walk that finds hidden files (at
+  # compile time) and the masks (at mount time) must never miss it: each
+  # sandbox makes every directory on the way to a hidden path a mount
+  # point of its own, which no rename or rmdir inside it can move.  A
+  # start that fails naming the path would be acceptable; a read is not.
+  mkdir -p "$P/sub/dir"
+  echo "SECRET=race" > "$P/sub/dir/.env"
+  local err=$P.renamer i n_ran=0 n_failed=0 seen=
+  (cd "$P" && exec timeout 60 "$HAVEN" run -- sh -c 'echo > started; i=0
+     while [ ! -e stop ] && [ $i -lt 200000 ]; do
+       mv sub sub2 2>/dev/null; mv sub2 sub 2>/dev/null; i=$((i + 1))
+     done
+     mv sub sub2 2>&1 | head -1 > refused' </dev/null >/dev/null 2>"$err") &
+  local rpid=$!
+  defer "touch '$P/stop'; kill $rpid 2>/dev/null; wait $rpid 2>/dev/null; [ -d '$P/sub' ] || mv '$P/sub2' '$P/sub'; true"
+  for i in $(seq 100); do
+    [ -e "$P/started" ] && break
+    sleep 0.1
+  done
+  [ -e "$P/started" ] || fail "the renaming sandbox did not start ($(cat "$err"))"
+  for i in $(seq 20); do
+    haven_in "$P" run -- sh -c 'cat sub/dir/.env sub2/dir/.env 2>/dev/null; echo end'
+    case $OUT in *SECRET=race*) seen="$seen start $i: $OUT;" ;; esac
+    if [ "$RC" = 0 ]; then n_ran=$((n_ran + 1)); else n_failed=$((n_failed + 1)); fi
+  done
+  touch "$P/stop"
+  wait "$rpid" 2>/dev/null
+  [ -z "$seen" ] || fail "a sandbox started during the renames read the hidden sub/dir/.env:$seen"
+  [ -d "$P/sub" ] || mv "$P/sub2" "$P/sub"
+  echo "starts: $n_ran ran, $n_failed failed; the renamer's last mv: $(cat "$P/refused" 2>/dev/null)"
+  # The renamer could not move the hidden file's parent at all.
+  assert_contains "$(cat "$P/refused" 2>/dev/null)" "busy"
+  assert_eq 20 "$n_ran" "every start ran (the renames were refused, so none had to fail)"
+}
+
+test_escape_paths_unreadable_directory_stops_the_start() {
+  need_haven
+  make_project
+  # Issue 23, the same class without a race: as an ordinary user, run 1
+  # makes a parent of a hidden file unreadable (mode 000; the user owns
+  # it).  The next run's walk for hidden files could not read it and
+  # skipped it: no mask, and run 2 made it readable again and read the
+  # secret.  A directory the caller owns and haven cannot read now stops
+  # the start, naming it; one of another user (closed to the sandbox as
+  # well) is passed over.
+  mkdir -p "$P/sub/dir" "$P/theirs"
+  echo "SECRET=chmod" > "$P/sub/dir/.env"
+  chown -R 65534:65534 "$P"
+  chown 0:0 "$P/theirs"
+  chmod 700 "$P/theirs"
+  local haven
+  haven=$(world_readable_copy "$HAVEN")
+  as_nobody() {
+    OUT=$(cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env -i PATH=/usr/bin:/bin HOME=/nonexistent \
+          timeout 30 "$haven" run -- "$@" 2>&1 </dev/null)
+    RC=$?
+  }
+  as_nobody sh -c 'cat sub/dir/.env | wc -c; chmod 000 sub && echo planted'
+  assert_eq 0 "$RC" "run 1 ($OUT)"
+  assert_eq "0
+planted" "$OUT" "run 1"
+  as_nobody sh -c 'chmod 755 sub; cat sub/dir/.env; echo end'
+  chmod 755 "$P/sub"
+  case $OUT in *SECRET=chmod*) fail "run 2 read the hidden sub/dir/.env: $OUT" ;; esac
+  [ "$RC" != 0 ] || fail "run 2 started without looking into $P/sub: $OUT"
+  assert_contains "$OUT" "filesystem.block: cannot read $P/sub to find the paths the policy names: Permission denied"
+  # Readable again: the run starts and the file is hidden; theirs stays
+  # unreadable to both, and does not stop it.
+  as_nobody sh -c 'cat sub/dir/.env | wc -c; ls theirs 2>/dev/null || echo theirs-closed'
+  assert_eq 0 "$RC" "run 3 ($OUT)"
+  assert_eq "0
+theirs-closed" "$OUT" "run 3"
 }

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <grp.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -627,6 +629,81 @@ test_glob_double_star (void **state)
   assert_int_equal (system (cmd), 0);
 }
 
+/* A directory the caller owns and cannot read (a run set it to mode 000)
+ * makes every expansion fail, naming it: the sandbox, running as the
+ * caller, could make it readable again and reach what the expansion did
+ * not see.  One of another user is passed over.  As root nothing is
+ * unreadable, so the checks run in a child as an ordinary user (uid
+ * 65534, which owns the tree), with their results as its exit status. */
+static int
+glob_unreadable_child (const char *dir)
+{
+  if (getuid () == 0 && (setgroups (0, NULL) < 0 || setresgid (65534, 65534, 65534) < 0
+                         || setresuid (65534, 65534, 65534) < 0))
+    return 10;
+  char pat[4200], sub[4200];
+  snprintf (sub, sizeof (sub), "%s/sub", dir);
+  /* "**" walks, glob(3) with a wildcard below it and beside it, and a
+   * plain path (which glob only looks up). */
+  const char *const pats[] = { "/**/.env", "/sub/*.pem", "/sub/dir/.env", "/s*/dir/.env", NULL };
+  for (int i = 0; pats[i]; i++)
+    {
+      hv_error *err = NULL;
+      oci_strv found = { 0 };
+      snprintf (pat, sizeof (pat), "%s%s", dir, pats[i]);
+      if (hv_glob_expand (pat, 0, &found, &err) != -1)
+        return 20 + i;
+      char want[4400];
+      snprintf (want, sizeof (want), "cannot read %s to find the paths the policy names: Permission denied", sub);
+      if (strstr (err->msg, want) == NULL)
+        {
+          fprintf (stderr, "pattern %s: %s\n", pat, err->msg);
+          return 30 + i;
+        }
+      hv_error_free (&err);
+      oci_strv_free (&found);
+    }
+  /* Readable again: found, and the other user's directory (root's, 0700)
+   * does not stop the walk. */
+  if (chmod (sub, 0755) < 0)
+    return 11;
+  hv_error *err = NULL;
+  oci_strv found = { 0 };
+  snprintf (pat, sizeof (pat), "%s/**/.env", dir);
+  if (hv_glob_expand (pat, 0, &found, &err) != 0 || found.n != 1)
+    return 12;
+  oci_strv_free (&found);
+  return 0;
+}
+
+static void
+test_glob_unreadable_own_directory (void **state)
+{
+  (void) state;
+  if (getuid () != 0 && geteuid () != 0)
+    skip (); /* needs root: an ordinary user cannot make the other user's directory */
+  char dir[] = "/tmp/hv-glob-unread-XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  assert_int_equal (chmod (dir, 0755), 0);
+  touch_file (dir, "sub/dir/.env");
+  touch_file (dir, "theirs/x");
+  char cmd[9000];
+  snprintf (cmd, sizeof (cmd), "chown -R 65534:65534 '%s' && chown 0:0 '%s/theirs' && chmod 700 '%s/theirs' && chmod 000 '%s/sub'",
+            dir, dir, dir, dir);
+  assert_int_equal (system (cmd), 0);
+  pid_t pid = fork ();
+  assert_true (pid >= 0);
+  if (pid == 0)
+    _exit (glob_unreadable_child (dir));
+  int status = 0;
+  assert_int_equal (waitpid (pid, &status, 0), pid);
+  snprintf (cmd, sizeof (cmd), "chmod 755 '%s/sub'; rm -rf '%s'", dir, dir);
+  assert_int_equal (system (cmd), 0);
+  assert_true (WIFEXITED (status));
+  if (WEXITSTATUS (status) != 0)
+    fail_msg ("glob_unreadable_child: %d", WEXITSTATUS (status));
+}
+
 /* A policy without `extends` builds on default (the seed format is then
  * as strict as default where it is silent); `extends: none` does not;
  * default itself does not extend itself. */
@@ -874,7 +951,8 @@ main (void)
     cmocka_unit_test (test_errors), cmocka_unit_test (test_home_allow_forms),            cmocka_unit_test (test_sizes_and_durations), cmocka_unit_test (test_container_resources),
     cmocka_unit_test (test_env_filter),        cmocka_unit_test (test_extends_and_validation),
     cmocka_unit_test (test_extends_repeated_home_entry_is_one),
-    cmocka_unit_test (test_glob_double_star),  cmocka_unit_test (test_implicit_default),
+    cmocka_unit_test (test_glob_double_star), cmocka_unit_test (test_glob_unreadable_own_directory),
+     cmocka_unit_test (test_implicit_default),
     cmocka_unit_test (test_glob_set_and_match),
     cmocka_unit_test (test_second_document_is_an_error),
     cmocka_unit_test (test_duplicate_keys_are_errors),
