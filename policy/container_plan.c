@@ -453,19 +453,61 @@ block_patterns (const hv_policy *p, const oci_spec *spec, struct hv_container_pl
     }
 }
 
-static char *
-to_container (const struct patterns *ps, const char *host)
+/* The pattern whose directory holds host most closely, or NULL. */
+static const struct pattern *
+pattern_of (const struct patterns *ps, const char *host)
 {
   const struct pattern *best = NULL;
   for (size_t i = 0; i < ps->n; i++)
     if (at_or_below (host, ps->v[i].host_base) && (best == NULL || strlen (ps->v[i].host_base) > strlen (best->host_base)))
       best = &ps->v[i];
+  return best;
+}
+
+static char *
+to_container (const struct patterns *ps, const char *host)
+{
+  const struct pattern *best = pattern_of (ps, host);
   if (best == NULL)
     return NULL;
   const char *rest = host + (strcmp (best->host_base, "/") == 0 ? 0 : strlen (best->host_base));
   if (strcmp (best->container_base, "/") == 0)
     return xstrdup (rest[0] ? rest : "/");
   return xasprintf ("%s%s", best->container_base, rest);
+}
+
+/* The directories between a project's container path and the hidden
+ * path c in it, for plan->pins (haven run's gen_pins, policy_compile.c).
+ * Only those the project's own mount shows: below another engine mount
+ * (a volume over node_modules) the directory is that mount's, which may
+ * not have it. */
+static void
+pin_parents (const oci_spec *spec, struct hv_container_plan *plan, const struct pattern *pat, const char *c)
+{
+  bool project = false;
+  for (size_t j = 0; j < plan->projects.n && !project; j++)
+    project = strcmp (plan->projects.v[j], pat->container_base) == 0
+              && strcmp (plan->project_sources.v[j], pat->host_base) == 0;
+  if (!project)
+    return;
+  size_t base = strlen (pat->container_base);
+  if (strncmp (c, pat->container_base, base) != 0 || c[base] != '/')
+    return;
+  for (const char *slash = c + base + 1; (slash = strchr (slash, '/')) != NULL; slash++)
+    {
+      cleanup_free char *dir = xasprintf ("%.*s", (int) (slash - c), c);
+      for (size_t i = 0; i < spec->n_mounts; i++)
+        if (spec->mounts[i].destination && at_or_below (dir, spec->mounts[i].destination)
+            && strlen (spec->mounts[i].destination) > base)
+          return;
+      oci_strv_push_unique (&plan->pins, dir);
+    }
+}
+
+static int
+compare_paths (const void *a, const void *b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
 }
 
 /* block: like haven run's (policy_compile.c), in the container's terms;
@@ -496,8 +538,14 @@ plan_block (const hv_policy *p, const oci_spec *spec, struct hv_container_plan *
           }
       cleanup_free char *c = hidden ? to_container (&ps, found.v[f]) : NULL;
       if (c)
-        oci_strv_push_unique (&plan->masked, c);
+        {
+          oci_strv_push_unique (&plan->masked, c);
+          pin_parents (spec, plan, pattern_of (&ps, found.v[f]), c);
+        }
     }
+  /* A parent before what lies in it. */
+  if (plan->pins.n > 1)
+    qsort (plan->pins.v, plan->pins.n, sizeof (char *), compare_paths);
   for (size_t i = 0; i < literal.n; i++)
     oci_strv_push_unique (&plan->masked, literal.v[i]);
   patterns_clear (&ps);
@@ -621,6 +669,7 @@ hv_container_plan_clear (struct hv_container_plan *plan)
   oci_strv_free (&plan->projects);
   oci_strv_free (&plan->project_sources);
   oci_strv_free (&plan->masked);
+  oci_strv_free (&plan->pins);
   oci_strv_free (&plan->readonly);
   oci_strv_free (&plan->notes);
   memset (plan, 0, sizeof (*plan));

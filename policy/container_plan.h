@@ -42,6 +42,12 @@ struct hv_container_plan
   oci_strv projects;       /* container paths of the project directories */
   oci_strv project_sources; /* their host paths (same index) */
   oci_strv masked;         /* container paths hidden (maskedPaths) */
+  /* Container directories on the way from a project to a path hidden in
+   * it, each bound onto itself (the runtime's x-haven.pin), sorted, each
+   * once: nothing in the container can rename or remove a parent of a
+   * hidden file while another container or sandbox of the project looks
+   * for it (policies/README.md, "Links in the project"). */
+  oci_strv pins;
   oci_strv readonly;       /* container paths made read-only (readonlyPaths) */
   oci_strv notes;          /* what the user should know, printed at create */
 };

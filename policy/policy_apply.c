@@ -475,6 +475,10 @@ emit_mounts (yajl_gen g, yajl_val mounts, const struct apply *a)
   for (size_t i = 0; i < a->p->n_tmpfs; i++)
     if (!has_mount_at (mounts, a->p->tmpfs[i].path))
       emit_tmpfs (g, a->p->tmpfs[i].path, a->p->tmpfs[i].size, "1777", 0, 0, !a->exec_rules);
+  /* Last: a pin clones what the container shows there by then. */
+  static const char *const pin_opts[] = { "bind", "x-haven.nofollow", "x-haven.pin", NULL };
+  for (size_t i = 0; i < plan->pins.n; i++)
+    jg_mount (g, plan->pins.v[i], "bind", plan->pins.v[i], pin_opts);
   yajl_gen_array_close (g);
 }
 

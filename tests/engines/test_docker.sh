@@ -532,6 +532,45 @@ $POLICY_WANT_ROOT" "$OUT" "init under --policy default"
   assert_eq "" "$(cat "$WS/.git/hooks/pre-commit" 2>/dev/null)" "hook written"
 }
 
+# Issue 23 under Docker: one policied container renames a parent of a
+# hidden file back and forth while others of the same workspace are
+# created.  Their walk for hidden files must not miss it and their masks
+# must not be skipped: each container pins (binds onto itself) every
+# directory on the way to a hidden file, so the renamer cannot move it.
+test_docker_policy_concurrent_rename_keeps_secret_hidden() {
+  need_docker
+  concurrent_rename_race dk --runtime haven-default
+}
+
+# concurrent_rename_race CLI RUN-OPTION...: the race above, with every
+# container made by `CLI run RUN-OPTION...` (dk or pm).
+concurrent_rename_race() {
+  local cli=$1 r i seen=
+  shift
+  make_policy_workspace
+  mkdir -p "$WS/race/dir"
+  echo CANARY-RACE > "$WS/race/dir/.env"
+  chmod -R a+rwX "$WS"
+  r=$(new_name renamer)
+  "$cli" run -d --name "$r" "$@" -v "$WS:/workspace" -w /workspace "$IMAGE" sh -c '
+    echo > started; i=0
+    while [ ! -e stop ] && [ $i -lt 200000 ]; do
+      mv race race2 2>/dev/null; mv race2 race 2>/dev/null; i=$((i + 1))
+    done
+    mv race race2 2>&1 | head -1 > refused; sleep 1000' >/dev/null 2>run.err || fail "run -d: $(cat run.err)"
+  defer "$cli rm -f $r >/dev/null 2>&1; [ -d '$WS/race' ] || mv '$WS/race2' '$WS/race'; true"
+  wait_for 30 test -e "$WS/started" || fail "the renaming container did not start: $("$cli" logs "$r" 2>&1)"
+  for i in $(seq 10); do
+    OUT=$("$cli" run --rm "$@" -v "$WS:/workspace" -w /workspace "$IMAGE" \
+      sh -c 'cat race/dir/.env race2/dir/.env 2>/dev/null; echo end' 2>&1)
+    case $OUT in *CANARY-RACE*) seen="$seen run $i: $OUT;" ;; esac
+  done
+  touch "$WS/stop"
+  wait_for 30 test -e "$WS/refused"
+  [ -z "$seen" ] || fail "a container created during the renames read the hidden race/dir/.env:$seen"
+  assert_contains "$(tr A-Z a-z < "$WS/refused")" "busy" "the renamer's mv of a pinned directory"
+}
+
 # ~ is the home of the container's user from the image's passwd (an
 # empty comment field as useradd writes it): hidden behind an empty
 # tmpfs the user owns.

@@ -233,3 +233,9 @@ test_podman_policy_default_whole() {
   OUT=$(pm exec --privileged "$c" sh -c "$POLICY_CHECK" 2>&1)
   assert_eq "$POLICY_WANT_ROOT" "$OUT" "podman exec --privileged is tightened"
 }
+
+# Issue 23 under Podman: test_docker_policy_concurrent_rename_keeps_secret_hidden.
+test_podman_policy_concurrent_rename_keeps_secret_hidden() {
+  need_podman
+  concurrent_rename_race pm "${PR[@]}" --network none --annotation run.haven.policy=default
+}

@@ -218,13 +218,56 @@ test_homes_not_hidden (void **state)
   world_remove (&w);
 }
 
+/* Hidden project files: every directory on the way from the project's
+ * mount to one is pinned (bound onto itself at create, so nothing in the
+ * container can rename it while another container looks for the file),
+ * parents first, each once; not a directory that another engine mount
+ * covers (its own content may lack it), and a nested project's own
+ * directories from its own mount. */
+static void
+test_pins_of_hidden_project_files (void **state)
+{
+  (void) state;
+  struct world w;
+  world_make (&w, "root:x:0:0:root:/root:/bin/sh\n", 0, "", "");
+  cleanup_free char *mk = xasprintf ("mkdir -p %s/p/sub/dir %s/p/cache/y %s/p/vol/x %s/p/empty", w.dir, w.dir, w.dir,
+                                     w.dir);
+  assert_int_equal (system (mk), 0);
+  const char *const files[] = { "p/.env", "p/sub/.env", "p/sub/dir/.env", "p/cache/y/.env", "p/vol/x/.env", NULL };
+  for (size_t i = 0; files[i]; i++)
+    {
+      cleanup_free char *f = xasprintf ("%s/%s", w.dir, files[i]);
+      put_file (f, "S=1\n");
+    }
+  cleanup_free char *json = xasprintf (
+      "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},\"process\":{\"cwd\":\"/\",\"args\":[\"sh\"],"
+      "\"user\":{\"uid\":0,\"gid\":0}},\"mounts\":["
+      "{\"destination\":\"/workspace\",\"type\":\"bind\",\"source\":\"%s/p\",\"options\":[\"rbind\",\"rw\"]},"
+      "{\"destination\":\"/workspace/cache\",\"type\":\"tmpfs\",\"source\":\"tmpfs\",\"options\":[]},"
+      "{\"destination\":\"/workspace/vol\",\"type\":\"bind\",\"source\":\"%s/p/vol\",\"options\":[\"rbind\",\"rw\"]}"
+      "],\"linux\":{}}",
+      w.dir, w.dir);
+  put_file (w.config, json);
+  struct hv_container_plan plan;
+  hv_error *err = NULL;
+  assert_int_equal (plan_for (&w, "filesystem:\n  block: [\"{project}/**/.env\"]\n", &plan, &err), 0);
+  assert_true (oci_strv_contains (&plan.masked, "/workspace/sub/dir/.env"));
+  assert_true (oci_strv_contains (&plan.masked, "/workspace/vol/x/.env"));
+  const char *const want[] = { "/workspace/sub", "/workspace/sub/dir", "/workspace/vol/x", NULL };
+  assert_int_equal (plan.pins.n, 3);
+  for (size_t i = 0; want[i]; i++)
+    assert_string_equal (plan.pins.v[i], want[i]);
+  hv_container_plan_clear (&plan);
+  world_remove (&w);
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_every_persons_home), cmocka_unit_test (test_process_home_first),
     cmocka_unit_test (test_unmapped_owner),     cmocka_unit_test (test_too_many_homes),
-    cmocka_unit_test (test_homes_not_hidden),
+    cmocka_unit_test (test_homes_not_hidden),   cmocka_unit_test (test_pins_of_hidden_project_files),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
