@@ -248,6 +248,8 @@ static void
 push_parents_between (const char *base, const char *path, oci_strv *out)
 {
   size_t start = strcmp (base, "/") == 0 ? 0 : strlen (base);
+  if (start >= strlen (path))
+    return; /* the bind itself is masked: nothing between */
   for (const char *slash = path + start + 1; (slash = strchr (slash, '/')) != NULL; slash++)
     {
       cleanup_free char *dir = xasprintf ("%.*s", (int) (slash - path), path);
