@@ -269,6 +269,13 @@ exact_size (uint64_t v, char *buf, size_t len)
 }
 
 static void
+explain_list (const char *head, const oci_strv *v)
+{
+  for (size_t j = 0; j < v->n; j++)
+    printf ("%s%s", j ? ", " : head, v->v[j]);
+}
+
+static void
 explain_home_allow (const hv_policy *p)
 {
   for (size_t i = 0; i < p->home_allow.n; i++)
@@ -276,16 +283,60 @@ explain_home_allow (const hv_policy *p)
       const hv_home_access *a = &p->home_access[i];
       printf ("    %s: ", p->home_allow.v[i]);
       if (a->write == HV_HOME_COPY)
-        printf ("copy-on-write (writes go to this project's copy, never to the real one)\n");
+        printf ("copy-on-write (writes go to this project's copy, never to the real one)");
       else if (a->write == HV_HOME_READ_ONLY)
-        printf ("read-only\n");
+        printf ("read-only");
+      else if (a->write == HV_HOME_DATA)
+        {
+          printf ("copy-on-write (writes go to this project's copy, never to the real one), but:");
+          explain_list ("\n      written for real, nothing in it executable (noexec): ", &a->data);
+          for (size_t j = 0; j < a->data.n; j++)
+            if (strstr (a->data.v[j], "{project_dashed}"))
+              {
+                printf ("\n        ({project_dashed}: the project's path, each character but a letter or digit "
+                        "made '-')");
+                break;
+              }
+          if (a->own.n)
+            {
+              printf ("\n      this project's own copy, starting empty (the real one never shown), of each name "
+                      "in it matching: ");
+              bool first = true, any_keep = false;
+              for (size_t j = 0; j < a->own.n; j++)
+                if (a->own.v[j][0] != '!')
+                  {
+                    printf ("%s%s", first ? "" : ", ", a->own.v[j]);
+                    first = false;
+                  }
+                else
+                  any_keep = true;
+              first = true;
+              if (any_keep)
+                printf ("\n        except (the real one, copy-on-write): ");
+              for (size_t j = 0; j < a->own.n; j++)
+                if (a->own.v[j][0] == '!')
+                  {
+                    printf ("%s%s", first ? "" : ", ", a->own.v[j] + 1);
+                    first = false;
+                  }
+            }
+        }
       else
         {
           printf ("writable for real, nothing in it executable (noexec)");
-          for (size_t j = 0; j < a->protect.n; j++)
-            printf ("%s%s", j ? ", " : "; read-only inside it: ", a->protect.v[j]);
-          printf ("\n");
+          explain_list ("; read-only inside it: ", &a->protect);
         }
+      if (a->commands.n)
+        {
+          printf ("\n      the run is refused when ");
+          if (a->settings.n)
+            explain_list ("", &a->settings);
+          else
+            printf ("it");
+          printf (" runs a file the sandbox can write, in: ");
+          explain_list ("", &a->commands);
+        }
+      printf ("\n");
     }
 }
 

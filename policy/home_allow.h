@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "oci_spec.h"
+#include "policy.h"
 #include "run_ctx.h"
 
 /* The host paths a "~/x" pattern names: x in each of the caller's homes
@@ -36,4 +37,26 @@ char *hv_home_layers_dir (const char *state, const char *home);
  * "history" (".npmrc", ".gitconfig", ".bash_history"; ".config" itself is
  * a directory), and the path does not end in '/'. */
 bool hv_home_path_is_file (const char *path);
+
+/* write: data entries (policies/README.md, "Agent state: data, private,
+ * the rest copy-on-write"). */
+
+/* Claude Code's name for a project's directory under ~/.claude/projects:
+ * the path with every UTF-16 unit that is not an ASCII letter or digit
+ * made '-'; past 200 characters, the first 200, '-' and the path's
+ * 32-bit string hash (JavaScript's `h = 31*h + unit`), its absolute value
+ * in base 36. */
+char *hv_project_dashed (const char *path);
+/* A data or private sub-path with {project_dashed} replaced (for
+ * ctx->project). */
+char *hv_home_sub_expand (const char *sub, const struct hv_run_ctx *ctx);
+/* The names directly in the real directory `dir` that are private for
+ * this entry: matched by its `private` patterns (fnmatch; the last
+ * matching one wins, a "!pattern" keeps the name shared), and not a
+ * `data` sub-path itself.  Links are never private (nothing is bound over
+ * them) and never followed; nor is `dir`.  Sorted. */
+void hv_home_private_names (const hv_home_access *a, const struct hv_run_ctx *ctx, const char *dir, oci_strv *out);
+/* <state>/private/<tag of dir/name>: the project's own copy of one
+ * private name (a directory or a file, as the real one). */
+char *hv_home_private_entry (const char *state, const char *dir, const char *name);
 #endif

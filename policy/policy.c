@@ -38,7 +38,13 @@ hv_policy_free_fields (hv_policy *p)
   free (p->file);
   free (p->reload_as);
   for (size_t i = 0; i < p->home_allow.n; i++)
-    oci_strv_free (&p->home_access[i].protect);
+    {
+      oci_strv_free (&p->home_access[i].protect);
+      oci_strv_free (&p->home_access[i].data);
+      oci_strv_free (&p->home_access[i].own);
+      oci_strv_free (&p->home_access[i].settings);
+      oci_strv_free (&p->home_access[i].commands);
+    }
   free (p->home_access);
   hv_net_rules_free (&p->net_allow);
   hv_net_rules_free (&p->net_deny);

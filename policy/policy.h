@@ -33,12 +33,25 @@ enum hv_home_write
   HV_HOME_COPY,      /* copy-on-write: writes go to a per-project overlay, never the real directory */
   HV_HOME_READ_ONLY, /* visible, read-only */
   HV_HOME_DIRECT,    /* the real directory, writable, noexec, `protect` sub-paths read-only */
+  HV_HOME_DATA,      /* copy-on-write, but for `data` sub-paths (real, writable, noexec) and
+                        `private` ones (the project's own, the real ones never shown) */
 };
 
 typedef struct
 {
   enum hv_home_write write;
   oci_strv protect; /* relative to the entry (direct only) */
+  /* write: data only, relative to the entry; {project_dashed} in them is
+   * the project's path with every character but a letter or a digit
+   * made '-' (hv_project_dashed). */
+  oci_strv data;
+  oci_strv own; /* the policy's `private` */
+  /* Files the host's tool obeys (relative to the entry; none: the entry
+   * itself), and the keys in them whose values it runs: a run is refused
+   * when such a value names a path the sandbox can write
+   * (session/home_commands.c). */
+  oci_strv settings;
+  oci_strv commands;
 } hv_home_access;
 
 /* A secret the sandbox is given from the host (env.set_from_file,

@@ -436,6 +436,68 @@ overlay (yajl_gen g, const char *path, const struct hv_run_ctx *ctx, bool noexec
   jg_mount (g, path, "overlay", "overlay", opts);
 }
 
+/* A write: data entry's parts, over its copy-on-write overlay (or its
+ * read-only bind, when none can be mounted): each private name the real
+ * directory holds is the project's own copy from the state directory
+ * (session/home_state.c), or, without one, an empty read-only
+ * directory or file (fail closed: another project's data is never shown);
+ * then each data sub-path that exists is the real one, writable and
+ * noexec.  Nothing is followed through a link (x-haven.nofollow; a link
+ * where a data path should be is not bound, and said). */
+static void
+gen_home_data (yajl_gen g, const char *path, const hv_home_access *access, const struct hv_run_ctx *ctx,
+               oci_strv *writable)
+{
+  static const char *const own_opts[]
+      = { "rbind", "rw", "nosuid", "nodev", "noexec", "x-haven.nofollow", NULL };
+  static const char *const empty_dir[] = { "nosuid", "nodev", "noexec", "mode=700", "size=64m", NULL };
+  static const char *const empty_file[] = { "bind", "ro", "nosuid", "nodev", "noexec", NULL };
+  cleanup_strv oci_strv names = { 0 };
+  hv_home_private_names (access, ctx, path, &names);
+  for (size_t i = 0; i < names.n; i++)
+    {
+      cleanup_free char *dest = xasprintf ("%s/%s", path, names.v[i]);
+      struct stat st;
+      if (lstat (dest, &st) < 0)
+        continue;
+      if (ctx->home_state)
+        {
+          cleanup_free char *own = hv_home_private_entry (ctx->home_state, path, names.v[i]);
+          jg_mount (g, dest, "bind", own, own_opts);
+          oci_strv_push (writable, dest);
+        }
+      else if (S_ISDIR (st.st_mode))
+        jg_mount (g, dest, "tmpfs", "tmpfs", empty_dir);
+      else
+        jg_mount (g, dest, "bind", "/dev/null", empty_file);
+    }
+  for (size_t i = 0; i < access->data.n; i++)
+    {
+      cleanup_free char *sub = hv_home_sub_expand (access->data.v[i], ctx);
+      cleanup_free char *dest = xasprintf ("%s/%s", path, sub);
+      struct hv_policy_path pp;
+      hv_error *err = NULL;
+      int r = hv_policy_path_resolve (ctx, dest, &pp, &err);
+      if (r < 0)
+        {
+          fprintf (stderr, "haven: not making %s writable: %s\n", dest, err->msg);
+          hv_error_free (&err);
+          continue;
+        }
+      if (r == HV_PATH_LINK)
+        {
+          cleanup_free char *why = link_words (&pp);
+          fprintf (stderr, "haven: not making %s writable: %s\n", dest, why);
+        }
+      else if (r == HV_PATH_FOUND && (S_ISDIR (pp.st.st_mode) || S_ISREG (pp.st.st_mode)))
+        {
+          bind (g, pp.real, true, true);
+          oci_strv_push (writable, pp.real);
+        }
+      hv_policy_path_clear (&pp);
+    }
+}
+
 /* One home_allow entry, as its `write` says (policies/README.md): copy
  * (an overlay, or read-only when none can be mounted: ctx->home_state is
  * NULL), read-only, or direct: the real directory writable but noexec,
@@ -471,7 +533,7 @@ gen_home_allow (yajl_gen g, const char *pattern, const hv_home_access *access, c
           cleanup_free char *entry = ctx->home_state ? hv_home_state_entry (ctx->home_state, path) : NULL;
           cleanup_free char *copy = entry ? xasprintf ("%s/file", entry) : NULL;
           static const char *const rw_file[] = { "bind", "rw", "nosuid", "nodev", "noexec", NULL };
-          if (access->write == HV_HOME_COPY && copy)
+          if ((access->write == HV_HOME_COPY || access->write == HV_HOME_DATA) && copy)
             {
               jg_mount (g, path, "bind", copy, rw_file);
               oci_strv_push (writable, path);
@@ -495,6 +557,16 @@ gen_home_allow (yajl_gen g, const char *pattern, const hv_home_access *access, c
           break;
         case HV_HOME_READ_ONLY:
           bind (g, path, false, noexec);
+          break;
+        case HV_HOME_DATA:
+          if (ctx->home_state)
+            {
+              overlay (g, path, ctx, noexec);
+              oci_strv_push (writable, path);
+            }
+          else
+            bind (g, path, false, noexec);
+          gen_home_data (g, path, access, ctx, writable);
           break;
         case HV_HOME_DIRECT:
           bind (g, path, true, true);

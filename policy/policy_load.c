@@ -184,6 +184,10 @@ merge (hv_policy *base, const hv_policy *child)
       hv_home_access *a = &base->home_access[j];
       a->write = child->home_access[i].write;
       append (&a->protect, &child->home_access[i].protect);
+      append (&a->data, &child->home_access[i].data);
+      append (&a->own, &child->home_access[i].own);
+      append (&a->settings, &child->home_access[i].settings);
+      append (&a->commands, &child->home_access[i].commands);
     }
   /* Allow and deny lists add up; deny wins wherever it was written, so
    * an extending policy can narrow what it inherits but never re-open

@@ -398,33 +398,65 @@ STRING_FIELD (f_description, description)
 STRV_FIELD (f_best_effort, best_effort)
 
 static void
-push_home_allow (hv_policy *p, const char *path, enum hv_home_write write, oci_strv *protect)
+push_home_allow (hv_policy *p, const char *path, hv_home_access *access)
 {
   p->home_access = xrealloc (p->home_access, (p->home_allow.n + 1) * sizeof (hv_home_access));
-  p->home_access[p->home_allow.n] = (hv_home_access) { .write = write, .protect = *protect };
-  *protect = (oci_strv) { 0 };
+  p->home_access[p->home_allow.n] = *access;
+  *access = (hv_home_access) { 0 };
   oci_strv_push (&p->home_allow, path);
 }
 
+static void
+home_access_clear (hv_home_access *a)
+{
+  oci_strv_free (&a->protect);
+  oci_strv_free (&a->data);
+  oci_strv_free (&a->own);
+  oci_strv_free (&a->settings);
+  oci_strv_free (&a->commands);
+}
+
+/* A list of sub-paths of an entry: relative, without "..", non-empty. */
+static int
+sub_paths (struct yw *w, yaml_node_t *v, const char *key, const char *what, oci_strv *out)
+{
+  if (as_strv (w, v, key, out) < 0)
+    return -1;
+  for (size_t i = 0; i < out->n; i++)
+    if (out->v[i][0] == '\0' || out->v[i][0] == '/' || strstr (out->v[i], ".."))
+      return yw_fail (w, v, key, "%s: \"%s\" must be relative to the entry, without ..", what, out->v[i]);
+  return 0;
+}
+
+/* What home_commands.c can read: JSON and TOML. */
+static bool
+settings_format_known (const char *name)
+{
+  size_t n = strlen (name);
+  return (n > 5 && strcmp (name + n - 5, ".json") == 0) || (n > 5 && strcmp (name + n - 5, ".toml") == 0);
+}
+
+#define HOME_ALLOW_KEYS "path, write, protect, data, private, settings, commands"
+
 /* home_allow items: "~/.cache" (copy-on-write), or
- * {path: ~/.claude, write: direct|copy|read-only, protect: [sub-paths]}. */
+ * {path: ~/.claude, write: direct|copy|read-only|data, protect: [sub-paths],
+ *  data: [sub-paths], private: [sub-paths], settings: [files], commands: [keys]}. */
 static int
 home_allow_item (struct yw *w, yaml_node_t *item, const char *key, hv_policy *p)
 {
   const char *s = scalar (item);
-  cleanup_strv oci_strv protect = { 0 };
+  __attribute__ ((cleanup (home_access_clear))) hv_home_access a = { .write = HV_HOME_COPY };
   if (s)
     {
       if (s[0] == '\0')
-        return yw_fail (w, item, key, "list items must be non-empty paths or {path, write, protect}");
-      push_home_allow (p, s, HV_HOME_COPY, &protect);
+        return yw_fail (w, item, key, "list items must be non-empty paths or {" HOME_ALLOW_KEYS "}");
+      push_home_allow (p, s, &a);
       return 0;
     }
   if (item->type != YAML_MAPPING_NODE)
-    return yw_fail (w, item, key, "expected a path or {path, write, protect}");
+    return yw_fail (w, item, key, "expected a path or {" HOME_ALLOW_KEYS "}");
   const char *path = NULL;
-  yaml_node_t *protect_node = NULL;
-  enum hv_home_write write = HV_HOME_COPY;
+  yaml_node_t *protect_node = NULL, *data_node = NULL, *settings_node = NULL;
   for (yaml_node_pair_t *pair = item->data.mapping.pairs.start; pair < item->data.mapping.pairs.top; pair++)
     {
       yaml_node_t *k = yaml_document_get_node (w->doc, pair->key);
@@ -440,31 +472,61 @@ home_allow_item (struct yw *w, yaml_node_t *item, const char *key, hv_policy *p)
         {
           const char *m = scalar (v);
           if (m && strcmp (m, "copy") == 0)
-            write = HV_HOME_COPY;
+            a.write = HV_HOME_COPY;
           else if (m && strcmp (m, "direct") == 0)
-            write = HV_HOME_DIRECT;
+            a.write = HV_HOME_DIRECT;
           else if (m && strcmp (m, "read-only") == 0)
-            write = HV_HOME_READ_ONLY;
+            a.write = HV_HOME_READ_ONLY;
+          else if (m && strcmp (m, "data") == 0)
+            a.write = HV_HOME_DATA;
           else
-            return yw_fail (w, v, key, "write: expected copy, direct or read-only");
+            return yw_fail (w, v, key, "write: expected copy, data, direct or read-only");
         }
       else if (ks && strcmp (ks, "protect") == 0)
         {
           protect_node = v;
-          if (as_strv (w, v, key, &protect) < 0)
+          if (sub_paths (w, v, key, "protect", &a.protect) < 0)
             return -1;
-          for (size_t i = 0; i < protect.n; i++)
-            if (protect.v[i][0] == '/' || strstr (protect.v[i], ".."))
-              return yw_fail (w, v, key, "protect: \"%s\" must be relative to the entry, without ..", protect.v[i]);
+        }
+      else if (ks && (strcmp (ks, "data") == 0 || strcmp (ks, "private") == 0))
+        {
+          data_node = v;
+          if (sub_paths (w, v, key, ks, ks[0] == 'd' ? &a.data : &a.own) < 0)
+            return -1;
+          for (size_t i = 0; ks[0] == 'p' && i < a.own.n; i++)
+            if (strchr (a.own.v[i], '/'))
+              return yw_fail (w, v, key, "private: \"%s\": names or globs of names directly in the entry, no '/'",
+                              a.own.v[i]);
+        }
+      else if (ks && strcmp (ks, "settings") == 0)
+        {
+          if (sub_paths (w, v, key, "settings", &a.settings) < 0)
+            return -1;
+          for (size_t i = 0; i < a.settings.n; i++)
+            if (!settings_format_known (a.settings.v[i]))
+              return yw_fail (w, v, key, "settings: \"%s\": only .json and .toml files can be read", a.settings.v[i]);
+        }
+      else if (ks && strcmp (ks, "commands") == 0)
+        {
+          settings_node = v;
+          if (as_strv (w, v, key, &a.commands) < 0)
+            return -1;
         }
       else
-        return yw_fail (w, k, key, "unknown key \"%s\" (expected path, write, protect)", ks ? ks : "?");
+        return yw_fail (w, k, key, "unknown key \"%s\" (expected " HOME_ALLOW_KEYS ")", ks ? ks : "?");
     }
   if (path == NULL)
     return yw_fail (w, item, key, "needs a path");
-  if (protect.n && write != HV_HOME_DIRECT)
+  if (a.protect.n && a.write != HV_HOME_DIRECT)
     return yw_fail (w, protect_node, key, "protect only applies to write: direct");
-  push_home_allow (p, path, write, &protect);
+  if ((a.data.n || a.own.n) && a.write != HV_HOME_DATA)
+    return yw_fail (w, data_node, key, "data and private only apply to write: data");
+  if (a.settings.n && a.commands.n == 0)
+    return yw_fail (w, item, key, "settings without commands: name the keys whose values are commands");
+  if (a.commands.n && a.settings.n == 0 && !settings_format_known (path))
+    return yw_fail (w, settings_node, key,
+                    "commands without settings: the entry itself must be a .json or .toml file");
+  push_home_allow (p, path, &a);
   return 0;
 }
 
@@ -474,7 +536,7 @@ f_home_allow (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
   if (is_null (v))
     return 0;
   if (v->type != YAML_SEQUENCE_NODE)
-    return yw_fail (w, v, key, "expected a list of paths or {path, write, protect}");
+    return yw_fail (w, v, key, "expected a list of paths or {" HOME_ALLOW_KEYS "}");
   for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++)
     if (home_allow_item (w, yaml_document_get_node (w->doc, *i), key, p) < 0)
       return -1;

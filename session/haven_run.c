@@ -14,6 +14,7 @@
 #include "fault_point.h"
 #include "git_hidden_tracked.h"
 #include "git_identity.h"
+#include "home_commands.h"
 #include "home_create.h"
 #include "home_state.h"
 #include "policy.h"
@@ -107,6 +108,8 @@ write_config (struct session *s, hv_error **err)
   if (s->policy->audit_log)
     s->audit_socket = xasprintf ("%s/audit.sock", s->bundle);
   s->rc.ctx.audit_socket = s->audit_socket;
+  if (hv_home_commands_check (s->policy, &s->rc.ctx, err) < 0)
+    return -1;
   if (hv_home_entries_create (s->policy, &s->rc.ctx, err) < 0)
     return -1;
   if (hv_home_state_prepare (s->policy, &s->rc.ctx, &s->home_state, &s->home_state_lock, err) < 0)

@@ -197,13 +197,127 @@ protect_direct_entries (const hv_policy *p, const struct hv_run_ctx *ctx, hv_err
   return 0;
 }
 
+/* A data entry is copy-on-write but for its data and private parts. */
+static bool
+is_copy (enum hv_home_write w)
+{
+  return w == HV_HOME_COPY || w == HV_HOME_DATA;
+}
+
 static bool
 any_copy_entry (const hv_policy *p)
 {
   for (size_t i = 0; i < p->home_allow.n; i++)
-    if (p->home_access[i].write == HV_HOME_COPY)
+    if (is_copy (p->home_access[i].write))
       return true;
   return false;
+}
+
+/* data entries: their data directories exist in the real entry before
+ * the run, so that they can be bound there (and what the tool writes in
+ * them is kept); made beneath the entry's fd, no link followed.  A data
+ * *file* that does not exist is not made (an empty credentials file is
+ * not the same as none): until the host has it, the sandbox's writes go
+ * to the copy-on-write layer. */
+static int
+make_data_dirs (const hv_policy *p, const struct hv_run_ctx *ctx, hv_error **err)
+{
+  for (size_t i = 0; i < p->home_allow.n; i++)
+    {
+      if (p->home_access[i].write != HV_HOME_DATA)
+        continue;
+      cleanup_strv oci_strv paths = { 0 };
+      hv_home_allow_expand (p->home_allow.v[i], ctx, &paths);
+      for (size_t j = 0; j < paths.n; j++)
+        {
+          cleanup_close int dfd = open (paths.v[j], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          if (dfd < 0)
+            continue; /* no such entry (or a link, not shown): nothing is bound */
+          for (size_t k = 0; k < p->home_access[i].data.n; k++)
+            {
+              cleanup_free char *sub = hv_home_sub_expand (p->home_access[i].data.v[k], ctx);
+              if (hv_home_path_is_file (sub))
+                continue;
+              cleanup_close int fd = mkdirs_at (dfd, sub, err);
+              if (fd < 0)
+                return hv_error_wrap (err, "home_allow %s: data %s/%s", p->home_allow.v[i], paths.v[j], sub);
+            }
+        }
+    }
+  return 0;
+}
+
+/* One private name's own copy in the state directory (<state>/private/),
+ * a directory or a file as the real one is (a new .json file holds
+ * "{}"), and in it the mount points of the data sub-paths beneath it
+ * (projects/<this project> in a private projects/). */
+static int
+make_private (int dfd, const char *dir, const hv_home_access *a, const struct hv_run_ctx *ctx, const char *entry,
+              const char *name, hv_error **err)
+{
+  cleanup_free char *full = xasprintf ("%s/%s", entry, name);
+  struct stat real;
+  if (lstat (full, &real) < 0)
+    return 0; /* gone since: the compiler binds nothing over it */
+  cleanup_free char *own = hv_home_private_entry (dir, entry, name);
+  const char *rel = own + strlen (dir) + 1;
+  char *slash = strrchr (own, '/');
+  *slash = '\0';
+  cleanup_close int parent = mkdirs_at (dfd, own + strlen (dir) + 1, err);
+  *slash = '/';
+  if (parent < 0)
+    return hv_error_wrap (err, "state directory %s", dir);
+  struct stat st;
+  bool exists = fstatat (parent, slash + 1, &st, AT_SYMLINK_NOFOLLOW) == 0;
+  if (exists && (S_ISDIR (st.st_mode) != S_ISDIR (real.st_mode) || !(S_ISDIR (st.st_mode) || S_ISREG (st.st_mode))))
+    return hv_error_set (err, 0, "%s: not a %s like %s; remove it to start this project's copy again", own,
+                         S_ISDIR (real.st_mode) ? "directory" : "file", full);
+  if (!exists && S_ISREG (real.st_mode))
+    {
+      cleanup_close int fd = openat (parent, slash + 1, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd < 0 || hv_home_json_seed (fd, name) < 0)
+        return hv_error_set (err, errno, "create %s", own);
+      return 0;
+    }
+  if (!S_ISDIR (real.st_mode))
+    return 0;
+  cleanup_close int od = mkdirs_at (dfd, rel, err);
+  if (od < 0)
+    return hv_error_wrap (err, "state directory %s", dir);
+  size_t n = strlen (name);
+  for (size_t k = 0; k < a->data.n; k++)
+    {
+      cleanup_free char *sub = hv_home_sub_expand (a->data.v[k], ctx);
+      if (strncmp (sub, name, n) != 0 || sub[n] != '/' || sub[n + 1] == '\0')
+        continue;
+      if (hv_home_path_is_file (sub))
+        continue; /* a data file is bound only when the real one exists */
+      cleanup_close int fd = mkdirs_at (od, sub + n + 1, err);
+      if (fd < 0)
+        return hv_error_wrap (err, "state directory %s", own);
+    }
+  return 0;
+}
+
+static int
+prepare_private (const hv_policy *p, const struct hv_run_ctx *ctx, int dfd, const char *dir, hv_error **err)
+{
+  for (size_t i = 0; i < p->home_allow.n; i++)
+    {
+      if (p->home_access[i].write != HV_HOME_DATA)
+        continue;
+      cleanup_strv oci_strv paths = { 0 };
+      hv_home_allow_expand (p->home_allow.v[i], ctx, &paths);
+      for (size_t j = 0; j < paths.n; j++)
+        {
+          cleanup_strv oci_strv names = { 0 };
+          hv_home_private_names (&p->home_access[i], ctx, paths.v[j], &names);
+          for (size_t k = 0; k < names.n; k++)
+            if (make_private (dfd, dir, &p->home_access[i], ctx, paths.v[j], names.v[k], err) < 0)
+              return hv_error_wrap (err, "home_allow %s: private %s", p->home_allow.v[i], names.v[k]);
+        }
+    }
+  return 0;
 }
 
 /* Only entries that exist are mounted; none, no state directory. */
@@ -214,7 +328,7 @@ any_copy_entry_present (const hv_policy *p, const struct hv_run_ctx *ctx)
   for (size_t i = 0; i < p->home_allow.n && !any_present; i++)
     {
       cleanup_strv oci_strv paths = { 0 };
-      if (p->home_access[i].write == HV_HOME_COPY)
+      if (is_copy (p->home_access[i].write))
         hv_home_allow_expand (p->home_allow.v[i], ctx, &paths);
       for (size_t j = 0; j < paths.n; j++)
         any_present |= access (paths.v[j], F_OK) == 0;
@@ -372,7 +486,7 @@ prepare_copy_entries (const hv_policy *p, const struct hv_run_ctx *ctx, int dfd,
   bool probed = false;
   for (size_t i = 0; i < p->home_allow.n; i++)
     {
-      if (p->home_access[i].write != HV_HOME_COPY)
+      if (!is_copy (p->home_access[i].write))
         continue;
       cleanup_strv oci_strv paths = { 0 };
       hv_home_allow_expand (p->home_allow.v[i], ctx, &paths);
@@ -455,7 +569,7 @@ hv_home_state_prepare (const hv_policy *p, const struct hv_run_ctx *ctx, char **
   *lock_fd = -1;
   if (!p->hide_home.value)
     return 0;
-  if (protect_direct_entries (p, ctx, err) < 0)
+  if (protect_direct_entries (p, ctx, err) < 0 || make_data_dirs (p, ctx, err) < 0)
     return -1;
   if (!any_copy_entry (p) || !any_copy_entry_present (p, ctx))
     return 0;
@@ -467,6 +581,8 @@ hv_home_state_prepare (const hv_policy *p, const struct hv_run_ctx *ctx, char **
   int r = lock_layers (dfd, dir, &lock, err);
   if (r == 0)
     r = prepare_copy_entries (p, ctx, dfd, dir, err);
+  if (r == 0)
+    r = prepare_private (p, ctx, dfd, dir, err);
   if (r != 0)
     return r < 0 ? -1 : 0; /* 1: the entries stay read-only (fail closed) */
   *state = steal_pointer (&dir);

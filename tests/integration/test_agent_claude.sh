@@ -56,8 +56,15 @@ YAML
   jq -se 'all(.[]; .event != "request" or .path == "/v1/messages" and .auth or .method == "GET")' "$MOCKLOG" \
     > /dev/null || fail "requests the stand-in did not expect: $(grep request "$MOCKLOG" | head -5)"
   check_agent_work
-  # Claude Code's state is kept in the user's home (made by haven on
-  # this first run), where the next run finds it.
-  [ -n "$(ls -A "$AGENT_HOME/.claude" 2>/dev/null)" ] || fail "nothing of Claude Code's state in $AGENT_HOME/.claude"
+  # Claude Code's transcript of this project is data, kept for real in
+  # the user's home (made by haven on this first run), where the next run
+  # and the host's `claude --resume` find it.  Everything else it wrote
+  # in ~/.claude (shell snapshots, session state, todos...) stayed in the
+  # project's copy (issue 23): the real ~/.claude holds projects/ only.
+  local dashed
+  dashed=$(printf '%s' "$P" | sed 's/[^a-zA-Z0-9]/-/g')
+  ls "$AGENT_HOME/.claude/projects/$dashed/"*.jsonl > /dev/null 2>&1 \
+    || fail "no transcript in $AGENT_HOME/.claude/projects/$dashed: $(find "$AGENT_HOME/.claude" | head -20)"
+  assert_eq "projects" "$(ls -A "$AGENT_HOME/.claude")" "what Claude Code wrote for real in ~/.claude"
   check_agent_contained
 }

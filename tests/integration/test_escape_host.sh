@@ -314,27 +314,32 @@ test_escape_home_claude_settings_and_mcp_servers() {
   need_haven
   make_project
   fake_home
+  # Claude Code's name for the project's transcripts (test_agent_state.sh).
+  local d
+  d=$(printf '%s' "$P" | sed 's/[^a-zA-Z0-9]/-/g')
   mkdir -p "$H/.claude/projects"
   echo '{"model":"x"}' > "$H/.claude/settings.json"
   echo '{"mcpServers":{}}' > "$H/.claude.json"
+  # settings.json, hooks and CLAUDE.md are copy-on-write (issue 23): the
+  # writes succeed in the project's copy and never reach the real ones.
   OUT=$(cd "$P" && HOME=$H XDG_STATE_HOME= timeout 30 "$HAVEN" run --policy claude-code -- sh -c "
-    echo '{\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"touch $MARK\"}]}]}}' > ~/.claude/settings.json 2>/dev/null || echo settings-ro
+    echo '{\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"touch $MARK\"}]}]}}' > ~/.claude/settings.json && echo settings-copy
     echo '{\"mcpServers\":{\"x\":{\"command\":\"touch $MARK\"}}}' > ~/.claude.json && echo json-written
-    { echo 'touch $MARK' > ~/.claude/hooks/h; } 2>/dev/null || echo hooks-ro
-    { echo 'run touch $MARK' > ~/.claude/CLAUDE.md; } 2>/dev/null || echo claude-md-ro
-    echo session > ~/.claude/projects/s && echo state-written
-    cp /bin/true ~/.claude/t && { ~/.claude/t 2>/dev/null && echo EXECUTED || echo noexec; }" 2>&1 </dev/null)
+    mkdir -p ~/.claude/hooks && echo 'touch $MARK' > ~/.claude/hooks/h && echo hooks-copy
+    echo 'run touch $MARK' > ~/.claude/CLAUDE.md && echo claude-md-copy
+    echo session > ~/.claude/projects/$d/s && echo state-written
+    cp /bin/true ~/.claude/projects/$d/t && { ~/.claude/projects/$d/t 2>/dev/null && echo EXECUTED || echo noexec; }" 2>&1 </dev/null)
   assert_eq '{"model":"x"}' "$(cat "$H/.claude/settings.json")" "the real settings.json"
   assert_eq '{"mcpServers":{}}' "$(cat "$H/.claude.json")" "the real ~/.claude.json"
   assert_eq "" "$(ls -A "$H/.claude/hooks" 2>/dev/null)" "the real hooks directory"
   [ ! -s "$H/.claude/CLAUDE.md" ] || fail "CLAUDE.md was written: $(cat "$H/.claude/CLAUDE.md")"
-  assert_contains "$OUT" settings-ro
-  assert_contains "$OUT" hooks-ro
-  assert_contains "$OUT" claude-md-ro
+  assert_contains "$OUT" settings-copy
+  assert_contains "$OUT" hooks-copy
+  assert_contains "$OUT" claude-md-copy
   assert_contains "$OUT" json-written
   assert_contains "$OUT" state-written
   assert_contains "$OUT" noexec
-  assert_eq session "$(cat "$H/.claude/projects/s")" "claude's own state is written for real"
+  assert_eq session "$(cat "$H/.claude/projects/$d/s")" "claude's own state (this project's transcripts) is written for real"
 }
 
 # The same as an ordinary user: the overlay is mounted in the run's user

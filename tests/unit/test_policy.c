@@ -24,6 +24,7 @@
 #include "policy_env.h"
 #include "policy_glob.h"
 #include "policy_paths.h"
+#include "home_allow.h"
 #include "utils.h"
 #include "policy_parse_check.h"
 
@@ -101,14 +102,75 @@ test_home_allow_forms (void **state)
   assert_string_equal (p.home_access[2].protect.v[1], "hooks");
   hv_policy_free_fields (&p);
   expect_error ("filesystem:\n  home_allow: [{path: ~/.c, write: yes}]\n",
-                "t.yaml:2:36: filesystem.home_allow: write: expected copy, direct or read-only");
+                "t.yaml:2:36: filesystem.home_allow: write: expected copy, data, direct or read-only");
   expect_error ("filesystem:\n  home_allow: [{path: ~/.c, protect: [x]}]\n",
                 "t.yaml:2:38: filesystem.home_allow: protect only applies to write: direct");
   expect_error ("filesystem:\n  home_allow: [{path: ~/.c, write: direct, protect: [../x]}]\n",
                 "t.yaml:2:53: filesystem.home_allow: protect: \"../x\" must be relative to the entry, without ..");
   expect_error ("filesystem:\n  home_allow: [{write: direct}]\n", "t.yaml:2:16: filesystem.home_allow: needs a path");
   expect_error ("filesystem:\n  home_allow: [{path: ~/.c, mode: rw}]\n",
-                "t.yaml:2:29: filesystem.home_allow: unknown key \"mode\" (expected path, write, protect)");
+                "t.yaml:2:29: filesystem.home_allow: unknown key \"mode\" (expected path, write, protect, data, private, settings, commands)");
+}
+
+/* write: data, private, settings and commands (issue 23). */
+static void
+test_home_allow_data_forms (void **state)
+{
+  (void) state;
+  hv_policy p;
+  parse_ok ("filesystem:\n  home_allow:\n    - {path: ~/.a, write: data, data: [login.json, 'p/{project_dashed}'],"
+            " private: ['*', '!settings.json'], settings: [settings.json, c.toml], commands: [command]}\n"
+            "    - {path: ~/.a.json, commands: [command, args]}\n",
+            &p);
+  assert_int_equal (p.home_access[0].write, HV_HOME_DATA);
+  assert_string_equal (p.home_access[0].data.v[1], "p/{project_dashed}");
+  assert_string_equal (p.home_access[0].own.v[1], "!settings.json");
+  assert_string_equal (p.home_access[0].settings.v[1], "c.toml");
+  assert_int_equal (p.home_access[1].write, HV_HOME_COPY);
+  assert_string_equal (p.home_access[1].commands.v[1], "args");
+  hv_policy_free_fields (&p);
+  expect_error ("filesystem:\n  home_allow: [{path: ~/.c, data: [x]}]\n",
+                "t.yaml:2:35: filesystem.home_allow: data and private only apply to write: data");
+  expect_error ("filesystem:\n  home_allow: [{path: ~/.c, write: data, private: [a/b]}]\n",
+                "t.yaml:2:51: filesystem.home_allow: private: \"a/b\": names or globs of names directly in the entry, no '/'");
+  expect_error ("filesystem:\n  home_allow: [{path: ~/.c, write: data, data: [/etc/x]}]\n",
+                "t.yaml:2:48: filesystem.home_allow: data: \"/etc/x\" must be relative to the entry, without ..");
+  expect_error ("filesystem:\n  home_allow: [{path: ~/.c, settings: [s.yaml], commands: [c]}]\n",
+                "t.yaml:2:39: filesystem.home_allow: settings: \"s.yaml\": only .json and .toml files can be read");
+  expect_error ("filesystem:\n  home_allow: [{path: ~/.c, settings: [s.json]}]\n",
+                "t.yaml:2:16: filesystem.home_allow: settings without commands: name the keys whose values are commands");
+  expect_error ("filesystem:\n  home_allow: [{path: ~/.c, commands: [c]}]\n",
+                "t.yaml:2:39: filesystem.home_allow: commands without settings: the entry itself must be a .json or .toml file");
+}
+
+/* Claude Code's directory names (its JavaScript, run on these paths). */
+static void
+test_project_dashed (void **state)
+{
+  (void) state;
+  cleanup_free char *a = hv_project_dashed ("/home/u/my.proj");
+  assert_string_equal (a, "-home-u-my-proj");
+  /* é is one UTF-16 unit, U+1F600 two. */
+  cleanup_free char *b = hv_project_dashed ("/tmp/\xc3\xa9/\xf0\x9f\x98\x80/x");
+  assert_string_equal (b, "-tmp------x");
+  char long_path[512] = "/home/u/";
+  for (int i = 0; i < 120; i++)
+    strcat (long_path, "a");
+  strcat (long_path, "/");
+  for (int i = 0; i < 50; i++)
+    strcat (long_path, "b.");
+  strcat (long_path, "x");
+  cleanup_free char *c = hv_project_dashed (long_path);
+  assert_int_equal (strlen (c), 207);
+  assert_string_equal (c + 194, "-b-b-b-y6xpmc");
+  char zs[512] = "/tmp/q/";
+  for (int i = 0; i < 210; i++)
+    strcat (zs, "Z");
+  cleanup_free char *d = hv_project_dashed (zs);
+  assert_string_equal (d + 200, "-xx43ph");
+  struct hv_run_ctx ctx = { .project = "/p/a.b" };
+  cleanup_free char *e = hv_home_sub_expand ("projects/{project_dashed}/x", &ctx);
+  assert_string_equal (e, "projects/-p-a-b/x");
 }
 
 static void
@@ -951,8 +1013,10 @@ main (void)
     cmocka_unit_test (test_errors), cmocka_unit_test (test_home_allow_forms),            cmocka_unit_test (test_sizes_and_durations), cmocka_unit_test (test_container_resources),
     cmocka_unit_test (test_env_filter),        cmocka_unit_test (test_extends_and_validation),
     cmocka_unit_test (test_extends_repeated_home_entry_is_one),
-    cmocka_unit_test (test_glob_double_star), cmocka_unit_test (test_glob_unreadable_own_directory),
-     cmocka_unit_test (test_implicit_default),
+    cmocka_unit_test (test_home_allow_data_forms),
+    cmocka_unit_test (test_project_dashed),
+    cmocka_unit_test (test_glob_double_star),  cmocka_unit_test (test_glob_unreadable_own_directory),
+    cmocka_unit_test (test_implicit_default),
     cmocka_unit_test (test_glob_set_and_match),
     cmocka_unit_test (test_second_document_is_an_error),
     cmocka_unit_test (test_duplicate_keys_are_errors),

@@ -121,7 +121,8 @@ make_fixture (void)
       = { "project", "project/.git", "project/.git/hooks", "project/src", "project/src/deep", "project/keys",
           "project/venv", "project/venv/certifi", "home", "home/.ssh", "home/.aws", "home/.config",
           "home/.config/gh", "home/.config/claude", "home/.cache", "home/.npm", "home/.cargo", "home/.claude",
-          "home/.claude/hooks", "home/.claude/commands", "home/.claude/agents", "home/.codex", "home/.gemini",
+          "home/.claude/hooks", "home/.claude/commands", "home/.claude/agents", "home/.claude/projects",
+          "home/.claude/local", "home/.codex", "home/.codex/sessions", "home/.gemini", "home/.gemini/tmp",
           "home/.aider", "home/.vscode-server", "home/.m2", "home/.local", "home/.local/bin", "others",
           "others/alice", "state", NULL };
   for (size_t i = 0; dirs[i]; i++)
@@ -133,7 +134,12 @@ make_fixture (void)
           "project/src/deep/.env.sample", "project/keys/id_ed25519", "project/keys/server.pem",
           "project/keys/server.crt", "project/venv/certifi/cacert.pem", "home/.ssh/id_rsa",
           "home/.aws/credentials", "home/.config/gh/hosts.yml", "home/.netrc", "home/.claude.json",
-          "home/.claude/settings.json", "home/.claude/CLAUDE.md", "home/.claude/hooks/on-stop.sh", NULL };
+          "home/.claude/settings.json", "home/.claude/CLAUDE.md", "home/.claude/hooks/on-stop.sh",
+          /* write: data (issue 23): data written for real, other projects'
+           * state private, the rest copy-on-write. */
+          "home/.claude/.credentials.json", "home/.claude/history.jsonl", "home/.claude/local/claude",
+          "home/.codex/auth.json", "home/.codex/config.toml", "home/.codex/history.jsonl",
+          "home/.gemini/oauth_creds.json", "home/.gemini/settings.json", NULL };
   for (size_t i = 0; files[i]; i++)
     put_file (files[i], "x\n");
   /* Planted by an earlier run: blocked by name, masked as the link itself. */
@@ -261,6 +267,7 @@ mask_state_hashes (char *s)
 {
   mask_state_hashes_after (s, "@TMP@/state/home/");
   mask_state_hashes_after (s, "@TMP@/state/home-layers/");
+  mask_state_hashes_after (s, "@TMP@/state/private/");
 }
 
 static char *
