@@ -225,7 +225,11 @@ test_agent_state_codex_and_gemini() {
   assert_contains "$OUT" done
   assert_not_contains "$OUT" "other codex" "another project's codex sessions and history"
   assert_eq 'model = "real"' "$(cat "$H/.codex/config.toml")" "the real config.toml (copy-on-write)"
-  assert_eq '{"tokens":"new"}' "$(cat "$H/.codex/auth.json")" "codex's login (data) is written for real"
+  # Codex replaces auth.json by a rename (a bind would refuse it): its
+  # login is the project's copy, the real one shown until then.
+  assert_eq '{"tokens":"old"}' "$(cat "$H/.codex/auth.json")" "the real auth.json (copy-on-write)"
+  OUT=$(cd "$P" && HOME=$H timeout 30 "$HAVEN" run --policy codex -- sh -c 'cat ~/.codex/auth.json' 2>&1 </dev/null)
+  assert_eq '{"tokens":"new"}' "$OUT" "the project's next run sees its own login"
   [ ! -e "$H/.codex/sessions/2026/02" ] || fail "the run's session reached the real sessions (private)"
   [ ! -e "$H/.codex/evil.sh" ] || fail "a new file in ~/.codex reached the host"
   OUT=$(cd "$P" && HOME=$H timeout 30 "$HAVEN" run --policy gemini-cli -- sh -c '
@@ -261,7 +265,7 @@ test_agent_state_explained() {
   assert_contains "$OUT" "this project's own copy, starting empty (the real one never shown), of each name in it matching: *"
   assert_contains "$OUT" "the run is refused when settings.json, settings.local.json runs a file the sandbox can write"
   OUT=$("$HAVEN" policy explain codex 2>&1)
-  assert_contains "$OUT" "written for real, nothing in it executable (noexec): auth.json"
+  assert_contains "$OUT" "except (the real one, copy-on-write): auth.json, config.toml"
   assert_contains "$OUT" "the run is refused when config.toml runs a file the sandbox can write, in: command, args, env, notify"
   OUT=$("$HAVEN" policy explain gemini-cli 2>&1)
   assert_contains "$OUT" "written for real, nothing in it executable (noexec): oauth_creds.json, google_accounts.json"
