@@ -290,13 +290,12 @@ explain_home_allow (const hv_policy *p)
         {
           printf ("copy-on-write (writes go to this project's copy, never to the real one), but:");
           explain_list ("\n      written for real, nothing in it executable (noexec): ", &a->data);
+          bool dashed = false;
           for (size_t j = 0; j < a->data.n; j++)
-            if (strstr (a->data.v[j], "{project_dashed}"))
-              {
-                printf ("\n        ({project_dashed}: the project's path, each character but a letter or digit "
-                        "made '-')");
-                break;
-              }
+            dashed |= strstr (a->data.v[j], "_dashed}") != NULL;
+          if (dashed)
+            printf ("\n        ({project_dashed}, {cwd_dashed}: the path of the project, of the directory the "
+                    "command starts in, each character but a letter or digit made '-')");
           if (a->own.n)
             {
               printf ("\n      this project's own copy, starting empty (the real one never shown), of each name "

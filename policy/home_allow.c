@@ -218,13 +218,29 @@ hv_project_dashed (const char *path)
 char *
 hv_home_sub_expand (const char *sub, const struct hv_run_ctx *ctx)
 {
-  static const char key[] = "{project_dashed}";
-  const char *at = strstr (sub, key);
-  if (at == NULL || ctx->project == NULL)
+  static const char pkey[] = "{project_dashed}", ckey[] = "{cwd_dashed}";
+  const char *p = strstr (sub, pkey), *c = strstr (sub, ckey);
+  const char *at = p && (!c || p < c) ? p : c;
+  if (at == NULL)
     return xstrdup (sub);
-  cleanup_free char *dashed = hv_project_dashed (ctx->project);
+  const char *key = at == p ? pkey : ckey;
+  const char *value = at == p ? ctx->project : (ctx->cwd ? ctx->cwd : ctx->project);
+  cleanup_free char *dashed = value ? hv_project_dashed (value) : xstrdup ("");
   cleanup_free char *rest = hv_home_sub_expand (at + strlen (key), ctx);
   return xasprintf ("%.*s%s%s", (int) (at - sub), sub, dashed, rest);
+}
+
+bool
+hv_home_data_repeated (const hv_home_access *a, size_t k, const struct hv_run_ctx *ctx)
+{
+  cleanup_free char *mine = hv_home_sub_expand (a->data.v[k], ctx);
+  for (size_t i = 0; i < k; i++)
+    {
+      cleanup_free char *other = hv_home_sub_expand (a->data.v[i], ctx);
+      if (strcmp (mine, other) == 0)
+        return true;
+    }
+  return false;
 }
 
 static int

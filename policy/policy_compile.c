@@ -473,6 +473,8 @@ gen_home_data (yajl_gen g, const char *path, const hv_home_access *access, const
     }
   for (size_t i = 0; i < access->data.n; i++)
     {
+      if (hv_home_data_repeated (access, i, ctx))
+        continue;
       cleanup_free char *sub = hv_home_sub_expand (access->data.v[i], ctx);
       cleanup_free char *dest = xasprintf ("%s/%s", path, sub);
       struct hv_policy_path pp;

@@ -235,9 +235,11 @@ make_data_dirs (const hv_policy *p, const struct hv_run_ctx *ctx, hv_error **err
             continue; /* no such entry (or a link, not shown): nothing is bound */
           for (size_t k = 0; k < p->home_access[i].data.n; k++)
             {
-              cleanup_free char *sub = hv_home_sub_expand (p->home_access[i].data.v[k], ctx);
-              if (hv_home_path_is_file (sub))
+              /* File or directory by the name the policy wrote: an expanded
+               * {cwd_dashed} may end in "rc" ("-src") and is a directory. */
+              if (hv_home_path_is_file (p->home_access[i].data.v[k]))
                 continue;
+              cleanup_free char *sub = hv_home_sub_expand (p->home_access[i].data.v[k], ctx);
               cleanup_close int fd = mkdirs_at (dfd, sub, err);
               if (fd < 0)
                 return hv_error_wrap (err, "home_allow %s: data %s/%s", p->home_allow.v[i], paths.v[j], sub);
@@ -290,7 +292,7 @@ make_private (int dfd, const char *dir, const hv_home_access *a, const struct hv
       cleanup_free char *sub = hv_home_sub_expand (a->data.v[k], ctx);
       if (strncmp (sub, name, n) != 0 || sub[n] != '/' || sub[n + 1] == '\0')
         continue;
-      if (hv_home_path_is_file (sub))
+      if (hv_home_path_is_file (a->data.v[k]))
         continue; /* a data file is bound only when the real one exists */
       cleanup_close int fd = mkdirs_at (od, sub + n + 1, err);
       if (fd < 0)

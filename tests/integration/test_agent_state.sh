@@ -261,7 +261,7 @@ test_agent_state_explained() {
   need_haven
   OUT=$("$HAVEN" policy explain claude-code 2>&1)
   assert_contains "$OUT" "~/.claude: copy-on-write (writes go to this project's copy, never to the real one), but:"
-  assert_contains "$OUT" "written for real, nothing in it executable (noexec): .credentials.json, projects/{project_dashed}"
+  assert_contains "$OUT" "written for real, nothing in it executable (noexec): .credentials.json, projects/{project_dashed}, projects/{cwd_dashed}"
   assert_contains "$OUT" "this project's own copy, starting empty (the real one never shown), of each name in it matching: *"
   assert_contains "$OUT" "the run is refused when settings.json, settings.local.json runs a file the sandbox can write"
   OUT=$("$HAVEN" policy explain codex 2>&1)
@@ -269,4 +269,20 @@ test_agent_state_explained() {
   assert_contains "$OUT" "the run is refused when config.toml runs a file the sandbox can write, in: command, args, env, notify"
   OUT=$("$HAVEN" policy explain gemini-cli 2>&1)
   assert_contains "$OUT" "written for real, nothing in it executable (noexec): oauth_creds.json, google_accounts.json"
+}
+
+# Claude Code names its transcripts' directory after where it starts: a
+# run started in a directory of the project keeps them for real too.
+test_agent_state_claude_code_started_in_a_sub_directory() {
+  need_haven
+  make_project
+  H=$(mktemp -d "$WORK/home-XXXXXX")
+  mkdir -p "$H/.claude/projects/-srv-other"
+  echo secret > "$H/.claude/projects/-srv-other/s.jsonl"
+  local d
+  d=$(agent_state_dashed "$P/src")
+  OUT=$(cd "$P/src" && HOME=$H timeout 30 "$HAVEN" run --project "$P" --policy claude-code -- \
+        sh -c 'echo t > ~/.claude/projects/'"$d"'/t.jsonl && ls ~/.claude/projects' 2>&1 </dev/null)
+  assert_eq "t" "$(cat "$H/.claude/projects/$d/t.jsonl" 2>&1)" "the transcript of a run started in $P/src"
+  assert_eq "$(agent_state_dashed "$P") $d" "$(echo $OUT)" "~/.claude/projects holds this project's directories only"
 }
