@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -249,6 +250,48 @@ make_data_dirs (const hv_policy *p, const struct hv_run_ctx *ctx, hv_error **err
   return 0;
 }
 
+/* A private name the real directory did not have before: what earlier
+ * runs wrote under it went to the project's copy-on-write layer.  Now that
+ * the host has it too, that becomes the private copy (moved once, under
+ * the project's lock, the overlay not mounted), so that the project keeps
+ * its own sessions.  Whether it moved; nothing is followed through a link,
+ * and a failure leaves the layer as it is (said on stderr). */
+static bool
+adopt_from_layer (int dfd, const char *dir, const struct hv_run_ctx *ctx, const char *entry, const char *name,
+                  const struct stat *real, int parent, const char *own_name)
+{
+  const char *home = hv_home_layers_home (ctx, entry);
+  cleanup_free char *upper = NULL;
+  if (home)
+    {
+      cleanup_free char *layers = hv_home_layers_dir (dir, home);
+      upper = xasprintf ("%s/upper/%s/%s", layers + strlen (dir) + 1, entry + strlen (home) + 1, name);
+    }
+  else
+    {
+      cleanup_free char *e = hv_home_state_entry (dir, entry);
+      upper = xasprintf ("%s/upper/%s", e + strlen (dir) + 1, name);
+    }
+  /* Each component beneath the state directory's fd, no link followed. */
+  cleanup_free char *up_dir = xstrdup (upper);
+  char *last = strrchr (up_dir, '/');
+  *last = '\0';
+  struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH };
+  cleanup_close int ud = (int) syscall (SYS_openat2, dfd, up_dir, &how, sizeof (how));
+  struct stat st;
+  if (ud < 0 || fstatat (ud, last + 1, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return false;
+  if (S_ISDIR (st.st_mode) != S_ISDIR (real->st_mode) || !(S_ISDIR (st.st_mode) || S_ISREG (st.st_mode)))
+    return false; /* a whiteout (deleted in the sandbox), or another type */
+  if (renameat2 (ud, last + 1, parent, own_name, RENAME_NOREPLACE) < 0)
+    {
+      fprintf (stderr, "haven: cannot move this project's %s/%s from its copy-on-write layer to its private copy (%s)\n",
+               entry, name, strerror (errno));
+      return false;
+    }
+  return true;
+}
+
 /* One private name's own copy in the state directory (<state>/private/),
  * a directory or a file as the real one is (a new .json file holds
  * "{}"), and in it the mount points of the data sub-paths beneath it
@@ -271,6 +314,10 @@ make_private (int dfd, const char *dir, const hv_home_access *a, const struct hv
     return hv_error_wrap (err, "state directory %s", dir);
   struct stat st;
   bool exists = fstatat (parent, slash + 1, &st, AT_SYMLINK_NOFOLLOW) == 0;
+  if (!exists)
+    exists = adopt_from_layer (dfd, dir, ctx, entry, name, &real, parent, slash + 1);
+  if (exists && fstatat (parent, slash + 1, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return hv_error_set (err, errno, "stat %s", own);
   if (exists && (S_ISDIR (st.st_mode) != S_ISDIR (real.st_mode) || !(S_ISDIR (st.st_mode) || S_ISREG (st.st_mode))))
     return hv_error_set (err, 0, "%s: not a %s like %s; remove it to start this project's copy again", own,
                          S_ISDIR (real.st_mode) ? "directory" : "file", full);

@@ -286,3 +286,25 @@ test_agent_state_claude_code_started_in_a_sub_directory() {
   assert_eq "t" "$(cat "$H/.claude/projects/$d/t.jsonl" 2>&1)" "the transcript of a run started in $P/src"
   assert_eq "$(agent_state_dashed "$P") $d" "$(echo $OUT)" "~/.claude/projects holds this project's directories only"
 }
+
+# A private name the host did not have yet: the project's first runs keep
+# it in its copy-on-write layer; once the host has it too (the user ran
+# the agent outside haven), the next run moves the project's own into its
+# private copy instead of showing an empty one, and never the host's.
+test_agent_state_private_name_the_host_gains_later() {
+  need_haven
+  make_project
+  H=$(mktemp -d "$WORK/home-XXXXXX")
+  mkdir -p "$H/.codex"
+  OUT=$(cd "$P" && HOME=$H timeout 30 "$HAVEN" run --policy codex -- \
+        sh -c 'mkdir -p ~/.codex/sessions/a && echo mine > ~/.codex/sessions/a/r.jsonl && echo done' 2>&1 </dev/null)
+  assert_contains "$OUT" done
+  [ ! -e "$H/.codex/sessions" ] || fail "the run's session reached the real ~/.codex"
+  mkdir -p "$H/.codex/sessions/b"
+  echo 'host session' > "$H/.codex/sessions/b/r.jsonl"
+  OUT=$(cd "$P" && HOME=$H timeout 30 "$HAVEN" run --policy codex -- \
+        sh -c 'cat ~/.codex/sessions/*/r.jsonl' 2>&1 </dev/null)
+  assert_eq "mine" "$OUT" "the project's own sessions, not the host's"
+  assert_eq "host session" "$(cat "$H/.codex/sessions/b/r.jsonl")" "the host's session"
+  [ ! -e "$H/.codex/sessions/a" ] || fail "the project's session reached the real ~/.codex"
+}
