@@ -325,6 +325,8 @@ explain_home_allow (const hv_policy *p)
           printf ("writable for real, nothing in it executable (noexec)");
           explain_list ("; read-only inside it: ", &a->protect);
         }
+      if (a->per_project.n)
+        explain_list ("\n      this project's copy keeps only this project's entries of: ", &a->per_project);
       if (a->commands.n)
         {
           printf ("\n      the run is refused when ");

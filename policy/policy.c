@@ -44,6 +44,7 @@ hv_policy_free_fields (hv_policy *p)
       oci_strv_free (&p->home_access[i].own);
       oci_strv_free (&p->home_access[i].settings);
       oci_strv_free (&p->home_access[i].commands);
+      oci_strv_free (&p->home_access[i].per_project);
     }
   free (p->home_access);
   hv_net_rules_free (&p->net_allow);

@@ -52,6 +52,10 @@ typedef struct
    * (session/home_commands.c). */
   oci_strv settings;
   oci_strv commands;
+  /* A copy-on-write .json file's members that are objects keyed by
+   * project path: the project's copy keeps its own keys only
+   * (session/home_copy_filter.c). */
+  oci_strv per_project;
 } hv_home_access;
 
 /* A secret the sandbox is given from the host (env.set_from_file,

@@ -451,7 +451,7 @@ gen_home_data (yajl_gen g, const char *path, const hv_home_access *access, const
   static const char *const own_opts[]
       = { "rbind", "rw", "nosuid", "nodev", "noexec", "x-haven.nofollow", NULL };
   static const char *const empty_dir[] = { "nosuid", "nodev", "noexec", "mode=700", "size=64m", NULL };
-  static const char *const empty_file[] = { "bind", "ro", "nosuid", "nodev", "noexec", NULL };
+  static const char *const empty_file[] = { "bind", "ro", "nosuid", "noexec", NULL };
   cleanup_strv oci_strv names = { 0 };
   hv_home_private_names (access, ctx, path, &names);
   for (size_t i = 0; i < names.n; i++)
@@ -539,6 +539,14 @@ gen_home_allow (yajl_gen g, const char *pattern, const hv_home_access *access, c
             {
               jg_mount (g, path, "bind", copy, rw_file);
               oci_strv_push (writable, path);
+            }
+          else if (access->per_project.n)
+            {
+              /* No project's copy, cut down to its own entries: the real
+               * file holds every project's, so none is shown (fail
+               * closed). */
+              static const char *const null_file[] = { "bind", "ro", "nosuid", "noexec", NULL };
+              jg_mount (g, path, "bind", "/dev/null", null_file);
             }
           else
             bind (g, path, access->write == HV_HOME_DIRECT, true);

@@ -188,6 +188,7 @@ merge (hv_policy *base, const hv_policy *child)
       append (&a->own, &child->home_access[i].own);
       append (&a->settings, &child->home_access[i].settings);
       append (&a->commands, &child->home_access[i].commands);
+      append (&a->per_project, &child->home_access[i].per_project);
     }
   /* Allow and deny lists add up; deny wins wherever it was written, so
    * an extending policy can narrow what it inherits but never re-open

@@ -414,6 +414,7 @@ home_access_clear (hv_home_access *a)
   oci_strv_free (&a->own);
   oci_strv_free (&a->settings);
   oci_strv_free (&a->commands);
+  oci_strv_free (&a->per_project);
 }
 
 /* A list of sub-paths of an entry: relative, without "..", non-empty. */
@@ -436,7 +437,7 @@ settings_format_known (const char *name)
   return (n > 5 && strcmp (name + n - 5, ".json") == 0) || (n > 5 && strcmp (name + n - 5, ".toml") == 0);
 }
 
-#define HOME_ALLOW_KEYS "path, write, protect, data, private, settings, commands"
+#define HOME_ALLOW_KEYS "path, write, protect, data, private, settings, commands, per_project"
 
 /* home_allow items: "~/.cache" (copy-on-write), or
  * {path: ~/.claude, write: direct|copy|read-only|data, protect: [sub-paths],
@@ -456,7 +457,7 @@ home_allow_item (struct yw *w, yaml_node_t *item, const char *key, hv_policy *p)
   if (item->type != YAML_MAPPING_NODE)
     return yw_fail (w, item, key, "expected a path or {" HOME_ALLOW_KEYS "}");
   const char *path = NULL;
-  yaml_node_t *protect_node = NULL, *data_node = NULL, *settings_node = NULL;
+  yaml_node_t *protect_node = NULL, *data_node = NULL, *settings_node = NULL, *per_project_node = NULL;
   for (yaml_node_pair_t *pair = item->data.mapping.pairs.start; pair < item->data.mapping.pairs.top; pair++)
     {
       yaml_node_t *k = yaml_document_get_node (w->doc, pair->key);
@@ -506,6 +507,12 @@ home_allow_item (struct yw *w, yaml_node_t *item, const char *key, hv_policy *p)
             if (!settings_format_known (a.settings.v[i]))
               return yw_fail (w, v, key, "settings: \"%s\": only .json and .toml files can be read", a.settings.v[i]);
         }
+      else if (ks && strcmp (ks, "per_project") == 0)
+        {
+          per_project_node = v;
+          if (as_strv (w, v, key, &a.per_project) < 0)
+            return -1;
+        }
       else if (ks && strcmp (ks, "commands") == 0)
         {
           settings_node = v;
@@ -526,6 +533,8 @@ home_allow_item (struct yw *w, yaml_node_t *item, const char *key, hv_policy *p)
   if (a.commands.n && a.settings.n == 0 && !settings_format_known (path))
     return yw_fail (w, settings_node, key,
                     "commands without settings: the entry itself must be a .json or .toml file");
+  if (a.per_project.n && (a.write != HV_HOME_COPY || !settings_format_known (path) || strstr (path, ".toml")))
+    return yw_fail (w, per_project_node, key, "per_project only applies to a copy-on-write .json file");
   push_home_allow (p, path, &a);
   return 0;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "home_allow.h"
+#include "home_copy_filter.h"
 #include "home_create.h"
 #include "home_state.h"
 #include "overlay_probe_cache.h"
@@ -550,6 +551,15 @@ prepare_copy_entries (const hv_policy *p, const struct hv_run_ctx *ctx, int dfd,
             {
               if (copy_file_once (dfd, entry_rel, paths.v[j], err) < 0)
                 return hv_error_wrap (err, "home_allow %s", p->home_allow.v[i]);
+              if (p->home_access[i].per_project.n)
+                {
+                  cleanup_close int efd = mkdirs_at (dfd, entry_rel, err);
+                  if (efd < 0
+                      || hv_home_copy_filter (efd, "file", paths.v[j], &p->home_access[i].per_project, ctx->project,
+                                              err)
+                             < 0)
+                    return hv_error_wrap (err, "home_allow %s", p->home_allow.v[i]);
+                }
               continue;
             }
           if (!S_ISDIR (st.st_mode))

@@ -25,6 +25,7 @@ agent_state_claude_home() {
   echo '{"display":"other project prompt","project":"/srv/other"}' > "$c/history.jsonl"
   echo 'other todo' > "$c/todos/t-agent-t.json"
   echo 'other file backup' > "$c/file-history/s1/f@v1"
+  echo '{"projects":{"/srv/other":{"mcpServers":{"db":{"env":{"T":"other project mcp secret"}}}}}}' > "$H/.claude.json"
 }
 
 # Claude Code's directory name for a project (ASCII paths of up to 200
@@ -45,7 +46,7 @@ echo "{\"claudeAiOauth\":\"refreshed\"}" > $c/.credentials.json
 echo "{\"t\":1}" > $c/projects/DASHED/new.jsonl
 echo "{\"display\":\"mine\"}" >> $c/history.jsonl
 echo mine > $c/todos/mine.json
-echo "--- other:"; cat $c/projects/-srv-other/s.jsonl $c/history.jsonl $c/todos/t-agent-t.json $c/file-history/s1/f@v1 2>&1
+echo "--- other:"; cat $c/projects/-srv-other/s.jsonl $c/history.jsonl $c/todos/t-agent-t.json $c/file-history/s1/f@v1 ~/.claude.json 2>&1
 echo "--- projects:"; ls $c/projects
 echo "--- own:"; cat $c/projects/DASHED/earlier.jsonl
 echo "--- shared:"; cat $c/skills/real/SKILL.md $c/settings.json
@@ -79,6 +80,7 @@ agent_state_check_sandbox() { # output
   assert_not_contains "$other" "other project prompt" "another project's history"
   assert_not_contains "$other" "other todo" "another project's todos"
   assert_not_contains "$other" "other file backup" "another project's file backups"
+  assert_not_contains "$other" "other project mcp secret" "another project's entries in ~/.claude.json"
   assert_eq "$(agent_state_dashed "$P")" "$(echo $projects)" "~/.claude/projects holds this project's directory only"
   assert_contains "$1" "this project earlier" "this project's own transcript from the host"
   assert_contains "$1" "real skill" "shared configuration (skills) is the real one"
@@ -307,4 +309,30 @@ test_agent_state_private_name_the_host_gains_later() {
   assert_eq "mine" "$OUT" "the project's own sessions, not the host's"
   assert_eq "host session" "$(cat "$H/.codex/sessions/b/r.jsonl")" "the host's session"
   [ ! -e "$H/.codex/sessions/a" ] || fail "the project's session reached the real ~/.codex"
+}
+
+# ~/.claude.json holds every project's entries under projects.<path>: the
+# project's copy keeps its own (and those of directories in it).
+test_agent_state_claude_json_keeps_this_project_only() {
+  need_haven
+  make_project
+  H=$(mktemp -d "$WORK/home-XXXXXX")
+  mkdir -p "$H/.claude"
+  jq -n --arg p "$P" '{oauthAccount: {emailAddress: "me@example.com"}, numStartups: 3,
+     projects: {"/srv/other": {mcpServers: {db: {command: "pg", env: {PGPASSWORD: "other-secret"}}}},
+                ($p): {allowedTools: ["Bash"]}, ($p + "/src"): {allowedTools: ["Edit"]},
+                ($p + "-sibling"): {allowedTools: ["sibling"]}}}' > "$H/.claude.json"
+  cp "$H/.claude.json" real.json
+  OUT=$(cd "$P" && HOME=$H timeout 30 "$HAVEN" run --policy claude-code -- sh -c 'cat ~/.claude.json' 2>&1 </dev/null)
+  assert_not_contains "$OUT" "other-secret" "another project's MCP server environment"
+  assert_not_contains "$OUT" "sibling" "a project whose path only starts like this one's"
+  assert_eq "[\"$P\",\"$P/src\"]" "$(printf '%s' "$OUT" | jq -c '.projects | keys')" "the projects kept"
+  assert_eq 'me@example.com 3' "$(printf '%s' "$OUT" | jq -r '"\(.oauthAccount.emailAddress) \(.numStartups)"')" \
+    "the rest of the file"
+  cmp -s real.json "$H/.claude.json" || fail "the real ~/.claude.json changed"
+  # A copy the sandbox filled with another project's entries is cut again.
+  OUT=$(cd "$P" && HOME=$H timeout 30 "$HAVEN" run --policy claude-code -- \
+        sh -c 'echo "{\"projects\":{\"/x\":{\"k\":\"planted\"}}}" > ~/.claude.json' 2>&1 </dev/null)
+  OUT=$(cd "$P" && HOME=$H timeout 30 "$HAVEN" run --policy claude-code -- sh -c 'cat ~/.claude.json' 2>&1 </dev/null)
+  assert_not_contains "$OUT" planted "an entry for another project in the copy"
 }

@@ -109,7 +109,7 @@ test_home_allow_forms (void **state)
                 "t.yaml:2:53: filesystem.home_allow: protect: \"../x\" must be relative to the entry, without ..");
   expect_error ("filesystem:\n  home_allow: [{write: direct}]\n", "t.yaml:2:16: filesystem.home_allow: needs a path");
   expect_error ("filesystem:\n  home_allow: [{path: ~/.c, mode: rw}]\n",
-                "t.yaml:2:29: filesystem.home_allow: unknown key \"mode\" (expected path, write, protect, data, private, settings, commands)");
+                "t.yaml:2:29: filesystem.home_allow: unknown key \"mode\" (expected path, write, protect, data, private, settings, commands, per_project)");
 }
 
 /* write: data, private, settings and commands (issue 23). */
@@ -120,7 +120,7 @@ test_home_allow_data_forms (void **state)
   hv_policy p;
   parse_ok ("filesystem:\n  home_allow:\n    - {path: ~/.a, write: data, data: [login.json, 'p/{project_dashed}'],"
             " private: ['*', '!settings.json'], settings: [settings.json, c.toml], commands: [command]}\n"
-            "    - {path: ~/.a.json, commands: [command, args]}\n",
+            "    - {path: ~/.a.json, commands: [command, args], per_project: [projects]}\n",
             &p);
   assert_int_equal (p.home_access[0].write, HV_HOME_DATA);
   assert_string_equal (p.home_access[0].data.v[1], "p/{project_dashed}");
@@ -128,6 +128,7 @@ test_home_allow_data_forms (void **state)
   assert_string_equal (p.home_access[0].settings.v[1], "c.toml");
   assert_int_equal (p.home_access[1].write, HV_HOME_COPY);
   assert_string_equal (p.home_access[1].commands.v[1], "args");
+  assert_string_equal (p.home_access[1].per_project.v[0], "projects");
   hv_policy_free_fields (&p);
   expect_error ("filesystem:\n  home_allow: [{path: ~/.c, data: [x]}]\n",
                 "t.yaml:2:35: filesystem.home_allow: data and private only apply to write: data");
@@ -139,6 +140,8 @@ test_home_allow_data_forms (void **state)
                 "t.yaml:2:39: filesystem.home_allow: settings: \"s.yaml\": only .json and .toml files can be read");
   expect_error ("filesystem:\n  home_allow: [{path: ~/.c, settings: [s.json]}]\n",
                 "t.yaml:2:16: filesystem.home_allow: settings without commands: name the keys whose values are commands");
+  expect_error ("filesystem:\n  home_allow: [{path: ~/.c, per_project: [projects]}]\n",
+                "t.yaml:2:42: filesystem.home_allow: per_project only applies to a copy-on-write .json file");
   expect_error ("filesystem:\n  home_allow: [{path: ~/.c, commands: [c]}]\n",
                 "t.yaml:2:39: filesystem.home_allow: commands without settings: the entry itself must be a .json or .toml file");
 }
