@@ -290,6 +290,7 @@ explain_home_allow (const hv_policy *p)
         {
           printf ("copy-on-write (writes go to this project's copy, never to the real one), but:");
           explain_list ("\n      written for real, nothing in it executable (noexec): ", &a->data);
+          explain_list ("\n      read-only inside it: ", &a->protect);
           bool dashed = false;
           for (size_t j = 0; j < a->data.n; j++)
             dashed |= strstr (a->data.v[j], "_dashed}") != NULL;

@@ -231,12 +231,12 @@ hv_home_sub_expand (const char *sub, const struct hv_run_ctx *ctx)
 }
 
 bool
-hv_home_data_repeated (const hv_home_access *a, size_t k, const struct hv_run_ctx *ctx)
+hv_home_sub_repeated (const oci_strv *v, size_t k, const struct hv_run_ctx *ctx)
 {
-  cleanup_free char *mine = hv_home_sub_expand (a->data.v[k], ctx);
+  cleanup_free char *mine = hv_home_sub_expand (v->v[k], ctx);
   for (size_t i = 0; i < k; i++)
     {
-      cleanup_free char *other = hv_home_sub_expand (a->data.v[i], ctx);
+      cleanup_free char *other = hv_home_sub_expand (v->v[i], ctx);
       if (strcmp (mine, other) == 0)
         return true;
     }

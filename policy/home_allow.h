@@ -51,10 +51,10 @@ char *hv_project_dashed (const char *path);
  * and {cwd_dashed} (for ctx->cwd, where the command starts: the project
  * or a directory in it) replaced; an empty string when there is none. */
 char *hv_home_sub_expand (const char *sub, const struct hv_run_ctx *ctx);
-/* Whether data sub-path k expands to the same path as an earlier one
- * ({cwd_dashed} is {project_dashed} when the command starts in the
- * project): bound once. */
-bool hv_home_data_repeated (const hv_home_access *a, size_t k, const struct hv_run_ctx *ctx);
+/* Whether sub-path k of v (data, protect) expands to the same path as an
+ * earlier one ({cwd_dashed} is {project_dashed} when the command starts
+ * in the project): bound once. */
+bool hv_home_sub_repeated (const oci_strv *v, size_t k, const struct hv_run_ctx *ctx);
 /* The names directly in the real directory `dir` that are private for
  * this entry: matched by its `private` patterns (fnmatch; the last
  * matching one wins, a "!pattern" keeps the name shared), and not a

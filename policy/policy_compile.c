@@ -442,7 +442,7 @@ overlay (yajl_gen g, const char *path, const struct hv_run_ctx *ctx, bool noexec
  * (session/home_state.c), or, without one, an empty read-only
  * directory or file (fail closed: another project's data is never shown);
  * then each data sub-path that exists is the real one, writable and
- * noexec.  Nothing is followed through a link (x-haven.nofollow; a link
+ * noexec, and each protected sub-path read-only over it.  Nothing is followed through a link (x-haven.nofollow; a link
  * where a data path should be is not bound, and said). */
 static void
 gen_home_data (yajl_gen g, const char *path, const hv_home_access *access, const struct hv_run_ctx *ctx,
@@ -473,7 +473,7 @@ gen_home_data (yajl_gen g, const char *path, const hv_home_access *access, const
     }
   for (size_t i = 0; i < access->data.n; i++)
     {
-      if (hv_home_data_repeated (access, i, ctx))
+      if (hv_home_sub_repeated (&access->data, i, ctx))
         continue;
       cleanup_free char *sub = hv_home_sub_expand (access->data.v[i], ctx);
       cleanup_free char *dest = xasprintf ("%s/%s", path, sub);
@@ -497,6 +497,19 @@ gen_home_data (yajl_gen g, const char *path, const hv_home_access *access, const
           oci_strv_push (writable, pp.real);
         }
       hv_policy_path_clear (&pp);
+    }
+  /* Protected parts of the data (Claude Code's memory of the project,
+   * which its next session on the host loads as instructions): made to
+   * exist before the run (session/home_state.c), read-only. */
+  for (size_t i = 0; i < access->protect.n; i++)
+    {
+      if (hv_home_sub_repeated (&access->protect, i, ctx))
+        continue;
+      cleanup_free char *sub = hv_home_sub_expand (access->protect.v[i], ctx);
+      cleanup_free char *dest = xasprintf ("%s/%s", path, sub);
+      struct stat sst;
+      if (lstat (dest, &sst) == 0)
+        bind (g, dest, false, true);
     }
 }
 

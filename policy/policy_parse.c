@@ -524,8 +524,8 @@ home_allow_item (struct yw *w, yaml_node_t *item, const char *key, hv_policy *p)
     }
   if (path == NULL)
     return yw_fail (w, item, key, "needs a path");
-  if (a.protect.n && a.write != HV_HOME_DIRECT)
-    return yw_fail (w, protect_node, key, "protect only applies to write: direct");
+  if (a.protect.n && a.write != HV_HOME_DIRECT && a.write != HV_HOME_DATA)
+    return yw_fail (w, protect_node, key, "protect only applies to write: direct or data");
   if ((a.data.n || a.own.n) && a.write != HV_HOME_DATA)
     return yw_fail (w, data_node, key, "data and private only apply to write: data");
   if (a.settings.n && a.commands.n == 0)

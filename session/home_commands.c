@@ -185,7 +185,14 @@ sandbox_writes (const hv_policy *p, const struct hv_run_ctx *ctx, const char *pa
                 return "a home_allow entry with write: direct";
               continue;
             }
-          for (size_t k = 0; k < a->data.n; k++)
+          bool protected = false;
+          for (size_t k = 0; k < a->protect.n && !protected; k++)
+            {
+              cleanup_free char *sub = hv_home_sub_expand (a->protect.v[k], ctx);
+              cleanup_free char *full = xasprintf ("%s/%s", paths.v[j], sub);
+              protected = under_resolved (path, full);
+            }
+          for (size_t k = 0; k < a->data.n && !protected; k++)
             {
               cleanup_free char *sub = hv_home_sub_expand (a->data.v[k], ctx);
               cleanup_free char *full = xasprintf ("%s/%s", paths.v[j], sub);

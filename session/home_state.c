@@ -180,21 +180,24 @@ copy_file_once (int dfd, const char *entry_rel, const char *src, hv_error **err)
   return 0;
 }
 
-/* direct entries: the protected sub-paths exist before the run, so the
- * compiler can bind them read-only (links refused). */
+/* direct and data entries: the protected sub-paths exist before the run,
+ * so the compiler can bind them read-only (links refused). */
 static int
 protect_direct_entries (const hv_policy *p, const struct hv_run_ctx *ctx, hv_error **err)
 {
   for (size_t i = 0; i < p->home_allow.n; i++)
     {
-      if (p->home_access[i].write != HV_HOME_DIRECT)
+      if (p->home_access[i].write != HV_HOME_DIRECT && p->home_access[i].write != HV_HOME_DATA)
         continue;
       cleanup_strv oci_strv paths = { 0 };
       hv_home_allow_expand (p->home_allow.v[i], ctx, &paths);
       for (size_t j = 0; j < paths.n; j++)
         for (size_t k = 0; k < p->home_access[i].protect.n; k++)
-          if (ensure_protected (paths.v[j], p->home_access[i].protect.v[k], err) < 0)
-            return hv_error_wrap (err, "home_allow %s: protect", p->home_allow.v[i]);
+          {
+            cleanup_free char *sub = hv_home_sub_expand (p->home_access[i].protect.v[k], ctx);
+            if (ensure_protected (paths.v[j], sub, err) < 0)
+              return hv_error_wrap (err, "home_allow %s: protect", p->home_allow.v[i]);
+          }
     }
   return 0;
 }

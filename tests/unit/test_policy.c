@@ -104,7 +104,7 @@ test_home_allow_forms (void **state)
   expect_error ("filesystem:\n  home_allow: [{path: ~/.c, write: yes}]\n",
                 "t.yaml:2:36: filesystem.home_allow: write: expected copy, data, direct or read-only");
   expect_error ("filesystem:\n  home_allow: [{path: ~/.c, protect: [x]}]\n",
-                "t.yaml:2:38: filesystem.home_allow: protect only applies to write: direct");
+                "t.yaml:2:38: filesystem.home_allow: protect only applies to write: direct or data");
   expect_error ("filesystem:\n  home_allow: [{path: ~/.c, write: direct, protect: [../x]}]\n",
                 "t.yaml:2:53: filesystem.home_allow: protect: \"../x\" must be relative to the entry, without ..");
   expect_error ("filesystem:\n  home_allow: [{write: direct}]\n", "t.yaml:2:16: filesystem.home_allow: needs a path");
