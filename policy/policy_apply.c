@@ -23,8 +23,10 @@
 #include "container_monitor.h"
 #include "json_gen.h"
 #include "json_walk.h"
+#include "netns_check.h"
 #include "oci_tables.h"
 #include "container_exec_rules.h"
+#include "container_network.h"
 #include "container_plan.h"
 #include "policy_apply.h"
 #include "policy_compile.h"
@@ -693,6 +695,23 @@ emit_egress (yajl_gen g, yajl_val previous, const hv_policy *p)
     }
 }
 
+/* Network none: the runtime checks, once the engine's hooks ran, that
+ * init's namespace has nothing but loopback (netns_check.h); an earlier
+ * policy's none stays (policies only tighten). */
+static void
+emit_network (yajl_gen g, yajl_val previous, const hv_policy *p)
+{
+  bool earlier = previous && YAJL_IS_STRING (previous) && strcmp (previous->u.string, HV_NETWORK_NONE) == 0;
+  if (p->net_mode == HV_NET_NONE || earlier)
+    jg_kv (g, HV_NETWORK_ANNOTATION, HV_NETWORK_NONE);
+  else if (previous)
+    {
+      /* Not ours to judge: the runtime refuses a value it does not know. */
+      jg_str (g, HV_NETWORK_ANNOTATION);
+      jg_value (g, previous);
+    }
+}
+
 /* Annotations: what the policy is loaded by (exec reloads it), and under exec rules
  * the Landlock rules the runtime applies to init and every exec: read
  * and write everywhere (the read-only root and the masks already decide
@@ -706,7 +725,8 @@ emit_annotations (yajl_gen g, yajl_val ann, const struct apply *a)
         && strcmp (ann->u.object.keys[j], HV_LANDLOCK_ANNOTATION) != 0
         && strcmp (ann->u.object.keys[j], HV_SECCOMP_ANNOTATION) != 0
         && strcmp (ann->u.object.keys[j], HV_TIMEOUT_ANNOTATION) != 0
-        && strcmp (ann->u.object.keys[j], HV_EGRESS_ANNOTATION) != 0)
+        && strcmp (ann->u.object.keys[j], HV_EGRESS_ANNOTATION) != 0
+        && strcmp (ann->u.object.keys[j], HV_NETWORK_ANNOTATION) != 0)
       {
         jg_str (g, ann->u.object.keys[j]);
         jg_value (g, ann->u.object.values[j]);
@@ -717,6 +737,7 @@ emit_annotations (yajl_gen g, yajl_val ann, const struct apply *a)
   emit_timeout (g, ann, a->p);
   emit_stacked_seccomp (g, jw_lookup (ann, HV_SECCOMP_ANNOTATION), a);
   emit_egress (g, jw_lookup (ann, HV_EGRESS_ANNOTATION), a->p);
+  emit_network (g, jw_lookup (ann, HV_NETWORK_ANNOTATION), a->p);
   yajl_val previous = jw_lookup (ann, HV_LANDLOCK_ANNOTATION);
   if (a->exec_rules)
     {
@@ -756,6 +777,8 @@ emit_config (yajl_gen g, yajl_val root, const struct apply *a)
         emit_linux (g, v, a);
       else if (strcmp (k, "annotations") == 0 && YAJL_IS_OBJECT (v))
         emit_annotations (g, v, a);
+      else if (strcmp (k, "hooks") == 0 && YAJL_IS_OBJECT (v))
+        hv_container_emit_hooks (g, v, a->p->net_mode == HV_NET_NONE);
       else
         jg_value (g, v);
       for (size_t j = 0; added[j]; j++)

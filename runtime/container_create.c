@@ -32,6 +32,7 @@
 #include "egress_sandbox.h"
 #include "fault_point.h"
 #include "hooks.h"
+#include "netns_check.h"
 #include "log.h"
 #include "namespaces.h"
 #include "sync.h"
@@ -115,6 +116,7 @@ struct create_run
   bool hooks_started;
   bool egress_installed; /* the table is in init's network namespace */
   bool egress_up;        /* egress_ready returned */
+  bool net_none;         /* run.haven.network: none (netns_check.h) */
   struct hv_monitor monitor; /* the audit monitor, when the config asks for one */
   struct hv_egress_sandbox egress; /* run.haven.egress: the table, the resolver's sockets */
 };
@@ -353,6 +355,8 @@ run_runtime_hooks (struct create_run *r, const struct hv_create_opts *opts, hv_e
       || hv_hooks_run (&r->spec->hooks.create_runtime, "createRuntime", created, err) < 0)
     return -1;
   hv_fault_point ("create.hooks-run");
+  if (r->net_none && hv_netns_check_loopback_only (r->pid, "after the prestart and createRuntime hooks", err) < 0)
+    return -1;
   return hv_sync_send (r->sock[0], HV_SYNC_HOOKS_DONE, created, strlen (created), -1, err);
 }
 
@@ -402,6 +406,8 @@ answer_init (struct create_run *r, const struct hv_create_opts *opts, hv_error *
         case HV_SYNC_READY:
           /* Before create returns: nothing can start the process yet. */
           hv_fault_point ("create.init-ready");
+          if (r->net_none && hv_netns_check_loopback_only (r->pid, "at the end of create", err) < 0)
+            return -1;
           return await_egress (r, opts, err);
         case HV_SYNC_ERROR:
           return hv_sync_error (payload, err);
@@ -663,7 +669,8 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
   if (read_config (rt, bundle, opts->config_text, dir, &r.config_text, &r.spec, err) < 0)
     goto done; /* the text and the config, when read, are r's to free */
   if (check_config (r.spec, opts, bundle, err) < 0
-      || hv_egress_sandbox_prepare (r.spec, "config.json", &r.egress, err) < 0)
+      || hv_egress_sandbox_prepare (r.spec, "config.json", &r.egress, err) < 0
+      || hv_netns_none_wanted (r.spec, "config.json", &r.net_none, err) < 0)
     goto fail_early;
   rootfs = resolve_rootfs (r.spec, bundle, err);
   if (rootfs == NULL)

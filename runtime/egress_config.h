@@ -30,6 +30,8 @@
  * it (shared/reference/egress.md). */
 #define HV_EGRESS_TABLE_NAME "haven"
 #define HV_EGRESS_RESOLVER_MARK 0x6876u /* "hv" */
+/* The sandbox's own packets, marked by the table (egress_table.h). */
+#define HV_EGRESS_SANDBOX_MARK 0x6877u
 #define HV_EGRESS_NFLOG_GROUP 4207
 
 /* egress_resolver.h; not included here, so that the policy layer's

@@ -64,6 +64,12 @@ typedef struct hv_egress_pin
   uint64_t timeout_ms;
 } hv_egress_pin;
 
+/* Docker's embedded DNS: libnetwork's fixed address in every container
+ * namespace on a user-defined network (a port of its own behind a DNAT
+ * rule from :53).  The table lets only the resolver's marked queries
+ * reach it. */
+#define HV_EGRESS_DOCKER_DNS "127.0.0.11"
+
 typedef struct hv_egress_spec
 {
   const hv_egress_cidr *allow; /* both families, any overlap */
@@ -77,6 +83,19 @@ typedef struct hv_egress_spec
    * redirected: the resolver's own upstream queries from inside the
    * netns (Docker's 127.0.0.11).  0: none. */
   uint32_t resolver_mark;
+  /* The sandbox's own cgroup (v2: its id and level, as `socket cgroupv2`
+   * matches them), when it has one; sandbox_cgroup 0: unknown.  Then
+   * only DNS from sockets made in it (or below it) is redirected to the
+   * resolver, and DNS from other sockets of the namespace passes with
+   * sandbox_mark unset: Docker's embedded DNS forwards the names it does
+   * not know itself from inside the container's namespace, and those
+   * queries must reach its upstream, not come back to the resolver that
+   * asked (a loop that ends in SERVFAIL).  Packets of the sandbox's
+   * sockets get sandbox_mark, which tells them apart (a socket match
+   * cannot say "not in this cgroup" for a socket above its level). */
+  uint64_t sandbox_cgroup;
+  uint32_t sandbox_cgroup_level;
+  uint32_t sandbox_mark;
   uint16_t nflog_group;
   /* Pins added in the same batch (names resolved before the sandbox). */
   const hv_egress_pin *pins;

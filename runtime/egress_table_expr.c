@@ -127,3 +127,24 @@ hv_nft_dport_eq (struct nftnl_rule *r, uint16_t port)
   hv_nft_payload (r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, NFT_REG_1);
   hv_nft_cmp (r, NFT_CMP_EQ, &be, 2);
 }
+
+void
+hv_nft_socket_cgroupv2_eq (struct nftnl_rule *r, uint32_t level, uint64_t id)
+{
+  struct nftnl_expr *e = nftnl_expr_alloc ("socket");
+  nftnl_expr_set_u32 (e, NFTNL_EXPR_SOCKET_KEY, NFT_SOCKET_CGROUPV2);
+  nftnl_expr_set_u32 (e, NFTNL_EXPR_SOCKET_DREG, NFT_REG_1);
+  nftnl_expr_set_u32 (e, NFTNL_EXPR_SOCKET_LEVEL, level);
+  nftnl_rule_add_expr (r, e);
+  hv_nft_cmp (r, NFT_CMP_EQ, &id, sizeof (id));
+}
+
+void
+hv_nft_meta_set_mark (struct nftnl_rule *r, uint32_t mark)
+{
+  hv_nft_imm (r, NFT_REG_1, &mark, sizeof (mark));
+  struct nftnl_expr *e = nftnl_expr_alloc ("meta");
+  nftnl_expr_set_u32 (e, NFTNL_EXPR_META_KEY, NFT_META_MARK);
+  nftnl_expr_set_u32 (e, NFTNL_EXPR_META_SREG, NFT_REG_1);
+  nftnl_rule_add_expr (r, e);
+}

@@ -33,4 +33,10 @@ void hv_nft_l4proto (struct nftnl_rule *r, uint8_t proto);
 uint32_t hv_nft_daddr_off (int family);
 /* th dport == port */
 void hv_nft_dport_eq (struct nftnl_rule *r, uint16_t port);
+/* socket cgroupv2 level LEVEL == ID: the packet's socket was made by a
+ * process in that cgroup or below it.  No socket, or a socket whose
+ * cgroup is above LEVEL: the rule does not match. */
+void hv_nft_socket_cgroupv2_eq (struct nftnl_rule *r, uint32_t level, uint64_t id);
+/* meta mark set MARK (register 1). */
+void hv_nft_meta_set_mark (struct nftnl_rule *r, uint32_t mark);
 #endif

@@ -72,6 +72,29 @@ add_output_rules (hv_nft_batch *b, hv_egress_table *t, const hv_egress_spec *spe
 {
   struct nftnl_rule *r;
 
+  /* The sandbox's own packets, marked first (egress_table.h). */
+  if (spec->sandbox_cgroup)
+    {
+      r = rule_new (t, "output");
+      hv_nft_socket_cgroupv2_eq (r, spec->sandbox_cgroup_level, spec->sandbox_cgroup);
+      hv_nft_meta_set_mark (r, spec->sandbox_mark);
+      rule_add (b, t, r, "socket cgroupv2 (the sandbox's) meta mark set");
+    }
+
+  /* Docker's embedded DNS (127.0.0.11, on loopback, on a port of its
+   * own) only through the resolver: it answers any name and forwards
+   * what it does not know. */
+  uint8_t docker_dns[4];
+  inet_pton (AF_INET, HV_EGRESS_DOCKER_DNS, docker_dns);
+  r = rule_new (t, "output");
+  hv_nft_nfproto (r, AF_INET);
+  hv_nft_payload (r, NFT_PAYLOAD_NETWORK_HEADER, hv_nft_daddr_off (AF_INET), 4, NFT_REG_1);
+  hv_nft_cmp (r, NFT_CMP_EQ, docker_dns, 4);
+  hv_nft_meta (r, NFT_META_MARK, NFT_REG_1);
+  hv_nft_cmp (r, NFT_CMP_NEQ, &spec->resolver_mark, 4);
+  hv_nft_verdict (r, NFT_GOTO, "deny");
+  rule_add (b, t, r, "ip daddr " HV_EGRESS_DOCKER_DNS " meta mark != (the resolver's) goto deny");
+
   /* Loopback: the index of "lo" is 1 in every network namespace. */
   r = rule_new (t, "output");
   uint32_t lo = 1;
@@ -155,6 +178,19 @@ add_output_rules (hv_nft_batch *b, hv_egress_table *t, const hv_egress_spec *spe
       hv_nft_l4proto (r, dns_protos[p]);
       hv_nft_verdict (r, NF_ACCEPT, NULL);
       rule_add (b, t, r, "meta mark (the resolver's) accept");
+    }
+
+  /* DNS of the namespace's other sockets (Docker's forwarding): to its
+   * upstream (egress_table.h). */
+  for (size_t p = 0; p < N_ELEMENTS (dns_protos) && spec->sandbox_cgroup; p++)
+    {
+      r = rule_new (t, "output");
+      hv_nft_meta (r, NFT_META_MARK, NFT_REG_1);
+      hv_nft_cmp (r, NFT_CMP_NEQ, &spec->sandbox_mark, 4);
+      hv_nft_l4proto (r, dns_protos[p]);
+      hv_nft_dport_eq (r, 53);
+      hv_nft_verdict (r, NF_ACCEPT, NULL);
+      rule_add (b, t, r, "meta mark != (the sandbox's) th dport 53 accept");
     }
 
   uint32_t est = NF_CT_STATE_BIT (IP_CT_ESTABLISHED) | NF_CT_STATE_BIT (IP_CT_RELATED), zero = 0;
@@ -262,6 +298,8 @@ add_dns_rules (hv_nft_batch *b, hv_egress_table *t, const hv_egress_spec *spec)
         hv_nft_nfproto (r, family);
         hv_nft_l4proto (r, protos[p]);
         hv_nft_dport_eq (r, 53);
+        if (spec->sandbox_cgroup)
+          hv_nft_socket_cgroupv2_eq (r, spec->sandbox_cgroup_level, spec->sandbox_cgroup);
         hv_nft_imm (r, NFT_REG_1, targets[f]->addr, (uint32_t) hv_egress_addr_len (family));
         hv_nft_imm (r, NFT_REG_2, &port, 2);
         struct nftnl_expr *e = nftnl_expr_alloc ("nat");

@@ -81,6 +81,32 @@ sanitizer_env() {
   fi
 }
 
+# The network namespace the test's dockerd (and the containerd it starts,
+# and their containers on bridge and host networks) lives in: only
+# loopback at first, no route anywhere.  Sets DOCKER_NETNS (its name
+# under /run/netns) and DOCKER_NETNS_PATH.
+start_docker_netns() {
+  DOCKER_NETNS=hvt-eng-$$
+  DOCKER_NETNS_PATH=/run/netns/$DOCKER_NETNS
+  local out
+  if ! out=$(ip netns add "$DOCKER_NETNS" 2>&1); then
+    DOCKER_MISSING="ip netns add $DOCKER_NETNS: $out"
+    DOCKER_NETNS=
+    return 1
+  fi
+  if ! out=$(ip -n "$DOCKER_NETNS" link set lo up 2>&1); then
+    DOCKER_MISSING="loopback in $DOCKER_NETNS: $out"
+    return 1
+  fi
+  export DOCKER_NETNS DOCKER_NETNS_PATH
+}
+
+stop_docker_netns() {
+  [ -n "${DOCKER_NETNS:-}" ] || return 0
+  ip netns delete "$DOCKER_NETNS" 2>/dev/null
+  DOCKER_NETNS=
+}
+
 start_docker() {
   if ! command -v dockerd >/dev/null || [ -z "$DOCKER_CLI" ] || ! command -v containerd >/dev/null; then
     DOCKER_MISSING="docker.io (dockerd, docker, containerd) is not installed"
@@ -88,12 +114,24 @@ start_docker() {
   fi
   local d=$WORK/docker
   mkdir -p "$d/data" "$d/exec"
-  # Settings of our own first: `haven install docker` must keep them.  No
-  # bridge, no iptables, no forwarding: nothing may reach off the machine.
+  # dockerd lives in a network namespace of the test's own: its docker0,
+  # the bridges of the tests' networks and its iptables rules are made
+  # there and go with it, whatever subnets the tests pick.  The machine's
+  # own docker0, routes and firewall are never touched, and another
+  # dockerd's firewall (which drops traffic on bridges it does not know)
+  # never sees our containers' traffic.  Only the network namespace: the
+  # data root's mounts must stay visible to a system containerd, which
+  # dockerd uses where one runs.
+  if ! start_docker_netns; then
+    DOCKER_MISSING="no network namespace for dockerd: $DOCKER_MISSING"
+    return 1
+  fi
+  # Settings of our own first: `haven install docker` must keep them.
+  # Docker's default bridge and its iptables rules, inside that namespace;
+  # no forwarding, no masquerading: it has no route off the machine anyway.
   cat > "$d/daemon.json" <<EOF
 {
-  "bridge": "none",
-  "iptables": false,
+  "iptables": true,
   "ip6tables": false,
   "ip-forward": false,
   "ip-masq": false,
@@ -115,7 +153,7 @@ EOF
   # shellcheck disable=SC2046
   # Where a system containerd runs, dockerd uses it: our own namespaces
   # there keep our containers apart from the host's dockerd.
-  env $(sanitizer_env) dockerd --data-root "$d/data" --exec-root "$d/exec" --pidfile "$d/dockerd.pid" \
+  env $(sanitizer_env) nsenter --net="$DOCKER_NETNS_PATH" dockerd --data-root "$d/data" --exec-root "$d/exec" --pidfile "$d/dockerd.pid" \
     -H "unix://$DOCKER_SOCK" --config-file "$d/daemon.json" \
     --containerd-namespace haven-test --containerd-plugins-namespace haven-test-plugins \
     > "$d/dockerd.log" 2>&1 < /dev/null &
@@ -133,7 +171,7 @@ EOF
 }
 
 stop_docker() {
-  [ -n "$DOCKERD_PID" ] || return 0
+  [ -n "$DOCKERD_PID" ] || { stop_docker_netns; return 0; }
   local ids
   ids=$(dk ps -aq 2>/dev/null)
   [ -z "$ids" ] || dk rm -f $ids >/dev/null 2>&1
@@ -150,6 +188,8 @@ stop_docker() {
     for i in $(seq 100); do kill -0 "$cpid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$cpid" 2>/dev/null
   fi
+  # Its bridges and veths go with the namespace.
+  stop_docker_netns
 }
 
 start_podman() {

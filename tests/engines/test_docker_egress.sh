@@ -107,9 +107,9 @@ dke_listens() {
   [ "$(dk exec "$1" netstat -ltn | grep -c ' :::[0-9]')" = "$2" ]
 }
 
-# dke_network: an --internal network on a TEST-NET-3 /27 (a random one:
-# two harnesses' dockerds on one host must not make the same bridge
-# route).  Sets DKE_NET.
+# dke_network: an --internal network on a TEST-NET-3 /27, made in the
+# test dockerd's own network namespace (run.sh), never in the host's.
+# Sets DKE_NET.
 dke_network() {
   DKE_NET=$(new_name enet)
   local sub="203.0.113.$((32 * (RANDOM % 8)))/27"
@@ -349,4 +349,160 @@ CapEff:	0000000000000001" "$(echo "$out" | grep ^CapEff)" "capabilities of init 
     *"policy claude-code allows only some destinations (network.allow), but the container shares the host's network"*) ;;
     *) fail "--network host: not haven's refusal: $OUT" ;;
   esac
+}
+
+# --- Every Docker network mode (issue 23) ---
+
+DKE_DNS_PY=$(cd "$(dirname "${BASH_SOURCE[0]}")/../integration" && pwd)/egress_dns.py
+
+# dke_http_from CONTAINER-ARGS... -- ADDR: "served by haven" when the
+# container made by `docker run --rm ARGS IMAGE` reaches httpd on ADDR:8080,
+# "unreachable" else; "interfaces: ..." first.
+dke_http_from() {
+  local args=() addr
+  while [ "$1" != -- ]; do args+=("$1"); shift; done
+  addr=$2
+  dk run --rm "${args[@]}" "$IMAGE" sh -c "echo interfaces: \$(ls /sys/class/net | xargs)
+    printf 'GET /index.html HTTP/1.0\r\n\r\n' | nc -w 3 $addr 8080 2>&1 | grep 'served by' || echo unreachable" \
+    2>&1 < /dev/null
+}
+
+# Network none under Docker: a container of haven-default (policy
+# default: network none) has only loopback and reaches no server on the
+# network Docker gave it: the default bridge, a user-defined network (what
+# compose makes; Docker's DNS on 127.0.0.11), the host's, another
+# container's.  Docker sets bridge networks up with a hook
+# (libnetwork-setkey) that moves eth0 into init's network namespace,
+# whichever namespace that is.  The servers run under runc, as the rest of
+# a stack would, and a runc client reaches them (the test can see a
+# reachable server).
+test_docker_network_none_every_mode() {
+  need_docker
+  [ "$ENGINE_RUNTIME" = haven ] || skip "haven's policy"
+  local net srvb srvu ipb ipu mode
+  net=$(new_name nnet)
+  dk network create "$net" > /dev/null 2> net.err || fail "network create: $(cat net.err)"
+  srvb=$(new_name srvb)
+  srvu=$(new_name srvu)
+  dk run -d --name "$srvb" --runtime runc "$IMAGE" httpd -f -p 8080 -h /www > /dev/null 2> run.err \
+    || fail "server on the default bridge: $(cat run.err)"
+  dk run -d --name "$srvu" --runtime runc --network "$net" "$IMAGE" httpd -f -p 8080 -h /www > /dev/null 2> run.err \
+    || fail "server on $net: $(cat run.err)"
+  ipb=$(dk_state "$srvb" '{{.NetworkSettings.IPAddress}}')
+  ipu=$(dk_state "$srvu" "{{(index .NetworkSettings.Networks \"$net\").IPAddress}}")
+  [[ "$ipb" =~ ^[0-9.]+$ && "$ipu" =~ ^[0-9.]+$ ]] || fail "no server addresses: '$ipb' '$ipu'"
+  OUT=$(dke_http_from --runtime runc -- "$ipb")
+  assert_contains "$OUT" "served by haven" "runc on the default bridge reaches the server"
+  OUT=$(dke_http_from --runtime runc --network "$net" -- "$srvu")
+  assert_contains "$OUT" "served by haven" "runc on $net reaches the server by name"
+  for mode in "bridge $ipb" "$net $ipu" "$net $srvu" "host $ipb" "container:$srvu 127.0.0.1"; do
+    OUT=$(dke_http_from --runtime haven-default --network "${mode% *}" -- "${mode#* }")
+    assert_eq "interfaces: lo
+unreachable" "$(echo "$OUT" | grep -v '^WARNING')" "haven-default on --network ${mode% *} (to ${mode#* })"
+  done
+  # A long-lived one: still nothing once Docker is done with it.
+  local c
+  c=$(new_name nonec)
+  dk run -d --name "$c" --runtime haven-default --network "$net" "$IMAGE" sleep 600 > /dev/null 2> run.err \
+    || fail "detached: $(cat run.err)"
+  assert_eq lo "$(dk exec "$c" sh -c 'ls /sys/class/net | xargs')" "interfaces of a detached container"
+}
+
+# dke_standin GW: a DNS server in the test dockerd's network namespace on
+# GW:53 (a network's gateway there: what Docker's DNS forwards to with
+# --dns GW), answering from zone.json, logging to dns.log.
+dke_standin() {
+  [ -n "${DOCKER_NETNS_PATH:-}" ] || skip "the harness's dockerd has no network namespace of its own"
+  command -v python3 > /dev/null || skip "python3 missing"
+  : > dns.log
+  rm -f dns.ready
+  nsenter --net="$DOCKER_NETNS_PATH" python3 "$DKE_DNS_PY" server "$PWD/zone.json" "$PWD/dns.log" "$PWD/dns.ready" \
+    "$1" > dns.err 2>&1 &
+  defer "kill $!"
+  wait_for 10 test -e dns.ready || fail "DNS stand-in on $1: $(cat dns.err)"
+}
+
+# dke_subnet: a /27 in 198.51.100.0/24 (TEST-NET-2, inside the test
+# dockerd's network namespace only); sets DKE_BASE (its first three
+# octets and the base of the last), DKE_SUB.
+dke_subnet() {
+  local b=$((32 * (RANDOM % 8)))
+  DKE_BASE=198.51.100.$b
+  DKE_SUB=$DKE_BASE/27
+  DKE_PFX=198.51.100.
+  DKE_LAST=$b
+}
+
+# An allowlist on a user-defined network (compose's kind: Docker's DNS
+# at 127.0.0.11 is the container's nameserver): a name Docker's DNS does
+# not know itself and forwards (here to a stand-in, --dns) resolves and
+# connects when the policy lists it; an unlisted name is refused and never
+# reaches the stand-in; Docker's DNS on its own port is not reachable
+# around haven's resolver.  Before, the forwarded query came back to
+# haven's resolver (a loop) and every listed name failed (SERVFAIL).
+test_docker_egress_forwarded_name() {
+  need_docker
+  [ "$ENGINE_RUNTIME" = haven ] || skip "haven's egress table and resolver"
+  local pol=$PWD/fwd.yaml net gw world c port
+  printf 'extends: default\nnetwork:\n  allow: ["api.example.com:443"]\n' > "$pol"
+  dke_runtimes "$pol"
+  dke_subnet
+  gw=$DKE_PFX$((DKE_LAST + 1))
+  net=$(new_name fnet)
+  dk network create --subnet "$DKE_SUB" --gateway "$gw" "$net" > /dev/null 2> net.err \
+    || fail "network create --subnet $DKE_SUB: $(cat net.err)"
+  world=$(new_name fworld)
+  dk run -d --name "$world" --runtime runc --network "$net" --ip "$DKE_PFX$((DKE_LAST + 10))" "$IMAGE" \
+    sh -c 'nc -ll -p 443 -e echo reached-443 & nc -ll -p 80 -e echo reached-80 & wait' > /dev/null 2> run.err \
+    || fail "world: $(cat run.err)"
+  printf '{"api.example.com": {"A": [["%s", 300]]}, "evil.example": {"A": [["%s", 300]]}}\n' \
+    "$DKE_PFX$((DKE_LAST + 10))" "$DKE_PFX$((DKE_LAST + 10))" > zone.json
+  dke_standin "$gw"
+  c=$(new_name fclient)
+  dk run -d --name "$c" --runtime hvegress-fwd --network "$net" --dns "$gw" "$IMAGE" sleep 600 > /dev/null 2> run.err \
+    || fail "client: $(cat run.err)"
+  assert_contains "$(dk exec "$c" cat /etc/resolv.conf)" "nameserver 127.0.0.11" "the client's nameserver is Docker's"
+  OUT=$(dk exec "$c" sh -c 'nslookup api.example.com 2>&1; nc -w 3 api.example.com 443 </dev/null 2>&1;
+    nslookup evil.example 2>&1; nc -w 3 api.example.com 80 </dev/null 2>&1 || echo port-80-refused' 2>&1)
+  echo "$OUT"
+  assert_contains "$OUT" "Address: $DKE_PFX$((DKE_LAST + 10))" "the listed name, forwarded by Docker's DNS"
+  assert_contains "$OUT" "reached-443" "connect to the listed name"
+  assert_contains "$OUT" "evil.example: REFUSED" "an unlisted name"
+  assert_contains "$OUT" "port-80-refused" "an unlisted port"
+  assert_not_contains "$OUT" "reached-80" "an unlisted port"
+  assert_contains "$(cat dns.log)" "api.example.com A" "the stand-in saw the listed name"
+  assert_not_contains "$(cat dns.log)" "evil" "the stand-in saw the unlisted name"
+  # Docker's DNS listens on 127.0.0.11 on a port of its own (the container
+  # can read it in /proc/net/udp): asked there directly, it would answer
+  # any name and forward the rest.
+  port=$(dk exec "$c" netstat -lnu | awk '$4 ~ /^127\.0\.0\.11:/ {sub(/.*:/, "", $4); print $4; exit}')
+  [[ "$port" =~ ^[0-9]+$ ]] || fail "no port of Docker's DNS in the container: $(dk exec "$c" netstat -lnu 2>&1)"
+  OUT=$(dk exec "$c" sh -c "nslookup evil.example 127.0.0.11:$port 2>&1; nslookup $world 127.0.0.11:$port 2>&1")
+  assert_not_contains "$OUT" "Address: $DKE_PFX" "Docker's DNS asked on its own port $port"
+  assert_not_contains "$(cat dns.log)" "evil" "the stand-in saw the unlisted name (asked on Docker's port)"
+}
+
+# The same on the default bridge (no embedded DNS: --dns is the
+# container's nameserver, asked by haven's resolver itself).
+test_docker_egress_default_bridge_name() {
+  need_docker
+  [ "$ENGINE_RUNTIME" = haven ] || skip "haven's egress table and resolver"
+  local pol=$PWD/brname.yaml gw c
+  printf 'extends: default\nnetwork:\n  allow: ["api.example.com:443"]\n' > "$pol"
+  dke_runtimes "$pol"
+  [ -n "${DOCKER_NETNS_PATH:-}" ] || skip "the harness's dockerd has no network namespace of its own"
+  # Docker 20.10 names no gateway of its default bridge: docker0's address.
+  gw=$(nsenter --net="$DOCKER_NETNS_PATH" ip -4 -o addr show docker0 | awk '{sub(/\/.*/, "", $4); print $4; exit}')
+  [[ "$gw" =~ ^[0-9.]+$ ]] || fail "no address of docker0: $gw"
+  printf '{"api.example.com": {"A": [["203.0.113.10", 300]]}, "evil.example": {"A": [["203.0.113.10", 300]]}}\n' \
+    > zone.json
+  dke_standin "$gw"
+  c=$(new_name bclient)
+  dk run -d --name "$c" --runtime hvegress-brname --dns "$gw" "$IMAGE" sleep 600 > /dev/null 2> run.err \
+    || fail "client: $(cat run.err)"
+  OUT=$(dk exec "$c" sh -c 'cat /etc/resolv.conf; nslookup api.example.com 2>&1; nslookup evil.example 2>&1' 2>&1)
+  assert_contains "$OUT" "nameserver $gw" "the client's nameserver"
+  assert_contains "$OUT" "Address: 203.0.113.10" "the listed name"
+  assert_contains "$OUT" "evil.example: REFUSED" "an unlisted name"
+  assert_not_contains "$(cat dns.log)" "evil" "the stand-in saw the unlisted name"
 }

@@ -243,7 +243,7 @@ test_images_claude_code_compose() {
 test_images_gemini_cli_docker() { images_docker gemini-cli; }
 
 # images/devcontainer/devcontainer.json as shipped, with the test's image,
-# --network=none (the harness's dockerd has no bridge) and a volume name
+# --network=none (nothing of the network is needed) and a volume name
 # of its own: devcontainer up, then the probe through devcontainer exec
 # (as remoteUser, under the same policy).
 test_images_claude_code_devcontainer() {
