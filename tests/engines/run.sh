@@ -127,13 +127,14 @@ start_docker() {
     return 1
   fi
   # Settings of our own first: `haven install docker` must keep them.
-  # Docker's default bridge and its iptables rules, inside that namespace;
-  # no forwarding, no masquerading: it has no route off the machine anyway.
+  # Docker's default bridge, its iptables rules and IPv4 forwarding (else
+  # every docker run on a bridge warns), inside that namespace; no
+  # masquerading: it has no route off the machine anyway.
   cat > "$d/daemon.json" <<EOF
 {
   "iptables": true,
   "ip6tables": false,
-  "ip-forward": false,
+  "ip-forward": true,
   "ip-masq": false,
   "exec-opts": ["native.cgroupdriver=cgroupfs"],
   "features": {"buildkit": false},
@@ -192,6 +193,34 @@ stop_docker() {
   stop_docker_netns
 }
 
+# A /24 in 10.100.0.0-10.250.255.0 that no route of the host's (any
+# table) overlaps: Podman's default network bridge is made in the host's
+# namespace.
+free_subnet() {
+  python3 - <<'PY'
+import ipaddress, random, subprocess
+out = subprocess.run(["ip", "-4", "route", "show", "table", "all"], capture_output=True, text=True).stdout
+taken = []
+for line in out.splitlines():
+    words = line.split()
+    if words and words[0] in ("local", "broadcast", "unicast", "blackhole", "unreachable", "prohibit"):
+        words = words[1:]
+    if not words or words[0] == "default":
+        continue
+    try:
+        taken.append(ipaddress.ip_network(words[0] if "/" in words[0] else words[0] + "/32", strict=False))
+    except ValueError:
+        pass
+for _ in range(500):
+    c = ipaddress.ip_network("10.%d.%d.0/24" % (random.randint(100, 250), random.randint(0, 255)))
+    if not any(c.overlaps(t) for t in taken):
+        print(c)
+        break
+else:
+    raise SystemExit(1)
+PY
+}
+
 start_podman() {
   if ! command -v podman >/dev/null || ! command -v conmon >/dev/null; then
     PODMAN_MISSING="podman (and conmon) is not installed"
@@ -207,8 +236,15 @@ start_podman() {
   # CONTAINERS_CONF is the only file Podman reads: haven's drop-in, plus
   # limits this host allows (no CAP_SYS_RESOURCE: Podman's default nofile
   # of 1048576 cannot be set), cgroupfs and file events (no systemd).
+  # Its networks: netavark's files in the store's own directory (never
+  # the host's /etc/containers/networks), and the default network
+  # "podman" on a subnet no route of the host's covers (picked now).
+  local sub
+  sub=$(free_subnet) || { PODMAN_MISSING="no free subnet for Podman's default network"; return 1; }
+  mkdir -p "$PODMAN_DIR/networks"
   {
     printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\nlog_driver = "k8s-file"\n\n'
+    printf '[network]\nnetwork_config_dir = "%s"\ndefault_subnet = "%s"\n\n' "$PODMAN_DIR/networks" "$sub"
     sed 's/^\[engine\]$/[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"/' "$PODMAN_DIR/haven.conf"
   } > "$CONTAINERS_CONF"
   if ! out=$(pm import "$WORK/image.tar" "$IMAGE" 2>&1); then

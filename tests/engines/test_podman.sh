@@ -239,3 +239,91 @@ test_podman_policy_concurrent_rename_keeps_secret_hidden() {
   need_podman
   concurrent_rename_race pm "${PR[@]}" --network none --annotation run.haven.policy=default
 }
+
+# --- Every Podman network mode (issue 23) ---
+
+# pm_http_from PODMAN-RUN-ARGS... -- ADDR: as dke_http_from, under Podman.
+pm_http_from() {
+  local args=() addr
+  while [ "$1" != -- ]; do args+=("$1"); shift; done
+  addr=$2
+  pm run --rm "${args[@]}" "$IMAGE" sh -c "echo interfaces: \$(ls /sys/class/net | xargs)
+    printf 'GET /index.html HTTP/1.0\r\n\r\n' | nc -w 3 $addr 8080 2>&1 | grep 'served by' || echo unreachable" \
+    2>&1 < /dev/null | grep -v '^haven-runc: note: '
+}
+
+# Network none under Podman: run.haven.policy=default (network none) gives
+# only loopback and no way to a server on Podman's default network, a
+# network made with `podman network create --internal` (what
+# podman-compose makes; aardvark-dns answers container names), the host's
+# and another container's.  The servers run under Podman's default
+# runtime, and a client of that runtime reaches them.
+test_podman_network_none_every_mode() {
+  need_podman
+  [ "$ENGINE_RUNTIME" = haven ] || skip "haven's policy"
+  local net srvd srvu ipd ipu mode
+  net=$(new_name pnet)
+  pm network create --internal "$net" > /dev/null 2> net.err || fail "network create: $(cat net.err)"
+  defer "pm network rm -f $net > /dev/null"
+  srvd=$(new_name psrvd)
+  srvu=$(new_name psrvu)
+  pm run -d --name "$srvd" --network podman "$IMAGE" httpd -f -p 8080 -h /www > /dev/null 2> run.err \
+    || fail "server on podman's default network: $(cat run.err)"
+  pm run -d --name "$srvu" --network "$net" "$IMAGE" httpd -f -p 8080 -h /www > /dev/null 2> run.err \
+    || fail "server on $net: $(cat run.err)"
+  ipd=$(pm_state "$srvd" '{{(index .NetworkSettings.Networks "podman").IPAddress}}')
+  ipu=$(pm_state "$srvu" "{{(index .NetworkSettings.Networks \"$net\").IPAddress}}")
+  [[ "$ipd" =~ ^[0-9.]+$ && "$ipu" =~ ^[0-9.]+$ ]] || fail "no server addresses: '$ipd' '$ipu'"
+  OUT=$(pm_http_from --network podman -- "$ipd")
+  assert_contains "$OUT" "served by haven" "the default runtime on podman's network reaches the server"
+  OUT=$(pm_http_from --network "$net" -- "$srvu")
+  assert_contains "$OUT" "served by haven" "the default runtime on $net reaches the server by name"
+  for mode in "podman $ipd" "$net $ipu" "$net $srvu" "host $ipd" "container:$srvu 127.0.0.1"; do
+    OUT=$(pm_http_from "${PR[@]}" --annotation run.haven.policy=default --network "${mode% *}" -- "${mode#* }")
+    assert_eq "interfaces: lo
+unreachable" "$OUT" "run.haven.policy=default on --network ${mode% *} (to ${mode#* })"
+  done
+}
+
+# An allowlist on a Podman network: the container's nameserver is
+# aardvark-dns on the network's gateway; a listed container name
+# resolves and connects, another container's name is refused by haven's
+# resolver (though the policy's CIDR covers its address: a name is
+# allowed by name), and its address on another port is refused.
+test_podman_egress_container_name() {
+  need_podman
+  [ "$ENGINE_RUNTIME" = haven ] || skip "haven's egress table and resolver"
+  local net sub web other pol=$PWD/pnames.yaml
+  net=$(new_name pnet)
+  pm network create --internal "$net" > /dev/null 2> net.err || fail "network create: $(cat net.err)"
+  defer "pm network rm -f $net > /dev/null"
+  sub=$(pm network inspect -f '{{range .Subnets}}{{.Subnet}}{{end}}' "$net")
+  [[ "$sub" =~ ^[0-9./]+$ ]] || fail "no subnet of $net: $sub"
+  web=$(new_name pweb)
+  other=$(new_name pother)
+  pm run -d --name "$web" --network "$net" "$IMAGE" httpd -f -p 8080 -h /www > /dev/null 2> run.err \
+    || fail "web: $(cat run.err)"
+  pm run -d --name "$other" --network "$net" "$IMAGE" httpd -f -p 8080 -h /www > /dev/null 2> run.err \
+    || fail "other: $(cat run.err)"
+  # Private answers are dropped unless a CIDR allows them: the network's,
+  # on port 8080 only.
+  printf 'extends: default\nnetwork:\n  allow: ["%s:8080", "%s:8080"]\n' "$web" "$sub" > "$pol"
+  OUT=$(pm run --rm "${PR[@]}" --annotation run.haven.policy="$pol" --network "$net" "$IMAGE" sh -c "
+    nslookup $web 2>&1
+    printf 'GET /index.html HTTP/1.0\r\n\r\n' | nc -w 3 $web 8080 2>&1 | grep 'served by' || echo web-unreachable
+    nslookup $other 2>&1" 2>&1 < /dev/null)
+  echo "$OUT"
+  assert_contains "$OUT" "served by haven" "the listed container name resolves and connects"
+  # (busybox's nslookup asks with the search domain dns.podman appended)
+  [[ "$OUT" =~ "can't find $other"(\.dns\.podman)?": REFUSED" ]] || fail "another container's name not refused: $OUT"
+  assert_not_contains "$OUT" "Name:	$other" "another container's name"
+  local ipo
+  ipo=$(pm_state "$other" "{{(index .NetworkSettings.Networks \"$net\").IPAddress}}")
+  OUT=$(pm run --rm "${PR[@]}" --annotation run.haven.policy="$pol" --network "$net" "$IMAGE" sh -c "
+    nc -w 3 $ipo 80 </dev/null 2>&1 || echo port-80-refused" 2>&1 < /dev/null)
+  assert_contains "$OUT" "port-80-refused" "a port the CIDR entry does not list"
+  # --network host with an allowlist: refused, never run unfiltered.
+  OUT=$(pm run --rm "${PR[@]}" --annotation run.haven.policy="$pol" --network host "$IMAGE" true 2>&1 < /dev/null)
+  [ $? != 0 ] || fail "podman run --network host with an allowlist policy ran"
+  assert_contains "$OUT" "allows only some destinations (network.allow)" "--network host refused with haven's reason"
+}
