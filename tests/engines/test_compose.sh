@@ -73,3 +73,67 @@ test_compose_devcontainer_run_args() {
   assert_contains "$OUT" "512"
   assert_contains "$OUT" "CapEff:	00000000000000cb" "CHOWN DAC_OVERRIDE FOWNER SETGID SETUID"
 }
+
+# Network policies in a docker-compose stack (one user-defined network,
+# Docker's DNS at 127.0.0.11 in every container): "agent" runs under
+# haven-default (network none) and has only loopback, so web is out of its
+# reach; "fetcher" runs under an allowlist of web:8080 and
+# api.example.com:443: web (a service name, answered by Docker's DNS) and
+# api.example.com (forwarded by Docker's DNS to the stack's `dns:`, a
+# stand-in) resolve and connect, an unlisted name is refused.  The
+# network's subnet is TEST-NET-2, inside the test dockerd's namespace.
+test_compose_docker_network_policies() {
+  need_docker
+  command -v docker-compose >/dev/null || skip "docker-compose is not installed"
+  [ "$ENGINE_RUNTIME" = haven ] || skip "haven's policies"
+  local p=hvn$$ pol=$PWD/cfwd.yaml gw agent fetcher
+  printf 'extends: default\nnetwork:\n  allow: ["web:8080", "api.example.com:443"]\n' > "$pol"
+  dke_runtimes "$pol"
+  dke_subnet
+  gw=$DKE_PFX$((DKE_LAST + 1))
+  cat > stack.yml <<YML
+version: "2.4"
+services:
+  web:
+    image: $IMAGE
+    runtime: runc
+    command: ["sh", "-c", "nc -ll -p 443 -e echo api-443 & exec httpd -f -p 8080 -h /www"]
+    networks: {backend: {ipv4_address: "$DKE_PFX$((DKE_LAST + 10))"}}
+  agent:
+    image: $IMAGE
+    runtime: haven-default
+    command: ["sleep", "600"]
+    networks: [backend]
+  fetcher:
+    image: $IMAGE
+    runtime: hvegress-cfwd
+    command: ["sleep", "600"]
+    dns: ["$gw"]
+    networks: [backend]
+networks:
+  backend:
+    ipam:
+      config: [{subnet: "$DKE_SUB", gateway: "$gw"}]
+YML
+  dc() { timeout -k 5 120 docker-compose -p "$p" -f stack.yml "$@"; }
+  defer "timeout 120 docker-compose -p $p -f '$PWD/stack.yml' down -t 1 > /dev/null 2>&1"
+  dc up -d > up.log 2>&1 || fail "docker-compose up: $(tail -3 up.log)"
+  printf '{"api.example.com": {"A": [["%s", 300]]}, "evil.example": {"A": [["%s", 300]]}}\n' \
+    "$DKE_PFX$((DKE_LAST + 10))" "$DKE_PFX$((DKE_LAST + 10))" > zone.json
+  dke_standin "$gw"
+  agent=$(dc ps -q agent)
+  fetcher=$(dc ps -q fetcher)
+  [ -n "$agent" ] && [ -n "$fetcher" ] || fail "services not created: $(dc ps 2>&1)"
+  OUT=$(dk exec "$agent" sh -c 'ls /sys/class/net | xargs
+    printf "GET /index.html HTTP/1.0\r\n\r\n" | nc -w 3 web 8080 2>&1 | grep "served by" || echo web-unreachable' 2>&1)
+  assert_eq "lo
+web-unreachable" "$OUT" "agent (network none) in the stack"
+  OUT=$(dk exec "$fetcher" sh -c 'printf "GET /index.html HTTP/1.0\r\n\r\n" | nc -w 3 web 8080 2>&1 | grep "served by"
+    nc -w 3 api.example.com 443 </dev/null 2>&1; nslookup evil.example 2>&1' 2>&1)
+  assert_contains "$OUT" "served by haven" "fetcher reaches web by its service name"
+  assert_contains "$OUT" "api-443" "fetcher reaches api.example.com (forwarded by Docker's DNS)"
+  assert_contains "$OUT" "evil.example: REFUSED" "an unlisted name"
+  assert_not_contains "$(cat dns.log)" "evil" "the stand-in saw the unlisted name"
+  dc down -t 1 > down.log 2>&1 || fail "docker-compose down: $(tail -3 down.log)"
+  assert_eq "" "$(dk ps -aq --filter "label=com.docker.compose.project=$p")" "containers after down"
+}

@@ -165,3 +165,39 @@ test_run_foreground_terminal_proxied() {
   assert_contains "$out" "/dev/pts/0"
   assert_contains "$out" "proxied"
 }
+
+# Network none after the hooks (issue 23): a prestart hook that puts an
+# veth pair into init's network namespace, as Docker's network set-up
+# (libnetwork-setkey) does into whatever namespace init has, fails create
+# when the config says network none (run.haven.network, which a policy
+# with network none sets), naming the interface; the same hook without
+# the annotation runs and the container has the interface (the hook
+# works); any other value of the annotation is refused.
+test_network_none_holds_after_hooks() {
+  skip_on_runc "haven's run.haven.network"
+  command -v ip > /dev/null || skip "ip (iproute2) missing"
+  cat > "$PWD/addif.sh" <<'EOS'
+#!/bin/sh
+pid=$(sed 's/.*"pid": *\([0-9]*\).*/\1/')
+exec ip link add hvnone0 netns "$pid" type veth peer name hvnone1 netns "$pid"
+EOS
+  chmod +x "$PWD/addif.sh"
+  cfg "$B" '.hooks = {prestart: [{path: $p}]} | .linux.namespaces |= (map(select(.type != "network")) + [{type: "network"}])' \
+    --arg p "$PWD/addif.sh"
+  args "$B" sh -c 'ls /sys/class/net | xargs'
+  run_ctr "$B"
+  assert_eq 0 "$RC" "the hook without network none: $OUT"
+  assert_eq "hvnone0 hvnone1 lo" "$OUT" "interfaces the hook made"
+  cfg "$B" '.annotations["run.haven.network"] = "none"'
+  run_ctr "$B"
+  [ "$RC" != 0 ] || fail "create with an interface under network none succeeded: $OUT"
+  assert_contains "$OUT" "the policy's network is none, but the container's network namespace has interface(s) hvnone"
+  assert_contains "$OUT" "after the prestart and createRuntime hooks"
+  assert_contains "$OUT" "hvnone0" "the interfaces named"
+  assert_contains "$OUT" "hvnone1" "the interfaces named"
+  [ -z "$(ls "$STATE_ROOT")" ] || fail "state root not empty: $(ls "$STATE_ROOT")"
+  cfg "$B" '.annotations["run.haven.network"] = "open" | del(.hooks)'
+  run_ctr "$B"
+  [ "$RC" != 0 ] || fail "run.haven.network=open accepted"
+  assert_contains "$OUT" 'config.json: .annotations["run.haven.network"]: "open": the only value is "none"'
+}
