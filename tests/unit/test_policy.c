@@ -1008,11 +1008,48 @@ test_apply_allowlist_engine (void **state)
   hv_policy_free_fields (&p);
 }
 
+/* Issue 23: network none on a Docker config drops Docker's network
+ * hook (it moves eth0 into init's namespace, whichever that is), keeps
+ * the engine's other hooks, replaces the namespace and asks the runtime
+ * to check it (run.haven.network); an open policy keeps the hook. */
+static void
+test_apply_none_drops_docker_network_hook (void **state)
+{
+  (void) state;
+  const char *cfg = "{\"ociVersion\": \"1.0.2\", \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"}, "
+                    "\"root\": {\"path\": \"/\"}, \"hooks\": {\"prestart\": ["
+                    "{\"path\": \"/proc/42/exe\", \"args\": [\"libnetwork-setkey\", \"-exec-root=/x\", \"id\", \"c\"]}, "
+                    "{\"path\": \"/usr/bin/other-hook\", \"args\": [\"other-hook\"]}]}, "
+                    "\"linux\": {\"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"network\"}]}}";
+  hv_policy p;
+  parse_ok ("network: {mode: none}\n", &p);
+  p.name = xstrdup ("t");
+  char *out = NULL;
+  hv_error *err = NULL;
+  if (hv_policy_apply (&p, cfg, "config.json", &out, NULL, &err) < 0)
+    fail_msg ("%s", err->msg);
+  assert_null (strstr (out, "libnetwork-setkey"));
+  assert_non_null (strstr (out, "\"other-hook\""));
+  assert_non_null (strstr (out, "\"run.haven.network\": \"none\""));
+  free (out);
+  out = NULL;
+  hv_policy_free_fields (&p);
+  parse_ok ("network: {mode: open}\n", &p);
+  p.name = xstrdup ("t");
+  if (hv_policy_apply (&p, cfg, "config.json", &out, NULL, &err) < 0)
+    fail_msg ("%s", err->msg);
+  assert_non_null (strstr (out, "libnetwork-setkey"));
+  assert_null (strstr (out, "run.haven.network"));
+  free (out);
+  hv_policy_free_fields (&p);
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_seed_format),       cmocka_unit_test (test_all_sections),
+    cmocka_unit_test (test_apply_none_drops_docker_network_hook),
     cmocka_unit_test (test_errors), cmocka_unit_test (test_home_allow_forms),            cmocka_unit_test (test_sizes_and_durations), cmocka_unit_test (test_container_resources),
     cmocka_unit_test (test_env_filter),        cmocka_unit_test (test_extends_and_validation),
     cmocka_unit_test (test_extends_repeated_home_entry_is_one),
