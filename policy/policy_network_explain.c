@@ -78,7 +78,10 @@ explain_allowlist (const hv_policy *p, FILE *out)
                 "  their DNS lifetime; DNS sent to any other server lands there too; link-local and cloud\n"
                 "  metadata addresses are always refused.  `haven run` reaches the network through pasta,\n"
                 "  without the host's own services (its loopback and other addresses); an engine container\n"
-                "  keeps its engine's network, with the table installed at create.\n");
+                "  keeps its engine's network, with the table installed at create, and is refused with the\n"
+                "  host's network.  There only DNS of the container's own processes (its cgroup) goes to the\n"
+                "  resolver, so the engine's DNS (Docker's 127.0.0.11, reached only through the resolver) can\n"
+                "  forward a listed name it does not know itself.\n");
   fprintf (out, "  Limits of rules by name:\n"
                 "    - Addresses are allowed per address: while a name's address is allowed, other sites that\n"
                 "      share it (a CDN, a cloud load balancer) are reachable too.\n"
@@ -103,7 +106,10 @@ hv_net_explain (const hv_policy *p, FILE *out)
       explain_allowlist (p, out);
       break;
     default:
-      fprintf (out, "None: only the sandbox's own loopback.\n");
+      fprintf (out, "None: only the sandbox's own loopback.\n"
+                    "  In an engine container too, whatever network the engine gives it (bridge, user-defined,\n"
+                    "  host, another container's): Docker's network hook is not run, and create fails if any\n"
+                    "  interface but loopback is there after the engine's hooks.\n");
       if (p->net_allow.n)
         fprintf (out, "  network.allow entries inherited from the policies this one extends are not used\n"
                       "  (this policy says mode: none).\n");

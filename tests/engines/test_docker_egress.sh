@@ -406,6 +406,10 @@ unreachable" "$(echo "$OUT" | grep -v '^WARNING')" "haven-default on --network $
   dk run -d --name "$c" --runtime haven-default --network "$net" "$IMAGE" sleep 600 > /dev/null 2> run.err \
     || fail "detached: $(cat run.err)"
   assert_eq lo "$(dk exec "$c" sh -c 'ls /sys/class/net | xargs')" "interfaces of a detached container"
+  # docker network connect later: Docker never learnt the namespace (its
+  # hook did not run), so nothing arrives there.
+  dk network connect bridge "$c" > /dev/null 2>&1
+  assert_eq lo "$(dk exec "$c" sh -c 'ls /sys/class/net | xargs')" "interfaces after docker network connect"
 }
 
 # dke_standin GW: a DNS server in the test dockerd's network namespace on
