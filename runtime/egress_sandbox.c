@@ -325,7 +325,18 @@ build_table (struct hv_egress_sandbox *s, pid_t pid, hv_error **err)
   if (hv_egress_table_open_socket (HV_EGRESS_TABLE_NAME, nft, &s->table, err) < 0)
     return -1;
   char fingerprint[HV_EGRESS_FINGERPRINT_LEN];
-  if (hv_egress_table_create (s->table, &spec, fingerprint, err) < 0)
+  int r = hv_egress_table_create (s->table, &spec, fingerprint, err);
+  /* A kernel without `socket cgroupv2` (before 5.13: EOPNOTSUPP) or
+   * without nft_socket (ENOENT) refuses the whole batch (nothing was
+   * made): the table without it, as before (egress_table.h). */
+  if (r < 0 && spec.sandbox_cgroup && *err
+      && ((*err)->errno_code == EOPNOTSUPP || (*err)->errno_code == ENOENT))
+    {
+      hv_error_free (err);
+      spec.sandbox_cgroup = 0;
+      r = hv_egress_table_create (s->table, &spec, fingerprint, err);
+    }
+  if (r < 0)
     {
       /* Made by someone else (a namespace shared with another policed
        * container): not ours to delete. */

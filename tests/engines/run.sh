@@ -189,8 +189,29 @@ stop_docker() {
     for i in $(seq 100); do kill -0 "$cpid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$cpid" 2>/dev/null
   fi
+  stop_docker_shims
   # Its bridges and veths go with the namespace.
   stop_docker_netns
+}
+
+# containerd-shim-runc-v2 processes of our containerd (by the socket
+# under $WORK their command line names) that outlived it: a shim whose
+# container was deleted while containerd went down stays, idle, for good
+# (and would keep the test's network namespace alive).
+stop_docker_shims() {
+  local sock=$WORK/docker/exec/containerd/containerd.sock p pids=() i
+  for p in /proc/[0-9]*; do
+    [ "$(cat "$p/comm" 2>/dev/null)" = containerd-shim ] || continue
+    tr '\0' ' ' < "$p/cmdline" 2>/dev/null | grep -qF -- "-address $sock " && pids+=("${p#/proc/}")
+  done
+  [ ${#pids[@]} = 0 ] && return 0
+  log "stopping ${#pids[@]} containerd shim(s) left by our containerd: ${pids[*]}"
+  kill -TERM "${pids[@]}" 2>/dev/null
+  for i in $(seq 50); do
+    kill -0 "${pids[@]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -KILL "${pids[@]}" 2>/dev/null
 }
 
 # A /24 in 10.100.0.0-10.250.255.0 that no route of the host's (any
