@@ -61,13 +61,17 @@ open_unified_mount (void)
 }
 
 int
-hv_cgroup_v2_ident (pid_t pid, uint64_t *id, uint32_t *level, hv_error **err)
+hv_cgroup_v2_ident (pid_t pid, const char *expected, uint64_t *id, uint32_t *level, hv_error **err)
 {
   *id = 0;
   *level = 0;
   cleanup_free char *path = unified_path (pid, err);
   if (path == NULL)
     return *err ? -1 : 0;
+  while (*expected == '/')
+    expected++;
+  if (strcmp (path + 1, expected) != 0)
+    return 0;
   cleanup_close int mnt = open_unified_mount ();
   if (mnt < 0 || strcmp (path, "/") == 0)
     return 0;

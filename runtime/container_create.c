@@ -325,7 +325,9 @@ install_egress (struct create_run *r, const struct hv_create_opts *opts, hv_erro
     return 0;
   /* A namespace that outlives the container keeps the table: delete
    * removes it (egress_netns_record.h). */
-  if (hv_egress_netns_record (r->c->dir, r->spec, err) < 0 || hv_egress_sandbox_install (&r->egress, r->pid, err) < 0)
+  const char *own_cgroup = r->cgroup_made ? r->c->cgroup_path : NULL;
+  if (hv_egress_netns_record (r->c->dir, r->spec, err) < 0
+      || hv_egress_sandbox_install (&r->egress, r->pid, own_cgroup, err) < 0)
     return -1;
   r->egress_installed = true;
   hv_fault_point ("create.egress-table");

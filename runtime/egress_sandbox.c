@@ -299,7 +299,7 @@ make_sockets_in (struct hv_egress_sandbox *s, hv_error **err)
 }
 
 static int
-build_table (struct hv_egress_sandbox *s, pid_t pid, hv_error **err)
+build_table (struct hv_egress_sandbox *s, pid_t pid, const char *own_cgroup, hv_error **err)
 {
   const hv_egress_config *c = s->config;
   hv_egress_spec spec = { .allow = c->allow, .n_allow = c->n_allow, .deny = c->deny, .n_deny = c->n_deny,
@@ -307,11 +307,14 @@ build_table (struct hv_egress_sandbox *s, pid_t pid, hv_error **err)
                           .sandbox_mark = HV_EGRESS_SANDBOX_MARK };
   /* An engine's namespace has the engine's own sockets in it too
    * (Docker's DNS forwarding): told apart by init's cgroup, which every
-   * process of the container is in (egress_table.h).  Without a cgroup
-   * of its own, every DNS query of the namespace goes to the resolver
-   * (Docker then cannot forward a name it does not know). */
-  if (c->connect == HV_EGRESS_CONNECT_ENGINE
-      && hv_cgroup_v2_ident (pid, &spec.sandbox_cgroup, &spec.sandbox_cgroup_level, err) < 0)
+   * process of the container is in (egress_table.h).  Only a cgroup made
+   * for this container tells: a rootless one without a cgroup shares
+   * its cgroup with processes of the user that are not the container's
+   * (its exec would not join).  Without one, every DNS query of the
+   * namespace goes to the resolver (Docker then cannot forward a name it
+   * does not know). */
+  if (c->connect == HV_EGRESS_CONNECT_ENGINE && own_cgroup && own_cgroup[0]
+      && hv_cgroup_v2_ident (pid, own_cgroup, &spec.sandbox_cgroup, &spec.sandbox_cgroup_level, err) < 0)
     return hv_error_wrap (err, "the container's cgroup");
   spec.dns4.set = true;
   inet_pton (AF_INET, "127.0.0.1", spec.dns4.addr);
@@ -359,12 +362,12 @@ build_table (struct hv_egress_sandbox *s, pid_t pid, hv_error **err)
 }
 
 int
-hv_egress_sandbox_install (struct hv_egress_sandbox *s, pid_t pid, hv_error **err)
+hv_egress_sandbox_install (struct hv_egress_sandbox *s, pid_t pid, const char *own_cgroup, hv_error **err)
 {
   if (s->config == NULL)
     return 0;
   s->netns = open_init_netns (pid, err);
-  if (s->netns < 0 || make_sockets_in (s, err) < 0 || build_table (s, pid, err) < 0)
+  if (s->netns < 0 || make_sockets_in (s, err) < 0 || build_table (s, pid, own_cgroup, err) < 0)
     return hv_error_wrap (err, "egress rules of policy %s (%s)", s->config->policy, HV_EGRESS_ANNOTATION);
   return 0;
 }

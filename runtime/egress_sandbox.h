@@ -50,8 +50,11 @@ struct hv_egress_sandbox
 /* Parse the annotation, if any (name names the config in errors). */
 int hv_egress_sandbox_prepare (const oci_spec *spec, const char *name, struct hv_egress_sandbox *s, hv_error **err);
 /* Install the table and make the sockets in the network namespace of
- * init (pid, our child or grandchild, alive and waiting). */
-int hv_egress_sandbox_install (struct hv_egress_sandbox *s, pid_t pid, hv_error **err);
+ * init (pid, our child or grandchild, alive and waiting).  own_cgroup:
+ * the cgroup made for this container (every exec joins it), or NULL or
+ * "" when it has none of its own; only then can the container's sockets
+ * be told from the engine's (egress_table.h, sandbox_cgroup). */
+int hv_egress_sandbox_install (struct hv_egress_sandbox *s, pid_t pid, const char *own_cgroup, hv_error **err);
 /* create failed: delete the table (if made) and close everything. */
 void hv_egress_sandbox_abort (struct hv_egress_sandbox *s);
 /* create is done (the table stays) or aborted: close what is left. */

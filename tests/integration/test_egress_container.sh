@@ -241,6 +241,25 @@ test_egress_container_names_fail_closed() {
   echo "left in the engine's namespace after delete: $(in_sb nft list tables)"
 }
 
+# A container without a cgroup of its own (here: run.haven.cgroup
+# if-limited and no limits) cannot be told from other processes of its
+# namespace: every DNS query there, a process's that only entered it
+# too, goes to haven's resolver (the unlisted name is refused, never
+# asked upstream).
+test_egress_container_dns_without_own_cgroup() {
+  skip_on_runc "haven's egress resolver"
+  egress_dns_world
+  names_bundle sleep 30
+  cfg "$B" '.annotations["run.haven.cgroup"] = "if-limited" | del(.linux.resources) | del(.linux.cgroupsPath)'
+  local out
+  egress_ctr_started
+  assert_eq '""' "$(jq .cgroupPath "$STATE_ROOT/$ID/state.json")" "cgroup of the container"
+  out=$(in_sb python3 "$CTR_DNS_PY" query 198.51.100.54 evil.example A)
+  assert_eq 'REFUSED ede=haven_egress_policy_"t":_evil.example_(type_1):_not_in_the_policy' "$out" \
+    "a query from the namespace without the container's own cgroup"
+  assert_not_contains "$(cat "$DNSLOG")" "evil" "queries upstream"
+}
+
 # An engine container with no resolv.conf of the engine's (Podman's
 # --network none binds none): the resolver has nobody to ask, still
 # refuses unlisted names, answers SERVFAIL for allowed ones, and the
