@@ -127,12 +127,16 @@ start_docker() {
     return 1
   fi
   # Settings of our own first: `haven install docker` must keep them.
-  # Docker's default bridge, its iptables rules and IPv4 forwarding (else
-  # every docker run on a bridge warns), inside that namespace; no
-  # masquerading: it has no route off the machine anyway.
+  # Docker's default bridge and IPv4 forwarding (else every docker run on
+  # a bridge warns), inside that namespace.  No iptables: with it dockerd
+  # loads br_netfilter, which is global (the host's bridged traffic would
+  # start to pass the host's FORWARD rules); containers on one bridge
+  # reach each other without it, and Docker's DNS rules in a container's
+  # namespace are made either way.  No masquerading: there is no route off
+  # the machine anyway.
   cat > "$d/daemon.json" <<EOF
 {
-  "iptables": true,
+  "iptables": false,
   "ip6tables": false,
   "ip-forward": true,
   "ip-masq": false,

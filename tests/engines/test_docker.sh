@@ -21,7 +21,10 @@ test_docker_registration() {
   rt=$(dk info -f '{{range $k, $v := .Runtimes}}{{$k}}={{$v.Path}} {{end}}')
   assert_contains "$rt" "haven=$(readlink -f "$RUNTIME")" "docker info runtimes"
   # The daemon's own settings survived the registration.
-  assert_eq true "$(jq -r .iptables "$WORK/docker/daemon.json")" "daemon.json iptables"
+  assert_eq false "$(jq -r .iptables "$WORK/docker/daemon.json")" "daemon.json iptables"
+  # dockerd lives in a network namespace of its own, not the host's.
+  [ "$(readlink "/proc/$(cat "$WORK/docker/dockerd.pid")/ns/net")" != "$(readlink /proc/self/ns/net)" ] \
+    || fail "the test dockerd runs in the host's network namespace"
   assert_eq '["--policy","default"]' "$(jq -c '.runtimes["haven-default"].runtimeArgs' "$WORK/docker/daemon.json")"
   # A second install changes nothing; dockerd reloads runtimes on SIGHUP.
   local before after out
