@@ -225,10 +225,16 @@ v4_special (const uint8_t *a)
     { { 127, 0, 0, 0 }, 8 },      /* loopback */
     { { 169, 254, 0, 0 }, 16 },   /* link-local, cloud metadata */
     { { 172, 16, 0, 0 }, 12 },    /* RFC 1918 */
+    { { 192, 0, 0, 0 }, 24 },     /* IETF protocol assignments: DS-Lite, NAT64 discovery (RFC 6890) */
     { { 192, 168, 0, 0 }, 16 },   /* RFC 1918 */
     { { 224, 0, 0, 0 }, 4 },      /* multicast */
     { { 240, 0, 0, 0 }, 4 },      /* reserved, broadcast */
   };
+  /* Not here: TEST-NET (192.0.2/24, 198.51.100/24, 203.0.113/24), which
+   * stands for public addresses in tests and documentation, and the
+   * benchmarking range 198.18.0.0/15, which proxies' fake-IP resolvers
+   * hand out for every public name (the proxy maps it back to that name,
+   * not onto the local network). */
   for (size_t i = 0; i < sizeof (nets) / sizeof (nets[0]); i++)
     if (in_prefix (a, nets[i].net, nets[i].bits))
       return true;
@@ -242,13 +248,35 @@ hv_egress_addr_special (int family, const uint8_t addr[16])
     return v4_special (addr);
   static const uint8_t zero[16] = { 0 };
   static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+  static const uint8_t translated[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0 };
   static const uint8_t nat64[12] = { 0, 0x64, 0xff, 0x9b };
+  static const uint8_t nat64_local[6] = { 0, 0x64, 0xff, 0x9b, 0, 1 };
+  static const uint8_t teredo[4] = { 0x20, 0x01, 0, 0 };
   if (memcmp (addr, zero, 15) == 0)   /* :: and ::1 */
     return true;
   /* Forms that carry an IPv4 address: judged as that address would be,
-   * and compatible addresses (::a.b.c.d, deprecated) always. */
-  if (memcmp (addr, mapped, 12) == 0 || memcmp (addr, nat64, 12) == 0)
+   * and compatible addresses (::a.b.c.d, deprecated) always.  Mapped
+   * (::ffff:0:0/96), translated (::ffff:0:0:0/96, RFC 2765) and the
+   * NAT64 well-known prefix (64:ff9b::/96) hold it in the last 4 bytes;
+   * 6to4 (2002::/16) in bytes 2-5; Teredo (2001::/32) the server's in
+   * bytes 4-7 and the client's, inverted, in the last 4. */
+  if (memcmp (addr, mapped, 12) == 0 || memcmp (addr, translated, 12) == 0 || memcmp (addr, nat64, 12) == 0)
     return v4_special (addr + 12);
+  if (addr[0] == 0x20 && addr[1] == 0x02)
+    return v4_special (addr + 2);
+  if (memcmp (addr, teredo, 4) == 0)
+    {
+      uint8_t client[4];
+      for (size_t i = 0; i < 4; i++)
+        client[i] = (uint8_t) ~addr[12 + i];
+      return v4_special (addr + 4) || v4_special (client);
+    }
+  /* The local-use NAT64 prefix (64:ff9b:1::/48, RFC 8215): a translator
+   * of the local network owns it and chooses where in it the IPv4
+   * address sits (/48 to /96), so no address of it is known to lead
+   * somewhere public. */
+  if (memcmp (addr, nat64_local, 6) == 0)
+    return true;
   if (memcmp (addr, zero, 12) == 0)
     return true;
   return (addr[0] & 0xfe) == 0xfc                  /* fc00::/7 unique local */

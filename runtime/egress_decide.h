@@ -79,8 +79,12 @@ void hv_egress_decide (const hv_egress_resolver_config *c, const char *name, uin
 
 /* Loopback, unspecified, private (RFC 1918, CGNAT, ULA), link-local,
  * multicast, broadcast, or an IPv6 form that embeds IPv4 (mapped,
- * compatible, NAT64 well-known prefix): addresses a public name should
- * not make reachable (DNS rebinding onto the sandbox's own network). */
+ * compatible, translated, NAT64 well-known prefix, 6to4, Teredo: judged by
+ * that address), the whole local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215:
+ * the local translator chooses where the IPv4 address sits), and 192.0.0.0/24:
+ * addresses a public name should not make reachable (DNS rebinding onto the
+ * sandbox's own network).  Documentation ranges (TEST-NET, 2001:db8::/32)
+ * are not special: they stand for public addresses in tests. */
 bool hv_egress_addr_special (int family, const uint8_t addr[16]);
 /* Does a CIDR of cidrs cover addr on port? */
 bool hv_egress_cidrs_cover (const hv_egress_cidr *cidrs, size_t n, int family, const uint8_t addr[16],

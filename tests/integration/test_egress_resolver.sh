@@ -32,6 +32,8 @@ resolver_world() {
  "evil.example": {"A": [["203.0.113.10", 300]]},
  "big.example.com": {"truncate": true, "A": [["203.0.113.10", 30]]},
  "private.example.com": {"A": [["10.0.0.5", 300], ["127.0.0.1", 300], ["203.0.113.10", 300]]},
+ "nat64.example.com": {"AAAA": [["64:ff9b:1::a00:5", 300], ["64:ff9b:1::cb00:710a", 300],
+                                ["2002:a00:5::1", 300], ["::ffff:0:127.0.0.1", 300], ["2001:db8:2::10", 300]]},
  "short.example.com": {"A": [["198.51.100.10", 1]]},
  "slow.example.com": {"silent": true}}
 EOF
@@ -173,6 +175,19 @@ test_egress_resolver_private_answers_not_pinned() {
   assert_contains "$pins" "203.0.113.10 . 443"
   assert_not_contains "$pins" "10.0.0.5"
   assert_not_contains "$pins" "127.0.0.1"
+}
+
+# Issue 23: the local-use NAT64 prefix (RFC 8215) was pinned; so were 6to4
+# and translated forms of private addresses.  Only the public one is.
+test_egress_resolver_nat64_local_and_embedded_private_not_pinned() {
+  resolver_world
+  assert_eq "NOERROR ede= AAAA:2001:db8:2::10:300" "$(dnsq 192.0.2.1 nat64.example.com AAAA)"
+  local pins
+  pins=$(in_sb nft list set inet haven pin6)
+  assert_contains "$pins" "2001:db8:2::10 . 443"
+  assert_not_contains "$pins" "64:ff9b"
+  assert_not_contains "$pins" "2002:"
+  assert_not_contains "$pins" "ffff"
 }
 
 test_egress_resolver_private_answer_allowed_by_cidr() {
