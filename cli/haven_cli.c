@@ -474,8 +474,9 @@ explain_audit (const hv_policy *p)
   if (p->audit_log)
     {
       printf ("  Each denied system call is recorded in %s (JSON lines),\n", p->audit_log);
-      printf ("  at most %d per second after a burst of %d and %d MiB per run; what is left out\n"
-              "  is counted in \"dropped\" records.  Every denied call fails with EPERM either way.\n",
+      printf ("  the first of each system call always, the others at most %d per second after a burst\n"
+              "  of %d and %d MiB per run; what is left out is counted in \"dropped\" records.\n"
+              "  Every denied call fails with EPERM either way.\n",
               HV_AUDIT_RATE, HV_AUDIT_BURST, HV_AUDIT_MAX_BYTES >> 20);
     }
   else

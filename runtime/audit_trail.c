@@ -221,6 +221,77 @@ hv_audit_trail_summarize (struct hv_audit_trail *t, bool final)
   t->other = 0;
 }
 
+void
+hv_audit_trail_denials_summary (struct hv_audit_trail *t, const char *kind, const hv_denial_summary *s)
+{
+  yajl_gen g = hv_audit_trail_record (t, "denials-suppressed");
+  hv_audit_put_kv (g, "kind", kind);
+  jg_str (g, "count");
+  yajl_gen_integer (g, (long long) s->count);
+  jg_str (g, "repeats");
+  yajl_gen_integer (g, (long long) s->repeats);
+  jg_str (g, "repeated");
+  yajl_gen_map_open (g);
+  /* Distinct keys can be one string once made valid UTF-8 (a name's
+   * invalid bytes all become U+FFFD): one member each, with the sum (a
+   * member twice is not a record to readers). */
+  char *clean[HV_DENIAL_SUMMARY_KEYS] = { NULL };
+  size_t n = s->n_named < HV_DENIAL_SUMMARY_KEYS ? s->n_named : HV_DENIAL_SUMMARY_KEYS;
+  for (size_t i = 0; i < n; i++)
+    clean[i] = hv_audit_utf8_sanitize (s->named[i].key ? s->named[i].key : "");
+  for (size_t i = 0; i < n; i++)
+    {
+      bool before = false;
+      for (size_t j = 0; j < i && !before; j++)
+        before = strcmp (clean[j], clean[i]) == 0;
+      if (before)
+        continue;
+      uint64_t count = 0;
+      for (size_t j = i; j < n; j++)
+        if (strcmp (clean[j], clean[i]) == 0)
+          count += s->named[j].count;
+      jg_str (g, clean[i]);
+      yajl_gen_integer (g, (long long) count);
+    }
+  for (size_t i = 0; i < n; i++)
+    free (clean[i]);
+  yajl_gen_map_close (g);
+  if (s->repeats_unnamed)
+    {
+      jg_str (g, "repeats_unnamed");
+      yajl_gen_integer (g, (long long) s->repeats_unnamed);
+    }
+  jg_str (g, "unrecorded_new");
+  yajl_gen_integer (g, (long long) s->unrecorded_new);
+  if (s->overruns)
+    {
+      jg_str (g, "overruns");
+      yajl_gen_integer (g, (long long) s->overruns);
+    }
+  jg_str (g, "novelty_lost");
+  yajl_gen_bool (g, s->unrecorded_new || s->overruns);
+  cleanup_free char *msg = xasprintf ("%llu more %s denials not recorded one by one: %llu repeats of ones recorded before",
+                                      (unsigned long long) s->count, kind, (unsigned long long) s->repeats);
+  if (s->unrecorded_new)
+    {
+      char *m = xasprintf ("%s; %llu NEW ones not recorded: more than %u distinct %s denials were seen, and past that "
+                           "at most %u new ones a second are recorded",
+                           msg, (unsigned long long) s->unrecorded_new, HV_DENIAL_KEYS_MAX, kind, s->per_second);
+      free (msg);
+      msg = m;
+    }
+  if (s->overruns)
+    {
+      char *m = xasprintf ("%s; the kernel dropped log messages %llu times while haven was behind: denials, new ones "
+                           "among them, may be missing",
+                           msg, (unsigned long long) s->overruns);
+      free (msg);
+      msg = m;
+    }
+  hv_audit_put_kv (g, "message", msg);
+  hv_audit_trail_emit (t, g);
+}
+
 /* May a denial be recorded now?  Refills the bucket. */
 static bool
 take_token (struct hv_audit_trail *t)
@@ -237,16 +308,35 @@ take_token (struct hv_audit_trail *t)
   return true;
 }
 
+/* Was a denial of this system call recorded before?  Remembers it when
+ * not (and there is room): the caller records it. */
+static bool
+first_of_kind (struct hv_audit_trail *t, const struct seccomp_notif *req)
+{
+  for (size_t i = 0; i < t->n_recorded; i++)
+    if (t->recorded[i].arch == req->data.arch && t->recorded[i].nr == req->data.nr)
+      return false;
+  if (t->n_recorded >= HV_AUDIT_MAX_RECORDED)
+    return false;
+  t->recorded[t->n_recorded].arch = req->data.arch;
+  t->recorded[t->n_recorded].nr = req->data.nr;
+  t->n_recorded++;
+  return true;
+}
+
 static void
 record_denial (struct hv_audit_trail *t, const struct seccomp_notif *req, const char *process)
 {
-  if (t->capped || !take_token (t))
+  bool first = first_of_kind (t, req);
+  if (!first && (t->capped || !take_token (t)))
     {
       count_dropped (t, req);
       return;
     }
-  /* The summary of what was dropped comes before the next record. */
-  hv_audit_trail_summarize (t, false);
+  /* The summary of what was dropped comes before the next record (past
+   * the cap only the final one). */
+  if (!t->capped)
+    hv_audit_trail_summarize (t, false);
   /* The process names itself: informative only, and any bytes at all. */
   char path[64], comm[64] = "";
   snprintf (path, sizeof (path), "/proc/%u/comm", req->pid);
@@ -260,7 +350,8 @@ record_denial (struct hv_audit_trail *t, const struct seccomp_notif *req, const 
     }
   hv_audit_trail_denied (t, req, process, comm);
   /* Past the cap only the final summary is written (bounded too: one
-   * entry per distinct system call, at most HV_AUDIT_MAX_KINDS). */
+   * entry per distinct system call, at most HV_AUDIT_MAX_KINDS), and the
+   * first denial of a system call not recorded before. */
   if (t->written >= HV_AUDIT_MAX_BYTES)
     t->capped = true;
 }

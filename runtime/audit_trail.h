@@ -15,12 +15,14 @@
 #include <time.h>
 #include <yajl/yajl_gen.h>
 
+#include "denial_limiter.h"
 #include "error.h"
 
 #define HV_AUDIT_RATE 100           /* denial records per second, sustained */
 #define HV_AUDIT_BURST 500          /* ... and at once */
 #define HV_AUDIT_MAX_BYTES (4 << 20) /* written per trail, then only a final summary */
 #define HV_AUDIT_MAX_KINDS 128      /* distinct system calls in a summary; the rest count as "other" */
+#define HV_AUDIT_MAX_RECORDED 1024  /* distinct system calls whose first denial is recorded past the limits */
 
 /* s with every invalid UTF-8 byte replaced by U+FFFD (a new string). */
 char *hv_audit_utf8_sanitize (const char *s);
@@ -49,6 +51,17 @@ struct hv_audit_trail
   struct hv_audit_dropped_kind kinds[HV_AUDIT_MAX_KINDS];
   size_t n_kinds;
   uint64_t other; /* denials of kinds past HV_AUDIT_MAX_KINDS */
+  /* The system calls recorded at least once: the first denial of
+   * another is recorded whatever the rate and the size cap (issue 23:
+   * the limits summarise repeats, never hide what is new).  Past
+   * HV_AUDIT_MAX_RECORDED (more than any architecture has) the limits
+   * apply to all. */
+  struct
+  {
+    uint32_t arch;
+    int nr;
+  } recorded[HV_AUDIT_MAX_RECORDED];
+  size_t n_recorded;
   /* Notification buffers, of the sizes the kernel asks for. */
   struct seccomp_notif *req;
   struct seccomp_notif_resp *resp;
@@ -72,6 +85,16 @@ void hv_audit_put_str (yajl_gen g, const char *s);
 bool hv_audit_trail_summary_due (const struct hv_audit_trail *t);
 /* Write the summary of what was left out (the final one after the cap). */
 void hv_audit_trail_summarize (struct hv_audit_trail *t, bool final);
+
+/* {"event":"denials-suppressed","kind":KIND,"count":N,"repeats":R,
+ *  "repeated":{"KEY":N,...},"repeats_unnamed":N,"unrecorded_new":N,
+ *  "overruns":N,"novelty_lost":BOOL,"message":TEXT}: what a denial
+ * limiter (denial_limiter.h) left out.  "repeated" names the keys
+ * repeated most (they were recorded one by one before); "novelty_lost"
+ * is true when new denials were only counted ("unrecorded_new", past the
+ * limiter's cap) or may be missing ("overruns": the kernel dropped log
+ * messages unread), and the message says so. */
+void hv_audit_trail_denials_summary (struct hv_audit_trail *t, const char *kind, const hv_denial_summary *s);
 
 /* The "denied" record of one notification (no limit applied), comm: the
  * name the process gave itself (any bytes).  Public for the fuzz target

@@ -64,13 +64,7 @@ hv_egress_audit_refused (struct hv_audit_trail *t, const char *qname, uint16_t q
 }
 
 void
-hv_egress_audit_suppressed (struct hv_audit_trail *t, uint64_t count)
+hv_egress_audit_suppressed (struct hv_audit_trail *t, const hv_denial_summary *s)
 {
-  char message[64];
-  snprintf (message, sizeof (message), "%llu more denials suppressed", (unsigned long long) count);
-  yajl_gen g = hv_audit_trail_record (t, "denials-suppressed");
-  jg_str (g, "count");
-  yajl_gen_integer (g, (long long) count);
-  hv_audit_put_kv (g, "message", message);
-  hv_audit_trail_emit (t, g);
+  hv_audit_trail_denials_summary (t, "egress", s);
 }

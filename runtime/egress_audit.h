@@ -11,9 +11,11 @@
  *   {"event":"dns-refused","name":"evil.example","type":"A",
  *    "why":"not in the policy"}
  *       a query the resolver refused (egress_resolver.h).
- *   {"event":"denials-suppressed","count":N,
- *    "message":"N more denials suppressed"}
- *       events of the last one-second window the limiter left out.
+ *   {"event":"denials-suppressed","kind":"egress","count":N,...}
+ *       what the limiter left out (audit_trail.h,
+ *       hv_audit_trail_denials_summary): repeats of recorded denials,
+ *       named with their counts by key ("tcp 198.51.100.10 81",
+ *       "dns A evil.example"), and what was new but only counted.
  *
  * Names come from the sandbox's own queries: like every string of a
  * record they are written as valid UTF-8 whatever the bytes. */
@@ -36,7 +38,7 @@ typedef size_t (*hv_egress_names_fn) (void *data, int family, const uint8_t addr
 void hv_egress_audit_denied (struct hv_audit_trail *t, const hv_egress_denial *d, hv_egress_names_fn names_for,
                              void *data);
 void hv_egress_audit_refused (struct hv_audit_trail *t, const char *qname, uint16_t qtype, const char *why);
-void hv_egress_audit_suppressed (struct hv_audit_trail *t, uint64_t count);
+void hv_egress_audit_suppressed (struct hv_audit_trail *t, const hv_denial_summary *s);
 
 /* A DNS type as text: "A", "AAAA", ... or "TYPE123" (RFC 3597), in buf. */
 const char *hv_egress_audit_qtype (uint16_t qtype, char buf[16]);

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "egress_audit.h" /* hv_egress_audit_qtype */
 #include "egress_table.h" /* HV_EGRESS_LOG_PREFIX, hv_egress_check_netfilter_socket */
 #include "netlink_msg.h"
 #include "utils.h"
@@ -33,7 +34,7 @@
 /* Socket receive buffer: what waits while the caller is busy.  When it
  * is full the kernel drops log messages (never packets: NFLOG is
  * asynchronous) and the next recv says ENOBUFS. */
-#define SOCKET_RCVBUF (256 * 1024)
+#define SOCKET_RCVBUF (4 * 1024 * 1024)
 /* Extension headers walked in an IPv6 packet. */
 #define MAX_EXT_HEADERS 8
 
@@ -217,92 +218,6 @@ hv_egress_denial_parse (const struct nlmsghdr *nlh, size_t len, const char *pref
   return hv_egress_denial_parse_packet (g->nfgen_family, pkt, plen, out);
 }
 
-/* --- the limiter --------------------------------------------------------- */
-
-void
-hv_denial_limiter_init (hv_denial_limiter *l, unsigned per_second)
-{
-  memset (l, 0, sizeof (*l));
-  if (per_second < 1)
-    per_second = 1;
-  if (per_second > HV_EGRESS_DENIALS_RATE_MAX)
-    per_second = HV_EGRESS_DENIALS_RATE_MAX;
-  l->per_second = per_second;
-}
-
-/* FNV-1a: two different events with one hash in one window would be
- * collapsed, and still counted in the summary. */
-static uint64_t
-key_hash (const void *key, size_t len)
-{
-  const uint8_t *p = key;
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (size_t i = 0; i < len; i++)
-    h = (h ^ p[i]) * 0x100000001b3ULL;
-  return h;
-}
-
-static void
-close_window_if_over (hv_denial_limiter *l, uint64_t now_ms)
-{
-  if (l->open && now_ms - l->window_start >= HV_EGRESS_DENIALS_WINDOW_MS)
-    {
-      l->pending += l->suppressed;
-      l->suppressed = 0;
-      l->admitted = 0;
-      l->open = false;
-    }
-}
-
-bool
-hv_denial_limiter_admit (hv_denial_limiter *l, const void *key, size_t keylen, uint64_t now_ms)
-{
-  /* A clock that went back (it should not: CLOCK_MONOTONIC) stays in
-   * the window it is in. */
-  if (l->open && now_ms < l->window_start)
-    now_ms = l->window_start;
-  close_window_if_over (l, now_ms);
-  if (!l->open)
-    {
-      l->open = true;
-      l->window_start = now_ms;
-    }
-  uint64_t h = key_hash (key, keylen);
-  for (unsigned i = 0; i < l->admitted; i++)
-    if (l->keys[i] == h)
-      {
-        l->suppressed++;
-        return false;
-      }
-  if (l->admitted >= l->per_second)
-    {
-      l->suppressed++;
-      return false;
-    }
-  l->keys[l->admitted++] = h;
-  return true;
-}
-
-uint64_t
-hv_denial_limiter_tick (hv_denial_limiter *l, uint64_t now_ms)
-{
-  if (!(l->open && now_ms < l->window_start))
-    close_window_if_over (l, now_ms);
-  uint64_t n = l->pending;
-  l->pending = 0;
-  return n;
-}
-
-uint64_t
-hv_denial_limiter_deadline (const hv_denial_limiter *l)
-{
-  if (l->pending)
-    return 1; /* due already */
-  if (l->open && l->suppressed)
-    return l->window_start + HV_EGRESS_DENIALS_WINDOW_MS;
-  return 0;
-}
-
 /* --- the listener -------------------------------------------------------- */
 
 struct hv_egress_denials
@@ -313,6 +228,7 @@ struct hv_egress_denials
   hv_egress_denials_events events;
   hv_denial_limiter limiter;
   uint64_t malformed, lost;
+  uint64_t lost_unsaid; /* overruns not yet in a summary */
   uint8_t *buf;
 };
 
@@ -520,6 +436,7 @@ hv_egress_denials_free (hv_egress_denials *d)
     close (d->epfd);
   if (d->timerfd >= 0)
     close (d->timerfd);
+  hv_denial_limiter_release (&d->limiter);
   free (d->buf);
   free (d);
 }
@@ -545,17 +462,22 @@ hv_egress_denials_lost (const hv_egress_denials *d)
 static void
 flush_summary (hv_egress_denials *d, uint64_t now)
 {
-  uint64_t n = hv_denial_limiter_tick (&d->limiter, now);
-  if (n && d->events.suppressed)
-    d->events.suppressed (d->events.data, n);
+  hv_denial_summary s;
+  bool due = hv_denial_limiter_tick (&d->limiter, now, &s);
+  if (!due && d->lost_unsaid == 0)
+    return;
+  s.overruns = d->lost_unsaid;
+  s.per_second = d->limiter.per_second;
+  d->lost_unsaid = 0;
+  if (d->events.suppressed)
+    d->events.suppressed (d->events.data, &s);
 }
 
-/* The timer rings when the window with a summary ends (disarmed when
- * none is due). */
+/* The timer rings when a summary falls due (disarmed when none is). */
 static void
 arm_timer (hv_egress_denials *d)
 {
-  uint64_t due = hv_denial_limiter_deadline (&d->limiter);
+  uint64_t due = d->lost_unsaid ? 1 : hv_denial_limiter_deadline (&d->limiter);
   struct itimerspec it = { 0 };
   if (due)
     {
@@ -565,16 +487,19 @@ arm_timer (hv_egress_denials *d)
   timerfd_settime (d->timerfd, TFD_TIMER_ABSTIME, &it, NULL);
 }
 
-/* The limiter's key of a denial: the fields that make it the same. */
-static void
-denial_key (const hv_egress_denial *x, uint8_t key[21])
+/* The limiter's key of a denial, as the summary names it: the fields
+ * that make it the same ("tcp 203.0.113.9 81", "other/47 2001:db8::1 0"). */
+static size_t
+denial_key (const hv_egress_denial *x, char key[96])
 {
-  key[0] = 'n';
-  key[1] = x->family == AF_INET ? 4 : 6;
-  key[2] = x->proto_number;
-  memcpy (key + 3, x->addr, 16);
-  key[19] = (uint8_t) (x->port >> 8);
-  key[20] = (uint8_t) x->port;
+  char dst[INET6_ADDRSTRLEN] = "";
+  inet_ntop (x->family == AF_INET ? AF_INET : AF_INET6, x->addr, dst, sizeof (dst));
+  int n;
+  if (x->protocol == HV_EGRESS_L4_OTHER)
+    n = snprintf (key, 96, "other/%u %s %u", x->proto_number, dst, x->port);
+  else
+    n = snprintf (key, 96, "%s %s %u", hv_egress_l4_name (x->protocol), dst, x->port);
+  return n > 0 && n < 96 ? (size_t) n : strnlen (key, 95);
 }
 
 static void
@@ -591,9 +516,9 @@ handle_datagram (hv_egress_denials *d, const uint8_t *buf, size_t len, uint64_t 
             {
             case HV_EGRESS_PARSE_DENIAL:
               {
-                uint8_t key[21];
-                denial_key (&x, key);
-                if (hv_denial_limiter_admit (&d->limiter, key, sizeof (key), now) && d->events.denied)
+                char key[96];
+                size_t klen = denial_key (&x, key);
+                if (hv_denial_limiter_admit (&d->limiter, key, klen, now) && d->events.denied)
                   d->events.denied (d->events.data, &x);
                 break;
               }
@@ -634,6 +559,7 @@ hv_egress_denials_dispatch (hv_egress_denials *d, hv_error **err)
               /* The kernel dropped log messages while we were busy; the
                * packets themselves were rejected all the same. */
               d->lost++;
+              d->lost_unsaid++;
               continue;
             }
           arm_timer (d);
@@ -660,19 +586,25 @@ hv_egress_denials_dispatch (hv_egress_denials *d, hv_error **err)
 }
 
 void
+hv_egress_denials_finish (hv_egress_denials *d)
+{
+  if (d == NULL)
+    return;
+  flush_summary (d, UINT64_MAX);
+  arm_timer (d);
+}
+
+void
 hv_egress_denials_refused (hv_egress_denials *d, const char *qname, uint16_t qtype, const char *why)
 {
   uint64_t now = now_ms ();
   flush_summary (d, now);
-  /* "d", the type, the name: a name asked again within the window, of
-   * the same type, is collapsed. */
-  size_t nlen = strnlen (qname, 1024);
-  cleanup_free uint8_t *key = xmalloc0 (nlen + 3);
-  key[0] = 'd';
-  key[1] = (uint8_t) (qtype >> 8);
-  key[2] = (uint8_t) qtype;
-  memcpy (key + 3, qname, nlen);
-  if (hv_denial_limiter_admit (&d->limiter, key, nlen + 3, now) && d->events.refused)
+  /* "dns TYPE NAME": a name asked again, of the same type, is a repeat
+   * (the type is one word: the key names one query).  The resolver's
+   * names are at most 255 bytes. */
+  char type[16];
+  cleanup_free char *key = xasprintf ("dns %s %.1024s", hv_egress_audit_qtype (qtype, type), qname);
+  if (hv_denial_limiter_admit (&d->limiter, key, strlen (key), now) && d->events.refused)
     d->events.refused (d->events.data, qname, qtype, why);
   arm_timer (d);
 }

@@ -1,17 +1,20 @@
 /* What the sandbox was refused, as events for the audit trail (issue 10).
  *
  * The egress table (egress_table.h) sends every packet it denies to an
- * NFLOG group (rate-limited in the kernel, HV_EGRESS_LOG_RATE) before
- * rejecting it.  A listener on that group, in the sandbox's network
+ * NFLOG group before rejecting it.  A listener on that group, in the sandbox's network
  * namespace, turns each logged packet carrying HV_EGRESS_LOG_PREFIX into
  * a denial {family, protocol, destination, port}.  The resolver's
  * refusals (egress_resolver.h, events.refused) are handed in by the
- * caller.  Both go through one user-space limiter per sandbox on top of
- * the kernel's: at most `per_second` events in each one-second window,
- * an event equal to one already reported in the window (same
- * destination, port and protocol; same name and type) collapsed into it,
- * and when a window that left something out ends, one summary with the
- * count.  Every logged packet is thus either reported or counted.
+ * caller.  Both go through one limiter per sandbox (denial_limiter.h):
+ * a denial never recorded before (a new destination, port and protocol;
+ * a new name and type) is recorded at once, a repeat is counted and
+ * named in a summary at most once a second; past the limiter's cap of
+ * distinct keys, new ones are recorded at `per_second` and the summary
+ * says how many were not.  The kernel does not limit the log (a limit
+ * there dropped new destinations unseen): what the listener could not
+ * read in time (a full socket buffer) is counted and said in the next
+ * summary.  Every logged packet is thus recorded, counted, or its loss
+ * said.
  *
  * Event-driven like the resolver: hv_egress_denials_fd is an epoll fd
  * for the caller's loop (readable when packets came or a window with a
@@ -29,12 +32,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "denial_limiter.h"
 #include "error.h"
 
 #define HV_EGRESS_DENIAL_COPY 128   /* bytes of each packet: IP (with options / extension headers) + ports */
 #define HV_EGRESS_DENIALS_RATE 20   /* default events per second per sandbox */
-#define HV_EGRESS_DENIALS_RATE_MAX 1000
-#define HV_EGRESS_DENIALS_WINDOW_MS 1000
+#define HV_EGRESS_DENIALS_RATE_MAX HV_DENIAL_RATE_MAX
 
 typedef enum hv_egress_l4
 {
@@ -75,32 +78,6 @@ hv_egress_parse_result hv_egress_denial_parse (const struct nlmsghdr *nlh, size_
 hv_egress_parse_result hv_egress_denial_parse_packet (int family, const uint8_t *pkt, size_t plen,
                                                       hv_egress_denial *out);
 
-/* --- the limiter (time passed in, so tests choose it) -------------------- */
-
-typedef struct hv_denial_limiter
-{
-  unsigned per_second;
-  bool open;             /* a window is running */
-  uint64_t window_start; /* ms */
-  unsigned admitted;     /* in this window; their keys below */
-  uint64_t keys[HV_EGRESS_DENIALS_RATE_MAX];
-  uint64_t suppressed;   /* in this window */
-  uint64_t pending;      /* of windows ended while nothing asked (hv_denial_limiter_tick) */
-} hv_denial_limiter;
-
-/* per_second: 1..HV_EGRESS_DENIALS_RATE_MAX (clamped). */
-void hv_denial_limiter_init (hv_denial_limiter *l, unsigned per_second);
-/* Report an event with this key (its bytes) at now_ms?  false: counted
- * for the window's summary instead (over the limit, or a duplicate of
- * an event reported in the window). */
-bool hv_denial_limiter_admit (hv_denial_limiter *l, const void *key, size_t keylen, uint64_t now_ms);
-/* The count for a summary when a window that left something out has
- * ended by now_ms (then reset), else 0.  Call before admitting events,
- * so a summary comes before the next window's events. */
-uint64_t hv_denial_limiter_tick (hv_denial_limiter *l, uint64_t now_ms);
-/* When the next summary falls due (ms), or 0 when none will. */
-uint64_t hv_denial_limiter_deadline (const hv_denial_limiter *l);
-
 /* --- the listener -------------------------------------------------------- */
 
 typedef struct hv_egress_denials_events
@@ -108,8 +85,10 @@ typedef struct hv_egress_denials_events
   void (*denied) (void *data, const hv_egress_denial *d);
   /* A resolver refusal that passed the limiter (hv_egress_denials_refused). */
   void (*refused) (void *data, const char *qname, uint16_t qtype, const char *why);
-  /* count events of the last window left out. */
-  void (*suppressed) (void *data, uint64_t count);
+  /* What was left out since the last summary: repeats, new ones past
+   * the limiter's cap, socket overruns (s->overruns: the kernel dropped
+   * log messages while the listener was behind). */
+  void (*suppressed) (void *data, const hv_denial_summary *s);
   void *data;
 } hv_egress_denials_events;
 
@@ -134,8 +113,10 @@ void hv_egress_denials_free (hv_egress_denials *d);
 int hv_egress_denials_fd (const hv_egress_denials *d);
 /* Handle what is ready.  -1 only when the socket is of no more use; a
  * full socket buffer (the kernel dropped log messages) is not an error:
- * those are counted (hv_egress_denials_lost). */
+ * those are counted (hv_egress_denials_lost) and said in a summary. */
 int hv_egress_denials_dispatch (hv_egress_denials *d, hv_error **err);
+/* The sandbox is gone: the summary of whatever is left. */
+void hv_egress_denials_finish (hv_egress_denials *d);
 /* A resolver refusal, through the same limiter (may call events.refused
  * at once). */
 void hv_egress_denials_refused (hv_egress_denials *d, const char *qname, uint16_t qtype, const char *why);

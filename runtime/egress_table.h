@@ -41,8 +41,6 @@
  * that maps a connection decides, so `dig @127.0.0.11` reaches haven's
  * resolver too.  After conntrack (-200), which NAT needs. */
 #define HV_EGRESS_DNS_PRIORITY (-110)
-/* Denials logged per second (burst: twice that); the rest still rejected. */
-#define HV_EGRESS_LOG_RATE 20
 /* Hex digits of a table fingerprint, plus the terminating NUL. */
 #define HV_EGRESS_FINGERPRINT_LEN 17
 

@@ -66,7 +66,7 @@ struct hv_landlock_audit
   struct event events[MAX_EVENTS];
   char *rule_execute, *rule_write;
   hv_denial_limiter limiter;
-  uint64_t capped; /* left out after the trail's size cap */
+  uint64_t capped; /* new but not remembered, left out after the trail's size cap */
 };
 
 static uint64_t
@@ -235,6 +235,7 @@ hv_landlock_audit_free (hv_landlock_audit *l)
   close (l->fd);
   free (l->rule_execute);
   free (l->rule_write);
+  hv_denial_limiter_release (&l->limiter);
   free (l);
 }
 
@@ -273,16 +274,9 @@ rule_for (const hv_landlock_audit *l, const char *blockers)
 }
 
 static void
-write_suppressed (struct hv_audit_trail *t, uint64_t count)
+write_suppressed (struct hv_audit_trail *t, const hv_denial_summary *s)
 {
-  char message[80];
-  snprintf (message, sizeof (message), "%llu more Landlock denials suppressed", (unsigned long long) count);
-  yajl_gen g = hv_audit_trail_record (t, "denials-suppressed");
-  hv_audit_put_kv (g, "kind", "landlock");
-  jg_str (g, "count");
-  yajl_gen_integer (g, (long long) count);
-  hv_audit_put_kv (g, "message", message);
-  hv_audit_trail_emit (t, g);
+  hv_audit_trail_denials_summary (t, "landlock", s);
 }
 
 static void
@@ -290,17 +284,21 @@ record (hv_landlock_audit *l, struct hv_audit_trail *t, const struct event *e)
 {
   const char *path = e->path ? e->path : "";
   uint64_t now = now_ms ();
-  uint64_t summary = hv_denial_limiter_tick (&l->limiter, now);
-  if (summary && !t->capped)
-    write_suppressed (t, summary);
-  /* One record per access and path a second: a loop of refused execs
-   * is one record and a count. */
+  hv_denial_summary summary;
+  if (hv_denial_limiter_tick (&l->limiter, now, &summary) && !t->capped)
+    write_suppressed (t, &summary);
+  /* One record per access and path: a loop of refused execs is one
+   * record and counts in summaries; a new path is always recorded. */
   size_t klen = strlen (e->blockers) + 1 + strlen (path);
   cleanup_free char *key = xmalloc0 (klen + 1);
   snprintf (key, klen + 1, "%s %s", e->blockers, path);
+  size_t remembered = hv_denial_limiter_remembered (&l->limiter);
   if (!hv_denial_limiter_admit (&l->limiter, key, klen, now))
     return;
-  if (t->capped)
+  /* Past the trail's size cap a new path is still recorded (at most
+   * HV_DENIAL_KEYS_MAX of them: the limiter remembers no more); what the
+   * limiter could not remember is only counted for the final summary. */
+  if (t->capped && hv_denial_limiter_remembered (&l->limiter) == remembered)
     {
       l->capped++;
       return;
@@ -503,9 +501,9 @@ hv_landlock_audit_tick (hv_landlock_audit *l, struct hv_audit_trail *t)
   for (size_t i = 0; i < MAX_EVENTS; i++)
     if (l->events[i].used && l->events[i].since_ms + EVENT_WAIT_MS <= now)
       finish_event (l, t, &l->events[i]);
-  uint64_t summary = hv_denial_limiter_tick (&l->limiter, now);
-  if (summary && !t->capped)
-    write_suppressed (t, summary);
+  hv_denial_summary summary;
+  if (hv_denial_limiter_tick (&l->limiter, now, &summary) && !t->capped)
+    write_suppressed (t, &summary);
 }
 
 /* Milliseconds the kernel's audit thread gets, once its queue is empty,
@@ -537,8 +535,16 @@ hv_landlock_audit_finish (hv_landlock_audit *l, struct hv_audit_trail *t, int qu
   for (size_t i = 0; i < MAX_EVENTS; i++)
     if (l->events[i].used)
       finish_event (l, t, &l->events[i]);
-  /* Whatever the limiter still holds is summarized now. */
-  uint64_t summary = hv_denial_limiter_tick (&l->limiter, UINT64_MAX / 2);
-  if ((summary || l->capped) && !t->capped)
-    write_suppressed (t, summary + l->capped);
+  /* Whatever the limiter still holds is summarized now, past the size
+   * cap too (one bounded record: it names at most
+   * HV_DENIAL_SUMMARY_KEYS keys). */
+  hv_denial_summary summary;
+  bool due = hv_denial_limiter_tick (&l->limiter, UINT64_MAX, &summary);
+  if (due || l->capped)
+    {
+      summary.unrecorded_new += l->capped;
+      summary.count += l->capped;
+      summary.per_second = l->limiter.per_second;
+      write_suppressed (t, &summary);
+    }
 }

@@ -91,10 +91,10 @@ on_limited_refusal (void *data, const char *qname, uint16_t qtype, const char *w
 }
 
 static void
-on_suppressed (void *data, uint64_t count)
+on_suppressed (void *data, const hv_denial_summary *s)
 {
   hv_monitor_egress *e = data;
-  hv_egress_audit_suppressed (e->trail, count);
+  hv_egress_audit_suppressed (e->trail, s);
 }
 
 /* The upstreams and where they are asked from. */
@@ -272,4 +272,11 @@ hv_monitor_egress_denials_ready (hv_monitor_egress *e)
   e->denials = NULL;
   record_error (e, "denials", derr, "no more net-denied or dns-refused records (denials are still refused)");
   return 0;
+}
+
+void
+hv_monitor_egress_denials_finish (hv_monitor_egress *e)
+{
+  if (e && e->denials)
+    hv_egress_denials_finish (e->denials);
 }

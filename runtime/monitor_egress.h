@@ -62,4 +62,6 @@ int hv_monitor_egress_denials_fd (const hv_monitor_egress *e);
  * monitor (this thread was left in the sandbox's network namespace). */
 int hv_monitor_egress_resolver_ready (hv_monitor_egress *e, hv_error **err);
 int hv_monitor_egress_denials_ready (hv_monitor_egress *e);
+/* The sandbox is gone: the summary of what the limiter still holds. */
+void hv_monitor_egress_denials_finish (hv_monitor_egress *e);
 #endif

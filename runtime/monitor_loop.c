@@ -503,6 +503,8 @@ hv_monitor_main (const struct hv_monitor_args *a)
        * recorded before the exit record (one bounded, non-blocking pass). */
       if (m.egress && hv_monitor_egress_denials_fd (m.egress) >= 0)
         hv_monitor_egress_denials_ready (m.egress);
+      /* What the limiter left out since its last summary. */
+      hv_monitor_egress_denials_finish (m.egress);
       /* Records still on their way are waited for until 100 ms pass
        * without one; with the kernel's audit off at the start, the trail
        * already says refusals are not recorded (start_landlock), and

@@ -174,7 +174,14 @@ write_records (const uint8_t *data, size_t size)
                          .port = (uint16_t) req.id };
   memcpy (d.addr, req.data.args, sizeof (d.addr));
   hv_egress_audit_denied (&t, &d, names_for, NULL);
-  hv_egress_audit_suppressed (&t, req.data.args[5]);
+  /* A summary naming the fuzzed strings as keys (any bytes). */
+  hv_denial_summary sum = { .count = req.data.args[5], .repeats = req.data.args[4], .unrecorded_new = req.id,
+                            .n_named = 2, .overruns = req.data.args[3] & 0xff, .per_second = 20 };
+  sum.named[0].key = fields[F_QNAME];
+  sum.named[0].count = req.data.args[2];
+  sum.named[1].key = fields[F_COMM];
+  sum.named[1].count = 1;
+  hv_egress_audit_suppressed (&t, &sum);
   check_trail (fd);
   hv_audit_trail_release (&t);
   close (fd);

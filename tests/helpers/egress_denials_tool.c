@@ -76,10 +76,10 @@ on_refused (void *data, const char *qname, uint16_t qtype, const char *why)
 }
 
 static void
-on_suppressed (void *data, uint64_t count)
+on_suppressed (void *data, const hv_denial_summary *s)
 {
   struct tool *t = data;
-  hv_egress_audit_suppressed (&t->trail, count);
+  hv_egress_audit_suppressed (&t->trail, s);
 }
 
 static long
@@ -185,6 +185,7 @@ main (int argc, char **argv)
           break;
         }
     }
+  hv_egress_denials_finish (d);
   fprintf (stderr, "malformed %llu lost %llu\n", (unsigned long long) hv_egress_denials_malformed (d),
            (unsigned long long) hv_egress_denials_lost (d));
   hv_egress_denials_free (d);

@@ -114,13 +114,66 @@ print(refused, int((time.monotonic() - start) * 1000))
 ' "$@"
 }
 
+# flood_same ADDR PORT N: N TCP connects to one destination; prints REFUSED.
+flood_same() {
+  in_sb python3 -c '
+import socket, sys
+addr, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+refused = 0
+for i in range(n):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.connect((addr, port))
+    except ConnectionRefusedError:
+        refused += 1
+    except OSError:
+        pass
+    s.close()
+print(refused)
+' "$@"
+}
+
+# Issue 23: junk denials in the same second pushed the one that matters
+# out of the trail ("11 more denials suppressed", no address): first the
+# listener's 20 a second, then the kernel's limit (20/s, burst 40) on the
+# log.  A new destination is recorded however much junk came before it.
+test_egress_denials_novelty_survives_junk() {
+  egress_world
+  tool create "hv_$RANDOM" --nflog "$DENIALS_GROUP" > /dev/null || fail "create failed"
+  denials_listen 20
+  local nd='.event == "net-denied"'
+  # 20 junk connects, then the one that matters, within a second.
+  flood 198.51.100.10 20 > /dev/null || fail "flood failed"
+  expect_refused_fast 203.0.113.20 8080
+  denials_wait "$nd and .destination == \"203.0.113.20\" and .port == 8080" 1
+  # 2000 junk destinations (past the kernel's old burst), then another.
+  flood 198.51.100.11 2000 > /dev/null || fail "flood failed"
+  expect_refused_fast 203.0.113.21 8081
+  denials_wait "$nd and .destination == \"203.0.113.21\" and .port == 8081" 1
+  # 3000 repeats of one junk destination, then another: the repeats are
+  # one record and a count, the new one is recorded.
+  assert_eq 3000 "$(flood_same 198.51.100.12 7 3000)" "repeats refused"
+  expect_refused_fast 203.0.113.22 8082
+  denials_wait "$nd and .destination == \"203.0.113.22\" and .port == 8082" 1
+  assert_eq 1 "$(denials_count "$nd and .destination == \"198.51.100.12\"")" "records of the repeated destination"
+  denials_wait '.event == "denials-suppressed" and .repeated["tcp 198.51.100.12 7"] > 0' 1
+  # Every record is of a distinct destination and port (repeats are
+  # summarised), and every one of the 2021 distinct ones is there.
+  assert_eq 2024 "$(jq -s -c "map(select($nd)) | map([.destination, .port]) | unique | length" denials.out)" "distinct records"
+  assert_eq 2024 "$(denials_count "$nd")" "net-denied records"
+  # The repeats add up: every one counted in a summary, none lost.
+  sleep 1.1
+  assert_eq 2999 "$(jq -s '[.[] | select(.event == "denials-suppressed") | .repeated["tcp 198.51.100.12 7"] // 0] | add' denials.out)" "repeats counted"
+  assert_eq 0 "$(jq -c 'select(.event == "denials-suppressed" and .novelty_lost)' denials.out | wc -l)" "novelty lost"
+}
+
 test_egress_denials_flood_bounded() {
   egress_world
   tool create "hv_$RANDOM" --nflog "$DENIALS_GROUP" > /dev/null || fail "create failed"
   local base with stopped
-  # A new table's kernel limit starts with its burst (40): more than the
-  # listener's 20 a second reach it at once.
   denials_listen 20
+  # 10000 distinct destinations (ports): more than the listener keeps
+  # (HV_DENIAL_KEYS_MAX, 4096).
   with=$(flood 198.51.100.10 10000) || fail "flood failed"
   assert_eq 10000 "${with% *}" "connects refused (listener)"
   # A listener that reads nothing (stopped): the kernel logs without
@@ -129,26 +182,32 @@ test_egress_denials_flood_bounded() {
   stopped=$(flood 198.51.100.10 10000)
   kill -CONT "$DENIALS_PID"
   assert_eq 10000 "${stopped% *}" "connects refused (listener stopped)"
-  # The summaries come when their windows end.
+  # The summaries come within a second of what they count.
   denials_wait '.event == "denials-suppressed"' 1
-  sleep 1.1 # the last window ends
-  local records summaries suppressed
+  sleep 1.1
+  local records summaries unrecorded repeats
   records=$(denials_count '.event == "net-denied"')
   summaries=$(denials_count '.event == "denials-suppressed"')
-  suppressed=$(jq -s '[.[] | select(.event == "denials-suppressed") | .count] | add' denials.out)
-  echo "$records records, $summaries summaries of $suppressed"
-  # At most 20 records a window, and a window that left some out ends in
-  # a summary (a window that left nothing out has at most 20 records
-  # too: one more window than summaries).
-  [ "$records" -ge 20 ] || fail "only $records records"
-  [ "$records" -le $((20 * (summaries + 1))) ] || fail "$records records for $summaries summaries"
-  assert_eq 0 "$(jq -c 'select(.event == "denials-suppressed" and (.count < 1 or .message != "\(.count) more denials suppressed"))' denials.out | wc -l)" "summaries"
-  # The kernel's own limit (20/s, burst 40) came first: far fewer than
-  # 20000 reached the listener.
-  [ $((records + suppressed)) -le 200 ] || fail "$((records + suppressed)) denials reached the listener"
-  # Still listening after all that.
+  unrecorded=$(jq -s '[.[] | select(.event == "denials-suppressed") | .unrecorded_new] | add' denials.out)
+  repeats=$(jq -s '[.[] | select(.event == "denials-suppressed") | .repeats] | add' denials.out)
+  echo "$records records, $summaries summaries: $repeats repeats, $unrecorded new unrecorded; $(tail -1 denials.err)"
+  # Bounded: the 4096 the listener remembers, then at most 20 new ones
+  # a second (a window per summary, and the one running).
+  [ "$records" -ge 4096 ] || fail "only $records records"
+  [ "$records" -le $((4096 + 20 * (summaries + 2))) ] || fail "$records records for $summaries summaries"
+  # Past the cap novelty was lost, and the trail says so.
+  [ "$unrecorded" -gt 0 ] || fail "no new denial left unrecorded past the cap"
+  assert_eq 0 "$(jq -c 'select(.event == "denials-suppressed" and .unrecorded_new > 0 and (.novelty_lost != true or (.message | test("NEW ones not recorded") | not)))' denials.out | wc -l)" "summaries that lose novelty say so"
+  # What the stopped listener's socket could not hold is said too.
+  local lost
+  lost=$(sed -n 's/.*lost \([0-9]*\)$/\1/p' denials.err)
+  if [ "${lost:-0}" -gt 0 ]; then
+    assert_eq "$lost" "$(jq -s '[.[] | select(.event == "denials-suppressed") | .overruns // 0] | add' denials.out)" "overruns said"
+  fi
+  # Still listening after all that: a remembered destination is a
+  # repeat, a new one past the cap is among the 20 a second.
   : > denials.out
-  sleep 1.1 # the kernel's bucket refills
+  sleep 1.1
   expect_refused_fast 203.0.113.20 8080
   denials_wait '.event == "net-denied" and .destination == "203.0.113.20" and .port == 8080' 1
   # The same flood with no listener at all takes about as long.

@@ -219,6 +219,40 @@ assert recs[-1]["event"] == "exit", recs[-1]
 PY
 }
 
+# Issue 23: a flood of one denied call, past the rate limit and the size
+# cap, then another denied call never made before: that one is recorded
+# with its pid and arguments, not only counted in the final summary.
+test_escape_audit_new_syscall_after_flood_recorded() {
+  need_haven
+  make_project
+  local log=$(mktemp -u "$WORK/audit-XXXXXX")/audit.log
+  printf 'extends: default\naudit:\n  log: %s\n' "$log" > "$P.pol/audit.yaml"
+  haven_in "$P" run --policy "$P.pol/audit.yaml" -- python3 -c '
+import ctypes, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+calls = 0
+t = time.time()
+while calls < 60000 and time.time() - t < 8:
+    calls += 1
+    libc.syscall(101, 16, 1, 0, 0)
+# keyctl(KEYCTL_GET_KEYRING_ID, 0x1234): the one that matters
+r = libc.syscall(250, 0, 0x1234, 0, 0)
+print(calls, r, ctypes.get_errno())
+'
+  assert_eq 0 "$RC" "flood ($OUT)"
+  local calls r errno
+  read -r calls r errno <<< "$(echo "$OUT" | tail -1)"
+  assert_eq "-1 1" "$r $errno" "keyctl refused EPERM"
+  python3 - "$log" <<'PY' || fail "audit log check failed: $(grep -v '"ptrace"' "$log" | tail -5)"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1], "rb").read().decode().splitlines()]
+assert any(r["event"] == "dropped" for r in recs), "the flood was not limited"
+k = [r for r in recs if r["event"] == "denied" and r["syscall"] == "keyctl"]
+assert len(k) == 1 and k[0]["args"][1] == "0x1234", k
+PY
+}
+
 # A process named with invalid UTF-8 still gives a JSON line.
 test_escape_audit_invalid_utf8_comm() {
   need_haven

@@ -325,88 +325,148 @@ test_parse_random (void **state)
     }
 }
 
-/* --- the limiter --------------------------------------------------------- */
+/* --- the limiter (denial_limiter.h) ------------------------------------ */
 
 static bool
-admit_n (hv_denial_limiter *l, unsigned key, uint64_t now)
+admit_s (hv_denial_limiter *l, const char *key, uint64_t now)
 {
-  return hv_denial_limiter_admit (l, &key, sizeof (key), now);
+  return hv_denial_limiter_admit (l, key, strlen (key), now);
 }
 
+/* The key "PRE<i>POST" ("%u" in fmt marks where i goes). */
+static bool
+admit_n (hv_denial_limiter *l, const char *fmt, unsigned i, uint64_t now)
+{
+  char key[64];
+  const char *mark = strstr (fmt, "%u");
+  assert_non_null (mark);
+  snprintf (key, sizeof (key), "%.*s%u%s", (int) (mark - fmt), fmt, i, mark + 2);
+  return admit_s (l, key, now);
+}
+
+/* Issue 23, the attack: twenty junk denials in one second, then the one
+ * that matters.  A "20 a second" limit left it out; a new key is always
+ * recorded, however much came before it. */
 static void
-test_limiter_rate (void **state)
+test_limiter_novelty_never_suppressed (void **state)
 {
   (void) state;
   hv_denial_limiter l;
   hv_denial_limiter_init (&l, 20);
-  assert_int_equal (hv_denial_limiter_deadline (&l), 0);
-  uint64_t t0 = 5000;
   for (unsigned i = 0; i < 20; i++)
-    assert_true (admit_n (&l, i, t0 + i));
+    assert_true (admit_n (&l, "tcp 198.51.100.10 %u", 1000 + i, 5000));
+  assert_true (admit_s (&l, "tcp 203.0.113.99 443", 5001));
+  /* And after a flood of repeats in the same millisecond too. */
+  for (unsigned i = 0; i < 5000; i++)
+    assert_false (admit_n (&l, "tcp 198.51.100.10 %u", 1000 + i % 20, 5001));
+  assert_true (admit_s (&l, "dns TXT exfil.evil.example", 5001));
+  for (unsigned i = 0; i < 200; i++)
+    assert_true (admit_n (&l, "udp 198.51.100.%u 53", i, 5002));
+  hv_denial_limiter_release (&l);
+}
+
+static void
+test_limiter_summary_names_repeats (void **state)
+{
+  (void) state;
+  hv_denial_limiter l;
+  hv_denial_summary s;
+  hv_denial_limiter_init (&l, 20);
+  assert_int_equal (hv_denial_limiter_deadline (&l), 0);
+  /* 40 keys, key i repeated i + 1 times after its first record. */
+  for (unsigned i = 0; i < 40; i++)
+    assert_true (admit_n (&l, "tcp 198.51.100.10 %u", i, 1000));
   /* Nothing left out yet: no summary will come. */
   assert_int_equal (hv_denial_limiter_deadline (&l), 0);
-  for (unsigned i = 20; i < 1020; i++)
-    assert_false (admit_n (&l, i, t0 + 500));
-  assert_int_equal (hv_denial_limiter_deadline (&l), t0 + 1000);
-  assert_int_equal (hv_denial_limiter_tick (&l, t0 + 999), 0);
-  assert_false (admit_n (&l, 5000, t0 + 999));
-  /* The window ends: one summary, counted once. */
-  assert_int_equal (hv_denial_limiter_tick (&l, t0 + 1000), 1001);
-  assert_int_equal (hv_denial_limiter_tick (&l, t0 + 1001), 0);
+  assert_false (hv_denial_limiter_tick (&l, 99999, &s));
+  uint64_t total = 0;
+  for (unsigned i = 0; i < 40; i++)
+    for (unsigned k = 0; k <= i; k++, total++)
+      assert_false (admit_n (&l, "tcp 198.51.100.10 %u", i, 1200));
+  /* Due a second after the first left out, not before. */
+  assert_int_equal (hv_denial_limiter_deadline (&l), 2200);
+  assert_false (hv_denial_limiter_tick (&l, 2199, &s));
+  assert_true (hv_denial_limiter_tick (&l, 2200, &s));
+  assert_int_equal (s.count, total);
+  assert_int_equal (s.repeats, total);
+  assert_int_equal (s.unrecorded_new, 0);
+  assert_false (s.full);
+  /* The most repeated first, HV_DENIAL_SUMMARY_KEYS of them named. */
+  assert_int_equal (s.n_named, HV_DENIAL_SUMMARY_KEYS);
+  assert_string_equal (s.named[0].key, "tcp 198.51.100.10 39");
+  assert_int_equal (s.named[0].count, 40);
+  uint64_t named = 0;
+  for (size_t i = 0; i < s.n_named; i++)
+    named += s.named[i].count;
+  assert_int_equal (named + s.repeats_unnamed, total);
+  /* Counted once: the next summary starts from zero. */
   assert_int_equal (hv_denial_limiter_deadline (&l), 0);
-  /* The next window starts with the next event and has its own 20. */
+  assert_false (hv_denial_limiter_tick (&l, 9000, &s));
+  /* A repeat long after is still a repeat (it was recorded), in the
+   * final summary (UINT64_MAX: due or not). */
+  assert_false (admit_n (&l, "tcp 198.51.100.10 %u", 3, 50000));
+  assert_true (hv_denial_limiter_tick (&l, UINT64_MAX, &s));
+  assert_int_equal (s.count, 1);
+  assert_int_equal (s.n_named, 1);
+  assert_string_equal (s.named[0].key, "tcp 198.51.100.10 3");
+  /* Keys are compared whole: a prefix is another key. */
+  assert_true (admit_s (&l, "dns A ab", 0));
+  assert_true (admit_s (&l, "dns A abc", 0));
+  assert_false (admit_s (&l, "dns A ab", 0));
+  hv_denial_limiter_release (&l);
+}
+
+/* Memory is bounded; past the cap new keys are recorded at per_second
+ * and the rest counted as new (novelty lost, and said). */
+static void
+test_limiter_cap (void **state)
+{
+  (void) state;
+  hv_denial_limiter l;
+  hv_denial_summary s;
+  hv_denial_limiter_init (&l, 20);
+  for (unsigned i = 0; i < HV_DENIAL_KEYS_MAX; i++)
+    assert_true (admit_n (&l, "tcp 198.51.100.10 %u", i, 1000));
+  assert_int_equal (hv_denial_limiter_remembered (&l), HV_DENIAL_KEYS_MAX);
+  assert_false (hv_denial_limiter_tick (&l, UINT64_MAX, &s));
+  /* Past the cap: 20 new ones a second, the rest counted. */
   for (unsigned i = 0; i < 20; i++)
-    assert_true (admit_n (&l, 100 + i, t0 + 3000));
-  assert_false (admit_n (&l, 200, t0 + 3999));
-  /* A window that ended while no one ticked: its summary comes before
-   * the next window's events are admitted, at the next tick. */
-  assert_true (admit_n (&l, 300, t0 + 4000));
-  assert_int_equal (hv_denial_limiter_deadline (&l), 1);
-  assert_int_equal (hv_denial_limiter_tick (&l, t0 + 4000), 1);
-  assert_int_equal (hv_denial_limiter_tick (&l, t0 + 5000), 0);
-}
-
-static void
-test_limiter_duplicates (void **state)
-{
-  (void) state;
-  hv_denial_limiter l;
-  hv_denial_limiter_init (&l, 20);
-  assert_true (admit_n (&l, 7, 0));
-  /* The same event within the window: collapsed, and counted. */
-  for (int i = 0; i < 50; i++)
-    assert_false (admit_n (&l, 7, (uint64_t) (i * 10)));
-  assert_true (admit_n (&l, 8, 600));
-  assert_int_equal (hv_denial_limiter_tick (&l, 1000), 50);
-  /* In the next window, reported again. */
-  assert_true (admit_n (&l, 7, 1200));
-  assert_int_equal (hv_denial_limiter_tick (&l, 2200), 0);
-  /* Keys of other lengths differ. */
-  hv_denial_limiter_init (&l, 20);
-  assert_true (hv_denial_limiter_admit (&l, "ab", 2, 0));
-  assert_true (hv_denial_limiter_admit (&l, "abc", 3, 0));
-  assert_false (hv_denial_limiter_admit (&l, "ab", 2, 0));
-}
-
-static void
-test_limiter_bounds (void **state)
-{
-  (void) state;
-  hv_denial_limiter l;
-  hv_denial_limiter_init (&l, 0);
-  assert_true (admit_n (&l, 1, 10));
-  assert_false (admit_n (&l, 2, 10));
-  hv_denial_limiter_init (&l, 1u << 30);
-  assert_int_equal (l.per_second, HV_EGRESS_DENIALS_RATE_MAX);
-  for (unsigned i = 0; i < HV_EGRESS_DENIALS_RATE_MAX; i++)
-    assert_true (admit_n (&l, i, 10));
-  assert_false (admit_n (&l, HV_EGRESS_DENIALS_RATE_MAX, 10));
+    assert_true (admit_n (&l, "tcp 203.0.113.%u 443", i, 2000));
+  for (unsigned i = 20; i < 120; i++)
+    assert_false (admit_n (&l, "tcp 203.0.113.%u 443", i, 2500));
+  /* Remembered keys are still repeats. */
+  assert_false (admit_n (&l, "tcp 198.51.100.10 %u", 7, 2500));
+  assert_int_equal (hv_denial_limiter_remembered (&l), HV_DENIAL_KEYS_MAX);
+  assert_true (hv_denial_limiter_tick (&l, 3500, &s));
+  assert_int_equal (s.count, 101);
+  assert_int_equal (s.unrecorded_new, 100);
+  assert_int_equal (s.repeats, 1);
+  assert_true (s.full);
+  assert_int_equal (s.per_second, 20);
+  /* The next second has its own 20. */
+  assert_true (admit_n (&l, "tcp 203.0.113.%u 443", 200, 3600));
   /* A clock that goes back stays in its window. */
+  for (unsigned i = 0; i < 19; i++)
+    assert_true (admit_n (&l, "udp 203.0.113.%u 53", i, 3601));
+  assert_false (admit_n (&l, "udp 203.0.113.%u 53", 99, 10));
+  hv_denial_limiter_release (&l);
+  /* A key too long to remember is treated as past the cap. */
   hv_denial_limiter_init (&l, 1);
-  assert_true (admit_n (&l, 1, 10000));
-  assert_false (admit_n (&l, 2, 3));
-  assert_int_equal (hv_denial_limiter_tick (&l, 3), 0);
-  assert_int_equal (hv_denial_limiter_tick (&l, 11000), 1);
+  char *big = calloc (1, HV_DENIAL_KEY_LEN_MAX + 2);
+  memset (big, 'x', HV_DENIAL_KEY_LEN_MAX + 1);
+  assert_true (admit_s (&l, big, 0));
+  assert_false (admit_s (&l, big, 1));
+  assert_true (hv_denial_limiter_tick (&l, UINT64_MAX, &s));
+  assert_int_equal (s.unrecorded_new, 1);
+  free (big);
+  hv_denial_limiter_release (&l);
+  /* per_second clamped. */
+  hv_denial_limiter_init (&l, 0);
+  assert_int_equal (l.per_second, 1);
+  hv_denial_limiter_release (&l);
+  hv_denial_limiter_init (&l, 1u << 30);
+  assert_int_equal (l.per_second, HV_DENIAL_RATE_MAX);
+  hv_denial_limiter_release (&l);
 }
 
 /* --- the records --------------------------------------------------------- */
@@ -504,8 +564,24 @@ write_refused (struct hv_audit_trail *t, void *arg)
 static void
 write_suppressed (struct hv_audit_trail *t, void *arg)
 {
-  (void) arg;
-  hv_egress_audit_suppressed (t, 9980);
+  hv_denial_summary s = { .count = 9980, .repeats = 9970, .unrecorded_new = 10, .n_named = 2, .full = true,
+                          .per_second = 20, .repeats_unnamed = 5 };
+  s.named[0].key = "tcp 198.51.100.10 81";
+  s.named[0].count = 9000;
+  s.named[1].key = "dns A bad\xff.example";
+  s.named[1].count = 965;
+  s.overruns = arg ? 2 : 0;
+  hv_egress_audit_suppressed (t, &s);
+}
+
+static bool
+bool_at (yajl_val v, const char *key)
+{
+  const char *path[] = { key, NULL };
+  yajl_val b = yajl_tree_get (v, path, yajl_t_any);
+  if (b == NULL || !(YAJL_IS_TRUE (b) || YAJL_IS_FALSE (b)))
+    fail_msg ("no boolean \"%s\"", key);
+  return YAJL_IS_TRUE (b);
 }
 
 static void
@@ -544,8 +620,27 @@ test_records (void **state)
   yajl_tree_free (v);
   v = one_record (write_suppressed, NULL);
   assert_string_equal (str_at (v, "event"), "denials-suppressed");
+  assert_string_equal (str_at (v, "kind"), "egress");
   assert_int_equal (int_at (v, "count"), 9980);
-  assert_string_equal (str_at (v, "message"), "9980 more denials suppressed");
+  assert_int_equal (int_at (v, "repeats"), 9970);
+  assert_int_equal (int_at (v, "unrecorded_new"), 10);
+  assert_int_equal (int_at (v, "repeats_unnamed"), 5);
+  assert_true (bool_at (v, "novelty_lost"));
+  const char *rp[] = { "repeated", "tcp 198.51.100.10 81", NULL };
+  yajl_val c = yajl_tree_get (v, rp, yajl_t_number);
+  assert_non_null (c);
+  assert_int_equal (YAJL_GET_INTEGER (c), 9000);
+  const char *rq[] = { "repeated", "dns A bad\xef\xbf\xbd.example", NULL };
+  assert_non_null (yajl_tree_get (v, rq, yajl_t_number));
+  assert_string_equal (str_at (v, "message"),
+                       "9980 more egress denials not recorded one by one: 9970 repeats of ones recorded before; "
+                       "10 NEW ones not recorded: more than 4096 distinct egress denials were seen, and past that "
+                       "at most 20 new ones a second are recorded");
+  yajl_tree_free (v);
+  v = one_record (write_suppressed, "overruns");
+  assert_int_equal (int_at (v, "overruns"), 2);
+  if (strstr (str_at (v, "message"), "dropped log messages 2 times") == NULL)
+    fail_msg ("overruns not said: %s", str_at (v, "message"));
   yajl_tree_free (v);
 }
 
@@ -555,8 +650,8 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_parse_ipv4),        cmocka_unit_test (test_parse_ipv6),
     cmocka_unit_test (test_parse_truncated),   cmocka_unit_test (test_parse_not_ours),
-    cmocka_unit_test (test_parse_random),      cmocka_unit_test (test_limiter_rate),
-    cmocka_unit_test (test_limiter_duplicates), cmocka_unit_test (test_limiter_bounds),
+    cmocka_unit_test (test_parse_random),      cmocka_unit_test (test_limiter_novelty_never_suppressed),
+    cmocka_unit_test (test_limiter_summary_names_repeats), cmocka_unit_test (test_limiter_cap),
     cmocka_unit_test (test_records),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
