@@ -120,6 +120,36 @@ hv_other_homes (const oci_strv *own, oci_strv *out)
   for (size_t i = 0; i < found.n; i++)
     oci_strv_push (out, found.v[i]);
   oci_strv_free (&found);
+  hv_engine_roots (own, out);
+}
+
+/* Where container engines keep other containers' filesystems, volumes,
+ * images' layers and their runtime state: root reads them all, and a
+ * sandbox run as root saw every other container's files read-only
+ * (issue 23).  Rootless engines keep theirs under homes, hidden above. */
+static const char *const engine_roots[] = {
+  "/var/lib/docker",     "/run/docker",       /* Docker */
+  "/var/lib/containerd", "/run/containerd",   /* containerd (Docker's too, k8s) */
+  "/var/lib/containers", "/run/containers",   /* Podman, Buildah, CRI-O's storage */
+  "/run/crio",           "/var/lib/crio",     /* CRI-O */
+  "/var/lib/kubelet",    "/var/lib/rancher",  /* pods' volumes and secrets; k3s */
+  "/var/lib/lxc",        "/var/lib/lxd",      /* LXC, LXD */
+  "/var/lib/incus",      "/var/lib/machines", /* Incus; systemd-nspawn */
+  "/run/runc",                                /* runc's containers (state.json: their env) */
+};
+
+void
+hv_engine_roots (const oci_strv *own, oci_strv *out)
+{
+  for (size_t i = 0; i < sizeof (engine_roots) / sizeof (engine_roots[0]); i++)
+    {
+      cleanup_free char *real = real_dir (engine_roots[i]);
+      /* One of them as the caller's own home (a service account's
+       * /var/lib/docker): that home is hidden as the caller's already. */
+      if (real == NULL || strcmp (real, "/") == 0 || listed (own, real) || listed (out, real))
+        continue;
+      oci_strv_push (out, real);
+    }
 }
 
 int
@@ -136,8 +166,8 @@ hv_check_project_homes (const char *project, const oci_strv *own, const oci_strv
   for (size_t i = 0; others && i < others->n; i++)
     if (hv_path_is_under (others->v[i], project))
       return hv_error_set (err, 0,
-                           "the project %s contains the home directory %s of another user, which haven hides; "
-                           "pass a --project that does not contain it",
+                           "the project %s contains %s (another user's home or a container engine's data), "
+                           "which haven hides; pass a --project that does not contain it",
                            project, others->v[i]);
   return 0;
 }

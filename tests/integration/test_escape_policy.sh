@@ -159,6 +159,28 @@ test_escape_other_users_homes_hidden_as_root() {
   assert_not_contains "$OUT" "their-key" "the rest of that home"
 }
 
+# Issue 23: as root, the engines' data roots held every other container's
+# files (overlay layers, volumes, runc's state with their environment),
+# readable from the sandbox.  They are hidden like other users' homes.
+test_escape_engine_data_roots_hidden_as_root() {
+  need_haven
+  make_project
+  local d made=() tag=hvt-$RANDOM
+  for d in /var/lib/docker /var/lib/containerd /run/containerd /var/lib/containers /run/containers; do
+    if [ ! -e "$d" ]; then
+      mkdir -p "$d"
+      made+=("$d")
+    fi
+    mkdir -p "$d/$tag/volume"
+    echo "other-container-secret" > "$d/$tag/volume/secret"
+    defer "rm -rf '$d/$tag'"
+  done
+  for d in "${made[@]}"; do defer "rmdir '$d' 2>/dev/null"; done
+  haven_in "$P" run -- sh -c "for d in /var/lib/docker /var/lib/containerd /run/containerd /var/lib/containers /run/containers; do cat \$d/$tag/volume/secret; ls -A \$d | wc -l; done"
+  assert_not_contains "$OUT" "other-container-secret" "another container's files"
+  assert_eq 5 "$(echo "$OUT" | grep -c "secret: No such file")" "engine roots hidden ($OUT)"
+}
+
 # unix_server PATH: a host daemon listening on the Unix socket PATH (in
 # the background for at most 60 s), answering "host-daemon".
 unix_server() {
