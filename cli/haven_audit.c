@@ -41,6 +41,7 @@ struct audit_run
   size_t bad;            /* lines that are not records */
   char *first_bad;       /* FILE:LINE of the first */
   size_t unreadable;     /* default trails that could not be opened */
+  oci_strv looked;       /* where records were looked for, said when none came */
 };
 
 static void
@@ -117,12 +118,15 @@ read_trail (struct audit_run *a, const char *path, FILE *f)
  * never a FIFO or device (O_NONBLOCK, then a regular-file check): it is
  * only read, but `haven audit` must not hang on a planted FIFO. */
 static int
-open_trail (const char *path, bool required, struct audit_run *a, hv_error **err)
+open_trail (const char *path, bool required, bool note, struct audit_run *a, hv_error **err)
 {
   cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
   struct stat st;
   if (fd < 0)
     {
+      cleanup_free char *what = xasprintf ("%s (%s)", path, errno == ENOENT ? "not there" : strerror (errno));
+      if (note)
+        oci_strv_push (&a->looked, what);
       if (!required && errno == ENOENT)
         return 0;
       if (!required)
@@ -137,6 +141,9 @@ open_trail (const char *path, bool required, struct audit_run *a, hv_error **err
     return hv_error_set (err, errno, "stat %s", path);
   if (!S_ISREG (st.st_mode))
     {
+      cleanup_free char *what = xasprintf ("%s (not a regular file)", path);
+      if (note)
+        oci_strv_push (&a->looked, what);
       if (!required)
         return 0;
       return hv_error_set (err, 0, "%s: not a regular file", path);
@@ -144,6 +151,8 @@ open_trail (const char *path, bool required, struct audit_run *a, hv_error **err
   FILE *f = fdopen (fd, "r");
   if (f == NULL)
     return hv_error_set (err, errno, "fdopen %s", path);
+  if (note)
+    oci_strv_push (&a->looked, path);
   fd = -1;
   read_trail (a, path, f);
   fclose (f);
@@ -163,6 +172,8 @@ read_container_trails (struct audit_run *a, const char *dir)
   DIR *d = opendir (dir);
   if (d == NULL)
     {
+      cleanup_free char *what = xasprintf ("%s/*.jsonl (%s)", dir, errno == ENOENT ? "not there" : strerror (errno));
+      oci_strv_push (&a->looked, what);
       if (errno != ENOENT)
         {
           a->unreadable++;
@@ -179,12 +190,15 @@ read_container_trails (struct audit_run *a, const char *dir)
         oci_strv_push (&names, de->d_name);
     }
   closedir (d);
+  cleanup_free char *what = names.n ? xasprintf ("%s/*.jsonl (%zu file%s)", dir, names.n, names.n == 1 ? "" : "s")
+                                     : xasprintf ("%s/*.jsonl (none)", dir);
+  oci_strv_push (&a->looked, what);
   if (names.n)
     qsort (names.v, names.n, sizeof (names.v[0]), compare_names);
   for (size_t i = 0; i < names.n; i++)
     {
       cleanup_free char *path = xasprintf ("%s/%s", dir, names.v[i]);
-      open_trail (path, false, a, NULL);
+      open_trail (path, false, false, a, NULL);
     }
   oci_strv_free (&names);
 }
@@ -212,7 +226,7 @@ read_default_trails (struct audit_run *a)
   if (home && home[0] == '/')
     {
       cleanup_free char *log = xasprintf ("%s/.local/state/haven/audit.log", home);
-      open_trail (log, false, a, NULL);
+      open_trail (log, false, true, a, NULL);
     }
 }
 
@@ -283,6 +297,23 @@ release_run (struct audit_run *a)
   free (a->first_bad);
   oci_strv_free (&a->filter.events);
   oci_strv_free (&a->filter.containers);
+  oci_strv_free (&a->looked);
+}
+
+/* No record to show: say where they were looked for (on stderr, so that
+ * --json output stays JSON lines), and where haven writes them.  An empty
+ * answer that names no place reads as "nothing was refused". */
+static void
+say_where_looked (const struct audit_run *a, bool defaults)
+{
+  bool filtered = a->filter.has_since || a->filter.events.n || a->filter.containers.n;
+  fprintf (stderr, "haven audit: no records%s; looked in:\n", filtered ? " matching the filters" : "");
+  for (size_t i = 0; i < a->looked.n; i++)
+    fprintf (stderr, "haven audit:   %s\n", a->looked.v[i]);
+  if (defaults)
+    fprintf (stderr, "haven audit: haven run keeps a trail only under a policy with audit.log (the shipped agent\n"
+                     "haven audit: policies and strict write ~/.local/state/haven/audit.log; for another path:\n"
+                     "haven audit: haven audit FILE); engine containers under a haven policy always keep one.\n");
 }
 
 int
@@ -303,7 +334,7 @@ hv_cmd_audit (int argc, char **argv, hv_error **err)
   if (first_file == argc)
     read_default_trails (&a);
   for (int i = first_file; i < argc; i++)
-    if (open_trail (argv[i], true, &a, err) < 0)
+    if (open_trail (argv[i], true, true, &a, err) < 0)
       goto out;
   if (a.n)
     qsort (a.v, a.n, sizeof (a.v[0]), compare_shown);
@@ -314,6 +345,8 @@ hv_cmd_audit (int argc, char **argv, hv_error **err)
   if (a.bad)
     fprintf (stderr, "haven audit: %zu line%s skipped: not audit records (the first at %s)\n", a.bad,
              a.bad == 1 ? "" : "s", a.first_bad);
+  if (a.n == 0)
+    say_where_looked (&a, first_file == argc);
   r = 0;
 out:
   release_run (&a);

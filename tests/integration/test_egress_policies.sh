@@ -105,7 +105,11 @@ check_policy() {
   local first=${args[0]%%:*}
   args+=("$first:8443" "x.$first:443" "evil.example:443")
   make_project
-  out=$(cd "$P" && timeout -k 2 120 ip netns exec "$EH" "$HAVEN" run --policy "$pol" -- \
+  # A home of the test's: the agent policies keep their audit trail in
+  # ~/.local/state/haven/audit.log.
+  local h=$P.home
+  mkdir -p "$h"
+  out=$(cd "$P" && HOME=$h timeout -k 2 120 ip netns exec "$EH" "$HAVEN" run --policy "$pol" -- \
         python3 -c "$POLICIES_CLIENT" "${args[@]}" 2> "$err")
   echo "$out" > client.out
   while read -r n p; do
@@ -123,6 +127,16 @@ check_policy() {
   assert_not_contains "$(cat "$PDNSLOG")" "evil.example" "$pol: world DNS log"
   assert_not_contains "$(cat "$PDNSLOG")" "x.$first" "$pol: world DNS log"
   assert_not_contains "$(cat "$PWLOG")" "203.0.113.200" "$pol: world connection log"
+  # Issue 23: the agent policies keep a trail, so `haven audit` shows
+  # the host the agent was refused (it printed nothing and exited 0).
+  # (As root `haven audit` also reads engine containers' trails: only
+  # haven run's records of this policy count.)
+  local audit mine
+  audit=$(HOME=$h "$HAVEN" audit --json -e dns-refused 2>&1) || fail "$pol: haven audit failed: $audit"
+  mine=$(echo "$audit" | jq -c --arg p "$pol" 'select(.policy == $p and (.container | startswith("haven-run-")))')
+  assert_contains "$mine" '"name":"evil.example","type":"A","why":"not in the policy"' "$pol: haven audit"
+  assert_contains "$mine" "\"name\":\"x.$first\"" "$pol: haven audit"
+  assert_contains "$(HOME=$h "$HAVEN" audit -e dns-refused 2>&1)" "name=evil.example type=A" "$pol: haven audit, as shown"
 }
 
 test_egress_policies_claude_code() { check_policy claude-code; }

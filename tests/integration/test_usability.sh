@@ -211,6 +211,34 @@ write_sample_trail() {
   } > "$f"
 }
 
+# Issue 23: `haven audit` with no trail printed nothing and exited 0, as if
+# nothing had been refused.  It names the places it looked, on stderr.
+test_usability_audit_empty_says_where_it_looked() {
+  need_haven
+  local h=$WORK/empty-home-$$ out err
+  mkdir -p "$h"
+  # As root the engine containers' trails are read too (other tests'
+  # may be there): a filter nothing matches.
+  out=$(HOME=$h XDG_STATE_HOME= "$HAVEN" audit --since "$(date -u -d '+1 hour' +%Y-%m-%dT%H:%MZ)" 2> audit.err)
+  assert_eq 0 "$?" "exit status"
+  assert_eq "" "$out" "stdout"
+  err=$(cat audit.err)
+  assert_contains "$err" "haven audit: no records matching the filters; looked in:"
+  assert_contains "$err" "haven audit:   /var/log/haven/containers/*.jsonl" "root's container trails"
+  assert_contains "$err" "haven audit:   $h/.local/state/haven/audit.log (not there)" "haven run's trail"
+  assert_contains "$err" "~/.local/state/haven/audit.log" "where haven run writes"
+  # As a user, with no trail at all: the containers' trails of that user.
+  out=$(cd / && HOME=$h XDG_STATE_HOME=$h/state setpriv --reuid 65534 --regid 65534 --clear-groups "$HAVEN" audit 2>&1)
+  assert_contains "$out" "haven audit: no records; looked in:
+haven audit:   $h/state/haven/containers/*.jsonl (not there)
+haven audit:   $h/.local/state/haven/audit.log (not there)" "a user's trails"
+  # A file named: that file.
+  : > "$h/empty.jsonl"
+  out=$("$HAVEN" audit "$h/empty.jsonl" 2>&1 >/dev/null)
+  assert_contains "$out" "haven audit:   $h/empty.jsonl"
+  assert_not_contains "$out" "/var/log/haven/containers" "a named file only"
+}
+
 test_usability_audit_trail_readable() {
   need_haven
   local f=$WORK/sample.jsonl id=${CTR_PREFIX}-0123456789abcdef
@@ -236,6 +264,9 @@ test_usability_audit_trail_readable() {
   assert_eq 5 "$(echo "$OUT" | grep -vc '^haven audit:')" "--since a local time ($OUT)"
   haven_in "$WORK" audit --since "$(date -u -d '+1 hour' +%Y-%m-%dT%H:%MZ)" "$f"
   assert_eq 0 "$(echo "$OUT" | grep -vc '^haven audit:')" "--since the future ($OUT)"
+  # Nothing shown: it says where it looked (issue 23: it printed nothing).
+  assert_contains "$OUT" "haven audit: no records matching the filters; looked in:
+haven audit:   $f" "--since the future"
   haven_in "$WORK" audit --event denied "$f"
   assert_eq 2 "$(echo "$OUT" | grep -c '  denied  ')" "--event denied ($OUT)"
   assert_not_contains "$OUT" "net-denied"
