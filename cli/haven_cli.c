@@ -376,7 +376,9 @@ explain_hidden_home (const hv_policy *p)
 static void
 explain_files (const hv_policy *p)
 {
-  printf ("Files\n  The whole host filesystem is visible read-only.\n");
+  printf ("Files\n  The whole host filesystem is visible read-only, but for container engines' data\n"
+          "  (/var/lib/docker, /var/lib/containerd, /var/lib/containers, ... : other containers' files),\n"
+          "  which is hidden.\n");
   bool project_rw = !p->project_writable.set || p->project_writable.value;
   printf ("  The project directory is %s.\n", project_rw ? "writable" : "read-only");
   list_line ("Also writable:", &p->read_write);

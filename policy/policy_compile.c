@@ -623,6 +623,21 @@ gen_home_allow (yajl_gen g, const char *pattern, const hv_home_access *access, c
  * be or hold a home: hv_check_project_homes), unlike the masks'
  * paths, whose loss stops the start (struct masks).  x-haven.nofollow: a
  * home that became a link or a file is an error, never followed. */
+/* Container engines' data roots: empty, read-only as the root around
+ * them, whatever hide_home says (no one's home, every other container's
+ * files).  Optional and never followed, as other users' homes. */
+static void
+gen_engine_roots (yajl_gen g, const struct hv_run_ctx *ctx, oci_strv *hidden)
+{
+  static const char *const empty_opts[]
+      = { "nosuid", "nodev", "noexec", "ro", "mode=755", "size=1m", "x-haven.nofollow", "x-haven.optional", NULL };
+  for (size_t i = 0; ctx->engine_roots && i < ctx->engine_roots->n; i++)
+    {
+      jg_mount (g, ctx->engine_roots->v[i], "tmpfs", "tmpfs", empty_opts);
+      oci_strv_push (hidden, ctx->engine_roots->v[i]);
+    }
+}
+
 static int
 gen_hidden_homes (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, bool noexec, oci_strv *writable,
                   oci_strv *shown, oci_strv *hidden, hv_error **err)
@@ -875,6 +890,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   gen_credential_mounts (g, ctx, writable);
   hv_git_identity_mount (g, ctx);
   gen_policy_tmpfs (g, p, noexec, writable, &hidden);
+  gen_engine_roots (g, ctx, &hidden);
   if (p->hide_home.value && gen_hidden_homes (g, p, ctx, noexec, writable, &shown, &hidden, err) < 0)
     return -1;
   gen_project (g, p, ctx, noexec, writable, &shown);

@@ -120,13 +120,13 @@ hv_other_homes (const oci_strv *own, oci_strv *out)
   for (size_t i = 0; i < found.n; i++)
     oci_strv_push (out, found.v[i]);
   oci_strv_free (&found);
-  hv_engine_roots (own, out);
 }
 
 /* Where container engines keep other containers' filesystems, volumes,
  * images' layers and their runtime state: root reads them all, and a
  * sandbox run as root saw every other container's files read-only
- * (issue 23).  Rootless engines keep theirs under homes, hidden above. */
+ * (issue 23).  Rootless engines keep theirs under homes (hidden with
+ * hide_home). */
 static const char *const engine_roots[] = {
   "/var/lib/docker",     "/run/docker",       /* Docker */
   "/var/lib/containerd", "/run/containerd",   /* containerd (Docker's too, k8s) */

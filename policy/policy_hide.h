@@ -25,15 +25,15 @@ void hv_own_homes (const char *home_env, uid_t uid, oci_strv *out);
 
 /* Every other user's home: the password database's homes under /home,
  * every directory directly in /home (users the database cannot list), and
- * /root; never one of own, never /home itself; then the engines' roots
- * (hv_engine_roots). */
+ * /root; never one of own, never /home itself. */
 void hv_other_homes (const oci_strv *own, oci_strv *out);
 
 /* The container engines' data and state roots that exist (real paths):
  * /var/lib/docker, /var/lib/containerd, /run/containerd,
  * /var/lib/containers, /run/containers, CRI-O's, kubelet's, LXC/LXD/Incus,
- * systemd-nspawn's machines, runc's state; hidden like other users' homes
- * (hv_other_homes appends them).  Not /run/haven: haven's own state. */
+ * systemd-nspawn's machines, runc's state; never one of own.  Hidden
+ * like other users' homes, whatever hide_home says (they are no one's
+ * home).  Not /run/haven: haven's own state. */
 void hv_engine_roots (const oci_strv *own, oci_strv *out);
 
 /* Refuse a project that is "/", is one of the homes, or contains one: its

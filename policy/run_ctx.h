@@ -17,6 +17,9 @@ struct hv_run_ctx
    * NULL: just home) and, to hide as well, the other users' homes. */
   const oci_strv *homes;
   const oci_strv *other_homes;
+  /* Container engines' data roots that exist (hv_engine_roots): hidden
+   * always. */
+  const oci_strv *engine_roots;
   const char *cwd;     /* where the command starts */
   const char *rootfs;  /* empty directory the host root is mounted on */
   uid_t uid;

@@ -41,13 +41,17 @@ hv_run_context_init (const char *project_opt, char **cmd, struct hv_run_context 
    * project.  Other users' homes are hidden too (root reads them all). */
   hv_own_homes (getenv ("HOME"), getuid (), &rc->homes);
   hv_other_homes (&rc->homes, &rc->other_homes);
-  if (hv_check_project_homes (rc->project, &rc->homes, &rc->other_homes, err) < 0)
+  /* ...and container engines' data (other containers' files). */
+  hv_engine_roots (&rc->homes, &rc->engine_roots);
+  if (hv_check_project_homes (rc->project, &rc->homes, &rc->other_homes, err) < 0
+      || hv_check_project_homes (rc->project, NULL, &rc->engine_roots, err) < 0)
     return -1;
   struct hv_run_ctx *ctx = &rc->ctx;
   ctx->project = rc->project;
   ctx->home = getenv ("HOME");
   ctx->homes = &rc->homes;
   ctx->other_homes = &rc->other_homes;
+  ctx->engine_roots = &rc->engine_roots;
   ctx->cwd = rc->cwd;
   ctx->uid = getuid ();
   ctx->gid = getgid ();
@@ -65,5 +69,6 @@ hv_run_context_release (struct hv_run_context *rc)
   free (rc->cwd);
   oci_strv_free (&rc->homes);
   oci_strv_free (&rc->other_homes);
+  oci_strv_free (&rc->engine_roots);
   rc->project = rc->cwd = NULL;
 }

@@ -16,6 +16,7 @@ struct hv_run_context
   char *cwd;
   oci_strv homes;        /* this user's homes ($HOME and the passwd entry) */
   oci_strv other_homes;  /* every other user's home */
+  oci_strv engine_roots; /* container engines' data, hidden too */
 };
 
 /* project_opt: --project, or NULL for the current directory.  Refuses a

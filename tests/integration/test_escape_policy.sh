@@ -165,20 +165,26 @@ test_escape_other_users_homes_hidden_as_root() {
 test_escape_engine_data_roots_hidden_as_root() {
   need_haven
   make_project
-  local d made=() tag=hvt-$RANDOM
+  local d tag=hvt-$RANDOM
   for d in /var/lib/docker /var/lib/containerd /run/containerd /var/lib/containers /run/containers; do
+    # A root made here is removed after (deferred commands run last
+    # first: its contents go before it).
     if [ ! -e "$d" ]; then
       mkdir -p "$d"
-      made+=("$d")
+      defer "rmdir '$d'"
     fi
     mkdir -p "$d/$tag/volume"
     echo "other-container-secret" > "$d/$tag/volume/secret"
     defer "rm -rf '$d/$tag'"
   done
-  for d in "${made[@]}"; do defer "rmdir '$d' 2>/dev/null"; done
   haven_in "$P" run -- sh -c "for d in /var/lib/docker /var/lib/containerd /run/containerd /var/lib/containers /run/containers; do cat \$d/$tag/volume/secret; ls -A \$d | wc -l; done"
   assert_not_contains "$OUT" "other-container-secret" "another container's files"
   assert_eq 5 "$(echo "$OUT" | grep -c "secret: No such file")" "engine roots hidden ($OUT)"
+  # Whatever hide_home says: they are no one's home.
+  printf 'extends: default\nfilesystem:\n  hide_home: false\n' > "$P.pol/shown.yaml"
+  haven_in "$P" run --policy "$P.pol/shown.yaml" -- cat /var/lib/docker/$tag/volume/secret
+  assert_not_contains "$OUT" "other-container-secret" "with hide_home: false"
+  assert_contains "$OUT" "No such file"
 }
 
 # unix_server PATH: a host daemon listening on the Unix socket PATH (in
