@@ -268,8 +268,13 @@ hv_audit_trail_denials_summary (struct hv_audit_trail *t, const char *kind, cons
       jg_str (g, "overruns");
       yajl_gen_integer (g, (long long) s->overruns);
     }
+  if (s->kernel_lost)
+    {
+      jg_str (g, "kernel_lost");
+      yajl_gen_integer (g, (long long) s->kernel_lost);
+    }
   jg_str (g, "novelty_lost");
-  yajl_gen_bool (g, s->unrecorded_new || s->overruns);
+  yajl_gen_bool (g, s->unrecorded_new || s->overruns || s->kernel_lost);
   cleanup_free char *msg = xasprintf ("%llu more %s denials not recorded one by one: %llu repeats of ones recorded before",
                                       (unsigned long long) s->count, kind, (unsigned long long) s->repeats);
   if (s->unrecorded_new)
@@ -285,6 +290,14 @@ hv_audit_trail_denials_summary (struct hv_audit_trail *t, const char *kind, cons
       char *m = xasprintf ("%s; the kernel dropped log messages %llu times while haven was behind: denials, new ones "
                            "among them, may be missing",
                            msg, (unsigned long long) s->overruns);
+      free (msg);
+      msg = m;
+    }
+  if (s->kernel_lost)
+    {
+      char *m = xasprintf ("%s; the kernel's audit lost %llu records (of any process) while the sandbox ran: "
+                           "denials, new ones among them, may be missing",
+                           msg, (unsigned long long) s->kernel_lost);
       free (msg);
       msg = m;
     }

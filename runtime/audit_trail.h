@@ -88,12 +88,13 @@ void hv_audit_trail_summarize (struct hv_audit_trail *t, bool final);
 
 /* {"event":"denials-suppressed","kind":KIND,"count":N,"repeats":R,
  *  "repeated":{"KEY":N,...},"repeats_unnamed":N,"unrecorded_new":N,
- *  "overruns":N,"novelty_lost":BOOL,"message":TEXT}: what a denial
+ *  "overruns":N,"kernel_lost":N,"novelty_lost":BOOL,"message":TEXT}: what a denial
  * limiter (denial_limiter.h) left out.  "repeated" names the keys
  * repeated most (they were recorded one by one before); "novelty_lost"
  * is true when new denials were only counted ("unrecorded_new", past the
- * limiter's cap) or may be missing ("overruns": the kernel dropped log
- * messages unread), and the message says so. */
+ * limiter's cap) or may be missing ("overruns": the reader's socket
+ * overflowed; "kernel_lost": the kernel's audit lost records), and the
+ * message says so. */
 void hv_audit_trail_denials_summary (struct hv_audit_trail *t, const char *kind, const hv_denial_summary *s);
 
 /* The "denied" record of one notification (no limit applied), comm: the

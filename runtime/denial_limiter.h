@@ -56,7 +56,8 @@ typedef struct hv_denial_summary
   uint64_t repeats_unnamed;        /* repeats of keys past those named */
   bool full;                       /* the set of remembered keys is full */
   unsigned per_second;             /* new keys recorded a second past the cap */
-  uint64_t overruns;               /* the caller's: times its source dropped denials unread */
+  uint64_t overruns;               /* the caller's: times its socket dropped denials unread */
+  uint64_t kernel_lost;            /* the caller's: records the kernel's audit lost (any process's) */
 } hv_denial_summary;
 
 struct hv_denial_seen;

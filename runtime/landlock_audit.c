@@ -67,6 +67,12 @@ struct hv_landlock_audit
   char *rule_execute, *rule_write;
   hv_denial_limiter limiter;
   uint64_t capped; /* new but not remembered, left out after the trail's size cap */
+  /* Refusals that may be missing, said in the next summary: overruns of
+   * the socket (ENOBUFS), and records the kernel's audit lost (its
+   * counter, any process's) since attach. */
+  uint64_t overruns_unsaid;
+  bool have_lost;
+  uint32_t lost_seen;
 };
 
 static uint64_t
@@ -197,9 +203,10 @@ hv_landlock_audit_open (const char *rules_json, const char **why, int *errnum)
       return NULL;
     }
   /* Room for a burst: records that do not fit are lost (ENOBUFS), not
-   * waited for. */
-  int size = 1 << 20;
-  setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof (size));
+   * waited for; the loss is said in the trail.  Past rmem_max for root. */
+  int size = 16 << 20;
+  if (setsockopt (fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof (size)) < 0)
+    setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof (size));
   return hv_landlock_audit_new (fd, rules_json);
 }
 
@@ -249,6 +256,12 @@ void
 hv_landlock_audit_attach (hv_landlock_audit *l, pid_t init_pid)
 {
   l->init_pid = init_pid;
+  struct audit_status st;
+  if (audit_status (&st) == 0)
+    {
+      l->have_lost = true;
+      l->lost_seen = st.lost;
+    }
   /* The newest allocation by that pid is init's (an older one would be
    * an earlier process's that had the same pid). */
   for (size_t i = l->n_early; i-- > 0;)
@@ -273,6 +286,31 @@ rule_for (const hv_landlock_audit *l, const char *blockers)
   return r ? r : "landlock";
 }
 
+/* Records the kernel's audit lost since last asked (its counter wraps
+ * at 32 bits). */
+static uint64_t
+kernel_lost_since (hv_landlock_audit *l)
+{
+  struct audit_status st;
+  if (!l->have_lost || audit_status (&st) < 0)
+    return 0;
+  uint32_t d = st.lost - l->lost_seen;
+  l->lost_seen = st.lost;
+  return d;
+}
+
+/* s (due or not: *due says) with what may be missing added; false when
+ * there is nothing to say. */
+static bool
+add_losses (hv_landlock_audit *l, hv_denial_summary *s, bool due)
+{
+  s->overruns = l->overruns_unsaid;
+  l->overruns_unsaid = 0;
+  s->kernel_lost = kernel_lost_since (l);
+  s->per_second = l->limiter.per_second;
+  return due || s->overruns || s->kernel_lost;
+}
+
 static void
 write_suppressed (struct hv_audit_trail *t, const hv_denial_summary *s)
 {
@@ -285,7 +323,8 @@ record (hv_landlock_audit *l, struct hv_audit_trail *t, const struct event *e)
   const char *path = e->path ? e->path : "";
   uint64_t now = now_ms ();
   hv_denial_summary summary;
-  if (hv_denial_limiter_tick (&l->limiter, now, &summary) && !t->capped)
+  bool due = hv_denial_limiter_tick (&l->limiter, now, &summary);
+  if (due && add_losses (l, &summary, due) && !t->capped)
     write_suppressed (t, &summary);
   /* One record per access and path: a loop of refused execs is one
    * record and counts in summaries; a new path is always recorded. */
@@ -452,7 +491,12 @@ hv_landlock_audit_ready (hv_landlock_audit *l, struct hv_audit_trail *t)
           if (errno == EAGAIN || errno == EINTR)
             return 0;
           if (errno == ENOBUFS)
-            continue; /* records were lost: the kernel's, not ours to wait for */
+            {
+              /* Records were lost before we read them: said in the next
+               * summary (hv_landlock_audit_tick, at once). */
+              l->overruns_unsaid++;
+              continue;
+            }
           return -1;
         }
       /* Only the kernel speaks on this group. */
@@ -484,7 +528,7 @@ hv_landlock_audit_timeout (const hv_landlock_audit *l)
   for (size_t i = 0; i < MAX_EVENTS; i++)
     if (l->events[i].used && (due == 0 || l->events[i].since_ms + EVENT_WAIT_MS < due))
       due = l->events[i].since_ms + EVENT_WAIT_MS;
-  uint64_t summary = hv_denial_limiter_deadline (&l->limiter);
+  uint64_t summary = l->overruns_unsaid ? 1 : hv_denial_limiter_deadline (&l->limiter);
   if (summary && (due == 0 || summary < due))
     due = summary;
   if (due == 0)
@@ -502,7 +546,9 @@ hv_landlock_audit_tick (hv_landlock_audit *l, struct hv_audit_trail *t)
     if (l->events[i].used && l->events[i].since_ms + EVENT_WAIT_MS <= now)
       finish_event (l, t, &l->events[i]);
   hv_denial_summary summary;
-  if (hv_denial_limiter_tick (&l->limiter, now, &summary) && !t->capped)
+  bool due = hv_denial_limiter_tick (&l->limiter, now, &summary);
+  /* An overrun is said within a tick, with the kernel's count then. */
+  if ((due || l->overruns_unsaid) && add_losses (l, &summary, due) && !t->capped)
     write_suppressed (t, &summary);
 }
 
@@ -540,11 +586,10 @@ hv_landlock_audit_finish (hv_landlock_audit *l, struct hv_audit_trail *t, int qu
    * HV_DENIAL_SUMMARY_KEYS keys). */
   hv_denial_summary summary;
   bool due = hv_denial_limiter_tick (&l->limiter, UINT64_MAX, &summary);
-  if (due || l->capped)
+  if (add_losses (l, &summary, due || l->capped))
     {
       summary.unrecorded_new += l->capped;
       summary.count += l->capped;
-      summary.per_second = l->limiter.per_second;
       write_suppressed (t, &summary);
     }
 }
