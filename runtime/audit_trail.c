@@ -131,6 +131,10 @@ hv_audit_trail_emit (struct hv_audit_trail *t, yajl_gen g)
   yajl_gen_map_close (g);
   t->written += hv_write_json_line (t->fd, g);
   yajl_gen_free (g);
+  /* Whoever wrote it (system calls, Landlock, egress): past the cap
+   * only what is new and the final summaries are written. */
+  if (t->written >= HV_AUDIT_MAX_BYTES)
+    t->capped = true;
 }
 
 static double

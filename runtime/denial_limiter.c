@@ -186,3 +186,19 @@ hv_denial_limiter_remembered (const hv_denial_limiter *l)
 {
   return l->n_seen;
 }
+
+void
+hv_denial_summary_add (hv_denial_summary *to, const hv_denial_summary *s)
+{
+  to->count += s->count;
+  to->repeats += s->repeats;
+  to->unrecorded_new += s->unrecorded_new;
+  for (size_t i = 0; i < s->n_named && i < HV_DENIAL_SUMMARY_KEYS; i++)
+    to->repeats_unnamed += s->named[i].count;
+  to->repeats_unnamed += s->repeats_unnamed;
+  to->full |= s->full;
+  if (s->per_second)
+    to->per_second = s->per_second;
+  to->overruns += s->overruns;
+  to->kernel_lost += s->kernel_lost;
+}

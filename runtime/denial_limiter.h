@@ -95,6 +95,9 @@ bool hv_denial_limiter_admit (hv_denial_limiter *l, const void *key, size_t keyl
 bool hv_denial_limiter_tick (hv_denial_limiter *l, uint64_t now_ms, hv_denial_summary *s);
 /* When the next summary falls due (ms), or 0 when none will. */
 uint64_t hv_denial_limiter_deadline (const hv_denial_limiter *l);
+/* Add s's counts to *to (its named keys as repeats_unnamed): the
+ * summaries held back past a trail's size cap, for the final one. */
+void hv_denial_summary_add (hv_denial_summary *to, const hv_denial_summary *s);
 /* Keys remembered so far. */
 size_t hv_denial_limiter_remembered (const hv_denial_limiter *l);
 #endif

@@ -229,6 +229,7 @@ struct hv_egress_denials
   hv_denial_limiter limiter;
   uint64_t malformed, lost;
   uint64_t lost_unsaid; /* overruns not yet in a summary */
+  uint64_t after_cap;   /* new, not remembered, past the trail's cap: only counted */
   uint8_t *buf;
 };
 
@@ -464,11 +465,14 @@ flush_summary (hv_egress_denials *d, uint64_t now)
 {
   hv_denial_summary s;
   bool due = hv_denial_limiter_tick (&d->limiter, now, &s);
-  if (!due && d->lost_unsaid == 0)
+  if (!due && d->lost_unsaid == 0 && d->after_cap == 0)
     return;
   s.overruns = d->lost_unsaid;
   s.per_second = d->limiter.per_second;
+  s.unrecorded_new += d->after_cap;
+  s.count += d->after_cap;
   d->lost_unsaid = 0;
+  d->after_cap = 0;
   if (d->events.suppressed)
     d->events.suppressed (d->events.data, &s);
 }
@@ -477,7 +481,7 @@ flush_summary (hv_egress_denials *d, uint64_t now)
 static void
 arm_timer (hv_egress_denials *d)
 {
-  uint64_t due = d->lost_unsaid ? 1 : hv_denial_limiter_deadline (&d->limiter);
+  uint64_t due = d->lost_unsaid || d->after_cap ? 1 : hv_denial_limiter_deadline (&d->limiter);
   struct itimerspec it = { 0 };
   if (due)
     {
@@ -485,6 +489,23 @@ arm_timer (hv_egress_denials *d)
       it.it_value.tv_nsec = (long) (due % 1000) * 1000000;
     }
   timerfd_settime (d->timerfd, TFD_TIMER_ABSTIME, &it, NULL);
+}
+
+/* Record a denial with this key?  Past the trail's cap only one the
+ * limiter remembers as new (at most HV_DENIAL_KEYS_MAX in all). */
+static bool
+admit (hv_egress_denials *d, const char *key, size_t klen, uint64_t now)
+{
+  size_t before = hv_denial_limiter_remembered (&d->limiter);
+  if (!hv_denial_limiter_admit (&d->limiter, key, klen, now))
+    return false;
+  if (d->events.capped && hv_denial_limiter_remembered (&d->limiter) == before
+      && d->events.capped (d->events.data))
+    {
+      d->after_cap++;
+      return false;
+    }
+  return true;
 }
 
 /* The limiter's key of a denial, as the summary names it: the fields
@@ -518,7 +539,7 @@ handle_datagram (hv_egress_denials *d, const uint8_t *buf, size_t len, uint64_t 
               {
                 char key[96];
                 size_t klen = denial_key (&x, key);
-                if (hv_denial_limiter_admit (&d->limiter, key, klen, now) && d->events.denied)
+                if (admit (d, key, klen, now) && d->events.denied)
                   d->events.denied (d->events.data, &x);
                 break;
               }
@@ -604,7 +625,7 @@ hv_egress_denials_refused (hv_egress_denials *d, const char *qname, uint16_t qty
    * names are at most 255 bytes. */
   char type[16];
   cleanup_free char *key = xasprintf ("dns %s %.1024s", hv_egress_audit_qtype (qtype, type), qname);
-  if (hv_denial_limiter_admit (&d->limiter, key, strlen (key), now) && d->events.refused)
+  if (admit (d, key, strlen (key), now) && d->events.refused)
     d->events.refused (d->events.data, qname, qtype, why);
   arm_timer (d);
 }

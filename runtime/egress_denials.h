@@ -89,6 +89,9 @@ typedef struct hv_egress_denials_events
    * the limiter's cap, socket overruns (s->overruns: the kernel dropped
    * log messages while the listener was behind). */
   void (*suppressed) (void *data, const hv_denial_summary *s);
+  /* Is the trail past its size cap?  Then a new denial the limiter could
+   * not remember is only counted (unrecorded_new); NULL: never. */
+  bool (*capped) (void *data);
   void *data;
 } hv_egress_denials_events;
 

@@ -71,6 +71,8 @@ struct hv_landlock_audit
    * the socket (ENOBUFS), and records the kernel's audit lost (its
    * counter, any process's) since attach. */
   uint64_t overruns_unsaid;
+  hv_denial_summary held; /* summaries past the size cap, for the final one */
+  bool holding;
   bool have_lost;
   uint32_t lost_seen;
 };
@@ -317,6 +319,20 @@ write_suppressed (struct hv_audit_trail *t, const hv_denial_summary *s)
   hv_audit_trail_denials_summary (t, "landlock", s);
 }
 
+/* Written, or past the size cap held for the final summary (its counts
+ * are never dropped). */
+static void
+write_or_hold (hv_landlock_audit *l, struct hv_audit_trail *t, const hv_denial_summary *s)
+{
+  if (!t->capped)
+    {
+      write_suppressed (t, s);
+      return;
+    }
+  hv_denial_summary_add (&l->held, s);
+  l->holding = true;
+}
+
 static void
 record (hv_landlock_audit *l, struct hv_audit_trail *t, const struct event *e)
 {
@@ -324,8 +340,8 @@ record (hv_landlock_audit *l, struct hv_audit_trail *t, const struct event *e)
   uint64_t now = now_ms ();
   hv_denial_summary summary;
   bool due = hv_denial_limiter_tick (&l->limiter, now, &summary);
-  if (due && add_losses (l, &summary, due) && !t->capped)
-    write_suppressed (t, &summary);
+  if (due && add_losses (l, &summary, due))
+    write_or_hold (l, t, &summary);
   /* One record per access and path: a loop of refused execs is one
    * record and counts in summaries; a new path is always recorded. */
   size_t klen = strlen (e->blockers) + 1 + strlen (path);
@@ -548,8 +564,8 @@ hv_landlock_audit_tick (hv_landlock_audit *l, struct hv_audit_trail *t)
   hv_denial_summary summary;
   bool due = hv_denial_limiter_tick (&l->limiter, now, &summary);
   /* An overrun is said within a tick, with the kernel's count then. */
-  if ((due || l->overruns_unsaid) && add_losses (l, &summary, due) && !t->capped)
-    write_suppressed (t, &summary);
+  if ((due || l->overruns_unsaid) && add_losses (l, &summary, due))
+    write_or_hold (l, t, &summary);
 }
 
 /* Milliseconds the kernel's audit thread gets, once its queue is empty,
@@ -586,10 +602,15 @@ hv_landlock_audit_finish (hv_landlock_audit *l, struct hv_audit_trail *t, int qu
    * HV_DENIAL_SUMMARY_KEYS keys). */
   hv_denial_summary summary;
   bool due = hv_denial_limiter_tick (&l->limiter, UINT64_MAX, &summary);
-  if (add_losses (l, &summary, due || l->capped))
+  bool any = add_losses (l, &summary, due || l->capped);
+  summary.unrecorded_new += l->capped;
+  summary.count += l->capped;
+  if (l->holding)
     {
-      summary.unrecorded_new += l->capped;
-      summary.count += l->capped;
-      write_suppressed (t, &summary);
+      /* Past the cap: one final summary of all that was held. */
+      hv_denial_summary_add (&l->held, &summary);
+      write_suppressed (t, &l->held);
     }
+  else if (any)
+    write_suppressed (t, &summary);
 }

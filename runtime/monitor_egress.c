@@ -32,6 +32,8 @@ struct hv_monitor_egress
   hv_egress_resolver *resolver;
   hv_egress_denials *denials;
   struct stat home; /* this thread's network namespace at start */
+  hv_denial_summary held; /* summaries past the trail's size cap, for the final one */
+  bool holding;
 };
 
 /* {"event":"egress-error","part":PART,"error":TEXT,"effect":EFFECT} */
@@ -90,11 +92,26 @@ on_limited_refusal (void *data, const char *qname, uint16_t qtype, const char *w
   hv_egress_audit_refused (e->trail, qname, qtype, why);
 }
 
+/* Past the trail's size cap a summary is held for the final one (its
+ * counts are never dropped). */
 static void
 on_suppressed (void *data, const hv_denial_summary *s)
 {
   hv_monitor_egress *e = data;
-  hv_egress_audit_suppressed (e->trail, s);
+  if (!e->trail->capped)
+    {
+      hv_egress_audit_suppressed (e->trail, s);
+      return;
+    }
+  hv_denial_summary_add (&e->held, s);
+  e->holding = true;
+}
+
+static bool
+trail_capped (void *data)
+{
+  hv_monitor_egress *e = data;
+  return e->trail->capped;
 }
 
 /* The upstreams and where they are asked from. */
@@ -190,7 +207,7 @@ hv_monitor_egress_start (const struct hv_monitor_egress_args *a, struct hv_audit
   if (trail->fd >= 0)
     {
       hv_egress_denials_events ev = { .denied = on_denied, .refused = on_limited_refusal,
-                                      .suppressed = on_suppressed, .data = e };
+                                      .suppressed = on_suppressed, .capped = trail_capped, .data = e };
       int r = a->nflog >= 0 ? hv_egress_denials_open_socket (a->nflog, HV_EGRESS_NFLOG_GROUP, 0, &ev, &e->denials,
                                                               &part_err)
                             : hv_egress_denials_open (a->netns, HV_EGRESS_NFLOG_GROUP, 0, &ev, &e->denials, &part_err);
@@ -277,6 +294,13 @@ hv_monitor_egress_denials_ready (hv_monitor_egress *e)
 void
 hv_monitor_egress_denials_finish (hv_monitor_egress *e)
 {
-  if (e && e->denials)
+  if (e == NULL)
+    return;
+  if (e->denials)
     hv_egress_denials_finish (e->denials);
+  if (e->holding)
+    {
+      hv_egress_audit_suppressed (e->trail, &e->held);
+      e->holding = false;
+    }
 }

@@ -469,6 +469,33 @@ test_limiter_cap (void **state)
   hv_denial_limiter_release (&l);
 }
 
+/* Past a trail's size cap summaries are held and added up for the final
+ * one: no count is dropped. */
+static void
+test_summary_add (void **state)
+{
+  (void) state;
+  hv_denial_summary held = { 0 }, s = { .count = 10, .repeats = 7, .unrecorded_new = 3, .n_named = 2,
+                                       .repeats_unnamed = 2, .overruns = 1, .per_second = 20 };
+  s.named[0].key = "tcp 198.51.100.10 81";
+  s.named[0].count = 4;
+  s.named[1].key = "dns A x.example";
+  s.named[1].count = 1;
+  hv_denial_summary_add (&held, &s);
+  s.full = true;
+  s.kernel_lost = 5;
+  hv_denial_summary_add (&held, &s);
+  assert_int_equal (held.count, 20);
+  assert_int_equal (held.repeats, 14);
+  assert_int_equal (held.unrecorded_new, 6);
+  assert_int_equal (held.n_named, 0);
+  assert_int_equal (held.repeats_unnamed, 14);
+  assert_int_equal (held.overruns, 2);
+  assert_int_equal (held.kernel_lost, 5);
+  assert_true (held.full);
+  assert_int_equal (held.per_second, 20);
+}
+
 /* --- the records --------------------------------------------------------- */
 
 /* Write records with fn into a trail and return the lines parsed. */
@@ -652,6 +679,7 @@ main (void)
     cmocka_unit_test (test_parse_truncated),   cmocka_unit_test (test_parse_not_ours),
     cmocka_unit_test (test_parse_random),      cmocka_unit_test (test_limiter_novelty_never_suppressed),
     cmocka_unit_test (test_limiter_summary_names_repeats), cmocka_unit_test (test_limiter_cap),
+    cmocka_unit_test (test_summary_add),
     cmocka_unit_test (test_records),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
