@@ -15,16 +15,22 @@ rootless_haven_run() {
   shift
   make_project
   chown -R 65534:65534 "$P"
+  # A home the user can write: claude-code keeps its audit trail in
+  # ~/.local/state/haven (and a policy whose trail cannot be written
+  # fails to start).
+  mkdir -p "$P.home"
+  chown 65534:65534 "$P.home"
   haven=$(world_readable_copy "$HAVEN")
   # pasta opens /dev/net/tun as the user: some hosts (this one's CI)
   # have it 0600.  A node of the same device, 0666, bound over it in a
   # mount namespace of this run only; the host's stays as it is.
   (cd "$P" && exec unshare -m --propagation private sh -c '
+     h=$1.home
      if ! setpriv --reuid=65534 --regid=65534 --clear-groups test -w /dev/net/tun; then
        mknod -m 666 "$1.tun" c 10 200 && mount --bind "$1.tun" /dev/net/tun && rm -f "$1.tun" || exit 99
      fi
      shift
-     exec setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent XDG_RUNTIME_DIR= \
+     exec setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$h" XDG_RUNTIME_DIR= \
        timeout 30 "$@"' sh "$P" "$haven" run --policy claude-code -- "$@" "$marker" > "$P.out" 2>&1 </dev/null) &
   RL_PID=$!
 }
