@@ -283,9 +283,10 @@ hv_audit_trail_denials_summary (struct hv_audit_trail *t, const char *kind, cons
                                       (unsigned long long) s->count, kind, (unsigned long long) s->repeats);
   if (s->unrecorded_new)
     {
-      char *m = xasprintf ("%s; %llu NEW ones not recorded: more than %u distinct %s denials were seen, and past that "
-                           "at most %u new ones a second are recorded",
-                           msg, (unsigned long long) s->unrecorded_new, HV_DENIAL_KEYS_MAX, kind, s->per_second);
+      char *m = xasprintf ("%s; %llu NEW ones not recorded: haven remembers %u distinct %s denials (keys up to %u "
+                           "bytes), and past that records at most %u new ones a second",
+                           msg, (unsigned long long) s->unrecorded_new, HV_DENIAL_KEYS_MAX, kind,
+                           HV_DENIAL_KEY_LEN_MAX, s->per_second);
       free (msg);
       msg = m;
     }

@@ -118,7 +118,8 @@ hv_denial_limiter_admit (hv_denial_limiter *l, const void *key, size_t keylen, u
   /* New, but the set is full (or the key too long to keep): recorded at
    * per_second, counted past that.  A clock that went back stays in the
    * window it is in. */
-  l->full = true;
+  if (slot)
+    l->full = true;
   if (!l->open || (now_ms >= l->window_start && now_ms - l->window_start >= HV_DENIAL_WINDOW_MS))
     {
       l->open = true;

@@ -458,6 +458,7 @@ test_limiter_cap (void **state)
   assert_false (admit_s (&l, big, 1));
   assert_true (hv_denial_limiter_tick (&l, UINT64_MAX, &s));
   assert_int_equal (s.unrecorded_new, 1);
+  assert_false (s.full);
   free (big);
   hv_denial_limiter_release (&l);
   /* per_second clamped. */
@@ -661,8 +662,8 @@ test_records (void **state)
   assert_non_null (yajl_tree_get (v, rq, yajl_t_number));
   assert_string_equal (str_at (v, "message"),
                        "9980 more egress denials not recorded one by one: 9970 repeats of ones recorded before; "
-                       "10 NEW ones not recorded: more than 4096 distinct egress denials were seen, and past that "
-                       "at most 20 new ones a second are recorded");
+                       "10 NEW ones not recorded: haven remembers 4096 distinct egress denials (keys up to 8192 "
+                       "bytes), and past that records at most 20 new ones a second");
   yajl_tree_free (v);
   v = one_record (write_suppressed, "overruns");
   assert_int_equal (int_at (v, "overruns"), 2);
