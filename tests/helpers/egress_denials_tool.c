@@ -138,7 +138,7 @@ main (int argc, char **argv)
         }
     }
   hv_audit_trail_init (&t.trail, STDOUT_FILENO, "test", NULL);
-  hv_egress_denials_events ev = { on_denied, on_refused, on_suppressed, &t };
+  hv_egress_denials_events ev = { .denied = on_denied, .refused = on_refused, .suppressed = on_suppressed, .capped = NULL, .data = &t };
   hv_egress_denials *d;
   hv_error *err = NULL;
   if (hv_egress_denials_open (netns_fd, group, rate, &ev, &d, &err) < 0)
