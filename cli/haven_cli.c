@@ -351,6 +351,10 @@ explain_blocked (const hv_policy *p)
     oci_strv_push (p->block.v[i][0] == '!' ? &shown : &hidden, p->block.v[i] + (p->block.v[i][0] == '!'));
   list_patterns ("Hidden (absent or empty):", &hidden);
   list_patterns ("Not hidden, as exceptions to the above (the last entry matching a path decides):", &shown);
+  if (hidden.n)
+    printf ("  A hidden file git tracks (haven run, the project's top repository) is hidden too: blank\n"
+            "  lines that git reads as the staged content, so git status stays clean.  What was committed\n"
+            "  stays readable in .git (git show HEAD:.env): remove a secret from history and rotate it.\n");
   oci_strv_free (&hidden);
   oci_strv_free (&shown);
 }

@@ -22,6 +22,20 @@ hv_git_identity_mount (yajl_gen g, const struct hv_run_ctx *ctx)
     bind_file (g, HV_GIT_IDENTITY_PATH, ctx->git_config);
   if (ctx->git_config && ctx->git_excludes)
     bind_file (g, HV_GIT_EXCLUDES_PATH, ctx->git_excludes);
+  if (ctx->git_config && ctx->git_attributes)
+    bind_file (g, HV_GIT_ATTRIBUTES_PATH, ctx->git_attributes);
+}
+
+bool
+hv_git_identity_read (char *const *env)
+{
+  for (size_t n = 0; env && env[n]; n++)
+    if (strncmp (env[n], "GIT_CONFIG_NOSYSTEM=", 20) == 0)
+      return false;
+  for (size_t n = 0; env && env[n]; n++)
+    if (strcmp (env[n], "GIT_CONFIG_SYSTEM=" HV_GIT_IDENTITY_PATH) == 0)
+      return true;
+  return false;
 }
 
 char **

@@ -299,7 +299,7 @@ gen_masks (yajl_gen g, const struct hv_run_ctx *ctx, const struct masks *m, cons
   /* Not nodev: reading the masked file must give the null device's
    * nothing, not EACCES (a bind of /dev/null, as runtimes mask files). */
   static const char *const file_opts[] = { "bind", "ro", "nosuid", "noexec", "x-haven.nofollow", NULL };
-  /* A regular file git finds unchanged: its content is in .git anyway. */
+  /* Blank lines git finds unchanged (session/git_hidden_tracked.h). */
   static const char *const snapshot_opts[] = { "bind", "ro", "nosuid", "nodev", "noexec", "x-haven.nofollow", NULL };
   cleanup_strv oci_strv laid = { 0 };
   for (size_t i = 0; i < m->paths.n; i++)
@@ -1483,6 +1483,16 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
    * runtime masks. */
   oci_strv writable = { 0 }, exec = { 0 }, masked = { 0 };
   char **env = hv_git_identity_env (hv_policy_run_env (p, ctx), ctx);
+  /* Placeholders of hidden tracked files only where git reads the filter
+   * that makes them unchanged (session/git_hidden_tracked.h): elsewhere
+   * git would commit their blank lines; /dev/null it refuses. */
+  struct hv_run_ctx without_placeholders;
+  if (ctx->git_shown && ctx->git_shown->n && !hv_git_identity_read (env))
+    {
+      without_placeholders = *ctx;
+      without_placeholders.git_shown = NULL;
+      ctx = &without_placeholders;
+    }
   int r = -1;
   cleanup_free char *exec_path = exec_search_path (p, ctx, env_path (env));
   if (hv_policy_exec_paths (p, exec_path, &exec, err) < 0)

@@ -46,9 +46,11 @@ struct hv_run_ctx
    * none. */
   const char *git_config;
   const char *git_excludes;
+  const char *git_attributes; /* the filters of git_shown (session/git_hidden_tracked.h) */
   /* Hidden files git tracks unchanged (session/git_hidden_tracked.h):
-   * git_shown->v[i] is masked with the read-only snapshot
-   * git_shown_snapshots->v[i] of its own content, not /dev/null. */
+   * git_shown->v[i] is masked with the read-only placeholder
+   * git_shown_snapshots->v[i] (blank lines git reads through a filter),
+   * not /dev/null. */
   const oci_strv *git_shown;
   const oci_strv *git_shown_snapshots;
 };

@@ -7,14 +7,24 @@
  *
  * So haven reads the project's index (<project>/.git/index, the
  * top-level repository only) before the run.  A tracked file the policy
- * hides whose content is exactly the blob the index names is no secret
- * from the sandbox, which can read that blob in .git: it is shown as a
- * read-only snapshot of that content (taken in the run's bundle, hashed
- * from the very bytes shown, so a change made on the host during the run
- * is not seen), and git finds it unchanged.  One whose content differs
- * (a secret edited and not committed) stays /dev/null: git refuses it
- * loudly instead of committing anything, and haven says so at the start.
- * Untracked hidden files stay /dev/null, which git skips silently. */
+ * hides is still hidden (issue 23: `haven policy explain` says hidden,
+ * and a committed .env was shown): the sandbox sees a read-only file of
+ * blank lines of the staged size, and git reads it through a clean filter
+ * (core.attributesFile and filter.haven-hidden-N in haven's system-level
+ * config) that gives the blob the index named at the start, `git
+ * cat-file blob OID`.  git finds the file unchanged (same size, same
+ * content once filtered), so `git add -A` and `git commit -a` pass it by
+ * and never commit the blank lines; haven never reads the file itself.
+ * The content remains in .git, which the sandbox reads (git show
+ * HEAD:.env): only history rewriting removes a committed secret.
+ *
+ * Where the filter may not decide, the file stays /dev/null and git
+ * refuses it loudly rather than commit blank lines: the repository's own
+ * core.attributesFile, a .gitattributes (on the file's way) or
+ * .git/info/attributes naming any filter, a name the attribute file
+ * cannot write literally, a file over the size limits; haven says so at
+ * the start.  The compiler lays the placeholders only when the sandbox's
+ * GIT_CONFIG_SYSTEM is haven's config (policy_compile.c). */
 #ifndef HAVEN_GIT_HIDDEN_TRACKED_H
 #define HAVEN_GIT_HIDDEN_TRACKED_H
 
@@ -23,9 +33,12 @@
 #include "policy.h"
 #include "run_ctx.h"
 
-/* paths[i] (absolute, in the project) is shown as the snapshot
- * snapshots[i] (<bundle>/git-shown-N).  Errors reading the index are
- * not fatal: every hidden file then stays /dev/null. */
-int hv_git_hidden_tracked (const hv_policy *p, const struct hv_run_ctx *ctx, const char *bundle, oci_strv *paths,
-                           oci_strv *snapshots, hv_error **err);
+/* paths[i] (absolute, in the project) is shown as the placeholder
+ * snapshots[i] (<bundle>/git-shown-N); the filters are added to
+ * <bundle>/git-config (*git_config: its path, set when it was NULL) and
+ * *git_attributes names <bundle>/git-attributes (NULL: no placeholder).
+ * Errors reading the index are not fatal: every hidden file then stays
+ * /dev/null. */
+int hv_git_hidden_tracked (const hv_policy *p, const struct hv_run_ctx *ctx, const char *bundle, char **git_config,
+                           char **git_attributes, oci_strv *paths, oci_strv *snapshots, hv_error **err);
 #endif

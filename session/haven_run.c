@@ -50,7 +50,7 @@ struct session
   char *audit_socket;
   char *home_state;
   int home_state_lock; /* held while the sandbox may use the copy-on-write layers */
-  char *git_identity, *git_excludes;
+  char *git_identity, *git_excludes, *git_attributes;
   oci_strv git_shown, git_shown_snapshots;
   char *config_json;
   struct hv_audit audit;
@@ -121,8 +121,12 @@ write_config (struct session *s, hv_error **err)
     return -1;
   s->rc.ctx.git_config = s->git_identity;
   s->rc.ctx.git_excludes = s->git_excludes;
-  if (hv_git_hidden_tracked (s->policy, &s->rc.ctx, s->bundle, &s->git_shown, &s->git_shown_snapshots, err) < 0)
+  if (hv_git_hidden_tracked (s->policy, &s->rc.ctx, s->bundle, &s->git_identity, &s->git_attributes, &s->git_shown,
+                             &s->git_shown_snapshots, err)
+      < 0)
     return -1;
+  s->rc.ctx.git_config = s->git_identity;
+  s->rc.ctx.git_attributes = s->git_attributes;
   s->rc.ctx.git_shown = &s->git_shown;
   s->rc.ctx.git_shown_snapshots = &s->git_shown_snapshots;
   if (hv_policy_compile (s->policy, &s->rc.ctx, &s->config_json, err) < 0)
@@ -258,6 +262,7 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
   free (s->home_state);
   free (s->git_identity);
   free (s->git_excludes);
+  free (s->git_attributes);
   oci_strv_free (&s->git_shown);
   oci_strv_free (&s->git_shown_snapshots);
   free (s->config_json);

@@ -32,8 +32,33 @@ test_git_default_add_and_commit_with_hidden_env() {
   assert_eq "Host User <host@example.com>" "$(git -C "$P" log -1 --format='%an <%ae>')" "the host's identity"
 }
 
-# A tracked secret edited and not committed stays hidden: git refuses it
-# loudly, nothing is committed and the secret never shows.
+# A committed, unchanged .env is hidden like any other (issue 23: explain
+# said hidden and the sandbox printed it): the sandbox reads blank lines,
+# git finds the file unchanged, and a commit of everything (-a, add -A,
+# from a subdirectory too) keeps the committed content.  On 2e9dd27 the
+# cat printed S=committed.
+test_git_default_tracked_secret_hidden() {
+  command -v git > /dev/null || skip "git missing (Debian package git)"
+  need_haven
+  git_default_project
+  git_in_sandbox 'cat .env sub/.env; test -w .env && echo WRITABLE; echo "status[$(git status --porcelain)]";
+    git diff --exit-code && echo nodiff; echo two >> a && git add -A && (cd sub && git commit -qam two) && echo committed'
+  assert_not_contains "$OUT" S=committed
+  assert_not_contains "$OUT" K=committed
+  assert_not_contains "$OUT" WRITABLE
+  assert_contains "$OUT" "status[]"
+  assert_contains "$OUT" nodiff
+  assert_contains "$OUT" committed
+  assert_eq "a" "$(git -C "$P" show --name-only --format= HEAD)" "what the sandbox committed"
+  assert_eq "S=committed" "$(git -C "$P" show HEAD:.env)" ".env in the commit"
+  assert_eq "K=committed" "$(git -C "$P" show HEAD:sub/.env)" "sub/.env in the commit"
+  assert_eq "" "$(git -C "$P" status --porcelain --untracked-files=no)" "git status on the host after the run"
+  assert_contains "$("$HAVEN" policy explain default)" "A hidden file git tracks (haven run, the project's top repository) is hidden too"
+}
+
+# A tracked secret edited and not committed: hidden too, git in the
+# sandbox sees the committed content, so nothing of the edit is committed
+# and the real file is untouched.
 test_git_default_modified_tracked_secret_not_committed() {
   command -v git > /dev/null || skip "git missing (Debian package git)"
   need_haven
@@ -41,10 +66,24 @@ test_git_default_modified_tracked_secret_not_committed() {
   echo 'S=local-secret' > "$P/.env"
   git_in_sandbox 'cat .env; echo two >> a; git commit -qam two; echo rc=$?'
   assert_not_contains "$OUT" local-secret
-  assert_contains "$OUT" "haven: .env is tracked by git and differs from what is staged: it stays hidden"
-  assert_contains "$OUT" "can only add regular files"
-  assert_eq "one" "$(git -C "$P" log -1 --format=%s)" "no commit was made"
+  assert_contains "$OUT" "rc=0"
+  assert_eq "a" "$(git -C "$P" show --name-only --format= HEAD)" "what the sandbox committed"
+  assert_eq "S=committed" "$(git -C "$P" show HEAD:.env)" ".env in the commit"
   assert_eq "S=local-secret" "$(cat "$P/.env")" "the real .env"
+}
+
+# Where a filter of the repository's own could see the placeholder (a
+# .gitattributes naming a filter, as git-crypt writes), the file stays
+# /dev/null: git refuses it loudly, haven says why, nothing is committed.
+test_git_default_tracked_secret_foreign_filter() {
+  command -v git > /dev/null || skip "git missing (Debian package git)"
+  need_haven
+  git_default_project
+  echo '.env filter=other' > "$P/.gitattributes"
+  git_in_sandbox 'cat .env; echo two >> a; git commit -qam two; echo rc=$?'
+  assert_not_contains "$OUT" S=committed
+  assert_contains "$OUT" "haven: .env is tracked by git and hidden; because of a .gitattributes naming a filter it is /dev/null"
+  assert_eq "one" "$(git -C "$P" log -1 --format=%s)" "no commit was made"
 }
 
 # The identity comes from the host's global config, nothing else of it
