@@ -10,6 +10,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "git_identity_mount.h"
+#include "offline.h"
 #include "home_allow.h"
 #include "json_gen.h"
 #include "landlock_audit.h"
@@ -889,6 +890,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   gen_base_mounts (g, noexec, writable, &shown, &hidden);
   gen_credential_mounts (g, ctx, writable);
   hv_git_identity_mount (g, ctx);
+  hv_offline_mount (g, ctx);
   gen_policy_tmpfs (g, p, noexec, writable, &hidden);
   gen_engine_roots (g, ctx, &hidden);
   if (p->hide_home.value && gen_hidden_homes (g, p, ctx, noexec, writable, &shown, &hidden, err) < 0)
@@ -1482,7 +1484,7 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
   /* Paths Landlock lets the sandbox write, and execute, and what the
    * runtime masks. */
   oci_strv writable = { 0 }, exec = { 0 }, masked = { 0 };
-  char **env = hv_git_identity_env (hv_policy_run_env (p, ctx), ctx);
+  char **env = hv_offline_env (hv_git_identity_env (hv_policy_run_env (p, ctx), ctx), p);
   /* Placeholders of hidden tracked files only where git reads the filter
    * that makes them unchanged (session/git_hidden_tracked.h): elsewhere
    * git would commit their blank lines; /dev/null it refuses. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "offline.h"
 #include "policy_network_explain.h"
 #include "utils.h"
 
@@ -110,6 +111,14 @@ hv_net_explain (const hv_policy *p, FILE *out)
                     "  In an engine container too, whatever network the engine gives it (bridge, user-defined,\n"
                     "  host, another container's): Docker's network hook is not run, and create fails if any\n"
                     "  interface but loopback is there after the engine's hooks.\n");
+      fprintf (out, "  haven run: names resolve from /etc/hosts only (the hosts: line of /etc/nsswitch.conf is\n"
+                    "  \"files\"), so a lookup fails at once as \"not known\"; package managers are told not to\n"
+                    "  retry (");
+      for (size_t i = 0; hv_offline_env_vars[i]; i++)
+        fprintf (out, "%s%s", i ? ", " : "", hv_offline_env_vars[i]);
+      fprintf (out, ", unless set);\n"
+                    "  under a terminal haven says at the start that the network is off.  To let hosts\n"
+                    "  through: network.mode: allowlist and network.allow in a policy of your own.\n");
       if (p->net_allow.n)
         fprintf (out, "  network.allow entries inherited from the policies this one extends are not used\n"
                       "  (this policy says mode: none).\n");

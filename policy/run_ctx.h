@@ -46,7 +46,10 @@ struct hv_run_ctx
    * none. */
   const char *git_config;
   const char *git_excludes;
-  const char *git_attributes; /* the filters of git_shown (session/git_hidden_tracked.h) */
+  const char *git_attributes;
+  /* Under network none: the nsswitch.conf bound on /etc/nsswitch.conf
+   * (session/run_offline.h, policy/offline.h); NULL: none. */
+  const char *nsswitch; /* the filters of git_shown (session/git_hidden_tracked.h) */
   /* Hidden files git tracks unchanged (session/git_hidden_tracked.h):
    * git_shown->v[i] is masked with the read-only placeholder
    * git_shown_snapshots->v[i] (blank lines git reads through a filter),

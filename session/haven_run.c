@@ -25,6 +25,7 @@
 #include "run_credentials.h"
 #include "run_hint.h"
 #include "run_leftovers.h"
+#include "run_offline.h"
 #include "run_trust.h"
 #include "runtime.h"
 #include "utils.h"
@@ -51,6 +52,7 @@ struct session
   char *home_state;
   int home_state_lock; /* held while the sandbox may use the copy-on-write layers */
   char *git_identity, *git_excludes, *git_attributes;
+  char *nsswitch; /* network none: names from /etc/hosts only (run_offline.h) */
   oci_strv git_shown, git_shown_snapshots;
   char *config_json;
   struct hv_audit audit;
@@ -129,6 +131,9 @@ write_config (struct session *s, hv_error **err)
   s->rc.ctx.git_attributes = s->git_attributes;
   s->rc.ctx.git_shown = &s->git_shown;
   s->rc.ctx.git_shown_snapshots = &s->git_shown_snapshots;
+  if (hv_run_offline_prepare (s->policy, s->bundle, &s->nsswitch, err) < 0)
+    return -1;
+  s->rc.ctx.nsswitch = s->nsswitch;
   if (hv_policy_compile (s->policy, &s->rc.ctx, &s->config_json, err) < 0)
     return -1;
   if (hv_check_run_trust (s->policy, s->rc.project, s->config_json, s->o->haven_argv0, err) < 0)
@@ -263,6 +268,7 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
   free (s->git_identity);
   free (s->git_excludes);
   free (s->git_attributes);
+  free (s->nsswitch);
   oci_strv_free (&s->git_shown);
   oci_strv_free (&s->git_shown_snapshots);
   free (s->config_json);
@@ -290,6 +296,7 @@ hv_session_run (const struct hv_session_opts *o, int *exit_status, hv_error **er
   if (start_audit (&s, err) < 0)
     goto out;
   hv_fault_point ("session.audit-started");
+  hv_run_offline_note (s.policy);
   ret = run_sandbox (&s, exit_status, err);
   if (ret < 0)
     hv_run_hint_rootless_limits (s.policy, s.rc.ctx.rootless, err);

@@ -1,0 +1,45 @@
+/* A run without network (offline.h). */
+#include "config.h"
+
+#include <string.h>
+
+#include "json_gen.h"
+#include "offline.h"
+#include "utils.h"
+
+/* One attempt each: npm (fetch-retries, 2 by default, 10 s then 60 s
+ * apart), pip (5 retries), cargo (3). */
+const char *const hv_offline_env_vars[]
+    = { "npm_config_fetch_retries=0", "PIP_RETRIES=0", "CARGO_NET_RETRY=0", NULL };
+
+void
+hv_offline_mount (yajl_gen g, const struct hv_run_ctx *ctx)
+{
+  /* Onto the host's file in the read-only root: never through a link
+   * there (the mount replaces the link itself). */
+  static const char *const opts[] = { "bind", "ro", "nosuid", "nodev", "noexec", "x-haven.nofollow", NULL };
+  if (ctx->nsswitch)
+    jg_mount (g, HV_NSSWITCH_PATH, "bind", ctx->nsswitch, opts);
+}
+
+char **
+hv_offline_env (char **env, const hv_policy *p)
+{
+  if (p->net_mode != HV_NET_NONE)
+    return env;
+  for (size_t v = 0; hv_offline_env_vars[v]; v++)
+    {
+      const char *var = hv_offline_env_vars[v];
+      size_t name = strchr (var, '=') - var + 1;
+      size_t n = 0;
+      bool set = false;
+      for (; env[n]; n++)
+        set = set || strncmp (env[n], var, name) == 0;
+      if (set)
+        continue;
+      env = xrealloc (env, (n + 2) * sizeof (char *));
+      env[n] = xstrdup (var);
+      env[n + 1] = NULL;
+    }
+  return env;
+}

@@ -1,0 +1,23 @@
+/* What a `haven run` without network gets (session/run_offline.h):
+ * the name service config haven wrote, bound read-only on
+ * /etc/nsswitch.conf, and package managers told not to retry what cannot
+ * work (npm retried a failed lookup for 70 s: it retries every error of
+ * a request, ENOTFOUND too). */
+#ifndef HAVEN_POLICY_OFFLINE_H
+#define HAVEN_POLICY_OFFLINE_H
+
+#include <yajl/yajl_gen.h>
+
+#include "policy.h"
+#include "run_ctx.h"
+
+#define HV_NSSWITCH_PATH "/etc/nsswitch.conf"
+
+/* The bind of ctx->nsswitch, if any. */
+void hv_offline_mount (yajl_gen g, const struct hv_run_ctx *ctx);
+/* env (NULL-terminated, malloc'd strings) with HV_OFFLINE_ENV added under
+ * network none, each only when env does not set that name already. */
+char **hv_offline_env (char **env, const hv_policy *p);
+/* "NAME=VALUE" entries, NULL-terminated, for explain. */
+extern const char *const hv_offline_env_vars[];
+#endif
