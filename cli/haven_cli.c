@@ -391,6 +391,12 @@ explain_files (const hv_policy *p)
   explain_blocked (p);
   explain_hidden_home (p);
   printf ("  haven refuses a project that is /, is your home or contains a hidden home.\n");
+  if (p->refuse_project_links.value)
+    printf ("  Symbolic links a haven run leaves in the project that lead outside it are removed after the run\n"
+            "  and named on stderr (filesystem.project_links: refuse).\n");
+  else
+    printf ("  Symbolic links a haven run leaves in the project that lead outside it are named on stderr after\n"
+            "  the run (filesystem.project_links: report; refuse removes them).\n");
   char size[64];
   for (size_t i = 0; i < p->n_tmpfs; i++)
     printf ("  %s is a private scratch directory (%s).\n", p->tmpfs[i].path,

@@ -90,6 +90,10 @@ typedef struct
   oci_strv home_allow; /* kept visible when the home is hidden */
   hv_home_access *home_access; /* how each home_allow entry is writable (same index) */
   oci_opt_bool project_writable;
+  /* filesystem.project_links: refuse (true) removes, after a haven run,
+   * the symbolic links it left in the project that lead outside it;
+   * report (false, the default) lists them (session/project_links.h). */
+  oci_opt_bool refuse_project_links;
   size_t n_tmpfs;
   hv_tmpfs *tmpfs;
 

@@ -894,6 +894,9 @@ hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, 
       return -1;
     }
   note_dropped_env (&spec->process.env, &env, &plan.notes);
+  if (p->refuse_project_links.value)
+    oci_strv_push (&plan.notes, "filesystem.project_links: refuse is for haven run (checked after the run): links "
+                                "an engine container leaves in its workspace stay");
   if (p->n_env_from || p->ssh_agent.value || p->n_git_creds)
     oci_strv_push (&plan.notes, "env.set_from_file, env.set_from_env and credentials: are for haven run: not given to "
                                 "engine containers (pass secrets with the engine: -e, --secret)");

@@ -211,6 +211,7 @@ merge (hv_policy *base, const hv_policy *child)
       base->ssh_agent_where = xstrdup (child->ssh_agent_where);
     }
   OVERRIDE_OPT (project_writable);
+  OVERRIDE_OPT (refuse_project_links);
   OVERRIDE_OPT (block_shell);
   OVERRIDE_OPT (memory);
   OVERRIDE_OPT (pids);

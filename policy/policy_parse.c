@@ -386,6 +386,19 @@ STRV_FIELD (f_protect, protect)
 BOOL_FIELD (f_hide_home, hide_home)
 BOOL_FIELD (f_project_writable, project_writable)
 STRV_FIELD (f_allow_exec, allow_exec)
+
+static int
+f_project_links (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  const char *s = scalar (v);
+  if (s && strcmp (s, "report") == 0)
+    p->refuse_project_links = (oci_opt_bool) { true, false };
+  else if (s && strcmp (s, "refuse") == 0)
+    p->refuse_project_links = (oci_opt_bool) { true, true };
+  else
+    return yw_fail (w, v, key, "expected report or refuse");
+  return 0;
+}
 BOOL_FIELD (f_block_shell, block_shell)
 STRV_FIELD (f_capabilities, capabilities)
 STRING_FIELD (f_syscall_profile, syscall_profile)
@@ -998,7 +1011,8 @@ f_ssh_agent (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
 static const struct field filesystem_fields[] = {
   { "read_only", f_read_only }, { "read_write", f_read_write }, { "block", f_block },
   { "protect", f_protect },     { "hide_home", f_hide_home },   { "home_allow", f_home_allow },
-  { "tmpfs", f_tmpfs },         { "project_writable", f_project_writable }, { NULL, NULL },
+  { "tmpfs", f_tmpfs },         { "project_writable", f_project_writable }, { "project_links", f_project_links },
+  { NULL, NULL },
 };
 static const struct field network_fields[] = {
   { "mode", f_net_mode },           { "allow", f_net_allow }, { "deny", f_net_deny },

@@ -21,6 +21,7 @@
 #include "policy_load.h"
 #include "policy_compile.h"
 #include "project_guard.h"
+#include "project_links.h"
 #include "run_context.h"
 #include "run_credentials.h"
 #include "run_hint.h"
@@ -57,6 +58,7 @@ struct session
   char *config_json;
   struct hv_audit audit;
   hv_project_guard *project_guard;
+  struct hv_project_links links; /* links the run leaves that lead outside (project_links.h) */
   struct hv_guard run_guard; /* ended in finish_session, after the git check */
   struct hv_pasta pasta;     /* the sandbox's network (allowlist), stopped in finish_session */
   struct after_haven_died after;
@@ -198,6 +200,7 @@ run_sandbox (struct session *s, int *exit_status, hv_error **err)
   if (hv_project_guard_snapshot (s->rc.project, &s->project_guard, err) < 0)
     return -1;
   hv_fault_point ("session.project-snapshot");
+  hv_project_links_start (&s->links);
   /* ... also when haven is killed: the run guard does it then. */
   s->after = (struct after_haven_died){ s->project_guard, &s->audit };
   ro.after_runtime_died = (struct hv_guard_after){ after_haven_died, &s->after, s->audit.log_fd };
@@ -235,6 +238,20 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
           else
             {
               *err = steal_pointer (&gerr);
+              ret = -1;
+            }
+        }
+    }
+  if (s->policy)
+    {
+      cleanup_error hv_error *lerr = NULL;
+      if (hv_project_links_check (s->policy, s->rc.project, &s->links, &lerr) < 0)
+        {
+          if (ret < 0)
+            fprintf (stderr, "haven: %s\n", lerr->msg);
+          else
+            {
+              *err = steal_pointer (&lerr);
               ret = -1;
             }
         }
