@@ -38,6 +38,9 @@ struct after_haven_died
 {
   hv_project_guard *guard;
   struct hv_audit *audit;
+  const hv_policy *policy;
+  const char *project;
+  const struct hv_project_links *links;
 };
 
 /* Everything one run holds, released by finish_session. */
@@ -76,6 +79,12 @@ after_haven_died (void *data)
       cleanup_error hv_error *gerr = NULL;
       if (hv_project_guard_check (d->guard, &gerr) < 0)
         fprintf (stderr, "haven: %s\n", gerr->msg);
+    }
+  if (d->policy)
+    {
+      cleanup_error hv_error *lerr = NULL;
+      if (hv_project_links_check (d->policy, d->project, d->links, &lerr) < 0)
+        fprintf (stderr, "haven: %s\n", lerr->msg);
     }
   /* The listener is haven's child, not the guard's, and died with haven
    * (its pid may be someone else's by now): only the exit record. */
@@ -202,7 +211,7 @@ run_sandbox (struct session *s, int *exit_status, hv_error **err)
   hv_fault_point ("session.project-snapshot");
   hv_project_links_start (&s->links);
   /* ... also when haven is killed: the run guard does it then. */
-  s->after = (struct after_haven_died){ s->project_guard, &s->audit };
+  s->after = (struct after_haven_died){ s->project_guard, &s->audit, s->policy, s->rc.project, &s->links };
   ro.after_runtime_died = (struct hv_guard_after){ after_haven_died, &s->after, s->audit.log_fd };
   /* An allowlist's way out (the config's run.haven.egress says "pasta"):
    * started at create once the egress table is in place, up before

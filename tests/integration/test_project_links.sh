@@ -58,3 +58,31 @@ POL
   haven_in "$P" run --policy "$P.pol/bad.yaml" -- true
   assert_contains "$OUT" "bad.yaml:4:18: filesystem.project_links: expected report or refuse"
 }
+
+# haven killed with SIGKILL while the sandbox runs: the run guard, once
+# the sandbox is gone, does the same check (refuse: the link is removed).
+test_project_links_after_kill9() {
+  need_haven
+  make_project
+  printf 'name: links-refuse\nextends: default\nfilesystem:\n  project_links: refuse\n' > "$P.pol/links.yaml"
+  local marker=3600.$RANDOM err=$P.err i spid=
+  (cd "$P" && exec setsid "$HAVEN" run --policy "$P.pol/links.yaml" -- sh -c "ln -s /etc/shadow shadow &&
+    touch started && exec sleep $marker" </dev/null >/dev/null 2>"$err") &
+  local hpid=$!
+  defer "kill -9 $hpid 2>/dev/null; true"
+  for i in $(seq 100); do
+    [ -e "$P/started" ] && spid=$(_pid_of_cmdline "sleep $marker") && break
+    sleep 0.1
+  done
+  [ -n "$spid" ] || fail "the sandbox did not start ($(cat "$err"))"
+  defer "kill -9 $spid 2>/dev/null; true"
+  [ -L "$P/shadow" ] || fail "the link was not planted"
+  kill -9 "$hpid"
+  wait "$hpid" 2>/dev/null
+  for i in $(seq 100); do
+    grep -q "removed a symbolic link" "$err" && ! _file_is_open "$err" && break
+    sleep 0.1
+  done
+  assert_contains "$(cat "$err")" "haven: removed a symbolic link the run left (filesystem.project_links: refuse): shadow -> /etc/shadow"
+  [ ! -L "$P/shadow" ] || fail "the link is still there"
+}
