@@ -6,6 +6,7 @@
  * `haven run` compiles the policy into a bundle (the host's root mounted
  * read-only, the project writable) and runs it with the runtime in this
  * same process; no daemon is involved. */
+#include "host_share.h"
 #include "config.h"
 
 #include <dirent.h>
@@ -470,9 +471,17 @@ explain_resources (const hv_policy *p)
     printf ("  Open files: %llu\n", (unsigned long long) p->nofile.value);
   if (p->timeout_s.set)
     printf ("  Wall-clock limit: %llu s\n", (unsigned long long) p->timeout_s.value);
-  if (p->container_memory.set)
+  if (p->container_memory.set && p->container_memory_pct)
+    printf ("  Memory in engine containers: %llu%% of the host's (%s on this host; swap none)\n",
+            (unsigned long long) p->container_memory.value,
+            exact_size (hv_container_memory_limit (p), size, sizeof (size)));
+  else if (p->container_memory.set)
     printf ("  Memory in engine containers: %s\n", exact_size (p->container_memory.value, size, sizeof (size)));
-  if (p->container_cpus_milli.set)
+  if (p->container_cpus_milli.set && p->container_cpus_pct)
+    printf ("  CPUs in engine containers: %llu%% of the host's (%.2f of %.0f on this host)\n",
+            (unsigned long long) p->container_cpus_milli.value, (double) hv_container_cpus_limit (p) / 1000.0,
+            (double) hv_host_cpus_milli () / 1000.0);
+  else if (p->container_cpus_milli.set)
     printf ("  CPUs in engine containers: %.2f\n", (double) p->container_cpus_milli.value / 1000.0);
   if (p->container_pids.set)
     printf ("  Processes in engine containers: %llu\n", (unsigned long long) p->container_pids.value);

@@ -122,6 +122,9 @@ typedef struct
    * always exist there); the strictest of these, the ones above and the
    * engine's own applies. */
   oci_opt_u64 container_memory, container_pids, container_cpus_milli;
+  /* "75%": the value above is a percentage (1-100) of the host's memory
+   * or CPUs, worked out at create (policy/host_share.h). */
+  bool container_memory_pct, container_cpus_pct;
 
   /* env */
   oci_strv env_pass, env_deny;

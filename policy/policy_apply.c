@@ -11,6 +11,7 @@
  * open, and under exec rules Landlock and noexec on writable mounts.
  * Applying several policies in a row is therefore never weaker than any
  * one of them. */
+#include "host_share.h"
 #include "config.h"
 
 #include <errno.h>
@@ -591,9 +592,12 @@ static void
 emit_resources (yajl_gen g, yajl_val res, const hv_policy *p, bool has_cgroup)
 {
   oci_opt_u64 none = { 0 };
-  uint64_t memory = stricter (p->memory, has_cgroup ? p->container_memory : none);
+  /* A share of the host (75%) in bytes and thousandths of a CPU now. */
+  oci_opt_u64 container_memory = { p->container_memory.set, hv_container_memory_limit (p) };
+  oci_opt_u64 container_cpus = { p->container_cpus_milli.set, hv_container_cpus_limit (p) };
+  uint64_t memory = stricter (p->memory, has_cgroup ? container_memory : none);
   uint64_t pids = stricter (p->pids, has_cgroup ? p->container_pids : none);
-  uint64_t cpus = stricter (p->cpus_milli, has_cgroup ? p->container_cpus_milli : none);
+  uint64_t cpus = stricter (p->cpus_milli, has_cgroup ? container_cpus : none);
   static const char *const replaced[] = { "memory", "pids", "cpu", NULL };
   yajl_gen_map_open (g);
   emit_fields_except (g, res, replaced);

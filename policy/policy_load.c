@@ -218,8 +218,12 @@ merge (hv_policy *base, const hv_policy *child)
   OVERRIDE_OPT (nofile);
   OVERRIDE_OPT (timeout_s);
   OVERRIDE_OPT (cpus_milli);
+  if (child->container_memory.set)
+    base->container_memory_pct = child->container_memory_pct;
   OVERRIDE_OPT (container_memory);
   OVERRIDE_OPT (container_pids);
+  if (child->container_cpus_milli.set)
+    base->container_cpus_pct = child->container_cpus_pct;
   OVERRIDE_OPT (container_cpus_milli);
   if (child->net_mode != HV_NET_UNSET)
     base->net_mode = child->net_mode;

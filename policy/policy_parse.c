@@ -775,10 +775,29 @@ f_cpus (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
   return as_cpus (w, v, key, &p->cpus_milli);
 }
 
+/* "N%" with N a whole number from 1 to 100: a share of the host's
+ * memory or CPUs (*pct true); anything else is left to parse (*pct false). */
+static int
+as_percent (struct yw *w, yaml_node_t *v, const char *key, oci_opt_u64 *out, bool *pct)
+{
+  const char *s = scalar (v);
+  size_t n = s ? strlen (s) : 0;
+  *pct = false;
+  if (n == 0 || s[n - 1] != '%')
+    return 1;
+  cleanup_free char *num = xasprintf ("%.*s", (int) (n - 1), s);
+  if (hv_parse_count (num, 100, &out->value) < 0)
+    return yw_fail (w, v, key, "expected a share of the host such as 75%% (a whole number from 1 to 100)");
+  out->set = true;
+  *pct = true;
+  return 0;
+}
+
 static int
 f_container_memory (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
 {
-  return as_size (w, v, key, &p->container_memory);
+  int r = as_percent (w, v, key, &p->container_memory, &p->container_memory_pct);
+  return r <= 0 ? r : as_size (w, v, key, &p->container_memory);
 }
 
 static int
@@ -790,7 +809,8 @@ f_container_pids (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
 static int
 f_container_cpus (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
 {
-  return as_cpus (w, v, key, &p->container_cpus_milli);
+  int r = as_percent (w, v, key, &p->container_cpus_milli, &p->container_cpus_pct);
+  return r <= 0 ? r : as_cpus (w, v, key, &p->container_cpus_milli);
 }
 
 static int

@@ -482,6 +482,9 @@ for d in / /tmp $HOME; do
 done
 (echo x > /x-$$) 2>&1 | sed "s/.*: //"
 '
+# The default policy's memory for engine containers: 75% of the host's,
+# whole MiB (policy/host_share.c).
+DEFAULT_CONTAINER_MEMORY=$(( ($(awk '/^MemTotal:/ {print $2}' /proc/meminfo) * 1024 / 100 * 75) & ~1048575 ))
 POLICY_WANT_ROOT='env:[] key:[]
 ssh:[No such file or directory] keep:[visible]
 image-home:[.ssh ]
@@ -501,7 +504,7 @@ tiocsti: Operation not permitted
 setuid-file: Operation not permitted
 userns: Operation not permitted
 4096
-8589934592
+'"$DEFAULT_CONTAINER_MEMORY"'
 / unbounded
 /tmp size=1048576k
 /root size=1048576k

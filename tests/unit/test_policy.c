@@ -21,6 +21,7 @@
 #include "policy_parse.h"
 #include "policy_compile.h"
 #include "policy_apply.h"
+#include "host_share.h"
 #include "policy_env.h"
 #include "policy_glob.h"
 #include "policy_paths.h"
@@ -182,7 +183,7 @@ test_errors (void **state)
   (void) state;
   expect_error ("filesystem:\n  blok: [~/.ssh]\n",
                 "t.yaml:2:3: filesystem.blok: unknown key (expected one of: read_only, read_write, block, protect, "
-                "hide_home, home_allow, tmpfs, project_writable)");
+                "hide_home, home_allow, tmpfs, project_writable, project_links)");
   expect_error ("filesytem: {}\n", "t.yaml:1:1: filesytem: unknown key (expected one of: name, description, extends, "
                                    "filesystem, network, process, syscalls, resources, env, audit, best_effort, credentials)");
   expect_error ("filesystem:\n  block: ~/.ssh\n", "t.yaml:2:10: filesystem.block: expected a list");
@@ -219,6 +220,64 @@ test_container_resources (void **state)
   expect_error ("resources:\n  containers:\n    pids: lots\n",
                 "t.yaml:3:11: containers.pids: expected a whole number from 1 to 4194304");
   expect_error ("resources:\n  containers:\n    swap: 1g\n", "t.yaml:3:5: containers.swap: unknown key (expected one of: memory, cpus, pids)");
+  /* Shares of the host (issue 23). */
+  parse_ok ("resources:\n  containers:\n    memory: 75%\n    cpus: 90%\n", &p);
+  assert_true (p.container_memory.set && p.container_memory_pct && p.container_memory.value == 75);
+  assert_true (p.container_cpus_milli.set && p.container_cpus_pct && p.container_cpus_milli.value == 90);
+  assert_true (hv_container_cpus_limit (&p) == hv_host_cpus_milli () * 90 / 100);
+  uint64_t mem = hv_container_memory_limit (&p);
+  assert_true (mem > hv_host_memory () / 100 * 74 && mem <= hv_host_memory () / 100 * 75 && mem % (1u << 20) == 0);
+  hv_policy_free_fields (&p);
+  expect_error ("resources:\n  containers:\n    memory: 0%\n",
+                "t.yaml:3:13: containers.memory: expected a share of the host such as 75% (a whole number from 1 to 100)");
+  expect_error ("resources:\n  containers:\n    cpus: 101%\n",
+                "t.yaml:3:11: containers.cpus: expected a share of the host such as 75% (a whole number from 1 to 100)");
+  expect_error ("resources:\n  containers:\n    cpus: 1.5%\n",
+                "t.yaml:3:11: containers.cpus: expected a share of the host such as 75% (a whole number from 1 to 100)");
+}
+
+/* The default policy's engine-container limits (issue 23: one container
+ * could take every CPU): 75% of the host's memory, 90% of its CPUs,
+ * written into the config as a memory limit (swap the same: none) and a
+ * CPU quota; an engine's stricter limit stays. */
+static void
+test_apply_default_container_limits (void **state)
+{
+  (void) state;
+  hv_policy *p = NULL;
+  hv_error *err = NULL;
+  if (hv_policy_load ("default", &p, &err) < 0)
+    fail_msg ("%s", err->msg);
+  const char *cfg = "{\"ociVersion\": \"1.0.2\", \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"}, "
+                    "\"root\": {\"path\": \"/\"}, \"linux\": {\"cgroupsPath\": \"/t\", \"namespaces\": "
+                    "[{\"type\": \"pid\"}, {\"type\": \"mount\"}], \"resources\": {\"cpu\": {\"shares\": 1024}}}}";
+  char *out = NULL;
+  if (hv_policy_apply (p, cfg, "config.json", &out, NULL, &err) < 0)
+    fail_msg ("%s", err->msg);
+  char want[128];
+  snprintf (want, sizeof (want), "\"quota\": %llu", (unsigned long long) (hv_host_cpus_milli () * 90 / 100 * 100));
+  if (strstr (out, want) == NULL)
+    fail_msg ("no %s in %s", want, out);
+  assert_non_null (strstr (out, "\"period\": 100000"));
+  assert_non_null (strstr (out, "\"shares\": 1024"));
+  uint64_t mem = (hv_host_memory () / 100 * 75) & ~((uint64_t) (1u << 20) - 1);
+  snprintf (want, sizeof (want), "\"limit\": %llu", (unsigned long long) mem);
+  if (strstr (out, want) == NULL)
+    fail_msg ("no %s in %s", want, out);
+  snprintf (want, sizeof (want), "\"swap\": %llu", (unsigned long long) mem);
+  assert_non_null (strstr (out, want));
+  free (out);
+  out = NULL;
+  /* The engine's own lower quota (docker run --cpus 0.5) stays. */
+  const char *low = "{\"ociVersion\": \"1.0.2\", \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"}, "
+                    "\"root\": {\"path\": \"/\"}, \"linux\": {\"cgroupsPath\": \"/t\", \"namespaces\": "
+                    "[{\"type\": \"pid\"}, {\"type\": \"mount\"}], \"resources\": {\"cpu\": {\"quota\": 50000, "
+                    "\"period\": 100000}}}}";
+  if (hv_policy_apply (p, low, "config.json", &out, NULL, &err) < 0)
+    fail_msg ("%s", err->msg);
+  assert_non_null (strstr (out, "\"quota\": 50000"));
+  free (out);
+  hv_policy_free (p);
 }
 
 static void
@@ -1051,6 +1110,7 @@ main (void)
     cmocka_unit_test (test_seed_format),       cmocka_unit_test (test_all_sections),
     cmocka_unit_test (test_apply_none_drops_docker_network_hook),
     cmocka_unit_test (test_errors), cmocka_unit_test (test_home_allow_forms),            cmocka_unit_test (test_sizes_and_durations), cmocka_unit_test (test_container_resources),
+    cmocka_unit_test (test_apply_default_container_limits),
     cmocka_unit_test (test_env_filter),        cmocka_unit_test (test_extends_and_validation),
     cmocka_unit_test (test_extends_repeated_home_entry_is_one),
     cmocka_unit_test (test_home_allow_data_forms),
