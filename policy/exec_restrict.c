@@ -31,7 +31,7 @@ replace_string (char **dst, const char *src)
 static void
 restrict_env (const hv_policy *p, oci_strv *env)
 {
-  char **out = hv_policy_filter_env (p, env->v);
+  char **out = hv_policy_filter_container_env (p, env->v);
   oci_strv kept = { 0 };
   for (char **e = out; *e; e++)
     {

@@ -51,7 +51,7 @@ hv_policy_free_fields (hv_policy *p)
   hv_net_rules_free (&p->net_deny);
   oci_strv *lists[] = { &p->files, &p->read_only, &p->read_write, &p->block, &p->protect, &p->home_allow, &p->warnings,
                         &p->allow_exec, &p->capabilities, &p->syscall_allow, &p->syscall_deny, &p->env_pass,
-                        &p->env_deny, &p->best_effort };
+                        &p->env_deny, &p->env_containers_pass, &p->best_effort };
   for (size_t i = 0; i < N_ELEMENTS (lists); i++)
     oci_strv_free (lists[i]);
   for (size_t i = 0; i < p->n_tmpfs; i++)

@@ -128,6 +128,10 @@ typedef struct
 
   /* env */
   oci_strv env_pass, env_deny;
+  /* env.containers.pass: also passed in engine containers (what the
+   * engine passes is configuration someone wrote for the container:
+   * containerEnv, -e, compose's environment), never by haven run. */
+  oci_strv env_containers_pass;
   oci_kv_list env_set;
   size_t n_env_from;
   hv_secret_source *env_from; /* env.set_from_file and env.set_from_env */

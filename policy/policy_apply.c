@@ -844,7 +844,7 @@ static void
 filter_engine_env (const hv_policy *p, const oci_strv *engine_env, oci_strv *out)
 {
   static char *none[] = { NULL };
-  out->v = hv_policy_filter_env (p, engine_env->n ? engine_env->v : none);
+  out->v = hv_policy_filter_container_env (p, engine_env->n ? engine_env->v : none);
   for (out->n = 0; out->v[out->n]; out->n++)
     ;
 }

@@ -52,6 +52,17 @@ named_explicitly (const hv_policy *p, const char *name)
   return false;
 }
 
+static bool
+passes (const hv_policy *p, const oci_strv *pass, const char *name)
+{
+  if (first_match (&p->env_deny, name))
+    return false;
+  for (size_t i = 0; i < pass->n; i++)
+    if (strcmp (pass->v[i], name) == 0)
+      return true;
+  return first_match (pass, name) && hv_env_credential_glob (name) == NULL;
+}
+
 bool
 hv_env_passes (const hv_policy *p, const char *name)
 {
@@ -60,6 +71,12 @@ hv_env_passes (const hv_policy *p, const char *name)
   if (named_explicitly (p, name))
     return true;
   return first_match (&p->env_pass, name) && hv_env_credential_glob (name) == NULL;
+}
+
+bool
+hv_env_passes_in_container (const hv_policy *p, const char *name)
+{
+  return hv_env_passes (p, name) || passes (p, &p->env_containers_pass, name);
 }
 
 /* out[*n] = NAME=value, replacing an earlier NAME. */
@@ -80,8 +97,8 @@ put (char ***out, size_t *n, size_t *cap, char *entry)
   (*out)[*n] = NULL;
 }
 
-char **
-hv_policy_filter_env (const hv_policy *p, char **host_env)
+static char **
+filter_env (const hv_policy *p, char **host_env, bool container)
 {
   size_t n = 0, cap = 16;
   char **out = xmalloc0 (cap * sizeof (char *));
@@ -91,7 +108,7 @@ hv_policy_filter_env (const hv_policy *p, char **host_env)
       if (eq == NULL)
         continue;
       cleanup_free char *name = strndup (*e, (size_t) (eq - *e));
-      if (hv_env_passes (p, name))
+      if (container ? hv_env_passes_in_container (p, name) : hv_env_passes (p, name))
         put (&out, &n, &cap, xstrdup (*e));
     }
   /* Explicit values are the policy author's choice: set even if a deny
@@ -99,6 +116,18 @@ hv_policy_filter_env (const hv_policy *p, char **host_env)
   for (size_t i = 0; i < p->env_set.n; i++)
     put (&out, &n, &cap, xasprintf ("%s=%s", p->env_set.v[i].key, p->env_set.v[i].value));
   return out;
+}
+
+char **
+hv_policy_filter_env (const hv_policy *p, char **host_env)
+{
+  return filter_env (p, host_env, false);
+}
+
+char **
+hv_policy_filter_container_env (const hv_policy *p, char **engine_env)
+{
+  return filter_env (p, engine_env, true);
 }
 
 char **

@@ -118,6 +118,14 @@ hv_env_explain (const hv_policy *p, FILE *out)
   fprintf (out, "  A glob never passes a name that looks like a credential (*TOKEN*, *SECRET*, *PASSWORD*,\n"
                 "  *_KEY, *APIKEY*, AWS_*, *CREDENTIAL*, KUBECONFIG, DOCKER_HOST, ...); only a name written out\n"
                 "  in env.pass does.  SSH_AUTH_SOCK is never passed (credentials.ssh_agent forwards the agent).\n");
+  if (p->env_containers_pass.n)
+    {
+      fprintf (out, "  In engine containers also passed (env.containers.pass), by the same rules, from what the\n"
+                    "  engine passes (the image's ENV, -e, a devcontainer's containerEnv and remoteEnv):");
+      for (size_t i = 0; i < p->env_containers_pass.n; i++)
+        fprintf (out, " %s", p->env_containers_pass.v[i]);
+      fprintf (out, "\n");
+    }
   explain_set (p, out);
   explain_credentials (p, out);
 }

@@ -201,6 +201,7 @@ merge (hv_policy *base, const hv_policy *child)
   append (&base->syscall_allow, &child->syscall_allow);
   append (&base->syscall_deny, &child->syscall_deny);
   append (&base->env_pass, &child->env_pass);
+  append (&base->env_containers_pass, &child->env_containers_pass);
   append (&base->env_deny, &child->env_deny);
   append (&base->best_effort, &child->best_effort);
   OVERRIDE_OPT (hide_home);

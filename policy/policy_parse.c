@@ -405,6 +405,7 @@ STRING_FIELD (f_syscall_profile, syscall_profile)
 STRV_FIELD (f_syscall_allow, syscall_allow)
 STRV_FIELD (f_syscall_deny, syscall_deny)
 STRV_FIELD (f_env_deny, env_deny)
+STRV_FIELD (f_env_containers_pass, env_containers_pass)
 STRING_FIELD (f_audit_log, audit_log)
 STRING_FIELD (f_name, name)
 STRING_FIELD (f_description, description)
@@ -1052,8 +1053,13 @@ static const struct field resource_fields[] = {
   { "memory", f_memory }, { "cpus", f_cpus }, { "pids", f_pids }, { "nofile", f_nofile }, { "timeout", f_timeout },
   { "containers", s_container_resources }, { NULL, NULL },
 };
+static const struct field container_env_fields[] = {
+  { "pass", f_env_containers_pass }, { NULL, NULL },
+};
+static int s_container_env (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p);
 static const struct field env_fields[] = {
   { "pass", f_env_pass },
+  { "containers", s_container_env },
   { "set", f_env_set },
   { "deny", f_env_deny },
   { "set_from_file", f_env_set_from_file },
@@ -1092,6 +1098,7 @@ SECTION (s_process, process_fields)
 SECTION (s_syscalls, syscall_fields)
 SECTION (s_resources, resource_fields)
 SECTION (s_container_resources, container_resource_fields)
+SECTION (s_container_env, container_env_fields)
 SECTION (s_credentials, credentials_fields)
 
 /* One variable, one source: a name in two of set, set_from_file and

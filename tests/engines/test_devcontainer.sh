@@ -372,3 +372,33 @@ hidden /home/vscode tmpfs" "homes hidden under --userns=keep-id"
     assert_contains "$OUT" "REFUSED" "an unlisted name under policy $policy"
   fi
 }
+
+# What a devcontainer.json sets reaches the shell the user works in
+# (issue 23: under --policy devcontainer, containerEnv was dropped at
+# create, noted only in `devcontainer up`'s log, and `devcontainer exec`
+# had the variable empty).  The devcontainer policy passes containerEnv,
+# remoteEnv and the image's ENV; a name that looks like a credential
+# stays out, and create's note (in the up log) names it.  On 2e9dd27
+# APP_MODE was empty.
+test_devcontainer_container_env_reaches_shell() {
+  need_devcontainer_cli
+  devc_images
+  devc_register haven-devcontainer devcontainer
+  local ws=$PWD/env-ws c
+  mkdir -p "$ws/.devcontainer"
+  jq -n --arg img "$DEVC_IMAGE" '{image: $img, runArgs: ["--runtime=haven-devcontainer", "--network=none"],
+    remoteUser: "vscode", containerEnv: {APP_MODE: "dev", DEPLOY_TOKEN: "tok-not-for-the-agent"},
+    remoteEnv: {REMOTE_FLAG: "on"}}' > "$ws/.devcontainer/devcontainer.json"
+  devc up "$ws" > up.json 2>up.log || fail "devcontainer up: $(devc_error up.log up.json)"
+  assert_eq success "$(tail -1 up.json | jq -r .outcome)" "devcontainer up outcome"
+  c=$(devc_container "$ws")
+  [ -n "$c" ] || fail "no container labelled with the workspace $ws"
+  defer "dk rm -f $c"
+  OUT=$(devc exec "$ws" sh -c 'echo "APP_MODE=[$APP_MODE] DEPLOY_TOKEN=[$DEPLOY_TOKEN] REMOTE_FLAG=[$REMOTE_FLAG]"' 2>exec.err) \
+    || fail "devcontainer exec: $(tail -3 exec.err)"
+  assert_eq "APP_MODE=[dev] DEPLOY_TOKEN=[] REMOTE_FLAG=[on]" "$OUT" "the environment devcontainer exec gives"
+  OUT=$(dk exec "$c" sh -c 'echo "init: APP_MODE=[$APP_MODE]"; tr "\0" "\n" < /proc/1/environ | grep -c "^DEPLOY_TOKEN=" || true')
+  assert_eq "init: APP_MODE=[dev]
+0" "$OUT" "docker exec and init's environment"
+  assert_contains "$(cat up.log)" "DEPLOY_TOKEN" "create's note naming the dropped credential"
+}

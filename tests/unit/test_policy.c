@@ -236,6 +236,40 @@ test_container_resources (void **state)
                 "t.yaml:3:11: containers.cpus: expected a share of the host such as 75% (a whole number from 1 to 100)");
 }
 
+/* env.containers.pass (issue 23): what an engine passes into a container
+ * (a devcontainer's containerEnv) passes by the list's globs, never a
+ * credential-looking name, and never under haven run's filter. */
+static void
+test_env_containers_pass (void **state)
+{
+  (void) state;
+  hv_policy p;
+  parse_ok ("env:\n  pass: [PATH]\n  deny: [BLOCKED]\n  containers:\n    pass: [\"*\", NAMED_TOKEN]\n", &p);
+  char *env[] = { "PATH=/bin", "APP_MODE=dev", "DEPLOY_TOKEN=t", "NAMED_TOKEN=n", "BLOCKED=b", NULL };
+  char **c = hv_policy_filter_container_env (&p, env), **h = hv_policy_filter_env (&p, env);
+  cleanup_free char *cs = NULL, *hs = NULL;
+  for (char **e = c; *e; e++)
+    {
+      char *n = xasprintf ("%s%s ", cs ? cs : "", *e);
+      free (cs);
+      cs = n;
+      free (*e);
+    }
+  for (char **e = h; *e; e++)
+    {
+      char *n = xasprintf ("%s%s ", hs ? hs : "", *e);
+      free (hs);
+      hs = n;
+      free (*e);
+    }
+  free (c);
+  free (h);
+  assert_string_equal (cs, "PATH=/bin APP_MODE=dev NAMED_TOKEN=n ");
+  assert_string_equal (hs, "PATH=/bin ");
+  hv_policy_free_fields (&p);
+  expect_error ("env:\n  containers:\n    set: {A: b}\n", "t.yaml:3:5: containers.set: unknown key (expected one of: pass)");
+}
+
 /* The default policy's engine-container limits (issue 23: one container
  * could take every CPU): 75% of the host's memory, 90% of its CPUs,
  * written into the config as a memory limit (swap the same: none) and a
@@ -1110,7 +1144,7 @@ main (void)
     cmocka_unit_test (test_seed_format),       cmocka_unit_test (test_all_sections),
     cmocka_unit_test (test_apply_none_drops_docker_network_hook),
     cmocka_unit_test (test_errors), cmocka_unit_test (test_home_allow_forms),            cmocka_unit_test (test_sizes_and_durations), cmocka_unit_test (test_container_resources),
-    cmocka_unit_test (test_apply_default_container_limits),
+    cmocka_unit_test (test_apply_default_container_limits), cmocka_unit_test (test_env_containers_pass),
     cmocka_unit_test (test_env_filter),        cmocka_unit_test (test_extends_and_validation),
     cmocka_unit_test (test_extends_repeated_home_entry_is_one),
     cmocka_unit_test (test_home_allow_data_forms),
