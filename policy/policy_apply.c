@@ -11,6 +11,7 @@
  * open, and under exec rules Landlock and noexec on writable mounts.
  * Applying several policies in a row is therefore never weaker than any
  * one of them. */
+#include "image_git_identity.h"
 #include "host_share.h"
 #include "config.h"
 
@@ -391,7 +392,8 @@ emit_root (yajl_gen g, yajl_val root)
 }
 
 static void
-emit_tmpfs (yajl_gen g, const char *dest, uint64_t size, const char *mode, uint32_t uid, uint32_t gid, bool exec)
+emit_tmpfs (yajl_gen g, const char *dest, uint64_t size, const char *mode, uint32_t uid, uint32_t gid, bool exec,
+            const char *file_name, const char *file_text)
 {
   yajl_gen_map_open (g);
   jg_kv (g, "destination", dest);
@@ -412,6 +414,11 @@ emit_tmpfs (yajl_gen g, const char *dest, uint64_t size, const char *mode, uint3
       cleanup_free char *gg = xasprintf ("gid=%u", gid);
       jg_str (g, u);
       jg_str (g, gg);
+    }
+  if (file_name && file_text)
+    {
+      cleanup_free char *f = xasprintf ("x-haven.file=%s:%s", file_name, file_text);
+      jg_str (g, f);
     }
   yajl_gen_array_close (g);
   yajl_gen_map_close (g);
@@ -470,14 +477,20 @@ emit_mounts (yajl_gen g, yajl_val mounts, const struct apply *a)
     {
       for (size_t h = 0; h < plan->n_homes; h++)
         if (plan->homes[h].tmpfs_at == i)
-          emit_tmpfs (g, plan->homes[h].path, 1ULL << 30, "0700", plan->homes[h].uid, plan->homes[h].gid,
-                      !a->exec_rules);
+          {
+            /* The image user's git identity, nothing else of the hidden
+             * ~/.gitconfig (image_git_identity.h). */
+            cleanup_free char *identity = plan->rootfs ? hv_image_git_identity (plan->rootfs, plan->homes[h].path)
+                                                       : NULL;
+            emit_tmpfs (g, plan->homes[h].path, 1ULL << 30, "0700", plan->homes[h].uid, plan->homes[h].gid,
+                        !a->exec_rules, HV_IMAGE_GITCONFIG, identity);
+          }
       if (i < n)
         emit_engine_mount (g, mounts->u.array.values[i], a);
     }
   for (size_t i = 0; i < a->p->n_tmpfs; i++)
     if (!has_mount_at (mounts, a->p->tmpfs[i].path))
-      emit_tmpfs (g, a->p->tmpfs[i].path, a->p->tmpfs[i].size, "1777", 0, 0, !a->exec_rules);
+      emit_tmpfs (g, a->p->tmpfs[i].path, a->p->tmpfs[i].size, "1777", 0, 0, !a->exec_rules, NULL, NULL);
   /* Last: a pin clones what the container shows there by then. */
   static const char *const pin_opts[] = { "bind", "x-haven.nofollow", "x-haven.pin", NULL };
   for (size_t i = 0; i < plan->pins.n; i++)

@@ -145,6 +145,21 @@ hv_mount_opts_parse (const oci_strv *options, struct hv_mount_opts *out, hv_erro
                 }
               out->subdir = xstrdup (sub);
             }
+          else if (str_has_prefix (o, "x-haven.file="))
+            {
+              const char *arg = o + strlen ("x-haven.file="), *colon = strchr (arg, ':');
+              size_t n = colon ? (size_t) (colon - arg) : 0;
+              if (out->file_name || n == 0 || n > 255 || memchr (arg, '/', n) || (n == 1 && arg[0] == '.')
+                  || (n == 2 && arg[0] == '.' && arg[1] == '.') || strlen (colon + 1) > HV_MOUNT_FILE_MAX)
+                {
+                  hv_mount_opts_free (out);
+                  return hv_error_set (err, 0, "mount option x-haven.file: one NAME:TEXT per mount, NAME one path "
+                                               "component, TEXT at most %d bytes",
+                                       HV_MOUNT_FILE_MAX);
+                }
+              out->file_name = xasprintf ("%.*s", (int) n, arg);
+              out->file_text = xstrdup (colon + 1);
+            }
           else
             {
               /* A misspelt safety option must not be dropped silently. */
@@ -171,6 +186,24 @@ hv_mount_opts_free (struct hv_mount_opts *o)
   o->data = NULL;
   free (o->subdir);
   o->subdir = NULL;
+  free (o->file_name);
+  free (o->file_text);
+  o->file_name = o->file_text = NULL;
+}
+
+/* x-haven.file: the file in the new filesystem's root (mfd, not yet
+ * attached: nothing else can see it or race it). */
+static int
+make_file (int mfd, const struct hv_mount_opts *o, hv_error **err)
+{
+  struct stat root;
+  if (fstat (mfd, &root) < 0)
+    return hv_error_set (err, errno, "x-haven.file: stat the new filesystem");
+  cleanup_close int fd = openat (mfd, o->file_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0 || write_all (fd, o->file_text, strlen (o->file_text)) < 0
+      || fchown (fd, root.st_uid, root.st_gid) < 0 || fchmod (fd, 0644) < 0)
+    return hv_error_set (err, errno, "x-haven.file: make %s", o->file_name);
+  return 0;
 }
 
 int
@@ -667,6 +700,11 @@ hv_mount_one (struct hv_mount_ctx *ctx, const oci_mount *m, hv_error **err)
       hv_error_set (err, 0, "idmap is only supported on bind mounts");
       goto out;
     }
+  if (o.file_name && (o.bind || o.subdir || strcmp (type, "tmpfs") != 0))
+    {
+      hv_error_set (err, 0, "x-haven.file is only supported on a new tmpfs");
+      goto out;
+    }
   if (o.subdir && (o.bind || strcmp (type, "cgroup") == 0))
     {
       hv_error_set (err, 0, "x-haven.subdir is only supported on new filesystems, not on %s mounts", type);
@@ -711,6 +749,8 @@ hv_mount_one (struct hv_mount_ctx *ctx, const oci_mount *m, hv_error **err)
                 goto out;
             }
           if (mfd < 0)
+            goto out;
+          if (o.file_name && make_file (mfd, &o, err) < 0)
             goto out;
           r = hv_mount_tree_onto (mfd, target, err);
           /* The mount point was removed after it was opened: an optional

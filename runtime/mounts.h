@@ -10,6 +10,8 @@
 #include "error.h"
 #include "oci_spec.h"
 
+#define HV_MOUNT_FILE_MAX 65536
+
 struct hv_mount_opts
 {
   uint64_t attr_set, attr_clr;     /* MOUNT_ATTR_* for the top mount */
@@ -43,6 +45,12 @@ struct hv_mount_opts
    *   parent of a secret away while another sandbox starts. */
   bool nofollow, mkdir, optional, pin;
   char *subdir;
+  /* x-haven.file=NAME:TEXT: for a new filesystem (a tmpfs), the regular
+   * file NAME (one component) holding TEXT is made in its root before it
+   * is attached, owned like that root, mode 0644 (a hidden home's own
+   * copy of what the policy keeps of the image's ~/.gitconfig:
+   * policy/image_git_identity.h).  At most one per mount. */
+  char *file_name, *file_text;
   char *data;                      /* comma-separated fs options ("size=64k,mode=755") */
 };
 

@@ -718,3 +718,43 @@ rc=1" "$OUT" "docker exec's unshare"
   wait_for 10 sh -c "[ ! -e /proc/$m ] || grep -q '^State:.*Z' /proc/$m/status" || fail "monitor $m outlived docker rm"
   jq -se '.[-1].event == "exit"' "$trail" >/dev/null || fail "no exit record: $(tail -1 "$trail")"
 }
+
+# The image user's git identity under --policy default (issue 23: the
+# hidden home hid the image's ~/.gitconfig and commits failed with
+# "Please tell me who you are").  The hidden home gets its own
+# ~/.gitconfig with user.name and user.email of the image's (from
+# ~/.config/git/config then ~/.gitconfig, the last winning), nothing else
+# (the token in it stays hidden), writable by the user, for root and for
+# the image's user dev alike; git in the container commits with it.  On
+# 2e9dd27 the home was empty.
+test_docker_policy_image_git_identity() {
+  need_docker
+  devc_images
+  local ctx img=havenbox-gitid:test c
+  ctx=$(mktemp -d "$WORK/gitid.XXXXXX")
+  printf '[user]\n\tname = Image User\n[url "https://x:tok-in-image@example.com/"]\n\tinsteadOf = https://example.com/\n' > "$ctx/gitconfig"
+  printf '[user]\n\temail = "image@example.invalid" ; a comment\n\tname = Overridden by ~/.gitconfig\n' > "$ctx/xdg"
+  printf '# only the XDG file\n[User]\n  Name = Dev "Q." User\n' > "$ctx/dev-xdg"
+  printf 'FROM %s\nRUN useradd -m -u 1001 dev\nCOPY gitconfig /root/.gitconfig\nCOPY xdg /root/.config/git/config\nCOPY dev-xdg /home/dev/.config/git/config\n' \
+    "$DEVC_BASE" > "$ctx/Dockerfile"
+  dk build -q -t "$img" "$ctx" >build.log 2>&1 || fail "docker build: $(tail -3 build.log)"
+  c=$(new_name gitid)
+  dstart "$c" --runtime haven-default "$img" sleep 1000
+  defer "dk rm -f $c >/dev/null 2>&1; dk rmi -f $img >/dev/null 2>&1"
+  OUT=$(dk exec "$c" sh -c 'cat "$HOME/.gitconfig"; stat -c "%u %a" "$HOME/.gitconfig"; git config --global user.name;
+    git config --global user.email; ls -A "$HOME"' 2>&1)
+  assert_not_contains "$OUT" tok-in-image
+  assert_not_contains "$OUT" insteadOf
+  assert_contains "$OUT" "0 644
+Image User
+image@example.invalid
+.gitconfig"
+  # git commits with it, and git config --global may change it.
+  OUT=$(dk exec -w /tmp "$c" sh -c 'git init -q r 2>/dev/null && cd r && git commit -q --allow-empty -m one && git log -1 --format="%an <%ae>";
+    git config --global user.name Changed && git config --global user.name' 2>&1)
+  assert_eq "Image User <image@example.invalid>
+Changed" "$OUT" "a commit in the container"
+  OUT=$(dk exec -u dev "$c" sh -c 'git config --global user.name; stat -c "%u %a" "$HOME/.gitconfig"' 2>&1)
+  assert_eq 'Dev Q. User
+1001 644' "$OUT" "the image user dev's identity"
+}

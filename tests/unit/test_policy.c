@@ -22,6 +22,7 @@
 #include "policy_compile.h"
 #include "policy_apply.h"
 #include "host_share.h"
+#include "image_git_identity.h"
 #include "policy_env.h"
 #include "policy_glob.h"
 #include "policy_paths.h"
@@ -268,6 +269,40 @@ test_env_containers_pass (void **state)
   assert_string_equal (hs, "PATH=/bin ");
   hv_policy_free_fields (&p);
   expect_error ("env:\n  containers:\n    set: {A: b}\n", "t.yaml:3:5: containers.set: unknown key (expected one of: pass)");
+}
+
+/* The image user's identity (issue 23): user.name and user.email only,
+ * as git reads them, from a hostile file. */
+static void
+test_image_git_identity_parse (void **state)
+{
+  (void) state;
+  static const struct
+  {
+    const char *text, *name, *email;
+  } cases[] = {
+    { "[user]\n\tname = A B\n\temail = a@b\n", "A B", "a@b" },
+    { "[User]\n  NAME = \"Q \\\"x\\\" \" ; comment\n", "Q \"x\" ", NULL },
+    { "[user \"sub\"]\n\tname = no\n[core]\n\tname = no\n", NULL, NULL },
+    { "[user]\n\tname = first\n[user]\n\tname = last # trailing\n", "last", NULL },
+    { "[user] name = same-line\n", "same-line", NULL },
+    { "[user]\n\tnames = no\n\temail\n", NULL, NULL },
+  };
+  for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++)
+    {
+      char *name = NULL, *email = NULL;
+      hv_git_identity_parse (cases[i].text, strlen (cases[i].text), &name, &email);
+      if (cases[i].name)
+        assert_string_equal (name, cases[i].name);
+      else
+        assert_null (name);
+      if (cases[i].email)
+        assert_string_equal (email, cases[i].email);
+      else
+        assert_null (email);
+      free (name);
+      free (email);
+    }
 }
 
 /* The default policy's engine-container limits (issue 23: one container
@@ -1145,6 +1180,7 @@ main (void)
     cmocka_unit_test (test_apply_none_drops_docker_network_hook),
     cmocka_unit_test (test_errors), cmocka_unit_test (test_home_allow_forms),            cmocka_unit_test (test_sizes_and_durations), cmocka_unit_test (test_container_resources),
     cmocka_unit_test (test_apply_default_container_limits), cmocka_unit_test (test_env_containers_pass),
+    cmocka_unit_test (test_image_git_identity_parse),
     cmocka_unit_test (test_env_filter),        cmocka_unit_test (test_extends_and_validation),
     cmocka_unit_test (test_extends_repeated_home_entry_is_one),
     cmocka_unit_test (test_home_allow_data_forms),
