@@ -758,3 +758,19 @@ Changed" "$OUT" "a commit in the container"
   assert_eq 'Dev Q. User
 1001 644' "$OUT" "the image user dev's identity"
 }
+
+# The default policy's CPU share for engine containers (issue 23: one
+# container could take every CPU of the host): a CFS quota of 90% of the
+# CPUs the runtime may use; a stricter --cpus of the engine stays.  On
+# 2e9dd27 the quota was unlimited.
+test_docker_policy_default_cpu_share() {
+  need_docker
+  local want
+  want=$(( $(nproc) * 100000 * 90 / 100 ))
+  drun --runtime haven-default "$IMAGE" sh -c \
+    'cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo "$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)"'
+  assert_eq "$want 100000" "$OUT" "cpu quota and period under --policy default"
+  drun --runtime haven-default --cpus 0.5 "$IMAGE" sh -c \
+    'cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo "$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)"'
+  assert_eq "50000 100000" "$OUT" "docker run --cpus 0.5 under --policy default"
+}
