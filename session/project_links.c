@@ -81,6 +81,57 @@ lexical_target (const char *dir, const char *target)
   return out;
 }
 
+#define LINK_HOPS_MAX 40 /* as the kernel's */
+
+/* Where a path under the project leads once every link on its way is
+ * followed, looking only at names inside the project (lstat and
+ * readlink; nothing is opened, and nothing outside the project is looked
+ * at, not even to trigger an automount): the first path outside it, or
+ * NULL when it stays inside (a missing name or a loop stays inside). */
+static char *
+leads_outside (const char *project, const char *start)
+{
+  cleanup_free char *path = xstrdup (start);
+  size_t plen = strlen (project);
+  for (int hops = 0; hops <= LINK_HOPS_MAX; hops++)
+    {
+      if (!under (path, project))
+        return steal_pointer (&path);
+      /* Components after the project, one at a time. */
+      size_t at = plen;
+      bool relinked = false;
+      while (path[at] == '/' && !relinked)
+        {
+          size_t end = at + 1 + strcspn (path + at + 1, "/");
+          cleanup_free char *prefix = xasprintf ("%.*s", (int) end, path);
+          struct stat st;
+          if (lstat (prefix, &st) < 0)
+            return NULL;
+          if (S_ISLNK (st.st_mode))
+            {
+              char target[PATH_MAX];
+              ssize_t n = readlink (prefix, target, sizeof (target) - 1);
+              if (n < 0)
+                return NULL;
+              target[n] = '\0';
+              cleanup_free char *dir = xasprintf ("%.*s", (int) at, path);
+              cleanup_free char *joined = xasprintf ("%s%s", target, path + end);
+              char *next = lexical_target (dir, joined);
+              free (path);
+              path = next;
+              relinked = true;
+            }
+          else if (!S_ISDIR (st.st_mode))
+            return NULL;
+          else
+            at = end;
+        }
+      if (!relinked)
+        return NULL;
+    }
+  return NULL;
+}
+
 static bool
 made_during_run (const struct stat *st, const struct timespec *since)
 {
@@ -104,12 +155,9 @@ check_link (struct links_walk *w, int dirfd, const char *name, const char *rel, 
   cleanup_free char *dir = xstrdup (path);
   *strrchr (dir, '/') = '\0';
   cleanup_free char *lexical = lexical_target (dir, target);
-  /* Where host tools end up, every link on the way followed (only names
-   * are resolved; nothing is opened).  A dangling link is judged by its
-   * text. */
-  cleanup_free char *real = realpath (path, NULL);
-  bool outside = !under (lexical, w->project) || (real && !under (real, w->project));
-  if (!outside)
+  /* Where host tools end up, every link on the way followed. */
+  cleanup_free char *real = leads_outside (w->project, lexical);
+  if (real == NULL)
     return;
   w->found++;
   bool removed = false;
@@ -133,7 +181,7 @@ check_link (struct links_walk *w, int dirfd, const char *name, const char *rel, 
     return;
   w->named++;
   cleanup_free char *prel = printable (rel), *ptarget = printable (target);
-  const char *dest = real ? real : lexical;
+  const char *dest = real;
   cleanup_free char *preal = strcmp (dest, target) != 0 ? printable (dest) : NULL;
   fprintf (stderr, "haven: %s: %s -> %s (outside the project%s%s%s)\n",
            removed ? "removed a symbolic link the run left (filesystem.project_links: refuse)"
