@@ -115,8 +115,9 @@ test_git_default_identity_as_unprivileged_user() {
   chown -R 65534:65534 "$P" "$GH"
   chmod 755 "$WORK"
   OUT=$(cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$GH" XDG_STATE_HOME= XDG_RUNTIME_DIR= \
-        timeout 30 "$haven" run -- sh -c 'echo two >> a && git add -A && git commit -qam two && echo committed' 2>&1 </dev/null)
+        timeout 30 "$haven" run -- sh -c 'cat .env; echo two >> a && git add -A && git commit -qam two && echo committed' 2>&1 </dev/null)
   assert_contains "$OUT" committed
+  assert_not_contains "$OUT" S=committed
   assert_eq "a" "$(git -c safe.directory='*' -C "$P" show --name-only --format= HEAD)" "what the sandbox committed"
   assert_eq "Host User <host@example.com>" "$(git -c safe.directory='*' -C "$P" log -1 --format='%an <%ae>')" \
     "the host's identity"
