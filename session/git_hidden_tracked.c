@@ -108,6 +108,59 @@ plain_path (const char *rel)
   return true;
 }
 
+/* A config text that may name an attributes file of its own: directly,
+ * or through an include haven does not follow. */
+static bool
+may_set_attributes_file (const char *text, size_t len)
+{
+  static const char *const words[] = { "attributesfile", "[include" };
+  for (size_t w = 0; w < 2; w++)
+    for (size_t i = 0; i + strlen (words[w]) <= len; i++)
+      if (strncasecmp (text + i, words[w], strlen (words[w])) == 0)
+        return true;
+  return false;
+}
+
+/* Whether the sandbox sees the host's global git config (the home is not
+ * hidden, or home_allow shows the file) and it may replace haven's
+ * attributes file. */
+static bool
+global_config_objects (const hv_policy *p, const struct hv_run_ctx *ctx)
+{
+  bool shown = !p->hide_home.value;
+  for (size_t i = 0; i < p->home_allow.n && !shown; i++)
+    {
+      const char *e = p->home_allow.v[i];
+      shown = strcmp (e, "~/.gitconfig") == 0 || strcmp (e, "~/.config") == 0 || strcmp (e, "~/.config/") == 0
+              || strncmp (e, "~/.config/git", 13) == 0;
+    }
+  const char *home = ctx->homes && ctx->homes->n ? ctx->homes->v[0] : ctx->home;
+  if (!shown || home == NULL)
+    return false;
+  const char *xdg = getenv ("XDG_CONFIG_HOME");
+  cleanup_free char *xdg_file = xdg && xdg[0] == '/' ? xasprintf ("%s/git/config", xdg)
+                                                     : xasprintf ("%s/.config/git/config", home);
+  cleanup_free char *home_file = xasprintf ("%s/.gitconfig", home);
+  const char *files[] = { xdg_file, home_file };
+  for (size_t i = 0; i < 2; i++)
+    {
+      /* The user's own files (a dotfile manager's link is followed). */
+      cleanup_close int fd = open (files[i], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+      struct stat st;
+      if (fd < 0)
+        continue;
+      if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_size > (off_t) (1u << 20))
+        return true;
+      cleanup_free char *text = NULL;
+      size_t len = 0;
+      cleanup_error hv_error *ignored = NULL;
+      if (oci_read_fd (fd, files[i], (size_t) st.st_size, &text, &len, &ignored) < 0
+          || may_set_attributes_file (text, len))
+        return true;
+    }
+  return false;
+}
+
 /* Blank lines of the staged size, read-only, executable as the staged
  * mode says (git compares the owner's execute bit). */
 static int
@@ -175,9 +228,12 @@ hv_git_hidden_tracked (const hv_policy *p, const struct hv_run_ctx *ctx, const c
   if (!sha1_repository (repo_config, config_len))
     return 0;
   /* The repository's own attributes file replaces haven's (a repository's
-   * config wins over the system level): every hidden file stays /dev/null. */
-  cleanup_free char *own_attributes = repo_config ? hv_git_config_get (repo_config, config_len, "core.attributesfile")
-                                                  : NULL;
+   * config, and the global one where the sandbox sees it, win over the
+   * system level): every hidden file stays /dev/null. */
+  const char *own_attributes = repo_config && may_set_attributes_file (repo_config, config_len)
+                                   ? "the repository's core.attributesFile or include"
+                               : global_config_objects (p, ctx) ? "your global git config's core.attributesFile or include"
+                                                                : NULL;
   struct hv_git_index idx;
   cleanup_error hv_error *perr = NULL;
   if (hv_git_index_parse ((const unsigned char *) index, len, &idx, &perr) < 0)
@@ -200,7 +256,7 @@ hv_git_hidden_tracked (const hv_policy *p, const struct hv_run_ctx *ctx, const c
         continue;
       const char *why = NULL;
       if (own_attributes)
-        why = "the repository's core.attributesFile";
+        why = own_attributes;
       else if (!plain_path (e->path))
         why = "its name (white space, quotes or glob characters)";
       else if (!filter_would_apply (projfd, e->path))

@@ -20,7 +20,8 @@
  *
  * Where the filter may not decide, the file stays /dev/null and git
  * refuses it loudly rather than commit blank lines: the repository's own
- * core.attributesFile, a .gitattributes (on the file's way) or
+ * core.attributesFile or an include (its config, and the host's global
+ * config where the policy shows it), a .gitattributes (on the file's way) or
  * .git/info/attributes naming any filter, a name the attribute file
  * cannot write literally, a file over the size limits; haven says so at
  * the start.  The compiler lays the placeholders only when the sandbox's

@@ -84,6 +84,14 @@ test_git_default_tracked_secret_foreign_filter() {
   assert_not_contains "$OUT" S=committed
   assert_contains "$OUT" "haven: .env is tracked by git and hidden; because of a .gitattributes naming a filter it is /dev/null"
   assert_eq "one" "$(git -C "$P" log -1 --format=%s)" "no commit was made"
+  # The repository's own attributes file (or an include that could name
+  # one) would replace haven's: the same.
+  rm "$P/.gitattributes"
+  git -C "$P" config core.attributesFile /dev/null
+  git_in_sandbox 'cat .env; echo two >> a; git commit -qam two; echo rc=$?'
+  assert_not_contains "$OUT" S=committed
+  assert_contains "$OUT" "haven: .env is tracked by git and hidden; because of the repository's core.attributesFile or include it is /dev/null"
+  assert_eq "one" "$(git -C "$P" log -1 --format=%s)" "no commit was made"
 }
 
 # The identity comes from the host's global config, nothing else of it
