@@ -62,14 +62,18 @@ hv_run_offline_prepare (const hv_policy *p, const char *bundle, char **path, hv_
   struct stat st;
   if (fd < 0 && errno == ENOENT)
     return 0; /* nothing to cover: glibc's default asks the (unreachable) name servers */
-  if (fd < 0 || fstat (fd, &st) < 0)
-    return hv_error_set (err, errno, "open %s", NSSWITCH);
-  if (!S_ISREG (st.st_mode) || (uint64_t) st.st_size > NSSWITCH_MAX)
-    return hv_error_set (err, 0, "%s is not a regular file of at most %u bytes", NSSWITCH, NSSWITCH_MAX);
+  /* Only a convenience (the network is off either way): a file haven
+   * cannot read is left as it is, with a word. */
   cleanup_free char *text = NULL;
   size_t len = 0;
-  if (oci_read_fd (fd, NSSWITCH, (size_t) st.st_size, &text, &len, err) < 0)
-    return -1;
+  cleanup_error hv_error *rerr = NULL;
+  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || (uint64_t) st.st_size > NSSWITCH_MAX
+      || oci_read_fd (fd, NSSWITCH, (size_t) st.st_size, &text, &len, &rerr) < 0)
+    {
+      fprintf (stderr, "haven: cannot read %s (%s): name lookups in the sandbox may be retried before they fail\n",
+               NSSWITCH, fd < 0 ? strerror (errno) : "not a regular file of a sane size");
+      return 0;
+    }
   cleanup_free char *out = offline_nsswitch (text, len, p->name);
   /* Readable by the sandbox's user through the bind. */
   static const struct hv_replace_opts mode = { .mode = 0644 };
