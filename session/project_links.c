@@ -181,12 +181,13 @@ check_link (struct links_walk *w, int dirfd, const char *name, const char *rel, 
     return;
   w->named++;
   cleanup_free char *prel = printable (rel), *ptarget = printable (target);
-  const char *dest = real;
-  cleanup_free char *preal = strcmp (dest, target) != 0 ? printable (dest) : NULL;
-  fprintf (stderr, "haven: %s: %s -> %s (outside the project%s%s%s)\n",
+  /* The first path outside the project, when the link's text alone
+   * does not say it. */
+  cleanup_free char *preal = strcmp (real, target) != 0 ? printable (real) : NULL;
+  fprintf (stderr, "haven: %s: %s -> %s (outside the project%s%s)\n",
            removed ? "removed a symbolic link the run left (filesystem.project_links: refuse)"
                    : "the run left a symbolic link",
-           prel, ptarget, preal ? ", that is " : "", preal ? preal : "", "");
+           prel, ptarget, preal ? ", that is " : "", preal ? preal : "");
 }
 
 static void
