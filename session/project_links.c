@@ -220,12 +220,13 @@ walk (struct links_walk *w, int fd, const char *rel, int depth)
       if (de->d_type != DT_LNK && de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
         continue;
       struct stat st;
-      if (fstatat (dirfd (d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+      /* A directory needs no stat: opened with O_NOFOLLOW below. */
+      if (de->d_type != DT_DIR && fstatat (dirfd (d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
         continue;
       cleanup_free char *sub = rel[0] ? xasprintf ("%s/%s", rel, name) : xstrdup (name);
-      if (S_ISLNK (st.st_mode))
+      if (de->d_type != DT_DIR && S_ISLNK (st.st_mode))
         check_link (w, dirfd (d), name, sub, &st);
-      else if (S_ISDIR (st.st_mode))
+      else if (de->d_type == DT_DIR || S_ISDIR (st.st_mode))
         {
           if (depth + 1 >= LINKS_MAX_DEPTH)
             {
