@@ -729,6 +729,7 @@ rc=1" "$OUT" "docker exec's unshare"
 # 2e9dd27 the home was empty.
 test_docker_policy_image_git_identity() {
   need_docker
+  command -v git >/dev/null && command -v useradd >/dev/null || skip "git or useradd missing (the test image is built from them)"
   devc_images
   local ctx img=havenbox-gitid:test c
   ctx=$(mktemp -d "$WORK/gitid.XXXXXX")
