@@ -22,10 +22,17 @@
 static char *
 read_in_root (int rootfd, const char *path, size_t *len)
 {
-  cleanup_close int fd = hv_openat2 (rootfd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0,
-                                     RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
+  /* Looked at before it is opened for reading: an image can hold a
+   * device node or a FIFO there, and opening one on the host is not
+   * harmless. */
+  cleanup_close int pfd = hv_openat2 (rootfd, path, O_PATH | O_CLOEXEC, 0,
+                                      RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV);
   struct stat st;
-  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || (uint64_t) st.st_size > CONFIG_MAX)
+  if (pfd < 0 || fstat (pfd, &st) < 0 || !S_ISREG (st.st_mode) || (uint64_t) st.st_size > CONFIG_MAX)
+    return NULL;
+  cleanup_free char *self = xasprintf ("/proc/self/fd/%d", pfd);
+  cleanup_close int fd = open (self, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
     return NULL;
   char *text = NULL;
   cleanup_error hv_error *ignored = NULL;
