@@ -15,9 +15,11 @@
 
 /* The bind of ctx->nsswitch, if any. */
 void hv_offline_mount (yajl_gen g, const struct hv_run_ctx *ctx);
-/* env (NULL-terminated, malloc'd strings) with HV_OFFLINE_ENV added under
- * network none, each only when env does not set that name already. */
+/* env (NULL-terminated, malloc'd strings) with hv_offline_env_vars added
+ * under network none, hv_allowlist_env_vars under an allowlist, each only
+ * when env does not set that name already. */
 char **hv_offline_env (char **env, const hv_policy *p);
 /* "NAME=VALUE" entries, NULL-terminated, for explain. */
 extern const char *const hv_offline_env_vars[];
+extern const char *const hv_allowlist_env_vars[];
 #endif

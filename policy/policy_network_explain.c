@@ -83,6 +83,13 @@ explain_allowlist (const hv_policy *p, FILE *out)
                 "  host's network.  There only DNS of the container's own processes (its cgroup) goes to the\n"
                 "  resolver, so the engine's DNS (Docker's 127.0.0.11, reached only through the resolver) can\n"
                 "  forward a listed name it does not know itself.\n");
+  fprintf (out, "  A name the policy does not allow is answered \"not found\" (NXDOMAIN, or no data where\n"
+                "  allowed names lie below it) with an Extended DNS Error naming haven and the policy, so a\n"
+                "  lookup fails at once and is not retried as a temporary failure; `haven run` says the first\n"
+                "  such name once on its stderr, and npm is told to retry 1 s then 2 s apart:\n  ");
+  for (size_t i = 0; hv_allowlist_env_vars[i]; i++)
+    fprintf (out, "%s%s", i ? ", " : "", hv_allowlist_env_vars[i]);
+  fprintf (out, " (unless set).\n");
   fprintf (out, "  Limits of rules by name:\n"
                 "    - Addresses are allowed per address: while a name's address is allowed, other sites that\n"
                 "      share it (a CDN, a cloud load balancer) are reachable too.\n"

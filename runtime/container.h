@@ -40,6 +40,10 @@ struct hv_create_opts
    * monitor writes the egress records (dns-refused, net-denied) there,
    * and no start or exit record of its own (the session writes those). */
   int egress_trail_fd;
+  /* haven run: where the monitor says, once, the first name the egress
+   * resolver refused (egress_notice.h); above 2, 0: nowhere (engine
+   * containers: their trail's dns-refused records say it). */
+  int notice_fd;
   /* The config itself, when the caller has it in memory (haven run):
    * then the bundle needs no config.json (writing it, reading it back and
    * removing it was a file on disk per run); its relative paths are

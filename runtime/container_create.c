@@ -693,7 +693,7 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
   hv_fault_point ("create.config-written");
   /* Before init and before we join any namespace: the monitor stays in
    * ours, and init connects to it. */
-  if (hv_monitor_start (r.c, r.spec, opts->egress_trail_fd, &r.monitor, err) < 0)
+  if (hv_monitor_start (r.c, r.spec, opts->egress_trail_fd, opts->notice_fd, &r.monitor, err) < 0)
     goto fail;
   hv_fault_point ("create.monitor-started");
   if (open_exec_fifo (&r, err) < 0 || open_sync_socket (&r, err) < 0)

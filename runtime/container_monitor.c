@@ -203,7 +203,7 @@ open_trail (const char *id, const char *request, struct hv_monitor *m, hv_error 
   return steal_fd (&fd);
 }
 
-/* Move the monitor's fds to 3, 4, 5 (in *fds' order) and close every
+/* Move the monitor's fds to 3, 4, 5, ... (in *fds' order) and close every
  * other fd: nothing of the runtime's (the engine's pipes, init's sync
  * socket, namespace fds) stays open in a process that outlives it. */
 static void
@@ -244,11 +244,12 @@ detach_monitor (struct hv_monitor_args *a)
   if (chdir ("/") < 0)
     _exit (1);
   umask (077);
-  int fds[3] = { a->control_fd, a->trail_fd, a->listen_fd };
-  keep_only (fds, 3);
+  int fds[4] = { a->control_fd, a->trail_fd, a->listen_fd, a->notice_fd };
+  keep_only (fds, 4);
   a->control_fd = fds[0];
   a->trail_fd = fds[1];
   a->listen_fd = fds[2];
+  a->notice_fd = fds[3];
   int self = (int) syscall (SYS_pidfd_open, getpid (), 0);
   char pid_text[32];
   snprintf (pid_text, sizeof (pid_text), "%d", getpid ());
@@ -324,8 +325,8 @@ bound_resolv_conf (const oci_spec *spec)
 }
 
 int
-hv_monitor_start (const hv_container *c, const oci_spec *spec, int egress_trail_fd, struct hv_monitor *m,
-                  hv_error **err)
+hv_monitor_start (const hv_container *c, const oci_spec *spec, int egress_trail_fd, int notice_fd,
+                  struct hv_monitor *m, hv_error **err)
 {
   const char *request = hv_monitor_trail_request (spec);
   /* Egress needs the monitor for its resolver, trail or not. */
@@ -344,6 +345,11 @@ hv_monitor_start (const hv_container *c, const oci_spec *spec, int egress_trail_
   bool borrowed = request == NULL && (egress || ll_borrowed) && egress_trail_fd > 2;
   if (borrowed && (trail = fcntl (egress_trail_fd, F_DUPFD_CLOEXEC, 3)) < 0)
     return hv_error_set (err, errno, "audit monitor: the run's trail");
+  /* The line about the first refused name (egress_notice.h): a copy of
+   * haven run's fd, used by nothing but the egress side. */
+  cleanup_close int notice = -1;
+  if (egress && notice_fd > 2 && (notice = fcntl (notice_fd, F_DUPFD_CLOEXEC, 3)) < 0)
+    return hv_error_set (err, errno, "audit monitor: the run's notice fd");
   cleanup_free char *sock = xasprintf ("%s/%s", c->dir, HV_MONITOR_SOCKET);
   cleanup_close int listen_fd = -1;
   if (request && spec->linux_cfg.seccomp.present)
@@ -360,7 +366,7 @@ hv_monitor_start (const hv_container *c, const oci_spec *spec, int egress_trail_
                                .command = &spec->process.args, .listen_fd = listen_fd, .control_fd = -1,
                                .trail_fd = trail, .timeout_s = timeout_s,
                                .resolv_conf = egress ? bound_resolv_conf (spec) : NULL,
-                               .borrowed_trail = borrowed,
+                               .borrowed_trail = borrowed, .notice_fd = notice,
                                .landlock_audit = trail >= 0 ? landlock_audit : NULL };
   if (spawn_monitor (&a, c->dir, m, err) < 0)
     {

@@ -83,9 +83,11 @@ int hv_monitor_prepare_config (const char *state_dir, const char *name, char **t
  * open the trail, listen, start the monitor and write <dir>/monitor.pid.
  * Does nothing without the annotation.  egress_trail_fd (above 2, or 0):
  * with egress and no trail of the config's, the monitor's egress records
- * go there (hv_create_opts.egress_trail_fd). */
-int hv_monitor_start (const hv_container *c, const oci_spec *spec, int egress_trail_fd, struct hv_monitor *m,
-                      hv_error **err);
+ * go there (hv_create_opts.egress_trail_fd).  notice_fd (above 2, or
+ * 0): with egress, a copy goes to the monitor for the first refused
+ * name's line (hv_create_opts.notice_fd). */
+int hv_monitor_start (const hv_container *c, const oci_spec *spec, int egress_trail_fd, int notice_fd,
+                      struct hv_monitor *m, hv_error **err);
 /* Step 2b, egress (run.haven.egress; the monitor is started for it
  * whether or not the config asks for a trail): hand the monitor the
  * annotation, init's network namespace and the resolver's listening

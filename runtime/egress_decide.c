@@ -148,6 +148,25 @@ hv_egress_name_deny (const hv_egress_resolver_config *c, const char *name, hv_eg
       hv_egress_ports_remove (ports, c->deny[i].port_min, c->deny[i].port_max);
 }
 
+bool
+hv_egress_name_allowed_below (const hv_egress_resolver_config *c, const char *name)
+{
+  size_t nl = strlen (name);
+  for (size_t i = 0; i < c->n_allow; i++)
+    {
+      const char *rn = c->allow[i].name;
+      size_t rl = strlen (rn);
+      /* "*.zone" covers the names below zone itself and below any name
+       * under zone (a denied name there still has allowed children). */
+      if (c->allow[i].subdomains
+          && ((rl == nl && strcasecmp (rn, name) == 0) || hv_egress_name_rule_matches (&c->allow[i], name)))
+        return true;
+      if (rl > nl + 1 && rn[rl - nl - 1] == '.' && strcasecmp (rn + rl - nl, name) == 0)
+        return true;
+    }
+  return false;
+}
+
 void
 hv_egress_name_ports (const hv_egress_resolver_config *c, const char *name, hv_egress_ports *out, bool *listed)
 {

@@ -43,7 +43,13 @@ void hv_egress_ports_limit (hv_egress_ports *p, size_t max);
 
 typedef enum hv_egress_action
 {
-  HV_EGRESS_REFUSE,  /* REFUSED with an EDE, nothing sent upstream */
+  /* Nothing sent upstream; an EDE says why.  A refused name (why
+   * UNLISTED or DENIED) is answered NXDOMAIN, or NOERROR without records
+   * when hv_egress_name_allowed_below: a definite "not found" that stub
+   * resolvers give up on at once (glibc, musl and Go take REFUSED for a
+   * temporary failure: EAI_AGAIN, retried; musl ignores it until its
+   * timeout).  A type not allowed for an allowed name: REFUSED. */
+  HV_EGRESS_REFUSE,
   HV_EGRESS_FORWARD, /* ask upstream, pin, answer */
   HV_EGRESS_EMPTY,   /* NOERROR without records (HTTPS, SVCB) */
 } hv_egress_action;
@@ -71,6 +77,13 @@ void hv_egress_name_ports (const hv_egress_resolver_config *c, const char *name,
 /* Remove the ports deny rules give for name (a name later on a CNAME
  * chain: denying the target denies the chain). */
 void hv_egress_name_deny (const hv_egress_resolver_config *c, const char *name, hv_egress_ports *ports);
+
+/* Does some allow rule cover a name strictly below name (an allow rule
+ * for a name under it, or "*.zone" for name or a zone above it)?  A refused name that has
+ * allowed names below it is answered "no data", never "no such name":
+ * a cache that takes NXDOMAIN to mean nothing exists below it (RFC
+ * 8020) would otherwise lose the allowed names too. */
+bool hv_egress_name_allowed_below (const hv_egress_resolver_config *c, const char *name);
 
 /* What a query for name (text, lower case, no trailing dot), of class
  * qclass and type qtype, gets.  Free v->ports with hv_egress_ports_free. */

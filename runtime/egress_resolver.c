@@ -339,7 +339,14 @@ reply_refused (hv_egress_resolver *r, const hv_res_client *c, const hv_dns_messa
    * say who refused and which policy to change. */
   cleanup_free char *text = xasprintf ("haven egress policy \"%s\": %s (type %u): %s", r->cfg.policy_name, qname,
                                        qtype, why);
-  reply_simple (r, c, query, HV_DNS_RCODE_REFUSED, HV_DNS_EDE_BLOCKED, text);
+  /* A refused name is "not found" for the sandbox, so that lookups fail
+   * at once and for good (egress_decide.h, HV_EGRESS_REFUSE); "no data"
+   * where allowed names lie below it.  Only a type refused for an
+   * allowed name is REFUSED: the name itself resolves. */
+  uint16_t rcode = HV_DNS_RCODE_REFUSED;
+  if (strcmp (why, HV_EGRESS_WHY_TYPE) != 0)
+    rcode = hv_egress_name_allowed_below (&r->cfg, qname) ? HV_DNS_RCODE_NOERROR : HV_DNS_RCODE_NXDOMAIN;
+  reply_simple (r, c, query, rcode, HV_DNS_EDE_BLOCKED, text);
 }
 
 /* FORMERR for a query whose header is all that parses: the header alone. */

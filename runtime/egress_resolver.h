@@ -5,8 +5,11 @@
  * it plain rules (names, zones, port ranges, CIDRs).
  *
  *   - A name no allow rule covers, or one a deny rule covers for every
- *     port: REFUSED with an Extended DNS Error (code 15, "Blocked") whose
- *     text names haven and the policy; nothing is sent upstream.
+ *     port: NXDOMAIN, or NOERROR without records where allow rules cover
+ *     names below it (egress_decide.h: a definite "not found", which stub
+ *     resolvers do not retry as they do REFUSED), with an Extended DNS
+ *     Error (code 15, "Blocked") whose text names haven and the policy;
+ *     nothing is sent upstream.
  *   - An allowed name, type A or AAAA: forwarded to the upstreams in
  *     order (a truncated UDP answer is asked again over TCP; a timeout or
  *     SERVFAIL moves to the next; SERVFAIL when all fail).  The CNAME
@@ -20,7 +23,7 @@
  *     TTLs no longer than ttl_cap.
  *   - HTTPS (65) and SVCB (64) queries for allowed names: an empty
  *     NOERROR answer (their address hints would skip pinning).  Other
- *     types for allowed names: REFUSED with an EDE.
+ *     types for allowed names: REFUSED with an EDE (the name exists).
  *   - Malformed queries: FORMERR when the header parses, else dropped.
  *
  * Event-driven: the resolver owns an epoll fd (hv_egress_resolver_fd)

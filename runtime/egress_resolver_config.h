@@ -30,8 +30,8 @@ typedef struct hv_egress_name_rule
 /* What the resolver reports (each may be NULL). */
 typedef struct hv_egress_resolver_events
 {
-  /* A name refused: why is "not in the policy", "denied by the policy",
-   * "type not allowed". */
+  /* A query refused (for a name: answered "not found"): why is "not in
+   * the policy", "denied by the policy", "type not allowed". */
   void (*refused) (void *data, const char *qname, uint16_t qtype, const char *why);
   /* An address pinned for qname (the name asked, not the chain's end);
    * timeout_s: the pin's, TTL clamped plus grace. */

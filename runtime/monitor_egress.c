@@ -11,7 +11,9 @@
 
 #include "egress_audit.h"
 #include "egress_config.h"
+#include "egress_decide.h"
 #include "egress_denials.h"
+#include "egress_notice.h"
 #include "egress_resolver.h"
 #include "egress_table.h"
 #include "json_gen.h"
@@ -34,6 +36,8 @@ struct hv_monitor_egress
   struct stat home; /* this thread's network namespace at start */
   hv_denial_summary held; /* summaries past the trail's size cap, for the final one */
   bool holding;
+  int notice_fd;  /* egress_notice.h; -1: none */
+  bool noticed;   /* the line was said (or tried): once per run */
 };
 
 /* {"event":"egress-error","part":PART,"error":TEXT,"effect":EFFECT} */
@@ -66,6 +70,14 @@ static void
 on_refused (void *data, const char *qname, uint16_t qtype, const char *why)
 {
   hv_monitor_egress *e = data;
+  /* The first refused name, on haven run's stderr: once, whatever the
+   * limiter does, and never for a type refused for an allowed name (the
+   * name itself resolves). */
+  if (e->notice_fd >= 0 && !e->noticed && strcmp (why, HV_EGRESS_WHY_TYPE) != 0)
+    {
+      e->noticed = true;
+      hv_egress_notice_write (e->notice_fd, e->config ? e->config->policy : NULL, qname, why, e->trail->fd >= 0);
+    }
   /* Through the listener's limiter; no listener (no trail): dropped. */
   if (e->denials)
     hv_egress_denials_refused (e->denials, qname, qtype, why);
@@ -186,6 +198,7 @@ hv_monitor_egress_start (const struct hv_monitor_egress_args *a, struct hv_audit
 {
   hv_monitor_egress *e = xmalloc0 (sizeof (*e));
   e->trail = trail;
+  e->notice_fd = a->notice_fd;
   cleanup_error hv_error *part_err = NULL;
   if (stat ("/proc/thread-self/ns/net", &e->home) < 0)
     {

@@ -44,6 +44,10 @@ struct hv_monitor_egress_args
    * entering netns instead. */
   int nft, nflog;
   const char *resolv_conf; /* engine: the host path bound on /etc/resolv.conf, or NULL */
+  /* haven run's stderr (a file description of its own): the first name
+   * refused (not listed, or denied) is said there once, before any
+   * limiter (egress_notice.h); -1: nowhere.  Borrowed. */
+  int notice_fd;
 };
 
 typedef struct hv_monitor_egress hv_monitor_egress;

@@ -337,7 +337,7 @@ start_egress (struct monitor *m)
   struct hv_monitor_egress_args a = { .config = m->egress_config, .netns = m->egress_netns,
                                       .udp4 = m->egress_udp4, .tcp4 = m->egress_tcp4, .udp6 = m->egress_udp6,
                                       .tcp6 = m->egress_tcp6, .nft = m->egress_nft, .nflog = m->egress_nflog,
-                                      .resolv_conf = m->a->resolv_conf };
+                                      .resolv_conf = m->a->resolv_conf, .notice_fd = m->a->notice_fd };
   m->egress_udp4 = m->egress_tcp4 = m->egress_udp6 = m->egress_tcp6 = -1;
   m->egress_nft = m->egress_nflog = -1;
   cleanup_error hv_error *err = NULL;

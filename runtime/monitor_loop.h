@@ -29,6 +29,9 @@ struct hv_monitor_args
   /* Egress: the host file the config binds on /etc/resolv.conf (the
    * engine's), or NULL; read for the resolver's upstreams. */
   const char *resolv_conf;
+  /* haven run's stderr, for the first refused name's line
+   * (egress_notice.h), or -1. */
+  int notice_fd;
   /* The trail is another's (haven run's): no start or exit record. */
   bool borrowed_trail;
   /* The run.haven.landlock.audit annotation, or NULL: Landlock's refusals

@@ -26,6 +26,7 @@
 #include "run_credentials.h"
 #include "run_hint.h"
 #include "run_leftovers.h"
+#include "run_notice.h"
 #include "run_offline.h"
 #include "run_trust.h"
 #include "runtime.h"
@@ -66,6 +67,7 @@ struct session
   struct hv_pasta pasta;     /* the sandbox's network (allowlist), stopped in finish_session */
   struct after_haven_died after;
   struct hv_run_credentials creds; /* what credentials: and env.set_from_* give */
+  int notice_fd; /* allowlist: the monitor's line about a refused name (run_notice.h) */
 };
 
 static void
@@ -221,6 +223,9 @@ run_sandbox (struct session *s, int *exit_status, hv_error **err)
   ro.create.egress_connect_data = &s->pasta;
   /* The run's trail gets the egress records too (dns-refused, net-denied). */
   ro.create.egress_trail_fd = s->audit.log_fd;
+  /* ... and the first name the resolver refuses is said on our stderr. */
+  s->notice_fd = hv_run_notice_open (s->policy);
+  ro.create.notice_fd = s->notice_fd > 2 ? s->notice_fd : 0;
   return hv_container_run (&rt, &ro, &s->run_guard, exit_status, err);
 }
 
@@ -298,6 +303,8 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
   oci_strv_free (&s->git_shown);
   oci_strv_free (&s->git_shown_snapshots);
   free (s->config_json);
+  if (s->notice_fd >= 0)
+    close (s->notice_fd);
   return ret;
 }
 
@@ -305,7 +312,7 @@ int
 hv_session_run (const struct hv_session_opts *o, int *exit_status, hv_error **err)
 {
   struct session s = { .o = o, .home_state_lock = -1, .audit = { .log_fd = -1 }, .run_guard = { 0, -1 },
-                       .pasta = HV_PASTA_INIT };
+                       .pasta = HV_PASTA_INIT, .notice_fd = -1 };
   *exit_status = 0;
   if (o->cmd == NULL || o->cmd[0] == NULL)
     return hv_error_set (err, 0, "haven run: no command given (haven run -- CMD ARGS...)");

@@ -369,7 +369,7 @@ hidden /home/vscode tmpfs" "homes hidden under --userns=keep-id"
     OUT=$(nsenter -t "$pid" -n nft list tables 2>&1)
     assert_contains "$OUT" "table inet haven" "the egress table in the rootless container's netns"
     OUT=$(devc_podman exec sh -c 'nslookup unlisted.example 2>&1; echo rc=$?' 2>&1 </dev/null)
-    assert_contains "$OUT" "REFUSED" "an unlisted name under policy $policy"
+    assert_contains "$OUT" "NXDOMAIN" "an unlisted name under policy $policy"
   fi
 }
 

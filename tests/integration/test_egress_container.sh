@@ -152,7 +152,7 @@ test_egress_container_names() {
     nc -w 3 203.0.113.10 443 </dev/null; echo " api443 rc=$?"
     o=$(nslookup www.cdn.example.com 2>&1); case $o in *203.0.113.20*) echo "cdn resolved";; *) echo "cdn: $o";; esac
     nc -w 3 203.0.113.20 8080 </dev/null; echo " cdn8080 rc=$?"
-    o=$(nslookup evil.example 2>&1); case $o in *REFUSED*) echo "evil refused";; *) echo "evil: $o";; esac
+    o=$(nslookup evil.example 2>&1); case $o in *NXDOMAIN*) echo "evil refused";; *) echo "evil: $o";; esac
     nc -w 3 198.51.100.10 80 </dev/null; echo " unresolved rc=$?"
     nc -w 3 203.0.113.10 81 </dev/null; echo " api81 rc=$?"'
   local t0=$SECONDS
@@ -219,7 +219,7 @@ test_egress_container_names_fail_closed() {
   id=$ID m=$MON
   # Any server address the sandbox names lands at haven's resolver.
   out=$(in_ctr "$id" python3 "$CTR_DNS_PY" query 8.8.8.8 evil.example A)
-  assert_eq 'REFUSED ede=haven_egress_policy_"t":_evil.example_(type_1):_not_in_the_policy' "$out"
+  assert_eq 'NXDOMAIN ede=haven_egress_policy_"t":_evil.example_(type_1):_not_in_the_policy' "$out"
   out=$(in_ctr "$id" python3 "$CTR_DNS_PY" query 198.51.100.54 api.example.com A tcp)
   assert_eq "NOERROR ede= A:203.0.113.10:300" "$out" "allowed over TCP"
   expect_connects 203.0.113.10 443
@@ -255,7 +255,7 @@ test_egress_container_dns_without_own_cgroup() {
   egress_ctr_started
   assert_eq '""' "$(jq .cgroupPath "$STATE_ROOT/$ID/state.json")" "cgroup of the container"
   out=$(in_sb python3 "$CTR_DNS_PY" query 198.51.100.54 evil.example A)
-  assert_eq 'REFUSED ede=haven_egress_policy_"t":_evil.example_(type_1):_not_in_the_policy' "$out" \
+  assert_eq 'NXDOMAIN ede=haven_egress_policy_"t":_evil.example_(type_1):_not_in_the_policy' "$out" \
     "a query from the namespace without the container's own cgroup"
   assert_not_contains "$(cat "$DNSLOG")" "evil" "queries upstream"
 }
@@ -275,7 +275,7 @@ test_egress_container_no_resolv_conf() {
   egress_ctr_started
   id=$ID m=$MON
   out=$(in_sb python3 "$CTR_DNS_PY" query 127.0.0.1 evil.example A)
-  assert_contains "$out" "REFUSED ede=haven" "an unlisted name"
+  assert_contains "$out" "NXDOMAIN ede=haven" "an unlisted name"
   out=$(in_sb python3 "$CTR_DNS_PY" query 127.0.0.1 api.example.com A)
   assert_eq "SERVFAIL ede=" "$out" "an allowed name with no upstream"
   assert_eq haven-monitor "$(cat /proc/$m/comm 2>&1)" "the monitor after the queries"

@@ -170,3 +170,99 @@ test_egress_policies_haven_run_trail() {
   assert_eq "start exit start exit" "$(jq -r 'select(.event == "start" or .event == "exit") | .event' "$log" | tr '\n' ' ' | sed 's/ $//')" \
     "the runs' own records (none of the monitor's)"
 }
+
+# Issue 23, under an allowlist: a name the policy does not list fails at
+# once and for good, an allowed name still resolves, and haven says once,
+# on its stderr, which name it refused and which key allows it.  The
+# resolver answers a refused name NXDOMAIN with its Extended DNS Error
+# (runtime/egress_decide.h): on 8c456ca it was REFUSED, which glibc turns
+# into EAI_AGAIN ("temporary failure", -3) and npm retried for 70 s, with
+# no word from haven.
+LOOKUP_CLIENT='
+import socket, sys, time
+for name in sys.argv[1:]:
+    t = time.monotonic()
+    try:
+        r = "address " + socket.getaddrinfo(name, 443, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
+    except socket.gaierror as e:
+        r = "gaierror %d" % e.errno
+    print(name, r, "ms %d" % ((time.monotonic() - t) * 1000))
+'
+test_egress_policies_refused_name_fails_fast() {
+  policies_world allowed.example
+  make_project
+  { echo "name: lookup-test"; echo "extends: default"; echo "network:"; echo "  mode: allowlist"
+    echo "  allow: [allowed.example]"; } > "$P.pol/lookup.yaml"
+  local out err=$PWD/lookup.err line ms
+  out=$(cd "$P" && timeout -k 2 60 ip netns exec "$EH" "$HAVEN" run --policy "$P.pol/lookup.yaml" -- \
+        python3 -c "$LOOKUP_CLIENT" evil.example allowed.example x.allowed.example 2> "$err")
+  echo "$out"
+  cat "$err"
+  assert_contains "$out" "allowed.example address 203.0.113.1" "an allowed name"
+  for line in "evil.example" "x.allowed.example"; do
+    assert_contains "$out" "$line gaierror $(python3 -c 'import socket; print(socket.EAI_NONAME)')" "$line"
+    ms=$(echo "$out" | sed -n "s/^$line gaierror .* ms //p")
+    [ -n "$ms" ] && [ "$ms" -lt 2000 ] || fail "$line: the lookup took $ms ms"
+  done
+  # Two refused names, one line, naming the first, the policy and the key.
+  assert_eq 1 "$(grep -c '^haven: name .* refused by policy' "$err")" "notes on stderr"
+  assert_contains "$(cat "$err")" "haven: name evil.example refused by policy lookup-test (not in network.allow)"
+  assert_contains "$(cat "$err")" "add it to network.allow in a policy that extends lookup-test"
+  assert_not_contains "$(cat "$PDNSLOG")" "evil.example" "world DNS log"
+}
+
+# The line is the sandbox's text made safe: a name with bytes a terminal
+# would act on (ESC, BEL) is shown escaped, and a long one is cut.
+test_egress_policies_refused_name_note_escaped() {
+  policies_world allowed.example
+  make_project
+  { echo "name: lookup-test"; echo "extends: default"; echo "network:"; echo "  mode: allowlist"
+    echo "  allow: [allowed.example]"; } > "$P.pol/lookup.yaml"
+  local err=$PWD/escaped.err
+  (cd "$P" && timeout -k 2 60 ip netns exec "$EH" "$HAVEN" run --policy "$P.pol/lookup.yaml" -- \
+     python3 "$POLICIES_DNS_PY" query 127.0.0.1 "$(printf 'a\033]0;x\007b.%s.%s.example' "$(printf 'y%.0s' $(seq 60))" "$(printf 'z%.0s' $(seq 60))")" A \
+     > /dev/null 2> "$err")
+  cat -v "$err"
+  assert_eq 1 "$(grep -c '^haven: name' "$err")" "notes on stderr"
+  assert_not_contains "$(cat -v "$err")" "^[" "an escape byte on stderr"
+  assert_contains "$(cat "$err")" 'haven: name a\027\x5d0\x3bx\007b.yyy' "the name, escaped"
+  assert_contains "$(cat "$err")" '...' "the name, cut"
+}
+
+# npm retries every failed request, ENOTFOUND too (10 s then 60 s apart):
+# under an allowlist it is told to wait less between retries, so a
+# refused name fails within seconds and an allowed registry's transient
+# failures are still retried.
+test_egress_policies_refused_name_npm() {
+  command -v npm > /dev/null || skip "npm missing"
+  policies_world allowed.example
+  make_project
+  { echo "name: lookup-test"; echo "extends: default"; echo "network:"; echo "  mode: allowlist"
+    echo "  allow: [allowed.example]"; } > "$P.pol/lookup.yaml"
+  local out t0=$SECONDS took
+  out=$(cd "$P" && timeout -k 2 120 ip netns exec "$EH" "$HAVEN" run --policy "$P.pol/lookup.yaml" -- \
+        sh -c 'npm view left-pad version --registry http://not-allowed.example/; echo "npm=$?"' 2>&1)
+  took=$((SECONDS - t0))
+  echo "$out" | tail -5
+  assert_contains "$out" "ENOTFOUND" "npm's error"
+  assert_contains "$out" "haven: name not-allowed.example refused by policy lookup-test"
+  [ "$took" -lt 15 ] || fail "npm took $took s to fail"
+}
+
+# Under a terminal (haven proxies it, in raw mode): the line still starts
+# a line of its own and ends with "\r\n", and the run goes on.
+test_egress_policies_refused_name_note_terminal() {
+  command -v script > /dev/null || skip "script missing (util-linux)"
+  policies_world allowed.example
+  make_project
+  { echo "name: lookup-test"; echo "extends: default"; echo "network:"; echo "  mode: allowlist"
+    echo "  allow: [allowed.example]"; } > "$P.pol/lookup.yaml"
+  local out
+  out=$(cd "$P" && timeout -k 2 60 script -qec "ip netns exec $EH $HAVEN run --policy $P.pol/lookup.yaml -- \
+        sh -c 'getent hosts evil.example; getent hosts evil2.example; echo rc=\$?'" /dev/null 2>&1 < /dev/null)
+  echo "$out" | cat -A
+  assert_contains "$out" "rc=2" "getent: not found"
+  assert_eq 1 "$(echo "$out" | grep -c 'haven: name .* refused by policy')" "notes"
+  echo "$out" | grep 'haven: name evil.example refused by policy lookup-test' | grep -q $'\r$' \
+    || fail "the line does not end with \\r\\n under a terminal"
+}

@@ -58,12 +58,13 @@ EOF
 # dnsq SERVER NAME TYPE [tcp]: the reply as egress_dns.py prints it.
 dnsq() { in_sb python3 "$DNS_PY" query "$@"; }
 
-# expect_refused NAME WHY: REFUSED with haven's EDE, and the world's DNS
-# server never heard of NAME.
+# expect_refused NAME WHY [RCODE]: RCODE (NXDOMAIN unless given: a
+# definite "not found", egress_decide.h) with haven's EDE, and the
+# world's DNS server never heard of NAME.
 expect_refused() {
   local out
   out=$(dnsq 192.0.2.1 "$1" A)
-  assert_eq "REFUSED ede=haven_egress_policy_\"testpol\":_$1_(type_1):_${2// /_}" "$out" "query $1"
+  assert_eq "${3:-NXDOMAIN} ede=haven_egress_policy_\"testpol\":_$1_(type_1):_${2// /_}" "$out" "query $1"
   assert_not_contains "$(cat "$DNSLOG")" " $1 " "DNS server log"
 }
 
@@ -101,9 +102,11 @@ test_egress_resolver_wildcard() {
   assert_eq "NOERROR ede= A:203.0.113.10:300" "$(dnsq 192.0.2.1 a.zone.example A)"
   assert_eq "NOERROR ede= A:203.0.113.10:300" "$(dnsq 192.0.2.1 b.c.zone.example A)"
   expect_connects 203.0.113.10 443
-  # The apex of *.zone.example is not allowed, and nobody upstream is asked.
-  expect_refused zone.example "not in the policy"
-  assert_contains "$(dnsq 192.0.2.1 Zone.Example A)" "REFUSED ede=haven" "Zone.Example"
+  # The apex of *.zone.example is not allowed, and nobody upstream is
+  # asked.  Names below it are: "no data" (NOERROR, no records), never
+  # NXDOMAIN, which a cache may take to cover every name below (RFC 8020).
+  expect_refused zone.example "not in the policy" NOERROR
+  assert_contains "$(dnsq 192.0.2.1 Zone.Example A)" "NOERROR ede=haven" "Zone.Example"
   expect_refused zone.example.evil "not in the policy"
 }
 
@@ -129,11 +132,11 @@ test_egress_resolver_unlisted_refused_upstream_never_asked() {
   assert_contains "$(cat "$TOOL_OUT")" "refused evil.example 1 not in the policy"
   # Any type, any transport, any server address the sandbox picks.
   out=$(dnsq 198.51.100.54 x.evil.example TXT)
-  assert_contains "$out" "REFUSED ede=haven_egress_policy_\"testpol\":_x.evil.example_(type_16):_not_in_the_policy"
+  assert_contains "$out" "NXDOMAIN ede=haven_egress_policy_\"testpol\":_x.evil.example_(type_16):_not_in_the_policy"
   out=$(dnsq 8.8.8.8 evil.example A tcp)
-  assert_contains "$out" "REFUSED" "over TCP to 8.8.8.8"
+  assert_contains "$out" "NXDOMAIN ede=haven" "over TCP to 8.8.8.8"
   assert_eq "" "$(cat "$DNSLOG")" "queries that reached the world's DNS server"
-  # Allowed names but other types: refused, HTTPS empty.
+  # Allowed names but other types: REFUSED (the name exists), HTTPS empty.
   assert_contains "$(dnsq 192.0.2.1 api.example.com TXT)" "REFUSED ede=haven_egress_policy_\"testpol\":_api.example.com_(type_16):_type_not_allowed"
   assert_eq "NOERROR ede=" "$(dnsq 192.0.2.1 api.example.com HTTPS)" "HTTPS"
   assert_eq "" "$(cat "$DNSLOG")" "queries that reached the world's DNS server"
@@ -142,8 +145,9 @@ test_egress_resolver_unlisted_refused_upstream_never_asked() {
 
 test_egress_resolver_deny_wins() {
   resolver_world
-  # *.example.com allows it; the deny rule wins.
-  expect_refused secret.example.com "denied by the policy"
+  # *.example.com allows it; the deny rule wins.  *.example.com still
+  # allows the names below it: "no data", not NXDOMAIN.
+  expect_refused secret.example.com "denied by the policy" NOERROR
   expect_refused_fast 203.0.113.10 443
 }
 
@@ -154,7 +158,7 @@ test_egress_resolver_any_server_address_lands_at_haven() {
   # all answered by haven (the table redirects port 53).
   for s in 8.8.8.8 198.51.100.54 2001:db8:2::54 2001:4860:4860::8888; do
     assert_eq "NOERROR ede= A:203.0.113.10:300" "$(dnsq "$s" api.example.com A)" "@$s"
-    assert_contains "$(dnsq "$s" evil.example A)" "REFUSED ede=haven" "@$s"
+    assert_contains "$(dnsq "$s" evil.example A)" "NXDOMAIN ede=haven" "@$s"
   done
   assert_not_contains "$(cat "$DNSLOG")" "evil"
 }

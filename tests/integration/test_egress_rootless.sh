@@ -90,12 +90,12 @@ test_egress_rootless_run() {
   assert_contains "$rules" "policy drop"
   assert_contains "$rules" "dnat ip to 127.0.0.1:53" "DNS redirected to the resolver's sockets"
   # example.com is not in claude-code: the resolver itself refuses it
-  # (REFUSED, rcode 5), over UDP and TCP, at its address and redirected
+  # ("not found", NXDOMAIN, rcode 3), over UDP and TCP, at its address and redirected
   # from another; an address nothing allows is refused by the table.
-  assert_contains "$out" "udp4-loopback answered id 1234 rcode 5"
-  assert_contains "$out" "tcp4-loopback answered id 1234 rcode 5"
-  assert_contains "$out" "udp6-loopback answered id 1234 rcode 5"
-  assert_contains "$out" "udp4-redirected answered id 1234 rcode 5"
+  assert_contains "$out" "udp4-loopback answered id 1234 rcode 3"
+  assert_contains "$out" "tcp4-loopback answered id 1234 rcode 3"
+  assert_contains "$out" "udp6-loopback answered id 1234 rcode 3"
+  assert_contains "$out" "udp4-redirected answered id 1234 rcode 3"
   assert_contains "$out" "tcp4-out ConnectionRefusedError 111"
   assert_not_contains "$out" "timeout"
   [ "$(echo "$out" | sed -n 's/^took \([0-9]*\).*/\1/p')" -lt 2 ] || fail "DNS did not fail at once: $out"

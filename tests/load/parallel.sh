@@ -8,11 +8,11 @@
 #                an egress allowlist (run.haven.egress: the nftables table
 #                and the resolver in the monitor) in a network namespace
 #                of the container's own; init's mkdir must be refused and
-#                recorded, and a query for an unlisted name REFUSED by the
+#                recorded, and a query for an unlisted name answered NXDOMAIN by the
 #                resolver and recorded.
 #   run          `haven run -- sh -c 'echo ...'` under the default policy.
 #   run-allow    `haven run` under an allowlist policy (table, resolver,
-#                pasta): an unlisted name must be REFUSED.
+#                pasta): an unlisted name must be NXDOMAIN.
 # Each run is bounded; a failure is reported with its reason.  Afterwards
 # nothing of them may be left (lib.sh, load_leaks_check), and no process
 # in the network namespace they all ran in.
@@ -94,7 +94,7 @@ worker_runc() {
     runc)
       [ "$(cat "$out")" = lifecycle-ok ] || { echo "output: $(head -c 300 "$out")" > "$res"; return; } ;;
     runc-egress)
-      grep -q 'mkdir-rc=1' "$out" && grep -q REFUSED "$out" \
+      grep -q 'mkdir-rc=1' "$out" && grep -q NXDOMAIN "$out" \
         || { echo "output: $(head -c 300 "$out")" > "$res"; return; }
       jq -se 'any(.[]; .event == "denied" and .syscall == "mkdir") and any(.[]; .event == "dns-refused" and .name == "evil.example")' \
         "$WORK/trails/$id.jsonl" > /dev/null 2>&1 \
@@ -118,7 +118,7 @@ worker_run() {
   rc=$?
   if [ $rc != 0 ]; then
     echo "exit status $rc: $(tail -c 300 "$out")" > "$res"
-  elif [ "$kind" = run-allow ] && ! grep -q REFUSED "$out"; then
+  elif [ "$kind" = run-allow ] && ! grep -q NXDOMAIN "$out"; then
     echo "output: $(head -c 300 "$out")" > "$res"
   elif [ "$kind" = run ] && [ "$(cat "$out")" != run-ok ]; then
     echo "output: $(head -c 300 "$out")" > "$res"

@@ -2,7 +2,9 @@
  * rules (wildcards are subdomains at any depth, never the apex; case),
  * what a query gets (allowed, refused, deny wins port by port, types),
  * which answers may be pinned (special addresses, CIDRs), TTL clamping,
- * and the config checks of hv_egress_resolver_new. */
+ * the config checks of hv_egress_resolver_new, which refused names have
+ * allowed names below them (answered "no data", not NXDOMAIN), and the
+ * line haven run prints for the first refused name (egress_notice.h). */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -18,6 +20,7 @@
 
 #include "dns_message.h"
 #include "egress_decide.h"
+#include "egress_notice.h"
 #include "egress_resolver.h"
 
 static void
@@ -279,6 +282,60 @@ test_new_checks_config (void **state)
   expect_new_error (&c, "egress resolver: no egress table to pin into");
 }
 
+
+/* A refused name with allowed names below it is "no data", never
+ * NXDOMAIN (RFC 8020 would take the allowed names away with it). */
+static void
+test_allowed_below (void **state)
+{
+  (void) state;
+  hv_egress_name_rule rules[] = {
+    { .name = "api.github.com", .port_min = 443, .port_max = 443 },
+    { .name = "zone.example", .subdomains = true, .port_min = 443, .port_max = 443 },
+  };
+  hv_egress_resolver_config c = { .allow = rules, .n_allow = 2 };
+  assert_true (hv_egress_name_allowed_below (&c, "github.com"));
+  assert_true (hv_egress_name_allowed_below (&c, "com"));
+  assert_true (hv_egress_name_allowed_below (&c, "zone.example"));   /* the apex of *.zone.example */
+  assert_true (hv_egress_name_allowed_below (&c, "Zone.Example"));
+  assert_true (hv_egress_name_allowed_below (&c, "a.zone.example")); /* denied, its children allowed */
+  assert_true (hv_egress_name_allowed_below (&c, "example"));
+  assert_false (hv_egress_name_allowed_below (&c, "api.github.com")); /* nothing below it */
+  assert_false (hv_egress_name_allowed_below (&c, "x.api.github.com"));
+  assert_false (hv_egress_name_allowed_below (&c, "evil.example"));
+  assert_false (hv_egress_name_allowed_below (&c, "hub.com"));        /* a suffix, not a parent */
+  assert_false (hv_egress_name_allowed_below (&c, "ithub.com"));
+  assert_false (hv_egress_name_allowed_below (&c, "one.example"));
+}
+
+/* The line: the name made safe (control bytes and anything unusual as
+ * \xHH, DNS's \DDD kept), cut at HV_EGRESS_NOTICE_NAME_MAX bytes; the
+ * policy and the key named; "\r\n" for a terminal in raw mode. */
+static void
+test_notice_format (void **state)
+{
+  (void) state;
+  char buf[HV_EGRESS_NOTICE_MAX];
+  hv_egress_notice_format (buf, "claude-code", "evil.example", HV_EGRESS_WHY_UNLISTED, true, false);
+  assert_string_equal (buf, "haven: name evil.example refused by policy claude-code (not in network.allow): its "
+                            "lookups fail as not found; to allow it, add it to network.allow in a policy that "
+                            "extends claude-code; more: haven audit -e dns-refused\n");
+  hv_egress_notice_format (buf, "p", "secret.example.com", HV_EGRESS_WHY_DENIED, false, true);
+  assert_string_equal (buf, "haven: name secret.example.com refused by policy p (network.deny): its lookups fail "
+                            "as not found; network.deny wins in every policy that extends it\r\n");
+  hv_egress_notice_format (buf, "p", "a\033[2J\n\\027 x\"y.example", HV_EGRESS_WHY_UNLISTED, false, false);
+  assert_non_null (strstr (buf, "haven: name a\\x1b\\x5b2\\x4a\\x0a\\027\\x20x\\x22y.example refused"));
+  assert_null (strchr (buf, '\033'));
+  assert_int_equal (strchr (buf, '\n') - buf, (long) strlen (buf) - 1);
+  char long_name[400];
+  memset (long_name, 'a', sizeof (long_name) - 1);
+  long_name[sizeof (long_name) - 1] = '\0';
+  hv_egress_notice_format (buf, "p", long_name, HV_EGRESS_WHY_UNLISTED, false, false);
+  char want[HV_EGRESS_NOTICE_NAME_MAX + 32];
+  snprintf (want, sizeof (want), "haven: name %.*s... refused", HV_EGRESS_NOTICE_NAME_MAX, long_name);
+  assert_non_null (strstr (buf, want));
+}
+
 int
 main (void)
 {
@@ -287,7 +344,8 @@ main (void)
     cmocka_unit_test (test_name_plain),       cmocka_unit_test (test_decide),
     cmocka_unit_test (test_ports),            cmocka_unit_test (test_special_addresses),
     cmocka_unit_test (test_pin_allowed),      cmocka_unit_test (test_ttl_clamp),
-    cmocka_unit_test (test_new_checks_config),
+    cmocka_unit_test (test_new_checks_config), cmocka_unit_test (test_allowed_below),
+    cmocka_unit_test (test_notice_format),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
