@@ -46,9 +46,9 @@ typedef enum hv_egress_action
   /* Nothing sent upstream; an EDE says why.  A refused name (why
    * UNLISTED or DENIED) is answered NXDOMAIN, or NOERROR without records
    * when hv_egress_name_allowed_below: a definite "not found" that stub
-   * resolvers give up on at once (glibc, musl and Go take REFUSED for a
-   * temporary failure: EAI_AGAIN, retried; musl ignores it until its
-   * timeout).  A type not allowed for an allowed name: REFUSED. */
+   * resolvers give up on at once (glibc turns REFUSED into EAI_AGAIN, a
+   * temporary failure clients retry; musl's resolver, by its source,
+   * ignores REFUSED and waits for its timeout).  A type not allowed for an allowed name: REFUSED. */
   HV_EGRESS_REFUSE,
   HV_EGRESS_FORWARD, /* ask upstream, pin, answer */
   HV_EGRESS_EMPTY,   /* NOERROR without records (HTTPS, SVCB) */
