@@ -326,6 +326,7 @@ install_egress (struct create_run *r, const struct hv_create_opts *opts, hv_erro
   /* A namespace that outlives the container keeps the table: delete
    * removes it (egress_netns_record.h). */
   const char *own_cgroup = r->cgroup_made ? r->c->cgroup_path : NULL;
+  r->egress.deny_host_addrs = connects_egress (r, opts);
   if (hv_egress_netns_record (r->c->dir, r->spec, err) < 0
       || hv_egress_sandbox_install (&r->egress, r->pid, own_cgroup, err) < 0)
     return -1;

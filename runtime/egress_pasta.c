@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "egress_pasta_route.h"
 #include "utils.h"
 
 #ifndef SYS_pidfd_send_signal
@@ -84,75 +85,6 @@ find_binary (const struct hv_pasta_opts *o, hv_error **err)
   hv_error_set (err, 0, "pasta not found in /usr/bin or /usr/local/bin (Debian package passt): "
                         "a sandbox with an allowlist policy needs it for its network");
   return NULL;
-}
-
-/* A /proc/net/route (IPv4) or /proc/net/ipv6_route line: the interface
- * when it is a usable default route, with its metric. */
-static bool
-parse_default_route (int family, const char *line, char name[16], unsigned long *metric)
-{
-  char ifname[32];
-  if (family == AF_INET)
-    {
-      unsigned long dst, gw, flags, refcnt, use, met, mask;
-      if (sscanf (line, "%31s %lx %lx %lx %lu %lu %lu %lx", ifname, &dst, &gw, &flags, &refcnt, &use, &met, &mask)
-          != 8)
-        return false;
-      /* RTF_UP */
-      if (dst != 0 || mask != 0 || !(flags & 0x1))
-        return false;
-      *metric = met;
-    }
-  else
-    {
-      char dst[33], src[33], nexthop[33];
-      unsigned dst_len, src_len;
-      unsigned long met, refcnt, use, flags;
-      if (sscanf (line, "%32s %x %32s %x %32s %lx %lx %lx %lx %31s", dst, &dst_len, src, &src_len, nexthop, &met,
-                  &refcnt, &use, &flags, ifname)
-          != 10)
-        return false;
-      /* RTF_UP, not RTF_REJECT (the kernel's "unreachable" default on lo) */
-      if (strspn (dst, "0") != 32 || dst_len != 0 || !(flags & 0x1) || (flags & 0x200) || strcmp (ifname, "lo") == 0)
-        return false;
-      *metric = met;
-    }
-  if (strlen (ifname) >= 16)
-    return false;
-  memcpy (name, ifname, strlen (ifname) + 1);
-  return true;
-}
-
-int
-hv_pasta_default_if (int family, char name[16], hv_error **err)
-{
-  /* thread-self: the namespace of this thread, which is what pasta,
-   * started from it, will see. */
-  const char *path = family == AF_INET ? "/proc/thread-self/net/route" : "/proc/thread-self/net/ipv6_route";
-  FILE *f = fopen (path, "re");
-  if (f == NULL)
-    {
-      /* No IPv6 in this kernel: no IPv6 route either. */
-      if (errno == ENOENT && family == AF_INET6)
-        return 1;
-      return hv_error_set (err, errno, "open %s", path);
-    }
-  char line[512];
-  bool found = false;
-  unsigned long best = 0;
-  while (fgets (line, sizeof (line), f))
-    {
-      char ifname[16];
-      unsigned long metric;
-      if (parse_default_route (family, line, ifname, &metric) && (!found || metric < best))
-        {
-          found = true;
-          best = metric;
-          memcpy (name, ifname, sizeof (ifname));
-        }
-    }
-  fclose (f);
-  return found ? 0 : 1;
 }
 
 /* pasta's log, without the lines about a missing syslog, as one line. */
@@ -317,16 +249,12 @@ hv_pasta_spawn (const struct hv_pasta_opts *o, struct hv_pasta *p, hv_error **er
     return -1;
   char avx2[PATH_MAX + 8];
   const char *exec_path = avx2_build (binary, avx2);
-  char if4[16] = "", if6[16] = "";
-  int r4 = hv_pasta_default_if (AF_INET, if4, err);
-  if (r4 < 0)
+  struct hv_pasta_route route;
+  if (hv_pasta_route (&route, err) < 0)
     return -1;
-  int r6 = hv_pasta_default_if (AF_INET6, if6, err);
-  if (r6 < 0)
-    return -1;
-  if (r4 != 0 && r6 != 0)
-    return hv_error_set (err, 0, "pasta: the host has no default route (IPv4 or IPv6): no network to give the "
-                                 "sandbox");
+  if (route.ifname[0] == '\0')
+    return hv_error_set (err, 0, "pasta: the host has no route (IPv4 or IPv6, on any interface but lo): no network "
+                                 "to give the sandbox");
 
   /* argv[0] must name pasta: the binary is passt's, and picks its mode by
    * the name it was run as. */
@@ -338,17 +266,24 @@ hv_pasta_spawn (const struct hv_pasta_opts *o, struct hv_pasta *p, hv_error **er
                                        "--no-dhcpv6", "--no-ra", "--no-netns-quit", "--pid", "/proc/self/fd/5" };
   for (size_t i = 0; i < N_ELEMENTS (fixed); i++)
     argv[n++] = fixed[i];
-  if (r4 == 0)
+  /* The template and the gateways, never --outbound-if4/6: those bind
+   * pasta's sockets to one interface, and an allowed host that the host
+   * reaches by another (a second network, a VPN) would be sent to the
+   * wrong one.  The host's own addresses are denied by the table
+   * instead (egress_host_addrs.h). */
+  argv[n++] = "--interface";
+  argv[n++] = route.ifname;
+  if (route.v4)
     {
-      argv[n++] = "--outbound-if4";
-      argv[n++] = if4;
+      argv[n++] = "--gateway";
+      argv[n++] = route.gw4;
     }
   else
     argv[n++] = "--ipv6-only";
-  if (r6 == 0)
+  if (route.v6)
     {
-      argv[n++] = "--outbound-if6";
-      argv[n++] = if6;
+      argv[n++] = "--gateway";
+      argv[n++] = route.gw6;
     }
   else
     argv[n++] = "--ipv4-only";
@@ -525,18 +460,16 @@ hv_pasta_connect (void *data, pid_t init_pid, int netns_fd, hv_error **err)
   if (stat ("/proc/self/ns/user", &ours) < 0 || fstat (init_userns, &theirs) < 0)
     return hv_error_set (err, errno, "pasta: user namespaces");
   bool same = ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino;
-  /* An offline host (no default route, e.g. a laptop on a plane) has no
+  /* An offline host (no route at all, e.g. a laptop on a plane) has no
    * network to give: the sandbox runs with its loopback only, the table
    * still in place.  Nothing is opened, so this is not failing open. */
-  char if4[16], if6[16];
-  int r4 = hv_pasta_default_if (AF_INET, if4, err);
-  int r6 = r4 < 0 ? -1 : hv_pasta_default_if (AF_INET6, if6, err);
-  if (r6 < 0)
+  struct hv_pasta_route route;
+  if (hv_pasta_route (&route, err) < 0)
     return -1;
-  if (r4 != 0 && r6 != 0)
+  if (route.ifname[0] == '\0')
     {
-      fprintf (stderr, "haven: note: the host has no default route (IPv4 or IPv6): the sandbox gets no network "
-                       "beyond its own loopback\n");
+      fprintf (stderr, "haven: note: the host has no route (IPv4 or IPv6, on any interface but lo): the sandbox "
+                       "gets no network beyond its own loopback\n");
       return 0;
     }
   struct hv_pasta_opts o = { .netns_fd = netns_fd, .userns_fd = same ? -1 : init_userns };

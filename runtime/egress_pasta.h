@@ -18,13 +18,17 @@
  *                                     rejects ICMP echo);
  *   --no-dhcp --no-dhcpv6 --no-ra     --config-net sets the address and
  *                                     routes itself;
- *   --outbound-if4/6 IF               its sockets are bound to the
- *                                     interface of the host's default
- *                                     route, so the host's addresses on
- *                                     other interfaces (docker0, a
- *                                     dummy, lo aliases) are not reached;
- *                                     those on that interface still are
- *                                     if an allowed CIDR covers them;
+ *   --interface IF --gateway GW       the interface the sandbox's
+ *                                     addresses are copied from and its
+ *                                     default route's next hop, chosen by
+ *                                     haven (egress_pasta_route.h): pasta
+ *                                     alone gives up on a host without a
+ *                                     default route.  Its sockets are bound
+ *                                     to no interface: the host's routes
+ *                                     carry each connection, and the
+ *                                     host's own addresses are denied by
+ *                                     the egress table
+ *                                     (egress_host_addrs.h);
  *   --netns /proc/self/fd/3           the namespace as a descriptor
  *                                     haven holds (no path to race), with
  *                                     --no-netns-quit: pasta cannot watch
@@ -108,8 +112,4 @@ bool hv_pasta_alive (const struct hv_pasta *p);
 int hv_pasta_connect (void *data, pid_t init_pid, int netns_fd, hv_error **err);
 int hv_pasta_connected (void *data, hv_error **err);
 
-/* The interface of the caller's namespace's default route of family
- * AF_INET or AF_INET6 (lowest metric) into name; 0 when found, 1 when
- * there is none, -1 on error. */
-int hv_pasta_default_if (int family, char name[16], hv_error **err);
 #endif

@@ -24,6 +24,7 @@
 
 #include "array_size.h"
 #include "cgroup_ident.h"
+#include "egress_host_addrs.h"
 #include "network.h"
 #include "sync.h"
 #include "utils.h"
@@ -316,6 +317,21 @@ build_table (struct hv_egress_sandbox *s, pid_t pid, const char *own_cgroup, hv_
   if (c->connect == HV_EGRESS_CONNECT_ENGINE && own_cgroup && own_cgroup[0]
       && hv_cgroup_v2_ident (pid, own_cgroup, &spec.sandbox_cgroup, &spec.sandbox_cgroup_level, err) < 0)
     return hv_error_wrap (err, "the container's cgroup");
+  cleanup_free hv_egress_cidr *deny = NULL;
+  if (s->deny_host_addrs)
+    {
+      cleanup_free hv_egress_cidr *host = NULL;
+      size_t n_host;
+      if (hv_egress_host_addrs (&host, &n_host, err) < 0)
+        return -1;
+      deny = xmalloc0 ((c->n_deny + n_host + 1) * sizeof (*deny));
+      if (c->n_deny)
+        memcpy (deny, c->deny, c->n_deny * sizeof (*deny));
+      if (n_host)
+        memcpy (deny + c->n_deny, host, n_host * sizeof (*deny));
+      spec.deny = deny;
+      spec.n_deny = c->n_deny + n_host;
+    }
   spec.dns4.set = true;
   inet_pton (AF_INET, "127.0.0.1", spec.dns4.addr);
   spec.dns4.port = RESOLVER_PORT;

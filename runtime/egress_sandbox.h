@@ -28,6 +28,7 @@
 #ifndef HAVEN_EGRESS_SANDBOX_H
 #define HAVEN_EGRESS_SANDBOX_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "egress_config.h"
@@ -44,8 +45,12 @@ struct hv_egress_sandbox
   int udp4, tcp4, udp6, tcp6;
   int nft;   /* the table's socket until the table has it (the monitor gets a dup) */
   int nflog; /* unbound netfilter netlink socket there, for the denial listener */
+  /* The way out relays from the caller's namespace (pasta): the table
+   * also denies the caller's own addresses (egress_host_addrs.h).  Set
+   * before hv_egress_sandbox_install. */
+  bool deny_host_addrs;
 };
-#define HV_EGRESS_SANDBOX_INIT { NULL, NULL, NULL, -1, -1, -1, -1, -1, -1, -1 }
+#define HV_EGRESS_SANDBOX_INIT { NULL, NULL, NULL, -1, -1, -1, -1, -1, -1, -1, false }
 
 /* Parse the annotation, if any (name names the config in errors). */
 int hv_egress_sandbox_prepare (const oci_spec *spec, const char *name, struct hv_egress_sandbox *s, hv_error **err);

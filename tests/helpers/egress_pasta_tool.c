@@ -13,6 +13,8 @@
  *                            the table MS ms later (shows that the
  *                            early check can fail)
  *       --pasta PATH         the pasta binary
+ *   The table denies the host's own addresses, as haven run's does
+ *   (egress_host_addrs.h).
  *   Prints "pasta PID" and "netns net:[INODE]" on stderr once pasta is
  *   up; exits with CMD's status (128+N for a signal). */
 #include "config.h"
@@ -31,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "egress_host_addrs.h"
 #include "egress_pasta.h"
 #include "egress_table.h"
 
@@ -148,6 +151,12 @@ main (int argc, char **argv)
     return usage ();
   char **cmd = argv + i + 1;
   spec.allow = allow;
+  /* As haven run's table has them (egress_host_addrs.h): pasta's sockets
+   * follow the host's routes, and the host's own addresses are denied. */
+  hv_egress_cidr *host_addrs = NULL;
+  if (hv_egress_host_addrs (&host_addrs, &spec.n_deny, &err) < 0)
+    return report (&err);
+  spec.deny = host_addrs;
 
   /* The sandbox's namespace, made the way init makes it: unshare, then
    * back to ours (pasta runs in the caller's). */

@@ -161,11 +161,10 @@ test_egress_pasta_host_unreachable() {
   expect_probe "$out" "::1 8080" refused
   # The address pasta copied from the host is the sandbox's own too.
   expect_probe "$out" "192.0.2.2 8085" refused
-  # The host's other interface: pasta's sockets are bound to the default
-  # route's interface, so these leave for the gateway, which has no route
-  # back (a timeout here).
-  [[ "$(grep '^10.9.9.9 ' <<< "$out")" != *connected* ]] || fail "10.9.9.9 reached: $out"
-  [[ "$(grep '^fd99::9 ' <<< "$out")" != *connected* ]] || fail "fd99::9 reached: $out"
+  # The host's own addresses on another interface: the table denies every
+  # address of the host (pasta's sockets follow the host's routes).
+  expect_probe "$out" "10.9.9.9 8085" refused
+  expect_probe "$out" "fd99::9 8085" refused
   # The gateway's address is the gateway (--no-map-gw), not the host's
   # loopback: nothing listens there on 8080.
   [[ "$(grep '^192.0.2.1 ' <<< "$out")" != *connected* ]] || fail "192.0.2.1:8080 reached: $out"
@@ -387,7 +386,104 @@ test_egress_pasta_haven_killed() {
   assert_eq "" "$(pasta_in_host)" "pasta 5 s after haven was killed"
 }
 
-# An offline host (no default route): haven run with an allowlist runs,
+# lab_link HOSTNS: a "lab" network on a new interface of HOSTNS (its
+# only route is the connected subnet): host lh0 10.77.0.2/24 fd77::2/64
+# -- ll0 10.77.0.1/24 fd77::1/64 in netns $PL, where a server listens on
+# port 8080 of both (what it saw: $PLLOG).  The internal model API of an
+# isolated lab.
+lab_link() {
+  local host=$1
+  PL=$CTR_PREFIX-pl-$RANDOM
+  ip netns add "$PL" || fail "ip netns add $PL"
+  defer "ip netns del $PL"
+  ip link add lh0 netns "$host" type veth peer name ll0 netns "$PL" || fail "veth lh0"
+  ip -n "$PL" link set lo up
+  ip -n "$host" link set lo up
+  ip -n "$host" addr add 10.77.0.2/24 dev lh0
+  ip -n "$host" addr add fd77::2/64 dev lh0 nodad
+  ip -n "$PL" addr add 10.77.0.1/24 dev ll0
+  ip -n "$PL" addr add fd77::1/64 dev ll0 nodad
+  ip -n "$host" link set lh0 up
+  ip -n "$PL" link set ll0 up
+  PLLOG=$PWD/plab.log
+  : > "$PLLOG"
+  ip netns exec "$PL" python3 "$PASTA_PY" listen "$PLLOG" "$PWD/plab.ready" \
+    tcp:10.77.0.1:8080 'tcp:[fd77::1]:8080' > "$PWD/plab.err" 2>&1 &
+  defer "kill $!"
+  pasta_wait_file "$PWD/plab.ready"
+}
+
+# haven_probe NS POLICY-ENTRIES -- PROBES...: haven run in netns NS with an
+# allowlist of the entries, running the probes; their output in $OUT.
+haven_probe() {
+  local ns=$1 proj probes
+  shift
+  proj=$(mktemp -d "$WORK/project-XXXXXX")
+  chmod 755 "$proj"
+  local allow=()
+  while [ "$1" != -- ]; do allow+=("$1"); shift; done
+  shift
+  pasta_policy "$proj.allow.yaml" "${allow[@]}"
+  cp "$PASTA_PY" "$proj/egress_world.py"
+  probes=$(PASTA_PROBE_PY=egress_world.py pasta_probes "$@")
+  cp "$probes" "$proj/probes.sh"
+  OUT=$(cd "$proj" && timeout 60 ip netns exec "$ns" "$HAVEN" run --policy "$proj.allow.yaml" -- sh probes.sh \
+        2> haven.err) || fail "haven run failed: $(cat "$proj/haven.err")"
+  ERR=$(cat "$proj/haven.err")
+}
+
+# An isolated lab: the host's only routes are its connected subnets (no
+# default route), and the allowed host is on one of them.  What the host
+# reaches, the sandbox reaches; nothing else is opened.
+test_egress_pasta_no_default_route() {
+  need_haven
+  [ -x /usr/bin/pasta ] || [ -x /usr/local/bin/pasta ] || skip "pasta missing (Debian package passt)"
+  PASTA_PY=$(cd "$(dirname "$PASTA_PY")" && pwd)/$(basename "$PASTA_PY")
+  local host=$CTR_PREFIX-nd-$RANDOM
+  ip netns add "$host" || fail "ip netns add $host"
+  defer "ip netns del $host"
+  lab_link "$host"
+  [ -z "$(ip -n "$host" route show default; ip -n "$host" -6 route show default)" ] || fail "the test host has a default route"
+  ip netns exec "$host" python3 "$PASTA_PY" connect tcp 10.77.0.1 8080 | grep -q '^connected' \
+    || fail "the host itself does not reach the lab"
+  : > "$PLLOG"
+  haven_probe "$host" 10.77.0.1/32:8080 "[fd77::1]:8080" -- 'probe tcp 10.77.0.1 8080' 'probe tcp fd77::1 8080' \
+    'probe tcp 10.77.0.1 8081' 'probe tcp 10.77.0.9 8080'
+  assert_not_contains "$ERR" "no network"
+  expect_probe "$OUT" "10.77.0.1 8080" connected:hi_10.77.0.1_8080
+  expect_probe "$OUT" "fd77::1 8080" connected:hi_fd77::1_8080
+  expect_probe "$OUT" "10.77.0.1 8081" refused
+  expect_probe "$OUT" "10.77.0.9 8080" refused
+  assert_contains "$(cat "$PLLOG")" "tcp 10.77.0.1 8080"
+  assert_contains "$(cat "$PLLOG")" "tcp fd77::1 8080"
+}
+
+# A host with a default route and a second network on another interface
+# (a lab's internal API, a VPN): an allowed host there is reached through
+# the host's route to it, not sent to the default route's gateway.  The
+# host's own addresses stay out of reach with everything allowed, on every
+# interface: the second network's (10.77.0.2), a second address on the
+# default route's interface (192.0.2.3), another interface's (10.9.9.9).
+test_egress_pasta_second_network() {
+  need_haven
+  pasta_world
+  lab_link "$PH"
+  ip -n "$PH" addr add 192.0.2.3/24 dev ph0
+  ip -n "$PH" addr add 2001:db8:1::3/64 dev ph0 nodad
+  haven_probe "$PH" 0.0.0.0/0 ::/0 -- 'probe tcp 10.77.0.1 8080' 'probe tcp fd77::1 8080' \
+    'probe tcp 198.51.100.10 80' 'probe tcp 10.77.0.2 8085' 'probe tcp fd77::2 8085' 'probe tcp 192.0.2.3 8085' \
+    'probe tcp 2001:db8:1::3 8085' 'probe tcp 10.9.9.9 8085' 'probe tcp fd99::9 8085' 'probe tcp ::ffff:10.77.0.2 8085'
+  expect_probe "$OUT" "10.77.0.1 8080" connected:hi_10.77.0.1_8080
+  expect_probe "$OUT" "fd77::1 8080" connected:hi_fd77::1_8080
+  expect_probe "$OUT" "198.51.100.10 80" connected:hi_198.51.100.10_80
+  local a
+  for a in 10.77.0.2 fd77::2 192.0.2.3 2001:db8:1::3 10.9.9.9 fd99::9 ::ffff:10.77.0.2; do
+    expect_probe "$OUT" "$a 8085" refused
+  done
+  assert_eq "" "$(cat "$PHLOG")" "what the host's listeners saw"
+}
+
+# An offline host (no route at all): haven run with an allowlist runs,
 # says the sandbox has no network, and nothing gets out (there is no
 # pasta to carry it).
 test_egress_pasta_offline_host() {
@@ -402,7 +498,7 @@ test_egress_pasta_offline_host() {
   pasta_policy "$proj.allow.yaml" 198.51.100.10/32:80
   out=$(cd "$proj" && timeout 60 ip netns exec "$ns" "$HAVEN" run --policy "$proj.allow.yaml" -- \
         sh -c 'echo ran; echo "links=$(ip -o link show | grep -vc " lo:")"' 2>&1) || fail "haven run failed: $out"
-  assert_contains "$out" "the host has no default route (IPv4 or IPv6): the sandbox gets no network"
+  assert_contains "$out" "the host has no route (IPv4 or IPv6, on any interface but lo): the sandbox gets no network"
   assert_contains "$out" "ran"
   assert_contains "$out" "links=0"
   assert_eq "" "$(pgrep -f "pasta.*--netns" || true)" "pasta after an offline run"
