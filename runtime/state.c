@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -194,6 +195,50 @@ hv_container_alive (const hv_container *c)
   if (st != c->start_time)
     return false;
   return state != 'Z' && state != 'X';
+}
+
+/* The hex mask after "Name:\t" in a /proc/PID/status text, 0 if absent. */
+static unsigned long long
+status_mask (const char *text, const char *name)
+{
+  const char *p = strstr (text, name);
+  return p ? strtoull (p + strlen (name), NULL, 16) : 0;
+}
+
+/* PF_EXITING in /proc/PID/stat's flags (include/linux/sched.h). */
+#define HV_PF_EXITING 0x4ULL
+
+bool
+hv_container_exiting (const hv_container *c)
+{
+  unsigned long long st = 0;
+  char state = 0;
+  if (c->pid <= 0 || proc_start_time (c->pid, &st, &state) < 0 || st == 0 || st != c->start_time)
+    return false;
+  char path[64], buf[2048];
+  snprintf (path, sizeof (path), "/proc/%d/stat", c->pid);
+  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd < 0 ? -1 : read (fd, buf, sizeof (buf) - 1);
+  if (n <= 0)
+    return false;
+  buf[n] = '\0';
+  /* After comm (which may hold spaces and parentheses): state (field 3),
+   * ppid, pgrp, session, tty_nr, tpgid, then flags (field 9); p ends on
+   * the space before it. */
+  char *p = strrchr (buf, ')');
+  for (int field = 3; field <= 9 && p; field++)
+    p = strchr (p + 1, ' ');
+  if (p && (strtoull (p + 1, NULL, 10) & HV_PF_EXITING))
+    return true;
+  snprintf (path, sizeof (path), "/proc/%d/status", c->pid);
+  close (fd);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  n = fd < 0 ? -1 : read (fd, buf, sizeof (buf) - 1);
+  if (n <= 0)
+    return false;
+  buf[n] = '\0';
+  unsigned long long kill_bit = 1ULL << (SIGKILL - 1);
+  return ((status_mask (buf, "\nSigPnd:\t") | status_mask (buf, "\nShdPnd:\t")) & kill_bit) != 0;
 }
 
 enum hv_status

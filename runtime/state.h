@@ -65,6 +65,13 @@ bool hv_state_being_created (const char *dir);
 /* Remove the state directory and everything in it. */
 int hv_state_remove (const char *dir, hv_error **err);
 bool hv_container_alive (const hv_container *c);
+/* init (the recorded process, start time checked) is on its way out and
+ * never runs its own code again: a fatal signal was delivered (the kernel
+ * turns it into a pending SIGKILL on every thread at once) or its exit
+ * has begun (PF_EXITING).  It still counts as alive until the kernel has
+ * made it a zombie: reaping its namespace's other processes and freeing
+ * its memory come first. */
+bool hv_container_exiting (const hv_container *c);
 
 static inline void
 cleanup_containerp (hv_container **c)

@@ -213,3 +213,48 @@ test_kill_all() {
   done
   return 0
 }
+
+# runtime-tools' killsig under haven-runc failed about one run in three:
+# `kill` returns once the signal is sent, and a `delete` right after it met
+# an init still exiting (its namespace's other processes to reap) and said
+# "not stopped: running".  A killed init is stopped for delete: 30 cycles
+# of SIGKILL then delete at once, none may fail (on 2e9dd27: 2 of 30).
+test_kill_then_delete_at_once() {
+  # runc refuses such a delete too (9 of 30 measured here): haven's promise.
+  skip_on_runc "runc refuses a delete right after kill KILL while init exits"
+  args "$B" sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do sleep 100 & done; touch /tmp/ready; wait'
+  cfg "$B" '.root.readonly = false'
+  local i j id out fails=0 msgs=""
+  for i in $(seq 30); do
+    id=$(new_id killdel)
+    rm -f "$B/rootfs/tmp/ready"
+    rt create --bundle "$B" "$id" > /dev/null || fail "create $i"
+    rt start "$id" || fail "start $i"
+    for j in $(seq 100); do [ -e "$B/rootfs/tmp/ready" ] && break; sleep 0.02; done
+    "$RUNTIME" --root "$STATE_ROOT" kill "$id" KILL || fail "kill $i"
+    if ! out=$("$RUNTIME" --root "$STATE_ROOT" delete "$id" 2>&1); then
+      fails=$((fails + 1))
+      msgs="$msgs; cycle $i: $out"
+      rt delete --force "$id" > /dev/null 2>&1
+    fi
+  done
+  [ "$fails" = 0 ] || fail "$fails of 30 deletes right after kill KILL failed$msgs"
+}
+
+# The other side of it: an init that caught the signal is still running,
+# and delete without --force refuses it (runtime-spec), however long it
+# would have to wait.
+test_delete_refuses_init_that_caught_signal() {
+  args "$B" sh -c 'trap "" TERM; touch /tmp/ready; while true; do sleep 1; done'
+  cfg "$B" '.root.readonly = false'
+  local id out j
+  id=$(new_id catch)
+  rt create --bundle "$B" "$id" > /dev/null || fail create
+  rt start "$id" || fail start
+  for j in $(seq 100); do [ -e "$B/rootfs/tmp/ready" ] && break; sleep 0.02; done
+  rt kill "$id" TERM || fail kill
+  out=$(rt delete "$id" 2>&1) && fail "delete of a running container succeeded"
+  assert_contains "$out" "$(msg "that is not stopped: running" "cannot delete container $id that is not stopped: running")"
+  assert_eq running "$(status_of "$id")"
+  rt delete --force "$id"
+}
