@@ -297,6 +297,37 @@ cleanup_between_tests() {
   if [ "${HAVE_PODMAN:-0}" = 1 ]; then
     pm rm -f -a -t 0 >/dev/null 2>&1
   fi
+  shims_left_by_test "${1:-}"
+}
+
+# shims_left_by_test DIR: with every container removed, no containerd
+# shim of the suite's (suite_owns: the private containerd's, or the
+# system containerd's for one of our containers) may be left: one that is
+# fails the test that ran (DIR/.fail) and is ended, so that the next test
+# starts clean.  (A shim outlives its containerd and the suite.)
+shims_left_by_test() {
+  local tdir=$1 left i p
+  [ "${HAVE_DOCKER:-0}" = 1 ] && [ -n "$tdir" ] || return 0
+  for i in $(seq 50); do
+    left=$(for p in $(pgrep containerd-shim); do suite_owns "$p" "$WORK" && echo "$p $(tr '\0' ' ' < "/proc/$p/cmdline")"; done)
+    [ -n "$left" ] || return 0
+    sleep 0.1
+  done
+  echo "left behind $(echo "$left" | wc -l) containerd shim(s) with every container removed:" \
+    "$(echo "$left" | sed -n 's/.* -id \([0-9a-f]\{12\}\).*/\1/p' | tr '\n' ' ')($(dk ps -a --format '{{.ID}} {{.Status}}' 2>/dev/null | tr '\n' ';'))" \
+    >> "$tdir/.fail"
+  for p in $(echo "$left" | awk '{print $1}'); do kill -KILL "$p" 2>/dev/null; done
+}
+
+# The engines are stopped before the suite's last check (nothing_left,
+# tests/lib/harness.sh): their processes are the suite's too.  final_cleanup
+# then finds nothing more to stop.
+stop_engines_then_check() {
+  stop_docker
+  DOCKERD_PID=
+  stop_podman
+  HAVE_PODMAN=0
+  check_nothing_left "$WORK"
 }
 
 final_cleanup() {
@@ -360,6 +391,7 @@ if [ -d "$WORK/sanitizer" ]; then
     passed=$((passed + 1))
   fi
 fi
+stop_engines_then_check
 [ $skipped = 0 ] || echo "($skipped skipped)"
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]

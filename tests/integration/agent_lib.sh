@@ -12,7 +12,9 @@
 #
 # The CLIs are installed once from npm into AGENT_CACHE (the npm registry
 # is the only network the tests need, and only for that install); a run
-# itself has no route off the machine.  Skipped when npm is missing.
+# itself has no route off the machine.  Skipped when npm is missing.  Each
+# test names its need_* as its TEST_PREPARE_<name> (tests/lib/harness.sh),
+# so the install runs before the test's own time limit starts.
 
 AGENT_CACHE=${HAVEN_AGENT_CACHE:-/var/cache/haven-tests/agents}
 AGENT_MOCK_PY=$(cd "$(dirname "${BASH_SOURCE[0]}")/../agents" && pwd)/mock_model_api.py

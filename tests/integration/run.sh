@@ -58,6 +58,8 @@ build_rootfs_cache
 
 source "$here/../lib/harness.sh"
 run_test_functions "$here/run.sh" "$TEST_TIMEOUT" cleanup_containers "$@"
+cleanup_containers
+check_nothing_left "$WORK"
 [ $skipped = 0 ] || echo "($skipped skipped)"
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]

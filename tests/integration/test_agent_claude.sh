@@ -19,6 +19,10 @@ need_claude_code() {
   CLAUDE=$AGENT_BIN
 }
 
+# The npm install is fetched before the test's clock starts (harness.sh):
+# a first download can take longer than the test's 90 s.
+TEST_PREPARE_agent_claude_code_haven_run=need_claude_code
+
 # The shared script in Claude Code's tools: Bash and Write.
 claude_script() { # PROJECT
   agent_steps "$1" | jq 'map(

@@ -25,6 +25,11 @@ need_codex() {
   CODEX=$AGENT_BIN
 }
 
+# The npm install is fetched before each test's clock starts (harness.sh):
+# a first download can take longer than the test's 90 s.
+TEST_PREPARE_agent_codex_haven_run=need_codex
+TEST_PREPARE_agent_codex_own_sandbox_refused=need_codex
+
 # The shared script in Codex's tool for commands, exec_command (what
 # codex 0.169 offers a gpt-5 model; files are written by commands too),
 # and one more hostile step before the final answer: rewriting the
