@@ -30,7 +30,7 @@ kinds=("$@")
 
 # Everything runs in a network namespace of its own (LOADNS) with a
 # default route over a veth into a second one (TEST-NET addresses, no
-# packet leaves the machine): pasta needs a default route to attach to,
+# packet leaves the machine): pasta needs a route to attach to,
 # and every process left in LOADNS afterwards (a monitor, a pasta) is a
 # leak.  nsenter switches the network namespace only (`ip netns exec`
 # would remount /sys and hide the cgroup hierarchies).
