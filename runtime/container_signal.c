@@ -63,6 +63,17 @@ hv_container_kill (const struct hv_runtime *rt, const hv_container *c, int sig, 
   return signal_container (c, sig, all, err);
 }
 
+static bool
+exited_within (int pidfd, int ms)
+{
+  struct pollfd p = { .fd = pidfd, .events = POLLIN };
+  int r;
+  do
+    r = poll (&p, 1, ms);
+  while (r < 0 && errno == EINTR);
+  return r > 0;
+}
+
 /* init is exiting (hv_container_exiting) and has exited within 10 s. */
 static bool
 init_exits (const hv_container *c)
@@ -74,14 +85,11 @@ init_exits (const hv_container *c)
   cleanup_close int fd = (int) syscall (SYS_pidfd_open, c->pid, 0);
   if (fd < 0)
     return errno == ESRCH;
-  if (!hv_container_exiting (c))
+  /* The kernel takes SIGKILL off the pending set a moment before it sets
+   * PF_EXITING: one short wait, and a second look, cover that. */
+  if (!hv_container_exiting (c) && !exited_within (fd, 20) && !hv_container_exiting (c))
     return false;
-  struct pollfd p = { .fd = fd, .events = POLLIN };
-  int r;
-  do
-    r = poll (&p, 1, 10000);
-  while (r < 0 && errno == EINTR);
-  return r > 0;
+  return exited_within (fd, 10000);
 }
 
 int
