@@ -271,22 +271,25 @@ hv_pasta_spawn (const struct hv_pasta_opts *o, struct hv_pasta *p, hv_error **er
    * reaches by another (a second network, a VPN) would be sent to the
    * wrong one.  The host's own addresses are denied by the table
    * instead (egress_host_addrs.h). */
-  argv[n++] = "--interface";
-  argv[n++] = route.ifname;
-  if (route.v4)
+  if (!route.pasta_picks)
     {
-      argv[n++] = "--gateway";
-      argv[n++] = route.gw4;
+      argv[n++] = "--interface";
+      argv[n++] = route.ifname;
+      if (route.v4)
+        {
+          argv[n++] = "--gateway";
+          argv[n++] = route.gw4;
+        }
+      else
+        argv[n++] = "--ipv6-only";
+      if (route.v6)
+        {
+          argv[n++] = "--gateway";
+          argv[n++] = route.gw6;
+        }
+      else
+        argv[n++] = "--ipv4-only";
     }
-  else
-    argv[n++] = "--ipv6-only";
-  if (route.v6)
-    {
-      argv[n++] = "--gateway";
-      argv[n++] = route.gw6;
-    }
-  else
-    argv[n++] = "--ipv4-only";
   if (geteuid () == 0)
     {
       argv[n++] = "--runas";

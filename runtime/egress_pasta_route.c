@@ -264,5 +264,6 @@ hv_pasta_route (struct hv_pasta_route *r, hv_error **err)
   freeifaddrs (ifs);
   if (!r->v4 && !r->v6)
     r->ifname[0] = '\0';
+  r->pasta_picks = best_route (r4, n4, true) && best_route (r6, n6, true) && r->ifname[0];
   return 0;
 }

@@ -35,6 +35,12 @@
 
 struct hv_pasta_route
 {
+  /* Both families have a default route: pasta's own choice (each
+   * family's default route's interface and gateway) is the same, and
+   * keeps a host whose IPv6 leaves by another interface than IPv4's
+   * (a tunnel) on both; haven names nothing then.  Otherwise haven names
+   * the template and the gateways below. */
+  bool pasta_picks;
   char ifname[16]; /* "": the host has no usable route at all */
   bool v4, v6;     /* the family is given to the sandbox */
   char gw4[INET_ADDRSTRLEN];
