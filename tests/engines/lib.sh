@@ -9,6 +9,10 @@ source "$here_lib/../lib/assert.sh"
 : "${RUNTIME:=$(cd "$here_lib/../.." && pwd)/haven-runc}"
 : "${WORK:=$(mktemp -d /tmp/hvt-eng.XXXXXX)}"
 chmod 755 "$WORK"
+# This run of the suite, in the environment of everything it starts: the
+# last check (nothing_left, tests/lib/harness.sh) finds what is left by it.
+: "${HAVEN_TEST_SUITE:=$$.$EPOCHREALTIME}"
+export HAVEN_TEST_SUITE
 : "${IMAGE:=havenbox:test}"
 : "${CTR_PREFIX:=hve-$$}"
 # Each docker/podman call may take this long (parallel starts on 2 CPUs

@@ -16,6 +16,10 @@ chmod 755 "$WORK"
 : "${STATE_ROOT:=$WORK/state}"
 : "${ROOTFS_CACHE:=$WORK/rootfs}"
 : "${CTR_PREFIX:=hvt-$$}"
+# This run of the suite, in the environment of everything it starts: the
+# last check (nothing_left, tests/lib/harness.sh) finds what is left by it.
+: "${HAVEN_TEST_SUITE:=$$.$EPOCHREALTIME}"
+export HAVEN_TEST_SUITE
 # haven run keeps copy-on-write home state per project under
 # $XDG_STATE_HOME/haven/projects: in the work directory, not in the home
 # of whoever runs the tests.

@@ -124,17 +124,22 @@ run_test_functions() {
   done
 }
 
-# suite_owns PID WORK: the process belongs to the suite whose work
-# directory is WORK: its environment or command line names WORK (the
-# suites export WORK, and what they start inherits it: dockerd, its
-# containerd, their shims, the runtime's monitors, conmon), or its working
-# directory is under WORK, or that directory's config.json names it (a
-# shim of a containerd the suite did not start, the system's, runs in its
-# container's bundle, whose root is in the suite's dockerd data root).
+# suite_owns PID WORK: the process belongs to this run of the suite: its
+# environment holds the run's HAVEN_TEST_SUITE (set once in the suite's
+# lib.sh and exported: what the suite starts inherits it: dockerd, its
+# containerd, their shims, the runtime's monitors, conmon), or it is a
+# containerd shim whose command line, working directory or bundle
+# (config.json there: a system containerd's shim runs in its container's
+# bundle, whose root is in the suite's dockerd data root) names WORK.
+# Never by WORK alone in an environment: a WORK the user exported would
+# name the user's own processes.
 suite_owns() {
-  local p=$1 work=$2 cwd
-  grep -qzF -- "$work" "/proc/$p/environ" 2>/dev/null && return 0
-  grep -qzF -- "$work" "/proc/$p/cmdline" 2>/dev/null && return 0
+  local p=$1 work=$2 cwd comm
+  [ -n "${HAVEN_TEST_SUITE:-}" ] && grep -qzx -- "HAVEN_TEST_SUITE=$HAVEN_TEST_SUITE" "/proc/$p/environ" 2>/dev/null \
+    && return 0
+  comm=$(cat "/proc/$p/comm" 2>/dev/null)
+  [[ "$comm" == containerd-shim* ]] || return 1
+  grep -qzF -- "$work/" "/proc/$p/cmdline" 2>/dev/null && return 0
   cwd=$(readlink "/proc/$p/cwd" 2>/dev/null) || return 1
   [[ "$cwd" == "$work"/* ]] && return 0
   [ -f "/proc/$p/cwd/config.json" ] && grep -qF -- "$work/" "/proc/$p/cwd/config.json" 2>/dev/null
