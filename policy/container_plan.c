@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "container_git.h"
 #include "container_plan.h"
 #include "policy_glob.h"
 #include "process.h"
@@ -281,8 +282,19 @@ classify_mounts (const hv_policy *p, const oci_spec *spec, struct hv_container_p
         continue;
       oci_strv_push (&plan->projects, m->destination);
       oci_strv_push (&plan->project_sources, m->source);
-      if (p->project_writable.set && !p->project_writable.value && !mount_is_readonly (m))
-        oci_strv_push_unique (&plan->readonly, m->destination);
+      bool readonly = mount_is_readonly (m);
+      if (p->project_writable.set && !p->project_writable.value && !readonly)
+        {
+          oci_strv_push_unique (&plan->readonly, m->destination);
+          readonly = true;
+        }
+      /* What the container can write, git on the host must not execute
+       * unchecked (container_git.h). */
+      if (!readonly)
+        {
+          oci_strv_push (&plan->guarded, m->destination);
+          oci_strv_push (&plan->guarded_sources, m->source);
+        }
     }
 }
 
@@ -649,7 +661,7 @@ hv_container_plan_make (const hv_policy *p, const oci_spec *spec, const char *co
       return -1;
     }
   classify_mounts (p, spec, plan);
-  if (plan_block (p, spec, plan, err) < 0 || plan_protect (p, plan, err) < 0)
+  if (plan_block (p, spec, plan, err) < 0 || plan_protect (p, plan, err) < 0 || hv_container_plan_git (plan, err) < 0)
     {
       hv_container_plan_clear (plan);
       return -1;
@@ -671,6 +683,8 @@ hv_container_plan_clear (struct hv_container_plan *plan)
   oci_strv_free (&plan->masked);
   oci_strv_free (&plan->pins);
   oci_strv_free (&plan->readonly);
+  oci_strv_free (&plan->guarded);
+  oci_strv_free (&plan->guarded_sources);
   oci_strv_free (&plan->notes);
   memset (plan, 0, sizeof (*plan));
 }

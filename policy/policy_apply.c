@@ -23,6 +23,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "container_monitor.h"
+#include "rootfs.h"
 #include "json_gen.h"
 #include "json_walk.h"
 #include "netns_check.h"
@@ -729,6 +730,36 @@ emit_network (yajl_gen g, yajl_val previous, const hv_policy *p)
     }
 }
 
+/* A list annotation (one item a line): an earlier policy's items, then
+ * this one's not among them (policies only add). */
+static void
+emit_line_list (yajl_gen g, yajl_val previous, const char *key, const oci_strv *mine)
+{
+  cleanup_strv oci_strv all = { 0 };
+  if (previous && YAJL_IS_STRING (previous))
+    {
+      cleanup_free char *copy = xstrdup (previous->u.string);
+      char *save = NULL;
+      for (char *l = strtok_r (copy, "\n", &save); l; l = strtok_r (NULL, "\n", &save))
+        oci_strv_push_unique (&all, l);
+    }
+  for (size_t i = 0; i < mine->n; i++)
+    oci_strv_push_unique (&all, mine->v[i]);
+  if (all.n == 0)
+    return;
+  size_t len = 1;
+  for (size_t i = 0; i < all.n; i++)
+    len += strlen (all.v[i]) + 1;
+  cleanup_free char *text = xmalloc0 (len);
+  for (size_t i = 0; i < all.n; i++)
+    {
+      if (i)
+        strcat (text, "\n");
+      strcat (text, all.v[i]);
+    }
+  jg_kv (g, key, text);
+}
+
 /* Annotations: what the policy is loaded by (exec reloads it), and under exec rules
  * the Landlock rules the runtime applies to init and every exec: read
  * and write everywhere (the read-only root and the masks already decide
@@ -743,7 +774,9 @@ emit_annotations (yajl_gen g, yajl_val ann, const struct apply *a)
         && strcmp (ann->u.object.keys[j], HV_SECCOMP_ANNOTATION) != 0
         && strcmp (ann->u.object.keys[j], HV_TIMEOUT_ANNOTATION) != 0
         && strcmp (ann->u.object.keys[j], HV_EGRESS_ANNOTATION) != 0
-        && strcmp (ann->u.object.keys[j], HV_NETWORK_ANNOTATION) != 0)
+        && strcmp (ann->u.object.keys[j], HV_NETWORK_ANNOTATION) != 0
+        && strcmp (ann->u.object.keys[j], HV_PIN_ANNOTATION) != 0
+        && strcmp (ann->u.object.keys[j], HV_GIT_GUARD_ANNOTATION) != 0)
       {
         jg_str (g, ann->u.object.keys[j]);
         jg_value (g, ann->u.object.values[j]);
@@ -755,6 +788,8 @@ emit_annotations (yajl_gen g, yajl_val ann, const struct apply *a)
   emit_stacked_seccomp (g, jw_lookup (ann, HV_SECCOMP_ANNOTATION), a);
   emit_egress (g, jw_lookup (ann, HV_EGRESS_ANNOTATION), a->p);
   emit_network (g, jw_lookup (ann, HV_NETWORK_ANNOTATION), a->p);
+  emit_line_list (g, jw_lookup (ann, HV_PIN_ANNOTATION), HV_PIN_ANNOTATION, &a->plan->pins);
+  emit_line_list (g, jw_lookup (ann, HV_GIT_GUARD_ANNOTATION), HV_GIT_GUARD_ANNOTATION, &a->plan->guarded_sources);
   yajl_val previous = jw_lookup (ann, HV_LANDLOCK_ANNOTATION);
   if (a->exec_rules)
     {

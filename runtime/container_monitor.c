@@ -324,6 +324,48 @@ bound_resolv_conf (const oci_spec *spec)
   return source;
 }
 
+struct git_guards
+{
+  hv_project_guard **v;
+  size_t n;
+};
+
+static void
+git_guards_free (struct git_guards *gs)
+{
+  for (size_t i = 0; i < gs->n; i++)
+    hv_project_guard_free (gs->v[i]);
+  free (gs->v);
+  gs->v = NULL;
+  gs->n = 0;
+}
+
+/* What git would execute in each project, before init exists (so before
+ * anything of the container's has run).  A project that cannot be
+ * recorded fails create: a container whose check would be missing does
+ * not start. */
+static int
+snapshot_projects (const char *list, struct git_guards *gs, hv_error **err)
+{
+  cleanup_free char *copy = xstrdup (list);
+  char *save = NULL;
+  for (char *dir = strtok_r (copy, "\n", &save); dir; dir = strtok_r (NULL, "\n", &save))
+    {
+      if (dir[0] != '/')
+        return hv_error_set (err, 0, "config.json: .annotations[\"%s\"]: \"%s\" is not an absolute path",
+                             HV_GIT_GUARD_ANNOTATION, dir);
+      cleanup_free char *real = realpath (dir, NULL);
+      if (real == NULL)
+        return hv_error_set (err, errno, "config.json: .annotations[\"%s\"]: %s", HV_GIT_GUARD_ANNOTATION, dir);
+      hv_project_guard *g = NULL;
+      if (hv_project_guard_snapshot (real, &g, err) < 0)
+        return -1;
+      gs->v = xrealloc (gs->v, (gs->n + 1) * sizeof (*gs->v));
+      gs->v[gs->n++] = g;
+    }
+  return 0;
+}
+
 int
 hv_monitor_start (const hv_container *c, const oci_spec *spec, int egress_trail_fd, int notice_fd,
                   struct hv_monitor *m, hv_error **err)
@@ -335,8 +377,18 @@ hv_monitor_start (const hv_container *c, const oci_spec *spec, int egress_trail_
    * them from the kernel's audit (landlock_audit.h). */
   const char *landlock_audit = oci_kv_get (&spec->annotations, HV_LANDLOCK_AUDIT_ANNOTATION);
   bool ll_borrowed = request == NULL && landlock_audit && egress_trail_fd > 2;
+  const char *git_guard = oci_kv_get (&spec->annotations, HV_GIT_GUARD_ANNOTATION);
+  if (git_guard && request == NULL)
+    return hv_error_set (err, 0, "config.json: .annotations[\"%s\"] needs the per-container monitor (.annotations[\"%s\"])",
+                         HV_GIT_GUARD_ANNOTATION, HV_MONITOR_ANNOTATION);
   if (request == NULL && !egress && !ll_borrowed)
     return 0;
+  struct git_guards guards = { 0 };
+  if (git_guard && snapshot_projects (git_guard, &guards, err) < 0)
+    {
+      git_guards_free (&guards);
+      return -1;
+    }
   cleanup_close int trail = request ? open_trail (c->id, request, m, err) : -1;
   if (request && trail < 0)
     return -1;
@@ -367,8 +419,12 @@ hv_monitor_start (const hv_container *c, const oci_spec *spec, int egress_trail_
                                .trail_fd = trail, .timeout_s = timeout_s,
                                .resolv_conf = egress ? bound_resolv_conf (spec) : NULL,
                                .borrowed_trail = borrowed, .notice_fd = notice,
-                               .landlock_audit = trail >= 0 ? landlock_audit : NULL };
-  if (spawn_monitor (&a, c->dir, m, err) < 0)
+                               .landlock_audit = trail >= 0 ? landlock_audit : NULL,
+                               .git_guards = guards.v, .n_git_guards = guards.n };
+  int r = spawn_monitor (&a, c->dir, m, err);
+  /* The monitor has its copy (fork); create's goes. */
+  git_guards_free (&guards);
+  if (r < 0)
     {
       hv_monitor_release (m, true);
       return hv_error_wrap (err, "audit monitor");
@@ -481,7 +537,10 @@ hv_monitor_stop (const char *dir, hv_error **err)
   if (pidfd < 0 || proc_start_time (pid, &now, NULL) < 0 || now != start)
     return 0; /* it has exited (init died, or it was killed) */
   syscall (SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0);
-  if (wait_gone (pidfd, 3000))
+  /* Its git check (run.haven.git-guard) walks the projects before it
+   * exits: waited for, so that the engine reports the container gone only
+   * once what it left for git is in quarantine. */
+  if (wait_gone (pidfd, HV_MONITOR_CHECK_WAIT_S * 1000))
     return 0;
   syscall (SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
   if (wait_gone (pidfd, 3000))

@@ -58,6 +58,16 @@
  *     process), recording {"event":"timeout"} first.  Needs the monitor
  *     (run.haven.audit); create fails otherwise. */
 #define HV_TIMEOUT_ANNOTATION "run.haven.timeout"
+/* annotations["run.haven.git-guard"]  absolute host directories, one a
+ *     line (the projects an engine binds in): create records what git
+ *     would execute in each (project_guard.h) before init exists, and the
+ *     monitor, once every process of the container is gone, quarantines
+ *     what the container created or changed there, reporting each item in
+ *     the trail ({"event":"git_guard","message":...}).  delete waits for
+ *     that check (at most HV_MONITOR_CHECK_WAIT_S seconds).  Needs the
+ *     monitor (run.haven.audit); create fails otherwise. */
+#define HV_GIT_GUARD_ANNOTATION "run.haven.git-guard"
+#define HV_MONITOR_CHECK_WAIT_S 120
 #define HV_MONITOR_SOCKET "monitor.sock"
 #define HV_MONITOR_PID_FILE "monitor.pid"
 

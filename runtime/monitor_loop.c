@@ -429,6 +429,48 @@ write_exit (struct monitor *m)
   hv_audit_trail_emit (&m->trail, g);
 }
 
+/* One trail record per line the check printed. */
+static void
+record_guard_lines (struct monitor *m, const char *project, const char *text)
+{
+  cleanup_free char *copy = xstrdup (text ? text : "");
+  char *save = NULL;
+  for (char *line = strtok_r (copy, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+    {
+      yajl_gen g = hv_audit_trail_record (&m->trail, "git_guard");
+      hv_audit_put_kv (g, "project", project);
+      hv_audit_put_kv (g, "message", line);
+      hv_audit_trail_emit (&m->trail, g);
+    }
+}
+
+/* The git check of every project (run.haven.git-guard), once the
+ * container's processes are gone. */
+static void
+check_projects (struct monitor *m)
+{
+  for (size_t i = 0; i < m->a->n_git_guards; i++)
+    {
+      hv_project_guard *guard = m->a->git_guards[i];
+      char *text = NULL;
+      size_t len = 0;
+      FILE *out = open_memstream (&text, &len);
+      if (out)
+        hv_project_guard_report_to (guard, out);
+      cleanup_error hv_error *err = NULL;
+      int r = hv_project_guard_check (guard, &err);
+      if (out)
+        {
+          if (r < 0)
+            fprintf (out, "haven: %s\n", err->msg);
+          fclose (out);
+          hv_project_guard_report_to (guard, stderr);
+        }
+      record_guard_lines (m, hv_project_guard_project (guard), text);
+      free (text);
+    }
+}
+
 static int
 watch_signals (void)
 {
@@ -512,6 +554,14 @@ hv_monitor_main (const struct hv_monitor_args *a)
        * That wait was most of the end of an audited run. */
       if (m.landlock)
         hv_landlock_audit_finish (m.landlock, &m.trail, m.landlock_off ? 0 : 100);
+    }
+  if (m.attached)
+    {
+      /* Init is gone (and with it its pid namespace), or delete has
+       * removed the cgroup (it sends its SIGTERM after that): nothing of
+       * the container writes any more.  Without a GO there was no
+       * container, and nothing to check. */
+      check_projects (&m);
       if (a->borrowed_trail)
         hv_audit_trail_summarize (&m.trail, true);
       else

@@ -9,6 +9,7 @@
 #define HAVEN_MONITOR_LOOP_H
 
 #include "oci_spec.h"
+#include "project_guard.h"
 
 /* Control messages (hv_sync_send over a SOCK_SEQPACKET pair):
  *   monitor -> create  HV_SYNC_READY, payload its pid, fd a pidfd of itself
@@ -37,6 +38,11 @@ struct hv_monitor_args
   /* The run.haven.landlock.audit annotation, or NULL: Landlock's refusals
    * of init's domain go into the trail (landlock_audit.h). */
   const char *landlock_audit;
+  /* run.haven.git-guard: the projects' snapshots, taken by create before
+   * init existed; checked once every process of the container is gone
+   * (init exited, or delete removed the cgroup and sent SIGTERM). */
+  struct hv_project_guard **git_guards;
+  size_t n_git_guards;
 };
 
 /* The monitor: never returns. */

@@ -15,7 +15,16 @@
 int hv_rootfs_prepare (const oci_spec *spec, const char *rootfs, struct hv_mount_ctx *ctx, hv_error **err);
 /* pivot_root (or move+chroot for --no-pivot) into rootfd. */
 int hv_rootfs_switch (int rootfd, bool no_pivot, hv_error **err);
-/* After the switch: masked paths, readonly paths, readonly root, final
- * root propagation. */
+/* annotations["run.haven.pin"]: container paths, one a line, each bound
+ * onto itself (writable as it was) after the mounts and before the
+ * readonly paths, so that nothing in the container can rename, remove or
+ * replace it (the kernel answers EBUSY for a mount point): the policy
+ * filter pins a project's `.git` and the directories on the way to what
+ * it makes read-only there.  A pinned path must exist and be no symbolic
+ * link (create fails otherwise). */
+#define HV_PIN_ANNOTATION "run.haven.pin"
+
+/* After the switch: pinned paths, masked paths, readonly paths, readonly
+ * root, final root propagation. */
 int hv_rootfs_finalize (const oci_spec *spec, hv_error **err);
 #endif

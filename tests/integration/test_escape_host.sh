@@ -104,6 +104,59 @@ test_escape_git_husky_hooks() {
   assert_contains "$OUT" "haven: quarantined .husky/post-commit (created by the sandbox; git would run it)"
 }
 
+# husky 9: core.hooksPath is .husky/_, whose scripts (all alike) run
+# .husky/NAME, one level up: that file runs on the next commit although it
+# is not in the hooks directory.
+husky9_project() {
+  git_project
+  mkdir -p "$P/.husky/_"
+  printf '#!/bin/sh\nn=$(basename "$0")\ns=$(dirname "$(dirname "$0")")/$n\n[ -f "$s" ] || exit 0\nsh -e "$s" "$@"\n' \
+    > "$P/.husky/_/h"
+  printf '#!/bin/sh\n. "$(dirname "$0")/h"\n' > "$P/.husky/_/pre-commit"
+  chmod +x "$P/.husky/_/h" "$P/.husky/_/pre-commit"
+  printf 'echo user lint\n' > "$P/.husky/pre-commit"
+  hgit config core.hooksPath .husky/_
+  hgit commit -q --allow-empty -m husky >/dev/null 2>&1 || fail "a commit with the user's husky hooks failed"
+}
+
+test_escape_git_husky9_script_above_hooks_path() {
+  need_haven
+  husky9_project
+  haven_in "$P" run -- sh -c "printf 'touch $MARK\n' >> .husky/pre-commit && echo planted"
+  assert_contains "$OUT" planted
+  hgit commit -q --allow-empty -m after >/dev/null 2>&1
+  assert_agent_code_did_not_run ".husky/pre-commit, run by core.hooksPath .husky/_"
+  assert_contains "$OUT" "haven: quarantined .husky/pre-commit (changed by the sandbox; git would run it)"
+}
+
+# A hook manager's hook reads its commands from the project when git runs
+# it: pre-commit's from .pre-commit-config.yaml (a `repo: local` hook's
+# entry), lefthook's from lefthook.yml (any of its names).  The hooks here
+# do what theirs do (the managers are not installed on test machines):
+# run each entry/run line of the file.
+manager_hook() { # FILE KEY
+  printf '#!/bin/sh\ngrep "^ *%s:" %s | sed "s/^ *%s: *//" | while read -r c; do sh -c "$c"; done\n' "$2" "$1" "$2"
+}
+
+test_escape_git_hook_manager_files() {
+  need_haven
+  git_project
+  manager_hook .pre-commit-config.yaml entry > "$P/.git/hooks/pre-commit"
+  manager_hook lefthook.yml run > "$P/.git/hooks/post-commit"
+  chmod +x "$P/.git/hooks/pre-commit" "$P/.git/hooks/post-commit"
+  printf 'repos:\n- repo: local\n  hooks:\n  - id: lint\n    name: lint\n    entry: true\n    language: system\n' \
+    > "$P/.pre-commit-config.yaml"
+  hgit add .pre-commit-config.yaml
+  hgit commit -q -m manager || fail "a commit with the user's hooks failed"
+  haven_in "$P" run -- sh -c "printf '  - id: x\n    name: x\n    entry: touch $MARK\n    language: system\n' >> .pre-commit-config.yaml &&
+    printf 'post-commit:\n  commands:\n    x:\n      run: touch $MARK\n' > lefthook.yml && echo planted"
+  assert_contains "$OUT" planted
+  hgit commit -q --allow-empty -m after >/dev/null 2>&1
+  assert_agent_code_did_not_run "commands in .pre-commit-config.yaml or lefthook.yml"
+  assert_contains "$OUT" "haven: quarantined .pre-commit-config.yaml (changed by the sandbox; a hook manager's file"
+  assert_contains "$OUT" "haven: quarantined lefthook.yml (created by the sandbox; a hook manager's file"
+}
+
 test_escape_git_hook_planted_before_a_time_limit() {
   need_haven
   git_project

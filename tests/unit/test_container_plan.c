@@ -261,6 +261,85 @@ test_pins_of_hidden_project_files (void **state)
   world_remove (&w);
 }
 
+/* A config binding a workspace writable at /w and a directory
+ * read-only at /ro (container_git.c). */
+static void
+world_with_workspace (struct world *w, char **ws)
+{
+  world_make (w, "root:x:0:0:root:/root:/bin/sh\n", 0, "", "");
+  *ws = xasprintf ("%s/ws", w->dir);
+  cleanup_free char *ro = xasprintf ("%s/ro", w->dir);
+  cleanup_free char *mk = xasprintf ("mkdir -p %s/.git/hooks %s/.git/modules/lib/hooks %s/.husky/_ %s/.git", *ws, *ws,
+                                     *ws, ro);
+  assert_int_equal (system (mk), 0);
+  cleanup_free char *json
+      = xasprintf ("{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},\"process\":{\"cwd\":\"/\",\"args\":[\"sh\"],"
+                   "\"user\":{\"uid\":0,\"gid\":0},\"env\":[]},\"mounts\":["
+                   "{\"destination\":\"/w\",\"type\":\"bind\",\"source\":\"%s\",\"options\":[\"rbind\"]},"
+                   "{\"destination\":\"/ro\",\"type\":\"bind\",\"source\":\"%s\",\"options\":[\"rbind\",\"ro\"]}],"
+                   "\"linux\":{}}",
+                   *ws, ro);
+  put_file (w->config, json);
+}
+
+/* The repository at a workspace's top: .git pinned, what git executes
+ * read-only (hooks, config, a submodule's), core.hooksPath and the
+ * directory above it (husky), a hook manager's file; a read-only mount is
+ * neither pinned nor checked at the end. */
+static void
+test_git_pinned_and_protected (void **state)
+{
+  (void) state;
+  struct world w;
+  cleanup_free char *ws = NULL;
+  world_with_workspace (&w, &ws);
+  cleanup_free char *cfg = xasprintf ("%s/.git/config", ws);
+  put_file (cfg, "[core]\n\thooksPath = .husky/_\n");
+  cleanup_free char *sub = xasprintf ("%s/.git/modules/lib/config", ws);
+  put_file (sub, "[core]\n");
+  cleanup_free char *pc = xasprintf ("%s/.pre-commit-config.yaml", ws);
+  put_file (pc, "repos: []\n");
+  struct hv_container_plan plan;
+  hv_error *err = NULL;
+  assert_int_equal (plan_for (&w, "filesystem: {hide_home: no}\n", &plan, &err), 0);
+  static const char *const pins[] = { "/w/.git", "/w/.git/modules", "/w/.git/modules/lib" };
+  for (size_t i = 0; i < sizeof (pins) / sizeof (pins[0]); i++)
+    if (!oci_strv_contains (&plan.pins, pins[i]))
+      fail_msg ("%s is not pinned", pins[i]);
+  assert_string_equal (plan.pins.v[0], "/w/.git"); /* parents first */
+  static const char *const ro[] = { "/w/.git/hooks", "/w/.git/config", "/w/.git/modules/lib/hooks",
+                                    "/w/.git/modules/lib/config", "/w/.husky/_", "/w/.husky",
+                                    "/w/.pre-commit-config.yaml" };
+  for (size_t i = 0; i < sizeof (ro) / sizeof (ro[0]); i++)
+    if (!oci_strv_contains (&plan.readonly, ro[i]))
+      fail_msg ("%s is not read-only", ro[i]);
+  assert_false (oci_strv_contains (&plan.readonly, "/w/.git/commondir")); /* absent: nothing to bind */
+  assert_false (oci_strv_contains (&plan.pins, "/ro/.git"));
+  assert_int_equal (plan.guarded_sources.n, 1);
+  assert_string_equal (plan.guarded_sources.v[0], ws);
+  hv_container_plan_clear (&plan);
+  world_remove (&w);
+}
+
+/* A link where git reads hooks (left by an earlier run) fails the plan:
+ * a read-only bind would protect its target and leave the link. */
+static void
+test_git_link_refused (void **state)
+{
+  (void) state;
+  struct world w;
+  cleanup_free char *ws = NULL;
+  world_with_workspace (&w, &ws);
+  cleanup_free char *ln = xasprintf ("rm -rf %s/.git/hooks && ln -s /tmp %s/.git/hooks", ws, ws);
+  assert_int_equal (system (ln), 0);
+  struct hv_container_plan plan;
+  hv_error *err = NULL;
+  assert_int_equal (plan_for (&w, "filesystem: {hide_home: no}\n", &plan, &err), -1);
+  assert_non_null (strstr (err->msg, "/w/.git/hooks is or passes through a symbolic link"));
+  hv_error_free (&err);
+  world_remove (&w);
+}
+
 int
 main (void)
 {
@@ -268,6 +347,7 @@ main (void)
     cmocka_unit_test (test_every_persons_home), cmocka_unit_test (test_process_home_first),
     cmocka_unit_test (test_unmapped_owner),     cmocka_unit_test (test_too_many_homes),
     cmocka_unit_test (test_homes_not_hidden),   cmocka_unit_test (test_pins_of_hidden_project_files),
+    cmocka_unit_test (test_git_pinned_and_protected), cmocka_unit_test (test_git_link_refused),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

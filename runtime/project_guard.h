@@ -8,13 +8,17 @@
  * config.worktree, commondir and `.git` gitfiles, each identified by
  * (dev, ino, size, ctime, mode), which nothing in the sandbox can forge.
  * After the run the project is walked again; a hook, commondir or gitfile
- * that is new or changed, and a config that gained or changed a setting
+ * that is new or changed, a hook manager's file (husky, pre-commit,
+ * lefthook) at a worktree's top that is new or changed, and a config that
+ * gained or changed a setting
  * that makes git run a program, is moved into
  * <project>/.haven-quarantine/<time>/ (0700, files made non-executable);
  * a changed config of a repository that existed before gets its pre-run
  * content back.  One line on stderr names each item. */
 #ifndef HAVEN_PROJECT_GUARD_H
 #define HAVEN_PROJECT_GUARD_H
+
+#include <stdio.h>
 
 #include "error.h"
 
@@ -26,7 +30,27 @@ int hv_project_guard_snapshot (const char *project, hv_project_guard **out, hv_e
  * number of items quarantined, or -1 when one could not be (err says
  * which: the user must not run git there before removing it). */
 int hv_project_guard_check (hv_project_guard *g, hv_error **err);
+/* Where the check's lines go (stderr by default; the per-container
+ * monitor has none and puts them into its trail). */
+void hv_project_guard_report_to (hv_project_guard *g, FILE *out);
+const char *hv_project_guard_project (const hv_project_guard *g);
 void hv_project_guard_free (hv_project_guard *g);
+
+/* The hook managers' files and directories, relative to a worktree's top,
+ * that the hooks they install run or read commands from (NULL-ended):
+ * husky (.husky/), pre-commit (.pre-commit-config.yaml), lefthook
+ * (lefthook.yml and its other names, .lefthook/ scripts, the -local
+ * variants).  simple-git-hooks writes its commands into the hook files
+ * themselves (package.json is read only when it installs them). */
+extern const char *const hv_git_hook_manager_paths[];
+
+/* The directory core.hooksPath names in a config text (of the git
+ * directory gitdir_rel, relative to the real path `project`), relative to
+ * the project; NULL when unset or outside the project. */
+char *hv_git_hooks_path_rel (const char *project, const char *gitdir_rel, const char *config, size_t len);
+/* The directory above it when that is not the worktree's top (husky 9's
+ * .husky/_ runs .husky/NAME), or NULL: guarded like the hooks. */
+char *hv_git_hooks_path_parent (const char *gitdir_rel, const char *hooks_rel);
 
 static inline void
 cleanup_project_guardp (hv_project_guard **g)

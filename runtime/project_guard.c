@@ -30,6 +30,23 @@
 #define GUARD_MAX_CONTENT (4 << 20)
 #define QUARANTINE_DIR ".haven-quarantine"
 
+/* Hook managers' files at a worktree's top (project_guard.h).  lefthook
+ * finds its config by any of these names (and merges the -local one);
+ * pre-commit's hook names .pre-commit-config.yaml unless installed with
+ * another (-c), which the hook file then names: a hook file is guarded
+ * itself. */
+const char *const hv_git_hook_manager_paths[] = {
+  ".husky",
+  ".pre-commit-config.yaml", ".pre-commit-config.yml",
+  "lefthook.yml", "lefthook.yaml", "lefthook.toml", "lefthook.json", "lefthook.jsonc",
+  ".lefthook.yml", ".lefthook.yaml", ".lefthook.toml", ".lefthook.json", ".lefthook.jsonc",
+  "lefthook-local.yml", "lefthook-local.yaml", "lefthook-local.toml", "lefthook-local.json", "lefthook-local.jsonc",
+  ".lefthook-local.yml", ".lefthook-local.yaml", ".lefthook-local.toml", ".lefthook-local.json",
+  ".lefthook-local.jsonc",
+  ".lefthook", ".lefthook-local",
+  NULL,
+};
+
 enum item_kind
 {
   ITEM_DOTGIT,    /* a `.git` directory: reported when new, not moved */
@@ -37,6 +54,7 @@ enum item_kind
   ITEM_CONFIG,    /* config, config.worktree of a git directory */
   ITEM_COMMONDIR, /* commondir: where config and hooks are read from */
   ITEM_HOOK,      /* anything in hooks/ or a core.hooksPath directory */
+  ITEM_MANAGER,   /* a hook manager's file: what the installed hooks run */
 };
 
 struct ident
@@ -70,6 +88,7 @@ struct hv_project_guard
   ino_t ino;
   struct items before;
   oci_strv hooks_paths; /* core.hooksPath directories (relative) set before the run */
+  FILE *out;            /* where the check reports (stderr unless set) */
 };
 
 struct walker
@@ -77,6 +96,7 @@ struct walker
   struct items *items;
   oci_strv *hooks_paths;
   bool collect_hooks_paths; /* before the run: read core.hooksPath */
+  FILE *out;
   size_t entries;
   char *stopped_at;
 };
@@ -201,7 +221,7 @@ has_suffix (const char *s, const char *suffix)
 /* Every entry under a hooks directory that is not a directory is a hook
  * (a link too: git runs what it points to).  git never runs *.sample. */
 static void
-record_hooks (struct walker *w, int dfd, const char *name, const char *rel, int depth)
+record_hooks (struct walker *w, int dfd, const char *name, const char *rel, enum item_kind kind, int depth)
 {
   struct stat st;
   if (fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -209,7 +229,7 @@ record_hooks (struct walker *w, int dfd, const char *name, const char *rel, int 
   if (!S_ISDIR (st.st_mode))
     {
       if (!(S_ISREG (st.st_mode) && has_suffix (name, ".sample")))
-        items_add (w->items, ITEM_HOOK, rel, &st);
+        items_add (w->items, kind, rel, &st);
       return;
     }
   if (depth >= GUARD_MAX_HOOK_DEPTH)
@@ -229,7 +249,7 @@ record_hooks (struct walker *w, int dfd, const char *name, const char *rel, int 
       if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
         continue;
       cleanup_free char *sub = join (rel, de->d_name);
-      record_hooks (w, dirfd (d), de->d_name, sub, depth + 1);
+      record_hooks (w, dirfd (d), de->d_name, sub, kind, depth + 1);
     }
   closedir (d);
 }
@@ -276,14 +296,14 @@ normalize_beneath (const char *base, const char *path)
  * directories inside the project are the sandbox's to write; one outside
  * it (an absolute path, "~/...") is out of the sandbox's reach unless the
  * policy makes it writable (see policies/README.md). */
-static void
-note_hooks_path (struct walker *w, const char *project, const char *gitdir_rel, const struct item *config)
+char *
+hv_git_hooks_path_rel (const char *project, const char *gitdir_rel, const char *config, size_t len)
 {
-  if (config->content == NULL)
-    return;
-  cleanup_free char *value = hv_git_config_get (config->content, config->len, "core.hookspath");
+  if (config == NULL)
+    return NULL;
+  cleanup_free char *value = hv_git_config_get (config, len, "core.hookspath");
   if (value == NULL || value[0] == '\0')
-    return;
+    return NULL;
   cleanup_free char *top = xstrdup (gitdir_rel);
   const char *base = strrchr (top, '/') ? strrchr (top, '/') + 1 : top;
   if (strcmp (base, ".git") == 0)
@@ -294,17 +314,57 @@ note_hooks_path (struct walker *w, const char *project, const char *gitdir_rel, 
       else
         top[0] = '\0';
     }
-  cleanup_free char *rel = NULL;
   size_t plen = strlen (project);
   if (value[0] == '/')
     {
       if (strncmp (value, project, plen) == 0 && (value[plen] == '/' || value[plen] == '\0'))
-        rel = normalize_beneath ("", value + plen);
+        return normalize_beneath ("", value + plen);
+      return NULL;
     }
-  else if (value[0] != '~')
-    rel = normalize_beneath (top, value);
-  if (rel)
-    oci_strv_push_unique (w->hooks_paths, rel);
+  if (value[0] != '~')
+    return normalize_beneath (top, value);
+  return NULL;
+}
+
+char *
+hv_git_hooks_path_parent (const char *gitdir_rel, const char *hooks_rel)
+{
+  /* The scripts a hooks directory holds may run what lies one level up
+   * (husky 9: core.hooksPath .husky/_, whose scripts run .husky/NAME):
+   * that directory counts as hooks too, unless it is the worktree's top
+   * (the whole project is not a hook). */
+  const char *slash = strrchr (hooks_rel, '/');
+  if (slash == NULL)
+    return NULL;
+  cleanup_free char *top = xstrdup (gitdir_rel);
+  char *s = strrchr (top, '/');
+  const char *base = s ? s + 1 : top;
+  if (strcmp (base, ".git") == 0)
+    {
+      if (s)
+        *s = '\0';
+      else
+        top[0] = '\0';
+    }
+  char *parent = strndup (hooks_rel, (size_t) (slash - hooks_rel));
+  if (strcmp (parent, top) == 0)
+    {
+      free (parent);
+      return NULL;
+    }
+  return parent;
+}
+
+static void
+note_hooks_path (struct walker *w, const char *project, const char *gitdir_rel, const struct item *config)
+{
+  cleanup_free char *rel = hv_git_hooks_path_rel (project, gitdir_rel, config->content, config->len);
+  if (rel == NULL || rel[0] == '\0')
+    return;
+  oci_strv_push_unique (w->hooks_paths, rel);
+  cleanup_free char *parent = hv_git_hooks_path_parent (gitdir_rel, rel);
+  if (parent)
+    oci_strv_push_unique (w->hooks_paths, parent);
 }
 
 static void
@@ -322,7 +382,19 @@ record_gitdir (struct walker *w, const char *project, int dirfd, const char *rel
   cleanup_free char *commondir = join (rel, "commondir");
   record_file (w, dirfd, "commondir", commondir, ITEM_COMMONDIR);
   cleanup_free char *hooks = join (rel, "hooks");
-  record_hooks (w, dirfd, "hooks", hooks, 0);
+  record_hooks (w, dirfd, "hooks", hooks, ITEM_HOOK, 0);
+}
+
+/* What the hook managers people install run from a worktree's top
+ * (hv_git_hook_manager_paths): recorded where a `.git` is. */
+static void
+record_managers (struct walker *w, int dirfd, const char *rel)
+{
+  for (const char *const *m = hv_git_hook_manager_paths; *m; m++)
+    {
+      cleanup_free char *sub = join (rel, *m);
+      record_hooks (w, dirfd, *m, sub, ITEM_MANAGER, 0);
+    }
 }
 
 struct entry
@@ -401,7 +473,10 @@ walk_dir (struct walker *w, const char *project, int fd, const char *rel, bool n
       bool is_git = strcmp (name, ".git") == 0;
       bool dir = is_dir_entry (dirfd (d), &entries[i]);
       if (is_git)
-        record_file (w, dirfd (d), name, sub, dir ? ITEM_DOTGIT : ITEM_GITFILE);
+        {
+          record_file (w, dirfd (d), name, sub, dir ? ITEM_DOTGIT : ITEM_GITFILE);
+          record_managers (w, dirfd (d), rel);
+        }
       if (!dir || (gitdir && skip_in_gitdir (name)))
         continue;
       if (depth + 1 >= GUARD_MAX_DEPTH)
@@ -436,7 +511,7 @@ walk_hooks_paths (struct walker *w, int projfd)
         parent[0] = '\0';
       cleanup_close int pfd = parent[0] ? hv_open_beneath_nofollow (projfd, parent, O_PATH | O_DIRECTORY) : dup (projfd);
       if (pfd >= 0 && base[0])
-        record_hooks (w, pfd, base, rel, 0);
+        record_hooks (w, pfd, base, rel, ITEM_HOOK, 0);
     }
 }
 
@@ -467,7 +542,7 @@ warn_stopped (const struct walker *w)
   if (w->stopped_at == NULL)
     return;
   cleanup_free char *at = printable (w->stopped_at);
-  fprintf (stderr,
+  fprintf (w->out ? w->out : stderr,
            "haven: WARNING: the check for git hooks stopped at %s (more than %d entries or %d levels deep): "
            "git repositories beyond it were not checked\n",
            at, GUARD_MAX_ENTRIES, GUARD_MAX_DEPTH);
@@ -486,12 +561,25 @@ hv_project_guard_snapshot (const char *project, hv_project_guard **out, hv_error
   g->project = xstrdup (project);
   g->dev = st.st_dev;
   g->ino = st.st_ino;
-  struct walker w = { .items = &g->before, .hooks_paths = &g->hooks_paths, .collect_hooks_paths = true };
+  g->out = stderr;
+  struct walker w = { .items = &g->before, .hooks_paths = &g->hooks_paths, .collect_hooks_paths = true, .out = stderr };
   walk_project (&w, project, projfd);
   warn_stopped (&w);
   free (w.stopped_at);
   *out = g;
   return 0;
+}
+
+const char *
+hv_project_guard_project (const hv_project_guard *g)
+{
+  return g->project;
+}
+
+void
+hv_project_guard_report_to (hv_project_guard *g, FILE *out)
+{
+  g->out = out;
 }
 
 void
@@ -513,6 +601,7 @@ struct quarantine
   int fd; /* <project>/.haven-quarantine/<time>, opened lazily */
   char *name;
   char *stamp;
+  FILE *out;
 };
 
 static const struct item *
@@ -531,7 +620,7 @@ hook_known (const hv_project_guard *g, const struct item *it)
    * `.git` keeps its hooks): its content cannot have changed while its
    * inode, size and ctime did not. */
   for (size_t i = 0; i < g->before.n; i++)
-    if (g->before.v[i].kind == ITEM_HOOK && ident_eq (&g->before.v[i].id, &it->id))
+    if (g->before.v[i].kind == it->kind && ident_eq (&g->before.v[i].id, &it->id))
       return true;
   return false;
 }
@@ -596,12 +685,12 @@ quarantine_parent (struct quarantine *q, const char *rel_dir, hv_error **err)
 /* A quarantined file is never executable (a link has no mode of its own
  * and points at a name git no longer looks up). */
 static void
-strip_exec (int dfd, const char *name)
+strip_exec (int dfd, const char *name, FILE *out)
 {
   struct stat st;
   if (fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode)
       && fchmodat (dfd, name, st.st_mode & 0600, 0) < 0)
-    fprintf (stderr, "haven: could not make quarantined %s non-executable: %s\n", name, strerror (errno));
+    fprintf (out, "haven: could not make quarantined %s non-executable: %s\n", name, strerror (errno));
 }
 
 /* Move rel into the quarantine, not executable.  *where gets its path
@@ -622,7 +711,7 @@ quarantine_item (struct quarantine *q, const char *rel, char **where, hv_error *
   cleanup_close int to = quarantine_parent (q, dir, err);
   if (to >= 0 && renameat (from, base, to, base) == 0)
     {
-      strip_exec (to, base);
+      strip_exec (to, base, q->out);
       cleanup_free char *renamed = quarantine_rel (rel);
       *where = xasprintf ("%s/%s/%s", QUARANTINE_DIR, q->name, renamed);
       return 0;
@@ -638,7 +727,7 @@ quarantine_item (struct quarantine *q, const char *rel, char **where, hv_error *
   cleanup_free char *aside = xasprintf ("%s.haven-quarantined-%s", base, q->stamp);
   if (renameat (from, base, from, aside) < 0)
     return hv_error_set (err, errno ? errno : saved, "move %s aside", rel);
-  strip_exec (from, aside);
+  strip_exec (from, aside, q->out);
   *where = dir[0] ? xasprintf ("%s/%s", dir, aside) : xstrdup (aside);
   return 0;
 }
@@ -699,10 +788,21 @@ config_verdict (const struct item *after, const struct item *before)
 }
 
 static void
-report (const char *what, const char *rel, const char *why, const char *where)
+report (FILE *out, const char *what, const char *rel, const char *why, const char *where)
 {
   cleanup_free char *r = printable (rel), *y = printable (why), *w = printable (where);
-  fprintf (stderr, "haven: %s %s (%s; git would run it) -> %s\n", what, r, y, w);
+  fprintf (out, "haven: %s %s (%s; git would run it) -> %s\n", what, r, y, w);
+}
+
+/* A file both a hook manager's and in a hooks directory (husky's) is
+ * reported as a hook. */
+static bool
+is_hook (const struct items *after, const char *rel)
+{
+  for (size_t i = 0; i < after->n; i++)
+    if (after->v[i].kind == ITEM_HOOK && strcmp (after->v[i].rel, rel) == 0)
+      return true;
+  return false;
 }
 
 static bool
@@ -729,7 +829,7 @@ reopen_project (const hv_project_guard *g, hv_error **err)
 static void
 scan_project (hv_project_guard *g, int projfd, struct items *after)
 {
-  struct walker w = { .items = after, .hooks_paths = &g->hooks_paths };
+  struct walker w = { .items = after, .hooks_paths = &g->hooks_paths, .out = g->out };
   walk_project (&w, g->project, projfd);
   warn_stopped (&w);
   free (w.stopped_at);
@@ -757,13 +857,18 @@ suspicion (const hv_project_guard *g, const struct item *a, const struct item *b
       if (b == NULL || b->id.dev != a->id.dev || b->id.ino != a->id.ino)
         {
           cleanup_free char *r = printable (a->rel);
-          fprintf (stderr, "haven: note: %s is a git directory created or moved there during the run\n", r);
+          fprintf (g->out, "haven: note: %s is a git directory created or moved there during the run\n", r);
         }
       return NULL;
     case ITEM_HOOK:
       if (hook_known (g, a))
         return NULL;
       return xstrdup (b ? "changed by the sandbox" : "created by the sandbox");
+    case ITEM_MANAGER:
+      if (hook_known (g, a))
+        return NULL;
+      return xasprintf ("%s by the sandbox; a hook manager's file, which the repository's hooks run",
+                        b ? "changed" : "created");
     case ITEM_GITFILE:
     case ITEM_COMMONDIR:
       /* Their meaning depends on where they are: same place, same
@@ -790,18 +895,18 @@ quarantine_one (struct quarantine *q, int projfd, const struct item *a, const st
   if (quarantine_item (q, a->rel, &where, &qerr) < 0)
     {
       cleanup_free char *r = printable (a->rel);
-      fprintf (stderr, "haven: could not quarantine %s (%s): %s\n", r, why, qerr->msg);
+      fprintf (q->out, "haven: could not quarantine %s (%s): %s\n", r, why, qerr->msg);
       return -1;
     }
-  report ("quarantined", a->rel, why, where);
+  report (q->out, "quarantined", a->rel, why, where);
   if (a->kind == ITEM_CONFIG && b && b->content)
     {
       cleanup_error hv_error *rerr = NULL;
       cleanup_free char *r = printable (a->rel);
       if (restore_content (projfd, b, &rerr) < 0)
-        fprintf (stderr, "haven: could not restore %s as it was before the run: %s\n", r, rerr->msg);
+        fprintf (q->out, "haven: could not restore %s as it was before the run: %s\n", r, rerr->msg);
       else
-        fprintf (stderr, "haven: restored %s as it was before the run\n", r);
+        fprintf (q->out, "haven: restored %s as it was before the run\n", r);
     }
   return 0;
 }
@@ -814,13 +919,13 @@ hv_project_guard_check (hv_project_guard *g, hv_error **err)
     return -1;
   struct items after = { 0 };
   scan_project (g, projfd, &after);
-  struct quarantine q = { .projfd = projfd, .fd = -1, .stamp = quarantine_stamp () };
+  struct quarantine q = { .projfd = projfd, .fd = -1, .stamp = quarantine_stamp (), .out = g->out };
   oci_strv done = { 0 };
   int moved = 0, failed = 0;
   for (size_t i = 0; i < after.n; i++)
     {
       const struct item *a = &after.v[i];
-      if (already_handled (&done, a->rel))
+      if (already_handled (&done, a->rel) || (a->kind == ITEM_MANAGER && is_hook (&after, a->rel)))
         continue;
       oci_strv_push (&done, a->rel);
       const struct item *b = find_before (g, a->kind, a->rel);

@@ -1,0 +1,139 @@
+# Git under an engine: what git would execute on the host, created or
+# changed by a policed container, never runs there (issue 23).  Each test
+# does what a hostile container did, then what the user does on the host
+# (git commit, git status), while the container still runs and after it
+# ended, and asserts the container's program did not run.  The image has
+# no git: the container writes git's files with the shell, as any program
+# could.
+
+# A committed repository in $WS (the container's /workspace); $MARK is
+# where the planted program would leave its trace on the host.
+git_workspace() {
+  command -v git >/dev/null || skip "git is not installed"
+  WS=$(mktemp -d "$WORK/gitws-XXXXXX")
+  chmod 755 "$WS"
+  MARK=$WS.planted-code-ran
+  wsgit init -q
+  echo a > "$WS/a"
+  wsgit add a
+  wsgit commit -qm init || fail "initial commit failed"
+}
+
+# git as the user runs it on the host.
+wsgit() { git -C "$WS" -c user.email=user@example.org -c user.name=user "$@"; }
+
+# What the user does on the host: commit (hooks) and status (fsmonitor),
+# in the workspace and in DIR below it.
+host_git_use() { # [DIR]
+  local d=${1:-.}
+  wsgit -C "$d" status >/dev/null 2>&1
+  wsgit -C "$d" commit -q --allow-empty -m host >/dev/null 2>&1
+}
+
+assert_planted_code_did_not_run() {
+  [ ! -e "$MARK" ] || fail "the container's program ran on the host ($1)"
+}
+
+# A hook that marks the host, as the container writes it.
+HOOK_TEXT='#!/bin/sh\ntouch %s\n'
+
+# The container's attacks on the repository at the top: rename .git and
+# put a copy with a new hook in its place, replace hooks/, add to config.
+# Each is tried; none may succeed.  (The policy passes no -e variables:
+# the values are in the script.)
+git_attacks() {
+  cat <<EOS
+cd /workspace
+(mv .git .git.o && cp -a .git.o .git) 2>&1 | sed "s/^/mv: /"
+(mv .git/hooks .git/hooks.o && mkdir .git/hooks) 2>&1 | sed "s/^/hooks: /"
+(printf '$(printf "$HOOK_TEXT" "$MARK")' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit) 2>&1 | sed "s/^/write: /"
+(printf '[core]\\n\\tfsmonitor = sh -c "touch $MARK; false"\\n' >> .git/config) 2>&1 | sed "s/^/config: /"
+echo attacks-done
+EOS
+}
+
+test_docker_git_dir_renamed_while_running() {
+  need_docker
+  git_workspace
+  local c
+  c=$(new_name git)
+  dk run -d --name "$c" --runtime haven-default -v "$WS:/workspace" -w /workspace "$IMAGE" sleep 1000 \
+    >/dev/null 2>run.err || fail "docker run -d: $(cat run.err)"
+  defer "dk rm -f $c >/dev/null 2>&1"
+  OUT=$(dk exec "$c" sh -c "$(git_attacks)" 2>&1)
+  assert_contains "$OUT" attacks-done
+  # The user works in the workspace while the container runs.
+  host_git_use
+  assert_planted_code_did_not_run "git on the host while the container runs: $OUT"
+  # .git is a mount point in the container: it cannot be renamed or removed.
+  assert_contains "$OUT" "mv: mv: can't rename '.git': Device or resource busy"
+  assert_contains "$OUT" "hooks: mv: can't rename '.git/hooks': Device or resource busy"
+  assert_contains "$OUT" "Read-only file system"
+  dk rm -f "$c" >/dev/null 2>&1
+  host_git_use
+  assert_planted_code_did_not_run "git on the host after the container ended"
+  assert_eq "" "$(wsgit status --porcelain)" "the repository is as it was"
+}
+
+# husky 9 (core.hooksPath .husky/_, whose scripts run .husky/NAME) and the
+# files hook managers read commands from when git runs their hooks.
+test_docker_git_hook_manager_files_while_running() {
+  need_docker
+  git_workspace
+  mkdir -p "$WS/.husky/_"
+  printf '#!/bin/sh\nn=$(basename "$0")\ns=$(dirname "$(dirname "$0")")/$n\n[ -f "$s" ] || exit 0\nsh -e "$s" "$@"\n' \
+    > "$WS/.husky/_/h"
+  printf '#!/bin/sh\n. "$(dirname "$0")/h"\n' > "$WS/.husky/_/pre-commit"
+  chmod +x "$WS/.husky/_/h" "$WS/.husky/_/pre-commit"
+  printf 'echo user lint\n' > "$WS/.husky/pre-commit"
+  printf 'repos: []\n' > "$WS/.pre-commit-config.yaml"
+  wsgit config core.hooksPath .husky/_
+  local c
+  c=$(new_name git)
+  dk run -d --name "$c" --runtime haven-default -v "$WS:/workspace" -w /workspace "$IMAGE" sleep 1000 \
+    >/dev/null 2>run.err || fail "docker run -d: $(cat run.err)"
+  defer "dk rm -f $c >/dev/null 2>&1"
+  OUT=$(dk exec "$c" sh -c "
+    (echo 'touch $MARK' >> .husky/pre-commit) 2>&1
+    (mv .husky .husky.o && mkdir -p .husky/_ && cp -a .husky.o/_/. .husky/_/ && echo 'touch $MARK' > .husky/pre-commit) 2>&1
+    (echo '- repo: local' >> .pre-commit-config.yaml) 2>&1
+    (mv .pre-commit-config.yaml x) 2>&1
+    echo done" 2>&1)
+  assert_contains "$OUT" done
+  host_git_use
+  assert_planted_code_did_not_run ".husky/pre-commit while the container runs: $OUT"
+  assert_contains "$OUT" "can't create .husky/pre-commit: Read-only file system"
+  assert_contains "$OUT" "can't rename '.husky': Device or resource busy"
+  assert_contains "$OUT" "can't create .pre-commit-config.yaml: Read-only file system"
+  assert_contains "$OUT" "can't rename '.pre-commit-config.yaml': Device or resource busy"
+  assert_eq "echo user lint" "$(cat "$WS/.husky/pre-commit")" "the user's husky script"
+}
+
+# What prevention cannot stop while the container runs (a repository it
+# creates, a commondir it adds) is quarantined when it ends: before
+# `docker run` returns.
+test_docker_git_created_repository_checked_at_end() {
+  need_docker
+  git_workspace
+  local c id trail
+  c=$(new_name git)
+  OUT=$(dk run --name "$c" --runtime haven-default -v "$WS:/workspace" -w /workspace "$IMAGE" sh -c "
+    mkdir -p sub/.git/objects sub/.git/refs/heads crafted/hooks
+    echo 'ref: refs/heads/main' > sub/.git/HEAD
+    printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = sh -c \"touch $MARK; false\"\n' > sub/.git/config
+    cp -a .git/. crafted/ 2>/dev/null; rm -rf crafted/hooks; mkdir crafted/hooks
+    printf '$(printf "$HOOK_TEXT" "$MARK")' > crafted/hooks/pre-commit && chmod +x crafted/hooks/pre-commit
+    echo ../crafted > .git/commondir && echo planted" 2>&1)
+  assert_contains "$OUT" planted
+  id=$(dk inspect -f '{{.Id}}' "$c")
+  dk rm -f "$c" >/dev/null 2>&1
+  host_git_use
+  host_git_use sub
+  assert_planted_code_did_not_run "a repository or commondir the container created"
+  [ -d "$WS/.haven-quarantine" ] || fail "no quarantine in the workspace"
+  [ ! -e "$WS/.git/commondir" ] || fail ".git/commondir is still there"
+  trail=/var/log/haven/containers/$id.jsonl
+  assert_contains "$(cat "$trail" 2>&1)" '"event":"git_guard"'
+  assert_contains "$(cat "$trail")" 'quarantined sub/.git/config (the sandbox set core.fsmonitor'
+  assert_contains "$(cat "$trail")" 'quarantined .git/commondir (created by the sandbox'
+}
