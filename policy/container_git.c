@@ -16,8 +16,7 @@
 #include "safe_path.h"
 #include "utils.h"
 
-#define MAX_GITDIRS 64      /* submodules' and worktrees' git directories pinned per project */
-#define MAX_GITDIR_DEPTH 4  /* modules/a/modules/b/...: nested submodules */
+#define MAX_GITDIRS 64 /* git directories pinned per project */
 #define CONFIG_MAX (4 << 20)
 
 struct git_plan
@@ -26,7 +25,6 @@ struct git_plan
   const char *dest;   /* the project in the container */
   const char *source; /* ... and on the host */
   int base;           /* O_PATH fd of source */
-  size_t gitdirs;
 };
 
 /* What rel (below the project) is, reached without following a link:
@@ -109,56 +107,12 @@ read_config (const struct git_plan *gp, const char *rel, size_t *len)
   return text;
 }
 
-static int protect_gitdir (struct git_plan *gp, const char *rel, int depth, hv_error **err);
-
-/* The git directories of linked worktrees (worktrees/NAME) and of
- * submodules (modules/NAME, nested): each has its own config, and a
- * submodule its own hooks, which git runs from the superproject
- * (`git status` recurses into submodules). */
+/* A git directory: pinned, and its hooks, config, config.worktree and
+ * commondir read-only. */
 static int
-protect_children (struct git_plan *gp, const char *rel, const char *sub, int depth, hv_error **err)
-{
-  cleanup_free char *dir = xasprintf ("%s/%s", rel, sub);
-  cleanup_close int fd = hv_openat2 (gp->base, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0,
-                                     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-  if (fd < 0)
-    return errno == ENOENT || errno == ENOTDIR ? 0 : errno == ELOOP ? refuse_link (gp, dir, err) : 0;
-  DIR *d = fdopendir (fd);
-  if (d == NULL)
-    return 0;
-  fd = -1;
-  struct dirent *de;
-  int r = 0;
-  while (r == 0 && (de = readdir (d)))
-    {
-      if (de->d_name[0] == '.' && (de->d_name[1] == '\0' || (de->d_name[1] == '.' && de->d_name[2] == '\0')))
-        continue;
-      cleanup_free char *child = xasprintf ("%s/%s", dir, de->d_name);
-      struct stat st;
-      if (lookup (gp, child, &st) < 0 || !S_ISDIR (st.st_mode))
-        continue;
-      if (gp->gitdirs >= MAX_GITDIRS)
-        {
-          cleanup_free char *note = xasprintf ("git in the container: more than %d git directories under %s/.git: "
-                                               "%s/%s and those after it are checked when the container ends, "
-                                               "not write-protected while it runs",
-                                               MAX_GITDIRS, gp->dest, gp->dest, child);
-          oci_strv_push (&gp->plan->notes, note);
-          break;
-        }
-      r = protect_gitdir (gp, child, depth + 1, err);
-    }
-  closedir (d);
-  return r;
-}
-
-/* A git directory: pinned, its hooks, config, config.worktree and
- * commondir read-only, and the same for the git directories inside it. */
-static int
-protect_gitdir (struct git_plan *gp, const char *rel, int depth, hv_error **err)
+protect_gitdir (struct git_plan *gp, const char *rel, hv_error **err)
 {
   static const char *const names[] = { "hooks", "config", "config.worktree", "commondir", NULL };
-  gp->gitdirs++;
   if (protect (gp, rel, true, err) < 0)
     return -1;
   for (size_t i = 0; names[i]; i++)
@@ -167,49 +121,79 @@ protect_gitdir (struct git_plan *gp, const char *rel, int depth, hv_error **err)
       if (protect (gp, sub, false, err) < 0)
         return -1;
     }
-  if (depth >= MAX_GITDIR_DEPTH)
-    return 0;
-  if (protect_children (gp, rel, "worktrees", depth, err) < 0 || protect_children (gp, rel, "modules", depth, err) < 0)
-    return -1;
   return 0;
 }
 
-/* core.hooksPath inside the project: that directory and, unless it is
- * the top, the one above it (husky), read-only. */
+/* The worktree whose `.git` is gitdir_rel (its parent, "" for the top):
+ * the directory core.hooksPath names in the project and, unless it is
+ * that worktree's top, the one above it (husky); the hook managers'
+ * files at its top. */
 static int
-protect_hooks_path (struct git_plan *gp, hv_error **err)
+protect_worktree (struct git_plan *gp, const char *real, const char *gitdir_rel, hv_error **err)
 {
+  const char *slash = strrchr (gitdir_rel, '/');
+  cleanup_free char *top = slash ? strndup (gitdir_rel, (size_t) (slash - gitdir_rel)) : xstrdup ("");
+  cleanup_free char *cfg = xasprintf ("%s/config", gitdir_rel);
   size_t len = 0;
-  cleanup_free char *config = read_config (gp, ".git/config", &len);
-  cleanup_free char *real = realpath (gp->source, NULL);
-  cleanup_free char *rel = config && real ? hv_git_hooks_path_rel (real, ".git", config, len) : NULL;
-  if (rel == NULL || rel[0] == '\0')
-    return 0;
-  cleanup_free char *parent = hv_git_hooks_path_parent (".git", rel);
-  if (parent && protect (gp, parent, false, err) < 0)
-    return -1;
-  return protect (gp, rel, false, err);
+  cleanup_free char *config = read_config (gp, cfg, &len);
+  cleanup_free char *hooks = config ? hv_git_hooks_path_rel (real, gitdir_rel, config, len) : NULL;
+  if (hooks && hooks[0])
+    {
+      cleanup_free char *parent = hv_git_hooks_path_parent (gitdir_rel, hooks);
+      if ((parent && protect (gp, parent, false, err) < 0) || protect (gp, hooks, false, err) < 0)
+        return -1;
+    }
+  for (const char *const *m = hv_git_hook_manager_paths; *m; m++)
+    {
+      cleanup_free char *rel = top[0] ? xasprintf ("%s/%s", top, *m) : xstrdup (*m);
+      if (protect (gp, rel, false, err) < 0)
+        return -1;
+    }
+  return 0;
 }
 
+static bool
+named_dot_git (const char *rel)
+{
+  const char *slash = strrchr (rel, '/');
+  return strcmp (slash ? slash + 1 : rel, ".git") == 0;
+}
+
+/* Every repository the walk found in the project (the guard's own walk,
+ * project_guard.h): at most MAX_GITDIRS git directories are pinned, the
+ * rest are said in a note and checked at the end only. */
 static int
 protect_project (struct git_plan *gp, hv_error **err)
 {
+  cleanup_free char *real = realpath (gp->source, NULL);
+  if (real == NULL)
+    return hv_error_set (err, errno, "git in the container: %s", gp->source);
   struct stat st;
-  if (lookup (gp, ".git", &st) < 0)
+  if (lookup (gp, ".git", &st) < 0 && errno == ELOOP)
+    return refuse_link (gp, ".git", err);
+  hv_project_guard *g = NULL;
+  if (hv_project_guard_snapshot (real, &g, err) < 0)
+    return hv_error_wrap (err, "git in the container");
+  cleanup_strv oci_strv gitdirs = { 0 }, gitfiles = { 0 };
+  hv_project_guard_repositories (g, &gitdirs, &gitfiles);
+  hv_project_guard_free (g);
+  for (size_t i = 0; i < gitdirs.n; i++)
     {
-      if (errno == ELOOP)
-        return refuse_link (gp, ".git", err);
-      return 0; /* no repository at the top: the check at the end covers what the container makes */
-    }
-  if (S_ISDIR (st.st_mode))
-    {
-      if (protect_gitdir (gp, ".git", 0, err) < 0 || protect_hooks_path (gp, err) < 0)
+      if (i == MAX_GITDIRS)
+        {
+          cleanup_free char *note = xasprintf ("git in the container: more than %d git directories in %s: %s/%s and "
+                                               "those after it are checked when the container ends, not pinned "
+                                               "while it runs",
+                                               MAX_GITDIRS, gp->dest, gp->dest, gitdirs.v[i]);
+          oci_strv_push (&gp->plan->notes, note);
+          break;
+        }
+      if (protect_gitdir (gp, gitdirs.v[i], err) < 0
+          || (named_dot_git (gitdirs.v[i]) && protect_worktree (gp, real, gitdirs.v[i], err) < 0))
         return -1;
     }
-  else if (protect (gp, ".git", false, err) < 0) /* a gitfile ("gitdir: PATH") */
-    return -1;
-  for (const char *const *m = hv_git_hook_manager_paths; *m; m++)
-    if (protect (gp, *m, false, err) < 0)
+  for (size_t i = 0; i < gitfiles.n && i < MAX_GITDIRS; i++)
+    if (protect (gp, gitfiles.v[i], false, err) < 0 || protect_worktree (gp, real, gitfiles.v[i], err) < 0)
       return -1;
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -324,6 +325,13 @@ bound_resolv_conf (const oci_spec *spec)
   return source;
 }
 
+static bool
+own_pid_namespace (const oci_spec *spec)
+{
+  const oci_namespace *ns = oci_spec_find_namespace (spec, CLONE_NEWPID);
+  return ns && ns->path == NULL;
+}
+
 struct git_guards
 {
   hv_project_guard **v;
@@ -420,7 +428,8 @@ hv_monitor_start (const hv_container *c, const oci_spec *spec, int egress_trail_
                                .resolv_conf = egress ? bound_resolv_conf (spec) : NULL,
                                .borrowed_trail = borrowed, .notice_fd = notice,
                                .landlock_audit = trail >= 0 ? landlock_audit : NULL,
-                               .git_guards = guards.v, .n_git_guards = guards.n };
+                               .git_guards = guards.v, .n_git_guards = guards.n,
+                               .check_after_delete = !own_pid_namespace (spec) };
   int r = spawn_monitor (&a, c->dir, m, err);
   /* The monitor has its copy (fork); create's goes. */
   git_guards_free (&guards);

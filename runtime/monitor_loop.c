@@ -429,6 +429,16 @@ write_exit (struct monitor *m)
   hv_audit_trail_emit (&m->trail, g);
 }
 
+/* Until delete's SIGTERM (sent once it has removed the cgroup, and with
+ * it every process of the container). */
+static void
+wait_for_delete (int sigfd)
+{
+  struct signalfd_siginfo si;
+  while (read (sigfd, &si, sizeof (si)) < 0 && errno == EINTR)
+    ;
+}
+
 /* One trail record per line the check printed. */
 static void
 record_guard_lines (struct monitor *m, const char *project, const char *text)
@@ -561,6 +571,8 @@ hv_monitor_main (const struct hv_monitor_args *a)
        * removed the cgroup (it sends its SIGTERM after that): nothing of
        * the container writes any more.  Without a GO there was no
        * container, and nothing to check. */
+      if (a->n_git_guards && a->check_after_delete && strcmp (m.end, "deleted") != 0)
+        wait_for_delete (sigfd);
       check_projects (&m);
       if (a->borrowed_trail)
         hv_audit_trail_summarize (&m.trail, true);

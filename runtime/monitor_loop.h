@@ -43,6 +43,9 @@ struct hv_monitor_args
    * (init exited, or delete removed the cgroup and sent SIGTERM). */
   struct hv_project_guard **git_guards;
   size_t n_git_guards;
+  /* The container has no pid namespace of its own: its processes can
+   * outlive init, so the check waits for delete's SIGTERM. */
+  bool check_after_delete;
 };
 
 /* The monitor: never returns. */

@@ -570,6 +570,25 @@ hv_project_guard_snapshot (const char *project, hv_project_guard **out, hv_error
   return 0;
 }
 
+void
+hv_project_guard_repositories (const hv_project_guard *g, oci_strv *gitdirs, oci_strv *gitfiles)
+{
+  for (size_t i = 0; i < g->before.n; i++)
+    {
+      const struct item *it = &g->before.v[i];
+      if (it->kind == ITEM_DOTGIT)
+        oci_strv_push_unique (gitdirs, it->rel);
+      else if (it->kind == ITEM_GITFILE)
+        oci_strv_push_unique (gitfiles, it->rel);
+      else if (it->kind == ITEM_CONFIG && has_suffix (it->rel, "/config"))
+        {
+          /* a git directory found by its contents (bare, a submodule's) */
+          cleanup_free char *dir = strndup (it->rel, strlen (it->rel) - strlen ("/config"));
+          oci_strv_push_unique (gitdirs, dir);
+        }
+    }
+}
+
 const char *
 hv_project_guard_project (const hv_project_guard *g)
 {

@@ -34,6 +34,11 @@ int hv_project_guard_check (hv_project_guard *g, hv_error **err);
  * monitor has none and puts them into its trail). */
 void hv_project_guard_report_to (hv_project_guard *g, FILE *out);
 const char *hv_project_guard_project (const hv_project_guard *g);
+/* The git directories (a `.git` directory, or one git takes for a
+ * repository: bare, a submodule's, a worktree's) and `.git` files the
+ * snapshot found, relative to the project, parents before what they hold;
+ * appended to the lists. */
+void hv_project_guard_repositories (const hv_project_guard *g, oci_strv *gitdirs, oci_strv *gitfiles);
 void hv_project_guard_free (hv_project_guard *g);
 
 /* The hook managers' files and directories, relative to a worktree's top,

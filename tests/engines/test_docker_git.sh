@@ -55,6 +55,8 @@ EOS
 test_docker_git_dir_renamed_while_running() {
   need_docker
   git_workspace
+  # A repository nested in the workspace (a vendored clone) is pinned too.
+  git init -q "$WS/vendor/lib"
   local c
   c=$(new_name git)
   dk run -d --name "$c" --runtime haven-default -v "$WS:/workspace" -w /workspace "$IMAGE" sleep 1000 \
@@ -62,9 +64,15 @@ test_docker_git_dir_renamed_while_running() {
   defer "dk rm -f $c >/dev/null 2>&1"
   OUT=$(dk exec "$c" sh -c "$(git_attacks)" 2>&1)
   assert_contains "$OUT" attacks-done
+  local nested
+  nested=$(dk exec "$c" sh -c "cd vendor/lib && $(git_attacks | sed 1d)
+    (mv /workspace/vendor /workspace/vendor.o) 2>&1" 2>&1)
   # The user works in the workspace while the container runs.
   host_git_use
-  assert_planted_code_did_not_run "git on the host while the container runs: $OUT"
+  host_git_use vendor/lib
+  assert_planted_code_did_not_run "git on the host while the container runs: $OUT $nested"
+  assert_contains "$nested" "mv: can't rename '.git': Device or resource busy"
+  assert_contains "$nested" "can't rename '/workspace/vendor': Device or resource busy"
   # .git is a mount point in the container: it cannot be renamed or removed.
   assert_contains "$OUT" "mv: mv: can't rename '.git': Device or resource busy"
   assert_contains "$OUT" "hooks: mv: can't rename '.git/hooks': Device or resource busy"
@@ -72,7 +80,7 @@ test_docker_git_dir_renamed_while_running() {
   dk rm -f "$c" >/dev/null 2>&1
   host_git_use
   assert_planted_code_did_not_run "git on the host after the container ended"
-  assert_eq "" "$(wsgit status --porcelain)" "the repository is as it was"
+  assert_eq "?? vendor/" "$(wsgit status --porcelain)" "the repository is as it was"
 }
 
 # husky 9 (core.hooksPath .husky/_, whose scripts run .husky/NAME) and the
@@ -126,7 +134,9 @@ test_docker_git_created_repository_checked_at_end() {
     echo ../crafted > .git/commondir && echo planted" 2>&1)
   assert_contains "$OUT" planted
   id=$(dk inspect -f '{{.Id}}' "$c")
-  dk rm -f "$c" >/dev/null 2>&1
+  defer "dk rm -f $c >/dev/null 2>&1"
+  # Right after docker run returned (the engine deletes the task, and the
+  # runtime's delete waits for the check, before it reports the exit).
   host_git_use
   host_git_use sub
   assert_planted_code_did_not_run "a repository or commondir the container created"
@@ -136,4 +146,33 @@ test_docker_git_created_repository_checked_at_end() {
   assert_contains "$(cat "$trail" 2>&1)" '"event":"git_guard"'
   assert_contains "$(cat "$trail")" 'quarantined sub/.git/config (the sandbox set core.fsmonitor'
   assert_contains "$(cat "$trail")" 'quarantined .git/commondir (created by the sandbox'
+}
+
+# The same under Podman (conmon; the policy by annotation): the attacks
+# while the container runs, and a repository created, found when
+# `podman run` has returned.
+test_podman_git_while_running_and_at_end() {
+  need_podman
+  git_workspace
+  local c
+  c=$(new_name git)
+  pm run -d --name "$c" "${PR[@]}" --network none --annotation run.haven.policy=default -v "$WS:/workspace" \
+    -w /workspace "$IMAGE" sleep 1000 >/dev/null 2>run.err || fail "podman run -d: $(cat run.err)"
+  defer "pm rm -f -t 0 $c >/dev/null 2>&1"
+  OUT=$(pm exec "$c" sh -c "$(git_attacks)" 2>&1)
+  assert_contains "$OUT" attacks-done
+  host_git_use
+  assert_planted_code_did_not_run "git on the host while the container runs: $OUT"
+  assert_contains "$OUT" "mv: mv: can't rename '.git': Device or resource busy"
+  pm rm -f -t 0 "$c" >/dev/null 2>&1
+  OUT=$(pm run --rm "${PR[@]}" --network none --annotation run.haven.policy=default -v "$WS:/workspace" \
+    -w /workspace "$IMAGE" sh -c "
+    mkdir -p sub/.git/objects sub/.git/refs/heads
+    echo 'ref: refs/heads/main' > sub/.git/HEAD
+    printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = sh -c \"touch $MARK; false\"\n' > sub/.git/config
+    echo planted" 2>&1)
+  assert_contains "$OUT" planted
+  host_git_use sub
+  assert_planted_code_did_not_run "a repository the container created"
+  [ -d "$WS/.haven-quarantine" ] || fail "no quarantine in the workspace"
 }

@@ -269,8 +269,9 @@ world_with_workspace (struct world *w, char **ws)
   world_make (w, "root:x:0:0:root:/root:/bin/sh\n", 0, "", "");
   *ws = xasprintf ("%s/ws", w->dir);
   cleanup_free char *ro = xasprintf ("%s/ro", w->dir);
-  cleanup_free char *mk = xasprintf ("mkdir -p %s/.git/hooks %s/.git/modules/lib/hooks %s/.husky/_ %s/.git", *ws, *ws,
-                                     *ws, ro);
+  cleanup_free char *mk = xasprintf ("mkdir -p %s/.git/hooks %s/.git/modules/lib/hooks %s/.git/modules/lib/objects "
+                                     "%s/.git/modules/lib/refs %s/.husky/_ %s/vendor/x/.git/hooks %s/.git",
+                                     *ws, *ws, *ws, *ws, *ws, *ws, ro);
   assert_int_equal (system (mk), 0);
   cleanup_free char *json
       = xasprintf ("{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},\"process\":{\"cwd\":\"/\",\"args\":[\"sh\"],"
@@ -282,8 +283,9 @@ world_with_workspace (struct world *w, char **ws)
   put_file (w->config, json);
 }
 
-/* The repository at a workspace's top: .git pinned, what git executes
- * read-only (hooks, config, a submodule's), core.hooksPath and the
+/* The repositories of a workspace (its top's, a submodule's, a nested
+ * one): each git directory pinned with the directories on the way, what
+ * git executes read-only (hooks, config), core.hooksPath and the
  * directory above it (husky), a hook manager's file; a read-only mount is
  * neither pinned nor checked at the end. */
 static void
@@ -297,19 +299,22 @@ test_git_pinned_and_protected (void **state)
   put_file (cfg, "[core]\n\thooksPath = .husky/_\n");
   cleanup_free char *sub = xasprintf ("%s/.git/modules/lib/config", ws);
   put_file (sub, "[core]\n");
+  cleanup_free char *head = xasprintf ("%s/.git/modules/lib/HEAD", ws);
+  put_file (head, "ref: refs/heads/main\n");
   cleanup_free char *pc = xasprintf ("%s/.pre-commit-config.yaml", ws);
   put_file (pc, "repos: []\n");
   struct hv_container_plan plan;
   hv_error *err = NULL;
   assert_int_equal (plan_for (&w, "filesystem: {hide_home: no}\n", &plan, &err), 0);
-  static const char *const pins[] = { "/w/.git", "/w/.git/modules", "/w/.git/modules/lib" };
+  static const char *const pins[] = { "/w/.git", "/w/.git/modules", "/w/.git/modules/lib", "/w/vendor",
+                                      "/w/vendor/x", "/w/vendor/x/.git" };
   for (size_t i = 0; i < sizeof (pins) / sizeof (pins[0]); i++)
     if (!oci_strv_contains (&plan.pins, pins[i]))
       fail_msg ("%s is not pinned", pins[i]);
   assert_string_equal (plan.pins.v[0], "/w/.git"); /* parents first */
   static const char *const ro[] = { "/w/.git/hooks", "/w/.git/config", "/w/.git/modules/lib/hooks",
                                     "/w/.git/modules/lib/config", "/w/.husky/_", "/w/.husky",
-                                    "/w/.pre-commit-config.yaml" };
+                                    "/w/.pre-commit-config.yaml", "/w/vendor/x/.git/hooks" };
   for (size_t i = 0; i < sizeof (ro) / sizeof (ro[0]); i++)
     if (!oci_strv_contains (&plan.readonly, ro[i]))
       fail_msg ("%s is not read-only", ro[i]);
