@@ -176,7 +176,7 @@ protect_project (struct git_plan *gp, hv_error **err)
     return hv_error_wrap (err, "git in the container");
   cleanup_strv oci_strv gitdirs = { 0 }, gitfiles = { 0 };
   hv_project_guard_repositories (g, &gitdirs, &gitfiles);
-  hv_project_guard_free (g);
+  hv_project_guard_keep (g);
   for (size_t i = 0; i < gitdirs.n; i++)
     {
       if (i == MAX_GITDIRS)

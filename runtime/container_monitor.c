@@ -365,8 +365,9 @@ snapshot_projects (const char *list, struct git_guards *gs, hv_error **err)
       cleanup_free char *real = realpath (dir, NULL);
       if (real == NULL)
         return hv_error_set (err, errno, "config.json: .annotations[\"%s\"]: %s", HV_GIT_GUARD_ANNOTATION, dir);
-      hv_project_guard *g = NULL;
-      if (hv_project_guard_snapshot (real, &g, err) < 0)
+      /* The policy filter's walk, when it made one in this create. */
+      hv_project_guard *g = hv_project_guard_take (real);
+      if (g == NULL && hv_project_guard_snapshot (real, &g, err) < 0)
         return -1;
       gs->v = xrealloc (gs->v, (gs->n + 1) * sizeof (*gs->v));
       gs->v[gs->n++] = g;

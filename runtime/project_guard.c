@@ -589,6 +589,34 @@ hv_project_guard_repositories (const hv_project_guard *g, oci_strv *gitdirs, oci
     }
 }
 
+/* Snapshots kept for this process's create (hv_project_guard_keep). */
+static struct
+{
+  hv_project_guard **v;
+  size_t n;
+} kept;
+
+void
+hv_project_guard_keep (hv_project_guard *g)
+{
+  hv_project_guard_free (hv_project_guard_take (g->project));
+  kept.v = xrealloc (kept.v, (kept.n + 1) * sizeof (*kept.v));
+  kept.v[kept.n++] = g;
+}
+
+hv_project_guard *
+hv_project_guard_take (const char *project)
+{
+  for (size_t i = 0; i < kept.n; i++)
+    if (strcmp (kept.v[i]->project, project) == 0)
+      {
+        hv_project_guard *g = kept.v[i];
+        kept.v[i] = kept.v[--kept.n];
+        return g;
+      }
+  return NULL;
+}
+
 const char *
 hv_project_guard_project (const hv_project_guard *g)
 {

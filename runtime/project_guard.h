@@ -34,6 +34,12 @@ int hv_project_guard_check (hv_project_guard *g, hv_error **err);
  * monitor has none and puts them into its trail). */
 void hv_project_guard_report_to (hv_project_guard *g, FILE *out);
 const char *hv_project_guard_project (const hv_project_guard *g);
+/* One walk per create: the policy filter, which walks a project to find
+ * its repositories before the container exists, keeps the snapshot for
+ * the monitor's check (a later keep of the same project replaces it);
+ * take returns it (the caller's to free) or NULL. */
+void hv_project_guard_keep (hv_project_guard *g);
+hv_project_guard *hv_project_guard_take (const char *project);
 /* The git directories (a `.git` directory, or one git takes for a
  * repository: bare, a submodule's, a worktree's) and `.git` files the
  * snapshot found, relative to the project, parents before what they hold;
