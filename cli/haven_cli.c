@@ -413,6 +413,13 @@ explain_files (const hv_policy *p)
           "  wherever they are, so connect() to them fails; sockets bound later, or only in another\n"
           "  network namespace, are not (abstract sockets are per network namespace: network none\n"
           "  leaves the host's out of reach).\n");
+  printf ("  Git (every policy): what git would execute in the project that the sandbox created or changed\n"
+          "  (hooks, the core.hooksPath directory and the one above it, the hook managers' files .husky/,\n"
+          "  .pre-commit-config.yaml, lefthook.yml..., commondir, .git files, execution-capable config, in\n"
+          "  every repository) is moved into .haven-quarantine/ when haven run ends, and when an engine\n"
+          "  container ends (before docker run returns).  While an engine container runs, each git directory\n"
+          "  of a writable project is pinned (cannot be renamed or replaced) and what git executes there is\n"
+          "  read-only; a repository it creates is checked only at its end.\n");
 }
 
 static void
