@@ -22,6 +22,7 @@
 #include "json_gen.h"
 #include "json_merge.h"
 #include "landlock_audit.h"
+#include "monitor_git.h"
 #include "monitor_loop.h"
 #include "runtime.h"
 #include "safe_path.h"
@@ -251,6 +252,8 @@ detach_monitor (struct hv_monitor_args *a)
   a->trail_fd = fds[1];
   a->listen_fd = fds[2];
   a->notice_fd = fds[3];
+  /* The live git check's watches, before create goes on to make init. */
+  a->git_watch = hv_monitor_git_new (a->git_guards, a->n_git_guards);
   int self = (int) syscall (SYS_pidfd_open, getpid (), 0);
   char pid_text[32];
   snprintf (pid_text, sizeof (pid_text), "%d", getpid ());

@@ -64,7 +64,9 @@
  *     monitor, once every process of the container is gone, quarantines
  *     what the container created or changed there, reporting each item in
  *     the trail ({"event":"git_guard","message":...}).  delete waits for
- *     that check (at most HV_MONITOR_CHECK_WAIT_S seconds).  Needs the
+ *     that check (at most HV_MONITOR_CHECK_WAIT_S seconds).  While the
+ *     container runs, the monitor checks a project at once when a name
+ *     git reads appears where it watches (monitor_git.h).  Needs the
  *     monitor (run.haven.audit); create fails otherwise. */
 #define HV_GIT_GUARD_ANNOTATION "run.haven.git-guard"
 #define HV_MONITOR_CHECK_WAIT_S 120

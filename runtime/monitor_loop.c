@@ -23,6 +23,7 @@
 #include "json_gen.h"
 #include "landlock_audit.h"
 #include "monitor_egress.h"
+#include "monitor_git.h"
 #include "sync.h"
 #include "utils.h"
 
@@ -439,46 +440,14 @@ wait_for_delete (int sigfd)
     ;
 }
 
-/* One trail record per line the check printed. */
+/* Something git reads appeared in a project while the container runs
+ * (monitor_git.h): checked now.  Before GO there is no container yet. */
 static void
-record_guard_lines (struct monitor *m, const char *project, const char *text)
+on_git (struct monitor *m, struct source *s, uint32_t events)
 {
-  cleanup_free char *copy = xstrdup (text ? text : "");
-  char *save = NULL;
-  for (char *line = strtok_r (copy, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
-    {
-      yajl_gen g = hv_audit_trail_record (&m->trail, "git_guard");
-      hv_audit_put_kv (g, "project", project);
-      hv_audit_put_kv (g, "message", line);
-      hv_audit_trail_emit (&m->trail, g);
-    }
-}
-
-/* The git check of every project (run.haven.git-guard), once the
- * container's processes are gone. */
-static void
-check_projects (struct monitor *m)
-{
-  for (size_t i = 0; i < m->a->n_git_guards; i++)
-    {
-      hv_project_guard *guard = m->a->git_guards[i];
-      char *text = NULL;
-      size_t len = 0;
-      FILE *out = open_memstream (&text, &len);
-      if (out)
-        hv_project_guard_report_to (guard, out);
-      cleanup_error hv_error *err = NULL;
-      int r = hv_project_guard_check (guard, &err);
-      if (out)
-        {
-          if (r < 0)
-            fprintf (out, "haven: %s\n", err->msg);
-          fclose (out);
-          hv_project_guard_report_to (guard, stderr);
-        }
-      record_guard_lines (m, hv_project_guard_project (guard), text);
-      free (text);
-    }
+  (void) s;
+  (void) events;
+  hv_monitor_git_ready (m->a->git_watch, &m->trail);
 }
 
 static int
@@ -543,7 +512,10 @@ hv_monitor_main (const struct hv_monitor_args *a)
   int sigfd = watch_signals ();
   if (m.epfd < 0 || sigfd < 0 || monitor_add_source (&m, sigfd, on_signal) == NULL
       || monitor_add_source (&m, a->control_fd, on_control) == NULL
-      || (a->listen_fd >= 0 && monitor_add_source (&m, a->listen_fd, on_listener) == NULL))
+      || (a->listen_fd >= 0 && monitor_add_source (&m, a->listen_fd, on_listener) == NULL)
+      || (a->git_watch
+          && (monitor_add_source (&m, hv_monitor_git_inotify_fd (a->git_watch), on_git) == NULL
+              || monitor_add_source (&m, hv_monitor_git_timer_fd (a->git_watch), on_git) == NULL)))
     _exit (1);
   run_loop (&m);
   /* No new filter can reach us from here on. */
@@ -573,7 +545,7 @@ hv_monitor_main (const struct hv_monitor_args *a)
        * container, and nothing to check. */
       if (a->n_git_guards && a->check_after_delete && strcmp (m.end, "deleted") != 0)
         wait_for_delete (sigfd);
-      check_projects (&m);
+      hv_monitor_git_check_all (a->git_guards, a->n_git_guards, &m.trail);
       if (a->borrowed_trail)
         hv_audit_trail_summarize (&m.trail, true);
       else

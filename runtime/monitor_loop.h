@@ -46,6 +46,9 @@ struct hv_monitor_args
   /* The container has no pid namespace of its own: its processes can
    * outlive init, so the check waits for delete's SIGTERM. */
   bool check_after_delete;
+  /* Their live watch (monitor_git.h), made by the monitor before it told
+   * create it is ready, or NULL. */
+  struct hv_monitor_git *git_watch;
 };
 
 /* The monitor: never returns. */

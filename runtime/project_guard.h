@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "oci_spec.h"
 
 typedef struct hv_project_guard hv_project_guard;
 

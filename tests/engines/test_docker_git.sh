@@ -176,3 +176,35 @@ test_podman_git_while_running_and_at_end() {
   assert_planted_code_did_not_run "a repository the container created"
   [ -d "$WS/.haven-quarantine" ] || fail "no quarantine in the workspace"
 }
+
+# What prevention cannot stop while the container runs, because the name
+# did not exist at create (a commondir in the pinned .git, a hook
+# manager's file), is quarantined as soon as the kernel reports it (the
+# monitor's inotify watches), not when the container ends: the host's
+# git, polled meanwhile, never runs the planted hook.
+test_docker_git_new_names_quarantined_while_running() {
+  need_docker
+  git_workspace
+  printf '#!/bin/sh\n[ -f lefthook.yml ] && sh lefthook.yml\nexit 0\n' > "$WS/.git/hooks/post-commit"
+  chmod +x "$WS/.git/hooks/post-commit"
+  local c i t0 gone=
+  c=$(new_name git)
+  dk run -d --name "$c" --runtime haven-default -v "$WS:/workspace" -w /workspace "$IMAGE" sleep 1000 \
+    >/dev/null 2>run.err || fail "docker run -d: $(cat run.err)"
+  defer "dk rm -f $c >/dev/null 2>&1"
+  OUT=$(dk exec "$c" sh -c "
+    cp -a .git crafted && rm -rf crafted/hooks && mkdir crafted/hooks &&
+    printf '$(printf "$HOOK_TEXT" "$MARK")' > crafted/hooks/pre-commit && chmod +x crafted/hooks/pre-commit &&
+    echo ../crafted > .git/commondir && echo 'touch $MARK' > lefthook.yml && echo planted" 2>&1)
+  assert_contains "$OUT" planted
+  t0=$EPOCHREALTIME
+  for i in $(seq 1 100); do
+    if [ ! -e "$WS/.git/commondir" ] && [ ! -e "$WS/lefthook.yml" ]; then gone=1; break; fi
+    sleep 0.05
+  done
+  [ -n "$gone" ] || fail "commondir or lefthook.yml still there 5 s after the container wrote them"
+  host_git_use
+  assert_planted_code_did_not_run "a commondir or hook manager's file made while the container runs"
+  assert_contains "$(cat /var/log/haven/containers/$(dk inspect -f '{{.Id}}' "$c").jsonl)" \
+    'quarantined .git/commondir (created by the sandbox'
+}
