@@ -419,9 +419,8 @@ explain_files (const hv_policy *p)
           "  every repository) is moved into .haven-quarantine/ when haven run ends, and when an engine\n"
           "  container ends (before docker run returns).  While an engine container runs, each git directory\n"
           "  of a writable project is pinned (cannot be renamed or replaced) and what git executes there is\n"
-          "  read-only, and a new commondir, config or hooks in a git directory, or a new .git or hook\n"
-          "  manager's file at a worktree's top, is quarantined as soon as inotify reports it (a short\n"
-          "  window, not a wall); a repository it creates deeper is checked only at its end.\n");
+          "  read-only; a new repository, commondir, config, hooks or hook manager's file is quarantined\n"
+          "  as soon as inotify reports it (a short window, not a wall; at most 16,384 directories watched).\n");
 }
 
 static void

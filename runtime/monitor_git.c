@@ -1,13 +1,16 @@
 /* The git check in an engine container's monitor: monitor_git.h. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,12 +19,18 @@
 #include "monitor_git.h"
 #include "utils.h"
 
-#define MAX_WATCHES 4096
+/* Watches per container: the project's directories breadth-first from
+ * its top (where people run git), its git directories, and what is made
+ * during the run, until this many; deeper ones are left to the end check
+ * (the trail says so).  About 1 KiB of kernel memory each. */
+#define MAX_WATCHES 16384
+#define MAX_SCAN_ENTRIES 1000000 /* entries read to find directories, per project or new tree */
 #define MAX_HOOKS_DEPTH 4 /* as deep as the guard looks into a hooks directory */
+#define QUARANTINE_NAME ".haven-quarantine"
 
 enum watch_kind
 {
-  W_TOP,    /* a worktree's top (or a project's): a new .git, a hook manager's file */
+  W_DIR,    /* a directory of the project: a new .git or hook manager's file, new directories */
   W_GITDIR, /* a git directory: a new commondir, config, config.worktree, hooks */
   W_HOOKS,  /* a hooks or hook manager's directory made during the run: anything */
 };
@@ -45,6 +54,8 @@ struct hv_monitor_git
   size_t nw;
   struct timespec last; /* the last check */
   bool armed;
+  bool full_noted;    /* watches ran out */
+  bool full_reported; /* ... and the trail says so */
 };
 
 /* ---- the check and its report ---- */
@@ -95,19 +106,105 @@ hv_monitor_git_check_all (hv_project_guard **guards, size_t n, struct hv_audit_t
 
 /* ---- watches ---- */
 
+/* 1: a new watch, 0: watched already (its path brought up to date), -1: none. */
+static int add_watch (hv_monitor_git *w, size_t project, const char *path, enum watch_kind kind, int depth);
+
+static bool
+manager_name (const char *name)
+{
+  for (const char *const *m = hv_git_hook_manager_paths; *m; m++)
+    if (strcmp (*m, name) == 0)
+      return true;
+  return false;
+}
+
+/* The directories of the tree at root (root included), breadth-first,
+ * watched as W_DIR, without following links and without entering git
+ * directories (watched as W_GITDIR: *found set when there is one) or the
+ * quarantine. */
 static void
+watch_tree (hv_monitor_git *w, size_t project, const char *root, bool *found_git)
+{
+  cleanup_strv oci_strv queue = { 0 };
+  oci_strv_push (&queue, root);
+  size_t entries = 0;
+  for (size_t q = 0; q < queue.n && w->nw < MAX_WATCHES && entries < MAX_SCAN_ENTRIES; q++)
+    {
+      if (add_watch (w, project, queue.v[q], W_DIR, 0) < 0)
+        continue;
+      int fd = open (queue.v[q], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
+      if (d == NULL)
+        {
+          if (fd >= 0)
+            close (fd);
+          continue;
+        }
+      struct dirent *de;
+      while ((de = readdir (d)) && entries++ < MAX_SCAN_ENTRIES)
+        {
+          const char *name = de->d_name;
+          if (strcmp (name, ".") == 0 || strcmp (name, "..") == 0 || strcmp (name, QUARANTINE_NAME) == 0)
+            continue;
+          bool dir = de->d_type == DT_DIR;
+          struct stat st;
+          if (de->d_type == DT_UNKNOWN)
+            dir = fstatat (dirfd (d), name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode);
+          cleanup_free char *path = xasprintf ("%s/%s", queue.v[q], name);
+          if (strcmp (name, ".git") == 0)
+            {
+              if (found_git)
+                *found_git = true;
+              if (dir)
+                add_watch (w, project, path, W_GITDIR, 0);
+              continue;
+            }
+          if (dir)
+            oci_strv_push (&queue, path);
+        }
+      closedir (d);
+    }
+  if (w->nw >= MAX_WATCHES && !w->full_noted)
+    w->full_noted = true;
+}
+
+static int
 add_watch (hv_monitor_git *w, size_t project, const char *path, enum watch_kind kind, int depth)
 {
   if (w->nw >= MAX_WATCHES)
-    return;
+    {
+      w->full_noted = true;
+      return -1;
+    }
   /* Only directories, never through a link at the end; the paths are
    * pinned in the container (or the project itself), and a watch in the
    * wrong place only misses events: the end check still comes. */
-  int wd = inotify_add_watch (w->inotify, path, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW);
+  /* In a git directory also writes: a config made empty and written
+   * after its check (whose verdict reads the content).  IN_MASK_ADD: one
+   * directory can be watched as two kinds (a bare repository). */
+  uint32_t mask = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW | IN_MASK_ADD;
+  if (kind == W_GITDIR)
+    mask |= IN_MODIFY | IN_CLOSE_WRITE;
+  int wd = inotify_add_watch (w->inotify, path, mask);
   if (wd < 0)
-    return;
+    return -1;
+  for (size_t i = 0; i < w->nw; i++)
+    if (w->w[i].wd == wd && w->w[i].kind == kind)
+      {
+        /* Watched already, under the name it had: a directory moved
+         * within the project is found again at its new place (a move
+         * into a watched directory is an event that looks into it), and
+         * what is made in it is watched at the right path. */
+        if (strcmp (w->w[i].path, path) != 0)
+          {
+            free (w->w[i].path);
+            w->w[i].path = xstrdup (path);
+          }
+        return 0;
+      }
   w->w = xrealloc (w->w, (w->nw + 1) * sizeof (*w->w));
   w->w[w->nw++] = (struct watch) { wd, kind, project, xstrdup (path), depth };
+  return 1;
 }
 
 static char *
@@ -116,31 +213,20 @@ path_in (const char *project, const char *rel)
   return rel[0] ? xasprintf ("%s/%s", project, rel) : xstrdup (project);
 }
 
+/* A project: its git directories from the snapshot (bare ones and
+ * submodules' too), then its directories from the top down. */
 static void
 watch_project (hv_monitor_git *w, size_t i)
 {
   const char *project = hv_project_guard_project (w->guards[i]);
-  add_watch (w, i, project, W_TOP, 0);
   cleanup_strv oci_strv gitdirs = { 0 }, gitfiles = { 0 };
   hv_project_guard_repositories (w->guards[i], &gitdirs, &gitfiles);
-  for (size_t k = 0; k < gitdirs.n + gitfiles.n; k++)
+  for (size_t k = 0; k < gitdirs.n; k++)
     {
-      bool dir = k < gitdirs.n;
-      const char *rel = dir ? gitdirs.v[k] : gitfiles.v[k - gitdirs.n];
-      const char *slash = strrchr (rel, '/');
-      const char *base = slash ? slash + 1 : rel;
-      if (strcmp (base, ".git") == 0 && slash)
-        {
-          cleanup_free char *top_rel = strndup (rel, (size_t) (slash - rel));
-          cleanup_free char *top = path_in (project, top_rel);
-          add_watch (w, i, top, W_TOP, 0);
-        }
-      if (dir)
-        {
-          cleanup_free char *path = path_in (project, rel);
-          add_watch (w, i, path, W_GITDIR, 0);
-        }
+      cleanup_free char *path = path_in (project, gitdirs.v[k]);
+      add_watch (w, i, path, W_GITDIR, 0);
     }
+  watch_tree (w, i, project, NULL);
 }
 
 hv_monitor_git *
@@ -196,24 +282,27 @@ hv_monitor_git_free (hv_monitor_git *w)
 /* ---- events ---- */
 
 static bool
-manager_name (const char *name)
-{
-  for (const char *const *m = hv_git_hook_manager_paths; *m; m++)
-    if (strcmp (*m, name) == 0)
-      return true;
-  return false;
-}
-
-static bool
 gitdir_name (const char *name)
 {
   return strcmp (name, "commondir") == 0 || strcmp (name, "config") == 0 || strcmp (name, "config.worktree") == 0
          || strcmp (name, "hooks") == 0;
 }
 
-/* A name appeared in a watched directory: is it what git reads, and is
- * it a directory to watch in turn (a new .git, hooks, or hook manager's
- * directory, and what is made inside those)? */
+/* Hook managers' files count where a `.git` is (a package's own .husky
+ * in node_modules does not make anyone's hooks run). */
+static bool
+worktree_top (const char *dir)
+{
+  cleanup_free char *git = xasprintf ("%s/.git", dir);
+  struct stat st;
+  return lstat (git, &st) == 0;
+}
+
+/* A name appeared in a watched directory: is it what git reads (then
+ * the project is checked), and is it a directory to watch in turn?  A
+ * new directory is watched and looked into at once: what was made in it
+ * before its watch (git init sub: sub/.git right after sub) is found
+ * there. */
 static void
 on_event (hv_monitor_git *w, const struct watch *at, const struct inotify_event *ev)
 {
@@ -221,29 +310,56 @@ on_event (hv_monitor_git *w, const struct watch *at, const struct inotify_event 
     return;
   const char *name = ev->name;
   bool dir = (ev->mask & IN_ISDIR) != 0;
-  enum watch_kind then = W_HOOKS;
-  bool relevant = false;
+  cleanup_free char *path = xasprintf ("%s/%s", at->path, name);
   switch (at->kind)
     {
-    case W_TOP:
-      relevant = strcmp (name, ".git") == 0 || manager_name (name);
-      then = strcmp (name, ".git") == 0 ? W_GITDIR : W_HOOKS;
+    case W_DIR:
+      if (strcmp (name, ".git") == 0)
+        {
+          w->dirty[at->project] = true;
+          if (dir)
+            add_watch (w, at->project, path, W_GITDIR, 0);
+        }
+      else if (manager_name (name) && worktree_top (at->path))
+        {
+          w->dirty[at->project] = true;
+          if (dir)
+            add_watch (w, at->project, path, W_HOOKS, 0);
+        }
+      if (dir && strcmp (name, ".git") != 0 && strcmp (name, QUARANTINE_NAME) != 0)
+        {
+          bool found = false;
+          watch_tree (w, at->project, path, &found);
+          if (found)
+            w->dirty[at->project] = true;
+        }
       break;
     case W_GITDIR:
-      relevant = gitdir_name (name);
+      if (!gitdir_name (name))
+        return;
+      w->dirty[at->project] = true;
+      if (dir && strcmp (name, "hooks") == 0)
+        add_watch (w, at->project, path, W_HOOKS, 0);
       break;
     case W_HOOKS:
-      relevant = true;
+      w->dirty[at->project] = true;
+      if (dir && at->depth < MAX_HOOKS_DEPTH)
+        add_watch (w, at->project, path, W_HOOKS, at->depth + 1);
       break;
     }
-  if (!relevant)
-    return;
-  w->dirty[at->project] = true;
-  if (dir && (at->kind != W_HOOKS || at->depth < MAX_HOOKS_DEPTH))
-    {
-      cleanup_free char *path = xasprintf ("%s/%s", at->path, name);
-      add_watch (w, at->project, path, then, at->kind == W_HOOKS ? at->depth + 1 : 0);
-    }
+}
+
+static void
+forget_watch (hv_monitor_git *w, int wd)
+{
+  for (size_t i = 0; i < w->nw;)
+    if (w->w[i].wd == wd)
+      {
+        free (w->w[i].path);
+        w->w[i] = w->w[--w->nw];
+      }
+    else
+      i++;
 }
 
 static void
@@ -262,6 +378,11 @@ read_events (hv_monitor_git *w)
           if (ev->mask & IN_Q_OVERFLOW)
             for (size_t i = 0; i < w->n; i++)
               w->dirty[i] = true;
+          if (ev->mask & IN_IGNORED)
+            {
+              forget_watch (w, ev->wd); /* its directory is gone: a place for another */
+              continue;
+            }
           size_t nw = w->nw; /* on_event may add (and move) watches */
           for (size_t i = 0; i < nw; i++)
             if (w->w[i].wd == ev->wd)
@@ -314,6 +435,20 @@ check_dirty (hv_monitor_git *w, struct hv_audit_trail *trail)
 }
 
 void
+hv_monitor_git_report_limits (hv_monitor_git *w, struct hv_audit_trail *trail)
+{
+  if (w == NULL || !w->full_noted || w->full_reported)
+    return;
+  w->full_reported = true;
+  yajl_gen g = hv_audit_trail_record (trail, "git_guard");
+  cleanup_free char *msg = xasprintf ("haven: the live git check watches %d directories, no more: a repository "
+                                      "made in a directory beyond them is checked when the container ends",
+                                      MAX_WATCHES);
+  hv_audit_put_kv (g, "message", msg);
+  hv_audit_trail_emit (trail, g);
+}
+
+void
 hv_monitor_git_ready (hv_monitor_git *w, struct hv_audit_trail *trail)
 {
   uint64_t expirations;
@@ -321,4 +456,5 @@ hv_monitor_git_ready (hv_monitor_git *w, struct hv_audit_trail *trail)
     w->armed = false;
   read_events (w);
   check_dirty (w, trail);
+  hv_monitor_git_report_limits (w, trail);
 }

@@ -7,16 +7,18 @@
  *
  * While the container runs, where prevention cannot reach (a name that did
  * not exist at create cannot be pinned or made read-only): inotify watches
- * on each project's top and every worktree's top (a new `.git`, a new hook
- * manager's file), on every git directory the snapshot found (a new
- * commondir, config, config.worktree or hooks), and on hooks and hook
- * manager directories created during the run (anything in them).  Such an
- * event runs the whole check of that project at once (at most one check
- * per HV_MONITOR_GIT_INTERVAL_MS; events meanwhile are checked when it has
- * passed), so what appeared is quarantined within one walk of the project,
- * not when the container ends.  That is a short window, not a wall: git
- * run on the host in it reads what the container wrote.  Repositories
- * created below a worktree's top are not watched (the end covers them). */
+ * on the project's directories, breadth-first from its top (a new `.git`
+ * anywhere, a new hook manager's file where a `.git` is), on every git
+ * directory (a new commondir, config, config.worktree or hooks), and on
+ * hooks and hook manager directories made during the run (anything in
+ * them); a directory made during the run is watched and looked into at
+ * once.  Such a name runs the whole check of that project (at most one
+ * check per HV_MONITOR_GIT_INTERVAL_MS; events meanwhile are checked when
+ * it has passed), so what appeared is quarantined within about one walk of
+ * the project, not when the container ends.  That is a short window, not a
+ * wall: git run on the host in it reads what the container wrote.  At most
+ * MAX_WATCHES directories are watched (the trail says when they ran out;
+ * the end check covers the rest). */
 #ifndef HAVEN_MONITOR_GIT_H
 #define HAVEN_MONITOR_GIT_H
 
@@ -37,6 +39,8 @@ int hv_monitor_git_inotify_fd (const hv_monitor_git *w);
 int hv_monitor_git_timer_fd (const hv_monitor_git *w);
 /* The inotify fd or the timer is readable. */
 void hv_monitor_git_ready (hv_monitor_git *w, struct hv_audit_trail *trail);
+/* Once, into the trail: the watches ran out (the end check covers the rest). */
+void hv_monitor_git_report_limits (hv_monitor_git *w, struct hv_audit_trail *trail);
 void hv_monitor_git_free (hv_monitor_git *w);
 
 /* Check every project once (the end of the container). */

@@ -517,6 +517,7 @@ hv_monitor_main (const struct hv_monitor_args *a)
           && (monitor_add_source (&m, hv_monitor_git_inotify_fd (a->git_watch), on_git) == NULL
               || monitor_add_source (&m, hv_monitor_git_timer_fd (a->git_watch), on_git) == NULL)))
     _exit (1);
+  hv_monitor_git_report_limits (a->git_watch, &m.trail);
   run_loop (&m);
   /* No new filter can reach us from here on. */
   unlink (a->socket_path);

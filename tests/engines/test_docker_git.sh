@@ -208,3 +208,36 @@ test_docker_git_new_names_quarantined_while_running() {
   assert_contains "$(cat /var/log/haven/containers/$(dk inspect -f '{{.Id}}' "$c").jsonl)" \
     'quarantined .git/commondir (created by the sandbox'
 }
+
+# A repository the container makes deep in the workspace while it runs
+# (the shell's way: a directory, then HEAD, then the config written after
+# it was created empty), with core.fsmonitor: quarantined while the
+# container runs, before the host's git status there.
+test_docker_git_new_nested_repository_while_running() {
+  need_docker
+  git_workspace
+  mkdir -p "$WS/src/lib"
+  local c i gone=
+  c=$(new_name git)
+  dk run -d --name "$c" --runtime haven-default -v "$WS:/workspace" -w /workspace "$IMAGE" sleep 1000 \
+    >/dev/null 2>run.err || fail "docker run -d: $(cat run.err)"
+  defer "dk rm -f $c >/dev/null 2>&1"
+  # The second one in a directory renamed after the monitor watched it.
+  OUT=$(dk exec "$c" sh -c "
+    mkdir x && sleep 0.5 && mv x moved &&
+    for d in src/lib/dep moved; do
+      mkdir -p \$d/.git/objects \$d/.git/refs/heads && echo 'ref: refs/heads/main' > \$d/.git/HEAD && : > \$d/.git/config
+    done && sleep 1 &&
+    for d in src/lib/dep moved; do
+      printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = sh -c \"touch $MARK; false\"\n' >> \$d/.git/config
+    done && echo planted" 2>&1)
+  assert_contains "$OUT" planted
+  for i in $(seq 1 100); do
+    if ! grep -qs fsmonitor "$WS/src/lib/dep/.git/config" "$WS/moved/.git/config"; then gone=1; break; fi
+    sleep 0.05
+  done
+  [ -n "$gone" ] || fail "a planted config is still there 5 s after the container wrote it"
+  host_git_use src/lib/dep
+  host_git_use moved
+  assert_planted_code_did_not_run "core.fsmonitor of a repository made while the container runs"
+}
