@@ -47,7 +47,7 @@ cd /workspace
 (mv .git .git.o && cp -a .git.o .git) 2>&1 | sed "s/^/mv: /"
 (mv .git/hooks .git/hooks.o && mkdir .git/hooks) 2>&1 | sed "s/^/hooks: /"
 (printf '$(printf "$HOOK_TEXT" "$MARK")' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit) 2>&1 | sed "s/^/write: /"
-(printf '[core]\\n\\tfsmonitor = sh -c "touch $MARK; false"\\n' >> .git/config) 2>&1 | sed "s/^/config: /"
+(printf '[core]\\n\\tfsmonitor = "touch $MARK; false"\\n' >> .git/config) 2>&1 | sed "s/^/config: /"
 echo attacks-done
 EOS
 }
@@ -128,7 +128,7 @@ test_docker_git_created_repository_checked_at_end() {
   OUT=$(dk run --name "$c" --runtime haven-default -v "$WS:/workspace" -w /workspace "$IMAGE" sh -c "
     mkdir -p sub/.git/objects sub/.git/refs/heads crafted/hooks
     echo 'ref: refs/heads/main' > sub/.git/HEAD
-    printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = sh -c \"touch $MARK; false\"\n' > sub/.git/config
+    printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"touch $MARK; false\"\n' > sub/.git/config
     cp -a .git/. crafted/ 2>/dev/null; rm -rf crafted/hooks; mkdir crafted/hooks
     printf '$(printf "$HOOK_TEXT" "$MARK")' > crafted/hooks/pre-commit && chmod +x crafted/hooks/pre-commit
     echo ../crafted > .git/commondir && echo planted" 2>&1)
@@ -169,7 +169,7 @@ test_podman_git_while_running_and_at_end() {
     -w /workspace "$IMAGE" sh -c "
     mkdir -p sub/.git/objects sub/.git/refs/heads
     echo 'ref: refs/heads/main' > sub/.git/HEAD
-    printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = sh -c \"touch $MARK; false\"\n' > sub/.git/config
+    printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"touch $MARK; false\"\n' > sub/.git/config
     echo planted" 2>&1)
   assert_contains "$OUT" planted
   host_git_use sub
@@ -202,9 +202,9 @@ test_docker_git_new_names_quarantined_while_running() {
     if [ ! -e "$WS/.git/commondir" ] && [ ! -e "$WS/lefthook.yml" ]; then gone=1; break; fi
     sleep 0.05
   done
-  [ -n "$gone" ] || fail "commondir or lefthook.yml still there 5 s after the container wrote them"
   host_git_use
   assert_planted_code_did_not_run "a commondir or hook manager's file made while the container runs"
+  [ -n "$gone" ] || fail "commondir or lefthook.yml still there 5 s after the container wrote them"
   assert_contains "$(cat /var/log/haven/containers/$(dk inspect -f '{{.Id}}' "$c").jsonl)" \
     'quarantined .git/commondir (created by the sandbox'
 }
@@ -229,15 +229,44 @@ test_docker_git_new_nested_repository_while_running() {
       mkdir -p \$d/.git/objects \$d/.git/refs/heads && echo 'ref: refs/heads/main' > \$d/.git/HEAD && : > \$d/.git/config
     done && sleep 1 &&
     for d in src/lib/dep moved; do
-      printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = sh -c \"touch $MARK; false\"\n' >> \$d/.git/config
+      printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"touch $MARK; false\"\n' >> \$d/.git/config
     done && echo planted" 2>&1)
   assert_contains "$OUT" planted
   for i in $(seq 1 100); do
     if ! grep -qs fsmonitor "$WS/src/lib/dep/.git/config" "$WS/moved/.git/config"; then gone=1; break; fi
     sleep 0.05
   done
-  [ -n "$gone" ] || fail "a planted config is still there 5 s after the container wrote it"
   host_git_use src/lib/dep
   host_git_use moved
   assert_planted_code_did_not_run "core.fsmonitor of a repository made while the container runs"
+  [ -n "$gone" ] || fail "a planted config is still there 5 s after the container wrote it"
+}
+
+# Rootless Podman (the runtime and its monitor in the user's namespace):
+# the workspace is the user's, the pinning and both checks work there.
+test_podman_rootless_git() {
+  rootless_podman_setup
+  command -v git >/dev/null || skip "git is not installed"
+  OUT=$(upm import "$WORK/image.tar" havenbox:rootless 2>&1) || fail "podman import: $OUT"
+  # The runtime is a copy outside the checkout: the policy from the user's own directory.
+  local pol=/home/$RL_USER/.config/haven/policies
+  mkdir -p "$pol" && cp "$here/../../policies/default.yaml" "$pol/" && chown -R "$RL_USER:" "/home/$RL_USER/.config"
+  WS=$RL_DIR/ws
+  MARK=$RL_DIR/planted-code-ran
+  mkdir -m 755 "$WS" && chown "$RL_USER:" "$WS" "$RL_DIR"
+  ugit() { as_rootless git -C "$WS" -c user.email=u@example.org -c user.name=u "$@"; }
+  ugit init -q && ugit commit -q --allow-empty -m init || fail "git init as $RL_USER"
+  OUT=$(upm run --rm --runtime haven --network none --annotation run.haven.policy=default -v "$WS:/workspace" \
+    -w /workspace havenbox:rootless sh -c "
+    (mv .git .git.o) 2>&1
+    mkdir -p sub/.git/objects sub/.git/refs/heads && echo 'ref: refs/heads/main' > sub/.git/HEAD &&
+    printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"touch $MARK; false\"\n' > sub/.git/config &&
+    echo planted" 2>&1 </dev/null)
+  assert_contains "$OUT" planted
+  ugit -C sub status >/dev/null 2>&1
+  ugit -C sub commit -q --allow-empty -m after >/dev/null 2>&1
+  ugit commit -q --allow-empty -m after >/dev/null 2>&1
+  [ ! -e "$MARK" ] || fail "the container's program ran on the host (rootless): $OUT"
+  assert_contains "$OUT" "can't rename '.git': Device or resource busy"
+  [ -d "$WS/.haven-quarantine" ] || fail "no quarantine in the workspace: $OUT"
 }
