@@ -54,8 +54,9 @@ struct hv_monitor_git
   size_t nw;
   struct timespec last; /* the last check */
   bool armed;
-  bool full_noted;    /* watches ran out */
+  bool full_noted;    /* watches ran out (ours, or the kernel's max_user_watches) */
   bool full_reported; /* ... and the trail says so */
+  int off_errno;      /* no live check at all: why (inotify_init1, timerfd_create) */
 };
 
 /* ---- the check and its report ---- */
@@ -187,7 +188,11 @@ add_watch (hv_monitor_git *w, size_t project, const char *path, enum watch_kind 
     mask |= IN_MODIFY | IN_CLOSE_WRITE;
   int wd = inotify_add_watch (w->inotify, path, mask);
   if (wd < 0)
-    return -1;
+    {
+      if (errno == ENOSPC)
+        w->full_noted = true;
+      return -1;
+    }
   for (size_t i = 0; i < w->nw; i++)
     if (w->w[i].wd == wd && w->w[i].kind == kind)
       {
@@ -239,12 +244,19 @@ hv_monitor_git_new (hv_project_guard **guards, size_t n)
   w->n = n;
   w->dirty = xmalloc0 (n * sizeof (bool));
   w->inotify = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
-  w->timer = timerfd_create (CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-  if (w->inotify < 0 || w->timer < 0)
+  if (w->inotify < 0)
+    w->off_errno = errno;
+  w->timer = w->inotify >= 0 ? timerfd_create (CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC) : -1;
+  if (w->inotify >= 0 && w->timer < 0)
+    w->off_errno = errno;
+  if (w->off_errno)
     {
-      /* No live check: the end's still comes. */
-      hv_monitor_git_free (w);
-      return NULL;
+      /* No live check (too many inotify instances of this user, say):
+       * the trail says so, and the end's check still comes. */
+      if (w->inotify >= 0)
+        close (w->inotify);
+      w->inotify = -1;
+      return w;
     }
   for (size_t i = 0; i < n; i++)
     watch_project (w, i);
@@ -437,13 +449,18 @@ check_dirty (hv_monitor_git *w, struct hv_audit_trail *trail)
 void
 hv_monitor_git_report_limits (hv_monitor_git *w, struct hv_audit_trail *trail)
 {
-  if (w == NULL || !w->full_noted || w->full_reported)
+  if (w == NULL || !(w->full_noted || w->off_errno) || w->full_reported)
     return;
   w->full_reported = true;
   yajl_gen g = hv_audit_trail_record (trail, "git_guard");
-  cleanup_free char *msg = xasprintf ("haven: the live git check watches %d directories, no more: a repository "
-                                      "made in a directory beyond them is checked when the container ends",
-                                      MAX_WATCHES);
+  cleanup_free char *msg
+      = w->off_errno ? xasprintf ("haven: no live git check (inotify: %s): what the container makes for git to "
+                                  "execute is checked when it ends",
+                                  strerror (w->off_errno))
+                     : xasprintf ("haven: the live git check ran out of directory watches (at most %d, or the "
+                                  "kernel's fs.inotify.max_user_watches): a repository made in a directory beyond "
+                                  "them is checked when the container ends",
+                                  MAX_WATCHES);
   hv_audit_put_kv (g, "message", msg);
   hv_audit_trail_emit (trail, g);
 }

@@ -32,14 +32,17 @@
 typedef struct hv_monitor_git hv_monitor_git;
 
 /* Watches for the projects (the guards stay the caller's); NULL when
- * there are none.  Made before init exists. */
+ * there are none.  Made before init exists.  Without inotify (the user's
+ * fs.inotify.max_user_instances reached) it has no fds and says so in the
+ * trail (hv_monitor_git_report_limits). */
 hv_monitor_git *hv_monitor_git_new (hv_project_guard **guards, size_t n);
 /* The fds the monitor's loop waits on (-1: none). */
 int hv_monitor_git_inotify_fd (const hv_monitor_git *w);
 int hv_monitor_git_timer_fd (const hv_monitor_git *w);
 /* The inotify fd or the timer is readable. */
 void hv_monitor_git_ready (hv_monitor_git *w, struct hv_audit_trail *trail);
-/* Once, into the trail: the watches ran out (the end check covers the rest). */
+/* Once, into the trail: no live check, or the watches ran out (the end
+ * check covers the rest). */
 void hv_monitor_git_report_limits (hv_monitor_git *w, struct hv_audit_trail *trail);
 void hv_monitor_git_free (hv_monitor_git *w);
 

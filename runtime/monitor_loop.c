@@ -513,7 +513,7 @@ hv_monitor_main (const struct hv_monitor_args *a)
   if (m.epfd < 0 || sigfd < 0 || monitor_add_source (&m, sigfd, on_signal) == NULL
       || monitor_add_source (&m, a->control_fd, on_control) == NULL
       || (a->listen_fd >= 0 && monitor_add_source (&m, a->listen_fd, on_listener) == NULL)
-      || (a->git_watch
+      || (hv_monitor_git_inotify_fd (a->git_watch) >= 0
           && (monitor_add_source (&m, hv_monitor_git_inotify_fd (a->git_watch), on_git) == NULL
               || monitor_add_source (&m, hv_monitor_git_timer_fd (a->git_watch), on_git) == NULL)))
     _exit (1);
