@@ -57,6 +57,8 @@ struct hv_monitor_git
   bool full_noted;    /* watches ran out (ours, or the kernel's max_user_watches) */
   bool full_reported; /* ... and the trail says so */
   int off_errno;      /* no live check at all: why (inotify_init1, timerfd_create) */
+  oci_strv hooks_paths;  /* absolute core.hooksPath directories of every project */
+  size_t *hooks_project; /* ... and their projects */
 };
 
 /* ---- the check and its report ---- */
@@ -106,6 +108,8 @@ hv_monitor_git_check_all (hv_project_guard **guards, size_t n, struct hv_audit_t
 }
 
 /* ---- watches ---- */
+
+static bool hooks_path (const hv_monitor_git *w, const char *path);
 
 /* 1: a new watch, 0: watched already (its path brought up to date), -1: none. */
 static int add_watch (hv_monitor_git *w, size_t project, const char *path, enum watch_kind kind, int depth);
@@ -159,6 +163,12 @@ watch_tree (hv_monitor_git *w, size_t project, const char *root, bool *found_git
               if (dir)
                 add_watch (w, project, path, W_GITDIR, 0);
               continue;
+            }
+          if (dir && hooks_path (w, path))
+            {
+              if (found_git)
+                *found_git = true;
+              add_watch (w, project, path, W_HOOKS, 0);
             }
           if (dir)
             oci_strv_push (&queue, path);
@@ -219,11 +229,22 @@ path_in (const char *project, const char *rel)
 }
 
 /* A project: its git directories from the snapshot (bare ones and
- * submodules' too), then its directories from the top down. */
+ * submodules' too), its core.hooksPath directories (a hook made there
+ * where the directory did not exist), then its directories from the top
+ * down. */
 static void
 watch_project (hv_monitor_git *w, size_t i)
 {
   const char *project = hv_project_guard_project (w->guards[i]);
+  const oci_strv *hooks = hv_project_guard_hooks_paths (w->guards[i]);
+  for (size_t k = 0; k < hooks->n; k++)
+    {
+      cleanup_free char *path = path_in (project, hooks->v[k]);
+      oci_strv_push (&w->hooks_paths, path);
+      w->hooks_project = xrealloc (w->hooks_project, w->hooks_paths.n * sizeof (size_t));
+      w->hooks_project[w->hooks_paths.n - 1] = i;
+      add_watch (w, i, path, W_HOOKS, 0);
+    }
   cleanup_strv oci_strv gitdirs = { 0 }, gitfiles = { 0 };
   hv_project_guard_repositories (w->guards[i], &gitdirs, &gitfiles);
   for (size_t k = 0; k < gitdirs.n; k++)
@@ -288,6 +309,8 @@ hv_monitor_git_free (hv_monitor_git *w)
     free (w->w[i].path);
   free (w->w);
   free (w->dirty);
+  oci_strv_free (&w->hooks_paths);
+  free (w->hooks_project);
   free (w);
 }
 
@@ -298,6 +321,13 @@ gitdir_name (const char *name)
 {
   return strcmp (name, "commondir") == 0 || strcmp (name, "config") == 0 || strcmp (name, "config.worktree") == 0
          || strcmp (name, "hooks") == 0;
+}
+
+/* Is path a core.hooksPath directory (made during the run)? */
+static bool
+hooks_path (const hv_monitor_git *w, const char *path)
+{
+  return oci_strv_contains (&w->hooks_paths, path);
 }
 
 /* Hook managers' files count where a `.git` is (a package's own .husky
@@ -337,6 +367,11 @@ on_event (hv_monitor_git *w, const struct watch *at, const struct inotify_event 
           w->dirty[at->project] = true;
           if (dir)
             add_watch (w, at->project, path, W_HOOKS, 0);
+        }
+      if (dir && hooks_path (w, path))
+        {
+          w->dirty[at->project] = true;
+          add_watch (w, at->project, path, W_HOOKS, 0);
         }
       if (dir && strcmp (name, ".git") != 0 && strcmp (name, QUARANTINE_NAME) != 0)
         {

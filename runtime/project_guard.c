@@ -617,6 +617,12 @@ hv_project_guard_take (const char *project)
   return NULL;
 }
 
+const oci_strv *
+hv_project_guard_hooks_paths (const hv_project_guard *g)
+{
+  return &g->hooks_paths;
+}
+
 const char *
 hv_project_guard_project (const hv_project_guard *g)
 {

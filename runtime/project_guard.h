@@ -35,6 +35,9 @@ int hv_project_guard_check (hv_project_guard *g, hv_error **err);
  * monitor has none and puts them into its trail). */
 void hv_project_guard_report_to (hv_project_guard *g, FILE *out);
 const char *hv_project_guard_project (const hv_project_guard *g);
+/* The core.hooksPath directories in the project (and those above them:
+ * husky) the snapshot found set, relative to the project. */
+const oci_strv *hv_project_guard_hooks_paths (const hv_project_guard *g);
 /* One walk per create: the policy filter, which walks a project to find
  * its repositories before the container exists, keeps the snapshot for
  * the monitor's check (a later keep of the same project replaces it);

@@ -133,6 +133,32 @@ test_new_names_quarantined (void **state)
   world_remove (&w);
 }
 
+/* A core.hooksPath directory that did not exist: a hook made in it
+ * (with the directories on the way, mkdir -p) is quarantined. */
+static void
+test_hooks_path_made_later (void **state)
+{
+  (void) state;
+  struct world w;
+  world_make (&w);
+  cleanup_free char *cfg = xasprintf ("%s/.git/config", w.project);
+  put_file (cfg, "[core]\n\thooksPath = tools/githooks\n");
+  hv_project_guard_free (w.guard);
+  hv_error *err = NULL;
+  assert_int_equal (hv_project_guard_snapshot (w.project, &w.guard, &err), 0);
+  hv_monitor_git *mg = hv_monitor_git_new (&w.guard, 1);
+  cleanup_free char *mk = xasprintf ("mkdir -p %s/tools/githooks", w.project);
+  assert_int_equal (system (mk), 0);
+  cleanup_free char *hook = xasprintf ("%s/tools/githooks/pre-commit", w.project);
+  put_file (hook, "#!/bin/sh\ntouch /tmp/x\n");
+  hv_monitor_git_ready (mg, &w.trail);
+  usleep ((HV_MONITOR_GIT_INTERVAL_MS + 50) * 1000);
+  hv_monitor_git_ready (mg, &w.trail);
+  assert_false (exists (w.project, "tools/githooks/pre-commit"));
+  hv_monitor_git_free (mg);
+  world_remove (&w);
+}
+
 /* Events within the interval of the last check are checked when the
  * timer fires, not lost. */
 static void
@@ -188,6 +214,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_new_names_quarantined),
     cmocka_unit_test (test_events_within_interval_checked_later),
+    cmocka_unit_test (test_hooks_path_made_later),
     cmocka_unit_test (test_no_inotify_said),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
