@@ -193,8 +193,22 @@ protect_project (struct git_plan *gp, hv_error **err)
         return -1;
     }
   for (size_t i = 0; i < gitfiles.n && i < MAX_GITDIRS; i++)
-    if (protect (gp, gitfiles.v[i], false, err) < 0 || protect_worktree (gp, real, gitfiles.v[i], err) < 0)
-      return -1;
+    {
+      struct stat lst;
+      if (strcmp (gitfiles.v[i], ".git") != 0 && fstatat (gp->base, gitfiles.v[i], &lst, AT_SYMLINK_NOFOLLOW) == 0
+          && S_ISLNK (lst.st_mode))
+        {
+          /* A nested `.git` that is a link (Android's repo makes them):
+           * a link cannot be bound read-only; the live check watches it. */
+          cleanup_free char *note = xasprintf ("git in the container: %s/%s is a symbolic link: not write-protected; "
+                                               "a change to it is quarantined when inotify reports it",
+                                               gp->dest, gitfiles.v[i]);
+          oci_strv_push (&gp->plan->notes, note);
+          continue;
+        }
+      if (protect (gp, gitfiles.v[i], false, err) < 0 || protect_worktree (gp, real, gitfiles.v[i], err) < 0)
+        return -1;
+    }
   return 0;
 }
 

@@ -345,6 +345,29 @@ test_git_link_refused (void **state)
   world_remove (&w);
 }
 
+/* A nested `.git` that is a link (Android's repo): not refused, said in
+ * a note (the live check watches it). */
+static void
+test_git_nested_link_noted (void **state)
+{
+  (void) state;
+  struct world w;
+  cleanup_free char *ws = NULL;
+  world_with_workspace (&w, &ws);
+  cleanup_free char *ln = xasprintf ("mkdir -p %s/proj && ln -s ../.git %s/proj/.git", ws, ws);
+  assert_int_equal (system (ln), 0);
+  struct hv_container_plan plan;
+  hv_error *err = NULL;
+  assert_int_equal (plan_for (&w, "filesystem: {hide_home: no}\n", &plan, &err), 0);
+  bool noted = false;
+  for (size_t i = 0; i < plan.notes.n; i++)
+    noted |= strstr (plan.notes.v[i], "/w/proj/.git is a symbolic link: not write-protected") != NULL;
+  assert_true (noted);
+  assert_true (oci_strv_contains (&plan.pins, "/w/.git"));
+  hv_container_plan_clear (&plan);
+  world_remove (&w);
+}
+
 int
 main (void)
 {
@@ -352,7 +375,8 @@ main (void)
     cmocka_unit_test (test_every_persons_home), cmocka_unit_test (test_process_home_first),
     cmocka_unit_test (test_unmapped_owner),     cmocka_unit_test (test_too_many_homes),
     cmocka_unit_test (test_homes_not_hidden),   cmocka_unit_test (test_pins_of_hidden_project_files),
-    cmocka_unit_test (test_git_pinned_and_protected), cmocka_unit_test (test_git_link_refused),
+    cmocka_unit_test (test_git_pinned_and_protected),
+    cmocka_unit_test (test_git_link_refused),   cmocka_unit_test (test_git_nested_link_noted),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
