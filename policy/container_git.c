@@ -172,7 +172,7 @@ protect_project (struct git_plan *gp, hv_error **err)
   if (lookup (gp, ".git", &st) < 0 && errno == ELOOP)
     return refuse_link (gp, ".git", err);
   hv_project_guard *g = NULL;
-  if (hv_project_guard_snapshot (real, &g, err) < 0)
+  if (hv_project_guard_snapshot_with_dirs (real, &g, err) < 0)
     return hv_error_wrap (err, "git in the container");
   cleanup_strv oci_strv gitdirs = { 0 }, gitfiles = { 0 };
   hv_project_guard_repositories (g, &gitdirs, &gitfiles);

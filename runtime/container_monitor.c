@@ -370,7 +370,7 @@ snapshot_projects (const char *list, struct git_guards *gs, hv_error **err)
         return hv_error_set (err, errno, "config.json: .annotations[\"%s\"]: %s", HV_GIT_GUARD_ANNOTATION, dir);
       /* The policy filter's walk, when it made one in this create. */
       hv_project_guard *g = hv_project_guard_take (real);
-      if (g == NULL && hv_project_guard_snapshot (real, &g, err) < 0)
+      if (g == NULL && hv_project_guard_snapshot_with_dirs (real, &g, err) < 0)
         return -1;
       gs->v = xrealloc (gs->v, (gs->n + 1) * sizeof (*gs->v));
       gs->v[gs->n++] = g;

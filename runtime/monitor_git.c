@@ -231,7 +231,7 @@ path_in (const char *project, const char *rel)
 /* A project: its git directories from the snapshot (bare ones and
  * submodules' too), its core.hooksPath directories (a hook made there
  * where the directory did not exist), then its directories from the top
- * down. */
+ * down (as many as there are watches left). */
 static void
 watch_project (hv_monitor_git *w, size_t i)
 {
@@ -252,7 +252,18 @@ watch_project (hv_monitor_git *w, size_t i)
       cleanup_free char *path = path_in (project, gitdirs.v[k]);
       add_watch (w, i, path, W_GITDIR, 0);
     }
-  watch_tree (w, i, project, NULL);
+  /* The snapshot's walk found the directories (shallowest first): no
+   * second walk. */
+  size_t budget = MAX_WATCHES > w->nw ? MAX_WATCHES - w->nw : 0;
+  cleanup_strv oci_strv dirs = { 0 };
+  hv_project_guard_dirs (w->guards[i], budget + 1, &dirs);
+  for (size_t k = 0; k < dirs.n && k < budget; k++)
+    {
+      cleanup_free char *path = path_in (project, dirs.v[k]);
+      add_watch (w, i, path, W_DIR, 0);
+    }
+  if (dirs.n > budget)
+    w->full_noted = true;
 }
 
 hv_monitor_git *

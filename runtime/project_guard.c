@@ -81,6 +81,18 @@ struct items
   size_t n;
 };
 
+/* The project's directories outside git directories, by depth (for the
+ * live check's watches: hv_project_guard_dirs). */
+struct dir_list
+{
+  struct dir_entry
+  {
+    char *rel;
+    int depth;
+  } *v;
+  size_t n;
+};
+
 struct hv_project_guard
 {
   char *project;
@@ -89,10 +101,12 @@ struct hv_project_guard
   struct items before;
   oci_strv hooks_paths; /* core.hooksPath directories (relative) set before the run */
   FILE *out;            /* where the check reports (stderr unless set) */
+  struct dir_list dirs;
 };
 
 struct walker
 {
+  struct dir_list *dirs; /* before the run: collected */
   struct items *items;
   oci_strv *hooks_paths;
   bool collect_hooks_paths; /* before the run: read core.hooksPath */
@@ -424,6 +438,18 @@ skip_in_gitdir (const char *name)
   return false;
 }
 
+#define GUARD_MAX_DIRS 262144 /* directories remembered for the live check */
+
+static void
+note_dir (struct dir_list *dl, const char *rel, int depth)
+{
+  if (dl->n >= GUARD_MAX_DIRS)
+    return;
+  if ((dl->n & (dl->n - 1)) == 0) /* 0, 1, 2, 4, ...: grow by doubling */
+    dl->v = xrealloc (dl->v, (dl->n ? dl->n * 2 : 1) * sizeof (*dl->v));
+  dl->v[dl->n++] = (struct dir_entry) { xstrdup (rel), depth };
+}
+
 static void
 stop_walk (struct walker *w, const char *rel)
 {
@@ -453,12 +479,16 @@ walk_dir (struct walker *w, const char *project, int fd, const char *rel, bool n
           stop_walk (w, rel);
           break;
         }
-      entries = xrealloc (entries, (n + 1) * sizeof (*entries));
-      entries[n++] = (struct entry) { xstrdup (de->d_name), de->d_type };
       head |= strcmp (de->d_name, "HEAD") == 0;
       objects |= strcmp (de->d_name, "objects") == 0;
       refs |= strcmp (de->d_name, "refs") == 0;
       commondir |= strcmp (de->d_name, "commondir") == 0;
+      /* Only what the loop below looks at (most entries are files). */
+      if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN && strcmp (de->d_name, ".git") != 0)
+        continue;
+      if ((n & (n - 1)) == 0)
+        entries = xrealloc (entries, (n ? n * 2 : 1) * sizeof (*entries));
+      entries[n++] = (struct entry) { xstrdup (de->d_name), de->d_type };
     }
   /* What git takes for a repository: a `.git` directory, and any
    * directory with HEAD and objects/refs (or a commondir), since git
@@ -466,6 +496,8 @@ walk_dir (struct walker *w, const char *project, int fd, const char *rel, bool n
   bool gitdir = named_git || (head && ((objects && refs) || commondir));
   if (gitdir)
     record_gitdir (w, project, dirfd (d), rel);
+  else if (w->dirs)
+    note_dir (w->dirs, rel, depth);
   for (size_t i = 0; i < n; i++)
     {
       const char *name = entries[i].name;
@@ -548,8 +580,8 @@ warn_stopped (const struct walker *w)
            at, GUARD_MAX_ENTRIES, GUARD_MAX_DEPTH);
 }
 
-int
-hv_project_guard_snapshot (const char *project, hv_project_guard **out, hv_error **err)
+static int
+snapshot (const char *project, bool dirs, hv_project_guard **out, hv_error **err)
 {
   cleanup_close int projfd = open_project (project, err);
   if (projfd < 0)
@@ -562,12 +594,25 @@ hv_project_guard_snapshot (const char *project, hv_project_guard **out, hv_error
   g->dev = st.st_dev;
   g->ino = st.st_ino;
   g->out = stderr;
-  struct walker w = { .items = &g->before, .hooks_paths = &g->hooks_paths, .collect_hooks_paths = true, .out = stderr };
+  struct walker w = { .items = &g->before, .hooks_paths = &g->hooks_paths, .collect_hooks_paths = true, .out = stderr,
+                      .dirs = dirs ? &g->dirs : NULL };
   walk_project (&w, project, projfd);
   warn_stopped (&w);
   free (w.stopped_at);
   *out = g;
   return 0;
+}
+
+int
+hv_project_guard_snapshot (const char *project, hv_project_guard **out, hv_error **err)
+{
+  return snapshot (project, false, out, err);
+}
+
+int
+hv_project_guard_snapshot_with_dirs (const char *project, hv_project_guard **out, hv_error **err)
+{
+  return snapshot (project, true, out, err);
 }
 
 void
@@ -617,6 +662,26 @@ hv_project_guard_take (const char *project)
   return NULL;
 }
 
+static int
+by_depth (const void *a, const void *b)
+{
+  const struct dir_entry *x = a, *y = b;
+  if (x->depth != y->depth)
+    return x->depth < y->depth ? -1 : 1;
+  return strcmp (x->rel, y->rel);
+}
+
+void
+hv_project_guard_dirs (const hv_project_guard *g, size_t max, oci_strv *out)
+{
+  struct dir_entry *sorted = xmalloc0 ((g->dirs.n ? g->dirs.n : 1) * sizeof (*sorted));
+  memcpy (sorted, g->dirs.v, g->dirs.n * sizeof (*sorted));
+  qsort (sorted, g->dirs.n, sizeof (*sorted), by_depth);
+  for (size_t i = 0; i < g->dirs.n && i < max; i++)
+    oci_strv_push (out, sorted[i].rel);
+  free (sorted);
+}
+
 const oci_strv *
 hv_project_guard_hooks_paths (const hv_project_guard *g)
 {
@@ -642,6 +707,9 @@ hv_project_guard_free (hv_project_guard *g)
     return;
   items_free (&g->before);
   oci_strv_free (&g->hooks_paths);
+  for (size_t i = 0; i < g->dirs.n; i++)
+    free (g->dirs.v[i].rel);
+  free (g->dirs.v);
   free (g->project);
   free (g);
 }

@@ -27,6 +27,9 @@ typedef struct hv_project_guard hv_project_guard;
 
 /* Record the project's git execution state; `project` is a real path. */
 int hv_project_guard_snapshot (const char *project, hv_project_guard **out, hv_error **err);
+/* The same, remembering the project's directories too (for the live
+ * check of engine containers: hv_project_guard_dirs). */
+int hv_project_guard_snapshot_with_dirs (const char *project, hv_project_guard **out, hv_error **err);
 /* After the sandbox has exited: quarantine what changed.  Returns the
  * number of items quarantined, or -1 when one could not be (err says
  * which: the user must not run git there before removing it). */
@@ -38,6 +41,10 @@ const char *hv_project_guard_project (const hv_project_guard *g);
 /* The core.hooksPath directories in the project (and those above them:
  * husky) the snapshot found set, relative to the project. */
 const oci_strv *hv_project_guard_hooks_paths (const hv_project_guard *g);
+/* The project's directories a snapshot_with_dirs walked (not those inside
+ * git directories; the project itself is ""; at most 262,144 remembered),
+ * shallowest first, at most max; appended to out. */
+void hv_project_guard_dirs (const hv_project_guard *g, size_t max, oci_strv *out);
 /* One walk per create: the policy filter, which walks a project to find
  * its repositories before the container exists, keeps the snapshot for
  * the monitor's check (a later keep of the same project replaces it);

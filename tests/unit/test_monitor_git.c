@@ -82,7 +82,7 @@ world_make (struct world *w)
   assert_true (w->trail_fd >= 0);
   hv_audit_trail_init (&w->trail, w->trail_fd, "test", "ctr");
   hv_error *err = NULL;
-  if (hv_project_guard_snapshot (w->project, &w->guard, &err) < 0)
+  if (hv_project_guard_snapshot_with_dirs (w->project, &w->guard, &err) < 0)
     fail_msg ("snapshot: %s", err->msg);
 }
 
@@ -145,7 +145,7 @@ test_hooks_path_made_later (void **state)
   put_file (cfg, "[core]\n\thooksPath = tools/githooks\n");
   hv_project_guard_free (w.guard);
   hv_error *err = NULL;
-  assert_int_equal (hv_project_guard_snapshot (w.project, &w.guard, &err), 0);
+  assert_int_equal (hv_project_guard_snapshot_with_dirs (w.project, &w.guard, &err), 0);
   hv_monitor_git *mg = hv_monitor_git_new (&w.guard, 1);
   cleanup_free char *mk = xasprintf ("mkdir -p %s/tools/githooks", w.project);
   assert_int_equal (system (mk), 0);
