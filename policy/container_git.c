@@ -1,7 +1,6 @@
 /* What git would execute in an engine container's projects: container_git.h. */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>

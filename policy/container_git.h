@@ -1,22 +1,22 @@
 /* Git in an engine's container: what git would execute on the host must
- * not be something the container created or changed.
+ * not be something the container created or changed (policies/README.md,
+ * "Git in engine containers").
  *
  * While the container runs (prevention, in its mount namespace): in each
- * writable project, the repository at its top has its `.git` pinned (bound
- * onto itself: the container can neither rename, remove nor replace it),
- * its hooks, config, config.worktree and commondir read-only, and the
- * same for the git directories of its linked worktrees and submodules
- * (worktrees/NAME, modules/NAME); the directory core.hooksPath names in
- * the project (and the one above it unless that is the top: husky) and
- * the hook managers' files at the top (hv_git_hook_manager_paths) are
- * read-only, every directory on the way pinned.  A `.git` file at the top
- * is read-only.  A link on any of those paths fails create.
+ * writable project, every git directory the guard's walk finds (a `.git`,
+ * a submodule's or linked worktree's, a bare repository; at most 64) is
+ * pinned (bound onto itself: the container can neither rename, remove nor
+ * replace it) with every directory on the way, and its hooks, config,
+ * config.worktree and commondir are read-only; for a worktree, the
+ * directory core.hooksPath names in the project (and the one above it
+ * unless that is the top: husky) and the hook managers' files at its top
+ * (hv_git_hook_manager_paths) are read-only; a `.git` file is read-only.
+ * A link on any of those paths fails create, but for a nested `.git` link
+ * (a note; the live check watches it).
  *
- * When the container ends (detection, run.haven.git-guard): the projects
- * are recorded at create and checked by the per-container monitor once
- * the container's processes are gone, as haven run's guard does
- * (project_guard.h): new repositories, new hooks, commondir and gitfiles,
- * execution-capable config anywhere in the project. */
+ * Names that did not exist at create, and the end: the per-container
+ * monitor (run.haven.git-guard; monitor_git.h), which takes the snapshot
+ * this walk made (hv_project_guard_keep). */
 #ifndef HAVEN_CONTAINER_GIT_H
 #define HAVEN_CONTAINER_GIT_H
 
