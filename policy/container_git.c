@@ -87,7 +87,7 @@ protect (struct git_plan *gp, const char *rel, bool pin, hv_error **err)
     }
   pin_ancestors (gp, rel);
   cleanup_free char *c = xasprintf ("%s/%s", gp->dest, rel);
-  oci_strv_push_unique (pin ? &gp->plan->pins : &gp->plan->readonly, c);
+  oci_strv_push_unique (pin ? &gp->plan->pins : &gp->plan->pins_ro, c);
   return 0;
 }
 
@@ -158,6 +158,9 @@ named_dot_git (const char *rel)
   return strcmp (slash ? slash + 1 : rel, ".git") == 0;
 }
 
+static int protect_repositories (struct git_plan *gp, const char *real, const oci_strv *gitdirs,
+                                 const oci_strv *gitfiles, hv_error **err);
+
 /* Every repository the walk found in the project (the guard's own walk,
  * project_guard.h): at most MAX_GITDIRS git directories are pinned, the
  * rest are said in a note and checked at the end only. */
@@ -175,7 +178,19 @@ protect_project (struct git_plan *gp, hv_error **err)
     return hv_error_wrap (err, "git in the container");
   cleanup_strv oci_strv gitdirs = { 0 }, gitfiles = { 0 };
   hv_project_guard_repositories (g, &gitdirs, &gitfiles);
-  hv_project_guard_keep (g);
+  int r = protect_repositories (gp, real, &gitdirs, &gitfiles, err);
+  if (r == 0)
+    hv_project_guard_keep (g);
+  else
+    hv_project_guard_free (g);
+  return r;
+}
+
+static int
+protect_repositories (struct git_plan *gp, const char *real, const oci_strv *gitdirs_, const oci_strv *gitfiles_,
+                      hv_error **err)
+{
+  const oci_strv gitdirs = *gitdirs_, gitfiles = *gitfiles_;
   for (size_t i = 0; i < gitdirs.n; i++)
     {
       if (i == MAX_GITDIRS)

@@ -683,6 +683,7 @@ hv_container_plan_clear (struct hv_container_plan *plan)
   oci_strv_free (&plan->masked);
   oci_strv_free (&plan->pins);
   oci_strv_free (&plan->readonly);
+  oci_strv_free (&plan->pins_ro);
   oci_strv_free (&plan->guarded);
   oci_strv_free (&plan->guarded_sources);
   oci_strv_free (&plan->notes);

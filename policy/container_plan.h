@@ -49,6 +49,7 @@ struct hv_container_plan
    * for it (policies/README.md, "Links in the project"). */
   oci_strv pins;
   oci_strv readonly;       /* container paths made read-only (readonlyPaths) */
+  oci_strv pins_ro;        /* container paths bound onto themselves read-only, after the pins ("ro:" lines) */
   oci_strv guarded;        /* writable projects whose git the monitor checks (container paths) */
   oci_strv guarded_sources; /* ... their host paths (run.haven.git-guard) */
   oci_strv notes;          /* what the user should know, printed at create */

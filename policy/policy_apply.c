@@ -788,7 +788,15 @@ emit_annotations (yajl_gen g, yajl_val ann, const struct apply *a)
   emit_stacked_seccomp (g, jw_lookup (ann, HV_SECCOMP_ANNOTATION), a);
   emit_egress (g, jw_lookup (ann, HV_EGRESS_ANNOTATION), a->p);
   emit_network (g, jw_lookup (ann, HV_NETWORK_ANNOTATION), a->p);
-  emit_line_list (g, jw_lookup (ann, HV_PIN_ANNOTATION), HV_PIN_ANNOTATION, &a->plan->pins);
+  cleanup_strv oci_strv pins = { 0 };
+  for (size_t i = 0; i < a->plan->pins.n; i++)
+    oci_strv_push (&pins, a->plan->pins.v[i]);
+  for (size_t i = 0; i < a->plan->pins_ro.n; i++)
+    {
+      cleanup_free char *ro = xasprintf ("ro:%s", a->plan->pins_ro.v[i]);
+      oci_strv_push (&pins, ro);
+    }
+  emit_line_list (g, jw_lookup (ann, HV_PIN_ANNOTATION), HV_PIN_ANNOTATION, &pins);
   emit_line_list (g, jw_lookup (ann, HV_GIT_GUARD_ANNOTATION), HV_GIT_GUARD_ANNOTATION, &a->plan->guarded_sources);
   yajl_val previous = jw_lookup (ann, HV_LANDLOCK_ANNOTATION);
   if (a->exec_rules)

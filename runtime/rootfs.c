@@ -160,8 +160,10 @@ readonly_path (int rootfd, const char *path, hv_error **err)
  * link: it was checked on the host when the policy was applied, and a
  * link found now (put there since) fails the start. */
 static int
-pin_path (int rootfd, const char *path, hv_error **err)
+pin_path (int rootfd, const char *line, hv_error **err)
 {
+  bool ro = strncmp (line, "ro:", 3) == 0;
+  const char *path = ro ? line + 3 : line;
   cleanup_close int target = hv_open_in_root_nofollow (rootfd, path, O_PATH);
   struct stat st;
   if (target < 0)
@@ -173,6 +175,11 @@ pin_path (int rootfd, const char *path, hv_error **err)
   cleanup_close int tree = open_tree (target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
   if (tree < 0)
     return hv_error_set (err, errno, "bind pinned path %s", path);
+  if (ro
+      && hv_mount_setattr (tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0, 0, true,
+                           err)
+             < 0)
+    return hv_error_wrap (err, "pin %s read-only", path);
   if (hv_mount_tree_onto (tree, target, err) < 0)
     return hv_error_wrap (err, "pin %s", path);
   return 0;

@@ -270,3 +270,32 @@ test_podman_rootless_git() {
   assert_contains "$OUT" "can't rename '.git': Device or resource busy"
   [ -d "$WS/.haven-quarantine" ] || fail "no quarantine in the workspace: $OUT"
 }
+
+# The user works on the host while the container runs: `git config` on
+# the host writes a new config and renames it over the old one, and the
+# kernel then drops the container's read-only bind of the old file (a
+# mount on a replaced file goes with it): from then on the container can
+# write .git/config.  The live check quarantines what it sets there (and
+# puts back the config as it was at create: the user's alias too).
+test_docker_git_config_replaced_on_host() {
+  need_docker
+  git_workspace
+  local c i gone=
+  c=$(new_name git)
+  dk run -d --name "$c" --runtime haven-default -v "$WS:/workspace" -w /workspace "$IMAGE" sleep 1000 \
+    >/dev/null 2>run.err || fail "docker run -d: $(cat run.err)"
+  defer "dk rm -f $c >/dev/null 2>&1"
+  wsgit config alias.co checkout
+  sleep 0.5
+  OUT=$(dk exec "$c" sh -c "printf '[core]\n\tfsmonitor = \"touch $MARK; false\"\n' >> .git/config && echo planted" 2>&1)
+  assert_contains "$OUT" planted # the kernel's rule: the bind went with the replaced file
+  for i in $(seq 1 100); do
+    if ! grep -qs fsmonitor "$WS/.git/config"; then gone=1; break; fi
+    sleep 0.05
+  done
+  host_git_use
+  assert_planted_code_did_not_run "core.fsmonitor written after the host replaced .git/config"
+  [ -n "$gone" ] || fail "the container's fsmonitor is still in .git/config after 5 s"
+  assert_contains "$(cat /var/log/haven/containers/$(dk inspect -f '{{.Id}}' "$c").jsonl)" \
+    'restored .git/config as it was before the run'
+}

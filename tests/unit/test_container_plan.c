@@ -316,9 +316,9 @@ test_git_pinned_and_protected (void **state)
                                     "/w/.git/modules/lib/config", "/w/.husky/_", "/w/.husky",
                                     "/w/.pre-commit-config.yaml", "/w/vendor/x/.git/hooks" };
   for (size_t i = 0; i < sizeof (ro) / sizeof (ro[0]); i++)
-    if (!oci_strv_contains (&plan.readonly, ro[i]))
+    if (!oci_strv_contains (&plan.pins_ro, ro[i]))
       fail_msg ("%s is not read-only", ro[i]);
-  assert_false (oci_strv_contains (&plan.readonly, "/w/.git/commondir")); /* absent: nothing to bind */
+  assert_false (oci_strv_contains (&plan.pins_ro, "/w/.git/commondir")); /* absent: nothing to bind */
   assert_false (oci_strv_contains (&plan.pins, "/ro/.git"));
   assert_int_equal (plan.guarded_sources.n, 1);
   assert_string_equal (plan.guarded_sources.v[0], ws);
