@@ -110,6 +110,7 @@ hv_monitor_git_check_all (hv_project_guard **guards, size_t n, struct hv_audit_t
 /* ---- watches ---- */
 
 static bool hooks_path (const hv_monitor_git *w, const char *path);
+static bool git_takes_for_repository (const char *dir);
 
 /* 1: a new watch, 0: watched already (its path brought up to date), -1: none. */
 static int add_watch (hv_monitor_git *w, size_t project, const char *path, enum watch_kind kind, int depth);
@@ -137,6 +138,19 @@ watch_tree (hv_monitor_git *w, size_t project, const char *root, bool *found_git
     {
       if (add_watch (w, project, queue.v[q], W_DIR, 0) < 0)
         continue;
+      /* A repository made before its directory was watched (cp -a .git
+       * crafted): its git directory is watched, its hooks too, and not
+       * its objects. */
+      bool gitdir = git_takes_for_repository (queue.v[q]);
+      if (gitdir)
+        {
+          if (found_git)
+            *found_git = true;
+          add_watch (w, project, queue.v[q], W_GITDIR, 0);
+          cleanup_free char *hooks = xasprintf ("%s/hooks", queue.v[q]);
+          add_watch (w, project, hooks, W_HOOKS, 0);
+          continue;
+        }
       int fd = open (queue.v[q], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
       if (d == NULL)
@@ -334,6 +348,26 @@ gitdir_name (const char *name)
          || strcmp (name, "hooks") == 0;
 }
 
+/* What makes git take a directory for a repository (as the guard's walk
+ * does): HEAD, and objects and refs, or a commondir. */
+static bool
+repository_part (const char *name)
+{
+  return strcmp (name, "HEAD") == 0 || strcmp (name, "objects") == 0 || strcmp (name, "refs") == 0
+         || strcmp (name, "commondir") == 0;
+}
+
+static bool
+git_takes_for_repository (const char *dir)
+{
+  struct stat st;
+  cleanup_free char *head = xasprintf ("%s/HEAD", dir), *objects = xasprintf ("%s/objects", dir),
+                    *refs = xasprintf ("%s/refs", dir), *commondir = xasprintf ("%s/commondir", dir);
+  if (lstat (head, &st) < 0)
+    return false;
+  return (lstat (objects, &st) == 0 && lstat (refs, &st) == 0) || lstat (commondir, &st) == 0;
+}
+
 /* Is path a core.hooksPath directory (made during the run)? */
 static bool
 hooks_path (const hv_monitor_git *w, const char *path)
@@ -367,6 +401,13 @@ on_event (hv_monitor_git *w, const struct watch *at, const struct inotify_event 
   switch (at->kind)
     {
     case W_DIR:
+      if (repository_part (name) && git_takes_for_repository (at->path))
+        {
+          /* A bare repository (or a worktree's git directory) made where
+           * git finds it from inside: cp -a .git crafted. */
+          w->dirty[at->project] = true;
+          add_watch (w, at->project, at->path, W_GITDIR, 0);
+        }
       if (strcmp (name, ".git") == 0)
         {
           w->dirty[at->project] = true;

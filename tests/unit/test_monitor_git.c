@@ -159,6 +159,27 @@ test_hooks_path_made_later (void **state)
   world_remove (&w);
 }
 
+/* A bare repository made during the run (a copy of .git: git finds it
+ * from inside), its config filled after the copy: quarantined. */
+static void
+test_bare_copy_quarantined (void **state)
+{
+  (void) state;
+  struct world w;
+  world_make (&w);
+  hv_monitor_git *mg = hv_monitor_git_new (&w.guard, 1);
+  cleanup_free char *cp = xasprintf ("cp -a %s/.git %s/src/crafted", w.project, w.project);
+  assert_int_equal (system (cp), 0);
+  hv_monitor_git_ready (mg, &w.trail);
+  usleep ((HV_MONITOR_GIT_INTERVAL_MS + 50) * 1000);
+  cleanup_free char *cfg = xasprintf ("%s/src/crafted/config", w.project);
+  put_file (cfg, "[core]\n\tfsmonitor = \"touch /tmp/x; false\"\n");
+  hv_monitor_git_ready (mg, &w.trail);
+  assert_false (exists (w.project, "src/crafted/config"));
+  hv_monitor_git_free (mg);
+  world_remove (&w);
+}
+
 /* Events within the interval of the last check are checked when the
  * timer fires, not lost. */
 static void
@@ -215,6 +236,7 @@ main (void)
     cmocka_unit_test (test_new_names_quarantined),
     cmocka_unit_test (test_events_within_interval_checked_later),
     cmocka_unit_test (test_hooks_path_made_later),
+    cmocka_unit_test (test_bare_copy_quarantined),
     cmocka_unit_test (test_no_inotify_said),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
