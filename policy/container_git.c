@@ -20,6 +20,7 @@
 
 struct git_plan
 {
+  const oci_spec *spec;
   struct hv_container_plan *plan;
   const char *dest;   /* the project in the container */
   const char *source; /* ... and on the host */
@@ -71,12 +72,37 @@ pin_ancestors (struct git_plan *gp, const char *rel)
     }
 }
 
+/* Whether another engine mount covers rel: the container sees that
+ * mount's content there, not the project's (a volume or tmpfs over
+ * node_modules), so there is nothing of the project to pin or bind, and
+ * a pin would find the path missing and fail create; a project bound
+ * there is planned as a project of its own. */
+static bool
+covered (const struct git_plan *gp, const char *rel)
+{
+  size_t base = strlen (gp->dest);
+  cleanup_free char *c = xasprintf ("%s/%s", gp->dest, rel);
+  for (size_t i = 0; i < gp->spec->n_mounts; i++)
+    {
+      const char *d = gp->spec->mounts[i].destination;
+      size_t n = d ? strlen (d) : 0;
+      /* An earlier policy's pin shows the project's own content. */
+      if (oci_strv_contains (&gp->spec->mounts[i].options, "x-haven.pin"))
+        continue;
+      if (n > base && strncmp (c, d, n) == 0 && (c[n] == '\0' || c[n] == '/'))
+        return true;
+    }
+  return false;
+}
+
 /* rel read-only when it exists (a link refused), with the directories
  * on the way pinned.  pin: rel itself pinned too, writable. */
 static int
 protect (struct git_plan *gp, const char *rel, bool pin, hv_error **err)
 {
   struct stat st;
+  if (covered (gp, rel))
+    return 0;
   if (lookup (gp, rel, &st) < 0)
     {
       if (errno == ENOENT || errno == ENOTDIR)
@@ -227,7 +253,7 @@ protect_repositories (struct git_plan *gp, const char *real, const oci_strv *git
 }
 
 int
-hv_container_plan_git (struct hv_container_plan *plan, hv_error **err)
+hv_container_plan_git (const oci_spec *spec, struct hv_container_plan *plan, hv_error **err)
 {
   for (size_t j = 0; j < plan->guarded.n; j++)
     {
@@ -235,7 +261,7 @@ hv_container_plan_git (struct hv_container_plan *plan, hv_error **err)
       cleanup_close int base = open (source, O_PATH | O_DIRECTORY | O_CLOEXEC);
       if (base < 0)
         return hv_error_set (err, errno, "git in the container: open project %s", source);
-      struct git_plan gp = { .plan = plan, .dest = dest, .source = source, .base = base };
+      struct git_plan gp = { .spec = spec, .plan = plan, .dest = dest, .source = source, .base = base };
       if (protect_project (&gp, err) < 0)
         return -1;
     }

@@ -11,6 +11,10 @@
  * directory core.hooksPath names in the project (and the one above it
  * unless that is the top: husky) and the hook managers' files at its top
  * (hv_git_hook_manager_paths) are read-only; a `.git` file is read-only.
+ * Both are pins (the runtime's x-haven.pin, read-only ones with rro), so
+ * a path gone since this look fails create rather than being skipped.
+ * What another engine mount covers is not the project's in the
+ * container: neither pinned nor bound (the end check still looks at it).
  * A link on any of those paths fails create, but for a nested `.git` link
  * (a note; the live check watches it).
  *
@@ -22,6 +26,7 @@
 
 #include "container_plan.h"
 
-/* Adds to plan->pins and plan->readonly for every plan->guarded project. */
-int hv_container_plan_git (struct hv_container_plan *plan, hv_error **err);
+/* Adds to plan->pins and plan->pins_ro for every plan->guarded project,
+ * but for what another of spec's mounts covers. */
+int hv_container_plan_git (const oci_spec *spec, struct hv_container_plan *plan, hv_error **err);
 #endif

@@ -277,8 +277,11 @@ classify_mounts (const hv_policy *p, const oci_spec *spec, struct hv_container_p
           continue;
         }
       struct stat st;
+      /* An earlier policy's pin (x-haven.pin) is no project: its source
+       * is a container path. */
       if (home || engine_tree (m->destination) || !hv_mount_is_bind (m) || m->source == NULL
-          || m->source[0] != '/' || stat (m->source, &st) < 0 || !S_ISDIR (st.st_mode))
+          || m->source[0] != '/' || oci_strv_contains (&m->options, "x-haven.pin") || stat (m->source, &st) < 0
+          || !S_ISDIR (st.st_mode))
         continue;
       oci_strv_push (&plan->projects, m->destination);
       oci_strv_push (&plan->project_sources, m->source);
@@ -510,7 +513,8 @@ pin_parents (const oci_spec *spec, struct hv_container_plan *plan, const struct 
       cleanup_free char *dir = xasprintf ("%.*s", (int) (slash - c), c);
       for (size_t i = 0; i < spec->n_mounts; i++)
         if (spec->mounts[i].destination && at_or_below (dir, spec->mounts[i].destination)
-            && strlen (spec->mounts[i].destination) > base)
+            && strlen (spec->mounts[i].destination) > base
+            && !oci_strv_contains (&spec->mounts[i].options, "x-haven.pin"))
           return;
       oci_strv_push_unique (&plan->pins, dir);
     }
@@ -555,9 +559,6 @@ plan_block (const hv_policy *p, const oci_spec *spec, struct hv_container_plan *
           pin_parents (spec, plan, pattern_of (&ps, found.v[f]), c);
         }
     }
-  /* A parent before what lies in it. */
-  if (plan->pins.n > 1)
-    qsort (plan->pins.v, plan->pins.n, sizeof (char *), compare_paths);
   for (size_t i = 0; i < literal.n; i++)
     oci_strv_push_unique (&plan->masked, literal.v[i]);
   patterns_clear (&ps);
@@ -661,11 +662,15 @@ hv_container_plan_make (const hv_policy *p, const oci_spec *spec, const char *co
       return -1;
     }
   classify_mounts (p, spec, plan);
-  if (plan_block (p, spec, plan, err) < 0 || plan_protect (p, plan, err) < 0 || hv_container_plan_git (plan, err) < 0)
+  if (plan_block (p, spec, plan, err) < 0 || plan_protect (p, plan, err) < 0
+      || hv_container_plan_git (spec, plan, err) < 0)
     {
       hv_container_plan_clear (plan);
       return -1;
     }
+  /* A parent before what lies in it (the hidden files' pins and git's). */
+  if (plan->pins.n > 1)
+    qsort (plan->pins.v, plan->pins.n, sizeof (char *), compare_paths);
   plan_read_only (p, plan);
   plan_read_write (p, plan);
   return 0;

@@ -42,14 +42,19 @@ struct hv_container_plan
   oci_strv projects;       /* container paths of the project directories */
   oci_strv project_sources; /* their host paths (same index) */
   oci_strv masked;         /* container paths hidden (maskedPaths) */
-  /* Container directories on the way from a project to a path hidden in
-   * it, each bound onto itself (the runtime's x-haven.pin), sorted, each
-   * once: nothing in the container can rename or remove a parent of a
-   * hidden file while another container or sandbox of the project looks
-   * for it (policies/README.md, "Links in the project"). */
+  /* Paths bound onto themselves (the runtime's x-haven.pin), sorted,
+   * each once, after the engine's mounts: nothing in the container can
+   * rename, remove or replace them.  The directories on the way from a
+   * project to a path hidden in it, so that no container moves a parent
+   * of a hidden file while another container or sandbox of the project
+   * looks for it (policies/README.md, "Links in the project"); a writable
+   * project's git directories and the directories on the way to what git
+   * executes (container_git.h). */
   oci_strv pins;
+  /* ... and read-only (rro, rnosuid, rnodev, rnoexec), after those: what
+   * git executes there (hooks, config, commondir, a hook manager's files). */
+  oci_strv pins_ro;
   oci_strv readonly;       /* container paths made read-only (readonlyPaths) */
-  oci_strv pins_ro;        /* container paths bound onto themselves read-only, after the pins ("ro:" lines) */
   oci_strv guarded;        /* writable projects whose git the monitor checks (container paths) */
   oci_strv guarded_sources; /* ... their host paths (run.haven.git-guard) */
   oci_strv notes;          /* what the user should know, printed at create */

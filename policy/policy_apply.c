@@ -23,7 +23,6 @@
 #include <yajl/yajl_tree.h>
 
 #include "container_monitor.h"
-#include "rootfs.h"
 #include "json_gen.h"
 #include "json_walk.h"
 #include "netns_check.h"
@@ -428,11 +427,24 @@ emit_tmpfs (yajl_gen g, const char *dest, uint64_t size, const char *mode, uint3
 /* A writable engine mount under exec rules: noexec added, so that nothing
  * the container writes can be mapped executable (ld.so ./a.out only
  * mmaps, which Landlock does not see). */
+/* A mount entry with x-haven.pin (an earlier policy's). */
+static bool
+is_pin (yajl_val m)
+{
+  yajl_val opts = jw_lookup (m, "options");
+  for (size_t i = 0; opts && YAJL_IS_ARRAY (opts) && i < opts->u.array.len; i++)
+    if (YAJL_IS_STRING (opts->u.array.values[i]) && strcmp (opts->u.array.values[i]->u.string, "x-haven.pin") == 0)
+      return true;
+  return false;
+}
+
 static void
 emit_engine_mount (yajl_gen g, yajl_val m, const struct apply *a)
 {
   yajl_val opts = jw_lookup (m, "options");
-  if (!a->exec_rules || !YAJL_IS_OBJECT (m))
+  /* An earlier policy's pin keeps the flags of what it clones (noexec
+   * there already): it takes no other option (runtime/mounts.h). */
+  if (!a->exec_rules || !YAJL_IS_OBJECT (m) || is_pin (m))
     {
       jg_value (g, m);
       return;
@@ -465,6 +477,25 @@ has_mount_at (yajl_val mounts, const char *dest)
   return false;
 }
 
+/* Whether mounts hold a pin of dest already (an earlier policy's), at
+ * least as strict: read-only where ro is wanted. */
+static bool
+has_pin_at (yajl_val mounts, const char *dest, bool ro)
+{
+  for (size_t i = 0; mounts && YAJL_IS_ARRAY (mounts) && i < mounts->u.array.len; i++)
+    {
+      yajl_val m = mounts->u.array.values[i], d = jw_lookup (m, "destination"), opts = jw_lookup (m, "options");
+      if (!d || !YAJL_IS_STRING (d) || strcmp (d->u.string, dest) != 0 || !is_pin (m))
+        continue;
+      if (!ro)
+        return true;
+      for (size_t j = 0; opts && YAJL_IS_ARRAY (opts) && j < opts->u.array.len; j++)
+        if (YAJL_IS_STRING (opts->u.array.values[j]) && strcmp (opts->u.array.values[j]->u.string, "rro") == 0)
+          return true;
+    }
+  return false;
+}
+
 /* The engine's mounts, with each hidden home's tmpfs before those that go
  * into that home, and the policy's tmpfs directories after them (unless
  * the engine already mounts something there). */
@@ -492,10 +523,18 @@ emit_mounts (yajl_gen g, yajl_val mounts, const struct apply *a)
   for (size_t i = 0; i < a->p->n_tmpfs; i++)
     if (!has_mount_at (mounts, a->p->tmpfs[i].path))
       emit_tmpfs (g, a->p->tmpfs[i].path, a->p->tmpfs[i].size, "1777", 0, 0, !a->exec_rules, NULL, NULL);
-  /* Last: a pin clones what the container shows there by then. */
+  /* Last: a pin clones what the container shows there by then; the
+   * read-only ones after the others, so that a read-only pin takes in a
+   * writable pin below it rather than being hidden by it. */
   static const char *const pin_opts[] = { "bind", "x-haven.nofollow", "x-haven.pin", NULL };
+  static const char *const pin_ro_opts[]
+      = { "bind", "x-haven.nofollow", "x-haven.pin", "rro", "rnosuid", "rnodev", "rnoexec", NULL };
   for (size_t i = 0; i < plan->pins.n; i++)
-    jg_mount (g, plan->pins.v[i], "bind", plan->pins.v[i], pin_opts);
+    if (!has_pin_at (mounts, plan->pins.v[i], false))
+      jg_mount (g, plan->pins.v[i], "bind", plan->pins.v[i], pin_opts);
+  for (size_t i = 0; i < plan->pins_ro.n; i++)
+    if (!has_pin_at (mounts, plan->pins_ro.v[i], true))
+      jg_mount (g, plan->pins_ro.v[i], "bind", plan->pins_ro.v[i], pin_ro_opts);
   yajl_gen_array_close (g);
 }
 
@@ -775,7 +814,6 @@ emit_annotations (yajl_gen g, yajl_val ann, const struct apply *a)
         && strcmp (ann->u.object.keys[j], HV_TIMEOUT_ANNOTATION) != 0
         && strcmp (ann->u.object.keys[j], HV_EGRESS_ANNOTATION) != 0
         && strcmp (ann->u.object.keys[j], HV_NETWORK_ANNOTATION) != 0
-        && strcmp (ann->u.object.keys[j], HV_PIN_ANNOTATION) != 0
         && strcmp (ann->u.object.keys[j], HV_GIT_GUARD_ANNOTATION) != 0)
       {
         jg_str (g, ann->u.object.keys[j]);
@@ -788,15 +826,6 @@ emit_annotations (yajl_gen g, yajl_val ann, const struct apply *a)
   emit_stacked_seccomp (g, jw_lookup (ann, HV_SECCOMP_ANNOTATION), a);
   emit_egress (g, jw_lookup (ann, HV_EGRESS_ANNOTATION), a->p);
   emit_network (g, jw_lookup (ann, HV_NETWORK_ANNOTATION), a->p);
-  cleanup_strv oci_strv pins = { 0 };
-  for (size_t i = 0; i < a->plan->pins.n; i++)
-    oci_strv_push (&pins, a->plan->pins.v[i]);
-  for (size_t i = 0; i < a->plan->pins_ro.n; i++)
-    {
-      cleanup_free char *ro = xasprintf ("ro:%s", a->plan->pins_ro.v[i]);
-      oci_strv_push (&pins, ro);
-    }
-  emit_line_list (g, jw_lookup (ann, HV_PIN_ANNOTATION), HV_PIN_ANNOTATION, &pins);
   emit_line_list (g, jw_lookup (ann, HV_GIT_GUARD_ANNOTATION), HV_GIT_GUARD_ANNOTATION, &a->plan->guarded_sources);
   yajl_val previous = jw_lookup (ann, HV_LANDLOCK_ANNOTATION);
   if (a->exec_rules)

@@ -649,28 +649,37 @@ mount_subdir (struct hv_mount_ctx *ctx, const char *type, const oci_mount *m, co
   return r;
 }
 
-/* x-haven.pin: the directory at the destination, cloned with everything
- * the container already shows below it (AT_RECURSIVE: earlier binds and
- * masks stay, and so does every flag, since a clone keeps its mount's),
- * moved onto itself.  The clone of the tree being built needs no host
- * path: nothing is looked up outside the container's root. */
+/* A pin's own flags: only those that take rights away (a read-only pin
+ * of what git executes), and only in their recursive forms, since the
+ * clone carries every mount below the destination with it. */
+#define PIN_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
+
+/* x-haven.pin: the directory or regular file at the destination, cloned
+ * with everything the container already shows below it (AT_RECURSIVE:
+ * earlier binds and masks stay, and so does every flag, since a clone
+ * keeps its mount's), the pin's own rro/rnosuid/rnodev/rnoexec added to
+ * the whole clone, moved onto itself.  The clone of the tree being built
+ * needs no host path: nothing is looked up outside the container's
+ * root. */
 static int
 pin_in_place (struct hv_mount_ctx *ctx, const oci_mount *m, const struct hv_mount_opts *o, hv_error **err)
 {
   if (m->source == NULL || strcmp (m->source, m->destination) != 0)
     return hv_error_set (err, 0, "x-haven.pin needs the destination as its source");
-  if (o->optional || o->mkdir || o->recursive || o->attr_set || o->attr_clr || o->rattr_set || o->rattr_clr
-      || o->propagation || o->idmap || o->data)
-    return hv_error_set (err, 0, "x-haven.pin takes no other option than bind and x-haven.nofollow: it keeps the "
-                                 "directory's own");
-  cleanup_close int target = hv_open_in_root_nofollow (ctx->rootfd, m->destination, O_PATH | O_DIRECTORY);
-  if (target < 0 && errno == ENOTDIR)
+  if (o->optional || o->mkdir || o->recursive || o->attr_set || o->attr_clr || o->rattr_clr
+      || (o->rattr_set & ~(uint64_t) PIN_ATTRS) || o->propagation || o->idmap || o->data)
+    return hv_error_set (err, 0, "x-haven.pin takes no other option than bind, x-haven.nofollow and rro, rnosuid, "
+                                 "rnodev, rnoexec: it keeps the directory's own flags and may only take rights away");
+  cleanup_close int target = hv_open_in_root_nofollow (ctx->rootfd, m->destination, O_PATH);
+  struct stat st;
+  if (target >= 0 && fstat (target, &st) < 0)
+    return hv_error_set (err, errno, "stat %s", m->destination);
+  if (target >= 0 && S_ISLNK (st.st_mode))
     {
-      /* The last component is not a directory: a link swapped in is said
-       * as such. */
-      struct stat st;
-      cleanup_close int what = hv_open_in_root_nofollow (ctx->rootfd, m->destination, O_PATH);
-      errno = what >= 0 && fstat (what, &st) == 0 && S_ISLNK (st.st_mode) ? ELOOP : ENOTDIR;
+      /* A link swapped in at the end is said as such. */
+      close (target);
+      target = -1;
+      errno = ELOOP;
     }
   if (target < 0 && errno == ELOOP)
     return hv_error_set (err, errno, "destination %s crosses a symbolic link", m->destination);
@@ -679,9 +688,13 @@ pin_in_place (struct hv_mount_ctx *ctx, const oci_mount *m, const struct hv_moun
                          m->destination);
   if (target < 0)
     return hv_error_set (err, errno, "destination %s", m->destination);
+  if (!S_ISDIR (st.st_mode) && !S_ISREG (st.st_mode))
+    return hv_error_set (err, 0, "destination %s is not a directory or a regular file", m->destination);
   cleanup_close int tree = open_tree (target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
   if (tree < 0)
     return hv_error_set (err, errno, "clone %s", m->destination);
+  if (o->rattr_set && hv_mount_setattr (tree, o->rattr_set, 0, 0, true, err) < 0)
+    return hv_error_wrap (err, "pin %s", m->destination);
   return hv_mount_tree_onto (tree, target, err);
 }
 

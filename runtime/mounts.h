@@ -36,13 +36,18 @@ struct hv_mount_opts
    *   instance (haven run's copy-on-write home directories: one overlay
    *   of the home).
    * x-haven.pin: a bind whose source is its destination in the container's
-   *   own tree (source and destination the same path): the directory there
-   *   becomes a mount point of itself, with every flag and mount below it
-   *   kept (a recursive clone of what the container shows there), resolved
-   *   through no link, and never optional.  A mount point cannot be renamed
-   *   or removed from inside the namespace (EBUSY): haven run pins each
+   *   own tree (source and destination the same path): the directory or
+   *   regular file there becomes a mount point of itself, with every flag
+   *   and mount below it kept (a recursive clone of what the container
+   *   shows there), resolved through no link, and never optional.  A mount
+   *   point cannot be renamed, removed or replaced from inside the
+   *   namespace (EBUSY): haven run and the policy filter pin each
    *   directory on the way to a hidden path, so that no sandbox can move a
-   *   parent of a secret away while another sandbox starts. */
+   *   parent of a secret away while another sandbox starts, and the policy
+   *   filter pins a project's git directories.  The only other options it
+   *   takes are rro, rnosuid, rnodev and rnoexec, applied to the whole
+   *   clone: the policy filter's read-only pins of what git executes
+   *   (hooks, config, a hook manager's files: policy/container_git.h). */
   bool nofollow, mkdir, optional, pin;
   char *subdir;
   /* x-haven.file=NAME:TEXT: for a new filesystem (a tmpfs), the regular

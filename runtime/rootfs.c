@@ -156,49 +156,6 @@ readonly_path (int rootfd, const char *path, hv_error **err)
   return 0;
 }
 
-/* A path bound onto itself (HV_PIN_ANNOTATION), reached refusing every
- * link: it was checked on the host when the policy was applied, and a
- * link found now (put there since) fails the start. */
-static int
-pin_path (int rootfd, const char *line, hv_error **err)
-{
-  bool ro = strncmp (line, "ro:", 3) == 0;
-  const char *path = ro ? line + 3 : line;
-  cleanup_close int target = hv_open_in_root_nofollow (rootfd, path, O_PATH);
-  struct stat st;
-  if (target < 0)
-    return hv_error_set (err, errno, "pinned path %s%s", path, errno == ELOOP ? " (a symbolic link on the way)" : "");
-  if (fstat (target, &st) < 0)
-    return hv_error_set (err, errno, "stat pinned path %s", path);
-  if (!S_ISDIR (st.st_mode) && !S_ISREG (st.st_mode))
-    return hv_error_set (err, 0, "pinned path %s is not a directory or a regular file", path);
-  cleanup_close int tree = open_tree (target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-  if (tree < 0)
-    return hv_error_set (err, errno, "bind pinned path %s", path);
-  if (ro
-      && hv_mount_setattr (tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0, 0, true,
-                           err)
-             < 0)
-    return hv_error_wrap (err, "pin %s read-only", path);
-  if (hv_mount_tree_onto (tree, target, err) < 0)
-    return hv_error_wrap (err, "pin %s", path);
-  return 0;
-}
-
-static int
-pin_paths (int rootfd, const oci_spec *spec, hv_error **err)
-{
-  const char *list = oci_kv_get (&spec->annotations, HV_PIN_ANNOTATION);
-  if (list == NULL)
-    return 0;
-  cleanup_free char *copy = xstrdup (list);
-  char *save = NULL;
-  for (char *path = strtok_r (copy, "\n", &save); path; path = strtok_r (NULL, "\n", &save))
-    if (pin_path (rootfd, path, err) < 0)
-      return -1;
-  return 0;
-}
-
 /* The container's own /dev/null (made by us, or by the image), accepted
  * only if it really is char 1:3; it is opened once and cloned through the
  * fd, so a symlink swapped in later cannot redirect a mask
@@ -227,8 +184,6 @@ hv_rootfs_finalize (const oci_spec *spec, hv_error **err)
   if (rootfd < 0)
     return hv_error_set (err, errno, "open /");
   if (l->masked_paths.n > 0 && (devnull = open_verified_container_devnull (rootfd, err)) < 0)
-    return -1;
-  if (pin_paths (rootfd, spec, err) < 0)
     return -1;
   for (size_t i = 0; i < l->readonly_paths.n; i++)
     if (readonly_path (rootfd, l->readonly_paths.v[i], err) < 0)

@@ -59,3 +59,53 @@ test_mount_pin_needs_its_destination_as_source() {
   [ "$RC" != 0 ] || fail "a pin with another source ran: $OUT"
   assert_contains "$OUT" "x-haven.pin needs the destination as its source"
 }
+
+# The read-only pin (the policy filter's, for what git executes in an
+# engine container: policy/container_git.h): rro, rnosuid, rnodev and
+# rnoexec on the whole clone, a regular file pinned as well as a
+# directory, a writable pin below a read-only one made read-only with it.
+test_mount_pin_read_only_file_and_directory() {
+  skip_on_runc "haven's x-haven mount options"
+  mkdir -p "$B/rootfs/w/.git/hooks/sub"
+  echo '[core]' > "$B/rootfs/w/.git/config"
+  printf '#!/bin/sh\necho ran\n' > "$B/rootfs/w/.git/hooks/pre-commit"
+  chmod +x "$B/rootfs/w/.git/hooks/pre-commit"
+  local ro='["bind", "x-haven.nofollow", "x-haven.pin", "rro", "rnosuid", "rnodev", "rnoexec"]'
+  cfg "$B" '.root.readonly = false | .mounts += [
+      {destination: "/w/.git", type: "bind", source: "/w/.git", options: ["bind", "x-haven.nofollow", "x-haven.pin"]},
+      {destination: "/w/.git/hooks/sub", type: "bind", source: "/w/.git/hooks/sub", options: ["bind", "x-haven.nofollow", "x-haven.pin"]},
+      {destination: "/w/.git/hooks", type: "bind", source: "/w/.git/hooks", options: $ro},
+      {destination: "/w/.git/config", type: "bind", source: "/w/.git/config", options: $ro}]' --argjson ro "$ro"
+  args "$B" sh -c 'echo x >> /w/.git/config 2>&1; touch /w/.git/hooks/new 2>&1; touch /w/.git/hooks/sub/new 2>&1;
+    /w/.git/hooks/pre-commit 2>&1; mv /w/.git/config /w/.git/c2 2>&1; mv /w/.git /w/g2 2>&1;
+    touch /w/.git/HEAD && echo gitdir-writable;
+    grep -E " /w/.git/(hooks|config) " /proc/self/mountinfo | grep -c " ro,.*nosuid.*nodev.*noexec"'
+  run_ctr "$B"
+  assert_eq 0 "$RC" "run ($OUT)"
+  assert_eq 3 "$(echo "$OUT" | grep -c 'Read-only file system')" "config, hooks and the pin below hooks are read-only ($OUT)"
+  assert_contains "$OUT" "Permission denied" "a hook cannot run from a noexec pin"
+  assert_not_contains "$OUT" "ran"
+  assert_eq 2 "$(echo "$OUT" | grep -c 'resource busy')" "neither the config nor .git can be renamed ($OUT)"
+  assert_contains "$OUT" "gitdir-writable"
+  assert_eq 1 "$(echo "$OUT" | grep -xc 2)" "both read-only pins carry ro, nosuid, nodev, noexec ($OUT)"
+}
+
+test_mount_pin_refuses_other_options_and_kinds() {
+  skip_on_runc "haven's x-haven mount options"
+  mkdir -p "$B/rootfs/d"
+  mkfifo "$B/rootfs/fifo"
+  cfg "$B" '.mounts += [{destination: "/d", type: "bind", source: "/d", options: ["bind", "x-haven.nofollow", "x-haven.pin", "ro"]}]'
+  run_ctr "$B"
+  [ "$RC" != 0 ] || fail "a pin with a non-recursive ro ran: $OUT"
+  assert_contains "$OUT" "x-haven.pin takes no other option"
+  cfg "$B" '.mounts = [.mounts[] | select(.destination != "/d")]'
+  cfg "$B" '.mounts += [{destination: "/d", type: "bind", source: "/d", options: ["bind", "x-haven.nofollow", "x-haven.pin", "rrw"]}]'
+  run_ctr "$B"
+  [ "$RC" != 0 ] || fail "a pin that gives rights back ran: $OUT"
+  assert_contains "$OUT" "x-haven.pin takes no other option"
+  cfg "$B" '.mounts = [.mounts[] | select(.destination != "/d")]'
+  pin_bundle /fifo
+  run_ctr "$B"
+  [ "$RC" != 0 ] || fail "a pin of a fifo ran: $OUT"
+  assert_contains "$OUT" "destination /fifo is not a directory or a regular file"
+}

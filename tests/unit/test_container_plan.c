@@ -368,6 +368,43 @@ test_git_nested_link_noted (void **state)
   world_remove (&w);
 }
 
+/* A repository below another engine mount of the project (a volume or
+ * tmpfs over node_modules): the container sees that mount there, not
+ * the project's directory, so nothing of it is pinned or bound (a pin of
+ * a path the container does not have would fail create); the rest of the
+ * project still is. */
+static void
+test_git_under_engine_mount_not_pinned (void **state)
+{
+  (void) state;
+  struct world w;
+  cleanup_free char *ws = NULL;
+  world_with_workspace (&w, &ws);
+  cleanup_free char *mk = xasprintf ("mkdir -p %s/node_modules/pkg/.git/hooks", ws);
+  assert_int_equal (system (mk), 0);
+  cleanup_free char *json
+      = xasprintf ("{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},\"process\":{\"cwd\":\"/\",\"args\":[\"sh\"],"
+                   "\"user\":{\"uid\":0,\"gid\":0},\"env\":[]},\"mounts\":["
+                   "{\"destination\":\"/w\",\"type\":\"bind\",\"source\":\"%s\",\"options\":[\"rbind\"]},"
+                   "{\"destination\":\"/w/node_modules\",\"type\":\"tmpfs\",\"source\":\"tmpfs\",\"options\":[]}],"
+                   "\"linux\":{}}",
+                   ws);
+  put_file (w.config, json);
+  struct hv_container_plan plan;
+  hv_error *err = NULL;
+  assert_int_equal (plan_for (&w, "filesystem: {hide_home: no}\n", &plan, &err), 0);
+  assert_true (oci_strv_contains (&plan.pins, "/w/.git"));
+  assert_true (oci_strv_contains (&plan.pins_ro, "/w/.git/hooks"));
+  for (size_t i = 0; i < plan.pins.n; i++)
+    if (strncmp (plan.pins.v[i], "/w/node_modules", 15) == 0)
+      fail_msg ("%s is pinned: it is the tmpfs's", plan.pins.v[i]);
+  for (size_t i = 0; i < plan.pins_ro.n; i++)
+    if (strncmp (plan.pins_ro.v[i], "/w/node_modules", 15) == 0)
+      fail_msg ("%s is bound read-only: it is the tmpfs's", plan.pins_ro.v[i]);
+  hv_container_plan_clear (&plan);
+  world_remove (&w);
+}
+
 int
 main (void)
 {
@@ -377,6 +414,7 @@ main (void)
     cmocka_unit_test (test_homes_not_hidden),   cmocka_unit_test (test_pins_of_hidden_project_files),
     cmocka_unit_test (test_git_pinned_and_protected),
     cmocka_unit_test (test_git_link_refused),   cmocka_unit_test (test_git_nested_link_noted),
+    cmocka_unit_test (test_git_under_engine_mount_not_pinned),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -305,6 +305,73 @@ test_image_git_identity_parse (void **state)
     }
 }
 
+/* Pins reach the runtime as mounts (x-haven.pin, one mechanism for the
+ * hidden files' parents and git's): a workspace's .git writable, its
+ * hooks read-only (rro and the rest), no annotation; applied again
+ * (stacked policies), an earlier pin keeps its options (no noexec added,
+ * which the runtime would refuse on a pin) and is not repeated. */
+/* text without blanks outside strings (the generator's indentation). */
+static void
+compact (char *text)
+{
+  char *to = text;
+  bool in_string = false;
+  for (char *c = text; *c; c++)
+    {
+      if (*c == '"' && (c == text || c[-1] != '\\'))
+        in_string = !in_string;
+      if (in_string || (*c != ' ' && *c != '\n'))
+        *to++ = *c;
+    }
+  *to = '\0';
+}
+
+static void
+test_apply_git_pins_as_mounts (void **state)
+{
+  (void) state;
+  char dir[] = "/tmp/hv-pins-XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  cleanup_free char *mk = xasprintf ("mkdir -p %s/.git/hooks", dir);
+  assert_int_equal (system (mk), 0);
+  hv_policy *p = NULL;
+  hv_error *err = NULL;
+  if (hv_policy_load ("default", &p, &err) < 0)
+    fail_msg ("%s", err->msg);
+  /* With exec rules: the filter adds noexec to the engine's mounts. */
+  p->block_shell.set = p->block_shell.value = true;
+  cleanup_free char *cfg = xasprintf (
+      "{\"ociVersion\": \"1.0.2\", \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"}, "
+      "\"root\": {\"path\": \"/\"}, \"mounts\": [{\"destination\":\"/w\",\"type\":\"bind\", "
+      "\"source\":\"%s\",\"options\":[\"rbind\"]}], \"linux\": {\"namespaces\": [{\"type\":\"pid\"}, "
+      "{\"type\":\"mount\"}, {\"type\":\"network\"}]}}",
+      dir);
+  char *out = NULL, *again = NULL;
+  if (hv_policy_apply (p, cfg, "config.json", &out, NULL, &err) < 0)
+    fail_msg ("%s", err->msg);
+  const char *pin = "\"destination\":\"/w/.git\",\"type\":\"bind\",\"source\":\"/w/.git\",\"options\":"
+                    "[\"bind\",\"x-haven.nofollow\",\"x-haven.pin\"]";
+  const char *ro = "\"destination\":\"/w/.git/hooks\",\"type\":\"bind\",\"source\":\"/w/.git/hooks\","
+                   "\"options\":[\"bind\",\"x-haven.nofollow\",\"x-haven.pin\",\"rro\",\"rnosuid\",\"rnodev\",\"rnoexec\"]";
+  compact (out);
+  if (strstr (out, pin) == NULL || strstr (out, ro) == NULL)
+    fail_msg ("no pin mounts in %s", out);
+  assert_null (strstr (out, "run.haven.pin"));
+  if (hv_policy_apply (p, out, "config.json", &again, NULL, &err) < 0)
+    fail_msg ("applied again: %s", err->msg);
+  compact (again);
+  const char *first = strstr (again, pin), *first_ro = strstr (again, ro);
+  if (first == NULL || first_ro == NULL)
+    fail_msg ("pins changed when applied again: %s", again);
+  assert_null (strstr (first + 1, pin));
+  assert_null (strstr (first_ro + 1, ro));
+  free (out);
+  free (again);
+  hv_policy_free (p);
+  cleanup_free char *rm = xasprintf ("rm -rf %s", dir);
+  assert_int_equal (system (rm), 0);
+}
+
 /* The default policy's engine-container limits (issue 23: one container
  * could take every CPU): 75% of the host's memory, 90% of its CPUs,
  * written into the config as a memory limit (swap the same: none) and a
@@ -1179,7 +1246,8 @@ main (void)
     cmocka_unit_test (test_seed_format),       cmocka_unit_test (test_all_sections),
     cmocka_unit_test (test_apply_none_drops_docker_network_hook),
     cmocka_unit_test (test_errors), cmocka_unit_test (test_home_allow_forms),            cmocka_unit_test (test_sizes_and_durations), cmocka_unit_test (test_container_resources),
-    cmocka_unit_test (test_apply_default_container_limits), cmocka_unit_test (test_env_containers_pass),
+    cmocka_unit_test (test_apply_default_container_limits),
+    cmocka_unit_test (test_apply_git_pins_as_mounts), cmocka_unit_test (test_env_containers_pass),
     cmocka_unit_test (test_image_git_identity_parse),
     cmocka_unit_test (test_env_filter),        cmocka_unit_test (test_extends_and_validation),
     cmocka_unit_test (test_extends_repeated_home_entry_is_one),
