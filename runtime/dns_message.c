@@ -1006,3 +1006,23 @@ hv_dns_follow_chain (const hv_dns_message *resp, const hv_dns_name *qname, hv_dn
     }
   return 0;
 }
+
+const char *
+hv_dns_type_name (uint16_t qtype, char buf[16])
+{
+  static const struct
+  {
+    uint16_t type;
+    const char *name;
+  } names[] = {
+    { 1, "A" },     { 2, "NS" },     { 5, "CNAME" }, { 6, "SOA" },   { 12, "PTR" },   { 15, "MX" },
+    { 16, "TXT" },  { 28, "AAAA" },  { 33, "SRV" },  { 35, "NAPTR" }, { 43, "DS" },  { 48, "DNSKEY" },
+    { 52, "TLSA" }, { 64, "SVCB" }, { 65, "HTTPS" }, { 99, "SPF" }, { 252, "AXFR" }, { 255, "ANY" },
+    { 257, "CAA" },
+  };
+  for (size_t i = 0; i < sizeof (names) / sizeof (names[0]); i++)
+    if (names[i].type == qtype)
+      return names[i].name;
+  snprintf (buf, 16, "TYPE%u", qtype);
+  return buf;
+}

@@ -284,4 +284,7 @@ int hv_dns_follow_chain (const hv_dns_message *resp, const hv_dns_name *qname, h
                          hv_error **err);
 void hv_dns_chain_free (hv_dns_chain *c);
 
+/* A DNS type as text: "A", "AAAA", ... or "TYPE123" (RFC 3597), in buf. */
+const char *hv_dns_type_name (uint16_t qtype, char buf[16]);
+
 #endif

@@ -6,27 +6,8 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include "dns_message.h"
 #include "json_gen.h"
-
-const char *
-hv_egress_audit_qtype (uint16_t qtype, char buf[16])
-{
-  static const struct
-  {
-    uint16_t type;
-    const char *name;
-  } names[] = {
-    { 1, "A" },     { 2, "NS" },     { 5, "CNAME" }, { 6, "SOA" },   { 12, "PTR" },   { 15, "MX" },
-    { 16, "TXT" },  { 28, "AAAA" },  { 33, "SRV" },  { 35, "NAPTR" }, { 43, "DS" },  { 48, "DNSKEY" },
-    { 52, "TLSA" }, { 64, "SVCB" }, { 65, "HTTPS" }, { 99, "SPF" }, { 252, "AXFR" }, { 255, "ANY" },
-    { 257, "CAA" },
-  };
-  for (size_t i = 0; i < sizeof (names) / sizeof (names[0]); i++)
-    if (names[i].type == qtype)
-      return names[i].name;
-  snprintf (buf, 16, "TYPE%u", qtype);
-  return buf;
-}
 
 void
 hv_egress_audit_denied (struct hv_audit_trail *t, const hv_egress_denial *d, hv_egress_names_fn names_for,
@@ -58,7 +39,7 @@ hv_egress_audit_refused (struct hv_audit_trail *t, const char *qname, uint16_t q
   char buf[16];
   yajl_gen g = hv_audit_trail_record (t, "dns-refused");
   hv_audit_put_kv (g, "name", qname);
-  hv_audit_put_kv (g, "type", hv_egress_audit_qtype (qtype, buf));
+  hv_audit_put_kv (g, "type", hv_dns_type_name (qtype, buf));
   hv_audit_put_kv (g, "why", why);
   hv_audit_trail_emit (t, g);
 }

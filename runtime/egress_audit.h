@@ -40,6 +40,4 @@ void hv_egress_audit_denied (struct hv_audit_trail *t, const hv_egress_denial *d
 void hv_egress_audit_refused (struct hv_audit_trail *t, const char *qname, uint16_t qtype, const char *why);
 void hv_egress_audit_suppressed (struct hv_audit_trail *t, const hv_denial_summary *s);
 
-/* A DNS type as text: "A", "AAAA", ... or "TYPE123" (RFC 3597), in buf. */
-const char *hv_egress_audit_qtype (uint16_t qtype, char buf[16]);
 #endif

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "egress_audit.h" /* hv_egress_audit_qtype */
+#include "dns_message.h" /* hv_dns_type_name */
 #include "egress_table.h" /* HV_EGRESS_LOG_PREFIX, hv_egress_check_netfilter_socket */
 #include "netlink_msg.h"
 #include "utils.h"
@@ -624,7 +624,7 @@ hv_egress_denials_refused (hv_egress_denials *d, const char *qname, uint16_t qty
    * (the type is one word: the key names one query).  The resolver's
    * names are at most 255 bytes. */
   char type[16];
-  cleanup_free char *key = xasprintf ("dns %s %.1024s", hv_egress_audit_qtype (qtype, type), qname);
+  cleanup_free char *key = xasprintf ("dns %s %.1024s", hv_dns_type_name (qtype, type), qname);
   if (admit (d, key, strlen (key), now) && d->events.refused)
     d->events.refused (d->events.data, qname, qtype, why);
   arm_timer (d);
