@@ -421,6 +421,11 @@ explain_files (const hv_policy *p)
           "  of a writable project is pinned (cannot be renamed or replaced) and what git executes there is\n"
           "  read-only; a new repository, commondir, config, hooks or hook manager's file is quarantined\n"
           "  as soon as inotify reports it (a short window, not a wall; at most 16,384 directories watched).\n");
+  printf ("  Agents' and editors' project settings (every policy, in every directory of the project): a\n"
+          "  command the sandbox added to .claude/settings.json or settings.local.json (hooks, statusLine,\n"
+          "  apiKeyHelper, env: anything but permissions, model and a few data keys), .mcp.json,\n"
+          "  .gemini/settings.json, .codex/config.toml or a folderOpen task in .vscode/tasks.json is\n"
+          "  quarantined the same way (a file that existed gets its content back); data changes stay.\n");
 }
 
 static void

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent_config.h"
 #include "json_gen.h"
 #include "monitor_git.h"
 #include "utils.h"
@@ -33,6 +34,7 @@ enum watch_kind
   W_DIR,    /* a directory of the project: a new .git or hook manager's file, new directories */
   W_GITDIR, /* a git directory: a new commondir, config, config.worktree, hooks */
   W_HOOKS,  /* a hooks or hook manager's directory made during the run: anything */
+  W_AGENTFILE, /* a host agent's settings file (agent_config.h): written */
 };
 
 struct watch
@@ -115,6 +117,14 @@ static bool git_takes_for_repository (const char *dir);
 /* 1: a new watch, 0: watched already (its path brought up to date), -1: none. */
 static int add_watch (hv_monitor_git *w, size_t project, const char *path, enum watch_kind kind, int depth);
 
+/* Is name, in the directory at path, a host agent's settings file? */
+static bool
+agent_file (const char *path, const char *name)
+{
+  const char *slash = strrchr (path, '/');
+  return hv_agent_config_file (slash ? slash + 1 : path, name);
+}
+
 static bool
 manager_name (const char *name)
 {
@@ -184,6 +194,14 @@ watch_tree (hv_monitor_git *w, size_t project, const char *root, bool *found_git
                 *found_git = true;
               add_watch (w, project, path, W_HOOKS, 0);
             }
+          if (hv_agent_config_entry (name) || agent_file (queue.v[q], name))
+            {
+              /* (a host agent's settings: checked like git's) */
+              if (found_git)
+                *found_git = true;
+              if (!dir)
+                add_watch (w, project, path, W_AGENTFILE, 0);
+            }
           if (dir)
             oci_strv_push (&queue, path);
         }
@@ -210,6 +228,10 @@ add_watch (hv_monitor_git *w, size_t project, const char *path, enum watch_kind 
   uint32_t mask = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW | IN_MASK_ADD;
   if (kind == W_GITDIR)
     mask |= IN_MODIFY | IN_CLOSE_WRITE;
+  /* A host agent's settings file, written in place (a new one, or one
+   * renamed over it, is an event of its directory). */
+  if (kind == W_AGENTFILE)
+    mask = IN_MODIFY | IN_CLOSE_WRITE | IN_DONT_FOLLOW | IN_MASK_ADD;
   int wd = inotify_add_watch (w->inotify, path, mask);
   if (wd < 0)
     {
@@ -278,6 +300,13 @@ watch_project (hv_monitor_git *w, size_t i)
     }
   if (dirs.n > budget)
     w->full_noted = true;
+  cleanup_strv oci_strv agents = { 0 };
+  hv_project_guard_agent_files (w->guards[i], &agents);
+  for (size_t k = 0; k < agents.n; k++)
+    {
+      cleanup_free char *path = path_in (project, agents.v[k]);
+      add_watch (w, i, path, W_AGENTFILE, 0);
+    }
 }
 
 hv_monitor_git *
@@ -393,6 +422,11 @@ worktree_top (const char *dir)
 static void
 on_event (hv_monitor_git *w, const struct watch *at, const struct inotify_event *ev)
 {
+  if (at->kind == W_AGENTFILE)
+    {
+      w->dirty[at->project] = true;
+      return;
+    }
   if (ev->len == 0)
     return;
   const char *name = ev->name;
@@ -413,6 +447,14 @@ on_event (hv_monitor_git *w, const struct watch *at, const struct inotify_event 
           w->dirty[at->project] = true;
           if (dir)
             add_watch (w, at->project, path, W_GITDIR, 0);
+        }
+      else if (hv_agent_config_entry (name) || agent_file (at->path, name))
+        {
+          /* A host agent's settings (or their directory, or a link in
+           * their place): checked now, and watched for writes. */
+          w->dirty[at->project] = true;
+          if (!dir)
+            add_watch (w, at->project, path, W_AGENTFILE, 0);
         }
       else if (manager_name (name) && worktree_top (at->path))
         {
@@ -444,6 +486,7 @@ on_event (hv_monitor_git *w, const struct watch *at, const struct inotify_event 
       w->dirty[at->project] = true;
       if (dir && at->depth < MAX_HOOKS_DEPTH)
         add_watch (w, at->project, path, W_HOOKS, at->depth + 1);
+      break;    case W_AGENTFILE: /* (above) */
       break;
     }
 }

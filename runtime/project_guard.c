@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent_config.h"
 #include "git_config.h"
 #include "project_guard.h"
 #include "safe_path.h"
@@ -55,6 +56,7 @@ enum item_kind
   ITEM_COMMONDIR, /* commondir: where config and hooks are read from */
   ITEM_HOOK,      /* anything in hooks/ or a core.hooksPath directory */
   ITEM_MANAGER,   /* a hook manager's file: what the installed hooks run */
+  ITEM_AGENT,     /* a host agent's or editor's project settings (agent_config.h), or a link in their place */
 };
 
 struct ident
@@ -73,6 +75,7 @@ struct item
   struct ident id;
   char *content; /* file content, or "symlink:TARGET"; NULL if unreadable */
   size_t len;
+  const hv_agent_config *agent; /* ITEM_AGENT: whose settings */
 };
 
 struct items
@@ -214,15 +217,16 @@ read_content (int dirfd, const char *name, const struct stat *st, struct item *i
   i->len = n;
 }
 
-static void
+static struct item *
 record_file (struct walker *w, int dirfd, const char *name, const char *rel, enum item_kind kind)
 {
   struct stat st;
   if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    return;
+    return NULL;
   struct item *i = items_add (w->items, kind, rel, &st);
   if (kind != ITEM_HOOK && kind != ITEM_DOTGIT)
     read_content (dirfd, name, &st, i);
+  return i;
 }
 
 static bool
@@ -411,6 +415,45 @@ record_managers (struct walker *w, int dirfd, const char *rel)
     }
 }
 
+/* The host's agents' and editors' settings in a directory
+ * (agent_config.h), each reached without following a link: a link in
+ * place of .claude or of a settings file is recorded itself (the host's
+ * tool would read what it leads to). */
+static void
+record_agents (struct walker *w, int dirfd, const char *rel)
+{
+  for (const hv_agent_config *c = hv_agent_configs; c->name; c++)
+    {
+      struct item *i;
+      if (c->dir == NULL)
+        {
+          cleanup_free char *sub = join (rel, c->name);
+          if ((i = record_file (w, dirfd, c->name, sub, ITEM_AGENT)))
+            i->agent = c;
+          continue;
+        }
+      cleanup_free char *dir = join (rel, c->dir);
+      struct stat st;
+      if (fstatat (dirfd, c->dir, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        continue;
+      if (S_ISLNK (st.st_mode))
+        {
+          bool seen = w->items->n && strcmp (w->items->v[w->items->n - 1].rel, dir) == 0;
+          if (!seen && (i = record_file (w, dirfd, c->dir, dir, ITEM_AGENT)))
+            i->agent = c;
+          continue;
+        }
+      if (!S_ISDIR (st.st_mode))
+        continue;
+      cleanup_close int dfd = openat (dirfd, c->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (dfd < 0)
+        continue;
+      cleanup_free char *sub = join (dir, c->name);
+      if ((i = record_file (w, dfd, c->name, sub, ITEM_AGENT)))
+        i->agent = c;
+    }
+}
+
 struct entry
 {
   char *name;
@@ -468,7 +511,7 @@ walk_dir (struct walker *w, const char *project, int fd, const char *rel, bool n
     }
   struct entry *entries = NULL;
   size_t n = 0;
-  bool head = false, objects = false, refs = false, commondir = false;
+  bool head = false, objects = false, refs = false, commondir = false, agents = false;
   struct dirent *de;
   while ((de = readdir (d)))
     {
@@ -483,6 +526,7 @@ walk_dir (struct walker *w, const char *project, int fd, const char *rel, bool n
       objects |= strcmp (de->d_name, "objects") == 0;
       refs |= strcmp (de->d_name, "refs") == 0;
       commondir |= strcmp (de->d_name, "commondir") == 0;
+      agents |= hv_agent_config_entry (de->d_name);
       /* Only what the loop below looks at (most entries are files). */
       if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN && strcmp (de->d_name, ".git") != 0)
         continue;
@@ -498,6 +542,11 @@ walk_dir (struct walker *w, const char *project, int fd, const char *rel, bool n
     record_gitdir (w, project, dirfd (d), rel);
   else if (w->dirs)
     note_dir (w->dirs, rel, depth);
+  /* Any directory: the user may start an agent or open an editor in
+   * any of them, also in one that looks like a git directory (a
+   * project's top given HEAD, objects and refs). */
+  if (agents)
+    record_agents (w, dirfd (d), rel);
   for (size_t i = 0; i < n; i++)
     {
       const char *name = entries[i].name;
@@ -632,6 +681,14 @@ hv_project_guard_repositories (const hv_project_guard *g, oci_strv *gitdirs, oci
           oci_strv_push_unique (gitdirs, dir);
         }
     }
+}
+
+void
+hv_project_guard_agent_files (const hv_project_guard *g, oci_strv *out)
+{
+  for (size_t i = 0; i < g->before.n; i++)
+    if (g->before.v[i].kind == ITEM_AGENT)
+      oci_strv_push_unique (out, g->before.v[i].rel);
 }
 
 /* Snapshots kept for this process's create (hv_project_guard_keep). */
@@ -778,15 +835,21 @@ quarantine_dir (struct quarantine *q, hv_error **err)
 }
 
 /* The quarantine keeps the item's relative path, with every `.git`
- * component renamed `_git`, so that nothing in it is a repository git
- * would find.  Returns a new string. */
+ * component renamed `_git` (and `.claude`, `.mcp.json`... `_claude`),
+ * so that nothing in it is a repository git would find or settings an
+ * agent started there would read.  Returns a new string. */
 static char *
 quarantine_rel (const char *rel)
 {
   char *renamed = xstrdup (rel);
-  for (char *c = strstr (renamed, ".git"); c; c = strstr (c + 1, ".git"))
-    if ((c == renamed || c[-1] == '/') && (c[4] == '/' || c[4] == '\0'))
-      *c = '_';
+  for (char *c = renamed; *c;)
+    {
+      char *e = strchrnul (c, '/');
+      cleanup_free char *part = strndup (c, (size_t) (e - c));
+      if (strcmp (part, ".git") == 0 || hv_agent_config_entry (part))
+        *c = '_';
+      c = *e ? e + 1 : e;
+    }
   return renamed;
 }
 
@@ -830,10 +893,12 @@ quarantine_item (struct quarantine *q, const char *rel, char **where, hv_error *
   if (from < 0)
     return hv_error_set (err, errno, "open %s", dir);
   cleanup_close int to = quarantine_parent (q, dir, err);
-  if (to >= 0 && renameat (from, base, to, base) == 0)
+  /* Its own name renamed too (.git, .mcp.json). */
+  cleanup_free char *renamed = quarantine_rel (rel);
+  const char *qbase = strrchr (renamed, '/') ? strrchr (renamed, '/') + 1 : renamed;
+  if (to >= 0 && renameat (from, base, to, qbase) == 0)
     {
-      strip_exec (to, base, q->out);
-      cleanup_free char *renamed = quarantine_rel (rel);
+      strip_exec (to, qbase, q->out);
       *where = xasprintf ("%s/%s/%s", QUARANTINE_DIR, q->name, renamed);
       return 0;
     }
@@ -909,10 +974,48 @@ config_verdict (const struct item *after, const struct item *before)
 }
 
 static void
-report (FILE *out, const char *what, const char *rel, const char *why, const char *where)
+report (FILE *out, const struct item *a, const char *why, const char *where)
 {
-  cleanup_free char *r = printable (rel), *y = printable (why), *w = printable (where);
-  fprintf (out, "haven: %s %s (%s; git would run it) -> %s\n", what, r, y, w);
+  cleanup_free char *r = printable (a->rel), *y = printable (why), *w = printable (where);
+  if (a->kind == ITEM_AGENT)
+    fprintf (out, "haven: quarantined %s (%s; %s on the host would run it) -> %s\n", r, y, a->agent->who, w);
+  else
+    fprintf (out, "haven: quarantined %s (%s; git would run it) -> %s\n", r, y, w);
+}
+
+/* Why the host's agent settings A (B before the run, or NULL) must not
+ * stay, or NULL when the sandbox added no command to them. */
+static char *
+agent_verdict (const struct item *a, const struct item *b)
+{
+  if (b && ident_eq (&b->id, &a->id))
+    return NULL;
+  const char *how = b ? "changed" : "created";
+  if (S_ISLNK (a->id.mode))
+    {
+      if (b && b->content && a->content && strcmp (b->content, a->content) == 0)
+        return NULL;
+      return xasprintf ("a link %s by the sandbox; %s reads what it leads to", how, a->agent->who);
+    }
+  if (a->content == NULL)
+    return xasprintf ("%s by the sandbox, not a regular file haven could read", how);
+  cleanup_strv oci_strv now = { 0 }, was = { 0 };
+  cleanup_error hv_error *perr = NULL;
+  if (hv_agent_config_exec_entries (a->agent, a->content, a->len, &now, &perr) < 0)
+    return xasprintf ("%s by the sandbox and haven cannot read it: %s", how, perr->msg);
+  if (b && b->content && !S_ISLNK (b->id.mode))
+    {
+      cleanup_error hv_error *ignored = NULL;
+      (void) hv_agent_config_exec_entries (a->agent, b->content, b->len, &was, &ignored);
+    }
+  for (size_t i = 0; i < now.n; i++)
+    if (!oci_strv_contains (&was, now.v[i]))
+      {
+        /* Enough of it for the user to see what it would run. */
+        size_t n = strlen (now.v[i]);
+        return xasprintf ("the sandbox set %.*s%s", n > 300 ? 300 : (int) n, now.v[i], n > 300 ? "..." : "");
+      }
+  return NULL;
 }
 
 /* A file both a hook manager's and in a hooks directory (husky's) is
@@ -1002,6 +1105,8 @@ suspicion (const hv_project_guard *g, const struct item *a, const struct item *b
                         b ? "changed" : "created");
     case ITEM_CONFIG:
       return config_verdict (a, b);
+    case ITEM_AGENT:
+      return agent_verdict (a, b);
     }
   return NULL;
 }
@@ -1019,8 +1124,11 @@ quarantine_one (struct quarantine *q, int projfd, const struct item *a, const st
       fprintf (q->out, "haven: could not quarantine %s (%s): %s\n", r, why, qerr->msg);
       return -1;
     }
-  report (q->out, "quarantined", a->rel, why, where);
-  if (a->kind == ITEM_CONFIG && b && b->content)
+  report (q->out, a, why, where);
+  /* A config's or agent settings' content from before the run goes back
+   * (a link's is not content). */
+  if ((a->kind == ITEM_CONFIG || a->kind == ITEM_AGENT) && b && b->content && !S_ISLNK (b->id.mode)
+      && !S_ISLNK (a->id.mode))
     {
       cleanup_error hv_error *rerr = NULL;
       cleanup_free char *r = printable (a->rel);

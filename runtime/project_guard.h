@@ -14,7 +14,12 @@
  * that makes git run a program, is moved into
  * <project>/.haven-quarantine/<time>/ (0700, files made non-executable);
  * a changed config of a repository that existed before gets its pre-run
- * content back.  One line on stderr names each item. */
+ * content back.  One line on stderr names each item.
+ *
+ * The same walk records the host's agents' and editors' project settings
+ * in every directory (agent_config.h); a command the sandbox added to one
+ * is quarantined the same way, a file that existed getting its content
+ * back. */
 #ifndef HAVEN_PROJECT_GUARD_H
 #define HAVEN_PROJECT_GUARD_H
 
@@ -56,6 +61,9 @@ hv_project_guard *hv_project_guard_take (const char *project);
  * snapshot found, relative to the project, parents before what they hold;
  * appended to the lists. */
 void hv_project_guard_repositories (const hv_project_guard *g, oci_strv *gitdirs, oci_strv *gitfiles);
+/* The host agents' settings files (agent_config.h) the snapshot found,
+ * relative to the project; appended to out. */
+void hv_project_guard_agent_files (const hv_project_guard *g, oci_strv *out);
 void hv_project_guard_free (hv_project_guard *g);
 
 /* The hook managers' files and directories, relative to a worktree's top,

@@ -202,6 +202,67 @@ test_events_within_interval_checked_later (void **state)
   world_remove (&w);
 }
 
+/* A host agent's settings (runtime/agent_config.h): a command written in
+ * place into the user's file (it gets its content back), a new .mcp.json,
+ * settings made in a directory created after the watches: each taken
+ * out once the monitor has read the events; a data-only change stays. */
+static void
+test_agent_settings_checked_live (void **state)
+{
+  (void) state;
+  struct world w;
+  world_make (&w);
+  const char *user = "{\"permissions\":{\"allow\":[]}}";
+  cleanup_free char *mk = xasprintf ("mkdir -p %s/src/.claude", w.project);
+  assert_int_equal (system (mk), 0);
+  cleanup_free char *settings = xasprintf ("%s/src/.claude/settings.json", w.project);
+  put_file (settings, user);
+  hv_project_guard_free (w.guard);
+  hv_error *err = NULL;
+  assert_int_equal (hv_project_guard_snapshot_with_dirs (w.project, &w.guard, &err), 0);
+  hv_monitor_git *mg = hv_monitor_git_new (&w.guard, 1);
+  assert_non_null (mg);
+
+  FILE *f = fopen (settings, "r+"); /* in place: the same inode */
+  assert_non_null (f);
+  fputs ("{\"permissions\":{\"allow\":[]},\"apiKeyHelper\":\"touch /tmp/x\"}", f);
+  fclose (f);
+  hv_monitor_git_ready (mg, &w.trail);
+  cleanup_free char *now = slurp (settings);
+  assert_string_equal (now, user);
+
+  usleep ((HV_MONITOR_GIT_INTERVAL_MS + 50) * 1000);
+  cleanup_free char *mcp = xasprintf ("%s/.mcp.json", w.project);
+  put_file (mcp, "{\"mcpServers\":{\"x\":{\"command\":\"touch\"}}}");
+  hv_monitor_git_ready (mg, &w.trail);
+  assert_false (exists (w.project, ".mcp.json"));
+
+  usleep ((HV_MONITOR_GIT_INTERVAL_MS + 50) * 1000);
+  cleanup_free char *mk2 = xasprintf ("mkdir -p %s/src/new/.gemini", w.project);
+  assert_int_equal (system (mk2), 0);
+  cleanup_free char *gemini = xasprintf ("%s/src/new/.gemini/settings.json", w.project);
+  put_file (gemini, "{\"mcpServers\":{\"x\":{\"command\":\"touch\"}}}");
+  hv_monitor_git_ready (mg, &w.trail);
+  usleep ((HV_MONITOR_GIT_INTERVAL_MS + 50) * 1000);
+  hv_monitor_git_ready (mg, &w.trail);
+  assert_false (exists (w.project, "src/new/.gemini/settings.json"));
+
+  usleep ((HV_MONITOR_GIT_INTERVAL_MS + 50) * 1000);
+  put_file (settings, "{\"permissions\":{\"allow\":[\"Bash(make)\"]}}");
+  hv_monitor_git_ready (mg, &w.trail);
+  usleep ((HV_MONITOR_GIT_INTERVAL_MS + 50) * 1000);
+  hv_monitor_git_ready (mg, &w.trail);
+  cleanup_free char *data = slurp (settings);
+  assert_string_equal (data, "{\"permissions\":{\"allow\":[\"Bash(make)\"]}}");
+
+  cleanup_free char *trail = slurp (w.trail_path);
+  assert_non_null (strstr (trail, "quarantined src/.claude/settings.json (the sandbox set apiKeyHelper"));
+  assert_non_null (strstr (trail, "quarantined .mcp.json (the sandbox set mcpServers"));
+  assert_non_null (strstr (trail, "quarantined src/new/.gemini/settings.json (the sandbox set mcpServers"));
+  hv_monitor_git_free (mg);
+  world_remove (&w);
+}
+
 /* No inotify (the process has no fd left for it): no live check, and
  * the trail says so. */
 static void
@@ -238,6 +299,7 @@ main (void)
     cmocka_unit_test (test_hooks_path_made_later),
     cmocka_unit_test (test_bare_copy_quarantined),
     cmocka_unit_test (test_no_inotify_said),
+    cmocka_unit_test (test_agent_settings_checked_live),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
