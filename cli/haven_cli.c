@@ -425,7 +425,8 @@ explain_files (const hv_policy *p)
           "  command the sandbox added to .claude/settings.json or settings.local.json (hooks, statusLine,\n"
           "  apiKeyHelper, env: anything but permissions, model and a few data keys), .mcp.json,\n"
           "  .gemini/settings.json, .codex/config.toml or a folderOpen task in .vscode/tasks.json is\n"
-          "  quarantined the same way (a file that existed gets its content back); data changes stay.\n");
+          "  quarantined the same way (a file that existed gets its content back), as is any file created\n"
+          "  or changed in .claude/hooks/ or .gemini/extensions/; data changes stay.\n");
 }
 
 static void

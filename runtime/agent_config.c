@@ -34,6 +34,21 @@ const hv_agent_config hv_agent_configs[] = {
   { NULL, NULL, NULL, 0, NULL },
 };
 
+const hv_agent_code_dir hv_agent_code_dirs[] = {
+  { ".claude", "hooks", "Claude Code" },
+  { ".gemini", "extensions", "Gemini CLI" },
+  { NULL, NULL, NULL },
+};
+
+const char *
+hv_agent_code_dir_who (const char *dir_base, const char *name)
+{
+  for (const hv_agent_code_dir *c = hv_agent_code_dirs; c->dir; c++)
+    if (strcmp (c->dir, dir_base) == 0 && strcmp (c->name, name) == 0)
+      return c->who;
+  return NULL;
+}
+
 bool
 hv_agent_config_entry (const char *name)
 {

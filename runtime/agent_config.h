@@ -39,6 +39,20 @@ typedef struct
 /* Every such file (ended by one with name NULL). */
 extern const hv_agent_config hv_agent_configs[];
 
+/* Directories of code those agents run (all of it): Claude Code's
+ * .claude/hooks (where its documentation puts the scripts hooks run) and
+ * Gemini CLI's .gemini/extensions (workspace extensions: their manifests
+ * name MCP servers it starts, and the servers' code).  Ended by NULL. */
+typedef struct
+{
+  const char *dir, *name, *who;
+} hv_agent_code_dir;
+extern const hv_agent_code_dir hv_agent_code_dirs[];
+
+/* Who runs what is in the directory `name` inside one whose own name is
+ * dir_base, or NULL when it is not one of those. */
+const char *hv_agent_code_dir_who (const char *dir_base, const char *name);
+
 /* Whether a directory entry's name is one of theirs (".claude", ".mcp.json"):
  * the guard looks further only where one is. */
 bool hv_agent_config_entry (const char *name);

@@ -125,6 +125,22 @@ agent_file (const char *path, const char *name)
   return hv_agent_config_file (slash ? slash + 1 : path, name);
 }
 
+/* Is the directory path a host agent's directory of code (.claude/hooks)? */
+static bool
+agent_code_dir (const char *path)
+{
+  const char *slash = strrchr (path, '/');
+  if (slash == NULL || slash == path)
+    return false;
+  const char *prev = slash - 1;
+  while (prev > path && *prev != '/')
+    prev--;
+  if (*prev == '/')
+    prev++;
+  cleanup_free char *parent = strndup (prev, (size_t) (slash - prev));
+  return hv_agent_code_dir_who (parent, slash + 1) != NULL;
+}
+
 static bool
 manager_name (const char *name)
 {
@@ -188,7 +204,7 @@ watch_tree (hv_monitor_git *w, size_t project, const char *root, bool *found_git
                 add_watch (w, project, path, W_GITDIR, 0);
               continue;
             }
-          if (dir && hooks_path (w, path))
+          if (dir && (hooks_path (w, path) || agent_code_dir (path)))
             {
               if (found_git)
                 *found_git = true;
@@ -297,6 +313,8 @@ watch_project (hv_monitor_git *w, size_t i)
     {
       cleanup_free char *path = path_in (project, dirs.v[k]);
       add_watch (w, i, path, W_DIR, 0);
+      if (agent_code_dir (path))
+        add_watch (w, i, path, W_HOOKS, 0); /* anything made there */
     }
   if (dirs.n > budget)
     w->full_noted = true;
@@ -462,7 +480,7 @@ on_event (hv_monitor_git *w, const struct watch *at, const struct inotify_event 
           if (dir)
             add_watch (w, at->project, path, W_HOOKS, 0);
         }
-      if (dir && hooks_path (w, path))
+      if (dir && (hooks_path (w, path) || agent_code_dir (path)))
         {
           w->dirty[at->project] = true;
           add_watch (w, at->project, path, W_HOOKS, 0);

@@ -57,6 +57,7 @@ enum item_kind
   ITEM_HOOK,      /* anything in hooks/ or a core.hooksPath directory */
   ITEM_MANAGER,   /* a hook manager's file: what the installed hooks run */
   ITEM_AGENT,     /* a host agent's or editor's project settings (agent_config.h), or a link in their place */
+  ITEM_AGENT_CODE, /* a file in a directory of code a host agent runs (.claude/hooks) */
 };
 
 struct ident
@@ -76,6 +77,7 @@ struct item
   char *content; /* file content, or "symlink:TARGET"; NULL if unreadable */
   size_t len;
   const hv_agent_config *agent; /* ITEM_AGENT: whose settings */
+  const char *who;              /* ITEM_AGENT, ITEM_AGENT_CODE: who runs it on the host */
 };
 
 struct items
@@ -429,7 +431,10 @@ record_agents (struct walker *w, int dirfd, const char *rel)
         {
           cleanup_free char *sub = join (rel, c->name);
           if ((i = record_file (w, dirfd, c->name, sub, ITEM_AGENT)))
-            i->agent = c;
+            {
+              i->agent = c;
+              i->who = c->who;
+            }
           continue;
         }
       cleanup_free char *dir = join (rel, c->dir);
@@ -440,7 +445,10 @@ record_agents (struct walker *w, int dirfd, const char *rel)
         {
           bool seen = w->items->n && strcmp (w->items->v[w->items->n - 1].rel, dir) == 0;
           if (!seen && (i = record_file (w, dirfd, c->dir, dir, ITEM_AGENT)))
-            i->agent = c;
+            {
+              i->agent = c;
+              i->who = c->who;
+            }
           continue;
         }
       if (!S_ISDIR (st.st_mode))
@@ -450,7 +458,23 @@ record_agents (struct walker *w, int dirfd, const char *rel)
         continue;
       cleanup_free char *sub = join (dir, c->name);
       if ((i = record_file (w, dfd, c->name, sub, ITEM_AGENT)))
-        i->agent = c;
+        {
+          i->agent = c;
+          i->who = c->who;
+        }
+    }
+  /* The code they run: every file there, like a hook. */
+  for (const hv_agent_code_dir *c = hv_agent_code_dirs; c->dir; c++)
+    {
+      cleanup_close int dfd = openat (dirfd, c->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (dfd < 0)
+        continue;
+      cleanup_free char *dir = join (rel, c->dir);
+      cleanup_free char *sub = join (dir, c->name);
+      size_t before = w->items->n;
+      record_hooks (w, dfd, c->name, sub, ITEM_AGENT_CODE, 0);
+      for (size_t k = before; k < w->items->n; k++)
+        w->items->v[k].who = c->who;
     }
 }
 
@@ -977,8 +1001,8 @@ static void
 report (FILE *out, const struct item *a, const char *why, const char *where)
 {
   cleanup_free char *r = printable (a->rel), *y = printable (why), *w = printable (where);
-  if (a->kind == ITEM_AGENT)
-    fprintf (out, "haven: quarantined %s (%s; %s on the host would run it) -> %s\n", r, y, a->agent->who, w);
+  if (a->kind == ITEM_AGENT || a->kind == ITEM_AGENT_CODE)
+    fprintf (out, "haven: quarantined %s (%s; %s on the host would run it) -> %s\n", r, y, a->who, w);
   else
     fprintf (out, "haven: quarantined %s (%s; git would run it) -> %s\n", r, y, w);
 }
@@ -1107,6 +1131,10 @@ suspicion (const hv_project_guard *g, const struct item *a, const struct item *b
       return config_verdict (a, b);
     case ITEM_AGENT:
       return agent_verdict (a, b);
+    case ITEM_AGENT_CODE:
+      if (hook_known (g, a))
+        return NULL;
+      return xasprintf ("%s by the sandbox; code %s runs", b ? "changed" : "created", a->who);
     }
   return NULL;
 }

@@ -97,6 +97,31 @@ test_agent_config_planted_link_quarantined() {
   [ ! -L "$P/sub/.gemini/settings.json" ] || fail "sub/.gemini/settings.json is still a link"
 }
 
+# The scripts a user's hook runs (.claude/hooks, where Claude Code's
+# documentation puts them) and a workspace extension of Gemini CLI (its
+# manifest names an MCP server it starts): code, guarded like git's hooks.
+test_agent_config_code_directories_quarantined() {
+  need_haven
+  make_project
+  MARK=$P.agent-code-ran
+  mkdir -p "$P/.claude/hooks"
+  printf '{"hooks":{"PostToolUse":[{"hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/.claude/hooks/format.sh"}]}]}}' \
+    > "$P/.claude/settings.json"
+  printf '#!/bin/sh\nexec gofmt -w .\n' > "$P/.claude/hooks/format.sh"
+  printf '#!/bin/sh\necho lint\n' > "$P/.claude/hooks/lint.sh"
+  chmod +x "$P/.claude/hooks/"*.sh
+  haven_in "$P" run -- sh -c "echo 'touch $MARK' >> .claude/hooks/format.sh &&
+    mkdir -p .gemini/extensions/x && printf '{\"name\":\"x\",\"mcpServers\":{\"s\":{\"command\":\"touch $MARK\"}}}' > .gemini/extensions/x/gemini-extension.json &&
+    echo planted"
+  assert_contains "$OUT" planted
+  assert_contains "$OUT" "haven: quarantined .claude/hooks/format.sh (changed by the sandbox; code Claude Code runs; Claude Code on the host would run it)"
+  assert_contains "$OUT" "haven: quarantined .gemini/extensions/x/gemini-extension.json (created by the sandbox; code Gemini CLI runs; Gemini CLI on the host would run it)"
+  assert_not_contains "$OUT" "lint.sh"
+  assert_not_contains "$OUT" "quarantined .claude/settings.json"
+  [ ! -e "$P/.claude/hooks/format.sh" ] || fail "the changed hook script is still there: $(cat "$P/.claude/hooks/format.sh")"
+  [ -x "$P/.claude/hooks/lint.sh" ] || fail "the user's untouched script is gone"
+}
+
 # Engine containers (haven-runc --policy, as Docker and Podman run it):
 # the container's monitor checks the project at the container's end.
 test_container_agent_config_checked() {

@@ -213,7 +213,7 @@ test_agent_settings_checked_live (void **state)
   struct world w;
   world_make (&w);
   const char *user = "{\"permissions\":{\"allow\":[]}}";
-  cleanup_free char *mk = xasprintf ("mkdir -p %s/src/.claude", w.project);
+  cleanup_free char *mk = xasprintf ("mkdir -p %s/src/.claude/hooks", w.project);
   assert_int_equal (system (mk), 0);
   cleanup_free char *settings = xasprintf ("%s/src/.claude/settings.json", w.project);
   put_file (settings, user);
@@ -255,7 +255,14 @@ test_agent_settings_checked_live (void **state)
   cleanup_free char *data = slurp (settings);
   assert_string_equal (data, "{\"permissions\":{\"allow\":[\"Bash(make)\"]}}");
 
+  usleep ((HV_MONITOR_GIT_INTERVAL_MS + 50) * 1000);
+  cleanup_free char *script = xasprintf ("%s/src/.claude/hooks/format.sh", w.project);
+  put_file (script, "#!/bin/sh\ntouch /tmp/x\n");
+  hv_monitor_git_ready (mg, &w.trail);
+  assert_false (exists (w.project, "src/.claude/hooks/format.sh"));
+
   cleanup_free char *trail = slurp (w.trail_path);
+  assert_non_null (strstr (trail, "quarantined src/.claude/hooks/format.sh (created by the sandbox; code Claude Code runs"));
   assert_non_null (strstr (trail, "quarantined src/.claude/settings.json (the sandbox set apiKeyHelper"));
   assert_non_null (strstr (trail, "quarantined .mcp.json (the sandbox set mcpServers"));
   assert_non_null (strstr (trail, "quarantined src/new/.gemini/settings.json (the sandbox set mcpServers"));
