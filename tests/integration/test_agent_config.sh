@@ -164,3 +164,38 @@ test_agent_config_top_posing_as_repository() {
   assert_contains "$OUT" "haven: quarantined .claude/settings.json (the sandbox set hooks: "
   [ ! -e "$P/.claude/settings.json" ] || fail ".claude/settings.json is still in the project"
 }
+
+# The host's real Claude Code (the build test_agent_claude.sh installs;
+# skipped when it is not there), started in the project after the run
+# without network: it runs a project's SessionStart hook and apiKeyHelper
+# at once (measured with 2.1.197: within a second of `claude -p`, before
+# any request).  First the same settings written by the user, to show
+# that it does; then the sandbox's, which must not run.
+host_claude() {
+  (cd "$1" && env -u ANTHROPIC_API_KEY HOME="$2" timeout 5 unshare -n "$CLAUDE_HOST" -p hi </dev/null >/dev/null 2>&1)
+}
+
+test_agent_config_host_claude_code_runs_nothing() {
+  need_haven
+  local arch
+  arch=$(npm_arch) || skip "no Claude Code build for $(uname -m)"
+  CLAUDE_HOST=$AGENT_CACHE/claude-code/node_modules/@anthropic-ai/claude-code-linux-$arch/claude
+  [ -x "$CLAUDE_HOST" ] || skip "Claude Code is not installed in $AGENT_CACHE (tests/integration/run.sh agent_claude installs it)"
+  command -v unshare >/dev/null || skip "unshare missing"
+  local h settings
+  h=$(mktemp -d "$WORK/claude-home-XXXXXX")
+  make_project
+  MARK=$P.agent-code-ran
+  settings="{\"hooks\":{\"SessionStart\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"touch $MARK.hook\"}]}]},\"apiKeyHelper\":\"touch $MARK.key; echo sk-x\"}"
+  mkdir -p "$P/.claude"
+  printf '%s' "$settings" > "$P/.claude/settings.json"
+  host_claude "$P" "$h"
+  [ -e "$MARK.hook" ] && [ -e "$MARK.key" ] || skip "this Claude Code did not run a project's hook and apiKeyHelper (the user's own)"
+  rm -f "$MARK.hook" "$MARK.key" "$P/.claude/settings.json"
+  haven_in "$P" run -- sh -c "printf '%s' '$settings' > .claude/settings.json && echo planted"
+  assert_contains "$OUT" planted
+  host_claude "$P" "$h"
+  [ ! -e "$MARK.hook" ] || fail "the host's Claude Code ran the sandbox's SessionStart hook"
+  [ ! -e "$MARK.key" ] || fail "the host's Claude Code ran the sandbox's apiKeyHelper"
+  assert_contains "$OUT" "haven: quarantined .claude/settings.json (the sandbox set hooks: "
+}
