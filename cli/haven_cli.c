@@ -423,7 +423,8 @@ explain_files (const hv_policy *p)
           "  as soon as inotify reports it (a short window, not a wall; at most 16,384 directories watched).\n");
   printf ("  Agents' and editors' project settings (every policy, in every directory of the project): a\n"
           "  command the sandbox added to .claude/settings.json or settings.local.json (hooks, statusLine,\n"
-          "  apiKeyHelper, env: anything but permissions, model and a few data keys), .mcp.json,\n"
+          "  apiKeyHelper, env, permissions.defaultMode bypassPermissions: anything but permissions, model\n"
+          "  and a few data keys), .mcp.json,\n"
           "  .gemini/settings.json, .codex/config.toml or a folderOpen task in .vscode/tasks.json is\n"
           "  quarantined the same way (a file that existed gets its content back), as is any file created\n"
           "  or changed in .claude/hooks/ or .gemini/extensions/; data changes stay.\n");

@@ -13,7 +13,9 @@
 /* Data: what the sandbox may change for the host's agent without it
  * running anything new.  permissions (Claude Code's allow/deny lists) is
  * data: it decides what the host's agent may do when its model asks, not
- * what runs on its own.  Everything else (hooks, statusLine, apiKeyHelper,
+ * what runs on its own; but its defaultMode bypassPermissions (or a
+ * value that is not a string) is a command (bypass_entry).  Everything
+ * else (hooks, statusLine, apiKeyHelper,
  * awsAuthRefresh, env, enableAllProjectMcpServers, mcpServers, notify,
  * tools.discoveryCommand, settings an agent adds later) is a command. */
 static const char *const claude_data[] = { "$schema", "permissions", "model", "cleanupPeriodDays",
@@ -125,6 +127,27 @@ push_entry (oci_strv *out, const char *key, yajl_val v)
   oci_strv_push (out, entry);
 }
 
+/* Claude Code's permissions are data but for one mode: bypassPermissions
+ * makes the host's agent run every command its model picks without
+ * asking, so an instruction the sandbox planted in the project (a
+ * CLAUDE.md line) would run on the host unseen.  That member is a
+ * command; the allow and deny lists stay data. */
+static void
+bypass_entry (yajl_val permissions, oci_strv *out)
+{
+  if (!YAJL_IS_OBJECT (permissions))
+    return;
+  for (size_t i = 0; i < permissions->u.object.len; i++)
+    {
+      yajl_val v = permissions->u.object.values[i];
+      if (strcmp (permissions->u.object.keys[i], "defaultMode") != 0)
+        continue;
+      const char *mode = YAJL_IS_STRING (v) ? v->u.string : NULL;
+      if (mode == NULL || strcmp (mode, "bypassPermissions") == 0)
+        push_entry (out, "permissions.defaultMode", v);
+    }
+}
+
 static int
 json_entries (const hv_agent_config *c, const char *text, oci_strv *out, hv_error **err)
 {
@@ -147,6 +170,8 @@ json_entries (const hv_agent_config *c, const char *text, oci_strv *out, hv_erro
         {
           if (!is_data (c, k))
             push_entry (out, k, m);
+          else if (strcmp (k, "permissions") == 0)
+            bypass_entry (m, out);
           continue;
         }
       /* VS Code runs a task by itself only when its runOptions say
