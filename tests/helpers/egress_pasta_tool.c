@@ -36,6 +36,7 @@
 #include "egress_host_addrs.h"
 #include "egress_pasta.h"
 #include "egress_table.h"
+#include "utils.h"
 
 static int
 usage (void)
@@ -153,7 +154,7 @@ main (int argc, char **argv)
   spec.allow = allow;
   /* As haven run's table has them (egress_host_addrs.h): pasta's sockets
    * follow the host's routes, and the host's own addresses are denied. */
-  hv_egress_cidr *host_addrs = NULL;
+  cleanup_free hv_egress_cidr *host_addrs = NULL;
   if (hv_egress_host_addrs (&host_addrs, &spec.n_deny, &err) < 0)
     return report (&err);
   spec.deny = host_addrs;

@@ -219,8 +219,11 @@ test_egress_policies_refused_name_note_escaped() {
   { echo "name: lookup-test"; echo "extends: default"; echo "network:"; echo "  mode: allowlist"
     echo "  allow: [allowed.example]"; } > "$P.pol/lookup.yaml"
   local err=$PWD/escaped.err
+  # The query tool from the project: the sandbox's /tmp is its own, and the
+  # checkout may lie there.
+  cp "$POLICIES_DNS_PY" "$P/egress_dns.py"
   (cd "$P" && timeout -k 2 60 ip netns exec "$EH" "$HAVEN" run --policy "$P.pol/lookup.yaml" -- \
-     python3 "$POLICIES_DNS_PY" query 127.0.0.1 "$(printf 'a\033]0;x\007b.%s.%s.example' "$(printf 'y%.0s' $(seq 60))" "$(printf 'z%.0s' $(seq 60))")" A \
+     python3 egress_dns.py query 127.0.0.1 "$(printf 'a\033]0;x\007b.%s.%s.example' "$(printf 'y%.0s' $(seq 60))" "$(printf 'z%.0s' $(seq 60))")" A \
      > /dev/null 2> "$err")
   cat -v "$err"
   assert_eq 1 "$(grep -c '^haven: name' "$err")" "notes on stderr"
