@@ -41,6 +41,24 @@ haven() { (exec -a haven "$RUNTIME" "$@"); }
 dk() { timeout -k 5 "$CALL_TIMEOUT" "$DOCKER_CLI" "$@"; }
 pm() { timeout -k 5 "$CALL_TIMEOUT" podman "${PODMAN_GLOBAL[@]}" "$@"; }
 
+# dk_uninstall_runtime DAEMON_JSON NAME: take runtime NAME out of
+# DAEMON_JSON and have dockerd reload, after removing every container it
+# runs with NAME.  Order matters: a reload without NAME deletes the
+# wrapper Docker made for it (DATA-ROOT/runtimes/NAME), and a container
+# still running then can never be stopped: its shim cannot execute
+# `kill` or `delete` (fork/exec ...: no such file or directory), `docker
+# rm -f` fails with "cannot delete running task" after its 10 s, and the
+# shim stays (measured with an allowlist container left running, and
+# with one of policy default alike).
+dk_uninstall_runtime() {
+  local ids
+  ids=$(dk ps -aq --no-trunc | xargs -r "$DOCKER_CLI" inspect -f '{{.Id}} {{.HostConfig.Runtime}}' 2>/dev/null \
+    | awk -v n="$2" '$2 == n {print $1}')
+  [ -z "$ids" ] || dk rm -f $ids > /dev/null 2>&1
+  haven uninstall docker --daemon-json "$1" --name "$2" > /dev/null
+  kill -HUP "$(cat "$WORK/docker/dockerd.pid")"
+}
+
 # The runtime every test container gets: haven, or (ENGINE_RUNTIME=runc)
 # the engine's own runc, to tell a haven bug from an engine behaviour.
 : "${ENGINE_RUNTIME:=haven}"

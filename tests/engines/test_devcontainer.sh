@@ -112,7 +112,7 @@ devc_register() { # NAME POLICY
   pid=$(cat "$WORK/docker/dockerd.pid")
   haven install docker --daemon-json "$dj" --runtime "$RUNTIME" --name "$1" --policy "$2" >install.log 2>&1 \
     || fail "haven install docker --name $1 --policy $2: $(cat install.log)"
-  defer "haven uninstall docker --daemon-json '$dj' --name '$1'; kill -HUP $pid"
+  defer "dk_uninstall_runtime '$dj' '$1'"
   kill -HUP "$pid"
   wait_for 20 sh -c "'$DOCKER_CLI' info -f '{{range \$k, \$v := .Runtimes}}{{\$k}} {{end}}' | grep -qw '$1'" \
     || fail "dockerd did not pick up the runtime $1"

@@ -36,7 +36,7 @@ test_docker_registration() {
   out=$(haven install docker --daemon-json "$WORK/docker/daemon.json" --runtime "$RUNTIME" --name haven-reload)
   # The advice names the dockerd that reads this file, not every dockerd.
   assert_contains "$out" "reload dockerd (kill -HUP $(cat "$WORK/docker/dockerd.pid"))"
-  defer "haven uninstall docker --daemon-json '$WORK/docker/daemon.json' --name haven-reload; kill -HUP \$(cat '$WORK/docker/dockerd.pid')"
+  defer "dk_uninstall_runtime '$WORK/docker/daemon.json' haven-reload"
   kill -HUP "$(cat "$WORK/docker/dockerd.pid")"
   wait_for 20 sh -c "'$DOCKER_CLI' info -f '{{range \$k, \$v := .Runtimes}}{{\$k}} {{end}}' | grep -q haven-reload" \
     || fail "dockerd did not pick up a runtime added with haven install + SIGHUP"

@@ -249,7 +249,7 @@ dke_runtimes() {
     name=hvegress-$(basename "$pol" .yaml)
     haven install docker --daemon-json "$daemon" --runtime "$RUNTIME" --name "$name" --policy "$pol" \
       > install.out 2>&1 || fail "haven install docker --policy $pol: $(cat install.out)"
-    defer "haven uninstall docker --daemon-json '$daemon' --name '$name' > /dev/null; kill -HUP \$(cat '$WORK/docker/dockerd.pid')"
+    defer "dk_uninstall_runtime '$daemon' '$name'"
     names+=("$name")
   done
   kill -HUP "$(cat "$WORK/docker/dockerd.pid")"

@@ -282,3 +282,31 @@ test_egress_container_no_resolv_conf() {
   jq -se 'any(.[]; .event == "egress-error" and .part == "upstreams")' "$TRAIL" >/dev/null \
     || fail "no egress-error record for the upstreams: $(cat "$TRAIL")"
 }
+
+# What an engine's shim needs (containerd-shim-runc-v2: a subreaper that
+# gives the container pipes, runs kill ID 9, waits for init's exit
+# through its own waitpid, runs delete, waits for EOF on the pipes): with
+# the egress resolver and its monitor, every step ends at once and
+# nothing of haven's stays under the shim.  (Docker's shims stayed
+# behind in the engine tests; the cause was the tests removing the
+# runtime before the container, tests/engines/lib.sh
+# dk_uninstall_runtime: this pins down that the runtime holds its part.)
+SHIM_PY=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/shim_emulator.py
+test_egress_container_shim_contract() {
+  skip_on_runc "haven's egress resolver"
+  command -v python3 > /dev/null || skip "python3 missing"
+  egress_dns_world
+  names_bundle sh -c 'nslookup api.example.com; echo to-stdout; echo to-stderr >&2; exec sleep 30'
+  local id
+  id=$(new_id shim)
+  defer "rt delete --force $id"
+  OUT=$(timeout -k 5 60 python3 "$SHIM_PY" "$RUNTIME" "$STATE_ROOT" "$B" "$id" "$PWD/init.pid" 2>&1)
+  RC=$?
+  echo "$OUT"
+  assert_eq 0 "$RC" "the shim's steps ($OUT)"
+  assert_contains "$OUT" "init exited, signal 9"
+  assert_contains "$OUT" "stdio EOF"
+  assert_contains "$OUT" "nothing left"
+  [ ! -e "$STATE_ROOT/$id" ] || fail "state directory left behind"
+  jq -se 'any(.[]; .event == "exit")' "$TRAIL" > /dev/null || fail "no exit record: $(cat "$TRAIL")"
+}
