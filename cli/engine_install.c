@@ -649,8 +649,17 @@ report_install (const char *file, bool docker, bool uninstall, const struct hv_i
   cleanup_free char *reload = docker && changed ? docker_reload_advice (file) : NULL;
   if (uninstall)
     {
+      /* Once dockerd reloads without a runtime that has arguments
+       * (--policy), it has deleted the wrapper it runs it through: the
+       * task of a container still running with it cannot be deleted (its
+       * shim cannot run kill or delete), and Docker leaves the shim
+       * behind for good, registered again or not (engine test
+       * docker_uninstall_with_running_container). */
       if (changed)
-        printf ("removed runtime \"%s\" from %s; %s\n", o->name, file, reload);
+        printf ("removed runtime \"%s\" from %s; remove the containers that run with it first (once dockerd "
+                "reloads without a runtime registered with --policy, docker cannot delete them and leaves their "
+                "containerd shims behind), then %s\n",
+                o->name, file, reload);
       else
         printf ("runtime \"%s\" is not in %s: unchanged\n", o->name, file);
     }

@@ -44,6 +44,52 @@ test_docker_registration() {
   assert_eq reloaded "$OUT"
 }
 
+# `haven uninstall docker` while a container runs with a runtime that has
+# arguments (--policy; without them Docker runs haven-runc itself, which
+# is still there): once dockerd reloads without it, Docker has deleted
+# the wrapper it ran the runtime through, its shim cannot run kill or
+# delete, and Docker 20.10 reports the container stopped (it kills init
+# itself) and removed, but leaves the shim behind for good, the runtime
+# installed again or not (here ended by hand).  The uninstall says to
+# remove such containers first.  (The engine tests themselves left shims
+# behind that way, before dk_uninstall_runtime.)
+test_docker_uninstall_with_running_container() {
+  need_docker
+  [ "$ENGINE_RUNTIME" = haven ] || skip "haven install"
+  local dj=$WORK/docker/daemon.json c out t0 id shim
+  dk_install_strand() {
+    haven install docker --daemon-json "$dj" --runtime "$RUNTIME" --name haven-strand --policy default > install.out 2>&1 \
+      || fail "haven install docker: $(cat install.out)"
+    kill -HUP "$(cat "$WORK/docker/dockerd.pid")"
+    wait_for 20 sh -c "'$DOCKER_CLI' info -f '{{range \$k, \$v := .Runtimes}}{{\$k}} {{end}}' | grep -qw haven-strand" \
+      || fail "dockerd did not pick up haven-strand"
+  }
+  dk_install_strand
+  defer "dk_uninstall_runtime '$dj' haven-strand"
+  c=$(new_name strand)
+  dk run -d --name "$c" --runtime haven-strand "$IMAGE" sleep 600 > /dev/null 2> run.err || fail "run: $(cat run.err)"
+  id=$(dk inspect -f '{{.Id}}' "$c")
+  out=$(haven uninstall docker --daemon-json "$dj" --name haven-strand)
+  assert_contains "$out" "remove the containers that run with it first" "what uninstall says"
+  kill -HUP "$(cat "$WORK/docker/dockerd.pid")"
+  wait_for 20 sh -c "! '$DOCKER_CLI' info -f '{{range \$k, \$v := .Runtimes}}{{\$k}} {{end}}' | grep -qw haven-strand" \
+    || fail "dockerd kept haven-strand after the reload"
+  # Docker 20.10: kill through the runtime fails, dockerd kills init
+  # itself after 10 s and reports the stop done, but the task cannot be
+  # deleted: its shim stays.
+  t0=$SECONDS
+  out=$(dk stop -t 1 "$c" 2>&1)
+  echo "stop: $? after $((SECONDS - t0)) s: $out"
+  sleep 1
+  pgrep -f "containerd-shim.* -id $id" > /dev/null || fail "no shim left: Docker deleted the task without the runtime"
+  # Nor does anything later (docker rm, the runtime installed again):
+  # the shim is ended here, by its pid.
+  dk rm -f "$c" > /dev/null 2>&1
+  dk_install_strand
+  shim=$(pgrep -f "containerd-shim.* -id $id") || fail "the shim ended after all: say so in haven uninstall"
+  kill -KILL $shim
+}
+
 test_docker_run_output_and_exit_codes() {
   need_docker
   drun "$IMAGE" echo hello
