@@ -44,6 +44,7 @@ for f in "$here"/test_*.sh; do source "$f"; done
 [ -x "$RUNTIME" ] || { echo "RUNTIME $RUNTIME is not an executable"; exit 1; }
 
 DOCKERD_PID=
+CONTAINERD_PID=
 log() { echo "# $*"; }
 
 # The image: a busybox root filesystem (what the integration tests use),
@@ -107,6 +108,52 @@ stop_docker_netns() {
   DOCKER_NETNS=
 }
 
+# The test dockerd's containerd, started by the suite rather than by
+# dockerd: dockerd starts one of its own only where no system containerd
+# listens on /run/containerd/containerd.sock, and otherwise hands our
+# containers to the system's (Debian's docker.io runs one).  That one
+# lives in the host's network namespace, and so do its shims and the
+# runtime they run: dockerd's own namespace (where --network host puts a
+# container) is then not the runtime's, which haven takes for the host's
+# (a --network host container under an allowlist ran); its shims and
+# haven's monitors would carry the system's environment (no
+# HAVEN_TEST_SUITE: nothing_left could not find them); two suites at once
+# would share its namespace haven-test; and our namespace would stay in
+# its metadata after the suite.  Ours: its own root, state and socket
+# under $WORK, no CRI plugin, in the test's network namespace.  Sets
+# CONTAINERD_PID and CONTAINERD_SOCK.
+start_containerd() {
+  local d=$WORK/docker c=$WORK/docker/exec/containerd
+  CONTAINERD_SOCK=$c/containerd.sock
+  mkdir -p "$c" "$d/data/containerd"
+  cat > "$c/containerd.toml" <<EOF
+version = 2
+root = "$d/data/containerd/daemon"
+state = "$c/daemon"
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = "$CONTAINERD_SOCK"
+[debug]
+  address = "$c/containerd-debug.sock"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$d/data/containerd/opt"
+EOF
+  # shellcheck disable=SC2046
+  env $(sanitizer_env) nsenter --net="$DOCKER_NETNS_PATH" containerd --config "$c/containerd.toml" \
+    > "$d/containerd.log" 2>&1 < /dev/null &
+  CONTAINERD_PID=$!
+  if ! wait_for 30 containerd_ready; then
+    DOCKER_MISSING="containerd did not start: $(grep -i 'level=\(error\|fatal\)' "$d/containerd.log" | tail -1)"
+    return 1
+  fi
+}
+
+# Our containerd answers on its socket (ctr where installed).
+containerd_ready() {
+  kill -0 "$CONTAINERD_PID" 2>/dev/null && [ -S "$CONTAINERD_SOCK" ] || return 1
+  ! command -v ctr >/dev/null || ctr -a "$CONTAINERD_SOCK" version
+}
+
 start_docker() {
   if ! command -v dockerd >/dev/null || [ -z "$DOCKER_CLI" ] || ! command -v containerd >/dev/null; then
     DOCKER_MISSING="docker.io (dockerd, docker, containerd) is not installed"
@@ -120,8 +167,8 @@ start_docker() {
   # own docker0, routes and firewall are never touched, and another
   # dockerd's firewall (which drops traffic on bridges it does not know)
   # never sees our containers' traffic.  Only the network namespace: the
-  # data root's mounts must stay visible to a system containerd, which
-  # dockerd uses where one runs.
+  # data root's mounts stay visible to the tests.  Its containerd is ours
+  # too (start_containerd), in the same namespace.
   if ! start_docker_netns; then
     DOCKER_MISSING="no network namespace for dockerd: $DOCKER_MISSING"
     return 1
@@ -155,11 +202,10 @@ EOF
     return 1
   fi
   log "$out"
+  start_containerd || return 1
   # shellcheck disable=SC2046
-  # Where a system containerd runs, dockerd uses it: our own namespaces
-  # there keep our containers apart from the host's dockerd.
   env $(sanitizer_env) nsenter --net="$DOCKER_NETNS_PATH" dockerd --data-root "$d/data" --exec-root "$d/exec" --pidfile "$d/dockerd.pid" \
-    -H "unix://$DOCKER_SOCK" --config-file "$d/daemon.json" \
+    -H "unix://$DOCKER_SOCK" --config-file "$d/daemon.json" --containerd "$CONTAINERD_SOCK" \
     --containerd-namespace haven-test --containerd-plugins-namespace haven-test-plugins \
     > "$d/dockerd.log" 2>&1 < /dev/null &
   DOCKERD_PID=$!
@@ -175,8 +221,19 @@ EOF
   return 0
 }
 
+# Our containerd (after dockerd: its containers are gone by then).
+stop_containerd() {
+  [ -n "${CONTAINERD_PID:-}" ] || return 0
+  local i
+  kill -TERM "$CONTAINERD_PID" 2>/dev/null
+  for i in $(seq 100); do kill -0 "$CONTAINERD_PID" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$CONTAINERD_PID" 2>/dev/null
+  wait "$CONTAINERD_PID" 2>/dev/null
+  CONTAINERD_PID=
+}
+
 stop_docker() {
-  [ -n "$DOCKERD_PID" ] || { stop_docker_netns; return 0; }
+  [ -n "$DOCKERD_PID" ] || { stop_containerd; stop_docker_shims; stop_docker_netns; return 0; }
   local ids
   ids=$(dk ps -aq 2>/dev/null)
   [ -z "$ids" ] || dk rm -f $ids >/dev/null 2>&1
@@ -185,14 +242,7 @@ stop_docker() {
   for i in $(seq 300); do kill -0 "$DOCKERD_PID" 2>/dev/null || break; sleep 0.1; done
   kill -KILL "$DOCKERD_PID" 2>/dev/null
   wait "$DOCKERD_PID" 2>/dev/null
-  # dockerd's own containerd goes with it; make sure.
-  local cpid
-  cpid=$(cat "$WORK/docker/exec/containerd/containerd.pid" 2>/dev/null)
-  if [ -n "$cpid" ] && grep -q containerd "/proc/$cpid/comm" 2>/dev/null; then
-    kill -TERM "$cpid" 2>/dev/null
-    for i in $(seq 100); do kill -0 "$cpid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$cpid" 2>/dev/null
-  fi
+  stop_containerd
   stop_docker_shims
   # Its bridges and veths go with the namespace.
   stop_docker_netns
@@ -219,8 +269,9 @@ stop_docker_shims() {
 }
 
 # A /24 in 10.100.0.0-10.250.255.0 that no route of the host's (any
-# table) overlaps: Podman's default network bridge is made in the host's
-# namespace.
+# table) overlaps, for Podman's default network (its bridge is in the
+# suite's own namespace now: a subnet the host uses would still confuse
+# whoever reads the tests' addresses).
 free_subnet() {
   python3 - <<'PY'
 import ipaddress, random, subprocess
@@ -246,12 +297,78 @@ else:
 PY
 }
 
+# The namespaces the suite's rootful Podman runs in (every call, through
+# the `podman` of $WORK/bin that start_podman puts first in PATH: pm(),
+# podman-compose and the tests' own calls alike; rootless Podman is not
+# concerned).  Its own network namespace: Podman's bridges (netavark makes
+# them where podman runs) are otherwise the host's, where a system
+# dockerd's firewall (FORWARD policy DROP, br_netfilter on) drops the
+# traffic between two containers of an --internal network, which has no
+# rule of netavark's to accept it (podman-compose's stack timed out beside
+# a system Docker); --network host is that namespace too.  Its own mount
+# namespace (a slave of the host's): rootful netavark keeps aardvark-dns's
+# configuration in /run/containers/networks whatever the store, and one
+# aardvark-dns serves every network listed there from the namespace it
+# was started in; a directory of the suite's bound there keeps a system
+# Podman's and another suite's apart.  Container mounts made by Podman
+# stay in that namespace and go with it.  Sets PODMAN_NS_PID (the holder)
+# and PODMAN_NETNS.
+start_podman_ns() {
+  PODMAN_NETNS=hvt-pm-$$
+  local out path=/run/netns/hvt-pm-$$
+  if ! out=$(ip netns add "$PODMAN_NETNS" 2>&1); then
+    PODMAN_MISSING="ip netns add $PODMAN_NETNS: $out"
+    PODMAN_NETNS=
+    return 1
+  fi
+  if ! out=$(ip -n "$PODMAN_NETNS" link set lo up 2>&1); then
+    PODMAN_MISSING="loopback in $PODMAN_NETNS: $out"
+    return 1
+  fi
+  mkdir -p "$PODMAN_DIR/netrun"
+  nsenter --net="$path" unshare --mount --propagation slave sh -c \
+    'mkdir -p /run/containers/networks && mount --bind "$1" /run/containers/networks && : > "$2" && exec sleep infinity' \
+    sh "$PODMAN_DIR/netrun" "$PODMAN_DIR/ns.ready" > "$PODMAN_DIR/ns.log" 2>&1 < /dev/null &
+  PODMAN_NS_PID=$!
+  if ! wait_for 10 test -e "$PODMAN_DIR/ns.ready"; then
+    PODMAN_MISSING="no namespaces for Podman: $(cat "$PODMAN_DIR/ns.log")"
+    return 1
+  fi
+  mkdir -p "$WORK/bin"
+  cat > "$WORK/bin/podman" <<EOF
+#!/bin/sh
+# The engine tests' rootful Podman, in the suite's network and mount
+# namespaces (tests/engines/run.sh, start_podman_ns).
+exec nsenter -t $PODMAN_NS_PID -m -n --wd="\$(pwd)" $(command -v podman) "\$@"
+EOF
+  chmod 755 "$WORK/bin/podman"
+  export PATH=$WORK/bin:$PATH
+}
+
+# The holder of Podman's namespaces (once its containers are gone) and
+# the network namespace; the mount namespace goes with its last process.
+stop_podman_ns() {
+  local i
+  if [ -n "${PODMAN_NS_PID:-}" ]; then
+    kill -TERM "$PODMAN_NS_PID" 2>/dev/null
+    for i in $(seq 50); do kill -0 "$PODMAN_NS_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$PODMAN_NS_PID" 2>/dev/null
+    wait "$PODMAN_NS_PID" 2>/dev/null
+    PODMAN_NS_PID=
+  fi
+  if [ -n "${PODMAN_NETNS:-}" ]; then
+    ip netns delete "$PODMAN_NETNS" 2>/dev/null
+    PODMAN_NETNS=
+  fi
+}
+
 start_podman() {
   if ! command -v podman >/dev/null || ! command -v conmon >/dev/null; then
     PODMAN_MISSING="podman (and conmon) is not installed"
     return 1
   fi
   mkdir -p "$PODMAN_DIR"/{root,run,tmp}
+  start_podman_ns || return 1
   local out
   if ! out=$(haven install podman --conf "$PODMAN_DIR/haven.conf" --runtime "$RUNTIME" 2>&1); then
     PODMAN_MISSING="haven install podman failed: $out"
@@ -281,9 +398,12 @@ start_podman() {
 }
 
 stop_podman() {
-  [ "${HAVE_PODMAN:-0}" = 1 ] || return 0
-  pm rm -f -a -t 0 >/dev/null 2>&1
-  pm rmi -a -f >/dev/null 2>&1
+  if [ "${HAVE_PODMAN:-0}" = 1 ]; then
+    pm rm -f -a -t 0 >/dev/null 2>&1
+    pm network prune -f >/dev/null 2>&1
+    pm rmi -a -f >/dev/null 2>&1
+  fi
+  stop_podman_ns
 }
 
 cleanup_between_tests() {
