@@ -139,6 +139,12 @@ rootless_podman_setup() {
   mkdir -m 700 "$RL_XDG" && chown "$RL_USER:" "$RL_XDG"
   mkdir -m 755 "$RL_DIR/bin"
   cp "$RUNTIME" "$RL_DIR/bin/haven-runc" && chmod 755 "$RL_DIR/bin/haven-runc"
+  # Its policies where the copy looks (policies/ next to the binary):
+  # without `make install` the user finds no shipped policy by name.
+  if [ -d "$(dirname "$RUNTIME")/policies" ]; then
+    cp -r "$(dirname "$RUNTIME")/policies" "$RL_DIR/bin/policies" && chmod -R a+rX "$RL_DIR/bin/policies" \
+      || fail "copy of the policies for $RL_USER"
+  fi
   haven install podman --conf "$RL_DIR/haven.conf" --runtime "$RL_DIR/bin/haven-runc" >/dev/null \
     || fail "haven install podman"
   # No cgroup manager but cgroupfs (no systemd user session) and limits
