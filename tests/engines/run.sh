@@ -326,6 +326,7 @@ start_podman_ns() {
     return 1
   fi
   mkdir -p "$PODMAN_DIR/netrun"
+  # shellcheck disable=SC2016 # $1 and $2 are the inner shell's
   nsenter --net="$path" unshare --mount --propagation slave sh -c \
     'mkdir -p /run/containers/networks && mount --bind "$1" /run/containers/networks && : > "$2" && exec sleep infinity' \
     sh "$PODMAN_DIR/netrun" "$PODMAN_DIR/ns.ready" > "$PODMAN_DIR/ns.log" 2>&1 < /dev/null &
