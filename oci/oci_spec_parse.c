@@ -1285,6 +1285,33 @@ oci_read_fd (int fd, const char *name, size_t size_hint, char **out, size_t *len
 }
 
 int
+oci_read_regular_fd (int fd, const char *name, size_t max, char **out, size_t *len, hv_error **err)
+{
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return hv_error_set (err, errno, "stat %s", name);
+  /* Not a FIFO or a device: a read of one could block or never end. */
+  if (!S_ISREG (st.st_mode))
+    return hv_error_set (err, 0, "%s: not a regular file", name);
+  if ((uint64_t) st.st_size > max)
+    return hv_error_set (err, 0, "%s: larger than %zu bytes", name, max);
+  size_t n = 0;
+  char *text = NULL;
+  if (oci_read_fd (fd, name, (size_t) st.st_size, &text, &n, err) < 0)
+    return -1;
+  /* It may have grown since the fstat. */
+  if (n > max)
+    {
+      free (text);
+      return hv_error_set (err, 0, "%s: larger than %zu bytes", name, max);
+    }
+  *out = text;
+  if (len)
+    *len = n;
+  return 0;
+}
+
+int
 oci_read_file_at (int dirfd, const char *path, char **out, size_t *len, hv_error **err)
 {
   cleanup_close int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC);

@@ -122,12 +122,9 @@ read_config (const struct git_plan *gp, const char *rel, size_t *len)
 {
   cleanup_close int fd = hv_openat2 (gp->base, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0,
                                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-  struct stat st;
-  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_size > CONFIG_MAX)
-    return NULL;
   char *text = NULL;
   cleanup_error hv_error *ignored = NULL;
-  if (oci_read_fd (fd, rel, (size_t) st.st_size, &text, len, &ignored) < 0)
+  if (fd < 0 || oci_read_regular_fd (fd, rel, CONFIG_MAX, &text, len, &ignored) < 0)
     return NULL;
   return text;
 }

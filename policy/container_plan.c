@@ -61,13 +61,9 @@ static char *
 image_passwd (int rootfd)
 {
   cleanup_close int fd = hv_open_in_root (rootfd, "/etc/passwd", O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
-  struct stat st;
-  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || (uint64_t) st.st_size > PASSWD_MAX)
-    return NULL;
   char *text = NULL;
-  size_t len = 0;
   cleanup_error hv_error *ignored = NULL;
-  if (oci_read_fd (fd, "/etc/passwd", (size_t) st.st_size, &text, &len, &ignored) < 0)
+  if (fd < 0 || oci_read_regular_fd (fd, "/etc/passwd", PASSWD_MAX, &text, NULL, &ignored) < 0)
     return NULL;
   return text;
 }

@@ -32,11 +32,8 @@ read_beneath (int projfd, const char *rel, size_t max, char **out, size_t *len)
 {
   cleanup_close int fd = hv_openat2 (projfd, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0,
                                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-  struct stat st;
-  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || (uint64_t) st.st_size > max)
-    return -1;
   cleanup_error hv_error *ignored = NULL;
-  return oci_read_fd (fd, rel, (size_t) st.st_size, out, len, &ignored);
+  return fd < 0 ? -1 : oci_read_regular_fd (fd, rel, max, out, len, &ignored);
 }
 
 /* Whether a file beneath the project exists in any form (a link too). */

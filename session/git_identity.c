@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "git_config.h"
@@ -21,12 +20,9 @@ static char *
 read_config (const char *path, size_t *len)
 {
   cleanup_close int fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  struct stat st;
-  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || (uint64_t) st.st_size > GLOBAL_CONFIG_MAX)
-    return NULL;
   char *text = NULL;
   cleanup_error hv_error *ignored = NULL;
-  if (oci_read_fd (fd, path, (size_t) st.st_size, &text, len, &ignored) < 0)
+  if (fd < 0 || oci_read_regular_fd (fd, path, GLOBAL_CONFIG_MAX, &text, len, &ignored) < 0)
     return NULL;
   return text;
 }

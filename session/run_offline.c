@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "run_offline.h"
@@ -59,7 +58,6 @@ hv_run_offline_prepare (const hv_policy *p, const char *bundle, char **path, hv_
     return 0;
   /* The host's own file (root's /etc; a distribution's link is followed). */
   cleanup_close int fd = open (NSSWITCH, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  struct stat st;
   if (fd < 0 && errno == ENOENT)
     return 0; /* nothing to cover: glibc's default asks the (unreachable) name servers */
   /* Only a convenience (the network is off either way): a file haven
@@ -67,11 +65,10 @@ hv_run_offline_prepare (const hv_policy *p, const char *bundle, char **path, hv_
   cleanup_free char *text = NULL;
   size_t len = 0;
   cleanup_error hv_error *rerr = NULL;
-  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || (uint64_t) st.st_size > NSSWITCH_MAX
-      || oci_read_fd (fd, NSSWITCH, (size_t) st.st_size, &text, &len, &rerr) < 0)
+  if (fd < 0 || oci_read_regular_fd (fd, NSSWITCH, NSSWITCH_MAX, &text, &len, &rerr) < 0)
     {
       fprintf (stderr, "haven: cannot read %s (%s): name lookups in the sandbox may be retried before they fail\n",
-               NSSWITCH, fd < 0 ? strerror (errno) : "not a regular file of a sane size");
+               NSSWITCH, fd < 0 ? strerror (errno) : rerr->msg);
       return 0;
     }
   cleanup_free char *out = offline_nsswitch (text, len, p->name);

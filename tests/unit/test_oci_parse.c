@@ -8,15 +8,20 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -1961,10 +1966,59 @@ test_error_append (void **state)
   hv_error_free (&err);
 }
 
+/* The bounded reader of small files: a regular file up to max bytes; a
+ * larger one, a FIFO (whose read could block) and a directory are errors
+ * that name the file. */
+static void
+test_read_regular_fd (void **state)
+{
+  (void) state;
+  char dir[] = "/tmp/hv-read-regular-XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  char file[PATH_MAX], fifo[PATH_MAX];
+  snprintf (file, sizeof (file), "%s/f", dir);
+  snprintf (fifo, sizeof (fifo), "%s/p", dir);
+  FILE *f = fopen (file, "w");
+  assert_non_null (f);
+  fputs ("12345678", f);
+  fclose (f);
+  assert_int_equal (mkfifo (fifo, 0600), 0);
+
+  char *text = NULL;
+  size_t len = 0;
+  hv_error *err = NULL;
+  int fd = open (file, O_RDONLY | O_CLOEXEC);
+  assert_int_equal (oci_read_regular_fd (fd, "f", 8, &text, &len, &err), 0);
+  assert_string_equal (text, "12345678");
+  assert_int_equal (len, 8);
+  free (text);
+  assert_int_equal (oci_read_regular_fd (fd, "f", 7, &text, &len, &err), -1);
+  assert_string_equal (err->msg, "f: larger than 7 bytes");
+  hv_error_free (&err);
+  close (fd);
+
+  fd = open (fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  assert_true (fd >= 0);
+  assert_int_equal (oci_read_regular_fd (fd, "p", 8, &text, &len, &err), -1);
+  assert_string_equal (err->msg, "p: not a regular file");
+  hv_error_free (&err);
+  close (fd);
+
+  fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  assert_int_equal (oci_read_regular_fd (fd, "d", 8, &text, &len, &err), -1);
+  assert_string_equal (err->msg, "d: not a regular file");
+  hv_error_free (&err);
+  close (fd);
+  unlink (fifo);
+  unlink (file);
+  rmdir (dir);
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_read_regular_fd),
     cmocka_unit_test (test_runc_spec_default),
     cmocka_unit_test_setup_teardown (test_full_top_level, setup_full, teardown_full),
     cmocka_unit_test_setup_teardown (test_full_process, setup_full, teardown_full),
