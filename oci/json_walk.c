@@ -78,6 +78,44 @@ jw_fail_key (json_walk *w, const char *key, const char *fmt, ...)
   return -1;
 }
 
+bool
+jw_too_deep (const char *text, unsigned max)
+{
+  unsigned depth = 0;
+  for (const char *s = text; *s; s++)
+    {
+      if (*s == '"')
+        {
+          for (s++; *s && *s != '"'; s++)
+            if (*s == '\\' && s[1])
+              s++;
+          if (*s == '\0')
+            return false; /* unterminated: yajl fails on it */
+        }
+      else if (s[0] == '/' && s[1] == '/')
+        {
+          s = strchrnul (s, '\n');
+          if (*s == '\0')
+            return false;
+        }
+      else if (s[0] == '/' && s[1] == '*')
+        {
+          const char *e = strstr (s + 2, "*/");
+          if (e == NULL)
+            return false;
+          s = e + 1;
+        }
+      else if (*s == '[' || *s == '{')
+        {
+          if (++depth > max)
+            return true;
+        }
+      else if ((*s == ']' || *s == '}') && depth > 0)
+        depth--;
+    }
+  return false;
+}
+
 int
 jw_parse (json_walk *w, const char *text, yajl_val *out)
 {

@@ -34,6 +34,15 @@ int jw_fail_key (json_walk *w, const char *key, const char *fmt, ...) __attribut
 /* Parse text into a tree; malformed JSON is reported with yajl's position. */
 int jw_parse (json_walk *w, const char *text, yajl_val *out);
 
+/* Whether text nests arrays and objects deeper than max, counted as
+ * yajl_tree_parse reads it (strings and comments skipped).  Text a
+ * sandbox wrote must be checked before it reaches yajl: its tree is
+ * built and freed recursively (a file of a million '[' overflows the
+ * stack), and yajl_gen refuses more than 127 levels, which the
+ * generators here do not check (a value nested 130 deep came out as
+ * text that is not JSON). */
+bool jw_too_deep (const char *text, unsigned max);
+
 static inline bool
 jw_absent (yajl_val v)
 {

@@ -8,7 +8,10 @@
 
 #include "agent_config.h"
 #include "json_gen.h"
+#include "json_walk.h"
 #include "utils.h"
+
+#define AGENT_JSON_MAX_DEPTH 64
 
 /* Data: what the sandbox may change for the host's agent without it
  * running anything new.  permissions (Claude Code's allow/deny lists) is
@@ -151,6 +154,9 @@ bypass_entry (yajl_val permissions, oci_strv *out)
 static int
 json_entries (const hv_agent_config *c, const char *text, oci_strv *out, hv_error **err)
 {
+  /* Far deeper than any agent's settings (hooks are 5 levels). */
+  if (jw_too_deep (text, AGENT_JSON_MAX_DEPTH))
+    return hv_error_set (err, 0, "nested deeper than %d levels", AGENT_JSON_MAX_DEPTH);
   char errbuf[256] = "";
   yajl_val tree = yajl_tree_parse (text, errbuf, sizeof (errbuf));
   if (tree == NULL)

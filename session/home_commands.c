@@ -20,6 +20,8 @@
 
 /* Settings files are small; ~/.claude.json grows with history (MiBs). */
 #define SETTINGS_MAX (64u << 20)
+/* Far deeper than any agent's settings (Claude Code's hooks are 5 levels). */
+#define SETTINGS_MAX_DEPTH 64
 
 struct check
 {
@@ -432,6 +434,10 @@ hv_home_commands_check_text (const hv_policy *p, const struct hv_run_ctx *ctx, c
   struct check c = { .p = p, .ctx = ctx, .file = name, .keys = keys, .err = err };
   if (is_toml (name))
     return walk_toml (&c, text);
+  /* walk_json and yajl's tree recurse once a level. */
+  if (jw_too_deep (text, SETTINGS_MAX_DEPTH))
+    return hv_error_set (err, 0, "%s: nested deeper than %d levels: cannot check the commands it names", name,
+                         SETTINGS_MAX_DEPTH);
   char errbuf[256] = "";
   yajl_val tree = yajl_tree_parse (text, errbuf, sizeof (errbuf));
   if (tree == NULL)

@@ -6,15 +6,16 @@
 #       tests/fuzz/corpus/dns_message   (new inputs land in the corpus dir:
 #                                        commit only the few that matter)
 # The targets are listed in TARGETS below (README.md says what each
-# checks).  The library layers they reach (oci/, runtime/, policy/ and
-# cli/audit_view.c) are compiled once with the fuzzer's coverage and the
-# sanitizers into OUTDIR/obj (an object is rebuilt when its source or any
+# checks).  The library layers they reach (oci/, runtime/, policy/,
+# session/home_commands.c and cli/audit_view.c) are compiled once with the
+# fuzzer's coverage and the sanitizers into OUTDIR/obj (an object is rebuilt when its source or any
 # header is newer).
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$top/tests/fuzz/build}
 CC=${CC:-clang}
-TARGETS="fuzz_dns_message fuzz_oci_spec fuzz_state fuzz_policy fuzz_audit_records fuzz_netlink fuzz_landlock_audit"
+TARGETS="fuzz_dns_message fuzz_oci_spec fuzz_state fuzz_policy fuzz_audit_records fuzz_netlink fuzz_landlock_audit
+  fuzz_agent_config fuzz_home_commands"
 if ! command -v "$CC" >/dev/null 2>&1; then
   echo "build.sh: $CC not found: the fuzz targets need clang with libFuzzer" >&2
   exit 77
@@ -31,13 +32,13 @@ H
 cmp -s "$out/include/config.h.new" "$out/include/config.h" || mv "$out/include/config.h.new" "$out/include/config.h"
 rm -f "$out/include/config.h.new"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
-CFLAGS="-g -O1 -D_GNU_SOURCE $SAN -I$out/include -I$top/oci -I$top/runtime -I$top/policy -I$top/cli"
+CFLAGS="-g -O1 -D_GNU_SOURCE $SAN -I$out/include -I$top/oci -I$top/runtime -I$top/policy -I$top/session -I$top/cli"
 LIBS="-lyajl -lseccomp -lcap -lmnl -lnftnl -lyaml -lsystemd -lm"
 
 # Objects, two compilers at a time.
-newest_header=$(ls -t "$top"/oci/*.h "$top"/runtime/*.h "$top"/policy/*.h "$top"/cli/*.h "$out/include/config.h" | head -1)
+newest_header=$(ls -t "$top"/oci/*.h "$top"/runtime/*.h "$top"/policy/*.h "$top"/session/home_commands.h "$top"/cli/*.h "$out/include/config.h" | head -1)
 : > "$out/obj/list"
-for src in "$top"/oci/*.c "$top"/runtime/*.c "$top"/policy/*.c "$top/cli/audit_view.c"; do
+for src in "$top"/oci/*.c "$top"/runtime/*.c "$top"/policy/*.c "$top/session/home_commands.c" "$top/cli/audit_view.c"; do
   obj=$out/obj/$(basename "$(dirname "$src")")_$(basename "$src" .c).o
   echo "$obj" >> "$out/obj/list"
   if [ ! "$obj" -nt "$src" ] || [ ! "$obj" -nt "$newest_header" ]; then

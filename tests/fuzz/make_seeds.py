@@ -144,3 +144,36 @@ ll = [rec(1424, 'audit(1700000000.100:41): domain=1caadd671 status=allocated mod
       rec(1423, 'audit(1700000000.300:45): domain=1caadd671 blockers=net.connect_tcp daddr=1.2.3.4 dest=443')]
 put("landlock_audit", "events", b"\n--\n".join(ll))
 put("landlock_audit", "late-domain", b"\n--\n".join([ll[4], ll[0], ll[1], ll[3]]))
+
+# --- agent_config: first byte picks hv_agent_configs[i % 6], then the text --
+# 0 .claude/settings.json, 1 settings.local.json, 2 .mcp.json,
+# 3 .gemini/settings.json, 4 .codex/config.toml, 5 .vscode/tasks.json
+claude = {"$schema": "https://json.schemastore.org/claude-code-settings.json", "model": "opus",
+          "permissions": {"allow": ["Bash(npm test)"], "defaultMode": "bypassPermissions"},
+          "hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "./fmt.sh"}]}]},
+          "statusLine": {"type": "command", "command": "~/.claude/status.sh"}, "env": {"BASH_ENV": "x"}}
+put("agent_config", "claude-settings", bytes([0]) + json.dumps(claude, indent=2).encode())
+put("agent_config", "mcp", bytes([2]) + json.dumps(
+    {"mcpServers": {"db": {"command": "node", "args": ["srv.js"], "env": {"K": "v"}}}}).encode())
+put("agent_config", "gemini", bytes([3]) + json.dumps(
+    {"theme": "dark", "mcpServers": {"x": {"command": "python3"}}, "toolDiscoveryCommand": "bin/tools"}).encode())
+put("agent_config", "codex", bytes([4]) + b'model = "o3"\nnotify = ["notify-send", "done"]\n'
+    b'approval_policy = "never"  # comment\n\n[mcp_servers.docs]\ncommand = "npx"\nargs = [\n  "-y",\n  "srv"\n]\n'
+    b'[[profiles]] # table array\nenv = { BASH_ENV = "./x" }\r\n')
+put("agent_config", "vscode-tasks", bytes([5]) + json.dumps(
+    {"version": "2.0.0", "tasks": [{"label": "a", "command": "make", "runOptions": {"runOn": "folderOpen"}},
+                                   {"label": "b", "command": "make test"}],
+     "linux": {"runOptions": {"runOn": "folderOpen"}}}).encode())
+put("agent_config", "not-object", bytes([1]) + b'["a", 1, null, true, {"b": -1.5e3}]')
+put("agent_config", "not-json", bytes([0]) + b'{"hooks": // comment\n 1}')
+
+# --- home_commands: first byte's low bit: 1 config.toml, 0 settings.json ----
+put("home_commands", "claude-json", bytes([0]) + json.dumps(
+    {"apiKeyHelper": "$CLAUDE_PROJECT_DIR/rw/run.sh", "statusLine": {"command": "~/bin/s.sh --x=1"},
+     "hooks": {"Stop": [{"hooks": [{"command": "FOO=/tmp/a /bin/sh -c 'echo hi' | ./rw/run.sh"}]}]},
+     "mcpServers": {"a": {"command": "node", "args": ["../x.js", "run.sh"], "env": {"BASH_ENV": "${HOME}/e"}}}}).encode())
+put("home_commands", "codex-toml", bytes([1]) + b'notify = ["/usr/bin/notify-send", "done"]\n'
+    b'[mcp_servers.docs]\ncommand = "/bin/sh"\nargs = [ # comment\n  "-c", \'literal\',\n  "./rw/run.sh"\n]\n'
+    b'env = { BASH_ENV = "/nonexistent-haven-fuzz/x", "PATH" = "a\\"b" }\n[[x]]\nmcp."command" = "$PWD/y"\n')
+put("home_commands", "safe-toml", bytes([1]) + b'model = "o3"\n# notify = ["./rw/run.sh"]\n[t]\ncommand = "ls"\n')
+put("home_commands", "not-json", bytes([0]) + b'{"command": "x",}')

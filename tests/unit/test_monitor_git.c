@@ -270,6 +270,39 @@ test_agent_settings_checked_live (void **state)
   world_remove (&w);
 }
 
+/* A .mcp.json nested a million levels deep (2 MB, under the guard's
+ * 4 MiB read limit) naming a command: it crashed the monitor (yajl's
+ * tree and the canonical form recurse once a level) before it could be
+ * quarantined; now it is refused unread and quarantined. */
+static void
+test_agent_settings_nested_deep (void **state)
+{
+  (void) state;
+  struct world w;
+  world_make (&w);
+  hv_monitor_git *mg = hv_monitor_git_new (&w.guard, 1);
+  assert_non_null (mg);
+  const size_t depth = 1000000;
+  char *text = xmalloc0 (2 * depth + 64), *p = text;
+  p += sprintf (p, "{\"mcpServers\":");
+  memset (p, '[', depth);
+  p += depth;
+  p += sprintf (p, "{\"command\":\"touch\"}");
+  memset (p, ']', depth);
+  p += depth;
+  strcpy (p, "}");
+  cleanup_free char *mcp = xasprintf ("%s/.mcp.json", w.project);
+  put_file (mcp, text);
+  free (text);
+  hv_monitor_git_ready (mg, &w.trail);
+  assert_false (exists (w.project, ".mcp.json"));
+  cleanup_free char *trail = slurp (w.trail_path);
+  assert_non_null (strstr (trail, "quarantined .mcp.json (created by the sandbox and haven cannot read it: nested "
+                                  "deeper than 64 levels"));
+  hv_monitor_git_free (mg);
+  world_remove (&w);
+}
+
 /* No inotify (the process has no fd left for it): no live check, and
  * the trail says so. */
 static void
@@ -307,6 +340,7 @@ main (void)
     cmocka_unit_test (test_bare_copy_quarantined),
     cmocka_unit_test (test_no_inotify_said),
     cmocka_unit_test (test_agent_settings_checked_live),
+    cmocka_unit_test (test_agent_settings_nested_deep),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "json_merge.h"
+#include "json_walk.h"
 #include "oci_spec.h"
 #include "oci_tables.h"
 
@@ -1966,6 +1967,21 @@ test_error_append (void **state)
   hv_error_free (&err);
 }
 
+/* jw_too_deep counts nesting as yajl reads it: brackets in strings
+ * (escaped quotes included) and comments do not count. */
+static void
+test_json_too_deep (void **state)
+{
+  (void) state;
+  assert_false (jw_too_deep ("{\"a\":[[1]]}", 3));
+  assert_true (jw_too_deep ("{\"a\":[[[1]]]}", 3));
+  assert_false (jw_too_deep ("[[\"[[[[\\\"[[[[\"]]", 2));
+  assert_false (jw_too_deep ("[[ // [[[[\n ]] /* [[[[ */ [[]]", 2));
+  assert_true (jw_too_deep ("[[ /* ] */ [ ]]]", 2));
+  assert_false (jw_too_deep ("]]]][[", 2)); /* yajl refuses it */
+  assert_true (jw_too_deep ("]]]][[[", 2));
+}
+
 /* The bounded reader of small files: a regular file up to max bytes; a
  * larger one, a FIFO (whose read could block) and a directory are errors
  * that name the file. */
@@ -2019,6 +2035,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_read_regular_fd),
+    cmocka_unit_test (test_json_too_deep),
     cmocka_unit_test (test_runc_spec_default),
     cmocka_unit_test_setup_teardown (test_full_top_level, setup_full, teardown_full),
     cmocka_unit_test_setup_teardown (test_full_process, setup_full, teardown_full),
