@@ -14,7 +14,10 @@
 #include "home_copy_filter.h"
 #include "json_gen.h"
 #include "json_merge.h"
+#include "json_walk.h"
 #include "utils.h"
+
+#define COPY_MAX_DEPTH 64
 
 static bool
 listed (const oci_strv *v, const char *s)
@@ -109,7 +112,10 @@ hv_home_copy_filter (int efd, const char *file, const char *real, const oci_strv
   if (oci_read_fd (fd, real, (size_t) st.st_size, &text, &len, err) < 0)
     return -1;
   char errbuf[128];
-  yajl_val doc = len ? yajl_tree_parse (text, errbuf, sizeof (errbuf)) : NULL;
+  /* The sandbox wrote this copy: nesting yajl's recursive tree (and
+   * yajl_gen's 127 levels) cannot take is refused unread. */
+  bool deep = jw_too_deep (text, COPY_MAX_DEPTH);
+  yajl_val doc = len && !deep ? yajl_tree_parse (text, errbuf, sizeof (errbuf)) : NULL;
   if (doc == NULL || !YAJL_IS_OBJECT (doc))
     {
       if (doc)
@@ -118,9 +124,10 @@ hv_home_copy_filter (int efd, const char *file, const char *real, const oci_strv
         return 0;
       if (len == 0)
         return 0;
-      fprintf (stderr, "haven: this project's copy of %s is not a JSON object: it starts again empty ({}), "
+      cleanup_free char *why = deep ? xasprintf (" (nested deeper than %d levels)", COPY_MAX_DEPTH) : xstrdup ("");
+      fprintf (stderr, "haven: this project's copy of %s is not a JSON object%s: it starts again empty ({}), "
                        "since the other projects' entries in it cannot be told apart\n",
-               real);
+               real, why);
       return replace (efd, file, "{}\n", 3, err);
     }
   int r = 0;
