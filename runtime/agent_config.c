@@ -72,8 +72,8 @@ hv_agent_config_file (const char *dir_base, const char *name)
   return false;
 }
 
-static bool
-is_data (const hv_agent_config *c, const char *key)
+bool
+hv_agent_config_is_data (const hv_agent_config *c, const char *key)
 {
   for (const char *const *d = c->data; *d; d++)
     if (strcmp (*d, key) == 0)
@@ -174,7 +174,7 @@ json_entries (const hv_agent_config *c, const char *text, oci_strv *out, hv_erro
       yajl_val m = tree->u.object.values[i];
       if (c->format == HV_AGENT_JSON)
         {
-          if (!is_data (c, k))
+          if (!hv_agent_config_is_data (c, k))
             push_entry (out, k, m);
           else if (strcmp (k, "permissions") == 0)
             bypass_entry (m, out);
@@ -257,7 +257,7 @@ toml_entries (const hv_agent_config *c, const char *text, oci_strv *out)
               cleanup_free char *key = xasprintf ("%.*s", (int) kl, line);
               /* A one-line value only: `model = "o3"`, not an array
                * continuing on the next lines. */
-              data = *after == '=' && is_data (c, key) && !strchr (after, '[') && !strchr (after, '{');
+              data = *after == '=' && hv_agent_config_is_data (c, key) && !strchr (after, '[') && !strchr (after, '{');
             }
           if (!data)
             oci_strv_push (out, line);

@@ -61,6 +61,9 @@ bool hv_agent_config_entry (const char *name);
  * them (".claude", "settings.json"; any directory for ".mcp.json"). */
 bool hv_agent_config_file (const char *dir_base, const char *name);
 
+/* Whether a top-level key of c's file is one of its data keys. */
+bool hv_agent_config_is_data (const hv_agent_config *c, const char *key);
+
 /* The command-capable settings of a file's text, as "key: value" strings
  * (values in canonical JSON, or the TOML line); a text haven cannot read
  * is an error (the host's laxer reader might). */

@@ -24,15 +24,6 @@
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
 static bool
-is_data (const hv_agent_config *c, const char *key)
-{
-  for (const char *const *d = c->data; *d; d++)
-    if (strcmp (*d, key) == 0)
-      return true;
-  return false;
-}
-
-static bool
 has_entry (const oci_strv *v, const char *key)
 {
   size_t k = strlen (key);
@@ -49,7 +40,7 @@ check_members (const hv_agent_config *c, const char *text, const oci_strv *out)
   if (tree == NULL)
     fuzz_fail ("%s: accepted a text yajl does not parse", c->name);
   for (size_t i = 0; c->format == HV_AGENT_JSON && YAJL_IS_OBJECT (tree) && i < tree->u.object.len; i++)
-    if (!is_data (c, tree->u.object.keys[i]) && !has_entry (out, tree->u.object.keys[i]))
+    if (!hv_agent_config_is_data (c, tree->u.object.keys[i]) && !has_entry (out, tree->u.object.keys[i]))
       fuzz_fail ("%s: member \"%s\" is not an entry", c->name, tree->u.object.keys[i]);
   if (c->format == HV_AGENT_JSON && !YAJL_IS_OBJECT (tree) && !has_entry (out, "(top level)"))
     fuzz_fail ("%s: a top level that is not an object is not an entry", c->name);
