@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +226,19 @@ hv_audit_trail_summarize (struct hv_audit_trail *t, bool final)
   t->other = 0;
 }
 
+/* *msg with a clause printed after it. */
+static void __attribute__ ((format (printf, 2, 3)))
+append_clause (char **msg, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  cleanup_free char *clause = xvasprintf (fmt, ap);
+  va_end (ap);
+  char *joined = xasprintf ("%s%s", *msg, clause);
+  free (*msg);
+  *msg = joined;
+}
+
 void
 hv_audit_trail_denials_summary (struct hv_audit_trail *t, const char *kind, const hv_denial_summary *s)
 {
@@ -282,30 +296,21 @@ hv_audit_trail_denials_summary (struct hv_audit_trail *t, const char *kind, cons
   cleanup_free char *msg = xasprintf ("%llu more %s denials not recorded one by one: %llu repeats of ones recorded before",
                                       (unsigned long long) s->count, kind, (unsigned long long) s->repeats);
   if (s->unrecorded_new)
-    {
-      char *m = xasprintf ("%s; %llu NEW ones not recorded: haven remembers %u distinct %s denials (keys up to %u "
-                           "bytes), and past that records at most %u new ones a second",
-                           msg, (unsigned long long) s->unrecorded_new, HV_DENIAL_KEYS_MAX, kind,
-                           HV_DENIAL_KEY_LEN_MAX, s->per_second);
-      free (msg);
-      msg = m;
-    }
+    append_clause (&msg,
+                   "; %llu NEW ones not recorded: haven remembers %u distinct %s denials (keys up to %u bytes), and "
+                   "past that records at most %u new ones a second",
+                   (unsigned long long) s->unrecorded_new, HV_DENIAL_KEYS_MAX, kind, HV_DENIAL_KEY_LEN_MAX,
+                   s->per_second);
   if (s->overruns)
-    {
-      char *m = xasprintf ("%s; the kernel dropped log messages %llu times while haven was behind: denials, new ones "
-                           "among them, may be missing",
-                           msg, (unsigned long long) s->overruns);
-      free (msg);
-      msg = m;
-    }
+    append_clause (&msg,
+                   "; the kernel dropped log messages %llu times while haven was behind: denials, new ones among "
+                   "them, may be missing",
+                   (unsigned long long) s->overruns);
   if (s->kernel_lost)
-    {
-      char *m = xasprintf ("%s; the kernel's audit lost %llu records (of any process) while the sandbox ran: "
-                           "denials, new ones among them, may be missing",
-                           msg, (unsigned long long) s->kernel_lost);
-      free (msg);
-      msg = m;
-    }
+    append_clause (&msg,
+                   "; the kernel's audit lost %llu records (of any process) while the sandbox ran: denials, new ones "
+                   "among them, may be missing",
+                   (unsigned long long) s->kernel_lost);
   hv_audit_put_kv (g, "message", msg);
   hv_audit_trail_emit (t, g);
 }
