@@ -571,6 +571,9 @@ gen_home_allow (yajl_gen g, const char *pattern, const hv_home_access *access, c
       switch (access->write)
         {
         case HV_HOME_COPY:
+        case HV_HOME_DATA:
+          /* Copy-on-write where the project has its layers, else read-only;
+           * data mode then binds its data paths back over it. */
           if (ctx->home_state)
             {
               overlay (g, path, ctx, noexec);
@@ -578,19 +581,11 @@ gen_home_allow (yajl_gen g, const char *pattern, const hv_home_access *access, c
             }
           else
             bind (g, path, false, noexec);
+          if (access->write == HV_HOME_DATA)
+            gen_home_data (g, path, access, ctx, writable);
           break;
         case HV_HOME_READ_ONLY:
           bind (g, path, false, noexec);
-          break;
-        case HV_HOME_DATA:
-          if (ctx->home_state)
-            {
-              overlay (g, path, ctx, noexec);
-              oci_strv_push (writable, path);
-            }
-          else
-            bind (g, path, false, noexec);
-          gen_home_data (g, path, access, ctx, writable);
           break;
         case HV_HOME_DIRECT:
           bind (g, path, true, true);
