@@ -1,5 +1,5 @@
 /* Audit trails for people: `haven audit` reads the JSON-lines trails the
- * monitors write (runtime/audit_trail.h) and prints one line per record.
+ * monitors write (runtime/audit/include/audit_trail.h) and prints one line per record.
  *
  * A trail is input, not trusted: the monitor writes it, but strings in it
  * are the sandboxed process's own claims ("comm", the command, names it

@@ -9,7 +9,7 @@
 #include "runtime.h"
 
 /* haven-runc's global options.  rt is what the runtime library gets
- * (runtime/runtime.h); its config filter applies the policies below
+ * (runtime/include/runtime.h); its config filter applies the policies below
  * (config_policy.h). */
 struct hv_global
 {

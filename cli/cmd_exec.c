@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "config_policy.h"
 #include "container.h"
+#include "file_read.h"
 #include "oci_tables.h"
 #include "process_opts.h"
 #include "utils.h"
@@ -217,7 +218,7 @@ cmd_exec (struct hv_global *g, int argc, char **argv, hv_error **err)
       cleanup_free char *text = NULL;
       size_t len;
       oci_process *p = NULL;
-      if (oci_read_file (o.process_file, &text, &len, err) < 0
+      if (hv_read_file (o.process_file, &text, &len, err) < 0
           || oci_process_parse (text, len, o.process_file, &p, err) < 0)
         goto out;
       /* The container's process is replaced wholesale by the file's. */

@@ -19,6 +19,7 @@
 #include "cgroup_values.h"
 #include "cli.h"
 #include "container.h"
+#include "file_read.h"
 #include "json_gen.h"
 #include "json_merge.h"
 #include "log.h"
@@ -205,8 +206,8 @@ read_patch (const char **values, char **patch, char **patch_name, bool *devices,
     {
       /* As runc: with --resources, the other flags are ignored. */
       *patch_name = xstrdup (strcmp (file, "-") == 0 ? "stdin" : file);
-      if (strcmp (file, "-") == 0 ? oci_read_fd (0, *patch_name, 0, patch, NULL, err) < 0
-                                  : oci_read_file (file, patch, NULL, err) < 0)
+      if (strcmp (file, "-") == 0 ? hv_read_fd (0, *patch_name, 0, patch, NULL, err) < 0
+                                  : hv_read_file (file, patch, NULL, err) < 0)
         return hv_error_wrap (err, "update");
     }
   else

@@ -3,7 +3,7 @@
  * containers.conf), then the container's run.haven.policy annotation
  * unless the runtime is locked (--policy-lock).  Policies only tighten, so
  * their order cannot loosen anything.  Installed as the runtime library's
- * config filter (runtime/runtime.h) by haven-runc's command line. */
+ * config filter (runtime/include/runtime.h) by haven-runc's command line. */
 #ifndef HAVEN_CONFIG_POLICY_H
 #define HAVEN_CONFIG_POLICY_H
 

@@ -15,6 +15,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "cli.h"
+#include "file_read.h"
 #include "json_gen.h"
 #include "policy.h"
 #include "policy_load.h"
@@ -595,7 +596,7 @@ dockerd_config_of (const char *pid)
   cleanup_free char *cmdline = NULL;
   size_t len = 0;
   cleanup_error hv_error *ignored = NULL;
-  if (oci_read_file (path, &cmdline, &len, &ignored) < 0 || len == 0)
+  if (hv_read_file (path, &cmdline, &len, &ignored) < 0 || len == 0)
     return NULL;
   const char *arg0 = strrchr (cmdline, '/') ? strrchr (cmdline, '/') + 1 : cmdline;
   if (strcmp (arg0, "dockerd") != 0)

@@ -213,7 +213,7 @@ read_default_trails (struct audit_run *a)
     state_dir = xstrdup (state);
   else if (home && home[0] == '/')
     state_dir = xasprintf ("%s/.local/state", home);
-  /* Where the per-container monitor writes (runtime/container_monitor.c):
+  /* Where the per-container monitor writes (runtime/monitor/container_monitor.c):
    * root's engines, else this user's (rootless Podman's). */
   if (geteuid () == 0)
     read_container_trails (a, "/var/log/haven/containers");

@@ -6,6 +6,7 @@
  * `haven run` compiles the policy into a bundle (the host's root mounted
  * read-only, the project writable) and runs it with the runtime in this
  * same process; no daemon is involved. */
+#include "file_read.h"
 #include "host_share.h"
 #include "config.h"
 
@@ -132,7 +133,7 @@ policy_compile (int argc, char **argv, hv_error **err)
       /* Tighten an existing config (Docker's, Podman's) instead. */
       cleanup_free char *text = NULL;
       cleanup_strv oci_strv notes = { 0 };
-      if (oci_read_file (o.config, &text, NULL, err) < 0
+      if (hv_read_file (o.config, &text, NULL, err) < 0
           || hv_policy_apply (p, text, o.config, &json, &notes, err) < 0)
         return -1;
       for (size_t i = 0; i < notes.n; i++)

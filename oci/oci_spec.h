@@ -385,14 +385,6 @@ int oci_namespace_type_from_name (const char *name);
 const char *oci_namespace_name (int type);
 const oci_namespace *oci_spec_find_namespace (const oci_spec *spec, int type);
 
-/* Read a whole file (NUL-terminated) for parsing. */
-int oci_read_file (const char *path, char **out, size_t *len, hv_error **err);
-/* Read fd to its end (at most 64 MiB); name is for errors. */
-int oci_read_fd (int fd, const char *name, size_t size_hint, char **out, size_t *len, hv_error **err);
-/* Read fd, which must be a regular file of at most max bytes (open it
- * O_NONBLOCK: a FIFO put in its place must not block the open). */
-int oci_read_regular_fd (int fd, const char *name, size_t max, char **out, size_t *len, hv_error **err);
-int oci_read_file_at (int dirfd, const char *path, char **out, size_t *len, hv_error **err);
 
 static inline void
 cleanup_specp (oci_spec **s)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "container_exec_rules.h"
+#include "file_read.h"
 #include "policy_exec.h"
 #include "utils.h"
 
@@ -109,7 +110,7 @@ hv_container_exec_rules (const hv_policy *p, const char *rootfs, const oci_strv 
   close (fds[1]);
   cleanup_free char *text = NULL;
   size_t len = 0;
-  int r = oci_read_fd (fds[0], "exec rules", 4096, &text, &len, err);
+  int r = hv_read_fd (fds[0], "exec rules", 4096, &text, &len, err);
   close (fds[0]);
   int status = 0;
   while (waitpid (pid, &status, 0) < 0 && errno == EINTR)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "container_git.h"
+#include "file_read.h"
 #include "oci_tables.h"
 #include "project_guard.h"
 #include "safe_path.h"
@@ -124,7 +125,7 @@ read_config (const struct git_plan *gp, const char *rel, size_t *len)
                                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
   char *text = NULL;
   cleanup_error hv_error *ignored = NULL;
-  if (fd < 0 || oci_read_regular_fd (fd, rel, CONFIG_MAX, &text, len, &ignored) < 0)
+  if (fd < 0 || hv_read_regular_fd (fd, rel, CONFIG_MAX, &text, len, &ignored) < 0)
     return NULL;
   return text;
 }

@@ -12,6 +12,7 @@
 
 #include "container_git.h"
 #include "container_plan.h"
+#include "file_read.h"
 #include "policy_glob.h"
 #include "process.h"
 #include "safe_path.h"
@@ -63,7 +64,7 @@ image_passwd (int rootfd)
   cleanup_close int fd = hv_open_in_root (rootfd, "/etc/passwd", O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
   char *text = NULL;
   cleanup_error hv_error *ignored = NULL;
-  if (fd < 0 || oci_read_regular_fd (fd, "/etc/passwd", PASSWD_MAX, &text, NULL, &ignored) < 0)
+  if (fd < 0 || hv_read_regular_fd (fd, "/etc/passwd", PASSWD_MAX, &text, NULL, &ignored) < 0)
     return NULL;
   return text;
 }

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file_read.h"
 #include "image_git_identity.h"
 #include "oci_spec.h"
 #include "safe_path.h"
@@ -36,7 +37,7 @@ read_in_root (int rootfd, const char *path, size_t *len)
     return NULL;
   char *text = NULL;
   cleanup_error hv_error *ignored = NULL;
-  if (oci_read_fd (fd, path, (size_t) st.st_size, &text, len, &ignored) < 0)
+  if (hv_read_fd (fd, path, (size_t) st.st_size, &text, len, &ignored) < 0)
     return NULL;
   return text;
 }

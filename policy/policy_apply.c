@@ -83,7 +83,7 @@ allowing (const char *action)
 /* The audit trail of engine containers: every policed container gets
  * one, because an engine container has no other record of what the agent
  * tried.  The policy's denials become SCMP_ACT_NOTIFY, answered EPERM by
- * the runtime's per-container monitor (runtime/container_monitor.h),
+ * the runtime's per-container monitor (runtime/monitor/include/container_monitor.h),
  * which the run.haven.audit annotation asks for; if the monitor is gone
  * the kernel answers ENOSYS, so a call is never allowed for want of a
  * trail.  The trail's place is the monitor's default unless the config

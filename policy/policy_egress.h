@@ -1,6 +1,6 @@
 /* A policy's egress (network.allow and network.deny under an allowlist)
  * as the runtime takes it: the run.haven.egress annotation
- * (runtime/egress_config.h), written into engine configs by
+ * (runtime/egress/include/egress_config.h), written into engine configs by
  * policy_apply.c and into `haven run`'s by policy_compile.c, and what an
  * allowlist takes away besides: the capabilities and sockets that would
  * get around the table. */

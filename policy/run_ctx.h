@@ -29,7 +29,7 @@ struct hv_run_ctx
   char **argv;
   char **host_env;
   /* With an audit trail: denied system calls are sent to this seccomp
-   * listener socket (runtime/audit_monitor.c) instead of failing in the filter. */
+   * listener socket (runtime/monitor/audit_monitor.c) instead of failing in the filter. */
   const char *audit_socket;
   /* Per-project state directory holding the upper layers of copy-on-write
    * home_allow entries (session/home_state.c); NULL: they are bound read-only. */

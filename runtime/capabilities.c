@@ -8,6 +8,7 @@
 #include <sys/capability.h>
 #include <sys/prctl.h>
 
+#include "file_read.h"
 #include "log.h"
 #include "oci_tables.h"
 #include "utils.h"

@@ -31,6 +31,7 @@
 #include "egress_netns_record.h"
 #include "egress_sandbox.h"
 #include "fault_point.h"
+#include "file_read.h"
 #include "hooks.h"
 #include "netns_check.h"
 #include "log.h"
@@ -168,7 +169,7 @@ read_config (const struct hv_runtime *rt, const char *bundle, const char *given,
       *text = xstrdup (given);
       len = strlen (given);
     }
-  else if (oci_read_file (path, text, &len, err) < 0)
+  else if (hv_read_file (path, text, &len, err) < 0)
     return -1;
   if (oci_spec_parse (*text, len, path, spec, err) < 0)
     return -1;
@@ -694,7 +695,8 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
   hv_fault_point ("create.config-written");
   /* Before init and before we join any namespace: the monitor stays in
    * ours, and init connects to it. */
-  if (hv_monitor_start (r.c, r.spec, opts->egress_trail_fd, opts->notice_fd, &r.monitor, err) < 0)
+  const struct hv_monitor_target target = { .id = r.c->id, .dir = r.c->dir, .bundle = r.c->bundle };
+  if (hv_monitor_start (&target, r.spec, opts->egress_trail_fd, opts->notice_fd, &r.monitor, err) < 0)
     goto fail;
   hv_fault_point ("create.monitor-started");
   if (open_exec_fifo (&r, err) < 0 || open_sync_socket (&r, err) < 0)

@@ -7,6 +7,7 @@
 #include "cgroup_resources.h"
 #include "cgroup_systemd.h"
 #include "container.h"
+#include "file_read.h"
 #include "json_merge.h"
 #include "utils.h"
 
@@ -32,7 +33,7 @@ apply_patch (const hv_container *c, const char *patch, const char *patch_name, b
   cleanup_free char *saved = NULL;
   cleanup_free char *merged = NULL;
   static const char *const at[] = { "linux", "resources" };
-  if (oci_read_file (config_path, &saved, NULL, err) < 0
+  if (hv_read_file (config_path, &saved, NULL, err) < 0
       || jm_merge_at (saved, config_path, at, N_ELEMENTS (at), patch, patch_name, &merged, err) < 0)
     return hv_error_wrap (err, "update %s", id);
   cleanup_spec oci_spec *spec = NULL;

@@ -19,6 +19,7 @@
 
 #include "cgroup.h"
 #include "cgroup_systemd.h"
+#include "file_read.h"
 #include "utils.h"
 
 int

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "json_walk.h"
+#include "oci_json.h"
 #include "safe_path.h"
 #include "utils.h"
 

@@ -1,4 +1,5 @@
 #include "config.h"
+#include "file_read.h"
 #include "process.h"
 
 #include <errno.h>

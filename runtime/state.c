@@ -1,4 +1,6 @@
 #include "config.h"
+#include "file_read.h"
+#include "oci_json.h"
 #include "state.h"
 
 #include <dirent.h>
@@ -115,7 +117,7 @@ hv_container_load (const struct hv_runtime *rt, const char *id, hv_container **o
   if (stat (dir, &st) < 0)
     return hv_error_set (err, 0, "container does not exist");
   cleanup_free char *path = xasprintf ("%s/state.json", dir);
-  if (oci_read_file (path, &text, NULL, &tmp) < 0)
+  if (hv_read_file (path, &text, NULL, &tmp) < 0)
     {
       /* Directory without state.json: being created, or a create that
        * failed halfway and is being cleaned up. */
@@ -310,58 +312,4 @@ hv_state_remove (const char *dir, hv_error **err)
   if (remove_tree_at (AT_FDCWD, dir) < 0 && errno != ENOENT)
     return hv_error_set (err, errno, "remove %s", dir);
   return 0;
-}
-
-/* The initial user namespace maps every uid to itself: "0 0 4294967295"
- * (runc's RunningInUserNS reads the same file).  Anything else, or a map
- * we cannot read, is a user namespace. */
-bool
-hv_in_user_namespace (void)
-{
-  cleanup_free char *text = NULL;
-  cleanup_error hv_error *ignored = NULL;
-  if (oci_read_file ("/proc/self/uid_map", &text, NULL, &ignored) < 0)
-    return true;
-  unsigned long inside, outside, count;
-  return !(sscanf (text, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0 && outside == 0
-           && count == 4294967295UL);
-}
-
-/* Root in a user namespace is what a rootless engine makes of its user:
- * Podman runs the runtime inside its namespace as uid 0, with the user's
- * XDG_RUNTIME_DIR and without --root.  /run there is the host's, which
- * that "root" cannot write, so the state goes where it would for the user
- * (as runc decides: a USER of root means a real root's environment in a
- * nested namespace, which keeps /run/haven). */
-bool
-hv_root_of_user_namespace (void)
-{
-  if (geteuid () != 0 || !hv_in_user_namespace ())
-    return false;
-  const char *user = getenv ("USER");
-  return user == NULL || strcmp (user, "root") != 0;
-}
-
-char *
-hv_default_state_root (void)
-{
-  const char *xdg = getenv ("XDG_RUNTIME_DIR");
-  if (geteuid () == 0 && !(hv_root_of_user_namespace () && xdg && xdg[0]))
-    return xstrdup ("/run/haven");
-  if (xdg && xdg[0])
-    return xasprintf ("%s/haven", xdg);
-  return xasprintf ("/tmp/haven-%u", (unsigned) geteuid ());
-}
-
-bool
-hv_runtime_rootless (const struct hv_runtime *rt)
-{
-  if (rt->rootless && strcmp (rt->rootless, "true") == 0)
-    return true;
-  if (rt->rootless && strcmp (rt->rootless, "false") == 0)
-    return false;
-  /* auto: not root, or root only in a user namespace that is not
-   * root-owned from the outside (rootless Podman): either way the host's
-   * cgroup hierarchies are not ours to write unless they were delegated. */
-  return geteuid () != 0 || hv_root_of_user_namespace ();
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "block_match.h"
+#include "file_read.h"
 #include "git_config.h"
 #include "git_hidden_tracked.h"
 #include "git_identity_mount.h"
@@ -33,7 +34,7 @@ read_beneath (int projfd, const char *rel, size_t max, char **out, size_t *len)
   cleanup_close int fd = hv_openat2 (projfd, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0,
                                      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
   cleanup_error hv_error *ignored = NULL;
-  return fd < 0 ? -1 : oci_read_regular_fd (fd, rel, max, out, len, &ignored);
+  return fd < 0 ? -1 : hv_read_regular_fd (fd, rel, max, out, len, &ignored);
 }
 
 /* Whether a file beneath the project exists in any form (a link too). */
@@ -151,7 +152,7 @@ global_config_objects (const hv_policy *p, const struct hv_run_ctx *ctx)
       cleanup_free char *text = NULL;
       size_t len = 0;
       cleanup_error hv_error *ignored = NULL;
-      if (oci_read_fd (fd, files[i], (size_t) st.st_size, &text, &len, &ignored) < 0
+      if (hv_read_fd (fd, files[i], (size_t) st.st_size, &text, &len, &ignored) < 0
           || may_set_attributes_file (text, len))
         return true;
     }

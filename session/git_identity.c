@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file_read.h"
 #include "git_config.h"
 #include "git_identity.h"
 #include "git_identity_mount.h"
@@ -22,7 +23,7 @@ read_config (const char *path, size_t *len)
   cleanup_close int fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   char *text = NULL;
   cleanup_error hv_error *ignored = NULL;
-  if (fd < 0 || oci_read_regular_fd (fd, path, GLOBAL_CONFIG_MAX, &text, len, &ignored) < 0)
+  if (fd < 0 || hv_read_regular_fd (fd, path, GLOBAL_CONFIG_MAX, &text, len, &ignored) < 0)
     return NULL;
   return text;
 }

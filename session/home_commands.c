@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
+#include "file_read.h"
 #include "home_allow.h"
 #include "home_commands.h"
 #include "json_walk.h"
@@ -474,7 +475,7 @@ check_file (const hv_policy *p, const struct hv_run_ctx *ctx, const char *file, 
                          SETTINGS_MAX >> 20);
   cleanup_free char *text = NULL;
   size_t len = 0;
-  if (oci_read_fd (fd, file, (size_t) st.st_size, &text, &len, err) < 0)
+  if (hv_read_fd (fd, file, (size_t) st.st_size, &text, &len, err) < 0)
     return -1;
   if (len == 0)
     return 0;

@@ -11,6 +11,7 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+#include "file_read.h"
 #include "home_copy_filter.h"
 #include "json_gen.h"
 #include "json_merge.h"
@@ -109,7 +110,7 @@ hv_home_copy_filter (int efd, const char *file, const char *real, const oci_strv
     return hv_error_set (err, errno, "the copy of %s is not a regular file", real);
   cleanup_free char *text = NULL;
   size_t len = 0;
-  if (oci_read_fd (fd, real, (size_t) st.st_size, &text, &len, err) < 0)
+  if (hv_read_fd (fd, real, (size_t) st.st_size, &text, &len, err) < 0)
     return -1;
   char errbuf[128];
   /* The sandbox wrote this copy: nesting yajl's recursive tree (and

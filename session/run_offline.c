@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file_read.h"
 #include "run_offline.h"
 #include "utils.h"
 
@@ -65,7 +66,7 @@ hv_run_offline_prepare (const hv_policy *p, const char *bundle, char **path, hv_
   cleanup_free char *text = NULL;
   size_t len = 0;
   cleanup_error hv_error *rerr = NULL;
-  if (fd < 0 || oci_read_regular_fd (fd, NSSWITCH, NSSWITCH_MAX, &text, &len, &rerr) < 0)
+  if (fd < 0 || hv_read_regular_fd (fd, NSSWITCH, NSSWITCH_MAX, &text, &len, &rerr) < 0)
     {
       fprintf (stderr, "haven: cannot read %s (%s): name lookups in the sandbox may be retried before they fail\n",
                NSSWITCH, fd < 0 ? strerror (errno) : rerr->msg);

@@ -732,7 +732,7 @@ No such file or directory" "$OUT"
   assert_contains "$OUT" 'filesystem.protect ".git/hooks": /workspace/.git/hooks is or passes through a symbolic link'
 }
 
-# Issue 9: the audit trail of a policed container (runtime/container_monitor.h).
+# Issue 9: the audit trail of a policed container (runtime/monitor/include/container_monitor.h).
 # Denied calls from init and from `docker exec` are answered EPERM by the
 # container's monitor and recorded in /var/log/haven/containers/<id>.jsonl;
 # `docker rm` ends the monitor and the trail stays.

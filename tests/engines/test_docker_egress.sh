@@ -7,7 +7,7 @@
 #
 # The world: an --internal network (nothing leaves the machine) with a
 # TEST-NET subnet, because haven's resolver drops private answers
-# (runtime/egress_decide.c: 10/8, 172.16/12, 192.168/16, 100.64/10, ...)
+# (runtime/egress/egress_decide.c: 10/8, 172.16/12, 192.168/16, 100.64/10, ...)
 # unless a CIDR entry allows them, and Docker's default address pools are
 # 172.x: a policy that lists only names would never reach a container
 # there.  203.0.113.0/24 and 198.51.100.0/24 are not in that list.

@@ -32,13 +32,20 @@ H
 cmp -s "$out/include/config.h.new" "$out/include/config.h" || mv "$out/include/config.h.new" "$out/include/config.h"
 rm -f "$out/include/config.h.new"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
-CFLAGS="-g -O1 -D_GNU_SOURCE $SAN -I$out/include -I$top/oci -I$top/runtime -I$top/policy -I$top/session -I$top/cli"
+# Every folder's headers, faces and internals alike: the targets test insides.
+INCS=
+for d in base oci runtime runtime/include runtime/audit runtime/audit/include runtime/cgroup runtime/cgroup/include \
+         runtime/guard runtime/guard/include runtime/egress runtime/egress/include runtime/monitor runtime/monitor/include \
+         policy session cli; do
+  INCS="$INCS -I$top/$d"
+done
+CFLAGS="-g -O1 -D_GNU_SOURCE $SAN -I$out/include$INCS"
 LIBS="-lyajl -lseccomp -lcap -lmnl -lnftnl -lyaml -lsystemd -lm"
 
 # Objects, two compilers at a time.
-newest_header=$(ls -t "$top"/oci/*.h "$top"/runtime/*.h "$top"/policy/*.h "$top"/session/home_commands.h "$top"/cli/*.h "$out/include/config.h" | head -1)
+newest_header=$(ls -t "$top"/base/*.h "$top"/oci/*.h "$top"/runtime/*.h "$top"/runtime/*/*.h "$top"/runtime/*/include/*.h "$top"/runtime/include/*.h "$top"/policy/*.h "$top"/session/home_commands.h "$top"/cli/*.h "$out/include/config.h" | head -1)
 : > "$out/obj/list"
-for src in "$top"/oci/*.c "$top"/runtime/*.c "$top"/policy/*.c "$top/session/home_commands.c" "$top/cli/audit_view.c"; do
+for src in "$top"/base/*.c "$top"/oci/*.c "$top"/runtime/*.c "$top"/runtime/*/*.c "$top"/policy/*.c "$top/session/home_commands.c" "$top/cli/audit_view.c"; do
   obj=$out/obj/$(basename "$(dirname "$src")")_$(basename "$src" .c).o
   echo "$obj" >> "$out/obj/list"
   if [ ! "$obj" -nt "$src" ] || [ ! "$obj" -nt "$newest_header" ]; then

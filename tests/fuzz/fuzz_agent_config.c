@@ -1,5 +1,5 @@
 /* Fuzz target of the project's agent settings files as the project guard
- * reads them after a run (runtime/agent_config.c
+ * reads them after a run (runtime/guard/agent_config.c
  * hv_agent_config_exec_entries: JSON through yajl, Codex's TOML line by
  * line, VS Code's tasks.json).  The sandbox writes these files, so their
  * text is hostile.  The first byte picks the file (hv_agent_configs), the

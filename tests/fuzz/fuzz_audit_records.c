@@ -1,6 +1,6 @@
 /* Fuzz target of the audit trail's records and of `haven audit`'s reader.
  *
- * Writers (runtime/audit_trail.c, egress_audit.c): the strings a sandbox
+ * Writers (runtime/audit/audit_trail.c, egress_audit.c): the strings a sandbox
  * controls (a process's comm, a refused DNS name, the names of a denied
  * address, the container id and policy name an engine passes) come from
  * the input, cut at NUL bytes, with the notification's numbers from its

@@ -1,4 +1,4 @@
-/* Fuzz target of the DNS message codec (runtime/dns_message.c).
+/* Fuzz target of the DNS message codec (runtime/egress/dns_message.c).
  *
  * Whatever the input, parsing must not crash, leak or read out of bounds;
  * when it parses, re-encoding must succeed (or fail only for size), parse

@@ -1,5 +1,5 @@
 /* Fuzz target of the kernel audit records haven reads for Landlock's
- * refusals (runtime/landlock_audit.c).  Their fields hold what the
+ * refusals (runtime/monitor/landlock_audit.c).  Their fields hold what the
  * sandbox chose (paths, comm), and their framing is the kernel's: the
  * input is up to 16 datagrams (netlink header and record text) cut at
  * "\n--\n", each in a buffer of its exact size plus the byte the reader

@@ -1,5 +1,5 @@
 /* Fuzz target of the netlink messages the runtime parses: NFLOG packet
- * logs of denied egress (runtime/egress_denials.c: the packet is the
+ * logs of denied egress (runtime/egress/egress_denials.c: the packet is the
  * sandbox's own, the rest the kernel's) and nf_tables acknowledgements
  * of a batch (egress_table_batch.c).  The first byte chooses the parser,
  * the rest is one datagram (copied to an aligned buffer of exactly its

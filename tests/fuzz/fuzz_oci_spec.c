@@ -14,6 +14,7 @@
 
 #include "egress_config.h"
 #include "error.h"
+#include "file_read.h"
 #include "fuzz_util.h"
 #include "mounts.h"
 #include "oci_spec.h"
@@ -56,7 +57,7 @@ int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   /* The readers hand the parsers a NUL-terminated copy of the file
-   * (oci_read_file); the length is passed too, so a NUL inside counts. */
+   * (hv_read_file); the length is passed too, so a NUL inside counts. */
   char *json = malloc (size + 1);
   memcpy (json, data, size);
   json[size] = '\0';

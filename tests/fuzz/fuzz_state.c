@@ -41,7 +41,7 @@ check_same (const hv_container *a, const hv_container *b)
       fuzz_fail ("annotation %zu changed in a save and load", i);
 }
 
-/* With duplicate keys the last one counts (oci/json_walk.c jw_lookup,
+/* With duplicate keys the last one counts (base/json_walk.c jw_lookup,
  * as Go's encoding/json). */
 static yajl_val
 last_member (yajl_val obj, const char *key)

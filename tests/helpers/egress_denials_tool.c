@@ -1,5 +1,5 @@
-/* Test helper: the egress denials listener (runtime/egress_denials.c)
- * writing its records (runtime/egress_audit.c) as the monitor's trail
+/* Test helper: the egress denials listener (runtime/egress/egress_denials.c)
+ * writing its records (runtime/egress/egress_audit.c) as the monitor's trail
  * would, to stdout.
  *
  *   egress_denials_tool [--netns PATH] [--rate N] [--name ADDR=NAME]...

@@ -1,4 +1,4 @@
-/* runtime/egress_pasta.c from the shell, for tests/integration/
+/* runtime/egress/egress_pasta.c from the shell, for tests/integration/
  * test_egress_pasta.sh: a new network namespace (the "sandbox"), the
  * egress table in it, pasta into it, then a command inside.
  *

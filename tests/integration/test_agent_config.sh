@@ -4,7 +4,7 @@
 # .claude/settings.json hooks and .mcp.json servers, Gemini CLI's
 # .gemini/settings.json, Codex's .codex/config.toml, VS Code's folderOpen
 # tasks.  What the sandbox made them run is quarantined after the run like
-# git's hooks (runtime/agent_config.h); data-only changes stay.
+# git's hooks (runtime/guard/include/agent_config.h); data-only changes stay.
 
 # The settings a hostile agent writes, each running `touch $MARK`.
 plant_agent_configs() {

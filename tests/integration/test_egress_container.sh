@@ -1,4 +1,4 @@
-# Issue 10: the egress table at create (runtime/egress_sandbox.h).  A
+# Issue 10: the egress table at create (runtime/egress/include/egress_sandbox.h).  A
 # bundle with the run.haven.egress annotation, in a network namespace
 # made like an engine's (egress_world, test_egress_table.sh), gets the
 # table before its process runs; a config whose table cannot be made
@@ -101,7 +101,7 @@ test_egress_container_fails_closed() {
   [ ! -e "$STATE_ROOT/$id" ] || fail "state directory left behind"
 }
 
-# --- names: the monitor runs the resolver (runtime/monitor_egress.h) ---
+# --- names: the monitor runs the resolver (runtime/egress/include/monitor_egress.h) ---
 
 CTR_DNS_PY=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/egress_dns.py
 NAMES_JSON='{"policy":"t","connect":"engine","allow":[],"deny":[],
@@ -194,7 +194,7 @@ egress_ctr_started() {
 # in_ctr ID COMMAND...: COMMAND in the sandbox's network namespace and in
 # container ID's cgroup (v2), as the container's own processes are (init
 # and every exec).  A process that only enters the namespace is not the
-# container's: its DNS is not redirected (runtime/egress_table.h: Docker's
+# container's: its DNS is not redirected (runtime/egress/include/egress_table.h: Docker's
 # DNS forwards from inside the container's namespace).
 in_ctr() {
   local pid cg mnt=/sys/fs/cgroup/unified

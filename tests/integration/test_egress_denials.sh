@@ -1,5 +1,5 @@
-# Denials of the egress table as audit records (runtime/egress_denials.c,
-# runtime/egress_audit.c), in the world of test_egress_table.sh
+# Denials of the egress table as audit records (runtime/egress/egress_denials.c,
+# runtime/egress/egress_audit.c), in the world of test_egress_table.sh
 # (egress_world, in_sb, probe...).  tests/helpers/egress_denials_tool
 # runs in the host's namespace and listens on the NFLOG group in the
 # sandbox's (--netns), printing the records the monitor would write.

@@ -1,4 +1,4 @@
-# Connectivity through pasta (runtime/egress_pasta.c) behind the egress
+# Connectivity through pasta (runtime/egress/egress_pasta.c) behind the egress
 # table.  pasta's outside is a "host" network namespace made by the test,
 # joined by veth to a TEST-NET world, so nothing reaches the real
 # machine's network; tests/helpers/egress_pasta_tool (built by make check)

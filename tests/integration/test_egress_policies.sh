@@ -175,7 +175,7 @@ test_egress_policies_haven_run_trail() {
 # once and for good, an allowed name still resolves, and haven says once,
 # on its stderr, which name it refused and which key allows it.  The
 # resolver answers a refused name NXDOMAIN with its Extended DNS Error
-# (runtime/egress_decide.h): on 782b205 it was REFUSED, which glibc turns
+# (runtime/egress/egress_decide.h): on 782b205 it was REFUSED, which glibc turns
 # into EAI_AGAIN ("temporary failure", -3) and npm retried for 70 s, with
 # no word from haven.
 LOOKUP_CLIENT='

@@ -1,4 +1,4 @@
-# The egress resolver (runtime/egress_resolver.c) in the test world of
+# The egress resolver (runtime/egress/egress_resolver.c) in the test world of
 # test_egress_table.sh (egress_world: sandbox and world namespaces, TEST-NET
 # addresses, TCP listeners that log).  The world also runs a test DNS
 # server (egress_dns.py) on 198.51.100.54 and 2001:db8:2::54 that logs

@@ -1,4 +1,4 @@
-# The egress table (runtime/egress_table.c) in a test world: a sandbox
+# The egress table (runtime/egress/egress_table.c) in a test world: a sandbox
 # netns joined by veth to a world netns, TEST-NET addresses only, TCP and
 # UDP listeners in the world that log what reaches them.  The table is
 # made, pinned and checked through tests/helpers/egress_table_tool (built

@@ -1,5 +1,5 @@
 # Faults (issue 12): the runtime SIGKILLed at every named fault point
-# (runtime/fault_point.h, HAVEN_TEST_KILL_AT) of create, start, exec,
+# (base/fault_point.h, HAVEN_TEST_KILL_AT) of create, start, exec,
 # delete, run and `haven run`'s session; then `delete --force` (or the
 # next `haven run`) must leave nothing that tests/lib/leaks.sh finds:
 # mounts, cgroups, netns, nft tables, processes, state or bundle dirs.
@@ -21,7 +21,7 @@ source "$FAULTS_LEAKS"
 fault_points() {
   local p want=${FAULT_POINTS:-}
   [ "$want" = subset ] && want=$(echo $FAULTS_SUBSET)
-  for p in $(grep -ho 'hv_fault_point ("[^"]*")' "$FAULTS_TREE"/runtime/*.c "$FAULTS_TREE"/session/*.c \
+  for p in $(grep -ho 'hv_fault_point ("[^"]*")' "$FAULTS_TREE"/runtime/*.c "$FAULTS_TREE"/runtime/*/*.c "$FAULTS_TREE"/session/*.c \
                | sed 's/.*("\(.*\)")/\1/' | grep -E -- "$1" | sort -u); do
     [ -z "$want" ] || [[ " $want " == *" $p "* ]] && echo "$p"
   done

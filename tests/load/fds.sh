@@ -112,7 +112,7 @@ for ((i = 0; i < 50; i++)); do [ -e "/proc/$mon" ] || break; sleep 0.1; done
 left=$(ip netns pids "$SB")
 [ -z "$left" ] || load_fail "processes left in the container's network namespace: $left"
 # The namespace outlives the container (an engine's): delete removes
-# the egress table from it (runtime/egress_netns_record.c).
+# the egress table from it (runtime/egress/egress_netns_record.c).
 nft_left=$(ip netns exec "$SB" nft list tables 2>&1)
 [ -z "$nft_left" ] || load_fail "after delete, the container's network namespace still has: $nft_left"
 load_leaks_check fds

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "engine_install.h"
+#include "file_read.h"
 #include "utils.h"
 
 static const struct hv_install_opts plain = { .name = "haven", .runtime = "/usr/bin/haven-runc" };

@@ -1,5 +1,5 @@
 /* Unit tests of the live git check of engine containers
- * (runtime/monitor_git.c): a name git reads made in a watched place is
+ * (runtime/monitor/monitor_git.c): a name git reads made in a watched place is
  * quarantined when the monitor reads the events, and a monitor without
  * inotify says so in the trail. */
 #include "config.h"
@@ -202,7 +202,7 @@ test_events_within_interval_checked_later (void **state)
   world_remove (&w);
 }
 
-/* A host agent's settings (runtime/agent_config.h): a command written in
+/* A host agent's settings (runtime/guard/include/agent_config.h): a command written in
  * place into the user's file (it gets its content back), a new .mcp.json,
  * settings made in a directory created after the watches: each taken
  * out once the monitor has read the events; a data-only change stays. */

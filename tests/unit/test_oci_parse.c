@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "file_read.h"
 #include "json_merge.h"
 #include "json_walk.h"
 #include "oci_spec.h"
@@ -2004,24 +2005,24 @@ test_read_regular_fd (void **state)
   size_t len = 0;
   hv_error *err = NULL;
   int fd = open (file, O_RDONLY | O_CLOEXEC);
-  assert_int_equal (oci_read_regular_fd (fd, "f", 8, &text, &len, &err), 0);
+  assert_int_equal (hv_read_regular_fd (fd, "f", 8, &text, &len, &err), 0);
   assert_string_equal (text, "12345678");
   assert_int_equal (len, 8);
   free (text);
-  assert_int_equal (oci_read_regular_fd (fd, "f", 7, &text, &len, &err), -1);
+  assert_int_equal (hv_read_regular_fd (fd, "f", 7, &text, &len, &err), -1);
   assert_string_equal (err->msg, "f: larger than 7 bytes");
   hv_error_free (&err);
   close (fd);
 
   fd = open (fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   assert_true (fd >= 0);
-  assert_int_equal (oci_read_regular_fd (fd, "p", 8, &text, &len, &err), -1);
+  assert_int_equal (hv_read_regular_fd (fd, "p", 8, &text, &len, &err), -1);
   assert_string_equal (err->msg, "p: not a regular file");
   hv_error_free (&err);
   close (fd);
 
   fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  assert_int_equal (oci_read_regular_fd (fd, "d", 8, &text, &len, &err), -1);
+  assert_int_equal (hv_read_regular_fd (fd, "d", 8, &text, &len, &err), -1);
   assert_string_equal (err->msg, "d: not a regular file");
   hv_error_free (&err);
   close (fd);

@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
-#include "egress_denials.h"
+#include "denial_limiter.h"
 #include "json_gen.h"
 #include "utils.h"
 

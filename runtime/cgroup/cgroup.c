@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "file_read.h"
 #include "log.h"
 #include "utils.h"
 

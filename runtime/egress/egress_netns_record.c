@@ -21,6 +21,7 @@
 
 #include "egress_config.h"
 #include "egress_table.h"
+#include "file_read.h"
 #include "log.h"
 #include "utils.h"
 

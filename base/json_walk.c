@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -263,78 +262,9 @@ jw_expect_array (json_walk *w, yajl_val v)
   return 0;
 }
 
-int
-jw_as_strv (json_walk *w, yajl_val v, oci_strv *out)
-{
-  if (jw_expect_array (w, v) < 0)
-    return -1;
-  oci_strv_free (out);
-  out->v = xmalloc0 ((v->u.array.len + 1) * sizeof (char *));
-  for (size_t i = 0; i < v->u.array.len; i++)
-    {
-      size_t saved = jw_push_index (w, i);
-      if (jw_as_string (w, v->u.array.values[i], &out->v[out->n]) < 0)
-        return -1;
-      out->n++;
-      jw_pop (w, saved);
-    }
-  return 0;
-}
-
-int
-jw_as_string_map (json_walk *w, yajl_val v, oci_kv_list *out)
-{
-  if (jw_expect_object (w, v) < 0)
-    return -1;
-  oci_kv_list_free (out);
-  out->v = xmalloc0 ((v->u.object.len + 1) * sizeof (oci_kv));
-  for (size_t i = 0; i < v->u.object.len; i++)
-    {
-      size_t saved = jw_push_key (w, v->u.object.keys[i]);
-      char *val = NULL;
-      if (jw_as_string (w, v->u.object.values[i], &val) < 0)
-        return -1;
-      jw_pop (w, saved);
-      /* A repeated key replaces the earlier value (last wins, as in
-       * jw_lookup), so the list holds each key once. */
-      size_t j = 0;
-      while (j < out->n && strcmp (out->v[j].key, v->u.object.keys[i]) != 0)
-        j++;
-      if (j < out->n)
-        {
-          free (out->v[j].value);
-          out->v[j].value = val;
-          continue;
-        }
-      out->v[out->n].key = xstrdup (v->u.object.keys[i]);
-      out->v[out->n].value = val;
-      out->n++;
-    }
-  return 0;
-}
-
-/* Each field accessor: look the key up, push it onto the path, convert. */
-#define JW_FIELD(fn_name, out_type, convert)                                                       \
-  int fn_name (json_walk *w, yajl_val obj, const char *key, out_type *out)                         \
-  {                                                                                                \
-    yajl_val v = jw_lookup (obj, key);                                                             \
-    if (jw_absent (v))                                                                             \
-      return 0;                                                                                    \
-    size_t saved = jw_push_key (w, key);                                                           \
-    if (convert < 0)                                                                               \
-      return -1;                                                                                   \
-    jw_pop (w, saved);                                                                             \
-    return 0;                                                                                      \
-  }
-
-JW_FIELD (jw_field_string, char *, jw_as_string (w, v, out))
-JW_FIELD (jw_field_bool, bool, jw_as_bool (w, v, out))
-JW_FIELD (jw_field_u32, uint32_t, jw_as_u32 (w, v, out))
-JW_FIELD (jw_field_strv, oci_strv, jw_as_strv (w, v, out))
-JW_FIELD (jw_field_string_map, oci_kv_list, jw_as_string_map (w, v, out))
-JW_FIELD (jw_field_opt_bool, oci_opt_bool, (out->set = true, jw_as_bool (w, v, &out->value)))
-JW_FIELD (jw_field_opt_u64, oci_opt_u64, (out->set = true, jw_as_u64 (w, v, &out->value)))
-JW_FIELD (jw_field_opt_i64, oci_opt_i64, (out->set = true, jw_as_i64 (w, v, &out->value)))
+JW_DEFINE_FIELD (jw_field_string, char *, jw_as_string (w, v, out))
+JW_DEFINE_FIELD (jw_field_bool, bool, jw_as_bool (w, v, out))
+JW_DEFINE_FIELD (jw_field_u32, uint32_t, jw_as_u32 (w, v, out))
 
 int
 jw_field_required_string (json_walk *w, yajl_val obj, const char *key, char **out)
@@ -342,99 +272,4 @@ jw_field_required_string (json_walk *w, yajl_val obj, const char *key, char **ou
   if (jw_absent (jw_lookup (obj, key)))
     return jw_fail_key (w, key, "required field is missing");
   return jw_field_string (w, obj, key, out);
-}
-
-void
-oci_strv_free (oci_strv *s)
-{
-  for (size_t i = 0; i < s->n; i++)
-    free (s->v[i]);
-  free (s->v);
-  s->v = NULL;
-  s->n = 0;
-}
-
-void
-oci_strv_push (oci_strv *v, const char *str)
-{
-  /* Grow by doubling: one realloc per item made long lists (a policy's
-   * 100k-item block list) quadratic wherever realloc copies.  Vectors
-   * built elsewhere with exact sizes stay valid: the usable size tells. */
-  size_t need = (v->n + 2) * sizeof (char *);
-  if (v->v == NULL || malloc_usable_size (v->v) < need)
-    v->v = xrealloc (v->v, 2 * need);
-  v->v[v->n++] = xstrdup (str);
-  v->v[v->n] = NULL;
-}
-
-bool
-oci_strv_contains (const oci_strv *v, const char *str)
-{
-  for (size_t i = 0; i < v->n; i++)
-    if (strcmp (v->v[i], str) == 0)
-      return true;
-  return false;
-}
-
-void
-oci_strv_push_unique (oci_strv *v, const char *str)
-{
-  if (!oci_strv_contains (v, str))
-    oci_strv_push (v, str);
-}
-
-/* Sorting pairs (string, position) puts equal strings next to each other
- * with the first one in the list first. */
-struct strv_entry
-{
-  const char *s;
-  size_t i;
-};
-
-static int
-strv_entry_cmp (const void *a, const void *b)
-{
-  const struct strv_entry *x = a, *y = b;
-  int c = strcmp (x->s, y->s);
-  if (c != 0)
-    return c;
-  return x->i < y->i ? -1 : x->i > y->i;
-}
-
-void
-oci_strv_dedup (oci_strv *v)
-{
-  if (v->n < 2)
-    return;
-  struct strv_entry *e = xmalloc0 (v->n * sizeof (*e));
-  bool *drop = xmalloc0 (v->n * sizeof (*drop));
-  for (size_t i = 0; i < v->n; i++)
-    e[i] = (struct strv_entry){ v->v[i], i };
-  qsort (e, v->n, sizeof (*e), strv_entry_cmp);
-  for (size_t k = 1; k < v->n; k++)
-    if (strcmp (e[k].s, e[k - 1].s) == 0)
-      drop[e[k].i] = true;
-  size_t n = 0;
-  for (size_t i = 0; i < v->n; i++)
-    if (drop[i])
-      free (v->v[i]);
-    else
-      v->v[n++] = v->v[i];
-  v->n = n;
-  v->v[n] = NULL;
-  free (e);
-  free (drop);
-}
-
-void
-oci_kv_list_free (oci_kv_list *l)
-{
-  for (size_t i = 0; i < l->n; i++)
-    {
-      free (l->v[i].key);
-      free (l->v[i].value);
-    }
-  free (l->v);
-  l->v = NULL;
-  l->n = 0;
 }

@@ -13,7 +13,6 @@
 #include <yajl/yajl_tree.h>
 
 #include "error.h"
-#include "oci_spec.h"
 
 typedef struct
 {
@@ -59,21 +58,26 @@ int jw_as_i64 (json_walk *w, yajl_val v, int64_t *out);
 int jw_as_int (json_walk *w, yajl_val v, int *out);
 int jw_expect_object (json_walk *w, yajl_val v);
 int jw_expect_array (json_walk *w, yajl_val v);
-int jw_as_strv (json_walk *w, yajl_val v, oci_strv *out);
-int jw_as_string_map (json_walk *w, yajl_val v, oci_kv_list *out);
 
 /* Field accessors: read obj[key] if present (leaving *out untouched if not). */
 int jw_field_string (json_walk *w, yajl_val obj, const char *key, char **out);
 int jw_field_required_string (json_walk *w, yajl_val obj, const char *key, char **out);
 int jw_field_bool (json_walk *w, yajl_val obj, const char *key, bool *out);
-int jw_field_opt_bool (json_walk *w, yajl_val obj, const char *key, oci_opt_bool *out);
 int jw_field_u32 (json_walk *w, yajl_val obj, const char *key, uint32_t *out);
-int jw_field_opt_u64 (json_walk *w, yajl_val obj, const char *key, oci_opt_u64 *out);
-int jw_field_opt_i64 (json_walk *w, yajl_val obj, const char *key, oci_opt_i64 *out);
-int jw_field_strv (json_walk *w, yajl_val obj, const char *key, oci_strv *out);
-int jw_field_string_map (json_walk *w, yajl_val obj, const char *key, oci_kv_list *out);
 
-void oci_strv_free (oci_strv *s);
-void oci_kv_list_free (oci_kv_list *l);
+/* Defines a field accessor: look the key up, push it onto the path,
+ * convert (an expression of w, v and out). */
+#define JW_DEFINE_FIELD(fn_name, out_type, convert)                                                       \
+  int fn_name (json_walk *w, yajl_val obj, const char *key, out_type *out)                         \
+  {                                                                                                \
+    yajl_val v = jw_lookup (obj, key);                                                             \
+    if (jw_absent (v))                                                                             \
+      return 0;                                                                                    \
+    size_t saved = jw_push_key (w, key);                                                           \
+    if (convert < 0)                                                                               \
+      return -1;                                                                                   \
+    jw_pop (w, saved);                                                                             \
+    return 0;                                                                                      \
+  }
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "error.h"
 #include "oci_spec.h"
+#include "user_namespace.h"
 
 /* Called by create once config.json is read and parsed, before anything
  * is made: the caller may rewrite the config (haven-runc applies its
@@ -30,12 +31,6 @@ struct hv_runtime
  * and for root inside a user namespace with XDG_RUNTIME_DIR set (rootless
  * Podman runs the runtime so). */
 char *hv_default_state_root (void);
-/* Not in the initial user namespace (/proc/self/uid_map). */
-bool hv_in_user_namespace (void);
-/* Root only inside a user namespace, for a user other than root (USER):
- * what rootless Podman runs the runtime as.  Whatever it keeps on the host
- * goes where the user's own would, never to root's places. */
-bool hv_root_of_user_namespace (void);
 /* --rootless, or when auto or absent: not root, or root of a user
  * namespace (as for hv_default_state_root).  Rootless containers may run
  * without a cgroup when they ask for no limits. */

@@ -49,7 +49,6 @@
 #include "egress_sandbox.h"
 #include "error.h"
 #include "oci_spec.h"
-#include "state.h"
 
 #define HV_MONITOR_ANNOTATION "run.haven.audit"
 /* annotations["run.haven.timeout"]  whole seconds (1 to a year): the
@@ -98,7 +97,14 @@ int hv_monitor_prepare_config (const char *state_dir, const char *name, char **t
  * go there (hv_create_opts.egress_trail_fd).  notice_fd (above 2, or
  * 0): with egress, a copy goes to the monitor for the first refused
  * name's line (hv_create_opts.notice_fd). */
-int hv_monitor_start (const hv_container *c, const oci_spec *spec, int egress_trail_fd, int notice_fd,
+/* The container a monitor watches, as create knows it by then. */
+struct hv_monitor_target
+{
+  const char *id;
+  const char *dir;    /* its state directory: the monitor's socket and pid file go there */
+  const char *bundle;
+};
+int hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int egress_trail_fd, int notice_fd,
                       struct hv_monitor *m, hv_error **err);
 /* Step 2b, egress (run.haven.egress; the monitor is started for it
  * whether or not the config asks for a trail): hand the monitor the

@@ -20,7 +20,7 @@
  * "rule" comes from the run.haven.landlock.audit annotation (the policy
  * layer's words for which of its items each kind of access stands for):
  *   {"execute": "process.allow_exec", "write": "filesystem.read_write"}
- * Records go through a limiter (egress_denials.h: HV_LANDLOCK_AUDIT_RATE
+ * Records go through a limiter (denial_limiter.h: HV_LANDLOCK_AUDIT_RATE
  * a second, one per access and path in a second) and the trail's size
  * cap; what is left out is counted in
  *   {"event":"denials-suppressed","kind":"landlock","count":N,...}.

@@ -19,15 +19,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "file_read.h"
 #include "json_gen.h"
 #include "json_merge.h"
 #include "landlock_audit.h"
 #include "monitor_git.h"
 #include "monitor_loop.h"
-#include "runtime.h"
 #include "safe_path.h"
 #include "sync.h"
 #include "unix_socket.h"
+#include "user_namespace.h"
 #include "utils.h"
 
 const char *
@@ -379,7 +380,7 @@ snapshot_projects (const char *list, struct git_guards *gs, hv_error **err)
 }
 
 int
-hv_monitor_start (const hv_container *c, const oci_spec *spec, int egress_trail_fd, int notice_fd,
+hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int egress_trail_fd, int notice_fd,
                   struct hv_monitor *m, hv_error **err)
 {
   const char *request = hv_monitor_trail_request (spec);

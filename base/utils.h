@@ -30,7 +30,6 @@ int write_file_replace (const char *dir, const char *name, const char *data, siz
                         const struct hv_replace_opts *o, hv_error **err);
 /* write_file_replace with mode 0600, not durable. */
 int write_file_atomic (const char *dir, const char *name, const char *data, size_t len, hv_error **err);
-int read_file_at (int dirfd, const char *path, char **out, hv_error **err);
 int mkdir_p (const char *path, mode_t mode, hv_error **err);
 /* --pid-file: written atomically (relative paths from the cwd). */
 int write_pid_file (const char *path, pid_t pid, hv_error **err);

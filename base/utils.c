@@ -1,7 +1,6 @@
 #include "config.h"
 #include "utils.h"
 
-#include "oci_spec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -93,12 +92,6 @@ write_file_atomic (const char *dir, const char *name, const char *data, size_t l
 {
   static const struct hv_replace_opts state = { .mode = 0600 };
   return write_file_replace (dir, name, data, len, &state, err);
-}
-
-int
-read_file_at (int dirfd, const char *path, char **out, hv_error **err)
-{
-  return oci_read_file_at (dirfd, path, out, NULL, err);
 }
 
 int

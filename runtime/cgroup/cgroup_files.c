@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cgroup_values.h"
+#include "file_read.h"
 #include "utils.h"
 
 int
