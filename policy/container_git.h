@@ -24,7 +24,7 @@
 #ifndef HAVEN_CONTAINER_GIT_H
 #define HAVEN_CONTAINER_GIT_H
 
-#include "container_plan.h"
+#include "container_plan_result.h"
 
 /* Adds to plan->pins and plan->pins_ro for every plan->guarded project,
  * but for what another of spec's mounts covers. */
