@@ -1,5 +1,5 @@
 /* Limits for engine containers given as a share of the host
- * (`resources.containers.memory: 75%`, `cpus: 90%`; issue 23: the
+ * (`resources.containers.memory: 75%`, `cpus: 90%`: without them the
  * default let one container take every CPU of the host, and a fixed 8g
  * was more than a small host has and less than a big build wants).
  * Worked out at create, from what the runtime sees of the host: its

@@ -1,7 +1,7 @@
 /* A person's git identity in an engine container whose home a policy
- * hides (issue 23: under --policy default a container could not read its
- * image's ~/.gitconfig, and commits failed with "Please tell me who you
- * are").  The whole file stays hidden: it can hold tokens
+ * hides (without this, under --policy default a container could not read
+ * its image's ~/.gitconfig, and commits failed with "Please tell me who
+ * you are").  The whole file stays hidden: it can hold tokens
  * (url.<x>.insteadOf with a password, http.extraHeader) and programs.
  * As `haven run` does for the host's (session/git_identity.h), only
  * user.name and user.email are kept: read from the image's

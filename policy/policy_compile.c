@@ -265,7 +265,7 @@ push_parents_between (const char *base, const char *path, oci_strv *out)
  * refuses (EBUSY) to move or remove a mount point of the caller's own
  * namespace.  Without them one sandbox renaming sub back and forth made
  * the next sandboxes' walk for hidden files (at compile time) miss
- * sub/dir/.env, which they then read (issue 23).  Every start pins the
+ * sub/dir/.env, which they then read.  Every start pins the
  * paths it hides, so that every sandbox already running holds still what
  * a new one must find.  Sorted: a parent before what lies in it, each
  * once. */
@@ -1081,7 +1081,7 @@ masked_arg (yajl_gen g, unsigned index, unsigned long long mask, unsigned long l
 
 /* Under an allowlist, no packet socket: it sends frames past nf_tables'
  * output hook, so the egress table would not see them (shown in a
- * prototype; shared/reference/egress.md).  Needs CAP_NET_RAW, which an
+ * prototype).  Needs CAP_NET_RAW, which an
  * allowlist also takes away: this is the second wall.  socket(AF_PACKET,
  * ...) and the old socket(AF_INET, SOCK_PACKET, ...), which the kernel
  * turns into a packet socket.  The kernel reads family and type as ints:

@@ -124,8 +124,8 @@ hv_other_homes (const oci_strv *own, oci_strv *out)
 
 /* Where container engines keep other containers' filesystems, volumes,
  * images' layers and their runtime state: root reads them all, and a
- * sandbox run as root saw every other container's files read-only
- * (issue 23).  Rootless engines keep theirs under homes (hidden with
+ * sandbox run as root saw every other container's files read-only.
+ * Rootless engines keep theirs under homes (hidden with
  * hide_home). */
 static const char *const engine_roots[] = {
   "/var/lib/docker",     "/run/docker",       /* Docker */

@@ -1,5 +1,5 @@
-/* Files the policy hides that git tracks (issue 11, "Git works by
- * default").  A hidden file is a bind of /dev/null, a character device,
+/* Files the policy hides that git tracks (policies/README.md, "Git in
+ * the sandbox").  A hidden file is a bind of /dev/null, a character device,
  * which git cannot stage: with a tracked .env hidden, `git add -A` and
  * `git commit -a` failed ("can only add regular files").  An empty
  * regular file instead would make git commit the secret emptied, and a
@@ -7,8 +7,8 @@
  *
  * So haven reads the project's index (<project>/.git/index, the
  * top-level repository only) before the run.  A tracked file the policy
- * hides is still hidden (issue 23: `haven policy explain` says hidden,
- * and a committed .env was shown): the sandbox sees a read-only file of
+ * hides is still hidden (`haven policy explain` says hidden, and a
+ * committed .env was once shown): the sandbox sees a read-only file of
  * blank lines of the staged size, and git reads it through a clean filter
  * (core.attributesFile and filter.haven-hidden-N in haven's system-level
  * config) that gives the blob the index named at the start, `git

@@ -1,4 +1,5 @@
-/* Git's identity inside the sandbox (issue 11, "Git works by default").
+/* Git's identity inside the sandbox (policies/README.md, "Git in the
+ * sandbox").
  * The hidden home hides ~/.gitconfig, so commits failed with "unable to
  * auto-detect email address".  The whole file is not shown: it can hold
  * tokens (url.<x>.insteadOf with a password, http.extraHeader) and

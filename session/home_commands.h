@@ -1,4 +1,4 @@
-/* Commands the host's agent runs that the sandbox could rewrite (issue 23).
+/* Commands the host's agent runs that the sandbox could rewrite.
  * A home_allow entry's `settings` are files the agent on the host obeys
  * (~/.claude/settings.json, ~/.codex/config.toml, ~/.gemini/settings.json)
  * and its `commands` the keys there whose values it runs (a status line,

@@ -1,4 +1,4 @@
-/* Allowed home paths made to exist before the run (issue 11), so that an
+/* Allowed home paths made to exist before the run, so that an
  * agent's first run keeps its login and settings: a home_allow entry
  * (copy-on-write or direct, under hide_home) or a read_write path in the
  * home that does not exist on the host would otherwise not be mounted,

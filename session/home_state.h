@@ -1,4 +1,4 @@
-/* Per-project state for home_allow entries (issue 7 item 5): writable
+/* Per-project state for home_allow entries: writable
  * home directories must not become code the host runs.  A copy-on-write
  * entry is an overlay whose lower layer is the real directory and whose
  * upper layer lives in

@@ -1,5 +1,6 @@
 /* Symbolic links a haven run leaves in the project that lead outside it
- * (issue 23).  The sandbox may plant `docs/shadow -> /etc/shadow` or
+ * (policies/README.md, "Links a run leaves for the host").  The sandbox
+ * may plant `docs/shadow -> /etc/shadow` or
  * `preview.png -> ~/.ssh/id_ed25519`: harmless inside (it reads only
  * what the policy shows), but host tools that later follow links in the
  * project (a web server, an archiver, an editor's preview, an agent on

@@ -1,7 +1,7 @@
 /* Where the per-container monitor says, once, the first name haven's
- * resolver refused under an allowlist (issue 23: `npm install x` failed
- * with a lookup error and nothing said haven had refused the name, nor
- * which key allows it; runtime/egress/egress_notice.h writes the line).
+ * resolver refused under an allowlist (without it, `npm install x`
+ * failed with a lookup error and nothing said haven had refused the name,
+ * nor which key allows it; runtime/egress/egress_notice.h writes the line).
  *
  * The monitor runs outside the sandbox, in its own session, and must
  * never block on a full pipe or a terminal held by ^S (its loop also

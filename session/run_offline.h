@@ -1,4 +1,4 @@
-/* A run whose policy has no network (`network.mode: none`; issue 23).
+/* A run whose policy has no network (`network.mode: none`).
  * `haven run -- npm install x` under the default policy retried for 70 s
  * and failed with a name-lookup error, and nothing said why: glibc's
  * resolver reached no name server (the sandbox has only loopback) and

@@ -1,4 +1,4 @@
-/* Audit records of egress denials (issue 10), written into a trail
+/* Audit records of egress denials, written into a trail
  * (audit_trail.h) with its usual members (time, event, policy,
  * container):
  *

@@ -1,4 +1,4 @@
-/* What the sandbox was refused, as events for the audit trail (issue 10).
+/* What the sandbox was refused, as events for the audit trail.
  *
  * The egress table (egress_table.h) sends every packet it denies to an
  * NFLOG group before rejecting it.  A listener on that group, in the sandbox's network

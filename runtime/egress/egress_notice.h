@@ -1,5 +1,5 @@
 /* The one line a `haven run` prints on its stderr at the first name the
- * egress resolver refused (issue 23: `npm install` under an allowlist
+ * egress resolver refused (without it, `npm install` under an allowlist
  * failed with a lookup error and nothing said that haven refused the
  * name, nor which policy key would allow it).  Written by the per-
  * container monitor, which runs outside the sandbox, to an fd haven run

@@ -245,7 +245,7 @@ add_deny_rules (hv_nft_batch *b, hv_egress_table *t, const hv_egress_spec *spec)
   /* Every denied packet is logged, and rejected whether its log message
    * is read or not (NFLOG is asynchronous: the sandbox never waits for
    * the reader).  No limit here: a kernel limit dropped the log of a new
-   * destination behind a burst of junk, unseen by the reader (issue 23).
+   * destination behind a burst of junk, unseen by the reader.
    * The reader bounds what it writes (denial_limiter.h), reads a bounded
    * number per turn, and says in the trail when its socket overflowed. */
   struct nftnl_rule *r = rule_new (t, "deny");

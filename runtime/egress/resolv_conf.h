@@ -1,5 +1,5 @@
-/* The nameservers of a resolv.conf, for the egress resolver's upstreams
- * (issue 10).  The file may have been written by the sandbox (an
+/* The nameservers of a resolv.conf, for the egress resolver's upstreams.
+ * The file may have been written by the sandbox (an
  * engine's /etc/resolv.conf is a read-write bind of a file in the
  * engine's container directory), so it is read as hostile input: opened
  * without following a final symbolic link and only when it is a regular

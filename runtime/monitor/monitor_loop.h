@@ -3,7 +3,7 @@
  * is ready.  Today's sources: the control socket from create, the
  * seccomp listener socket and the connections on it, one seccomp notify
  * fd per filter loaded (init's, each exec's), a pidfd of init, and a
- * signalfd (delete's SIGTERM), and with egress (issue 10) the resolver's
+ * signalfd (delete's SIGTERM), and with egress the resolver's
  * and the denial listener's epoll fds (monitor_egress.h). */
 #ifndef HAVEN_MONITOR_LOOP_H
 #define HAVEN_MONITOR_LOOP_H

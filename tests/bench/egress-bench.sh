@@ -4,7 +4,7 @@
 # `network: {mode: none}`, run in turn (A B A B ...) so that drift of the
 # machine's speed hits both alike.  Prints each one's min/median/max wall
 # time and the median of the pair-by-pair ratios allowlist / none
-# (issue 10's target: at most 1.5).
+# (the target: at most 1.5).
 #
 #   sudo tests/bench/egress-bench.sh [N]        (default N=30)
 #

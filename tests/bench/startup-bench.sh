@@ -2,7 +2,7 @@
 # Benchmark (not a test): the start latency of `haven run -- /bin/true`
 # under the default policy against bubblewrap doing the least it can,
 # `bwrap --ro-bind / / --unshare-all --die-with-parent /bin/true`
-# (issue 12's target: at most 1.5x bwrap).  The two run in turn
+# (the target: at most 1.5x bwrap).  The two run in turn
 # (A B A B ...) after a few untimed warm-up runs, so that drift of the
 # machine's speed hits both alike; each run is timed from outside, from
 # the fork of the command to its reaping (bash's $EPOCHREALTIME, no

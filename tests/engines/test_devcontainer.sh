@@ -126,7 +126,7 @@ devc_container() { # WORKSPACE
 # What every dev container here must show from `devcontainer exec` (a
 # `docker exec -u vscode` with the environment the CLI probed through a
 # login shell): the remote user with the home from its passwd line
-# (issue 9: HOME was /bin/bash for a passwd line with an empty comment
+# (HOME was once /bin/bash for a passwd line with an empty comment
 # field), a home the CLI could write its lifecycle markers into (where it
 # cannot, `up` still says success but skips postCreateCommand and the
 # other hooks without a word: under a policy, a remote user that is not
@@ -374,7 +374,7 @@ hidden /home/vscode tmpfs" "homes hidden under --userns=keep-id"
 }
 
 # What a devcontainer.json sets reaches the shell the user works in
-# (issue 23: under --policy devcontainer, containerEnv was dropped at
+# (under --policy devcontainer, containerEnv was once dropped at
 # create, noted only in `devcontainer up`'s log, and `devcontainer exec`
 # had the variable empty).  The devcontainer policy passes containerEnv,
 # remoteEnv and the image's ENV; a name that looks like a credential

@@ -556,7 +556,7 @@ userns: Operation not permitted
 /root size=1048576k
 Read-only file system'
 
-# Issue 9's "done when": through a runtime registered with --policy
+# The default policy end to end: through a runtime registered with --policy
 # default, from init and from `docker exec` (also --privileged): the
 # canaries are unreadable, nothing outside the workspace, the home and
 # /tmp is writable, .git/hooks and .git/config are read-only, -e FOO
@@ -584,7 +584,7 @@ $POLICY_WANT_ROOT" "$OUT" "init under --policy default"
   assert_eq "" "$(cat "$WS/.git/hooks/pre-commit" 2>/dev/null)" "hook written"
 }
 
-# Issue 23 under Docker: one policied container renames a parent of a
+# Under Docker: one policied container renames a parent of a
 # hidden file back and forth while others of the same workspace are
 # created.  Their walk for hidden files must not miss it and their masks
 # must not be skipped: each container pins (binds onto itself) every
@@ -732,7 +732,7 @@ No such file or directory" "$OUT"
   assert_contains "$OUT" 'filesystem.protect ".git/hooks": /workspace/.git/hooks is or passes through a symbolic link'
 }
 
-# Issue 9: the audit trail of a policed container (runtime/monitor/include/container_monitor.h).
+# The audit trail of a policed container (runtime/monitor/include/container_monitor.h).
 # Denied calls from init and from `docker exec` are answered EPERM by the
 # container's monitor and recorded in /var/log/haven/containers/<id>.jsonl;
 # `docker rm` ends the monitor and the trail stays.
@@ -765,8 +765,8 @@ rc=1" "$OUT" "docker exec's unshare"
   jq -se '.[-1].event == "exit"' "$trail" >/dev/null || fail "no exit record: $(tail -1 "$trail")"
 }
 
-# The image user's git identity under --policy default (issue 23: the
-# hidden home hid the image's ~/.gitconfig and commits failed with
+# The image user's git identity under --policy default (without it
+# the hidden home hid the image's ~/.gitconfig and commits failed with
 # "Please tell me who you are").  The hidden home gets its own
 # ~/.gitconfig with user.name and user.email of the image's (from
 # ~/.config/git/config then ~/.gitconfig, the last winning), nothing else
@@ -806,7 +806,7 @@ Changed" "$OUT" "a commit in the container"
 1001 644' "$OUT" "the image user dev's identity"
 }
 
-# The default policy's CPU share for engine containers (issue 23: one
+# The default policy's CPU share for engine containers (without it one
 # container could take every CPU of the host): a CFS quota of 90% of the
 # CPUs the runtime may use; a stricter --cpus of the engine stays.  On
 # 2e9dd27 the quota was unlimited.

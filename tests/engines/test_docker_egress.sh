@@ -1,4 +1,4 @@
-# Issue 10's "done when" for engine containers: every shipped agent policy
+# Egress in engine containers: every shipped agent policy
 # reaches exactly the hosts it lists, and nothing else, from a container
 # that Docker runs under haven-runc with policy P (a runtime registered
 # with `haven install docker --policy P`: dockerd 20.10 has no
@@ -352,7 +352,7 @@ CapEff:	0000000000000001" "$(echo "$out" | grep ^CapEff)" "capabilities of init 
   esac
 }
 
-# --- Every Docker network mode (issue 23) ---
+# --- Every Docker network mode ---
 
 DKE_DNS_PY=$(cd "$(dirname "${BASH_SOURCE[0]}")/../integration" && pwd)/egress_dns.py
 

@@ -1,5 +1,5 @@
 # Git under an engine: what git would execute on the host, created or
-# changed by a policed container, never runs there (issue 23).  Each test
+# changed by a policed container, never runs there.  Each test
 # does what a hostile container did, then what the user does on the host
 # (git commit, git status), while the container still runs and after it
 # ended, and asserts the container's program did not run.  The image has

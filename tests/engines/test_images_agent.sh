@@ -1,4 +1,4 @@
-# Issue 11: the real Claude Code, in the Claude Code image (images/,
+# The real Claude Code, in the Claude Code image (images/,
 # built as test_images.sh builds it), does the scripted session of
 # tests/integration/agent_lib.sh under `docker run --runtime=haven-claude-code`
 # (a runtime registered with `haven install docker --policy claude-code`).

@@ -234,13 +234,13 @@ test_podman_policy_default_whole() {
   assert_eq "$POLICY_WANT_ROOT" "$OUT" "podman exec --privileged is tightened"
 }
 
-# Issue 23 under Podman: test_docker_policy_concurrent_rename_keeps_secret_hidden.
+# Under Podman: test_docker_policy_concurrent_rename_keeps_secret_hidden.
 test_podman_policy_concurrent_rename_keeps_secret_hidden() {
   need_podman
   concurrent_rename_race pm "${PR[@]}" --network none --annotation run.haven.policy=default
 }
 
-# --- Every Podman network mode (issue 23) ---
+# --- Every Podman network mode ---
 
 # pm_http_from PODMAN-RUN-ARGS... -- ADDR: as dke_http_from, under Podman.
 pm_http_from() {

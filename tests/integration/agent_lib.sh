@@ -1,4 +1,4 @@
-# Helpers shared by the end-to-end tests of real agent CLIs (issue 11):
+# Helpers shared by the end-to-end tests of real agent CLIs:
 # test_agent_claude.sh, test_agent_codex.sh.  Each of them sources this
 # file (run.sh sources only test_*.sh).
 #

@@ -1,4 +1,4 @@
-# Issue 11: the real Claude Code (from npm) does ordinary and hostile work
+# The real Claude Code (from npm) does ordinary and hostile work
 # inside `haven run --policy claude-code`, against a scripted stand-in for
 # the Messages API reachable only as api.anthropic.com.  The machinery
 # (world, script, checks) is in agent_lib.sh, shared with
@@ -64,7 +64,7 @@ YAML
   # the user's home (made by haven on this first run), where the next run
   # and the host's `claude --resume` find it.  Everything else it wrote
   # in ~/.claude (shell snapshots, session state, todos...) stayed in the
-  # project's copy (issue 23): the real ~/.claude holds projects/ only.
+  # project's copy: the real ~/.claude holds projects/ only.
   local dashed
   dashed=$(printf '%s' "$P" | sed 's/[^a-zA-Z0-9]/-/g')
   ls "$AGENT_HOME/.claude/projects/$dashed/"*.jsonl > /dev/null 2>&1 \

@@ -1,4 +1,4 @@
-# Issue 11: the real Codex CLI (from npm) does ordinary and hostile work
+# The real Codex CLI (from npm) does ordinary and hostile work
 # inside `haven run --policy codex`, against a scripted stand-in for the
 # OpenAI Responses API reachable only as api.openai.com.  The machinery
 # (world, script, checks) is in agent_lib.sh, shared with

@@ -1,6 +1,6 @@
 # The host's coding agents and editors run commands from the project's own
-# settings when the user later starts them there (issue 23, "Host code
-# execution through what a policy leaves writable"): Claude Code's
+# settings when the user later starts them there (policies/README.md,
+# "Agents' and editors' settings in the project after a run"): Claude Code's
 # .claude/settings.json hooks and .mcp.json servers, Gemini CLI's
 # .gemini/settings.json, Codex's .codex/config.toml, VS Code's folderOpen
 # tasks.  What the sandbox made them run is quarantined after the run like

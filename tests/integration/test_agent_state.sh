@@ -1,4 +1,4 @@
-# Issue 23: the agents' state directories.  Only data is written for real
+# The agents' state directories.  Only data is written for real
 # (a login, this project's transcripts); what the host's agent runs,
 # sources or obeys (its local installation, shell snapshots, status-line
 # scripts, skills, output styles, anything new) is copy-on-write; other

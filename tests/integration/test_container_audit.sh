@@ -1,4 +1,4 @@
-# Issue 9: the per-container audit monitor (runtime/monitor/include/container_monitor.h).
+# The per-container audit monitor (runtime/monitor/include/container_monitor.h).
 # A config with the run.haven.audit annotation gets a monitor at create
 # that outlives the runtime, answers the profile's SCMP_ACT_NOTIFY calls
 # EPERM for init and exec alike, writes the trail, and ends at delete or

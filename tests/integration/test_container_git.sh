@@ -1,8 +1,8 @@
 # Git under haven-runc --policy (what Docker and Podman run, without an
 # engine): the policy pins the project's repositories and makes what git
 # executes read-only, and the container's monitor quarantines what the
-# container made for git to execute, before `run` returns (issue 23;
-# tests/engines/test_docker_git.sh does the same through the engines).
+# container made for git to execute, before `run` returns
+# (tests/engines/test_docker_git.sh does the same through the engines).
 
 test_container_git_pinned_and_checked() {
   skip_on_runc "haven's policies"

@@ -1,4 +1,4 @@
-# Issue 10: the egress table at create (runtime/egress/include/egress_sandbox.h).  A
+# The egress table at create (runtime/egress/include/egress_sandbox.h).  A
 # bundle with the run.haven.egress annotation, in a network namespace
 # made like an engine's (egress_world, test_egress_table.sh), gets the
 # table before its process runs; a config whose table cannot be made

@@ -133,7 +133,7 @@ print(refused)
 ' "$@"
 }
 
-# Issue 23: junk denials in the same second pushed the one that matters
+# Junk denials in the same second once pushed the one that matters
 # out of the trail ("11 more denials suppressed", no address): first the
 # listener's 20 a second, then the kernel's limit (20/s, burst 40) on the
 # log.  A new destination is recorded however much junk came before it.

@@ -1,5 +1,5 @@
 # Every shipped agent policy reaches exactly the hosts it lists through
-# `haven run`, and nothing else (issue 10's "done when").  The test's
+# `haven run`, and nothing else.  The test's
 # "host" is a network namespace joined by veth to a TEST-NET world whose
 # DNS server (egress_dns.py, logging every query) gives each listed name
 # an address of its own with listeners on 443 and 80; /etc/netns/HOST/
@@ -127,8 +127,8 @@ check_policy() {
   assert_not_contains "$(cat "$PDNSLOG")" "evil.example" "$pol: world DNS log"
   assert_not_contains "$(cat "$PDNSLOG")" "x.$first" "$pol: world DNS log"
   assert_not_contains "$(cat "$PWLOG")" "203.0.113.200" "$pol: world connection log"
-  # Issue 23: the agent policies keep a trail, so `haven audit` shows
-  # the host the agent was refused (it printed nothing and exited 0).
+  # The agent policies keep a trail, so `haven audit` shows the host
+  # the agent was refused (it once printed nothing and exited 0).
   # (As root `haven audit` also reads engine containers' trails: only
   # haven run's records of this policy count.)
   local audit mine
@@ -171,7 +171,7 @@ test_egress_policies_haven_run_trail() {
     "the runs' own records (none of the monitor's)"
 }
 
-# Issue 23, under an allowlist: a name the policy does not list fails at
+# Under an allowlist: a name the policy does not list fails at
 # once and for good, an allowed name still resolves, and haven says once,
 # on its stderr, which name it refused and which key allows it.  The
 # resolver answers a refused name NXDOMAIN with its Extended DNS Error

@@ -181,7 +181,7 @@ test_egress_resolver_private_answers_not_pinned() {
   assert_not_contains "$pins" "127.0.0.1"
 }
 
-# Issue 23: the local-use NAT64 prefix (RFC 8215) was pinned; so were 6to4
+# The local-use NAT64 prefix (RFC 8215) was once pinned; so were 6to4
 # and translated forms of private addresses.  Only the public one is.
 test_egress_resolver_nat64_local_and_embedded_private_not_pinned() {
   resolver_world

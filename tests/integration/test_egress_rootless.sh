@@ -1,4 +1,4 @@
-# Issue 10: the egress table and the resolver's sockets for a rootless
+# The egress table and the resolver's sockets for a rootless
 # runtime (runtime/egress/egress_sandbox.c: a helper child enters the user
 # namespace that owns the sandbox's netns, then the netns, and hands the
 # sockets back).  `haven run` as uid 65534 with an allowlist policy

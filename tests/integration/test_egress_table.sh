@@ -105,7 +105,7 @@ test_egress_table_tcp_allowed_and_refused() {
   assert_contains "$rules" "reject with tcp reset"
 }
 
-# Issue 10: deny wins over allow and over pins; the resolver's mark
+# Deny wins over allow and over pins; the resolver's mark
 # (its upstream queries) passes.
 test_egress_table_deny_wins() {
   egress_world

@@ -1,4 +1,4 @@
-# Escapes through state the host executes later (issue 7 items 2, 5, 6):
+# Escapes through state the host executes later:
 # each test does what a hostile agent did inside `haven run`, then does
 # what the user does afterwards on the host (git, cargo, a venv, the next
 # haven run) and asserts the agent's program did not run.
@@ -373,7 +373,7 @@ test_escape_home_claude_settings_and_mcp_servers() {
   mkdir -p "$H/.claude/projects"
   echo '{"model":"x"}' > "$H/.claude/settings.json"
   echo '{"mcpServers":{}}' > "$H/.claude.json"
-  # settings.json, hooks and CLAUDE.md are copy-on-write (issue 23): the
+  # settings.json, hooks and CLAUDE.md are copy-on-write: the
   # writes succeed in the project's copy and never reach the real ones.
   OUT=$(cd "$P" && HOME=$H XDG_STATE_HOME= timeout 30 "$HAVEN" run --policy claude-code -- sh -c "
     echo '{\"hooks\":{\"Stop\":[{\"hooks\":[{\"type\":\"command\",\"command\":\"touch $MARK\"}]}]}}' > ~/.claude/settings.json && echo settings-copy

@@ -1,7 +1,7 @@
-# Escapes through the kernel interfaces around haven run (issue 7, items 3,
-# 4 and 9): system call arguments compared the way the kernel reads them,
-# the user's terminal, set-user-ID files left in the project, and the ways
-# around block_shell and allow_exec.
+# Escapes through the kernel interfaces around haven run: system call
+# arguments compared the way the kernel reads them, the user's terminal,
+# set-user-ID files left in the project, and the ways around block_shell
+# and allow_exec.
 
 # tty_probe MODE CMD...: run `haven run -- CMD` as the foreground job of a
 # fresh pseudo-terminal, the way a user's shell would.  MODE "stdout-only":

@@ -1,5 +1,5 @@
-# Issue 7 items 13, 14, 15 and relative commands: the audit trail, haven
-# being killed, policy files that weaken silently, `haven run -- ./x`.
+# Escapes through the lifecycle and relative commands: the audit trail,
+# haven being killed, policy files that weaken silently, `haven run -- ./x`.
 
 # pid of the process whose command line is exactly ARGS (space-joined).
 _pid_of_cmdline() {
@@ -219,7 +219,7 @@ assert recs[-1]["event"] == "exit", recs[-1]
 PY
 }
 
-# Issue 23: a flood of one denied call, past the rate limit and the size
+# A flood of one denied call, past the rate limit and the size
 # cap, then another denied call never made before: that one is recorded
 # with its pid and arguments, not only counted in the final summary.
 test_escape_audit_new_syscall_after_flood_recorded() {
@@ -309,7 +309,7 @@ test_escape_policy_extends_fifo_refused() {
   [ $((SECONDS - t0)) -le 3 ] || fail "took $((SECONDS - t0)) s"
 }
 
-# The weakenings of item 15, through the command line: each is refused
+# Silent weakenings of a policy, through the command line: each is refused
 # with file:line:column, and explain shows the limit exactly.
 test_escape_policy_silent_weakening_refused() {
   need_haven

@@ -1,4 +1,4 @@
-# Issue 7 items 1 and 11: links planted by one run must not be followed by
+# Links planted by one run must not be followed by
 # the next, and a mask that cannot be applied stops the start.
 # Each test plants what a hostile run would (from inside the sandbox where
 # it can) and checks what the following run sees.
@@ -192,7 +192,7 @@ EOP
 test_escape_paths_concurrent_rename_keeps_secret_hidden() {
   need_haven
   make_project
-  # Issue 23: one sandbox renames a parent of a hidden file back and
+  # One sandbox renames a parent of a hidden file back and
   # forth while others start.  The walk that finds hidden files (at
   # compile time) and the masks (at mount time) must never miss it: each
   # sandbox makes every directory on the way to a hidden path a mount
@@ -231,7 +231,7 @@ test_escape_paths_concurrent_rename_keeps_secret_hidden() {
 test_escape_paths_unreadable_directory_stops_the_start() {
   need_haven
   make_project
-  # Issue 23, the same class without a race: as an ordinary user, run 1
+  # The same class without a race: as an ordinary user, run 1
   # makes a parent of a hidden file unreadable (mode 000; the user owns
   # it).  The next run's walk for hidden files could not read it and
   # skipped it: no mask, and run 2 made it readable again and read the

@@ -1,4 +1,4 @@
-# Escapes through what a policy does not say (issue 7, items 7, 8, 10, 12):
+# Escapes through what a policy does not say:
 # a policy in the LLM-safe-haven seed format, a home that $HOME does not
 # name, secrets under other names than .env, and host daemons' Unix
 # sockets outside /run.
@@ -159,7 +159,7 @@ test_escape_other_users_homes_hidden_as_root() {
   assert_not_contains "$OUT" "their-key" "the rest of that home"
 }
 
-# Issue 23: as root, the engines' data roots held every other container's
+# As root, the engines' data roots once held every other container's
 # files (overlay layers, volumes, runc's state with their environment),
 # readable from the sandbox.  They are hidden like other users' homes.
 test_escape_engine_data_roots_hidden_as_root() {

@@ -1,4 +1,4 @@
-# Faults (issue 12): the runtime SIGKILLed at every named fault point
+# Faults: the runtime SIGKILLed at every named fault point
 # (base/fault_point.h, HAVEN_TEST_KILL_AT) of create, start, exec,
 # delete, run and `haven run`'s session; then `delete --force` (or the
 # next `haven run`) must leave nothing that tests/lib/leaks.sh finds:

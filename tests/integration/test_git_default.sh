@@ -1,5 +1,5 @@
-# Everyday git under the default policy (issue 11, "Git works by
-# default"; policies/README.md, "Git in the sandbox").
+# Everyday git under the default policy (policies/README.md, "Git in
+# the sandbox").
 
 # A repository with a committed .env and sub/.env, an untracked
 # .env.local (all three hidden by default), and a host home whose global
@@ -32,8 +32,8 @@ test_git_default_add_and_commit_with_hidden_env() {
   assert_eq "Host User <host@example.com>" "$(git -C "$P" log -1 --format='%an <%ae>')" "the host's identity"
 }
 
-# A committed, unchanged .env is hidden like any other (issue 23: explain
-# said hidden and the sandbox printed it): the sandbox reads blank lines,
+# A committed, unchanged .env is hidden like any other (explain says
+# hidden, and the sandbox once printed it): the sandbox reads blank lines,
 # git finds the file unchanged, and a commit of everything (-a, add -A,
 # from a subdirectory too) keeps the committed content.  On 2e9dd27 the
 # cat printed S=committed.

@@ -101,7 +101,7 @@ test_haven_no_network() {
 1" "$OUT" "only loopback, and it is up"
 }
 
-# Issue 10: `extends: default` plus an allow list is an allowlist, never
+# `extends: default` plus an allow list is an allowlist, never
 # silently nothing; what it reaches: test_egress_policies.sh and
 # test_egress_pasta.sh.  Entries are checked with file:line:column.
 test_haven_network_allowlist_language() {

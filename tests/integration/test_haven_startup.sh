@@ -1,5 +1,5 @@
-# What `haven run` remembers between runs to start faster (issue 12,
-# "Speed") must never loosen a rule: a stale, planted or forged entry is
+# What `haven run` remembers between runs to start faster must never
+# loosen a rule: a stale, planted or forged entry is
 # not used, or stops the start.
 
 # A home with copy-on-write entries of the default policy; $STATEDIR is

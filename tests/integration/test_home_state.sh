@@ -1,7 +1,6 @@
 # Allowed home paths that do not exist yet are created on the host before
 # the run, so that an agent's first run keeps its login and settings
-# (issue 11, "State that persists"; policies/README.md, "Allowed home
-# paths a first run creates").
+# (policies/README.md, "Allowed home paths a first run creates").
 
 # An agent-like policy: one entry of each kind, none of them on the host.
 home_agent_policy() {

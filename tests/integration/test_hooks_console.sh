@@ -69,7 +69,7 @@ test_hooks_poststart_after_start() {
 
 # `run` creates, starts and deletes in one process, where start and
 # delete may skip reading config.json when create saw no poststart or
-# poststop hooks (issue 12, startup): with hooks, both still run.
+# poststop hooks (to save time at start-up): with hooks, both still run.
 test_hooks_run_runs_poststart_and_poststop() {
   setup_hooks
   args "$B" true
@@ -166,7 +166,7 @@ test_run_foreground_terminal_proxied() {
   assert_contains "$out" "proxied"
 }
 
-# Network none after the hooks (issue 23): a prestart hook that puts an
+# Network none after the hooks: a prestart hook that puts an
 # veth pair into init's network namespace, as Docker's network set-up
 # (libnetwork-setkey) does into whatever namespace init has, fails create
 # when the config says network none (run.haven.network, which a policy

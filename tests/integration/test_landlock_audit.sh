@@ -56,7 +56,7 @@ except PermissionError as e: print("write", e.strerror, flush=True)
   assert_eq exit "$(tail -n 1 "$log" | jq -r .event)" "last record"
 }
 
-# Issue 23: refused execs of junk (50 programs, then 100 repeats of one)
+# Refused execs of junk (50 programs, then 100 repeats of one)
 # in the same second, then the one that matters (then 200 repeats more): it is recorded (the old
 # limit, 20 a second, left it out), and the repeats are one record and
 # counts by path.  Paced (1 ms apart), so that the kernel's own audit
@@ -149,7 +149,7 @@ print("refused", refused, "in", round(time.time() - t, 1))
   [ "${refused:-0}" -ge 9000 ] || fail "the flood did not happen: $OUT"
   records=$(jq -c 'select(.event == "landlock-denied")' "$log" | wc -l)
   secs=$(jq -r 'select(.event == "exit") | .seconds | ceil' "$log")
-  # One record per access and path (issue 23: a new path is always
+  # One record per access and path (a new path is always
   # recorded, repeats are counted): at most one per program tried.
   local distinct
   distinct=$(jq -s -c 'map(select(.event == "landlock-denied") | [.access, .path]) | unique | length' "$log")

@@ -1,7 +1,7 @@
-# haven run under a policy without network (issue 23, "The default policy
-# has no network"; session/run_offline.h): a name lookup fails at once as
-# "not known", package managers do not retry it for a minute, and under
-# a terminal haven says that the network is off and which key turns it on.
+# haven run under a policy without network (session/run_offline.h): a
+# name lookup fails at once as "not known", package managers do not retry
+# it for a minute, and under a terminal haven says that the network is off
+# and which key turns it on.
 
 # A lookup of a name that is not in /etc/hosts: EAI_NONAME (-2) within
 # 2 s; on 2e9dd27 it was EAI_AGAIN (-3, "temporary failure"), which

@@ -1,5 +1,5 @@
 # Symbolic links a haven run leaves in the project that lead outside it
-# (issue 23; session/project_links.h): named on stderr after the run,
+# (session/project_links.h): named on stderr after the run,
 # removed under filesystem.project_links: refuse.  Links that stay inside,
 # and links the run did not make, are not mentioned.
 

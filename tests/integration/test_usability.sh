@@ -211,7 +211,7 @@ write_sample_trail() {
   } > "$f"
 }
 
-# Issue 23: `haven audit` with no trail printed nothing and exited 0, as if
+# `haven audit` with no trail once printed nothing and exited 0, as if
 # nothing had been refused.  It names the places it looked, on stderr.
 test_usability_audit_empty_says_where_it_looked() {
   need_haven
@@ -264,7 +264,7 @@ test_usability_audit_trail_readable() {
   assert_eq 5 "$(echo "$OUT" | grep -vc '^haven audit:')" "--since a local time ($OUT)"
   haven_in "$WORK" audit --since "$(date -u -d '+1 hour' +%Y-%m-%dT%H:%MZ)" "$f"
   assert_eq 0 "$(echo "$OUT" | grep -vc '^haven audit:')" "--since the future ($OUT)"
-  # Nothing shown: it says where it looked (issue 23: it printed nothing).
+  # Nothing shown: it says where it looked (it once printed nothing).
   assert_contains "$OUT" "haven audit: no records matching the filters; looked in:
 haven audit:   $f" "--since the future"
   haven_in "$WORK" audit --event denied "$f"

@@ -344,7 +344,7 @@ admit_n (hv_denial_limiter *l, const char *fmt, unsigned i, uint64_t now)
   return admit_s (l, key, now);
 }
 
-/* Issue 23, the attack: twenty junk denials in one second, then the one
+/* The attack: twenty junk denials in one second, then the one
  * that matters.  A "20 a second" limit left it out; a new key is always
  * recorded, however much came before it. */
 static void

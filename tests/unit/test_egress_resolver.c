@@ -182,7 +182,7 @@ test_special_addresses (void **state)
                         "172.16.0.1", "172.31.255.255", "192.168.1.1", "224.0.0.1", "255.255.255.255", "::",
                         "::1", "fc00::1", "fd12::1", "fe80::1", "ff02::1", "::ffff:127.0.0.1",
                         "::ffff:10.0.0.1", "64:ff9b::a00:1", "::10.0.0.1",
-                        /* issue 23: the local-use NAT64 prefix (whole /48), 6to4, Teredo and
+                        /* the local-use NAT64 prefix (whole /48), 6to4, Teredo and
                          * translated forms of a private address, IETF protocol assignments */
                         "64:ff9b:1::a00:5", "64:ff9b:1::cb00:710a", "64:ff9b:1:ffff:ffff::1", "2002:a00:1::1",
                         "2002:7f00:1::", "2002:c0a8:101::1", "::ffff:0:10.0.0.1", "::ffff:0:127.0.0.1",

@@ -114,7 +114,7 @@ test_home_allow_forms (void **state)
                 "t.yaml:2:29: filesystem.home_allow: unknown key \"mode\" (expected path, write, protect, data, private, settings, commands, per_project)");
 }
 
-/* write: data, private, settings and commands (issue 23). */
+/* write: data, private, settings and commands. */
 static void
 test_home_allow_data_forms (void **state)
 {
@@ -221,7 +221,7 @@ test_container_resources (void **state)
   expect_error ("resources:\n  containers:\n    pids: lots\n",
                 "t.yaml:3:11: containers.pids: expected a whole number from 1 to 4194304");
   expect_error ("resources:\n  containers:\n    swap: 1g\n", "t.yaml:3:5: containers.swap: unknown key (expected one of: memory, cpus, pids)");
-  /* Shares of the host (issue 23). */
+  /* Shares of the host. */
   parse_ok ("resources:\n  containers:\n    memory: 75%\n    cpus: 90%\n", &p);
   assert_true (p.container_memory.set && p.container_memory_pct && p.container_memory.value == 75);
   assert_true (p.container_cpus_milli.set && p.container_cpus_pct && p.container_cpus_milli.value == 90);
@@ -237,7 +237,7 @@ test_container_resources (void **state)
                 "t.yaml:3:11: containers.cpus: expected a share of the host such as 75% (a whole number from 1 to 100)");
 }
 
-/* env.containers.pass (issue 23): what an engine passes into a container
+/* env.containers.pass: what an engine passes into a container
  * (a devcontainer's containerEnv) passes by the list's globs, never a
  * credential-looking name, and never under haven run's filter. */
 static void
@@ -271,7 +271,7 @@ test_env_containers_pass (void **state)
   expect_error ("env:\n  containers:\n    set: {A: b}\n", "t.yaml:3:5: containers.set: unknown key (expected one of: pass)");
 }
 
-/* The image user's identity (issue 23): user.name and user.email only,
+/* The image user's identity: user.name and user.email only,
  * as git reads them, from a hostile file. */
 static void
 test_image_git_identity_parse (void **state)
@@ -372,8 +372,8 @@ test_apply_git_pins_as_mounts (void **state)
   assert_int_equal (system (rm), 0);
 }
 
-/* The default policy's engine-container limits (issue 23: one container
- * could take every CPU): 75% of the host's memory, 90% of its CPUs,
+/* The default policy's engine-container limits (without them one
+ * container could take every CPU): 75% of the host's memory, 90% of its CPUs,
  * written into the config as a memory limit (swap the same: none) and a
  * CPU quota; an engine's stricter limit stays. */
 static void
@@ -537,7 +537,7 @@ test_extends_repeated_home_entry_is_one (void **state)
   rmdir (dir);
 }
 
-/* Issue 7 item 15: nothing in a policy file may weaken it silently. */
+/* Nothing in a policy file may weaken it silently. */
 static void
 test_second_document_is_an_error (void **state)
 {
@@ -1157,7 +1157,7 @@ test_policy_path_resolver (void **state)
   assert_int_equal (system (cmd), 0);
 }
 
-/* Issue 10: an allowlist in an engine container keeps the engine's
+/* An allowlist in an engine container keeps the engine's
  * netns and hands the rules to the runtime; network host is refused;
  * CAP_NET_RAW and CAP_NET_ADMIN go whatever the policy lists. */
 static void
@@ -1203,7 +1203,7 @@ test_apply_allowlist_engine (void **state)
   hv_policy_free_fields (&p);
 }
 
-/* Issue 23: network none on a Docker config drops Docker's network
+/* Network none on a Docker config drops Docker's network
  * hook (it moves eth0 into init's namespace, whichever that is), keeps
  * the engine's other hooks, replaces the namespace and asks the runtime
  * to check it (run.haven.network); an open policy keeps the hook. */

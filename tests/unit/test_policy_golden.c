@@ -135,7 +135,7 @@ make_fixture (void)
           "project/keys/server.crt", "project/venv/certifi/cacert.pem", "home/.ssh/id_rsa",
           "home/.aws/credentials", "home/.config/gh/hosts.yml", "home/.netrc", "home/.claude.json",
           "home/.claude/settings.json", "home/.claude/CLAUDE.md", "home/.claude/hooks/on-stop.sh",
-          /* write: data (issue 23): data written for real, other projects'
+          /* write: data: data written for real, other projects'
            * state private, the rest copy-on-write. */
           "home/.claude/.credentials.json", "home/.claude/history.jsonl", "home/.claude/local/claude",
           "home/.codex/auth.json", "home/.codex/config.toml", "home/.codex/history.jsonl",

@@ -52,8 +52,8 @@ struct hv_audit_trail
   size_t n_kinds;
   uint64_t other; /* denials of kinds past HV_AUDIT_MAX_KINDS */
   /* The system calls recorded at least once: the first denial of
-   * another is recorded whatever the rate and the size cap (issue 23:
-   * the limits summarise repeats, never hide what is new).  Past
+   * another is recorded whatever the rate and the size cap (the
+   * limits summarise repeats, never hide what is new).  Past
    * HV_AUDIT_MAX_RECORDED (more than any architecture has) the limits
    * apply to all. */
   struct

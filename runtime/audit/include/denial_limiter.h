@@ -1,5 +1,5 @@
 /* The limiter of denial records (net, dns, Landlock's exec and file
- * refusals): repeats are summarised, novelty never is (issue 23).
+ * refusals): repeats are summarised, novelty never is.
  *
  * A sandbox that can shape its own audit trail hides the one denial that
  * matters behind junk: with a plain "N a second" limit, twenty junk

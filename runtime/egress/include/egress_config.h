@@ -27,7 +27,7 @@
 
 #define HV_EGRESS_ANNOTATION "run.haven.egress"
 /* The table every sandbox gets, and the values the resolver shares with
- * it (shared/reference/egress.md). */
+ * it (docs/egress.md, "The table"). */
 #define HV_EGRESS_TABLE_NAME "haven"
 #define HV_EGRESS_RESOLVER_MARK 0x6876u /* "hv" */
 /* The sandbox's own packets, marked by the table (egress_table.h). */

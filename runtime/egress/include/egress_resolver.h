@@ -1,5 +1,5 @@
-/* Haven's egress resolver: "pin, then answer" (issue 10; design in
- * shared/reference/egress.md).  Every DNS query the sandbox sends lands
+/* Haven's egress resolver: "pin, then answer" (design in docs/egress.md,
+ * "The resolver").  Every DNS query the sandbox sends lands
  * here (the egress table redirects port 53 of any address to the
  * listening sockets).  The runtime layer knows no policies: callers hand
  * it plain rules (names, zones, port ranges, CIDRs).

@@ -1,4 +1,4 @@
-/* The egress table of one container, installed at create (issue 10).
+/* The egress table of one container, installed at create.
  *
  * When the config has the run.haven.egress annotation (egress_config.h),
  * create parses it before anything is made, and once init has made or

@@ -9,7 +9,7 @@
  *   - ICMPv6 router/neighbour solicitations and neighbour advertisements
  *     with hop limit 255 accepted (IPv6 stops working without them);
  *   - anything else from :: or fe80::/10 dropped (a pasta bug sends
- *     connection data from those; see shared/reference/egress.md);
+ *     connection data from those; docs/egress.md, "pasta");
  *   - 169.254.0.0/16 and fd00:ec2::254 (cloud metadata, link-local)
  *     denied whatever an allowed CIDR covers;
  *   - TCP to denied (address . port) ranges (sets deny4, deny6) denied;

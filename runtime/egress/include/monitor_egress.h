@@ -1,4 +1,4 @@
-/* The per-container monitor's egress side (issue 10): the resolver and
+/* The per-container monitor's egress side: the resolver and
  * the denial listener of one sandbox, made from what create handed over
  * (egress_sandbox.h: the run.haven.egress annotation, a handle on init's
  * network namespace, the resolver's listening sockets there).

@@ -39,8 +39,8 @@
  * connect).
  *
  * The monitor is an epoll loop over sources (monitor_loop.c); the seccomp
- * listener is one, and the egress resolver (issue 10) will add its DNS
- * socket as another. */
+ * listener is one; with egress, the resolver and the denial listener
+ * are others (monitor_egress.h). */
 #ifndef HAVEN_CONTAINER_MONITOR_H
 #define HAVEN_CONTAINER_MONITOR_H
 
