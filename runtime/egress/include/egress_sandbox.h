@@ -1,10 +1,11 @@
 /* The egress table of one container, installed at create.
  *
  * When the config has the run.haven.egress annotation (egress_config.h),
- * create parses it before anything is made, and once init has made or
- * joined its network namespace and waits for the runtime's hooks
- * (HV_SYNC_RUN_HOOKS: before any hook and long before the process runs)
- * it installs, in init's namespace:
+ * create parses it before anything is made, and once init reports that
+ * it has made or joined its network namespace (HV_SYNC_NETNS: before any
+ * hook and long before the process runs; init goes on with its mounts
+ * meanwhile, and its hooks wait for the table) it installs, in init's
+ * namespace:
  *   - table "haven" (egress_table.h): the annotation's allow and deny
  *     CIDRs, port 53 redirected to 127.0.0.1:53 and [::1]:53, the
  *     resolver's mark, NFLOG group HV_EGRESS_NFLOG_GROUP; read back and

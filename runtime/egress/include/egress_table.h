@@ -21,7 +21,8 @@
  *     pinned (address . port) pairs (sets pin4, pin6, flags timeout)
  *     accepted;
  *   - the rest to chain "deny": NFLOG (group spec.nflog_group, prefix
- *     HV_EGRESS_LOG_PREFIX, rate-limited), then TCP reset and ICMP(v6)
+ *     HV_EGRESS_LOG_PREFIX; no limit in the kernel: the reader bounds
+ *     what it records, egress_denials.h), then TCP reset and ICMP(v6)
  *     admin-prohibited for everything else, so a tool fails at once.
  * Chain "dns" (nat, hook output, priority HV_EGRESS_DNS_PRIORITY) sends
  * UDP and TCP to port 53 of any address to the redirect target. */
