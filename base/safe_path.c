@@ -193,6 +193,16 @@ hv_mkdirs_beneath (int dirfd, const char *rel, mode_t mode, bool owned, hv_error
   char *save = NULL;
   for (char *c = strtok_r (copy, "/", &save); c; c = strtok_r (NULL, "/", &save))
     {
+      /* "." stays where it is; ".." would climb above dirfd, which
+       * O_NOFOLLOW does not stop (it is no link): refused, so "beneath"
+       * holds whoever wrote rel. */
+      if (strcmp (c, ".") == 0)
+        continue;
+      if (strcmp (c, "..") == 0)
+        {
+          close (fd);
+          return hv_error_set (err, 0, "%s: \"..\" would leave the directory", rel);
+        }
       if (mkdirat (fd, c, mode) < 0 && errno != EEXIST)
         {
           close (fd);

@@ -17,7 +17,8 @@
 /* mkdir -p of rel beneath dirfd, one component at a time, never through
  * a link (O_NOFOLLOW): each missing directory is made with mode.  With
  * owned, every component must belong to the effective uid (a directory
- * in a shared place must be ours, not planted).  Returns an fd of the
+ * in a shared place must be ours, not planted).  A ".." component is
+ * refused; "." is skipped.  Returns an fd of the
  * last directory (a new fd of dirfd for an empty rel), or -1 with *err. */
 int hv_mkdirs_beneath (int dirfd, const char *rel, mode_t mode, bool owned, hv_error **err);
 

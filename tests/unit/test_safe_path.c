@@ -436,6 +436,15 @@ test_mkdirs_beneath (void **state)
   assert_int_equal (hv_mkdirs_beneath (f->rootfd, "fifo", 0700, false, &err), -1);
   assert_int_equal (err->errno_code, ENOTDIR);
   hv_error_free (&err);
+  /* ".." is no link, so O_NOFOLLOW would let it climb: refused before
+   * anything is made, wherever it stands. */
+  assert_int_equal (hv_mkdirs_beneath (f->rootfd, "../escaped", 0700, false, &err), -1);
+  assert_string_equal (err->msg, "../escaped: \"..\" would leave the directory");
+  hv_error_free (&err);
+  assert_false (tree_exists (f->top, "escaped"));
+  assert_int_equal (hv_mkdirs_beneath (f->rootfd, "dir/../../escaped2", 0700, false, &err), -1);
+  hv_error_free (&err);
+  assert_false (tree_exists (f->top, "escaped2"));
 }
 
 /* owned: a directory on the way that another uid owns is refused. */
