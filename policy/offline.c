@@ -38,7 +38,8 @@ hv_offline_env (char **env, const hv_policy *p)
   for (size_t v = 0; vars && vars[v]; v++)
     {
       const char *var = vars[v];
-      size_t name = strchr (var, '=') - var + 1;
+      /* Every entry of the tables is NAME=VALUE: the '=' is found, after var. */
+      size_t name = (size_t) (strchr (var, '=') - var) + 1;
       size_t n = 0;
       bool set = false;
       for (; env[n]; n++)

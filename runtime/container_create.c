@@ -58,7 +58,7 @@ clone_init (int flags, int cgroup_fd, int *pidfd, bool *into_cgroup)
         .flags = (uint64_t) (unsigned) flags | CLONE_PIDFD | CLONE_INTO_CGROUP,
         .pidfd = (uint64_t) (uintptr_t) pidfd,
         .exit_signal = SIGCHLD,
-        .cgroup = (uint64_t) cgroup_fd,
+        .cgroup = (__u64) cgroup_fd, /* >= 0, checked above */
       };
       pid_t pid = (pid_t) syscall (SYS_clone3, &args, sizeof (args));
       if (pid > 0)

@@ -407,7 +407,7 @@ do_bind (struct hv_mount_ctx *ctx, const oci_mount *m, struct hv_mount_opts *o, 
   cleanup_free char *src = m->source[0] == '/' ? xstrdup (m->source) : xasprintf ("%s/%s", ctx->bundle, m->source);
   struct stat st;
   cleanup_close int tree = -1;
-  int tree_flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (o->recursive ? AT_RECURSIVE : 0);
+  unsigned tree_flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (o->recursive ? AT_RECURSIVE : 0);
   if (o->nofollow)
     {
       cleanup_close int srcfd = open_source_nofollow (m->source, &st, err);
@@ -433,7 +433,10 @@ do_bind (struct hv_mount_ctx *ctx, const oci_mount *m, struct hv_mount_opts *o, 
       cleanup_close int userns = idmap_userns (&m->uid_mappings, &m->gid_mappings, err);
       if (userns < 0)
         return -1;
-      struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t) userns };
+      /* The fd is >= 0 (checked above), widened from unsigned: the field is
+       * uint64_t or __u64 by the C library, and GCC sees a cast to the one
+       * stored in the other as the int's sign change. */
+      struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (unsigned) userns };
       if (mount_setattr (tree, "", AT_EMPTY_PATH | (o->ridmap ? AT_RECURSIVE : 0), &attr, sizeof (attr)) < 0)
         return hv_error_set (err, errno, "idmap %s", src);
     }

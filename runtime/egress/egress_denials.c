@@ -169,25 +169,30 @@ hv_egress_denial_parse (const struct nlmsghdr *nlh, size_t len, const char *pref
     return HV_EGRESS_PARSE_BAD;
   if (nlh->nlmsg_type != ((NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_PACKET))
     return HV_EGRESS_PARSE_OTHER;
-  if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + MNL_ALIGN (sizeof (struct nfgenmsg)))
+  if (nlh->nlmsg_len < hv_nl_align (sizeof (*nlh)) + hv_nl_align (sizeof (struct nfgenmsg)))
     return HV_EGRESS_PARSE_BAD;
   const struct nfgenmsg *g = mnl_nlmsg_get_payload (nlh);
   const char *got_prefix = NULL;
   const uint8_t *pkt = NULL;
   size_t plen = 0;
   const struct nlattr *attr; /* mnl_attr_for_each_payload's name */
-  size_t seen = MNL_ALIGN (sizeof (*g));
+  size_t seen = hv_nl_align (sizeof (*g));
   /* The walk stops at the first attribute that does not fit; what is
    * left over means the message lied about its lengths.  It is bounded by
    * nlmsg_len exactly: mnl_attr_for_each rounds the end up to 4 bytes and
    * read an attribute header past the end of a message whose length is
    * not a multiple of 4 (found by tests/fuzz/fuzz_netlink). */
-  const void *attrs = (const char *) g + MNL_ALIGN (sizeof (*g));
-  size_t attrs_len = nlh->nlmsg_len - MNL_NLMSG_HDRLEN - MNL_ALIGN (sizeof (*g));
+  const void *attrs = (const char *) g + hv_nl_align (sizeof (*g));
+  size_t attrs_len = nlh->nlmsg_len - hv_nl_align (sizeof (*nlh)) - hv_nl_align (sizeof (*g));
+  /* libmnl's macro hands mnl_attr_ok the distance to the end as an int:
+   * it is below nlmsg_len, which hv_nlmsg_ok bounded by INT32_MAX above. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
   mnl_attr_for_each_payload (attrs, attrs_len)
+#pragma GCC diagnostic pop
   {
     const struct nlattr *a = attr;
-    seen += MNL_ALIGN (a->nla_len);
+    seen += hv_nl_align (a->nla_len);
     /* libmnl rounds the message's end up to 4 bytes: the attribute must
      * end within the length the message claims. */
     if ((const char *) a + a->nla_len > (const char *) nlh + nlh->nlmsg_len)

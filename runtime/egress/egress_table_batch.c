@@ -25,6 +25,17 @@
  * a bound, and no message built here comes near this. */
 #define MSG_ROOM 16384
 
+/* Room for the kernel's answers: four of libmnl's socket buffers.  Its
+ * MNL_SOCKET_BUFFER_SIZE is a long, the page size from sysconf capped at
+ * 8192; sysconf cannot fail for the page size on Linux, but a value that
+ * is not positive falls back to one page rather than wrapping. */
+static size_t
+answer_room (void)
+{
+  long one = MNL_SOCKET_BUFFER_SIZE;
+  return 4 * (one > 0 ? (size_t) one : 4096);
+}
+
 void
 hv_nft_batch_init (hv_nft_batch *b, hv_egress_table *t)
 {
@@ -91,7 +102,12 @@ nlerr_text (const struct nlmsghdr *nlh, int error)
           off += e->msg.nlmsg_len - sizeof (struct nlmsghdr);
         }
       const struct nlattr *a;
+      /* libmnl's macro hands mnl_attr_ok the distance to the message's end
+       * as an int: hv_nlmsg_ok held nlmsg_len within an int's count. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
       mnl_attr_for_each (a, nlh, off)
+#pragma GCC diagnostic pop
       {
         /* Text only when it ends, within the message (libmnl rounds
          * the message's end up to 4 bytes), in its NUL: an unterminated
@@ -147,10 +163,11 @@ hv_nft_batch_send (hv_nft_batch *b, hv_egress_table *t, hv_error **err)
   size_t acked = 0;
   char *first_err = NULL;
   int first_errno = 0;
-  cleanup_free char *rbuf = xmalloc0 (MNL_SOCKET_BUFFER_SIZE * 4);
+  size_t room = answer_room ();
+  cleanup_free char *rbuf = xmalloc0 (room);
   while (acked < b->n)
     {
-      ssize_t r = recv (mnl_socket_get_fd (t->nl), rbuf, MNL_SOCKET_BUFFER_SIZE * 4, MSG_DONTWAIT);
+      ssize_t r = recv (mnl_socket_get_fd (t->nl), rbuf, room, MSG_DONTWAIT);
       if (r < 0 && errno == EINTR)
         continue;
       if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -178,7 +195,8 @@ int
 hv_nft_get (hv_egress_table *t, uint16_t type, bool single, void (*build) (struct nlmsghdr *, void *), void *arg,
             hv_nft_answer_cb cb, void *data, hv_error **err)
 {
-  cleanup_free char *buf = xmalloc0 (MNL_SOCKET_BUFFER_SIZE * 4);
+  size_t room = answer_room ();
+  cleanup_free char *buf = xmalloc0 (room);
   uint32_t seq = t->seq++;
   struct nlmsghdr *nlh
       = nftnl_nlmsg_build_hdr (buf, type, NFPROTO_INET, single ? NLM_F_ACK : NLM_F_DUMP, seq);
@@ -189,7 +207,7 @@ hv_nft_get (hv_egress_table *t, uint16_t type, bool single, void (*build) (struc
   uint32_t portid = mnl_socket_get_portid (t->nl);
   for (int guard = 0; guard < 1000000; guard++)
     {
-      ssize_t n = mnl_socket_recvfrom (t->nl, buf, MNL_SOCKET_BUFFER_SIZE * 4);
+      ssize_t n = mnl_socket_recvfrom (t->nl, buf, room);
       if (n < 0)
         return hv_error_set (err, errno, "read nf_tables answer");
       int r = mnl_cb_run (buf, (size_t) n, seq, portid, (mnl_cb_t) cb, data);

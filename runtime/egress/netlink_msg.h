@@ -10,11 +10,21 @@
 
 #include <linux/netlink.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 static inline bool
 hv_nlmsg_ok (const struct nlmsghdr *nlh, int len)
 {
   return len >= (int) sizeof (struct nlmsghdr) && nlh->nlmsg_len >= sizeof (struct nlmsghdr)
          && nlh->nlmsg_len <= (unsigned) len;
+}
+
+/* A length rounded up to netlink's 4-byte alignment, in size_t.  libmnl's
+ * MNL_ALIGN masks with ~(MNL_ALIGNTO - 1), a negative int, which
+ * -Wconversion rightly flags when the length is a size_t. */
+static inline size_t
+hv_nl_align (size_t len)
+{
+  return (len + NLMSG_ALIGNTO - 1) & ~((size_t) NLMSG_ALIGNTO - 1);
 }
 #endif

@@ -167,7 +167,12 @@ nflog_cb (const struct nlmsghdr *nlh, void *data)
   const uint8_t *pkt = NULL;
   size_t plen = 0;
   const struct nlattr *a;
+  /* libmnl's macro hands mnl_attr_ok the distance to the message's end as
+   * an int; mnl_cb_run handed this message within the datagram read. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
   mnl_attr_for_each (a, nlh, sizeof (*g))
+#pragma GCC diagnostic pop
   {
     if (mnl_attr_get_type (a) == NFULA_PREFIX)
       prefix = mnl_attr_get_str (a);

@@ -105,9 +105,14 @@ nl_put (char *buf, size_t *off, uint16_t type, uint16_t flags, uint8_t family, u
     {
       struct nlattr *a = (struct nlattr *) (buf + *off + NLMSG_ALIGN (h->nlmsg_len));
       a->nla_type = NFTA_TABLE_NAME;
+      /* The kernel's NLA_HDRLEN and NLA_ALIGN mask with ~(4 - 1), a
+       * negative int, which -Wconversion flags; the lengths are small. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-conversion"
       a->nla_len = (uint16_t) (NLA_HDRLEN + strlen (table) + 1);
       memcpy ((char *) a + NLA_HDRLEN, table, strlen (table) + 1);
       h->nlmsg_len = NLMSG_ALIGN (h->nlmsg_len) + NLA_ALIGN (a->nla_len);
+#pragma GCC diagnostic pop
     }
   *off += NLMSG_ALIGN (h->nlmsg_len);
 }

@@ -312,7 +312,7 @@ test_parse_random (void **state)
       size_t n = nflog_msg (buf, sizeof (buf), i & 1 ? AF_INET6 : AF_INET, HV_EGRESS_LOG_PREFIX, &p);
       int flips = 1 + (int) (random () % 4);
       for (int k = 0; k < flips; k++)
-        buf[random () % n] ^= (uint8_t) (1 + random () % 255);
+        buf[(size_t) random () % n] ^= (uint8_t) (1 + random () % 255);
       size_t len = random () % 4 ? n : (size_t) random () % (n + 1);
       hv_egress_denial d;
       if (hv_egress_denial_parse ((struct nlmsghdr *) buf, len, HV_EGRESS_LOG_PREFIX, &d) == HV_EGRESS_PARSE_DENIAL)
