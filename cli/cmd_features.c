@@ -11,7 +11,7 @@
 #include "log.h"
 #include "oci_tables.h"
 #include "process.h"
-#include "seccomp_filter.h"
+#include "seccomp_arch.h"
 #include "utils.h"
 
 static void

@@ -974,14 +974,15 @@ hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, 
       yajl_tree_free (root);
       return hv_error_wrap (err, "policy %s", p->name);
     }
-  cleanup_free char *agent = hv_policy_seccomp_json (p);
-  a.agent_profile = agent;
-  if (hv_policy_egress_check_netns (p, spec, name, err) < 0 || check_earlier_egress (p, spec, name, err) < 0)
+  cleanup_free char *agent = NULL;
+  if (hv_policy_seccomp_json (p, &agent, err) < 0 || hv_policy_egress_check_netns (p, spec, name, err) < 0
+      || check_earlier_egress (p, spec, name, err) < 0)
     {
       hv_container_plan_clear (&plan);
       yajl_tree_free (root);
       return -1;
     }
+  a.agent_profile = agent;
   note_dropped_env (&spec->process.env, &env, &plan.notes);
   if (p->refuse_project_links.value)
     oci_strv_push (&plan.notes, "filesystem.project_links: refuse is for haven run (checked after the run): links "

@@ -23,6 +23,7 @@
 #include "policy_hide.h"
 #include "policy_egress.h"
 #include "policy_paths.h"
+#include "seccomp_arch.h"
 #include "utils.h"
 
 /* The agent seccomp profile: escape primitives answer EPERM, so an agent
@@ -1107,17 +1108,21 @@ gen_no_packet_sockets (yajl_gen g, const struct hv_run_ctx *ctx)
   yajl_gen_map_close (g);
 }
 
-static void
-gen_seccomp (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx)
+static int
+gen_seccomp (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, hv_error **err)
 {
   bool agent_profile = !p->syscall_profile || strcmp (p->syscall_profile, "none") != 0;
+  /* Only the native architecture: a 32-bit or x32 system call (a classic
+   * way around syscall filters) then kills the caller outright, and the
+   * filter is a third of the size to build at every start.  One the
+   * runtime cannot name fails here: an empty list would filter nothing. */
+  const char *native = hv_seccomp_arch_native (err);
+  if (native == NULL)
+    return -1;
   jg_str (g, "seccomp");
   yajl_gen_map_open (g);
   jg_kv (g, "defaultAction", "SCMP_ACT_ALLOW");
-  /* Only the native architecture: a 32-bit or x32 system call (a classic
-   * way around syscall filters) then kills the caller outright, and the
-   * filter is a third of the size to build at every start. */
-  static char *archs[] = { (char *) "SCMP_ARCH_X86_64" };
+  char *archs[] = { (char *) native };
   strv (g, "architectures", archs, 1);
   if (ctx->audit_socket)
     {
@@ -1153,18 +1158,24 @@ gen_seccomp (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx)
     }
   yajl_gen_array_close (g);
   yajl_gen_map_close (g);
+  return 0;
 }
 
-char *
-hv_policy_seccomp_json (const hv_policy *p)
+int
+hv_policy_seccomp_json (const hv_policy *p, char **json, hv_error **err)
 {
   /* Engine configs have no audit listener: plain EPERM rules. */
   static const struct hv_run_ctx no_audit = { 0 };
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_map_open (g);
-  gen_seccomp (g, p, &no_audit);
+  if (gen_seccomp (g, p, &no_audit, err) < 0)
+    {
+      yajl_gen_free (g);
+      return -1;
+    }
   yajl_gen_map_close (g);
-  return jg_finish (g);
+  *json = jg_finish (g);
+  return 0;
 }
 
 char *
@@ -1463,7 +1474,8 @@ gen_linux (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, const c
   if (ctx->rootless)
     gen_id_mappings (g, ctx);
   gen_resources (g, p);
-  gen_seccomp (g, p, ctx);
+  if (gen_seccomp (g, p, ctx, err) < 0)
+    return -1;
   gen_memfd_noexec (g, p, ctx);
   if (gen_masked_paths (g, p, exec_path, writable, masked, err) < 0)
     return -1;

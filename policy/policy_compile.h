@@ -22,8 +22,9 @@
 
 /* Does the policy's syscall profile deny this system call? */
 bool hv_policy_denies_syscall (const hv_policy *p, const char *name);
-/* {"seccomp": {...}} with the policy's profile ({} for profile none). */
-char *hv_policy_seccomp_json (const hv_policy *p);
+/* {"seccomp": {...}} with the policy's profile ({} for profile none) in
+ * *json; -1 when the machine's architecture has no seccomp name. */
+int hv_policy_seccomp_json (const hv_policy *p, char **json, hv_error **err);
 /* The run.haven.landlock rules: read everywhere, write and execute below
  * the paths given. */
 char *hv_policy_landlock_json (const oci_strv *writable, const oci_strv *exec, bool best_effort);

@@ -12,40 +12,10 @@
 
 #include "json_gen.h"
 #include "oci_tables.h"
+#include "seccomp_arch.h"
 #include "seccomp_args.h"
 #include "unix_socket.h"
 #include "utils.h"
-
-/* "SCMP_ARCH_X86_64" -> libseccomp's token ("x86_64"). */
-static uint32_t
-resolve_arch (const char *name)
-{
-  static const struct
-  {
-    const char *oci, *scmp;
-  } aliases[] = { { "SCMP_ARCH_X86", "x86" },         { "SCMP_ARCH_X86_64", "x86_64" },
-                  { "SCMP_ARCH_X32", "x32" },         { "SCMP_ARCH_ARM", "arm" },
-                  { "SCMP_ARCH_AARCH64", "aarch64" }, { "SCMP_ARCH_MIPS", "mips" },
-                  { "SCMP_ARCH_MIPS64", "mips64" },   { "SCMP_ARCH_MIPS64N32", "mips64n32" },
-                  { "SCMP_ARCH_MIPSEL", "mipsel" },   { "SCMP_ARCH_MIPSEL64", "mipsel64" },
-                  { "SCMP_ARCH_MIPSEL64N32", "mipsel64n32" }, { "SCMP_ARCH_PPC", "ppc" },
-                  { "SCMP_ARCH_PPC64", "ppc64" },     { "SCMP_ARCH_PPC64LE", "ppc64le" },
-                  { "SCMP_ARCH_S390", "s390" },       { "SCMP_ARCH_S390X", "s390x" },
-                  { "SCMP_ARCH_PARISC", "parisc" },   { "SCMP_ARCH_PARISC64", "parisc64" },
-                  { "SCMP_ARCH_RISCV64", "riscv64" }, { "SCMP_ARCH_LOONGARCH64", "loongarch64" },
-                  { "SCMP_ARCH_M68K", "m68k" },       { "SCMP_ARCH_SH", "sh" },
-                  { "SCMP_ARCH_SHEB", "sheb" } };
-  for (size_t i = 0; i < N_ELEMENTS (aliases); i++)
-    if (strcmp (aliases[i].oci, name) == 0)
-      return seccomp_arch_resolve_name (aliases[i].scmp);
-  return 0;
-}
-
-bool
-hv_seccomp_arch_supported (const char *name)
-{
-  return resolve_arch (name) != 0;
-}
 
 /* runc and crun answer SCMP_ACT_ERRNO without errnoRet with EPERM: the
  * call fails in a way programs handle, instead of killing them. */
@@ -163,7 +133,7 @@ hv_seccomp_build (const oci_seccomp *sc, scmp_filter_ctx *out, hv_error **err)
   seccomp_attr_set (ctx, SCMP_FLTATR_CTL_NNP, 0);
   for (size_t i = 0; i < sc->architectures.n; i++)
     {
-      uint32_t arch = resolve_arch (sc->architectures.v[i]);
+      uint32_t arch = hv_seccomp_arch_token (sc->architectures.v[i]);
       if (arch == 0)
         {
           seccomp_release (ctx);

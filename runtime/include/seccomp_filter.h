@@ -21,5 +21,4 @@ int hv_seccomp_connect_listener (const char *path, hv_error **err);
  * seccomp listener protocol) over the connected socket. */
 int hv_seccomp_send_notify_fd (const oci_seccomp *sc, int sock, const char *state_json, pid_t host_pid,
                                int notify_fd, hv_error **err);
-bool hv_seccomp_arch_supported (const char *name);
 #endif
