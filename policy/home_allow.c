@@ -151,7 +151,7 @@ next_code_point (const unsigned char **p)
       *p = s + 1;
       return 0xfffd;
     }
-  c &= n == 0 ? 0x7f : (0x3f >> n);
+  c &= n == 0 ? 0x7fu : (0x3fu >> n);
   for (int i = 1; i <= n; i++)
     {
       if ((s[i] & 0xc0) != 0x80)

@@ -125,7 +125,7 @@ parse_address (char *host, bool bracketed, hv_net_rule *r, char **problem)
    * host; the table needs one meaning, so ask. */
   uint8_t net[HV_NET_ADDR_MAX] = { 0 };
   for (unsigned bit = 0; bit < r->prefix; bit++)
-    net[bit / 8] |= r->addr[bit / 8] & (uint8_t) (0x80 >> (bit % 8));
+    net[bit / 8] = (uint8_t) (net[bit / 8] | (r->addr[bit / 8] & (0x80u >> (bit % 8)))); /* bytes */
   if (memcmp (net, r->addr, max / 8) != 0)
     {
       char text[INET6_ADDRSTRLEN];
