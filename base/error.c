@@ -46,7 +46,7 @@ hv_error_set (hv_error **err, int errno_code, const char *fmt, ...)
 
 /* *err's message with formatted text before it ("text: message") or
  * after it ("messagetext"); -1 always, nothing without an error. */
-static int
+static int __attribute__ ((format (printf, 3, 0)))
 error_add_text (hv_error **err, bool after, const char *fmt, va_list ap)
 {
   if (err == NULL || *err == NULL)

@@ -25,7 +25,8 @@ typedef struct hv_error
  * errno_code != 0 appends ": strerror(errno_code)". */
 int hv_error_set (hv_error **err, int errno_code, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
-int hv_error_setv (hv_error **err, int errno_code, const char *fmt, va_list ap);
+int hv_error_setv (hv_error **err, int errno_code, const char *fmt, va_list ap)
+    __attribute__ ((format (printf, 3, 0)));
 
 /* Prefix an existing error with context ("context: old message"), return -1. */
 int hv_error_wrap (hv_error **err, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));

@@ -16,7 +16,7 @@ struct sync_header
 int
 hv_sync_send (int sock, enum hv_sync_type type, const void *data, size_t len, int fd, hv_error **err)
 {
-  struct sync_header h = { .type = type };
+  struct sync_header h = { .type = (int) type }; /* the enum's values are small and positive */
   struct iovec iov[2] = { { &h, sizeof (h) }, { (void *) data, len } };
   union
   {

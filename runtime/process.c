@@ -226,13 +226,22 @@ apply_apparmor (struct hv_process_ctx *ctx, hv_error **err)
   return 0;
 }
 
+/* setrlimit's resource: glibc declares it as its __rlimit_resource_t, an
+ * enum (unsigned to clang) under _GNU_SOURCE, where other C libraries take
+ * an int.  The value came from the table of RLIMIT_* names: >= 0. */
+#ifdef __GLIBC__
+#define rlimit_resource(r) ((__rlimit_resource_t) (r))
+#else
+#define rlimit_resource(r) (r)
+#endif
+
 static int
 apply_rlimits (const oci_process *p, hv_error **err)
 {
   for (size_t i = 0; i < p->n_rlimits; i++)
     {
       struct rlimit rl = { .rlim_cur = p->rlimits[i].soft, .rlim_max = p->rlimits[i].hard };
-      if (setrlimit (p->rlimits[i].resource, &rl) < 0)
+      if (setrlimit (rlimit_resource (p->rlimits[i].resource), &rl) < 0)
         return hv_error_set (err, errno, "setrlimit %s (soft %llu, hard %llu)", p->rlimits[i].type,
                              (unsigned long long) rl.rlim_cur, (unsigned long long) rl.rlim_max);
     }

@@ -686,8 +686,7 @@ int
 hv_dns_encode (const hv_dns_message *m, uint8_t *buf, size_t cap, size_t max_size, size_t *out_len,
                bool *truncated, hv_error **err)
 {
-  struct writer *w = xmalloc0 (sizeof (*w));
-  cleanup_free struct writer *w_owner = w;
+  cleanup_free struct writer *w = xmalloc0 (sizeof (*w));
   size_t limit = max_size < cap ? max_size : cap;
   if (limit > 65535)
     limit = 65535;

@@ -167,6 +167,13 @@ nameserver (void)
 static const char *const rcodes[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED" };
 
 /* A name in a message: its end, or 0 when it runs past LEN. */
+/* A big-endian 16-bit field of a DNS answer. */
+static unsigned
+be16 (const uint8_t *p)
+{
+  return (unsigned) p[0] << 8 | p[1];
+}
+
 static size_t
 skip_name (const uint8_t *m, size_t len, size_t i)
 {
@@ -224,8 +231,8 @@ dns_ask (const char *name, char *out, size_t outlen, struct in_addr *first)
   if (got < 12)
     return -1;
   size_t len = (size_t) got, i = 12;
-  unsigned rcode = r[3] & 0xf, qd = r[4] << 8 | r[5], an = r[6] << 8 | r[7], ns_n = r[8] << 8 | r[9],
-           ar = r[10] << 8 | r[11];
+  unsigned rcode = r[3] & 0xf, qd = be16 (r + 4), an = be16 (r + 6), ns_n = be16 (r + 8),
+           ar = be16 (r + 10);
   int w = snprintf (out, outlen, "%s", rcode < 6 ? rcodes[rcode] : "RCODE?");
   for (unsigned j = 0; j < qd && i; j++)
     {
@@ -237,7 +244,7 @@ dns_ask (const char *name, char *out, size_t outlen, struct in_addr *first)
       i = skip_name (r, len, i);
       if (i == 0 || i + 10 > len)
         break;
-      unsigned type = r[i] << 8 | r[i + 1], rdlen = r[i + 8] << 8 | r[i + 9];
+      unsigned type = be16 (r + i), rdlen = be16 (r + i + 8);
       size_t rd = i + 10;
       if (rd + rdlen > len)
         break;
@@ -252,11 +259,11 @@ dns_ask (const char *name, char *out, size_t outlen, struct in_addr *first)
       if (type == 41) /* OPT: options; EDE is option 15 */
         for (size_t o = rd; o + 4 <= rd + rdlen;)
           {
-            unsigned code = r[o] << 8 | r[o + 1], olen = r[o + 2] << 8 | r[o + 3];
+            unsigned code = be16 (r + o), olen = be16 (r + o + 2);
             if (o + 4 + olen > rd + rdlen)
               break;
             if (code == 15 && olen >= 2)
-              w += snprintf (out + w, outlen - (size_t) w, " ede=%u %.*s", r[o + 4] << 8 | r[o + 5],
+              w += snprintf (out + w, outlen - (size_t) w, " ede=%u %.*s", be16 (r + o + 4),
                              (int) olen - 2, (const char *) r + o + 6);
             o += 4 + olen;
           }
