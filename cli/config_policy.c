@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "haven_annotations.h"
 #include "policy.h"
 #include "policy_load.h"
 #include "policy_apply.h"
@@ -41,12 +42,13 @@ hv_config_apply_policies (void *data, const char *path, char **text, oci_spec **
    * the runtime library itself and installs no filter.  Nothing in a
    * config can opt out of this one (an annotation would let any config
    * author escape the policy it asked for). */
-  cleanup_free char *wanted = xstrdup (oci_kv_get (&(*spec)->annotations, "run.haven.policy"));
+  cleanup_free char *wanted = xstrdup (oci_kv_get (&(*spec)->annotations, HV_POLICY_ANNOTATION));
   if (g->policy == NULL && wanted == NULL)
     return 0;
   if (wanted && g->policy_lock && (g->policy == NULL || strcmp (wanted, g->policy) != 0))
-    return hv_error_set (err, 0, "%s: annotation run.haven.policy=\"%s\" refused: this runtime is locked to %s%s%s",
-                         path, wanted, g->policy ? "policy \"" : "its configuration", g->policy ? g->policy : "",
+    return hv_error_set (err, 0,
+                         "%s: annotation " HV_POLICY_ANNOTATION "=\"%s\" refused: this runtime is locked to %s%s%s", path,
+                         wanted, g->policy ? "policy \"" : "its configuration", g->policy ? g->policy : "",
                          g->policy ? "\"" : "");
   if (g->policy && tighten (g->policy, text, path, err) < 0)
     return -1;

@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "file_read.h"
+#include "haven_annotations.h"
 #include "json_gen.h"
 #include "policy.h"
 #include "policy_load.h"
@@ -541,7 +542,7 @@ check_runtime (const char *cmd, bool docker, struct hv_install_opts *o, char **r
   if (!docker && (o->policy || o->policy_lock))
     return hv_error_set (err, 0,
                          "%s: Podman cannot pass runtime arguments (--policy, --policy-lock); ask per "
-                         "container with --annotation run.haven.policy=NAME",
+                         "container with --annotation " HV_POLICY_ANNOTATION "=NAME",
                          cmd);
   return o->policy ? check_policy (cmd, o->policy, err) : 0;
 }

@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "audit_monitor.h"
 #include "engine_install.h"
+#include "haven_annotations.h"
 #include "haven_audit.h"
 #include "haven_help.h"
 #include "haven_run.h"
@@ -518,7 +519,7 @@ explain_audit (const hv_policy *p)
     }
   else
     printf ("  No audit trail (set audit.log to record denied system calls).\n");
-  printf ("  In engine containers (haven-runc --policy, run.haven.policy) each denied call is recorded\n"
+  printf ("  In engine containers (haven-runc --policy, " HV_POLICY_ANNOTATION ") each denied call is recorded\n"
           "  in the container's own trail, /var/log/haven/containers/<id>.jsonl for root\n"
           "  ($XDG_STATE_HOME/haven/containers/<id>.jsonl otherwise, rootless Podman's too),\n"
           "  whatever audit.log says.\n");

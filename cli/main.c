@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "config_policy.h"
+#include "haven_annotations.h"
 #include "log.h"
 #include "self_exe.h"
 #include "utils.h"
@@ -87,7 +88,7 @@ print_help (void)
           "  --systemd-cgroup    cgroupsPath is slice:prefix:name\n"
           "  --rootless VALUE    true, false or auto\n"
           "  --policy NAME|FILE  tighten every container with a haven policy\n"
-          "  --policy-lock       refuse per-container policies (run.haven.policy annotations)\n"
+          "  --policy-lock       refuse per-container policies (" HV_POLICY_ANNOTATION " annotations)\n"
           "  --version           print version information\n\ncommands:\n");
   for (size_t i = 0; i < N_ELEMENTS (commands); i++)
     printf ("  %-10s %s\n", commands[i].name, commands[i].help);

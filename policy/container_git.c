@@ -11,6 +11,7 @@
 
 #include "container_git.h"
 #include "file_read.h"
+#include "haven_annotations.h"
 #include "oci_tables.h"
 #include "project_guard.h"
 #include "safe_path.h"
@@ -88,7 +89,7 @@ covered (const struct git_plan *gp, const char *rel)
       const char *d = gp->spec->mounts[i].destination;
       size_t n = d ? strlen (d) : 0;
       /* An earlier policy's pin shows the project's own content. */
-      if (oci_strv_contains (&gp->spec->mounts[i].options, "x-haven.pin"))
+      if (oci_strv_contains (&gp->spec->mounts[i].options, HV_MOUNT_OPT_PIN))
         continue;
       if (n > base && strncmp (c, d, n) == 0 && (c[n] == '\0' || c[n] == '/'))
         return true;

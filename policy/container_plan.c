@@ -13,6 +13,7 @@
 #include "container_git.h"
 #include "container_plan.h"
 #include "file_read.h"
+#include "haven_annotations.h"
 #include "policy_glob.h"
 #include "process.h"
 #include "safe_path.h"
@@ -277,7 +278,7 @@ classify_mounts (const hv_policy *p, const oci_spec *spec, struct hv_container_p
       /* An earlier policy's pin (x-haven.pin) is no project: its source
        * is a container path. */
       if (home || engine_tree (m->destination) || !hv_mount_is_bind (m) || m->source == NULL
-          || m->source[0] != '/' || oci_strv_contains (&m->options, "x-haven.pin") || stat (m->source, &st) < 0
+          || m->source[0] != '/' || oci_strv_contains (&m->options, HV_MOUNT_OPT_PIN) || stat (m->source, &st) < 0
           || !S_ISDIR (st.st_mode))
         continue;
       oci_strv_push (&plan->projects, m->destination);
@@ -511,7 +512,7 @@ pin_parents (const oci_spec *spec, struct hv_container_plan *plan, const struct 
       for (size_t i = 0; i < spec->n_mounts; i++)
         if (spec->mounts[i].destination && at_or_below (dir, spec->mounts[i].destination)
             && strlen (spec->mounts[i].destination) > base
-            && !oci_strv_contains (&spec->mounts[i].options, "x-haven.pin"))
+            && !oci_strv_contains (&spec->mounts[i].options, HV_MOUNT_OPT_PIN))
           return;
       oci_strv_push_unique (&plan->pins, dir);
     }

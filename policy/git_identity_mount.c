@@ -4,14 +4,15 @@
 #include <string.h>
 
 #include "git_identity_mount.h"
+#include "haven_annotations.h"
 #include "json_gen.h"
 #include "utils.h"
 
 static void
 bind_file (yajl_gen g, const char *dest, const char *src)
 {
-  static const char *const opts[] = { "bind", "ro", "nosuid", "nodev", "noexec", "x-haven.nofollow", "x-haven.mkdir",
-                                      NULL };
+  static const char *const opts[]
+      = { "bind", "ro", "nosuid", "nodev", "noexec", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_MKDIR, NULL };
   jg_mount (g, dest, "bind", src, opts);
 }
 

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "haven_annotations.h"
 #include "json_gen.h"
 #include "offline.h"
 #include "utils.h"
@@ -24,7 +25,7 @@ hv_offline_mount (yajl_gen g, const struct hv_run_ctx *ctx)
 {
   /* Onto the host's file in the read-only root: never through a link
    * there (the mount replaces the link itself). */
-  static const char *const opts[] = { "bind", "ro", "nosuid", "nodev", "noexec", "x-haven.nofollow", NULL };
+  static const char *const opts[] = { "bind", "ro", "nosuid", "nodev", "noexec", HV_MOUNT_OPT_NOFOLLOW, NULL };
   if (ctx->nsswitch)
     jg_mount (g, HV_NSSWITCH_PATH, "bind", ctx->nsswitch, opts);
 }

@@ -23,6 +23,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "container_monitor.h"
+#include "haven_annotations.h"
 #include "json_gen.h"
 #include "json_walk.h"
 #include "netns_check.h"
@@ -93,7 +94,7 @@ emit_audit_request (yajl_gen g, yajl_val annotations)
 {
   if (jw_lookup (annotations, HV_MONITOR_ANNOTATION))
     return; /* copied as the config has it */
-  jg_kv (g, HV_MONITOR_ANNOTATION, "default");
+  jg_kv (g, HV_MONITOR_ANNOTATION, HV_AUDIT_TRAIL_DEFAULT);
 }
 
 /* resources.timeout: the monitor kills init when it is up.  An earlier
@@ -417,7 +418,7 @@ emit_tmpfs (yajl_gen g, const char *dest, uint64_t size, const char *mode, uint3
     }
   if (file_name && file_text)
     {
-      cleanup_free char *f = xasprintf ("x-haven.file=%s:%s", file_name, file_text);
+      cleanup_free char *f = xasprintf (HV_MOUNT_OPT_FILE "%s:%s", file_name, file_text);
       jg_str (g, f);
     }
   yajl_gen_array_close (g);
@@ -433,7 +434,7 @@ is_pin (yajl_val m)
 {
   yajl_val opts = jw_lookup (m, "options");
   for (size_t i = 0; opts && YAJL_IS_ARRAY (opts) && i < opts->u.array.len; i++)
-    if (YAJL_IS_STRING (opts->u.array.values[i]) && strcmp (opts->u.array.values[i]->u.string, "x-haven.pin") == 0)
+    if (YAJL_IS_STRING (opts->u.array.values[i]) && strcmp (opts->u.array.values[i]->u.string, HV_MOUNT_OPT_PIN) == 0)
       return true;
   return false;
 }
@@ -526,9 +527,9 @@ emit_mounts (yajl_gen g, yajl_val mounts, const struct apply *a)
   /* Last: a pin clones what the container shows there by then; the
    * read-only ones after the others, so that a read-only pin takes in a
    * writable pin below it rather than being hidden by it. */
-  static const char *const pin_opts[] = { "bind", "x-haven.nofollow", "x-haven.pin", NULL };
+  static const char *const pin_opts[] = { "bind", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_PIN, NULL };
   static const char *const pin_ro_opts[]
-      = { "bind", "x-haven.nofollow", "x-haven.pin", "rro", "rnosuid", "rnodev", "rnoexec", NULL };
+      = { "bind", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_PIN, "rro", "rnosuid", "rnodev", "rnoexec", NULL };
   for (size_t i = 0; i < plan->pins.n; i++)
     if (!has_pin_at (mounts, plan->pins.v[i], false))
       jg_mount (g, plan->pins.v[i], "bind", plan->pins.v[i], pin_opts);

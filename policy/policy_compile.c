@@ -10,6 +10,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "git_identity_mount.h"
+#include "haven_annotations.h"
 #include "offline.h"
 #include "home_allow.h"
 #include "json_gen.h"
@@ -117,13 +118,13 @@ exec_rules (const hv_policy *p)
 static void
 bind (yajl_gen g, const char *path, bool writable, bool noexec)
 {
-  static const char *const rw[] = { "rbind", "rw", "nosuid", "nodev", "x-haven.nofollow", "x-haven.mkdir", NULL };
+  static const char *const rw[] = { "rbind", "rw", "nosuid", "nodev", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_MKDIR, NULL };
   static const char *const rw_noexec[]
-      = { "rbind", "rw", "nosuid", "nodev", "noexec", "x-haven.nofollow", "x-haven.mkdir", NULL };
+      = { "rbind", "rw", "nosuid", "nodev", "noexec", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_MKDIR, NULL };
   static const char *const ro[]
-      = { "rbind", "ro", "rro", "nosuid", "nodev", "x-haven.nofollow", "x-haven.mkdir", NULL };
+      = { "rbind", "ro", "rro", "nosuid", "nodev", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_MKDIR, NULL };
   static const char *const ro_noexec[]
-      = { "rbind", "ro", "rro", "nosuid", "nodev", "noexec", "x-haven.nofollow", "x-haven.mkdir", NULL };
+      = { "rbind", "ro", "rro", "nosuid", "nodev", "noexec", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_MKDIR, NULL };
   if (writable)
     jg_mount (g, path, "bind", path, noexec ? rw_noexec : rw);
   else
@@ -273,7 +274,7 @@ push_parents_between (const char *base, const char *path, oci_strv *out)
 static void
 gen_pins (yajl_gen g, const oci_strv *laid, const oci_strv *shown, const oci_strv *writable)
 {
-  static const char *const pin_opts[] = { "bind", "x-haven.nofollow", "x-haven.pin", NULL };
+  static const char *const pin_opts[] = { "bind", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_PIN, NULL };
   cleanup_strv oci_strv pins = { 0 };
   for (size_t i = 0; i < laid->n; i++)
     {
@@ -297,12 +298,12 @@ gen_masks (yajl_gen g, const struct hv_run_ctx *ctx, const struct masks *m, cons
            const oci_strv *hidden, const oci_strv *writable)
 {
   static const char *const dir_opts[] = { "ro", "nosuid", "nodev", "noexec", "size=4k", "nr_inodes=2",
-                                          "mode=0555", "x-haven.nofollow", NULL };
+                                          "mode=0555", HV_MOUNT_OPT_NOFOLLOW, NULL };
   /* Not nodev: reading the masked file must give the null device's
    * nothing, not EACCES (a bind of /dev/null, as runtimes mask files). */
-  static const char *const file_opts[] = { "bind", "ro", "nosuid", "noexec", "x-haven.nofollow", NULL };
+  static const char *const file_opts[] = { "bind", "ro", "nosuid", "noexec", HV_MOUNT_OPT_NOFOLLOW, NULL };
   /* Blank lines git finds unchanged (session/git_hidden_tracked.h). */
-  static const char *const snapshot_opts[] = { "bind", "ro", "nosuid", "nodev", "noexec", "x-haven.nofollow", NULL };
+  static const char *const snapshot_opts[] = { "bind", "ro", "nosuid", "nodev", "noexec", HV_MOUNT_OPT_NOFOLLOW, NULL };
   cleanup_strv oci_strv laid = { 0 };
   for (size_t i = 0; i < m->paths.n; i++)
     {
@@ -425,7 +426,7 @@ overlay (yajl_gen g, const char *path, const struct hv_run_ctx *ctx, bool noexec
       cleanup_free char *lower = xasprintf ("lowerdir=%s", home);
       cleanup_free char *upper = xasprintf ("upperdir=%s/upper", layers);
       cleanup_free char *work = xasprintf ("workdir=%s/work", layers);
-      cleanup_free char *subdir = xasprintf ("x-haven.subdir=%s", path + strlen (home) + 1);
+      cleanup_free char *subdir = xasprintf (HV_MOUNT_OPT_SUBDIR "%s", path + strlen (home) + 1);
       const char *opts[] = { lower, upper, work, "nosuid", "nodev", subdir, noexec ? "noexec" : NULL, NULL };
       jg_mount (g, path, "overlay", "overlay", opts);
       return;
@@ -451,7 +452,7 @@ gen_home_data (yajl_gen g, const char *path, const hv_home_access *access, const
                oci_strv *writable)
 {
   static const char *const own_opts[]
-      = { "rbind", "rw", "nosuid", "nodev", "noexec", "x-haven.nofollow", NULL };
+      = { "rbind", "rw", "nosuid", "nodev", "noexec", HV_MOUNT_OPT_NOFOLLOW, NULL };
   static const char *const empty_dir[] = { "nosuid", "nodev", "noexec", "mode=700", "size=64m", NULL };
   static const char *const empty_file[] = { "bind", "ro", "nosuid", "noexec", NULL };
   cleanup_strv oci_strv names = { 0 };
@@ -627,7 +628,8 @@ static void
 gen_engine_roots (yajl_gen g, const struct hv_run_ctx *ctx, oci_strv *hidden)
 {
   static const char *const empty_opts[]
-      = { "nosuid", "nodev", "noexec", "ro", "mode=755", "size=1m", "x-haven.nofollow", "x-haven.optional", NULL };
+      = { "nosuid", "nodev", "noexec", "ro", "mode=755", "size=1m", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_OPTIONAL,
+          NULL };
   for (size_t i = 0; ctx->engine_roots && i < ctx->engine_roots->n; i++)
     {
       jg_mount (g, ctx->engine_roots->v[i], "tmpfs", "tmpfs", empty_opts);
@@ -640,7 +642,7 @@ gen_hidden_homes (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, 
                   oci_strv *shown, oci_strv *hidden, hv_error **err)
 {
   static const char *const empty_opts[]
-      = { "nosuid", "nodev", "noexec", "mode=755", "size=1m", "x-haven.nofollow", "x-haven.optional", NULL };
+      = { "nosuid", "nodev", "noexec", "mode=755", "size=1m", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_OPTIONAL, NULL };
   for (size_t i = 0; ctx->other_homes && i < ctx->other_homes->n; i++)
     {
       jg_mount (g, ctx->other_homes->v[i], "tmpfs", "tmpfs", empty_opts);
@@ -738,9 +740,9 @@ static void
 gen_credential_mounts (yajl_gen g, const struct hv_run_ctx *ctx, oci_strv *writable)
 {
   static const char *const ro[]
-      = { "bind", "ro", "nosuid", "nodev", "noexec", "x-haven.nofollow", "x-haven.mkdir", NULL };
+      = { "bind", "ro", "nosuid", "nodev", "noexec", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_MKDIR, NULL };
   static const char *const rw[]
-      = { "bind", "rw", "nosuid", "nodev", "noexec", "x-haven.nofollow", "x-haven.mkdir", NULL };
+      = { "bind", "rw", "nosuid", "nodev", "noexec", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_MKDIR, NULL };
   if (ctx->ssh_agent_socket)
     jg_mount (g, HV_SSH_AGENT_SOCKET, "bind", ctx->ssh_agent_socket, ro);
   if (ctx->git_credentials)
@@ -1331,7 +1333,7 @@ gen_annotations (yajl_gen g, const hv_policy *p, const oci_strv *writable, const
   jg_str (g, "annotations");
   yajl_gen_map_open (g);
   jg_kv (g, HV_COMPILED_ANNOTATION, p->name ? p->name : "");
-  jg_kv (g, "run.haven.cgroup", "if-limited");
+  jg_kv (g, HV_CGROUP_ANNOTATION, HV_CGROUP_IF_LIMITED);
   cleanup_free char *ll = hv_policy_landlock_json (writable, exec, best_effort (p, "landlock"));
   jg_kv (g, HV_LANDLOCK_ANNOTATION, ll);
   /* With an audit log, Landlock's refusals go into it too. */

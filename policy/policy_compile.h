@@ -10,16 +10,6 @@
 #include "policy.h"
 #include "run_ctx.h"
 
-/* The Landlock rules travel to the runtime in this annotation. */
-#define HV_LANDLOCK_ANNOTATION "run.haven.landlock"
-#define HV_POLICY_ANNOTATION "run.haven.policy"
-/* A seccomp profile the runtime stacks on the config's (engine containers). */
-#define HV_SECCOMP_ANNOTATION "run.haven.seccomp"
-/* On a config `haven run`/`policy compile` made: the policy it was
- * compiled from, for the record (not a request to apply one, which
- * HV_POLICY_ANNOTATION is). */
-#define HV_COMPILED_ANNOTATION "run.haven.compiled-from"
-
 /* Does the policy's syscall profile deny this system call? */
 bool hv_policy_denies_syscall (const hv_policy *p, const char *name);
 /* {"seccomp": {...}} with the policy's profile ({} for profile none) in

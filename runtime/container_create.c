@@ -32,6 +32,7 @@
 #include "egress_sandbox.h"
 #include "fault_point.h"
 #include "file_read.h"
+#include "haven_annotations.h"
 #include "hooks.h"
 #include "netns_check.h"
 #include "log.h"
@@ -198,8 +199,8 @@ set_oom_score_adj (const struct create_run *r, hv_error **err)
 static bool
 wants_no_cgroup (const oci_spec *spec)
 {
-  const char *cg = oci_kv_get (&spec->annotations, "run.haven.cgroup");
-  return cg && strcmp (cg, "if-limited") == 0 && !spec->linux_cfg.resources.present
+  const char *cg = oci_kv_get (&spec->annotations, HV_CGROUP_ANNOTATION);
+  return cg && strcmp (cg, HV_CGROUP_IF_LIMITED) == 0 && !spec->linux_cfg.resources.present
          && oci_spec_find_namespace (spec, CLONE_NEWPID);
 }
 

@@ -25,6 +25,7 @@
 #include "console.h"
 #include "container.h"
 #include "fault_point.h"
+#include "haven_annotations.h"
 #include "process.h"
 #include "seccomp_filter.h"
 #include "safe_path.h"
@@ -76,8 +77,8 @@ exec_inner (struct exec_child *x, bool userns)
   struct hv_process_ctx pctx = { .process = &x->spec->process, .seccomp = &x->spec->linux_cfg.seccomp,
                                  .procfd = -1, .preserve_fds = x->o->preserve_fds, .seccomp_listener = x->listener,
                                  .state_json = x->state_json, .userns = userns,
-                                 .landlock = oci_kv_get (&x->spec->annotations, "run.haven.landlock"),
-                                 .seccomp_extra = oci_kv_get (&x->spec->annotations, "run.haven.seccomp") };
+                                 .landlock = oci_kv_get (&x->spec->annotations, HV_LANDLOCK_ANNOTATION),
+                                 .seccomp_extra = oci_kv_get (&x->spec->annotations, HV_SECCOMP_ANNOTATION) };
   /* No PDEATHSIG here: our parent (the outer process) exits right away. */
   if (userns && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
     {

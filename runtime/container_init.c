@@ -22,6 +22,7 @@
 #include "container.h"
 #include "console.h"
 #include "devices.h"
+#include "haven_annotations.h"
 #include "hooks.h"
 #include "landlock_audit.h"
 #include "mounts.h"
@@ -253,10 +254,10 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
   cleanup_free char *state_json = NULL;
   struct hv_process_ctx pctx = { .process = &spec->process, .seccomp = &spec->linux_cfg.seccomp,
                                  .procfd = -1, .preserve_fds = ctx->opts->preserve_fds, .seccomp_listener = -1,
-                                 .landlock = oci_kv_get (&spec->annotations, "run.haven.landlock"),
+                                 .landlock = oci_kv_get (&spec->annotations, HV_LANDLOCK_ANNOTATION),
                                  /* Only init's domain is the monitor's to record. */
                                  .landlock_log = oci_kv_get (&spec->annotations, HV_LANDLOCK_AUDIT_ANNOTATION) != NULL,
-                                 .seccomp_extra = oci_kv_get (&spec->annotations, "run.haven.seccomp") };
+                                 .seccomp_extra = oci_kv_get (&spec->annotations, HV_SECCOMP_ANNOTATION) };
   int r = -1;
   cleanup_close int fifo = -1;
 

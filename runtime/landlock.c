@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "haven_annotations.h"
 #include "json_walk.h"
 #include "oci_json.h"
 #include "safe_path.h"
@@ -103,7 +104,7 @@ hv_landlock_apply (const char *rules_json, bool log_new_exec, hv_error **err)
   bool best_effort = false;
   int r = -1;
   cleanup_close int ruleset = -1;
-  jw_init (&w, "annotation run.haven.landlock", err);
+  jw_init (&w, "annotation " HV_LANDLOCK_ANNOTATION, err);
   if (jw_parse (&w, rules_json, &root) < 0)
     return -1;
   if (jw_expect_object (&w, root) < 0 || jw_field_strv (&w, root, "read", &read) < 0

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "haven_annotations.h"
 #include "safe_path.h"
 #include "utils.h"
 
@@ -125,19 +126,19 @@ hv_mount_opts_parse (const oci_strv *options, struct hv_mount_opts *out, hv_erro
           done = true;
       if (done)
         continue;
-      if (str_has_prefix (o, "x-haven."))
+      if (str_has_prefix (o, HV_MOUNT_OPT_PREFIX))
         {
-          if (strcmp (o, "x-haven.nofollow") == 0)
+          if (strcmp (o, HV_MOUNT_OPT_NOFOLLOW) == 0)
             out->nofollow = true;
-          else if (strcmp (o, "x-haven.mkdir") == 0)
+          else if (strcmp (o, HV_MOUNT_OPT_MKDIR) == 0)
             out->mkdir = true;
-          else if (strcmp (o, "x-haven.optional") == 0)
+          else if (strcmp (o, HV_MOUNT_OPT_OPTIONAL) == 0)
             out->optional = true;
-          else if (strcmp (o, "x-haven.pin") == 0)
+          else if (strcmp (o, HV_MOUNT_OPT_PIN) == 0)
             out->pin = true;
-          else if (str_has_prefix (o, "x-haven.subdir="))
+          else if (str_has_prefix (o, HV_MOUNT_OPT_SUBDIR))
             {
-              const char *sub = o + strlen ("x-haven.subdir=");
+              const char *sub = o + strlen (HV_MOUNT_OPT_SUBDIR);
               if (sub[0] == '\0' || sub[0] == '/' || out->subdir)
                 {
                   hv_mount_opts_free (out);
@@ -145,9 +146,9 @@ hv_mount_opts_parse (const oci_strv *options, struct hv_mount_opts *out, hv_erro
                 }
               out->subdir = xstrdup (sub);
             }
-          else if (str_has_prefix (o, "x-haven.file="))
+          else if (str_has_prefix (o, HV_MOUNT_OPT_FILE))
             {
-              const char *arg = o + strlen ("x-haven.file="), *colon = strchr (arg, ':');
+              const char *arg = o + strlen (HV_MOUNT_OPT_FILE), *colon = strchr (arg, ':');
               size_t n = colon ? (size_t) (colon - arg) : 0;
               if (out->file_name || n == 0 || n > 255 || memchr (arg, '/', n) || (n == 1 && arg[0] == '.')
                   || (n == 2 && arg[0] == '.' && arg[1] == '.') || strlen (colon + 1) > HV_MOUNT_FILE_MAX)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "haven_annotations.h"
 #include "utils.h"
 
 int

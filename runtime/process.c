@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "capabilities.h"
+#include "haven_annotations.h"
 #include "landlock.h"
 #include "mounts.h"
 #include "safe_path.h"
@@ -385,12 +386,12 @@ hv_process_prepare (struct hv_process_ctx *ctx, hv_error **err)
    * unconditional allow of the same call).  Parsed now so that a bad one
    * fails create; loaded last, right before execve. */
   if (ctx->seccomp_extra
-      && oci_seccomp_parse (ctx->seccomp_extra, strlen (ctx->seccomp_extra), "annotation run.haven.seccomp",
+      && oci_seccomp_parse (ctx->seccomp_extra, strlen (ctx->seccomp_extra), "annotation " HV_SECCOMP_ANNOTATION,
                             &ctx->seccomp_extra_parsed, err)
              < 0)
     return -1;
   if (ctx->seccomp_extra_parsed && ctx->seccomp_extra_parsed->listener_path)
-    return hv_error_set (err, 0, "annotation run.haven.seccomp: a stacked profile cannot have a listener");
+    return hv_error_set (err, 0, "annotation " HV_SECCOMP_ANNOTATION ": a stacked profile cannot have a listener");
   if (ctx->seccomp && ctx->seccomp->present && !p->no_new_privileges)
     {
       int notify_fd = -1;
@@ -431,9 +432,9 @@ hv_process_exec (struct hv_process_ctx *ctx, hv_error **err)
     {
       int none = -1;
       if (!p->no_new_privileges && !ctx->landlock)
-        return hv_error_set (err, 0, "annotation run.haven.seccomp needs no_new_privs");
+        return hv_error_set (err, 0, "annotation " HV_SECCOMP_ANNOTATION " needs no_new_privs");
       if (hv_seccomp_load (ctx->seccomp_extra_parsed, &none, err) < 0)
-        return hv_error_wrap (err, "annotation run.haven.seccomp");
+        return hv_error_wrap (err, "annotation " HV_SECCOMP_ANNOTATION);
     }
   if (ctx->seccomp && ctx->seccomp->present && !ctx->seccomp_loaded)
     {

@@ -9,6 +9,7 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+#include "haven_annotations.h"
 #include "json_gen.h"
 #include "json_walk.h"
 #include "utils.h"

@@ -25,6 +25,7 @@
 #include "array_size.h"
 #include "cgroup_ident.h"
 #include "egress_host_addrs.h"
+#include "haven_annotations.h"
 #include "network.h"
 #include "sync.h"
 #include "utils.h"

@@ -16,6 +16,7 @@
 #include "egress_notice.h"
 #include "egress_resolver.h"
 #include "egress_table.h"
+#include "haven_annotations.h"
 #include "json_gen.h"
 #include "resolv_conf.h"
 #include "utils.h"
@@ -208,7 +209,7 @@ hv_monitor_egress_start (const struct hv_monitor_egress_args *a, struct hv_audit
       hv_error_set (err, errno, "stat /proc/thread-self/ns/net");
       return NULL;
     }
-  if (hv_egress_config_parse (a->config, "run.haven.egress", &e->config, &part_err) < 0)
+  if (hv_egress_config_parse (a->config, HV_EGRESS_ANNOTATION, &e->config, &part_err) < 0)
     {
       /* create parsed the same text: not expected; no resolver then. */
       close_sockets (a);

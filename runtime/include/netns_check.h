@@ -11,10 +11,6 @@
 #include "error.h"
 #include "oci_spec.h"
 
-/* Set by a policy with network none (policy_apply.c); its only value. */
-#define HV_NETWORK_ANNOTATION "run.haven.network"
-#define HV_NETWORK_NONE "none"
-
 /* Does the config ask for network none?  Any other value is an error
  * (name: the config's, for the message). */
 int hv_netns_none_wanted (const oci_spec *spec, const char *name, bool *none, hv_error **err);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "file_read.h"
+#include "haven_annotations.h"
 #include "json_gen.h"
 #include "json_merge.h"
 #include "landlock_audit.h"
@@ -68,7 +69,7 @@ hv_monitor_prepare_config (const char *state_dir, const char *name, char **text,
   const char *trail = hv_monitor_trail_request (*spec);
   if (trail == NULL)
     return 0;
-  if (strcmp (trail, "default") != 0 && trail[0] != '/')
+  if (strcmp (trail, HV_AUDIT_TRAIL_DEFAULT) != 0 && trail[0] != '/')
     return hv_error_set (err, 0, "%s: .annotations[\"%s\"]: \"%s\" is neither \"default\" nor an absolute path", name,
                          HV_MONITOR_ANNOTATION, trail);
   const oci_seccomp *sc = &(*spec)->linux_cfg.seccomp;
@@ -137,7 +138,7 @@ open_trail_dir (const char *id, const char *request, char **path, char **name, h
   cleanup_free char *base = NULL;
   const char *rel;
   bool owned = true;
-  if (strcmp (request, "default") != 0)
+  if (strcmp (request, HV_AUDIT_TRAIL_DEFAULT) != 0)
     {
       base = xstrdup ("/");
       *path = xstrdup (request);

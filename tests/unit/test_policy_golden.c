@@ -69,6 +69,7 @@
 
 #include <cmocka.h>
 
+#include "haven_annotations.h"
 #include "json_gen.h"
 #include "policy.h"
 #include "policy_load.h"

@@ -25,7 +25,6 @@
 #include "egress_ranges.h"
 #include "error.h"
 
-#define HV_EGRESS_ANNOTATION "run.haven.egress"
 /* The table every sandbox gets, and the values the resolver shares with
  * it (docs/egress.md, "The table"). */
 #define HV_EGRESS_TABLE_NAME "haven"

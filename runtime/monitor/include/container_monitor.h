@@ -50,14 +50,13 @@
 #include "error.h"
 #include "oci_spec.h"
 
-#define HV_MONITOR_ANNOTATION "run.haven.audit"
-/* annotations["run.haven.timeout"]  whole seconds (1 to a year): the
+/* The annotations' names are oci/haven_annotations.h's.
+ * annotations["run.haven.timeout"]  whole seconds (1 to a year): the
  *     monitor kills init with SIGKILL that long after create handed it
  *     over (in the container's own pid namespace that ends every
  *     process), recording {"event":"timeout"} first.  Needs the monitor
- *     (run.haven.audit); create fails otherwise. */
-#define HV_TIMEOUT_ANNOTATION "run.haven.timeout"
-/* annotations["run.haven.git-guard"]  absolute host directories, one a
+ *     (run.haven.audit); create fails otherwise.
+ * annotations["run.haven.git-guard"]  absolute host directories, one a
  *     line (the projects an engine binds in): create records what git
  *     would execute in each (project_guard.h) before init exists, and the
  *     monitor, once every process of the container is gone, quarantines
@@ -67,7 +66,6 @@
  *     container runs, the monitor checks a project at once when a name
  *     git reads appears where it watches (monitor_git.h).  Needs the
  *     monitor (run.haven.audit); create fails otherwise. */
-#define HV_GIT_GUARD_ANNOTATION "run.haven.git-guard"
 #define HV_MONITOR_CHECK_WAIT_S 120
 #define HV_MONITOR_SOCKET "monitor.sock"
 #define HV_MONITOR_PID_FILE "monitor.pid"

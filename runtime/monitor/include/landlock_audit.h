@@ -37,7 +37,6 @@
 
 #include "audit_trail.h"
 
-#define HV_LANDLOCK_AUDIT_ANNOTATION "run.haven.landlock.audit"
 #define HV_LANDLOCK_AUDIT_RATE 20
 
 typedef struct hv_landlock_audit hv_landlock_audit;
