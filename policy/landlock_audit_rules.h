@@ -1,5 +1,5 @@
 /* Which policy item each kind of Landlock refusal stands for, for the
- * trail's landlock-denied records (runtime/monitor/include/landlock_audit.h): the
+ * trail's landlock-denied records (runtime/monitor/landlock_audit.h): the
  * run.haven.landlock.audit annotation of `haven run` with an audit log. */
 #ifndef HAVEN_LANDLOCK_AUDIT_RULES_H
 #define HAVEN_LANDLOCK_AUDIT_RULES_H

@@ -22,11 +22,9 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
-#include "container_monitor.h"
 #include "haven_annotations.h"
 #include "json_gen.h"
 #include "json_walk.h"
-#include "netns_check.h"
 #include "oci_tables.h"
 #include "container_exec_rules.h"
 #include "container_network.h"

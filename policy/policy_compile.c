@@ -14,7 +14,6 @@
 #include "offline.h"
 #include "home_allow.h"
 #include "json_gen.h"
-#include "landlock_audit.h"
 #include "landlock_audit_rules.h"
 #include "oci_tables.h"
 #include "policy_compile.h"

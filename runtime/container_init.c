@@ -24,7 +24,6 @@
 #include "devices.h"
 #include "haven_annotations.h"
 #include "hooks.h"
-#include "landlock_audit.h"
 #include "mounts.h"
 #include "network.h"
 #include "process.h"

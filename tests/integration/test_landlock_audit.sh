@@ -1,4 +1,4 @@
-# Landlock's refusals in haven run's audit trail (runtime/monitor/include/landlock_audit.h).
+# Landlock's refusals in haven run's audit trail (runtime/monitor/landlock_audit.h).
 # Landlock logs only while the kernel's audit is on; haven never turns it
 # on, so these tests do for their run (and put back what they found:
 # audit_enabled.py).  While it is on, the kernel also prints its records
