@@ -16,8 +16,8 @@ typedef struct hv_error
   int errno_code; /* 0 when the error is not a system error */
   char *msg;      /* complete message, strerror() already appended */
   /* 126 or 127 when the error is that a command could not be executed
-   * (denied, or not found), as a shell reports it; 0 otherwise.  Kept by
-   * hv_error_wrap; set with hv_error_set_exit_status. */
+   * (denied, or not found), as a shell reports it (exit_status.h); 0
+   * otherwise.  Kept by hv_error_wrap; set with hv_error_set_exit_status. */
   int exit_status;
 } hv_error;
 

@@ -3,10 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "exit_status.h"
 
 struct sync_header
 {
@@ -149,7 +152,8 @@ hv_sync_error (const char *payload, hv_error **err)
   memcpy (&h, payload, sizeof (h));
   hv_error_set (err, 0, "%s", payload + sizeof (h));
   /* Only the statuses of a command that could not be executed. */
-  return hv_error_set_exit_status (err, h.exit_status == 126 || h.exit_status == 127 ? h.exit_status : 0);
+  bool not_executed = h.exit_status == HV_EXIT_CANNOT_EXECUTE || h.exit_status == HV_EXIT_NOT_FOUND;
+  return hv_error_set_exit_status (err, not_executed ? h.exit_status : 0);
 }
 
 int

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "container.h"
+#include "exit_status.h"
 #include "log.h"
 #include "state.h"
 #include "utils.h"
@@ -155,7 +156,7 @@ spawn_ps (char **extra_args, int extra, pid_t *child_out, int *out, hv_error **e
       else
         args[1] = (char *) "-ef";
       execvp ("ps", args);
-      _exit (127);
+      _exit (HV_EXIT_NOT_FOUND);
     }
   close (pipefd[1]);
   *out = pipefd[0];

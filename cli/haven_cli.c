@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "audit_monitor.h"
 #include "engine_install.h"
+#include "exit_status.h"
 #include "haven_annotations.h"
 #include "haven_audit.h"
 #include "haven_help.h"
@@ -606,7 +607,7 @@ haven_main (int argc, char **argv)
       fprintf (stderr, "haven: %s\n", err ? err->msg : "unknown error");
       /* A command that could not be executed exits as a shell's would
        * (126 denied, 127 not found); any other failure of haven's 125. */
-      int code = err && err->exit_status ? err->exit_status : 125;
+      int code = err && err->exit_status ? err->exit_status : HV_EXIT_HAVEN_FAILED;
       hv_error_free (&err);
       return code;
     }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine_install.h"
+#include "exit_status.h"
 
 struct help_section
 {
@@ -26,9 +27,9 @@ help_run (FILE *out)
            "      --project DIR  the writable project (default: the current directory); CMD starts\n"
            "                     there, or in the current directory when that is inside DIR\n"
            "      --keep-bundle  keep the generated OCI bundle (for debugging)\n"
-           "      Exit status: CMD's; 126 when CMD may not be executed, 127 when it is not found,\n"
-           "      124 past the policy's timeout, 125 when haven itself failed.\n",
-           HV_HAVEN_DEFAULT_POLICY);
+           "      Exit status: CMD's; %d when CMD may not be executed, %d when it is not found,\n"
+           "      %d past the policy's timeout, %d when haven itself failed.\n",
+           HV_HAVEN_DEFAULT_POLICY, HV_EXIT_CANNOT_EXECUTE, HV_EXIT_NOT_FOUND, HV_EXIT_TIMEOUT, HV_EXIT_HAVEN_FAILED);
 }
 
 static void

@@ -24,6 +24,7 @@
 #include "cgroup.h"
 #include "console.h"
 #include "container.h"
+#include "exit_status.h"
 #include "fault_point.h"
 #include "haven_annotations.h"
 #include "process.h"
@@ -113,7 +114,7 @@ fail:
       cleanup_free char *line = xasprintf ("haven-runc: %s\n", err->msg);
       write_all (2, line, strlen (line));
     }
-  _exit (err && err->errno_code == ENOENT ? 127 : 126);
+  _exit (err && err->errno_code == ENOENT ? HV_EXIT_NOT_FOUND : HV_EXIT_CANNOT_EXECUTE);
 }
 
 static void __attribute__ ((noreturn))

@@ -22,6 +22,7 @@
 #include "container.h"
 #include "console.h"
 #include "devices.h"
+#include "exit_status.h"
 #include "haven_annotations.h"
 #include "hooks.h"
 #include "mounts.h"
@@ -341,5 +342,5 @@ hv_container_init (struct hv_init_ctx *ctx)
    * could not be executed exits as in a shell (126/127). */
   if (err && err->exit_status)
     _exit (err->exit_status);
-  _exit (err && err->errno_code == ENOENT ? 127 : 1);
+  _exit (err && err->errno_code == ENOENT ? HV_EXIT_NOT_FOUND : 1);
 }

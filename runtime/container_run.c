@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "container.h"
+#include "exit_status.h"
 #include "fault_point.h"
 #include "run_guard.h"
 #include "signals.h"
@@ -104,7 +105,7 @@ hv_container_run (const struct hv_runtime *rt, const struct hv_run_opts *o, stru
   if (hv_time_limit_hit ())
     {
       /* As timeout(1) reports it. */
-      *exit_status = 124;
+      *exit_status = HV_EXIT_TIMEOUT;
       static const char msg[] = "haven: the command ran past its time limit and was killed\n";
       write_all (2, msg, sizeof (msg) - 1);
     }

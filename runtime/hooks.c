@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exit_status.h"
 #include "utils.h"
 
 static long long
@@ -52,7 +53,7 @@ spawn_hook (const oci_hook *h, const char *stage, int *to_hook, int *from_hook, 
       char *default_argv[] = { h->path, NULL };
       char *empty_env[] = { NULL };
       execve (h->path, h->args.n ? h->args.v : default_argv, h->env.n ? h->env.v : empty_env);
-      _exit (127);
+      _exit (HV_EXIT_NOT_FOUND);
     }
   close (in[0]);
   close (out[1]);

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "exit_status.h"
 #include "utils.h"
 
 /* Order in which joined namespaces are entered by the child. */
@@ -163,7 +164,7 @@ write_map_with_helper (const char *helper, pid_t pid, const oci_id_mappings *m, 
   if (child == 0)
     {
       execvp (helper, argv);
-      _exit (127);
+      _exit (HV_EXIT_NOT_FOUND);
     }
   int status = -1;
   if (child > 0)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "capabilities.h"
+#include "exit_status.h"
 #include "haven_annotations.h"
 #include "landlock.h"
 #include "mounts.h"
@@ -52,19 +53,19 @@ resolve_exe (const char *name, char **envp, char **out, hv_error **err)
         {
           int e = errno;
           hv_error_set (err, e, "exec: \"%s\": stat %s", name, name);
-          return hv_error_set_exit_status (err, e == ENOENT ? 127 : 126);
+          return hv_error_set_exit_status (err, e == ENOENT ? HV_EXIT_NOT_FOUND : HV_EXIT_CANNOT_EXECUTE);
         }
       if (S_ISDIR (st.st_mode))
         {
           hv_error_set (err, 0, "exec: \"%s\": is a directory", name);
-          return hv_error_set_exit_status (err, 126);
+          return hv_error_set_exit_status (err, HV_EXIT_CANNOT_EXECUTE);
         }
       /* As runc: a file nobody may execute fails create, not the start
        * that follows (engines then report exit status 126). */
       if (!(st.st_mode & 0111))
         {
           hv_error_set (err, EACCES, "exec: \"%s\"", name);
-          return hv_error_set_exit_status (err, 126);
+          return hv_error_set_exit_status (err, HV_EXIT_CANNOT_EXECUTE);
         }
       *out = xstrdup (name);
       return 0;
@@ -92,10 +93,10 @@ resolve_exe (const char *name, char **envp, char **out, hv_error **err)
   if (not_executable)
     {
       hv_error_set (err, EACCES, "exec: \"%s\": %s", name, not_executable);
-      return hv_error_set_exit_status (err, 126);
+      return hv_error_set_exit_status (err, HV_EXIT_CANNOT_EXECUTE);
     }
   hv_error_set (err, 0, "exec: \"%s\": executable file not found in $PATH", name);
-  return hv_error_set_exit_status (err, 127);
+  return hv_error_set_exit_status (err, HV_EXIT_NOT_FOUND);
 }
 
 /* One passwd line, split at every ':' (an empty comment field, as
@@ -458,7 +459,7 @@ hv_process_exec (struct hv_process_ctx *ctx, hv_error **err)
    * or loader: 127. */
   int e = errno;
   hv_error_set (err, e, "exec %s", ctx->exe);
-  return hv_error_set_exit_status (err, e == ENOENT ? 127 : 126);
+  return hv_error_set_exit_status (err, e == ENOENT ? HV_EXIT_NOT_FOUND : HV_EXIT_CANNOT_EXECUTE);
 }
 
 void

@@ -11,6 +11,7 @@
 #include "audit_monitor.h"
 #include "container.h"
 #include "egress_pasta.h"
+#include "exit_status.h"
 #include "fault_point.h"
 #include "git_hidden_tracked.h"
 #include "git_identity.h"
@@ -274,7 +275,7 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
    * could not be executed is 126 or 127 there too, haven's own failure 125. */
   int trail_status = *exit_status;
   if (ret < 0)
-    trail_status = *err && (*err)->exit_status ? (*err)->exit_status : 125;
+    trail_status = *err && (*err)->exit_status ? (*err)->exit_status : HV_EXIT_HAVEN_FAILED;
   hv_audit_end (&s->audit, trail_status);
   hv_fault_point ("session.audit-ended");
   /* Done: from here on, a kill of haven leaves nothing for the guard. */

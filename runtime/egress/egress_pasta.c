@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "egress_pasta_route.h"
+#include "exit_status.h"
 #include "utils.h"
 
 #ifndef SYS_pidfd_send_signal
@@ -124,7 +125,7 @@ child_fail (const char *what)
   int n = snprintf (msg, sizeof (msg), "haven: before exec of pasta: %s: %s\n", what, strerror (errno));
   if (n > 0)
     write_all (2, msg, (size_t) n);
-  _exit (127);
+  _exit (HV_EXIT_NOT_FOUND);
 }
 
 /* In the child: descriptors at pasta's numbers, nothing else open, caps
@@ -139,7 +140,7 @@ child_exec (pid_t parent, const char *binary, char **argv, int netns_fd, int use
   if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
     child_fail ("PR_SET_PDEATHSIG");
   if (getppid () != parent)
-    _exit (127);
+    _exit (HV_EXIT_NOT_FOUND);
   /* Its own session: a Ctrl-C at haven's terminal is the sandbox's, and
    * must not end its network. */
   setsid ();
@@ -153,7 +154,7 @@ child_exec (pid_t parent, const char *binary, char **argv, int netns_fd, int use
   int devnull = open ("/dev/null", O_RDWR | O_CLOEXEC);
   int hi_log = lift (log_fd, PASTA_FIRST_FREE + 8);
   if (hi_log < 0 || dup2 (hi_log, 2) < 0 || dup2 (hi_log, 1) < 0)
-    _exit (127);
+    _exit (HV_EXIT_NOT_FOUND);
   int hi_netns = lift (netns_fd, PASTA_FIRST_FREE + 8);
   int hi_userns = lift (userns_fd, PASTA_FIRST_FREE + 8);
   int hi_ready = lift (ready_fd, PASTA_FIRST_FREE + 8);
