@@ -8,6 +8,12 @@
 
 #include "dns_message.h"
 
+/* Wire sizes the parser bounds a message by before it reads it. */
+#define QUESTION_MIN_LEN 5 /* a question: the root name, type, class */
+#define RR_FIXED_LEN 10    /* a record after its name: type, class, TTL, rdata length */
+#define RR_MIN_LEN (1 + RR_FIXED_LEN) /* a record with the root name and no rdata (OPT's size) */
+#define SOA_FIXED_LEN 20   /* SOA rdata after its two names: five 32-bit numbers */
+
 static const char *const section_names[] = { "answer", "authority", "additional" };
 
 static uint16_t
@@ -334,7 +340,7 @@ decode_rdata (const uint8_t *msg, size_t start, uint16_t rdlen, hv_dns_rr *rr,
   size_t end = start + rdlen;
   /* Names are read with the whole message as context (pointers), but may
    * not run past the rdata. */
-  uint8_t buf[2 * HV_DNS_NAME_MAX + 20];
+  uint8_t buf[2 * HV_DNS_NAME_MAX + SOA_FIXED_LEN]; /* the most: SOA's */
   size_t out = 0;
   size_t p = start;
   int names = 0;
@@ -375,7 +381,7 @@ decode_rdata (const uint8_t *msg, size_t start, uint16_t rdlen, hv_dns_rr *rr,
       break;
     case HV_DNS_TYPE_SOA:
       names = 2;
-      fixed_after = 20;
+      fixed_after = SOA_FIXED_LEN;
       break;
     default:
       rr->rdata = memdup_or_null (msg + start, rdlen);
@@ -478,7 +484,7 @@ parse_opt (const uint8_t *msg, size_t rdstart, uint16_t rdlen, uint16_t cls, uin
 int
 hv_dns_peek_header (const uint8_t *buf, size_t len, uint16_t *id, uint16_t *flags)
 {
-  if (len < 12)
+  if (len < HV_DNS_HEADER_LEN)
     return -1;
   *id = get16 (buf);
   *flags = get16 (buf + 2);
@@ -488,9 +494,9 @@ hv_dns_peek_header (const uint8_t *buf, size_t len, uint16_t *id, uint16_t *flag
 static int
 parse_into (const uint8_t *msg, size_t len, hv_dns_message *m, hv_error **err)
 {
-  if (len < 12)
+  if (len < HV_DNS_HEADER_LEN)
     return hv_error_set (err, 0, "%zu bytes, shorter than a DNS header", len);
-  if (len > 65535)
+  if (len > HV_DNS_MESSAGE_MAX)
     return hv_error_set (err, 0, "%zu bytes, longer than a DNS message can be", len);
   m->id = get16 (msg);
   m->flags = get16 (msg + 2) & 0xFFF0;
@@ -503,11 +509,11 @@ parse_into (const uint8_t *msg, size_t len, hv_dns_message *m, hv_error **err)
   size_t total = qd + counts[0] + counts[1] + counts[2];
   if (total > HV_DNS_MAX_RECORDS)
     return hv_error_set (err, 0, "%zu questions and records, more than %d", total, HV_DNS_MAX_RECORDS);
-  if (qd * 5 + (counts[0] + counts[1] + counts[2]) * 11 > len - 12)
+  if (qd * QUESTION_MIN_LEN + (counts[0] + counts[1] + counts[2]) * RR_MIN_LEN > len - HV_DNS_HEADER_LEN)
     return hv_error_set (err, 0, "counts (%zu questions, %zu/%zu/%zu records) need more than the %zu bytes after the header",
-                         qd, counts[0], counts[1], counts[2], len - 12);
+                         qd, counts[0], counts[1], counts[2], len - HV_DNS_HEADER_LEN);
 
-  size_t p = 12;
+  size_t p = HV_DNS_HEADER_LEN;
   m->questions = qd ? xmalloc0 (qd * sizeof (*m->questions)) : NULL;
   for (size_t i = 0; i < qd; i++)
     {
@@ -531,13 +537,13 @@ parse_into (const uint8_t *msg, size_t len, hv_dns_message *m, hv_error **err)
           size_t at = p;
           if (read_name (msg, len, &p, &rr->name, err) < 0)
             return hv_error_wrap (err, "%s record %zu", section_names[s], i + 1);
-          if (len - p < 10)
+          if (len - p < RR_FIXED_LEN)
             return hv_error_set (err, 0, "%s record %zu at offset %zu: fields cut off", section_names[s], i + 1, at);
           rr->type = get16 (msg + p);
           rr->cls = get16 (msg + p + 2);
           rr->ttl = get32 (msg + p + 4);
           uint16_t rdlen = get16 (msg + p + 8);
-          p += 10;
+          p += RR_FIXED_LEN;
           if (len - p < rdlen)
             return hv_error_set (err, 0, "%s record %zu at offset %zu: %u bytes of rdata run past the end",
                                  section_names[s], i + 1, at, rdlen);
@@ -676,7 +682,7 @@ w_rr (struct writer *w, const hv_dns_rr *rr)
 static size_t
 opt_size (const hv_dns_edns *e)
 {
-  size_t n = 11;
+  size_t n = RR_MIN_LEN; /* the root name, then the fixed fields */
   for (size_t i = 0; i < e->n_options; i++)
     n += 4u + e->options[i].len;
   return n;
@@ -688,21 +694,21 @@ hv_dns_encode (const hv_dns_message *m, uint8_t *buf, size_t cap, size_t max_siz
 {
   cleanup_free struct writer *w = xmalloc0 (sizeof (*w));
   size_t limit = max_size < cap ? max_size : cap;
-  if (limit > 65535)
-    limit = 65535;
+  if (limit > HV_DNS_MESSAGE_MAX)
+    limit = HV_DNS_MESSAGE_MAX;
   if (truncated)
     *truncated = false;
   if (m->rcode > 0xFFF || (m->rcode > 15 && !m->has_edns))
     return hv_error_set (err, 0, "DNS message: rcode %u needs %s", m->rcode, m->rcode > 0xFFF ? "more than 12 bits" : "OPT");
   size_t opt = m->has_edns ? opt_size (&m->edns) : 0;
-  if (opt > 65535 || 12 + opt > limit)
+  if (opt > 65535 || HV_DNS_HEADER_LEN + opt > limit)
     return hv_error_set (err, 0, "DNS message: header and OPT do not fit %zu bytes", limit);
   w->buf = buf;
   w->limit = limit - opt;
   uint16_t flags = (uint16_t) ((m->flags & 0xFFF0) | (m->rcode & 0xF));
-  uint8_t h[12] = { 0 };
+  uint8_t h[HV_DNS_HEADER_LEN] = { 0 };
   put16 (h, m->id);
-  if (!w_put (w, h, 12))
+  if (!w_put (w, h, HV_DNS_HEADER_LEN))
     return hv_error_set (err, 0, "DNS message: header does not fit %zu bytes", limit);
   for (size_t i = 0; i < m->n_questions; i++)
     {
@@ -743,15 +749,15 @@ done:
     {
       const hv_dns_edns *e = &m->edns;
       w->limit = limit;
-      uint8_t f[10];
+      uint8_t f[RR_FIXED_LEN];
       uint32_t ttl = ((uint32_t) (m->rcode >> 4) << 24) | ((uint32_t) e->version << 16)
                      | (e->dnssec_ok ? 0x8000u : 0) | (e->z & 0x7FFFu);
       put16 (f, HV_DNS_TYPE_OPT);
       put16 (f + 2, e->udp_size);
       put32 (f + 4, ttl);
-      put16 (f + 8, (uint16_t) (opt - 11));
+      put16 (f + 8, (uint16_t) (opt - RR_MIN_LEN));
       w_put (w, "", 1);
-      w_put (w, f, 10);
+      w_put (w, f, RR_FIXED_LEN);
       for (size_t i = 0; i < e->n_options; i++)
         {
           w_put16 (w, e->options[i].code);
@@ -878,7 +884,7 @@ hv_dns_add_ede (hv_dns_message *m, uint16_t info_code, const char *text, hv_erro
   if (!utf8_valid ((const uint8_t *) text, tlen, HV_DNS_EDE_TEXT_MAX, &cut))
     return hv_error_set (err, 0, "Extended DNS Error text is not UTF-8");
   hv_dns_edns *e = &m->edns;
-  if (e->n_options >= 64)
+  if (e->n_options >= HV_DNS_MAX_OPTIONS)
     return hv_error_set (err, 0, "DNS message: too many EDNS options");
   e->options = xrealloc (e->options, (e->n_options + 1) * sizeof (*e->options));
   hv_dns_option *o = &e->options[e->n_options++];

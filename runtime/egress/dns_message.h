@@ -53,7 +53,15 @@
 
 #include "error.h"
 
+#define HV_DNS_PORT 53           /* where queries go unless an address says otherwise (RFC 1035 4.2) */
+#define HV_DNS_HEADER_LEN 12     /* the fixed header: ID, flags, four counts (RFC 1035 4.1.1) */
+/* The largest message: TCP's two-byte length frames no more (RFC 1035
+ * 4.2.2), and no UDP datagram carries more. */
+#define HV_DNS_MESSAGE_MAX 65535
 #define HV_DNS_NAME_MAX 255      /* wire bytes, root label included */
+/* A name's text with no escape and no trailing dot: the 255 wire bytes
+ * less the first label's length byte and the root label. */
+#define HV_DNS_PLAIN_NAME_MAX 253
 #define HV_DNS_LABEL_MAX 63
 #define HV_DNS_NAME_TEXT_MAX 1024 /* to_text output: every byte \DDD, dots, NUL */
 #define HV_DNS_MAX_HOPS 64       /* compression pointers followed per name */
@@ -61,6 +69,9 @@
 #define HV_DNS_MAX_CHAIN 16      /* names on a CNAME chain */
 #define HV_DNS_UDP_MIN 512       /* UDP size without EDNS (RFC 1035 4.2.1) */
 #define HV_DNS_EDE_TEXT_MAX 200  /* so a reply with one EDE fits 512 bytes */
+/* EDNS options hv_dns_add_ede adds to one message: far more than any
+ * reply needs (haven adds one), so that a loop cannot grow it unbounded. */
+#define HV_DNS_MAX_OPTIONS 64
 
 /* Header flags, as in the second 16-bit word (the rcode bits excluded). */
 #define HV_DNS_FLAG_QR 0x8000

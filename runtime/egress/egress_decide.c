@@ -132,7 +132,7 @@ bool
 hv_egress_name_plain (const char *name)
 {
   size_t n = strlen (name);
-  if (n == 0 || n > 253)
+  if (n == 0 || n > HV_DNS_PLAIN_NAME_MAX)
     return false;
   for (size_t i = 0; i < n; i++)
     if (name[i] == '\\' || (name[i] == '.' && (i == 0 || name[i - 1] == '.')))

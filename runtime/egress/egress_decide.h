@@ -14,9 +14,6 @@
 /* Each allowed port of a name is one pin per address: a name may reach
  * at most this many ports (the rest of a wider union is not pinned). */
 #define HV_EGRESS_NAME_PORTS_MAX 1024
-#define HV_EGRESS_TTL_FLOOR_DEFAULT 30
-#define HV_EGRESS_TTL_CAP_DEFAULT 3600
-#define HV_EGRESS_GRACE_DEFAULT 10
 
 #define HV_EGRESS_WHY_UNLISTED "not in the policy"
 #define HV_EGRESS_WHY_DENIED "denied by the policy"

@@ -89,13 +89,13 @@ copy_config (hv_egress_resolver *r, const hv_egress_resolver_config *in, hv_erro
         {
           struct sockaddr_in *s = (struct sockaddr_in *) &ups[i];
           if (s->sin_port == 0)
-            s->sin_port = htons (53);
+            s->sin_port = htons (HV_DNS_PORT);
         }
       else if (ups[i].ss_family == AF_INET6)
         {
           struct sockaddr_in6 *s = (struct sockaddr_in6 *) &ups[i];
           if (s->sin6_port == 0)
-            s->sin6_port = htons (53);
+            s->sin6_port = htons (HV_DNS_PORT);
         }
       else
         return hv_error_set (err, 0, "egress resolver: upstream %zu: address family %d", i, ups[i].ss_family);
@@ -111,7 +111,7 @@ copy_config (hv_egress_resolver *r, const hv_egress_resolver_config *in, hv_erro
   if (c->grace == 0)
     c->grace = HV_EGRESS_GRACE_DEFAULT;
   if (c->query_timeout_ms == 0)
-    c->query_timeout_ms = 2000;
+    c->query_timeout_ms = HV_EGRESS_QUERY_TIMEOUT_MS_DEFAULT;
   return 0;
 }
 
@@ -179,7 +179,7 @@ hv_egress_resolver_new (const hv_egress_resolver_config *config, hv_egress_resol
           goto fail;
         }
     }
-  for (size_t i = 0; i < 4; i++)
+  for (size_t i = 0; i < HV_RES_LISTENERS; i++)
     {
       int fd = r->listen_fd[i];
       if (fd < 0)
@@ -195,7 +195,7 @@ hv_egress_resolver_new (const hv_egress_resolver_config *config, hv_egress_resol
                  err) < 0)
         goto fail;
     }
-  r->scratch = xmalloc0 (65535);
+  r->scratch = xmalloc0 (HV_DNS_MESSAGE_MAX);
   *out = r;
   return 0;
 fail:
@@ -233,7 +233,7 @@ hv_egress_resolver_free (hv_egress_resolver *r)
   for (size_t i = 0; i < HV_RES_MAX_TCP_CLIENTS; i++)
     if (r->tcp[i].fd >= 0)
       hv_res_tcp_close (r, &r->tcp[i]);
-  for (size_t i = 0; i < 4; i++)
+  for (size_t i = 0; i < HV_RES_LISTENERS; i++)
     if (r->listen_fd[i] >= 0)
       close (r->listen_fd[i]);
   if (r->timerfd >= 0)
@@ -307,10 +307,10 @@ static void
 send_message (hv_egress_resolver *r, const hv_res_client *c, const hv_dns_message *query, const hv_dns_message *reply)
 {
   cleanup_error hv_error *err = NULL;
-  size_t max = c->tcp ? 65535 : hv_dns_reply_max_size (query), len;
+  size_t max = c->tcp ? HV_DNS_MESSAGE_MAX : hv_dns_reply_max_size (query), len;
   if (max > HV_RES_UDP_REPLY_MAX && !c->tcp)
     max = HV_RES_UDP_REPLY_MAX;
-  if (hv_dns_encode (reply, r->scratch, 65535, max, &len, NULL, &err) < 0)
+  if (hv_dns_encode (reply, r->scratch, HV_DNS_MESSAGE_MAX, max, &len, NULL, &err) < 0)
     return;
   send_reply (r, c, r->scratch, len);
 }
@@ -353,7 +353,7 @@ reply_refused (hv_egress_resolver *r, const hv_res_client *c, const hv_dns_messa
 static void
 reply_formerr (hv_egress_resolver *r, const hv_res_client *c, uint16_t id, uint16_t flags)
 {
-  uint8_t b[12] = { 0 };
+  uint8_t b[HV_DNS_HEADER_LEN] = { 0 };
   uint16_t f = (uint16_t) (HV_DNS_FLAG_QR | HV_DNS_FLAG_RA | (flags & (HV_DNS_OPCODE_MASK | HV_DNS_FLAG_RD))
                            | HV_DNS_RCODE_FORMERR);
   b[0] = (uint8_t) (id >> 8);
@@ -638,7 +638,7 @@ udp_read (hv_egress_resolver *r, int fd)
 {
   uint8_t buf[HV_RES_QUERY_MAX];
   /* Bounded per call; level-triggered epoll brings the rest next time. */
-  for (int i = 0; i < 64; i++)
+  for (int i = 0; i < HV_RES_UDP_READ_BATCH; i++)
     {
       hv_res_client c = { .tcp = false, .listen_fd = fd, .peer_len = sizeof (c.peer) };
       ssize_t n = recvfrom (fd, buf, sizeof (buf), MSG_DONTWAIT | MSG_TRUNC, (struct sockaddr *) &c.peer,
@@ -688,8 +688,8 @@ expire (hv_egress_resolver *r, uint64_t now, uint64_t *next, hv_error **err)
 int
 hv_egress_resolver_dispatch (hv_egress_resolver *r, hv_error **err)
 {
-  struct epoll_event ev[32];
-  int n = epoll_wait (r->epfd, ev, 32, 0);
+  struct epoll_event ev[HV_RES_EPOLL_BATCH];
+  int n = epoll_wait (r->epfd, ev, HV_RES_EPOLL_BATCH, 0);
   if (n < 0 && errno != EINTR)
     return hv_error_set (err, errno, "egress resolver: epoll_wait");
   for (int i = 0; i < n; i++)

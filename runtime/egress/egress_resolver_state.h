@@ -20,18 +20,31 @@
 typedef struct hv_egress_resolver hv_egress_resolver;
 
 /* Bounds: what a hostile sandbox can make the resolver hold. */
+#define HV_RES_LISTENERS 4          /* listening sockets: UDP and TCP, IPv4 and IPv6 */
 #define HV_RES_MAX_PENDING 256      /* queries waiting for an upstream; more: SERVFAIL */
 #define HV_RES_MAX_TCP_CLIENTS 64   /* more connections are closed at once */
 #define HV_RES_TCP_CLIENT_QUERIES 16 /* pending per TCP client; more: SERVFAIL */
 #define HV_RES_TCP_IDLE_MS 10000    /* a TCP client with nothing pending closed after this */
 #define HV_RES_QUERY_MAX 1024       /* a longer query (UDP or TCP) is dropped */
-#define HV_RES_TCP_OUT_MAX (4 * 65537) /* unread replies a TCP client may leave; more: closed */
+/* Unread replies a TCP client may leave (four of the largest, framed); more: closed. */
+#define HV_RES_TCP_OUT_MAX (4 * (2 + HV_DNS_MESSAGE_MAX))
 #define HV_RES_UDP_REPLY_MAX 4096   /* largest UDP reply, whatever the client advertises */
 #define HV_RES_UPSTREAM_EDNS 1232   /* UDP size asked of upstreams (DNS flag day 2020) */
 #define HV_RES_MAX_ANSWER_ADDRS 32  /* addresses kept from one answer */
 #define HV_RES_MAX_PINS 4096        /* pins in one batch (addresses x ports) */
 #define HV_RES_RECENT 128           /* (address, name) pairs kept for names_for */
-#define HV_RES_NAME_MAX 254         /* a plain name's text, NUL included */
+#define HV_RES_NAME_MAX (HV_DNS_PLAIN_NAME_MAX + 1) /* a plain name's text, NUL included */
+/* The query sent upstream beside its name: the header (12 bytes), type
+ * and class (4), the OPT record (11), with room to spare. */
+#define HV_RES_QUERY_FIXED_MAX 32
+/* Work done per wakeup, so that one busy socket cannot starve the others
+ * (level-triggered epoll brings the rest on the next dispatch): */
+#define HV_RES_EPOLL_BATCH 32       /* events taken by one dispatch */
+#define HV_RES_UDP_READ_BATCH 64    /* queries read from a listening UDP socket */
+#define HV_RES_ACCEPT_BATCH 16      /* TCP connections accepted */
+/* Datagrams read from one upstream socket: besides the answer only
+ * forgeries arrive there, and a flood of them must not hold the loop. */
+#define HV_RES_UPSTREAM_READ_BATCH 16
 
 enum hv_res_kind
 {
@@ -74,7 +87,7 @@ typedef struct hv_res_pending
   int fd;
   uint16_t id; /* random, never the client's */
   uint64_t deadline_ms;
-  uint8_t wire[2 + HV_DNS_NAME_MAX + 32]; /* the query sent (TCP: length first) */
+  uint8_t wire[2 + HV_DNS_NAME_MAX + HV_RES_QUERY_FIXED_MAX]; /* the query sent (TCP: length first) */
   size_t wire_len;
   bool tcp_sent;
   uint8_t *in; /* TCP: the answer being read, length first */
@@ -105,14 +118,14 @@ struct hv_egress_resolver
 {
   hv_egress_resolver_config cfg; /* deep copy, defaults filled in */
   int epfd, timerfd, self_netns_fd;
-  int listen_fd[4]; /* udp4, tcp4, udp6, tcp6 */
+  int listen_fd[HV_RES_LISTENERS]; /* udp4, tcp4, udp6, tcp6 */
   uint32_t next_gen;
   hv_res_pending *pending[HV_RES_MAX_PENDING];
   size_t n_pending;
   hv_res_tcp_client tcp[HV_RES_MAX_TCP_CLIENTS];
   hv_res_recent recent[HV_RES_RECENT];
   size_t recent_next, n_recent;
-  uint8_t *scratch; /* 65535 bytes: replies are encoded here */
+  uint8_t *scratch; /* HV_DNS_MESSAGE_MAX bytes: replies are encoded here */
   hv_error *fatal;  /* met while handling a query: dispatch returns it */
 };
 

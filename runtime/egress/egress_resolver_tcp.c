@@ -37,7 +37,7 @@ client_token (const hv_egress_resolver *r, const hv_res_tcp_client *c)
 void
 hv_res_tcp_accept (hv_egress_resolver *r, int listen_fd)
 {
-  for (int i = 0; i < 16; i++)
+  for (int i = 0; i < HV_RES_ACCEPT_BATCH; i++)
     {
       int fd = accept4 (listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0)
@@ -104,7 +104,7 @@ hv_res_tcp_send (hv_egress_resolver *r, uint32_t slot, uint32_t gen, const uint8
   if (slot >= HV_RES_MAX_TCP_CLIENTS)
     return;
   hv_res_tcp_client *c = &r->tcp[slot];
-  if (c->fd < 0 || c->gen != gen || len > 65535)
+  if (c->fd < 0 || c->gen != gen || len > HV_DNS_MESSAGE_MAX)
     return;
   if (c->out_len + 2 + len > HV_RES_TCP_OUT_MAX)
     {
@@ -129,7 +129,7 @@ hv_res_tcp_take_query (hv_egress_resolver *r, uint32_t slot, uint32_t gen, uint8
   if (c->fd < 0 || c->gen != gen || c->in_len < 2)
     return 0;
   size_t len = (size_t) c->in[0] << 8 | c->in[1];
-  if (len < 12 || len > HV_RES_QUERY_MAX)
+  if (len < HV_DNS_HEADER_LEN || len > HV_RES_QUERY_MAX)
     {
       hv_res_tcp_close (r, c);
       return 0;

@@ -204,11 +204,11 @@ static int
 read_udp (hv_egress_resolver *r, hv_res_pending *p, hv_dns_message *resp)
 {
   const struct sockaddr_storage *up = &r->cfg.upstreams[p->upstream];
-  for (int i = 0; i < 16; i++)
+  for (int i = 0; i < HV_RES_UPSTREAM_READ_BATCH; i++)
     {
       struct sockaddr_storage from;
       socklen_t flen = sizeof (from);
-      ssize_t n = recvfrom (p->fd, r->scratch, 65535, MSG_DONTWAIT, (struct sockaddr *) &from, &flen);
+      ssize_t n = recvfrom (p->fd, r->scratch, HV_DNS_MESSAGE_MAX, MSG_DONTWAIT, (struct sockaddr *) &from, &flen);
       if (n < 0)
         return errno == EAGAIN || errno == EINTR ? 0 : -1; /* ECONNREFUSED: nobody there */
       /* Anything else is ignored, not a failure: a forged datagram must
@@ -238,7 +238,7 @@ read_tcp (hv_egress_resolver *r, hv_res_pending *p, uint32_t events, hv_dns_mess
       return epoll_ctl (r->epfd, EPOLL_CTL_MOD, p->fd, &ev) < 0 ? -1 : 0;
     }
   if (p->in == NULL)
-    p->in = xmalloc0 (2 + 65535);
+    p->in = xmalloc0 (2 + HV_DNS_MESSAGE_MAX);
   for (;;)
     {
       ssize_t n = read (p->fd, p->in + p->in_len, p->in_want - p->in_len);
@@ -250,7 +250,7 @@ read_tcp (hv_egress_resolver *r, hv_res_pending *p, uint32_t events, hv_dns_mess
       if (p->in_want == 2 && p->in_len == 2)
         {
           p->in_want = 2 + ((size_t) p->in[0] << 8 | p->in[1]);
-          if (p->in_want < 2 + 12)
+          if (p->in_want < 2 + HV_DNS_HEADER_LEN)
             return -1;
         }
       else if (p->in_len == p->in_want)

@@ -13,6 +13,23 @@
 #include "egress_ranges.h"
 #include "egress_table.h"
 
+/* What a 0 in the config stands for (hv_egress_resolver_new fills them in).
+ * A pin lives at least HV_EGRESS_TTL_FLOOR_DEFAULT seconds whatever the
+ * TTL: answers of a few seconds or 0 are common (load balancers, CDNs),
+ * and a client may connect some seconds after it got the address. */
+#define HV_EGRESS_TTL_FLOOR_DEFAULT 30
+/* ...and at most an hour, however long the name's TTL: an address the
+ * name no longer gives stays reachable no longer than that, and the
+ * reply's TTLs are cut to it so that the client asks (and pins) again. */
+#define HV_EGRESS_TTL_CAP_DEFAULT 3600
+/* Seconds a pin outlives the TTL the client was given, so that a
+ * connection made as the client's cache runs out is not refused. */
+#define HV_EGRESS_GRACE_DEFAULT 10
+/* One upstream attempt's deadline: short enough that the next upstream
+ * is asked before a stub resolver sends the query again (by default
+ * glibc after 5 s, musl after 2.5 s), long enough for a distant one. */
+#define HV_EGRESS_QUERY_TIMEOUT_MS_DEFAULT 2000
+
 /* One name rule: `name` itself (subdomains false) or the names strictly
  * below it at any depth (subdomains true: "*.name"), TCP ports
  * port_min..port_max (0-65535 reads as 1-65535).  Lower case, no
@@ -63,9 +80,9 @@ typedef struct hv_egress_resolver_config
   /* SO_MARK on upstream sockets (the table's resolver_mark), 0: none. */
   uint32_t upstream_mark;
   const char *policy_name;       /* in the EDE text */
-  uint32_t ttl_floor, ttl_cap;   /* seconds; 0: 30 and 3600 */
-  uint32_t grace;                /* seconds added to a pin's timeout; 0: 10 */
-  unsigned query_timeout_ms;     /* per upstream attempt; 0: 2000 */
+  uint32_t ttl_floor, ttl_cap;   /* seconds; 0: HV_EGRESS_TTL_FLOOR_DEFAULT and _CAP_DEFAULT */
+  uint32_t grace;                /* seconds added to a pin's timeout; 0: HV_EGRESS_GRACE_DEFAULT */
+  unsigned query_timeout_ms;     /* per upstream attempt; 0: HV_EGRESS_QUERY_TIMEOUT_MS_DEFAULT */
   hv_egress_resolver_events events;
 } hv_egress_resolver_config;
 #endif
