@@ -724,7 +724,7 @@ hv_mount_one (struct hv_mount_ctx *ctx, const oci_mount *m, hv_error **err)
     }
   if (o.subdir && (o.bind || strcmp (type, "cgroup") == 0))
     {
-      hv_error_set (err, 0, "x-haven.subdir is only supported on new filesystems, not on %s mounts", type);
+      hv_error_set (err, 0, "x-haven.subdir is only supported on new filesystems, not on %s mounts", o.bind ? "bind" : type);
       goto out;
     }
   if (o.pin && !o.bind)

@@ -303,7 +303,7 @@ test_combinations_refused (void **state)
   mount_refused (w, "tmpfs", "tmpfs", "/dir", "x-haven.file=a:b,x-haven.subdir=s",
                  "mount tmpfs on /dir: x-haven.file is only supported on a new tmpfs");
   mount_refused (w, NULL, "/dir", "/dir", "rbind,x-haven.subdir=s",
-                 "mount /dir on /dir: x-haven.subdir is only supported on new filesystems, not on  mounts");
+                 "mount /dir on /dir: x-haven.subdir is only supported on new filesystems, not on bind mounts");
   mount_refused (w, "bind", "/dir", "/dir", "x-haven.subdir=s",
                  "mount /dir on /dir: x-haven.subdir is only supported on new filesystems, not on bind mounts");
   mount_refused (w, "cgroup", "cgroup", "/dir", "x-haven.subdir=s",
