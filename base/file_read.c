@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,22 +15,23 @@
 #include "utils.h"
 
 int
-hv_read_fd (int fd, const char *name, size_t size_hint, char **out, size_t *len, hv_error **err)
+hv_read_fd_max (int fd, size_t size_hint, size_t max, char **out, size_t *len, bool *more)
 {
-  /* Config documents are kilobytes; refuse to buffer without bound. */
-  const size_t max = 64u << 20;
+  /* One byte past max tells a descriptor with more from one of exactly
+   * max bytes; the buffer never holds more than that. */
+  const size_t want = max < SIZE_MAX - 1 ? max + 1 : SIZE_MAX - 1;
   size_t cap = size_hint > 0 ? size_hint + 1 : 4096, n = 0;
-  char *buf = xmalloc0 (cap + 1);
+  if (cap > want)
+    cap = want;
+  cleanup_free char *buf = xrealloc (NULL, cap + 1);
   for (;;)
     {
       if (n == cap)
         {
-          if (cap >= max)
-            {
-              free (buf);
-              return hv_error_set (err, 0, "%s: larger than %zu MiB", name, max >> 20);
-            }
-          buf = xrealloc (buf, (cap *= 2) + 1);
+          if (cap == want)
+            break;
+          cap = cap > want / 2 ? want : cap * 2;
+          buf = xrealloc (buf, cap + 1);
         }
       ssize_t r = read (fd, buf + n, cap - n);
       if (r < 0 && errno == EINTR)
@@ -37,18 +39,41 @@ hv_read_fd (int fd, const char *name, size_t size_hint, char **out, size_t *len,
       if (r < 0)
         {
           int e = errno;
-          free (buf);
-          return hv_error_set (err, e, "read %s", name);
+          free (steal_pointer (&buf));
+          errno = e;
+          return -1;
         }
       if (r == 0)
         break;
       n += (size_t) r;
     }
+  if (more)
+    *more = n > max;
+  else if (n > max)
+    {
+      free (steal_pointer (&buf));
+      errno = EFBIG;
+      return -1;
+    }
+  if (n > max)
+    n = max;
   buf[n] = '\0';
-  *out = buf;
+  *out = steal_pointer (&buf);
   if (len)
     *len = n;
   return 0;
+}
+
+int
+hv_read_fd (int fd, const char *name, size_t size_hint, char **out, size_t *len, hv_error **err)
+{
+  /* Config documents are kilobytes; refuse to buffer without bound. */
+  const size_t max = 64u << 20;
+  if (hv_read_fd_max (fd, size_hint, max, out, len, NULL) == 0)
+    return 0;
+  if (errno == EFBIG)
+    return hv_error_set (err, 0, "%s: larger than %zu MiB", name, max >> 20);
+  return hv_error_set (err, errno, "read %s", name);
 }
 
 int
@@ -62,20 +87,12 @@ hv_read_regular_fd (int fd, const char *name, size_t max, char **out, size_t *le
     return hv_error_set (err, 0, "%s: not a regular file", name);
   if ((uint64_t) st.st_size > max)
     return hv_error_set (err, 0, "%s: larger than %zu bytes", name, max);
-  size_t n = 0;
-  char *text = NULL;
-  if (hv_read_fd (fd, name, (size_t) st.st_size, &text, &n, err) < 0)
-    return -1;
-  /* It may have grown since the fstat. */
-  if (n > max)
-    {
-      free (text);
-      return hv_error_set (err, 0, "%s: larger than %zu bytes", name, max);
-    }
-  *out = text;
-  if (len)
-    *len = n;
-  return 0;
+  /* Bounded again while reading: it may have grown since the fstat. */
+  if (hv_read_fd_max (fd, (size_t) st.st_size, max, out, len, NULL) == 0)
+    return 0;
+  if (errno == EFBIG)
+    return hv_error_set (err, 0, "%s: larger than %zu bytes", name, max);
+  return hv_error_set (err, errno, "read %s", name);
 }
 
 int

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file_read.h"
 #include "policy_load.h"
 #include "policy_parse.h"
 #include "utils.h"
@@ -272,31 +273,11 @@ read_policy_file (const char *path, char **text, size_t *len, hv_error **err)
   /* The buffer starts at the size fstat saw and grows while the file
    * grows, never past the cap: a buffer of the cap for every file cost
    * every run a megabyte of zeroed pages. */
-  size_t cap = (size_t) st.st_size + 4096, n = 0;
-  cleanup_free char *buf = xrealloc (NULL, cap + 1);
-  /* Read to EOF but never past the cap: the file may grow meanwhile. */
-  for (;;)
-    {
-      if (n == cap)
-        {
-          cap = cap * 2 > HV_POLICY_MAX_FILE_SIZE + 1 ? HV_POLICY_MAX_FILE_SIZE + 1 : cap * 2;
-          buf = xrealloc (buf, cap + 1);
-        }
-      ssize_t r = read (fd, buf + n, cap - n);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        return hv_error_set (err, errno, "policy %s: read", path);
-      if (r == 0)
-        break;
-      n += (size_t) r;
-      if (n > HV_POLICY_MAX_FILE_SIZE)
-        return hv_error_set (err, 0, "policy %s: larger than %u bytes", path, HV_POLICY_MAX_FILE_SIZE);
-    }
-  buf[n] = '\0';
-  *text = steal_pointer (&buf);
-  *len = n;
-  return 0;
+  if (hv_read_fd_max (fd, (size_t) st.st_size, HV_POLICY_MAX_FILE_SIZE, text, len, NULL) == 0)
+    return 0;
+  if (errno == EFBIG)
+    return hv_error_set (err, 0, "policy %s: larger than %u bytes", path, HV_POLICY_MAX_FILE_SIZE);
+  return hv_error_set (err, errno, "policy %s: read", path);
 }
 
 static bool

@@ -1,5 +1,6 @@
 /* Network `none` held after the engine's hooks: netns_check.h. */
 #include "config.h"
+#include "file_read.h"
 #include "netns_check.h"
 
 #include <errno.h>
@@ -67,22 +68,11 @@ hv_netns_check_loopback_only (pid_t pid, const char *what, hv_error **err)
   cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return hv_error_set (err, errno, "network none: open %s", path);
-  cleanup_free char *buf = xmalloc0 (NET_DEV_MAX + 1);
-  size_t len = 0;
-  for (;;)
-    {
-      ssize_t r = read (fd, buf + len, NET_DEV_MAX - len);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        return hv_error_set (err, errno, "network none: read %s", path);
-      if (r == 0)
-        break;
-      len += (size_t) r;
-      if (len == NET_DEV_MAX)
-        return hv_error_set (err, 0, "network none: %s: larger than %d bytes", path, NET_DEV_MAX);
-    }
-  buf[len] = '\0';
+  cleanup_free char *buf = NULL;
+  /* Refused from NET_DEV_MAX bytes on, not past them. */
+  if (hv_read_fd_max (fd, 0, NET_DEV_MAX - 1, &buf, NULL, NULL) < 0)
+    return errno == EFBIG ? hv_error_set (err, 0, "network none: %s: larger than %d bytes", path, NET_DEV_MAX)
+                          : hv_error_set (err, errno, "network none: read %s", path);
   cleanup_free char *others = hv_netns_other_interfaces (buf);
   if (others)
     return hv_error_set (err, 0,

@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "file_read.h"
 #include "run_credentials.h"
 #include "utils.h"
 
@@ -57,22 +58,12 @@ read_secret_fd (int fd, const char *path, const char *where, char **value, hv_er
                          (unsigned) (st.st_mode & 07777));
   if (st.st_size > HV_SECRET_MAX_SIZE)
     return hv_error_set (err, 0, "%s: %s is larger than %u bytes", where, path, HV_SECRET_MAX_SIZE);
-  cleanup_free char *buf = xmalloc0 (HV_SECRET_MAX_SIZE + 2);
+  cleanup_free char *buf = NULL;
   size_t n = 0;
   /* Never past the bound, whatever the file grew to since fstat. */
-  while (n <= HV_SECRET_MAX_SIZE)
-    {
-      ssize_t r = read (fd, buf + n, HV_SECRET_MAX_SIZE + 1 - n);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        return hv_error_set (err, errno, "%s: read %s", where, path);
-      if (r == 0)
-        break;
-      n += (size_t) r;
-    }
-  if (n > HV_SECRET_MAX_SIZE)
-    return hv_error_set (err, 0, "%s: %s is larger than %u bytes", where, path, HV_SECRET_MAX_SIZE);
+  if (hv_read_fd_max (fd, (size_t) st.st_size, HV_SECRET_MAX_SIZE, &buf, &n, NULL) < 0)
+    return errno == EFBIG ? hv_error_set (err, 0, "%s: %s is larger than %u bytes", where, path, HV_SECRET_MAX_SIZE)
+                          : hv_error_set (err, errno, "%s: read %s", where, path);
   if (memchr (buf, '\0', n))
     return hv_error_set (err, 0, "%s: %s holds a NUL byte: not a token", where, path);
   /* `echo TOKEN > file` ends it with a newline that is no part of it. */

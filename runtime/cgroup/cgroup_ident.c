@@ -11,6 +11,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "file_read.h"
 #include "utils.h"
 
 /* Deeper than any cgroup a runtime makes: the walk up is bounded. */
@@ -31,13 +32,12 @@ unified_path (pid_t pid, hv_error **err)
       hv_error_set (err, errno, "open %s", proc);
       return NULL;
     }
-  char buf[8192];
-  size_t len = 0;
-  ssize_t n;
-  while (len < sizeof (buf) - 1 && ((n = read (fd, buf + len, sizeof (buf) - 1 - len)) > 0 || (n < 0 && errno == EINTR)))
-    if (n > 0)
-      len += (size_t) n;
-  buf[len] = '\0';
+  /* At most 8 KB, what is past it not read (the bound it always had);
+   * a failed read (the process gone) finds no line, as an empty file. */
+  cleanup_free char *buf = NULL;
+  bool more;
+  if (hv_read_fd_max (fd, 0, 8191, &buf, NULL, &more) < 0)
+    return NULL;
   for (char *line = buf; line && *line; line = strchr (line, '\n') ? strchr (line, '\n') + 1 : NULL)
     if (strncmp (line, "0::/", 4) == 0)
       return strndup (line + 3, strcspn (line + 3, "\n"));

@@ -1,5 +1,6 @@
 /* The nameservers of a resolv.conf: resolv_conf.h. */
 #include "config.h"
+#include "file_read.h"
 #include "resolv_conf.h"
 
 #include <arpa/inet.h>
@@ -100,26 +101,10 @@ hv_resolv_conf_read (const char *path, bool follow_final_link, hv_resolv_conf *o
   cleanup_close int fd = open (path, flags);
   if (fd < 0)
     return hv_error_set (err, errno, "open %s", path);
-  struct stat st;
-  if (fstat (fd, &st) < 0)
-    return hv_error_set (err, errno, "stat %s", path);
-  if (!S_ISREG (st.st_mode))
-    return hv_error_set (err, 0, "%s: not a regular file", path);
-  cleanup_free char *buf = xmalloc0 (HV_RESOLV_CONF_MAX + 1);
+  cleanup_free char *buf = NULL;
   size_t len = 0;
-  while (len <= HV_RESOLV_CONF_MAX)
-    {
-      ssize_t n = read (fd, buf + len, HV_RESOLV_CONF_MAX + 1 - len);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        return hv_error_set (err, errno, "read %s", path);
-      if (n == 0)
-        break;
-      len += (size_t) n;
-    }
-  if (len > HV_RESOLV_CONF_MAX)
-    return hv_error_set (err, 0, "%s: larger than %d bytes", path, HV_RESOLV_CONF_MAX);
+  if (hv_read_regular_fd (fd, path, HV_RESOLV_CONF_MAX, &buf, &len, err) < 0)
+    return -1;
   hv_resolv_conf_parse (buf, len, out);
   return 0;
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "agent_config.h"
+#include "file_read.h"
 #include "git_config.h"
 #include "project_guard.h"
 #include "safe_path.h"
@@ -199,24 +200,11 @@ read_content (int dirfd, const char *name, const struct stat *st, struct item *i
   cleanup_close int fd = openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return;
-  char *buf = xmalloc0 ((size_t) st->st_size + 1);
-  size_t n = 0;
-  for (;;)
-    {
-      ssize_t r = read (fd, buf + n, (size_t) st->st_size - n);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        {
-          free (buf);
-          return;
-        }
-      n += (size_t) r;
-      if (r == 0 || n == (size_t) st->st_size)
-        break;
-    }
-  i->content = buf;
-  i->len = n;
+  /* The size fstatat saw, and no more: what the file grew to since is
+   * not what this snapshot recorded of it. */
+  bool more;
+  if (hv_read_fd_max (fd, (size_t) st->st_size, (size_t) st->st_size, &i->content, &i->len, &more) < 0)
+    i->content = NULL;
 }
 
 static struct item *

@@ -2031,10 +2031,58 @@ test_read_regular_fd (void **state)
   rmdir (dir);
 }
 
+/* The bounded reader: a pipe (no size to hint) read whole past its first
+ * buffer, exactly max accepted, one byte more refused or cut. */
+static void
+test_read_fd_max (void **state)
+{
+  (void) state;
+  char data[10000];
+  memset (data, 'x', sizeof (data));
+  for (int round = 0; round < 4; round++)
+    {
+      int p[2];
+      assert_int_equal (pipe (p), 0);
+      assert_int_equal (write (p[1], data, sizeof (data)), (ssize_t) sizeof (data));
+      close (p[1]);
+      char *text = NULL;
+      size_t len = 0;
+      bool more = true;
+      switch (round)
+        {
+        case 0: /* exactly max, from no hint: grown past 4 KB */
+          assert_int_equal (hv_read_fd_max (p[0], 0, sizeof (data), &text, &len, NULL), 0);
+          assert_int_equal (len, sizeof (data));
+          assert_int_equal (strlen (text), sizeof (data));
+          break;
+        case 1: /* one byte over, refused */
+          errno = 0;
+          assert_int_equal (hv_read_fd_max (p[0], 0, sizeof (data) - 1, &text, &len, NULL), -1);
+          assert_int_equal (errno, EFBIG);
+          assert_null (text);
+          break;
+        case 2: /* one byte over, cut and told */
+          assert_int_equal (hv_read_fd_max (p[0], 100, sizeof (data) - 1, &text, &len, &more), 0);
+          assert_true (more);
+          assert_int_equal (len, sizeof (data) - 1);
+          assert_int_equal (strlen (text), sizeof (data) - 1);
+          break;
+        case 3: /* under the bound, with a hint too small */
+          assert_int_equal (hv_read_fd_max (p[0], 10, 1u << 20, &text, &len, &more), 0);
+          assert_false (more);
+          assert_int_equal (len, sizeof (data));
+          break;
+        }
+      free (text);
+      close (p[0]);
+    }
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_read_fd_max),
     cmocka_unit_test (test_read_regular_fd),
     cmocka_unit_test (test_json_too_deep),
     cmocka_unit_test (test_runc_spec_default),
