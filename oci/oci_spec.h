@@ -30,10 +30,14 @@ typedef struct
   bool value;
 } oci_opt_bool;
 
+/* A NULL-terminated list.  cap is the slots v holds when oci_strv_push
+ * grew it; a list built by hand (v set, cap 0) holds exactly n + 1, its
+ * items and the NULL.  Whoever sets v by hand sets cap to 0 with it. */
 typedef struct
 {
   size_t n;
   char **v;
+  size_t cap;
 } oci_strv;
 
 typedef struct

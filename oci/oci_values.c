@@ -2,7 +2,6 @@
  * lists (oci_spec.h). */
 #include "config.h"
 
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,17 +16,21 @@ oci_strv_free (oci_strv *s)
   free (s->v);
   s->v = NULL;
   s->n = 0;
+  s->cap = 0;
 }
 
 void
 oci_strv_push (oci_strv *v, const char *str)
 {
   /* Grow by doubling: one realloc per item made long lists (a policy's
-   * 100k-item block list) quadratic wherever realloc copies.  Vectors
-   * built elsewhere with exact sizes stay valid: the usable size tells. */
-  size_t need = (v->n + 2) * sizeof (char *);
-  if (v->v == NULL || malloc_usable_size (v->v) < need)
-    v->v = xrealloc (v->v, 2 * need);
+   * 100k-item block list) quadratic wherever realloc copies.  A list
+   * built by hand (cap 0) holds exactly its items and the NULL. */
+  size_t held = v->v == NULL ? 0 : v->cap > 0 ? v->cap : v->n + 1;
+  if (held < v->n + 2)
+    {
+      v->cap = 2 * (v->n + 2);
+      v->v = xrealloc (v->v, v->cap * sizeof (char *));
+    }
   v->v[v->n++] = xstrdup (str);
   v->v[v->n] = NULL;
 }

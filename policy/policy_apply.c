@@ -830,7 +830,7 @@ emit_annotations (yajl_gen g, yajl_val ann, const struct apply *a)
   if (a->exec_rules)
     {
       static char *all[] = { (char *) "/" };
-      oci_strv everywhere = { 1, all };
+      oci_strv everywhere = { .n = 1, .v = all };
       cleanup_free char *ll = hv_policy_landlock_json (&everywhere, a->exec_paths,
                                                        oci_strv_contains (&a->p->best_effort, "landlock"));
       jg_kv (g, HV_LANDLOCK_ANNOTATION, ll);
@@ -929,6 +929,7 @@ filter_engine_env (const hv_policy *p, const oci_strv *engine_env, oci_strv *out
 {
   static char *none[] = { NULL };
   out->v = hv_policy_filter_container_env (p, engine_env->n ? engine_env->v : none);
+  out->cap = 0;
   for (out->n = 0; out->v[out->n]; out->n++)
     ;
 }

@@ -14,7 +14,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <malloc.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -104,13 +103,13 @@ as_bool (struct yw *w, yaml_node_t *n, const char *key, oci_opt_bool *out)
   return yw_fail (w, n, key, "expected true or false");
 }
 
-/* Room for n items, doubling: parsing stays linear in long lists. */
+/* Room for n items and `more` to come, taken once before a list's items
+ * are added: parsing stays linear in long lists without a realloc per
+ * item (or a look at the allocator's own sizes). */
 static void *
-grow (void *v, size_t n, size_t size)
+reserve (void *v, size_t n, size_t more, size_t size)
 {
-  if (v == NULL || malloc_usable_size (v) < n * size)
-    v = xrealloc (v, 2 * n * size);
-  return v;
+  return more > 0 ? xrealloc (v, (n + more) * size) : v;
 }
 
 /* Paths are taken literally: nothing expands $HOME or ~user, and a
@@ -573,6 +572,8 @@ f_tmpfs (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
     return 0;
   if (v->type != YAML_SEQUENCE_NODE)
     return yw_fail (w, v, key, "expected a list of paths or {path, size}");
+  p->tmpfs = reserve (p->tmpfs, p->n_tmpfs, (size_t) (v->data.sequence.items.top - v->data.sequence.items.start),
+                      sizeof (hv_tmpfs));
   for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++)
     {
       yaml_node_t *item = yaml_document_get_node (w->doc, *i);
@@ -618,7 +619,6 @@ f_tmpfs (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
           free (t.path);
           return -1;
         }
-      p->tmpfs = grow (p->tmpfs, p->n_tmpfs + 1, sizeof (hv_tmpfs));
       p->tmpfs[p->n_tmpfs++] = t;
     }
   return 0;
@@ -821,13 +821,14 @@ f_env_set (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
     return 0;
   if (v->type != YAML_MAPPING_NODE)
     return yw_fail (w, v, key, "expected a mapping of NAME: value");
+  p->env_set.v = reserve (p->env_set.v, p->env_set.n,
+                          (size_t) (v->data.mapping.pairs.top - v->data.mapping.pairs.start), sizeof (oci_kv));
   for (yaml_node_pair_t *pair = v->data.mapping.pairs.start; pair < v->data.mapping.pairs.top; pair++)
     {
       yaml_node_t *k = yaml_document_get_node (w->doc, pair->key);
       yaml_node_t *val = yaml_document_get_node (w->doc, pair->value);
       if (!scalar (k) || !scalar (val) || strchr (scalar (k), '='))
         return yw_fail (w, k, key, "expected NAME: value with a string value");
-      p->env_set.v = grow (p->env_set.v, p->env_set.n + 1, sizeof (oci_kv));
       p->env_set.v[p->env_set.n].key = xstrdup (scalar (k));
       p->env_set.v[p->env_set.n].value = xstrdup (scalar (val));
       p->env_set.n++;
@@ -870,10 +871,10 @@ f_env_pass (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
   return as_strv (w, v, key, &p->env_pass);
 }
 
+/* The next of *n items, in room reserved before the list's items. */
 static hv_secret_source *
 push_secret (hv_secret_source **v, size_t *n)
 {
-  *v = grow (*v, *n + 1, sizeof (hv_secret_source));
   hv_secret_source *s = &(*v)[(*n)++];
   memset (s, 0, sizeof (*s));
   return s;
@@ -899,6 +900,8 @@ env_from (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p, bool from
     return 0;
   if (v->type != YAML_MAPPING_NODE)
     return yw_fail (w, v, key, from_file ? "expected a mapping of NAME: path" : "expected a mapping of NAME: HOST_NAME");
+  p->env_from = reserve (p->env_from, p->n_env_from, (size_t) (v->data.mapping.pairs.top - v->data.mapping.pairs.start),
+                         sizeof (hv_secret_source));
   for (yaml_node_pair_t *pair = v->data.mapping.pairs.start; pair < v->data.mapping.pairs.top; pair++)
     {
       yaml_node_t *k = yaml_document_get_node (w->doc, pair->key);
@@ -1015,6 +1018,8 @@ f_git_creds (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
     return 0;
   if (v->type != YAML_SEQUENCE_NODE)
     return yw_fail (w, v, key, "expected a list of {host, token_file or token_env, username}");
+  p->git_creds = reserve (p->git_creds, p->n_git_creds,
+                          (size_t) (v->data.sequence.items.top - v->data.sequence.items.start), sizeof (hv_secret_source));
   for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++)
     if (git_cred_item (w, yaml_document_get_node (w->doc, *i), key, p) < 0)
       return -1;

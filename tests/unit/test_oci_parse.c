@@ -2031,6 +2031,35 @@ test_read_regular_fd (void **state)
   rmdir (dir);
 }
 
+/* oci_strv_push on a list built by hand (exactly its items and the
+ * NULL, cap 0) and on its own growth: every item kept, the room doubling
+ * (a few reallocs for many items), never less than the items and NULL. */
+static void
+test_strv_push_capacity (void **state)
+{
+  (void) state;
+  oci_strv s = { .n = 1, .v = calloc (2, sizeof (char *)) };
+  assert_non_null (s.v);
+  s.v[0] = strdup ("first");
+  size_t grows = 0, cap = s.cap;
+  for (int i = 0; i < 1000; i++)
+    {
+      char item[16];
+      snprintf (item, sizeof (item), "%d", i);
+      oci_strv_push (&s, item);
+      assert_true (s.cap >= s.n + 1);
+      assert_null (s.v[s.n]);
+      if (s.cap != cap)
+        grows++, cap = s.cap;
+    }
+  assert_int_equal (s.n, 1001);
+  assert_string_equal (s.v[0], "first");
+  assert_string_equal (s.v[1000], "999");
+  assert_true (grows <= 10);
+  oci_strv_free (&s);
+  assert_int_equal (s.cap, 0);
+}
+
 /* The bounded reader: a pipe (no size to hint) read whole past its first
  * buffer, exactly max accepted, one byte more refused or cut. */
 static void
@@ -2083,6 +2112,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_read_fd_max),
+    cmocka_unit_test (test_strv_push_capacity),
     cmocka_unit_test (test_read_regular_fd),
     cmocka_unit_test (test_json_too_deep),
     cmocka_unit_test (test_runc_spec_default),
