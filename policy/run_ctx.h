@@ -56,5 +56,10 @@ struct hv_run_ctx
    * not /dev/null. */
   const oci_strv *git_shown;
   const oci_strv *git_shown_snapshots;
+  /* What the compiler tells the user (a path not made writable or not
+   * shown, and why): appended here, one line each without "haven: ",
+   * for the front end to print; NULL: not kept.  The library prints
+   * nothing itself. */
+  oci_strv *notes;
 };
 #endif

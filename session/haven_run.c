@@ -148,7 +148,15 @@ write_config (struct session *s, hv_error **err)
   if (hv_run_offline_prepare (s->policy, s->bundle, &s->nsswitch, err) < 0)
     return -1;
   s->rc.ctx.nsswitch = s->nsswitch;
-  if (hv_policy_compile (s->policy, &s->rc.ctx, &s->config_json, err) < 0)
+  /* The compiler's notes are said here, as it left them, before any
+   * error it returned. */
+  cleanup_strv oci_strv notes = { 0 };
+  s->rc.ctx.notes = &notes;
+  int compiled = hv_policy_compile (s->policy, &s->rc.ctx, &s->config_json, err);
+  s->rc.ctx.notes = NULL;
+  for (size_t i = 0; i < notes.n; i++)
+    fprintf (stderr, "haven: %s\n", notes.v[i]);
+  if (compiled < 0)
     return -1;
   if (hv_check_run_trust (s->policy, s->rc.project, s->config_json, s->o->haven_argv0, err) < 0)
     return -1;
@@ -193,6 +201,20 @@ check_state_root (const char *root, hv_error **err)
   return 0;
 }
 
+/* hv_create_opts.egress_connect: pasta, and the note of a host without a
+ * route said here, where the run's other notes are. */
+static int
+connect_pasta (void *data, pid_t init_pid, int netns_fd, hv_error **err)
+{
+  struct hv_pasta *p = data;
+  if (hv_pasta_connect (p, init_pid, netns_fd, err) < 0)
+    return -1;
+  if (p->no_route)
+    fprintf (stderr, "haven: note: the host has no route (IPv4 or IPv6, on any interface but lo): the sandbox "
+                     "gets no network beyond its own loopback\n");
+  return 0;
+}
+
 /* What `haven-runc run --bundle B ID` does, with the run's own options:
  * a time limit, and the sandbox dies with haven.  No config filter: the
  * config already is the policy. */
@@ -219,7 +241,7 @@ run_sandbox (struct session *s, int *exit_status, hv_error **err)
   /* An allowlist's way out (the config's run.haven.egress says "pasta"):
    * started at create once the egress table is in place, up before
    * create returns. */
-  ro.create.egress_connect = hv_pasta_connect;
+  ro.create.egress_connect = connect_pasta;
   ro.create.egress_ready = hv_pasta_connected;
   ro.create.egress_connect_data = &s->pasta;
   /* The run's trail gets the egress records too (dns-refused, net-denied). */

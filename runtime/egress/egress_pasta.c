@@ -470,12 +470,9 @@ hv_pasta_connect (void *data, pid_t init_pid, int netns_fd, hv_error **err)
   struct hv_pasta_route route;
   if (hv_pasta_route (&route, err) < 0)
     return -1;
-  if (route.ifname[0] == '\0')
-    {
-      fprintf (stderr, "haven: note: the host has no route (IPv4 or IPv6, on any interface but lo): the sandbox "
-                       "gets no network beyond its own loopback\n");
-      return 0;
-    }
+  p->no_route = route.ifname[0] == '\0';
+  if (p->no_route)
+    return 0;
   struct hv_pasta_opts o = { .netns_fd = netns_fd, .userns_fd = same ? -1 : init_userns };
   return hv_pasta_spawn (&o, p, err);
 }

@@ -80,8 +80,11 @@ struct hv_pasta
   int log_fd;   /* what pasta wrote (a memfd) */
   int ready_fd; /* its readiness pipe until waited for; -1 after */
   int ready_ms;
+  /* hv_pasta_connect found the host without a route and started nothing:
+   * the caller tells the user (the library prints nothing). */
+  bool no_route;
 };
-#define HV_PASTA_INIT { .pid = 0, .pidfd = -1, .log_fd = -1, .ready_fd = -1, .ready_ms = 0 }
+#define HV_PASTA_INIT { .pid = 0, .pidfd = -1, .log_fd = -1, .ready_fd = -1, .ready_ms = 0, .no_route = false }
 
 /* Start pasta into o->netns_fd and return once the interface is up.  On
  * failure nothing of it is left, and the error says what pasta said. */
@@ -108,7 +111,7 @@ bool hv_pasta_alive (const struct hv_pasta *p);
  * init's; when init is in a user namespace other than ours (rootless),
  * pasta joins that one to enter it.  Returns once pasta runs; the
  * interface is up when hv_pasta_connected (hv_create_opts.egress_ready)
- * returns. */
+ * returns.  A host with no route: nothing started, 0, and no_route set. */
 int hv_pasta_connect (void *data, pid_t init_pid, int netns_fd, hv_error **err);
 int hv_pasta_connected (void *data, hv_error **err);
 
