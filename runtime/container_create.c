@@ -334,7 +334,8 @@ install_egress (struct create_run *r, const struct hv_create_opts *opts, hv_erro
     return -1;
   r->egress_installed = true;
   hv_fault_point ("create.egress-table");
-  if (connects_egress (r, opts) && opts->egress_connect (opts->egress_connect_data, r->pid, r->egress.netns, err) < 0)
+  if (connects_egress (r, opts)
+      && opts->egress_connect (opts->egress_connect_data, r->pid, r->egress.fds.netns, err) < 0)
     return hv_error_wrap (err, "egress: connect the sandbox");
   hv_fault_point ("create.pasta-started");
   if (hv_monitor_pass_egress (&r->monitor, &r->egress, err) < 0)

@@ -119,29 +119,29 @@ resolver_socket (int family, int type, hv_error **err)
 }
 
 static int
-make_sockets (struct hv_egress_sandbox *s, hv_error **err)
+make_sockets (struct hv_egress_fds *f, hv_error **err)
 {
   if (hv_net_loopback_up (err) < 0)
     return hv_error_wrap (err, "bring loopback up");
-  s->udp4 = resolver_socket (AF_INET, SOCK_DGRAM, err);
-  if (s->udp4 < 0)
+  f->udp4 = resolver_socket (AF_INET, SOCK_DGRAM, err);
+  if (f->udp4 < 0)
     return -1;
-  s->tcp4 = resolver_socket (AF_INET, SOCK_STREAM, err);
-  if (s->tcp4 < 0)
+  f->tcp4 = resolver_socket (AF_INET, SOCK_STREAM, err);
+  if (f->tcp4 < 0)
     return -1;
-  s->udp6 = resolver_socket (AF_INET6, SOCK_DGRAM, err);
-  if (s->udp6 == -1)
+  f->udp6 = resolver_socket (AF_INET6, SOCK_DGRAM, err);
+  if (f->udp6 == -1)
     return -1;
-  s->tcp6 = s->udp6 >= 0 ? resolver_socket (AF_INET6, SOCK_STREAM, err) : -2;
-  if (s->tcp6 == -1)
+  f->tcp6 = f->udp6 >= 0 ? resolver_socket (AF_INET6, SOCK_STREAM, err) : -2;
+  if (f->tcp6 == -1)
     return -1;
-  if (s->tcp6 < 0 && s->udp6 >= 0)
+  if (f->tcp6 < 0 && f->udp6 >= 0)
     {
-      close (s->udp6);
-      s->udp6 = -1;
+      close (f->udp6);
+      f->udp6 = -1;
     }
-  s->udp6 = s->udp6 < 0 ? -1 : s->udp6;
-  s->tcp6 = s->tcp6 < 0 ? -1 : s->tcp6;
+  f->udp6 = f->udp6 < 0 ? -1 : f->udp6;
+  f->tcp6 = f->tcp6 < 0 ? -1 : f->tcp6;
   return 0;
 }
 
@@ -149,9 +149,9 @@ make_sockets (struct hv_egress_sandbox *s, hv_error **err)
  * two namespaces and makes a few sockets). */
 #define HELPER_TIMEOUT_MS 10000
 
-/* The helper's messages, in this order; the IPv6 pair may come without
- * an fd (no IPv6 loopback there).  Then HV_SYNC_READY. */
-static const char *const helper_fds[] = { "udp4", "tcp4", "udp6", "tcp6", "nft", "nflog" };
+/* The helper's messages: hv_egress_socket_names, in that order; the
+ * IPv6 pair may come without an fd (no IPv6 loopback there).  Then
+ * HV_SYNC_READY. */
 
 /* Enter the sandbox's network namespace, and first the user namespace
  * that owns it when that is not ours: setns(CLONE_NEWNET) wants
@@ -211,16 +211,16 @@ helper_run (int sock, int netns)
    * may. */
   if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     hv_error_set (&err, errno, "prctl PR_SET_DUMPABLE");
-  struct hv_egress_sandbox made = HV_EGRESS_SANDBOX_INIT;
-  int nft = -1, nflog = -1;
+  /* Not closed: the helper exits once they are sent. */
+  struct hv_egress_fds made = HV_EGRESS_FDS_INIT;
   if (err == NULL && helper_enter (netns, &err) == 0 && make_sockets (&made, &err) == 0
-      && (nft = helper_netlink (&err)) >= 0)
-    nflog = helper_netlink (&err);
+      && (made.nft = helper_netlink (&err)) >= 0)
+    made.nflog = helper_netlink (&err);
   if (err == NULL)
     {
-      int fds[] = { made.udp4, made.tcp4, made.udp6, made.tcp6, nft, nflog };
-      for (size_t i = 0; i < N_ELEMENTS (fds) && err == NULL; i++)
-        hv_sync_send (sock, HV_SYNC_EGRESS, helper_fds[i], strlen (helper_fds[i]), fds[i], &err);
+      for (unsigned i = 0; i < HV_EGRESS_N_SOCKETS && err == NULL; i++)
+        hv_sync_send (sock, HV_SYNC_EGRESS, hv_egress_socket_names[i], strlen (hv_egress_socket_names[i]),
+                      *hv_egress_fds_socket (&made, i), &err);
       if (err == NULL && hv_sync_send (sock, HV_SYNC_READY, "", 0, -1, &err) == 0)
         _exit (0);
     }
@@ -274,17 +274,17 @@ make_sockets_in (struct hv_egress_sandbox *s, hv_error **err)
   if (pid == 0)
     {
       close (ours);
-      helper_run (theirs, s->netns);
+      helper_run (theirs, s->fds.netns);
     }
   close (theirs);
   theirs = -1;
   struct timespec deadline;
   clock_gettime (CLOCK_MONOTONIC, &deadline);
   deadline.tv_sec += HELPER_TIMEOUT_MS / 1000;
-  int *slots[] = { &s->udp4, &s->tcp4, &s->udp6, &s->tcp6, &s->nft, &s->nflog };
   int r = 0;
-  for (size_t i = 0; i < N_ELEMENTS (slots) && r == 0; i++)
-    r = helper_recv (ours, &deadline, HV_SYNC_EGRESS, helper_fds[i], slots[i], err);
+  for (unsigned i = 0; i < HV_EGRESS_N_SOCKETS && r == 0; i++)
+    r = helper_recv (ours, &deadline, HV_SYNC_EGRESS, hv_egress_socket_names[i], hv_egress_fds_socket (&s->fds, i),
+                     err);
   int none = -1;
   if (r == 0)
     r = helper_recv (ours, &deadline, HV_SYNC_READY, "", &none, err);
@@ -295,7 +295,8 @@ make_sockets_in (struct hv_egress_sandbox *s, hv_error **err)
   waitpid (pid, NULL, 0);
   if (r < 0)
     return -1;
-  if (s->udp4 < 0 || s->tcp4 < 0 || s->nft < 0 || s->nflog < 0 || (s->udp6 < 0) != (s->tcp6 < 0))
+  const struct hv_egress_fds *f = &s->fds;
+  if (f->udp4 < 0 || f->tcp4 < 0 || f->nft < 0 || f->nflog < 0 || (f->udp6 < 0) != (f->tcp6 < 0))
     return hv_error_set (err, 0, "the helper in the container's network namespace sent too few sockets");
   return 0;
 }
@@ -337,12 +338,10 @@ build_table (struct hv_egress_sandbox *s, pid_t pid, const char *own_cgroup, hv_
   inet_pton (AF_INET, "127.0.0.1", spec.dns4.addr);
   spec.dns4.port = RESOLVER_PORT;
   /* Without an IPv6 loopback, DNS over IPv6 is denied like other UDP. */
-  spec.dns6.set = s->udp6 >= 0;
+  spec.dns6.set = s->fds.udp6 >= 0;
   inet_pton (AF_INET6, "::1", spec.dns6.addr);
   spec.dns6.port = RESOLVER_PORT;
-  int nft = s->nft;
-  s->nft = -1;
-  if (hv_egress_table_open_socket (HV_EGRESS_TABLE_NAME, nft, &s->table, err) < 0)
+  if (hv_egress_table_open_socket (HV_EGRESS_TABLE_NAME, hv_egress_fd_take (&s->fds.nft), &s->table, err) < 0)
     return -1;
   char fingerprint[HV_EGRESS_FINGERPRINT_LEN];
   int r = hv_egress_table_create (s->table, &spec, fingerprint, err);
@@ -383,18 +382,10 @@ hv_egress_sandbox_install (struct hv_egress_sandbox *s, pid_t pid, const char *o
 {
   if (s->config == NULL)
     return 0;
-  s->netns = open_init_netns (pid, err);
-  if (s->netns < 0 || make_sockets_in (s, err) < 0 || build_table (s, pid, own_cgroup, err) < 0)
+  s->fds.netns = open_init_netns (pid, err);
+  if (s->fds.netns < 0 || make_sockets_in (s, err) < 0 || build_table (s, pid, own_cgroup, err) < 0)
     return hv_error_wrap (err, "egress rules of policy %s (%s)", s->config->policy, HV_EGRESS_ANNOTATION);
   return 0;
-}
-
-static void
-close_fd (int *fd)
-{
-  if (*fd >= 0)
-    close (*fd);
-  *fd = -1;
 }
 
 void
@@ -402,13 +393,7 @@ hv_egress_sandbox_release (struct hv_egress_sandbox *s)
 {
   hv_egress_table_close (s->table);
   s->table = NULL;
-  close_fd (&s->netns);
-  close_fd (&s->udp4);
-  close_fd (&s->tcp4);
-  close_fd (&s->udp6);
-  close_fd (&s->tcp6);
-  close_fd (&s->nft);
-  close_fd (&s->nflog);
+  hv_egress_fds_close (&s->fds);
   hv_egress_config_free (s->config);
   s->config = NULL;
   free (s->text);

@@ -141,8 +141,11 @@ read_upstreams (const struct hv_monitor_egress_args *a, const hv_egress_config *
   return hv_resolv_conf_read (a->resolv_conf, false, rc, err);
 }
 
+/* The resolver, which takes the listening sockets from own (whatever
+ * happens). */
 static int
-start_resolver (hv_monitor_egress *e, const struct hv_monitor_egress_args *a, hv_error **err)
+start_resolver (hv_monitor_egress *e, const struct hv_monitor_egress_args *a, struct hv_egress_fds *own,
+                hv_error **err)
 {
   const hv_egress_config *c = e->config;
   /* Zeroed: when there is nothing to read, no upstreams (not stack garbage). */
@@ -163,11 +166,12 @@ start_resolver (hv_monitor_egress *e, const struct hv_monitor_egress_args *a, hv
     .table = e->table,
     .allow = c->names, .n_allow = c->n_names, .deny = c->deny_names, .n_deny = c->n_deny_names,
     .allow_cidrs = c->allow, .n_allow_cidrs = c->n_allow, .deny_cidrs = c->deny, .n_deny_cidrs = c->n_deny,
-    .udp4_fd = a->udp4, .tcp4_fd = a->tcp4, .udp6_fd = a->udp6, .tcp6_fd = a->tcp6,
+    .udp4_fd = hv_egress_fd_take (&own->udp4), .tcp4_fd = hv_egress_fd_take (&own->tcp4),
+    .udp6_fd = hv_egress_fd_take (&own->udp6), .tcp6_fd = hv_egress_fd_take (&own->tcp6),
     .upstreams = rc.ns, .n_upstreams = rc.n_ns,
     /* Engine: asked from inside the sandbox, where the engine's resolver
      * is reachable; marked, so the table lets the query out unredirected. */
-    .upstream_netns_fd = engine ? a->netns : -1,
+    .upstream_netns_fd = engine ? a->fds->netns : -1,
     .upstream_mark = engine ? HV_EGRESS_RESOLVER_MARK : 0,
     .policy_name = c->policy,
     .events = { .refused = on_refused, .data = e },
@@ -175,36 +179,22 @@ start_resolver (hv_monitor_egress *e, const struct hv_monitor_egress_args *a, hv
   return hv_egress_resolver_new (&rcfg, &e->resolver, err);
 }
 
-/* The netlink sockets, when nothing used them (an early failure). */
-static void
-close_netlink (const struct hv_monitor_egress_args *a)
-{
-  if (a->nft >= 0)
-    close (a->nft);
-  if (a->nflog >= 0)
-    close (a->nflog);
-}
-
-static void
-close_sockets (const struct hv_monitor_egress_args *a)
-{
-  int fds[] = { a->udp4, a->tcp4, a->udp6, a->tcp6 };
-  for (size_t i = 0; i < N_ELEMENTS (fds); i++)
-    if (fds[i] >= 0)
-      close (fds[i]);
-}
-
 hv_monitor_egress *
 hv_monitor_egress_start (const struct hv_monitor_egress_args *a, struct hv_audit_trail *trail, hv_error **err)
 {
+  /* Every socket is this call's from here on: what is not handed on
+   * below (an early failure, no trail for the listener) is closed on
+   * return.  The namespace stays the caller's. */
+  cleanup_egress_fds struct hv_egress_fds own = HV_EGRESS_FDS_INIT;
+  for (unsigned i = 0; i < HV_EGRESS_N_SOCKETS; i++)
+    *hv_egress_fds_socket (&own, i) = hv_egress_fd_take (hv_egress_fds_socket (a->fds, i));
+  const int netns = a->fds->netns;
   hv_monitor_egress *e = xmalloc0 (sizeof (*e));
   e->trail = trail;
   e->notice_fd = a->notice_fd;
   cleanup_error hv_error *part_err = NULL;
   if (stat ("/proc/thread-self/ns/net", &e->home) < 0)
     {
-      close_sockets (a);
-      close_netlink (a);
       hv_monitor_egress_free (e);
       hv_error_set (err, errno, "stat /proc/thread-self/ns/net");
       return NULL;
@@ -212,8 +202,6 @@ hv_monitor_egress_start (const struct hv_monitor_egress_args *a, struct hv_audit
   if (hv_egress_config_parse (a->config, HV_EGRESS_ANNOTATION, &e->config, &part_err) < 0)
     {
       /* create parsed the same text: not expected; no resolver then. */
-      close_sockets (a);
-      close_netlink (a);
       record_error (e, "resolver", part_err, resolver_effect);
       return e;
     }
@@ -222,26 +210,22 @@ hv_monitor_egress_start (const struct hv_monitor_egress_args *a, struct hv_audit
     {
       hv_egress_denials_events ev = { .denied = on_denied, .refused = on_limited_refusal,
                                       .suppressed = on_suppressed, .capped = trail_capped, .data = e };
-      int r = a->nflog >= 0 ? hv_egress_denials_open_socket (a->nflog, HV_EGRESS_NFLOG_GROUP, 0, &ev, &e->denials,
-                                                              &part_err)
-                            : hv_egress_denials_open (a->netns, HV_EGRESS_NFLOG_GROUP, 0, &ev, &e->denials, &part_err);
+      int r = own.nflog >= 0 ? hv_egress_denials_open_socket (hv_egress_fd_take (&own.nflog), HV_EGRESS_NFLOG_GROUP, 0,
+                                                               &ev, &e->denials, &part_err)
+                             : hv_egress_denials_open (netns, HV_EGRESS_NFLOG_GROUP, 0, &ev, &e->denials, &part_err);
       if (r < 0)
         {
           record_error (e, "denials", part_err, "no net-denied or dns-refused records (denials are still refused)");
           hv_error_free (&part_err);
         }
     }
-  /* No trail, no listener: its socket is not used. */
-  if (a->nflog >= 0 && trail->fd < 0)
-    close (a->nflog);
-  int t = a->nft >= 0 ? hv_egress_table_open_socket (HV_EGRESS_TABLE_NAME, a->nft, &e->table, &part_err)
-                      : hv_egress_table_open (HV_EGRESS_TABLE_NAME, a->netns, &e->table, &part_err);
+  /* No trail, no listener: its socket is not used (closed on return). */
+  int t = own.nft >= 0
+              ? hv_egress_table_open_socket (HV_EGRESS_TABLE_NAME, hv_egress_fd_take (&own.nft), &e->table, &part_err)
+              : hv_egress_table_open (HV_EGRESS_TABLE_NAME, netns, &e->table, &part_err);
   if (t < 0)
-    {
-      close_sockets (a);
-      record_error (e, "resolver", part_err, resolver_effect);
-    }
-  else if (start_resolver (e, a, &part_err) < 0)
+    record_error (e, "resolver", part_err, resolver_effect); /* the listening sockets are closed on return */
+  else if (start_resolver (e, a, &own, &part_err) < 0)
     record_error (e, "resolver", part_err, resolver_effect); /* the sockets went with it */
   if (check_home (e, err) < 0)
     {

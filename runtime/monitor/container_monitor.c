@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "egress_fds.h"
 #include "file_read.h"
 #include "haven_annotations.h"
 #include "json_gen.h"
@@ -447,16 +448,14 @@ hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int e
   return 0;
 }
 
-/* One fd (closed here, whatever happens) and what it is. */
+/* One fd, taken from *fd (closed here once sent, whatever happens), and
+ * what it is. */
 static int
 pass_fd (struct hv_monitor *m, const char *what, const char *text, int *fd, hv_error **err)
 {
+  cleanup_close int ours = hv_egress_fd_take (fd);
   cleanup_free char *payload = xasprintf ("%s%s%s", what, text ? " " : "", text ? text : "");
-  int r = *fd >= 0 ? hv_sync_send (m->control, HV_SYNC_EGRESS, payload, strlen (payload), *fd, err) : 0;
-  if (*fd >= 0)
-    close (*fd);
-  *fd = -1;
-  return r;
+  return ours >= 0 ? hv_sync_send (m->control, HV_SYNC_EGRESS, payload, strlen (payload), ours, err) : 0;
 }
 
 int
@@ -466,19 +465,19 @@ hv_monitor_pass_egress (struct hv_monitor *m, struct hv_egress_sandbox *s, hv_er
     return hv_error_set (err, 0, "egress: the per-container monitor did not start");
   /* The namespace first, with the annotation: the monitor needs both
    * before it can use the sockets. */
-  if (pass_fd (m, "netns", s->text, &s->netns, err) < 0 || pass_fd (m, "udp4", NULL, &s->udp4, err) < 0
-      || pass_fd (m, "tcp4", NULL, &s->tcp4, err) < 0 || pass_fd (m, "udp6", NULL, &s->udp6, err) < 0
-      || pass_fd (m, "tcp6", NULL, &s->tcp6, err) < 0)
+  /* What is not passed stays in s->fds, for hv_egress_sandbox_release. */
+  if (pass_fd (m, "netns", s->text, &s->fds.netns, err) < 0)
     return hv_error_wrap (err, "egress: hand the resolver's sockets to the monitor");
-  /* The table's socket (a copy: create keeps its handle to delete the
-   * table if it fails later) and the denial listener's: made in the
-   * sandbox's namespace, so the monitor never has to enter it (which a
-   * rootless one could not). */
-  int nft = s->table ? fcntl (hv_egress_table_fd (s->table), F_DUPFD_CLOEXEC, 3) : -1;
-  if (s->table && nft < 0)
+  /* The table's socket is a copy: create keeps its handle to delete the
+   * table if it fails later.  It and the denial listener's were made in
+   * the sandbox's namespace, so the monitor never has to enter it (which
+   * a rootless one could not). */
+  if (s->table && (s->fds.nft = fcntl (hv_egress_table_fd (s->table), F_DUPFD_CLOEXEC, 3)) < 0)
     return hv_error_set (err, errno, "egress: copy the table's socket");
-  if (pass_fd (m, "nft", NULL, &nft, err) < 0 || pass_fd (m, "nflog", NULL, &s->nflog, err) < 0)
-    return hv_error_wrap (err, "egress: hand the table's and the denial listener's sockets to the monitor");
+  for (unsigned i = 0; i < HV_EGRESS_N_SOCKETS; i++)
+    if (pass_fd (m, hv_egress_socket_names[i], NULL, hv_egress_fds_socket (&s->fds, i), err) < 0)
+      return hv_error_wrap (err, i < HV_EGRESS_N_RESOLVER_SOCKETS ? "egress: hand the resolver's sockets to the monitor"
+                                       : "egress: hand the table's and the denial listener's sockets to the monitor");
   return 0;
 }
 

@@ -50,14 +50,13 @@ struct monitor
   int init_pidfd;       /* owned by its source */
   bool attached;        /* create handed us init */
   /* Egress (HV_SYNC_EGRESS before GO): the annotation, init's network
-   * namespace and the resolver's listening sockets; -1 when absent. */
+   * namespace, the resolver's listening sockets, the table's netfilter
+   * netlink socket (hv_egress_table_open_socket) and an unbound one for
+   * the denial listener (hv_egress_denials_open_socket), all made in the
+   * sandbox's netns; -1 when absent.  The sockets go to egress at GO. */
   char *egress_config;
-  int egress_netns, egress_udp4, egress_tcp4, egress_udp6, egress_tcp6;
+  struct hv_egress_fds egress_fds;
   hv_monitor_egress *egress; /* the resolver and the denial listener, once GO came */
-  /* The table's netfilter netlink socket (hv_egress_table_open_socket)
-   * and an unbound one for the denial listener
-   * (hv_egress_denials_open_socket), both made in the sandbox's netns. */
-  int egress_nft, egress_nflog;
   const char *end;      /* set: leave the loop; the exit record's reason ("" for none) */
   /* Landlock's refusals (landlock_audit.h), or why they are not read. */
   hv_landlock_audit *landlock;
@@ -230,34 +229,28 @@ write_start (struct monitor *m)
 static bool
 take_egress_fd (struct monitor *m, const char *payload, int fd)
 {
-  static const char *const names[] = { "udp4", "tcp4", "udp6", "tcp6", "nft", "nflog" };
-  int *slots[] = { &m->egress_udp4, &m->egress_tcp4, &m->egress_udp6, &m->egress_tcp6, &m->egress_nft, &m->egress_nflog };
-  if (strncmp (payload, "netns ", 6) == 0 && m->egress_netns < 0)
+  if (strncmp (payload, "netns ", 6) == 0 && m->egress_fds.netns < 0)
     {
-      m->egress_netns = fd;
+      m->egress_fds.netns = fd;
       m->egress_config = xstrdup (payload + 6);
       return true;
     }
-  for (size_t i = 0; i < N_ELEMENTS (names); i++)
-    if (strcmp (payload, names[i]) == 0 && *slots[i] < 0 && m->egress_netns >= 0)
-      {
-        *slots[i] = fd;
-        return true;
-      }
+  for (unsigned i = 0; i < HV_EGRESS_N_SOCKETS; i++)
+    {
+      int *slot = hv_egress_fds_socket (&m->egress_fds, i);
+      if (strcmp (payload, hv_egress_socket_names[i]) == 0 && *slot < 0 && m->egress_fds.netns >= 0)
+        {
+          *slot = fd;
+          return true;
+        }
+    }
   return false;
 }
 
 static void
 close_egress (struct monitor *m)
 {
-  int *fds[] = { &m->egress_netns, &m->egress_udp4, &m->egress_tcp4, &m->egress_udp6, &m->egress_tcp6,
-                 &m->egress_nft,   &m->egress_nflog };
-  for (size_t i = 0; i < N_ELEMENTS (fds); i++)
-    if (*fds[i] >= 0)
-      {
-        close (*fds[i]);
-        *fds[i] = -1;
-      }
+  hv_egress_fds_close (&m->egress_fds);
   free (m->egress_config);
   m->egress_config = NULL;
 }
@@ -333,14 +326,10 @@ watch_egress_fd (struct monitor *m, int fd, void (*ready) (struct monitor *, str
 static void
 start_egress (struct monitor *m)
 {
-  if (m->egress_netns < 0)
+  if (m->egress_fds.netns < 0)
     return;
-  struct hv_monitor_egress_args a = { .config = m->egress_config, .netns = m->egress_netns,
-                                      .udp4 = m->egress_udp4, .tcp4 = m->egress_tcp4, .udp6 = m->egress_udp6,
-                                      .tcp6 = m->egress_tcp6, .nft = m->egress_nft, .nflog = m->egress_nflog,
+  struct hv_monitor_egress_args a = { .config = m->egress_config, .fds = &m->egress_fds,
                                       .resolv_conf = m->a->resolv_conf, .notice_fd = m->a->notice_fd };
-  m->egress_udp4 = m->egress_tcp4 = m->egress_udp6 = m->egress_tcp6 = -1;
-  m->egress_nft = m->egress_nflog = -1;
   cleanup_error hv_error *err = NULL;
   m->egress = hv_monitor_egress_start (&a, &m->trail, &err);
   /* The namespace stays open: the resolver makes its upstream sockets
@@ -500,8 +489,7 @@ run_loop (struct monitor *m)
 void
 hv_monitor_main (const struct hv_monitor_args *a)
 {
-  struct monitor m = { .a = a, .init_pidfd = -1, .egress_netns = -1, .egress_udp4 = -1, .egress_tcp4 = -1,
-                       .egress_udp6 = -1, .egress_tcp6 = -1, .egress_nft = -1, .egress_nflog = -1 };
+  struct monitor m = { .a = a, .init_pidfd = -1, .egress_fds = HV_EGRESS_FDS_INIT };
   clock_gettime (CLOCK_MONOTONIC, &m.start);
   hv_audit_trail_init (&m.trail, a->trail_fd, a->policy, a->id);
   /* Listening before init exists: its domain is named only in the record

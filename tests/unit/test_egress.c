@@ -1,20 +1,27 @@
 /* Unit tests of the egress table's pure logic (egress_ranges.c): CIDR and
  * port parsing, and the normalisation of allowed CIDRs with port ranges
  * into disjoint set elements, checked point by point against the rules
- * on random inputs. */
+ * on random inputs; and the ownership of the descriptors create hands to
+ * the monitor (egress_fds.c). */
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "array_size.h"
+#include "egress_fds.h"
 #include "egress_ranges.h"
 
 static void
@@ -250,10 +257,51 @@ test_ranges_random (void **state)
     }
 }
 
+static bool
+fd_open (int fd)
+{
+  return fcntl (fd, F_GETFD) >= 0 || errno != EBADF;
+}
+
+/* Take moves one descriptor out (the set no longer closes it); close
+ * closes every other one the set still holds, once, leaving -1; the
+ * names reach every socket slot. */
+static void
+test_egress_fds_take_close (void **state)
+{
+  (void) state;
+  struct hv_egress_fds f = HV_EGRESS_FDS_INIT;
+  int opened[1 + HV_EGRESS_N_SOCKETS];
+  for (size_t i = 0; i < N_ELEMENTS (opened); i++)
+    assert_true ((opened[i] = open ("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0);
+  f.netns = opened[0];
+  for (unsigned i = 0; i < HV_EGRESS_N_SOCKETS; i++)
+    {
+      assert_int_equal (*hv_egress_fds_socket (&f, i), -1);
+      *hv_egress_fds_socket (&f, i) = opened[1 + i];
+    }
+  assert_int_equal (f.nflog, opened[HV_EGRESS_N_SOCKETS]);
+  assert_string_equal (hv_egress_socket_names[HV_EGRESS_N_SOCKETS - 1], "nflog");
+  assert_null (hv_egress_fds_socket (&f, HV_EGRESS_N_SOCKETS));
+  int taken = hv_egress_fd_take (&f.tcp4);
+  assert_int_equal (taken, opened[2]);
+  assert_int_equal (f.tcp4, -1);
+  hv_egress_fds_close (&f);
+  for (size_t i = 0; i < N_ELEMENTS (opened); i++)
+    assert_true (fd_open (opened[i]) == (opened[i] == taken));
+  assert_int_equal (f.netns, -1);
+  for (unsigned i = 0; i < HV_EGRESS_N_SOCKETS; i++)
+    assert_int_equal (*hv_egress_fds_socket (&f, i), -1);
+  hv_egress_fds_close (&f); /* nothing left: closes nothing */
+  assert_true (fd_open (taken));
+  close (taken);
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_egress_fds_take_close),
     cmocka_unit_test (test_cidr_parse),     cmocka_unit_test (test_ports_parse),
     cmocka_unit_test (test_check_struct),   cmocka_unit_test (test_ranges_examples),
     cmocka_unit_test (test_ranges_random),

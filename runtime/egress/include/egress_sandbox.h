@@ -33,6 +33,7 @@
 #include <sys/types.h>
 
 #include "egress_config.h"
+#include "egress_fds.h"
 #include "egress_table.h"
 #include "error.h"
 #include "oci_spec.h"
@@ -42,16 +43,16 @@ struct hv_egress_sandbox
   hv_egress_config *config; /* NULL: no egress annotation */
   char *text;               /* the annotation, for the monitor */
   hv_egress_table *table;   /* until create is done: removed if it fails */
-  int netns;                /* init's network namespace */
-  int udp4, tcp4, udp6, tcp6;
-  int nft;   /* the table's socket until the table has it (the monitor gets a dup) */
-  int nflog; /* unbound netfilter netlink socket there, for the denial listener */
+  /* Init's network namespace and the sockets made there, for the
+   * monitor (hv_monitor_pass_egress takes them); nft only until the table
+   * has it (the monitor gets a copy of the table's). */
+  struct hv_egress_fds fds;
   /* The way out relays from the caller's namespace (pasta): the table
    * also denies the caller's own addresses (egress_host_addrs.h).  Set
    * before hv_egress_sandbox_install. */
   bool deny_host_addrs;
 };
-#define HV_EGRESS_SANDBOX_INIT { NULL, NULL, NULL, -1, -1, -1, -1, -1, -1, -1, false }
+#define HV_EGRESS_SANDBOX_INIT { NULL, NULL, NULL, HV_EGRESS_FDS_INIT, false }
 
 /* Parse the annotation, if any (name names the config in errors). */
 int hv_egress_sandbox_prepare (const oci_spec *spec, const char *name, struct hv_egress_sandbox *s, hv_error **err);

@@ -30,19 +30,20 @@
 #include <stdbool.h>
 
 #include "audit_trail.h"
+#include "egress_fds.h"
 #include "error.h"
 
 struct hv_monitor_egress_args
 {
-  const char *config;      /* the annotation's text */
-  int netns;               /* init's network namespace; borrowed */
-  int udp4, tcp4, udp6, tcp6; /* owned from the call on, -1: none */
-  /* Netfilter netlink sockets made in that namespace by create
-   * (egress_sandbox.c), owned from the call on: the table's and one for
-   * the denial listener.  Through them a monitor that cannot enter the
-   * namespace (rootless) still pins and hears denials; -1: opened by
-   * entering netns instead. */
-  int nft, nflog;
+  const char *config; /* the annotation's text */
+  /* From create: fds->netns, init's network namespace, is borrowed (the
+   * caller keeps it open); the call takes every socket (left -1), the
+   * resolver's listening ones (-1: none) and the netfilter netlink ones
+   * made in that namespace by create (egress_sandbox.c), the table's and
+   * one for the denial listener.  Through those a monitor that cannot
+   * enter the namespace (rootless) still pins and hears denials; -1:
+   * opened by entering netns instead. */
+  struct hv_egress_fds *fds;
   const char *resolv_conf; /* engine: the host path bound on /etc/resolv.conf, or NULL */
   /* haven run's stderr (a file description of its own): the first name
    * refused (not listed, or denied) is said there once, before any
