@@ -376,6 +376,9 @@ void oci_spec_free_process_fields (oci_process *p);
 void oci_strv_free (oci_strv *s);
 /* Append a copy of str (the array stays NULL-terminated). */
 void oci_strv_push (oci_strv *v, const char *str);
+/* oci_strv_push of a formatted line; v NULL: nothing kept (a list of
+ * notes its caller did not ask for). */
+void oci_strv_pushf (oci_strv *v, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 /* Append unless an equal string is already there. */
 bool oci_strv_contains (const oci_strv *v, const char *str);
 void oci_strv_push_unique (oci_strv *v, const char *str);

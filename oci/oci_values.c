@@ -2,6 +2,7 @@
  * lists (oci_spec.h). */
 #include "config.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,19 @@ oci_strv_push (oci_strv *v, const char *str)
     }
   v->v[v->n++] = xstrdup (str);
   v->v[v->n] = NULL;
+}
+
+void
+oci_strv_pushf (oci_strv *v, const char *fmt, ...)
+{
+  if (v == NULL)
+    return;
+  va_list ap;
+  va_start (ap, fmt);
+  char *line = xvasprintf (fmt, ap);
+  va_end (ap);
+  oci_strv_push (v, line);
+  free (line);
 }
 
 bool

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -340,19 +339,6 @@ gen_masks (yajl_gen g, const struct hv_run_ctx *ctx, const struct masks *m, cons
 
 /* "filesystem.KEY \"PATTERN\": PATH is a symbolic link" or "crosses the
  * symbolic link L", for messages. */
-/* A line for ctx->notes (run_ctx.h). */
-static void __attribute__ ((format (printf, 2, 3)))
-note (const struct hv_run_ctx *ctx, const char *fmt, ...)
-{
-  if (ctx->notes == NULL)
-    return;
-  va_list ap;
-  va_start (ap, fmt);
-  cleanup_free char *line = xvasprintf (fmt, ap);
-  va_end (ap);
-  oci_strv_push (ctx->notes, line);
-}
-
 static char *
 link_words (const struct hv_policy_path *pp)
 {
@@ -374,7 +360,7 @@ bind_writable (yajl_gen g, const struct hv_run_ctx *ctx, const char *path, bool 
   if (r == HV_PATH_LINK)
     {
       cleanup_free char *why = link_words (&pp);
-      note (ctx, "not making %s writable: %s", path, why);
+      oci_strv_pushf (ctx->notes, "not making %s writable: %s", path, why);
     }
   else if (r == HV_PATH_FOUND && (!dirs_only || S_ISDIR (pp.st.st_mode)))
     {
@@ -498,14 +484,14 @@ gen_home_data (yajl_gen g, const char *path, const hv_home_access *access, const
       int r = hv_policy_path_resolve (ctx, dest, &pp, &err);
       if (r < 0)
         {
-          note (ctx, "not making %s writable: %s", dest, err->msg);
+          oci_strv_pushf (ctx->notes, "not making %s writable: %s", dest, err->msg);
           hv_error_free (&err);
           continue;
         }
       if (r == HV_PATH_LINK)
         {
           cleanup_free char *why = link_words (&pp);
-          note (ctx, "not making %s writable: %s", dest, why);
+          oci_strv_pushf (ctx->notes, "not making %s writable: %s", dest, why);
         }
       else if (r == HV_PATH_FOUND && (S_ISDIR (pp.st.st_mode) || S_ISREG (pp.st.st_mode)))
         {
@@ -550,7 +536,7 @@ gen_home_allow (yajl_gen g, const char *pattern, const hv_home_access *access, c
       if (r == HV_PATH_LINK)
         {
           cleanup_free char *why = link_words (&pp);
-          note (ctx, "not showing %s in the sandbox: %s", paths.v[i], why);
+          oci_strv_pushf (ctx->notes, "not showing %s in the sandbox: %s", paths.v[i], why);
         }
       cleanup_free char *path = r == HV_PATH_FOUND ? xstrdup (pp.real) : NULL;
       struct stat st = pp.st;

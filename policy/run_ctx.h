@@ -56,10 +56,11 @@ struct hv_run_ctx
    * not /dev/null. */
   const oci_strv *git_shown;
   const oci_strv *git_shown_snapshots;
-  /* What the compiler tells the user (a path not made writable or not
-   * shown, and why): appended here, one line each without "haven: ",
-   * for the front end to print; NULL: not kept.  The library prints
-   * nothing itself. */
+  /* What the compiler and the session's preparation tell the user (a
+   * path not made writable or not shown, and why; a state directory
+   * that cannot be made...): appended here, one line each without
+   * "haven: ", for the front end to print; NULL: not kept.  The
+   * libraries print nothing themselves. */
   oci_strv *notes;
 };
 #endif

@@ -236,7 +236,7 @@ hv_git_hidden_tracked (const hv_policy *p, const struct hv_run_ctx *ctx, const c
   cleanup_error hv_error *perr = NULL;
   if (hv_git_index_parse ((const unsigned char *) index, len, &idx, &perr) < 0)
     {
-      fprintf (stderr, "haven: %s/.git/index: %s; hidden files git tracks stay /dev/null\n", ctx->project, perr->msg);
+      oci_strv_pushf (ctx->notes, "%s/.git/index: %s; hidden files git tracks stay /dev/null", ctx->project, perr->msg);
       return 0;
     }
   struct hv_block_matcher *matcher = hv_block_matcher_new (p, ctx);
@@ -264,11 +264,11 @@ hv_git_hidden_tracked (const hv_policy *p, const struct hv_run_ctx *ctx, const c
       if (why)
         {
           if (exists_beneath (projfd, e->path))
-            fprintf (stderr,
-                     "haven: %s is tracked by git and hidden; because of %s it is /dev/null, so git add -A and "
-                     "git commit -a in the sandbox refuse it (\"can only add regular files\"); name the files "
-                     "to commit instead\n",
-                     e->path, why);
+            oci_strv_pushf (ctx->notes,
+                            "%s is tracked by git and hidden; because of %s it is /dev/null, so git add -A and "
+                            "git commit -a in the sandbox refuse it (\"can only add regular files\"); name the files "
+                            "to commit instead",
+                            e->path, why);
           continue;
         }
       if (dirfd < 0)

@@ -69,7 +69,20 @@ struct session
   struct after_haven_died after;
   struct hv_run_credentials creds; /* what credentials: and env.set_from_* give */
   int notice_fd; /* allowlist: the monitor's line about a refused name (run_notice.h) */
+  /* What the layers below noted for the user (rc.ctx.notes points here),
+   * said by say_notes right after the call that noted it. */
+  oci_strv notes;
 };
+
+/* The one place the session's notes reach stderr, each as its own
+ * "haven: " line, in the order they were noted; then dropped. */
+static void
+say_notes (oci_strv *notes)
+{
+  for (size_t i = 0; i < notes->n; i++)
+    fprintf (stderr, "haven: %s\n", notes->v[i]);
+  oci_strv_free (notes);
+}
 
 static void
 after_haven_died (void *data)
@@ -86,7 +99,10 @@ after_haven_died (void *data)
   if (d->policy)
     {
       cleanup_error hv_error *lerr = NULL;
-      if (hv_project_links_check (d->policy, d->project, d->links, &lerr) < 0)
+      oci_strv notes = { 0 };
+      int r = hv_project_links_check (d->policy, d->project, d->links, &notes, &lerr);
+      say_notes (&notes);
+      if (r < 0)
         fprintf (stderr, "haven: %s\n", lerr->msg);
     }
   /* The listener is haven's child, not the guard's, and died with haven
@@ -126,9 +142,14 @@ write_config (struct session *s, hv_error **err)
   s->rc.ctx.audit_socket = s->audit_socket;
   if (hv_home_commands_check (s->policy, &s->rc.ctx, err) < 0)
     return -1;
-  if (hv_home_entries_create (s->policy, &s->rc.ctx, err) < 0)
+  s->rc.ctx.notes = &s->notes;
+  int r = hv_home_entries_create (s->policy, &s->rc.ctx, err);
+  say_notes (&s->notes);
+  if (r < 0)
     return -1;
-  if (hv_home_state_prepare (s->policy, &s->rc.ctx, &s->home_state, &s->home_state_lock, err) < 0)
+  r = hv_home_state_prepare (s->policy, &s->rc.ctx, &s->home_state, &s->home_state_lock, err);
+  say_notes (&s->notes);
+  if (r < 0)
     return -1;
   s->rc.ctx.home_state = s->home_state;
   if (hv_run_credentials_prepare (s->policy, &s->rc.ctx, s->bundle, &s->creds, err) < 0)
@@ -137,26 +158,25 @@ write_config (struct session *s, hv_error **err)
     return -1;
   s->rc.ctx.git_config = s->git_identity;
   s->rc.ctx.git_excludes = s->git_excludes;
-  if (hv_git_hidden_tracked (s->policy, &s->rc.ctx, s->bundle, &s->git_identity, &s->git_attributes, &s->git_shown,
-                             &s->git_shown_snapshots, err)
-      < 0)
+  r = hv_git_hidden_tracked (s->policy, &s->rc.ctx, s->bundle, &s->git_identity, &s->git_attributes, &s->git_shown,
+                             &s->git_shown_snapshots, err);
+  say_notes (&s->notes);
+  if (r < 0)
     return -1;
   s->rc.ctx.git_config = s->git_identity;
   s->rc.ctx.git_attributes = s->git_attributes;
   s->rc.ctx.git_shown = &s->git_shown;
   s->rc.ctx.git_shown_snapshots = &s->git_shown_snapshots;
-  if (hv_run_offline_prepare (s->policy, s->bundle, &s->nsswitch, err) < 0)
+  r = hv_run_offline_prepare (s->policy, s->bundle, &s->nsswitch, &s->notes, err);
+  say_notes (&s->notes);
+  if (r < 0)
     return -1;
   s->rc.ctx.nsswitch = s->nsswitch;
-  /* The compiler's notes are said here, as it left them, before any
-   * error it returned. */
-  cleanup_strv oci_strv notes = { 0 };
-  s->rc.ctx.notes = &notes;
-  int compiled = hv_policy_compile (s->policy, &s->rc.ctx, &s->config_json, err);
+  /* The compiler's notes are said here, before any error it returned. */
+  r = hv_policy_compile (s->policy, &s->rc.ctx, &s->config_json, err);
+  say_notes (&s->notes);
   s->rc.ctx.notes = NULL;
-  for (size_t i = 0; i < notes.n; i++)
-    fprintf (stderr, "haven: %s\n", notes.v[i]);
-  if (compiled < 0)
+  if (r < 0)
     return -1;
   if (hv_check_run_trust (s->policy, s->rc.project, s->config_json, s->o->haven_argv0, err) < 0)
     return -1;
@@ -282,7 +302,9 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
   if (s->policy)
     {
       cleanup_error hv_error *lerr = NULL;
-      if (hv_project_links_check (s->policy, s->rc.project, &s->links, &lerr) < 0)
+      int r = hv_project_links_check (s->policy, s->rc.project, &s->links, &s->notes, &lerr);
+      say_notes (&s->notes);
+      if (r < 0)
         {
           if (ret < 0)
             fprintf (stderr, "haven: %s\n", lerr->msg);
@@ -352,7 +374,8 @@ hv_session_run (const struct hv_session_opts *o, int *exit_status, hv_error **er
   if (start_audit (&s, err) < 0)
     goto out;
   hv_fault_point ("session.audit-started");
-  hv_run_offline_note (s.policy);
+  hv_run_offline_note (s.policy, &s.notes);
+  say_notes (&s.notes);
   ret = run_sandbox (&s, exit_status, err);
   if (ret < 0)
     hv_run_hint_rootless_limits (s.policy, s.rc.ctx.rootless, err);

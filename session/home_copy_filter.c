@@ -98,7 +98,7 @@ replace (int efd, const char *file, const char *text, size_t len, hv_error **err
 
 int
 hv_home_copy_filter (int efd, const char *file, const char *real, const oci_strv *members, const char *project,
-                     hv_error **err)
+                     oci_strv *notes, hv_error **err)
 {
   if (members->n == 0 || project == NULL)
     return 0;
@@ -126,9 +126,10 @@ hv_home_copy_filter (int efd, const char *file, const char *real, const oci_strv
       if (len == 0)
         return 0;
       cleanup_free char *why = deep ? xasprintf (" (nested deeper than %d levels)", COPY_MAX_DEPTH) : xstrdup ("");
-      fprintf (stderr, "haven: this project's copy of %s is not a JSON object%s: it starts again empty ({}), "
-                       "since the other projects' entries in it cannot be told apart\n",
-               real, why);
+      oci_strv_pushf (notes,
+                      "this project's copy of %s is not a JSON object%s: it starts again empty ({}), "
+                      "since the other projects' entries in it cannot be told apart",
+                      real, why);
       return replace (efd, file, "{}\n", 3, err);
     }
   int r = 0;

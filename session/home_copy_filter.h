@@ -13,8 +13,9 @@
 #include "oci_spec.h"
 
 /* Rewrite `file` in directory efd (the project's copy of `real`, for
- * messages).  A copy that is not a JSON object is replaced by "{}" (said
- * on stderr): what it holds cannot be told apart. */
+ * messages).  A copy that is not a JSON object is replaced by "{}" (a
+ * line appended to notes says so; NULL: not kept): what it holds cannot
+ * be told apart. */
 int hv_home_copy_filter (int efd, const char *file, const char *real, const oci_strv *members, const char *project,
-                         hv_error **err);
+                         oci_strv *notes, hv_error **err);
 #endif

@@ -105,7 +105,8 @@ create_beneath (int homefd, const char *home, const char *rel, hv_error **err)
  * caller does not own (root with HOME=/home/alice) nothing is made:
  * root's files there would lock alice out of them; said once. */
 static void
-create_entry (int homefd, const char *home, bool owned, bool *told, const char *key, const char *pattern)
+create_entry (int homefd, const char *home, bool owned, bool *told, const char *key, const char *pattern,
+              oci_strv *notes)
 {
   const char *rel = home_relative (pattern, home);
   struct stat st;
@@ -114,16 +115,15 @@ create_entry (int homefd, const char *home, bool owned, bool *told, const char *
   if (!owned)
     {
       if (!*told)
-        fprintf (stderr,
-                 "haven: the home %s is not owned by uid %u: allowed home paths missing there are not created\n",
-                 home, (unsigned) geteuid ());
+        oci_strv_pushf (notes, "the home %s is not owned by uid %u: allowed home paths missing there are not created",
+                        home, (unsigned) geteuid ());
       *told = true;
       return;
     }
   cleanup_error hv_error *e = NULL;
   if (create_beneath (homefd, home, rel, &e) < 0)
-    fprintf (stderr, "haven: filesystem.%s \"%s\": cannot create it (%s); it is not mounted in this run\n", key,
-             pattern, e->msg);
+    oci_strv_pushf (notes, "filesystem.%s \"%s\": cannot create it (%s); it is not mounted in this run", key, pattern,
+                    e->msg);
 }
 
 int
@@ -143,8 +143,8 @@ hv_home_entries_create (const hv_policy *p, const struct hv_run_ctx *ctx, hv_err
   bool owned = st.st_uid == geteuid (), told = false;
   for (size_t i = 0; p->hide_home.value && i < p->home_allow.n; i++)
     if (p->home_access[i].write != HV_HOME_READ_ONLY)
-      create_entry (homefd, home, owned, &told, "home_allow", p->home_allow.v[i]);
+      create_entry (homefd, home, owned, &told, "home_allow", p->home_allow.v[i], ctx->notes);
   for (size_t i = 0; i < p->read_write.n; i++)
-    create_entry (homefd, home, owned, &told, "read_write", p->read_write.v[i]);
+    create_entry (homefd, home, owned, &told, "read_write", p->read_write.v[i], ctx->notes);
   return 0;
 }

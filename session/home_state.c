@@ -289,8 +289,9 @@ adopt_from_layer (int dfd, const char *dir, const struct hv_run_ctx *ctx, const 
     return false; /* a whiteout (deleted in the sandbox), or another type */
   if (renameat2 (ud, last + 1, parent, own_name, RENAME_NOREPLACE) < 0)
     {
-      fprintf (stderr, "haven: cannot move this project's %s/%s from its copy-on-write layer to its private copy (%s)\n",
-               entry, name, strerror (errno));
+      oci_strv_pushf (ctx->notes,
+                      "cannot move this project's %s/%s from its copy-on-write layer to its private copy (%s)", entry,
+                      name, strerror (errno));
       return false;
     }
   return true;
@@ -398,7 +399,7 @@ open_state_dir (const struct hv_run_ctx *ctx, char **dir, hv_error **err)
   cleanup_free char *root = state_root (ctx);
   if (root == NULL)
     {
-      fprintf (stderr, "haven: no home for a state directory: copy-on-write home_allow entries are read-only\n");
+      oci_strv_pushf (ctx->notes, "no home for a state directory: copy-on-write home_allow entries are read-only");
       return -1;
     }
   cleanup_free char *tag = hv_state_tag (ctx->project);
@@ -428,10 +429,10 @@ open_state_dir (const struct hv_run_ctx *ctx, char **dir, hv_error **err)
   if (dfd < 0)
     {
       /* Fail closed: read-only, and say so. */
-      fprintf (stderr,
-               "haven: cannot create the state directory in %s (%s): copy-on-write home_allow entries are "
-               "read-only in this run\n",
-               root, *err ? (*err)->msg : strerror (errno));
+      oci_strv_pushf (ctx->notes,
+                      "cannot create the state directory in %s (%s): copy-on-write home_allow entries are "
+                      "read-only in this run",
+                      root, *err ? (*err)->msg : strerror (errno));
       hv_error_free (err);
       return -1;
     }
@@ -445,7 +446,7 @@ open_state_dir (const struct hv_run_ctx *ctx, char **dir, hv_error **err)
  * when one can, -1 on error. */
 static int
 prepare_overlay (int dfd, const char *dir, const char *path, const char *lower, const char *layers,
-                 const char *layers_rel, bool rootless, bool *probed, hv_error **err)
+                 const char *layers_rel, bool rootless, bool *probed, oci_strv *notes, hv_error **err)
 {
   cleanup_free char *upper_rel = xasprintf ("%s/upper", layers_rel);
   cleanup_free char *work_rel = xasprintf ("%s/work", layers_rel);
@@ -483,10 +484,10 @@ prepare_overlay (int dfd, const char *dir, const char *path, const char *lower, 
   if (why)
     {
       /* Fail closed: read-only, and say so. */
-      fprintf (stderr,
-               "haven: cannot mount a copy-on-write overlay for %s (%s): copy-on-write home_allow "
-               "entries are read-only in this run\n",
-               path, why);
+      oci_strv_pushf (notes,
+                      "cannot mount a copy-on-write overlay for %s (%s): copy-on-write home_allow "
+                      "entries are read-only in this run",
+                      path, why);
       return 1;
     }
   return 0;
@@ -501,7 +502,7 @@ prepare_overlay (int dfd, const char *dir, const char *path, const char *lower, 
  * says so. */
 static void
 adopt_own_layers (int dfd, const char *dir, const char *path, const char *entry_rel, const char *layers_rel,
-                  const char *rel)
+                  const char *rel, oci_strv *notes)
 {
   cleanup_free char *old_upper = xasprintf ("%s/upper", entry_rel);
   struct stat st;
@@ -516,8 +517,8 @@ adopt_own_layers (int dfd, const char *dir, const char *path, const char *entry_
     {
       if (parent >= 0 && errno == EEXIST)
         return; /* the shared layer has its own: the old one stays unused */
-      fprintf (stderr, "haven: cannot move the copy-on-write state of %s from %s/%s into the shared layer (%s)\n",
-               path, dir, old_upper, err ? err->msg : strerror (errno));
+      oci_strv_pushf (notes, "cannot move the copy-on-write state of %s from %s/%s into the shared layer (%s)", path,
+                      dir, old_upper, err ? err->msg : strerror (errno));
       hv_error_free (&err);
       return;
     }
@@ -559,7 +560,7 @@ prepare_copy_entries (const hv_policy *p, const struct hv_run_ctx *ctx, int dfd,
                   cleanup_close int efd = mkdirs_at (dfd, entry_rel, err);
                   if (efd < 0
                       || hv_home_copy_filter (efd, "file", paths.v[j], &p->home_access[i].per_project, ctx->project,
-                                              err)
+                                              ctx->notes, err)
                              < 0)
                     return hv_error_wrap (err, "home_allow %s", p->home_allow.v[i]);
                 }
@@ -574,11 +575,14 @@ prepare_copy_entries (const hv_policy *p, const struct hv_run_ctx *ctx, int dfd,
             {
               cleanup_free char *layers = hv_home_layers_dir (dir, home);
               const char *layers_rel = layers + strlen (dir) + 1;
-              adopt_own_layers (dfd, dir, paths.v[j], entry_rel, layers_rel, paths.v[j] + strlen (home) + 1);
-              r = prepare_overlay (dfd, dir, paths.v[j], home, layers, layers_rel, ctx->rootless, &probed, err);
+              adopt_own_layers (dfd, dir, paths.v[j], entry_rel, layers_rel, paths.v[j] + strlen (home) + 1,
+                                ctx->notes);
+              r = prepare_overlay (dfd, dir, paths.v[j], home, layers, layers_rel, ctx->rootless, &probed, ctx->notes,
+                                   err);
             }
           else
-            r = prepare_overlay (dfd, dir, paths.v[j], paths.v[j], entry, entry_rel, ctx->rootless, &probed, err);
+            r = prepare_overlay (dfd, dir, paths.v[j], paths.v[j], entry, entry_rel, ctx->rootless, &probed,
+                                 ctx->notes, err);
           if (r != 0)
             return r;
         }
@@ -597,7 +601,7 @@ prepare_copy_entries (const hv_policy *p, const struct hv_run_ctx *ctx, int dfd,
  * uses the same directories, included) and gets the entries read-only,
  * as when no overlay can be mounted.  1: taken by another run. */
 static int
-lock_layers (int dfd, const char *dir, int *lock_fd, hv_error **err)
+lock_layers (int dfd, const char *dir, int *lock_fd, oci_strv *notes, hv_error **err)
 {
   cleanup_close int fd = openat (dfd, "cow.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
   if (fd < 0 && errno == EROFS)
@@ -615,8 +619,8 @@ lock_layers (int dfd, const char *dir, int *lock_fd, hv_error **err)
     {
       if (errno != EWOULDBLOCK)
         return hv_error_set (err, errno, "lock %s/cow.lock", dir);
-      fprintf (stderr, "haven: another haven run in this project uses its copy-on-write home state: "
-                       "copy-on-write home_allow entries are read-only in this run\n");
+      oci_strv_pushf (notes, "another haven run in this project uses its copy-on-write home state: "
+                             "copy-on-write home_allow entries are read-only in this run");
       return 1;
     }
   *lock_fd = steal_fd (&fd);
@@ -640,7 +644,7 @@ hv_home_state_prepare (const hv_policy *p, const struct hv_run_ctx *ctx, char **
   if (dfd < 0)
     return 0;
   cleanup_close int lock = -1;
-  int r = lock_layers (dfd, dir, &lock, err);
+  int r = lock_layers (dfd, dir, &lock, ctx->notes, err);
   if (r == 0)
     r = prepare_copy_entries (p, ctx, dfd, dir, err);
   if (r == 0)

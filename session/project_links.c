@@ -27,6 +27,7 @@ struct links_walk
   char *stopped_at;
   hv_error **err;
   int failed;
+  oci_strv *notes;
 };
 
 /* For messages: control characters and backslashes escaped. */
@@ -184,10 +185,10 @@ check_link (struct links_walk *w, int dirfd, const char *name, const char *rel, 
   /* The first path outside the project, when the link's text alone
    * does not say it. */
   cleanup_free char *preal = strcmp (real, target) != 0 ? printable (real) : NULL;
-  fprintf (stderr, "haven: %s: %s -> %s (outside the project%s%s)\n",
-           removed ? "removed a symbolic link the run left (filesystem.project_links: refuse)"
-                   : "the run left a symbolic link",
-           prel, ptarget, preal ? ", that is " : "", preal ? preal : "");
+  oci_strv_pushf (w->notes, "%s: %s -> %s (outside the project%s%s)",
+                  removed ? "removed a symbolic link the run left (filesystem.project_links: refuse)"
+                          : "the run left a symbolic link",
+                  prel, ptarget, preal ? ", that is " : "", preal ? preal : "");
 }
 
 static void
@@ -251,7 +252,8 @@ hv_project_links_start (struct hv_project_links *l)
 }
 
 int
-hv_project_links_check (const hv_policy *p, const char *project, const struct hv_project_links *l, hv_error **err)
+hv_project_links_check (const hv_policy *p, const char *project, const struct hv_project_links *l, oci_strv *notes,
+                        hv_error **err)
 {
   if (l->since.tv_sec == 0)
     return 0; /* the sandbox never started */
@@ -259,20 +261,20 @@ hv_project_links_check (const hv_policy *p, const char *project, const struct hv
   if (fd < 0)
     return hv_error_set (err, errno, "check the project's links: open %s", project);
   struct links_walk w = { .project = project, .refuse = p->refuse_project_links.value, .since = &l->since,
-                          .err = err };
+                          .err = err, .notes = notes };
   walk (&w, fd, "", 0);
   if (w.found > w.named)
-    fprintf (stderr, "haven: ... and %zu more such links\n", w.found - w.named);
+    oci_strv_pushf (notes, "... and %zu more such links", w.found - w.named);
   if (w.found && !w.refuse)
-    fprintf (stderr, "haven: host tools that follow them read what they lead to; filesystem.project_links: "
-                     "refuse in the policy removes such links after each run\n");
+    oci_strv_pushf (notes, "host tools that follow them read what they lead to; filesystem.project_links: "
+                           "refuse in the policy removes such links after each run");
   if (w.stopped_at)
     {
       cleanup_free char *at = printable (w.stopped_at);
-      fprintf (stderr,
-               "haven: WARNING: the check for symbolic links stopped at %s (more than %d entries or %d levels "
-               "deep): links beyond it were not checked\n",
-               at, LINKS_MAX_ENTRIES, LINKS_MAX_DEPTH);
+      oci_strv_pushf (notes,
+                      "WARNING: the check for symbolic links stopped at %s (more than %d entries or %d levels "
+                      "deep): links beyond it were not checked",
+                      at, LINKS_MAX_ENTRIES, LINKS_MAX_DEPTH);
       free (w.stopped_at);
     }
   return w.failed < 0 ? -1 : (int) w.found;

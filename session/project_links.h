@@ -33,9 +33,9 @@ struct hv_project_links
 
 /* Just before the sandbox starts. */
 void hv_project_links_start (struct hv_project_links *l);
-/* After it has exited: report or remove (p->refuse_project_links).
- * Returns the number of links named, or -1 when one could not be removed
- * (err names it). */
+/* After it has exited: report (lines appended to notes) or remove
+ * (p->refuse_project_links).  Returns the number of links named, or -1
+ * when one could not be removed (err names it). */
 int hv_project_links_check (const hv_policy *p, const char *project, const struct hv_project_links *l,
-                            hv_error **err);
+                            oci_strv *notes, hv_error **err);
 #endif

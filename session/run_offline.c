@@ -52,7 +52,7 @@ offline_nsswitch (const char *text, size_t len, const char *policy)
 }
 
 int
-hv_run_offline_prepare (const hv_policy *p, const char *bundle, char **path, hv_error **err)
+hv_run_offline_prepare (const hv_policy *p, const char *bundle, char **path, oci_strv *notes, hv_error **err)
 {
   *path = NULL;
   if (p->net_mode != HV_NET_NONE)
@@ -68,8 +68,8 @@ hv_run_offline_prepare (const hv_policy *p, const char *bundle, char **path, hv_
   cleanup_error hv_error *rerr = NULL;
   if (fd < 0 || hv_read_regular_fd (fd, NSSWITCH, NSSWITCH_MAX, &text, &len, &rerr) < 0)
     {
-      fprintf (stderr, "haven: cannot read %s (%s): name lookups in the sandbox may be retried before they fail\n",
-               NSSWITCH, fd < 0 ? strerror (errno) : rerr->msg);
+      oci_strv_pushf (notes, "cannot read %s (%s): name lookups in the sandbox may be retried before they fail",
+                      NSSWITCH, fd < 0 ? strerror (errno) : rerr->msg);
       return 0;
     }
   cleanup_free char *out = offline_nsswitch (text, len, p->name);
@@ -83,12 +83,12 @@ hv_run_offline_prepare (const hv_policy *p, const char *bundle, char **path, hv_
 }
 
 void
-hv_run_offline_note (const hv_policy *p)
+hv_run_offline_note (const hv_policy *p, oci_strv *notes)
 {
   if (p->net_mode != HV_NET_NONE || !isatty (STDERR_FILENO))
     return;
-  fprintf (stderr,
-           "haven: no network under policy \"%s\" (network.mode: none): downloads and name lookups fail at "
-           "once; network.allow in a policy of your own lets named hosts through (haven policy explain %s)\n",
-           p->name, p->name);
+  oci_strv_pushf (notes,
+                  "no network under policy \"%s\" (network.mode: none): downloads and name lookups fail at "
+                  "once; network.allow in a policy of your own lets named hosts through (haven policy explain %s)",
+                  p->name, p->name);
 }

@@ -20,8 +20,10 @@
 #include "policy.h"
 
 /* Under network none: <bundle>/nsswitch.conf, its path in *path (NULL
- * otherwise, or when the host has no /etc/nsswitch.conf to cover). */
-int hv_run_offline_prepare (const hv_policy *p, const char *bundle, char **path, hv_error **err);
-/* Under network none and a terminal on stderr: one line saying so. */
-void hv_run_offline_note (const hv_policy *p);
+ * otherwise, or when the host has no /etc/nsswitch.conf to cover; a
+ * host file haven cannot read: a line in notes says so). */
+int hv_run_offline_prepare (const hv_policy *p, const char *bundle, char **path, oci_strv *notes, hv_error **err);
+/* Under network none and a terminal on stderr: one line for notes
+ * saying so. */
+void hv_run_offline_note (const hv_policy *p, oci_strv *notes);
 #endif

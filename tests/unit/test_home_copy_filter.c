@@ -36,7 +36,7 @@ filter (const char *text)
   assert_true (efd >= 0);
   oci_strv members = { .v = member_list, .n = 1 };
   hv_error *err = NULL;
-  assert_int_equal (hv_home_copy_filter (efd, "file", "/home/u/.claude.json", &members, "/p", &err), 0);
+  assert_int_equal (hv_home_copy_filter (efd, "file", "/home/u/.claude.json", &members, "/p", NULL, &err), 0);
   close (efd);
   f = fopen (file, "r");
   assert_non_null (f);
