@@ -341,7 +341,10 @@ hv_cmd_audit (int argc, char **argv, hv_error **err)
   for (size_t i = 0; i < a.n; i++)
     puts (a.v[i].text);
   /* Said after the records, on stderr, so that --json output stays
-   * JSON lines. */
+   * JSON lines; the records are flushed first, or a reader of both
+   * streams (2>&1 into a pipe) gets the note in the middle of a record
+   * wherever stdio's buffer ended. */
+  fflush (stdout);
   if (a.bad)
     fprintf (stderr, "haven audit: %zu line%s skipped: not audit records (the first at %s)\n", a.bad,
              a.bad == 1 ? "" : "s", a.first_bad);

@@ -305,10 +305,20 @@ test_usability_audit_default_trails() {
   [ -s "$home/.local/state/haven/audit.log" ] || fail "strict wrote no audit log"
   mkdir -p /var/log/haven/containers
   write_sample_trail "/var/log/haven/containers/$id.jsonl" "$id"
+  # Another container's records, more than stdio's buffer: the note on
+  # stderr about the sample's bad lines once landed in the middle of a
+  # record (2>&1 into a pipe).  run.sh removes both trails at its end.
+  local now i
+  now=$(date -u +%Y-%m-%dT%H:%M:%S.000000001Z)
+  for i in $(seq 1 100); do
+    echo "{\"time\":\"$now\",\"event\":\"net-denied\",\"policy\":\"ci\",\"container\":\"${CTR_PREFIX}-0ther\",\"destination\":\"198.51.100.$i\",\"port\":443,\"protocol\":\"tcp\",\"names\":[]}"
+  done > "/var/log/haven/containers/${CTR_PREFIX}-0ther.jsonl"
   OUT=$(HOME=$home timeout 30 "$HAVEN" audit --since 10m 2>&1)
   assert_contains "$OUT" "haven-run (strict)  denied  unshare by pid"
   assert_contains "$OUT" "haven-run (strict)  start  unshare -U true in $P"
   assert_contains "$OUT" "${id:0:12} (ci)  denied  ptrace"
+  assert_eq 1 "$(printf '%s\n' "$OUT" | grep -c '^haven audit: 5 lines skipped')" "the note on a line of its own ($OUT)"
+  assert_eq 100 "$(printf '%s\n' "$OUT" | grep -c 'port 443$')" "the other container's records whole"
   OUT=$(HOME=$home timeout 30 "$HAVEN" audit --container strict 2>&1)
   assert_contains "$OUT" "haven-run (strict)  exit  status=1"
   assert_not_contains "$OUT" "(ci)"
