@@ -15,7 +15,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$top/tests/fuzz/build}
 CC=${CC:-clang}
 TARGETS="fuzz_dns_message fuzz_oci_spec fuzz_state fuzz_policy fuzz_audit_records fuzz_netlink fuzz_landlock_audit
-  fuzz_agent_config fuzz_home_commands"
+  fuzz_agent_config fuzz_home_commands fuzz_http_message"
 if ! command -v "$CC" >/dev/null 2>&1; then
   echo "build.sh: $CC not found: the fuzz targets need clang with libFuzzer" >&2
   exit 77
@@ -36,7 +36,7 @@ SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 INCS=
 for d in base oci runtime runtime/include runtime/audit runtime/audit/include runtime/cgroup runtime/cgroup/include \
          runtime/guard runtime/guard/include runtime/egress runtime/egress/include runtime/monitor runtime/monitor/include \
-         policy session cli; do
+         runtime/gateway runtime/gateway/include policy session cli; do
   INCS="$INCS -I$top/$d"
 done
 CFLAGS="-g -O1 -D_GNU_SOURCE $SAN -I$out/include$INCS"

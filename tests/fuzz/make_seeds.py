@@ -177,3 +177,25 @@ put("home_commands", "codex-toml", bytes([1]) + b'notify = ["/usr/bin/notify-sen
     b'env = { BASH_ENV = "/nonexistent-haven-fuzz/x", "PATH" = "a\\"b" }\n[[x]]\nmcp."command" = "$PWD/y"\n')
 put("home_commands", "safe-toml", bytes([1]) + b'model = "o3"\n# notify = ["./rw/run.sh"]\n[t]\ncommand = "ls"\n')
 put("home_commands", "not-json", bytes([0]) + b'{"command": "x",}')
+
+# --- http_message: first byte: bit 0 response, 1 to HEAD, 2 body limit 64,
+# 3 closed after, bits 4-7 piece size - 1; then the message -----------------
+def flags(response=False, head=False, limit=False, close=False, piece=1):
+    return bytes([(1 if response else 0) | (2 if head else 0) | (4 if limit else 0) | (8 if close else 0)
+                  | ((piece - 1) << 4)])
+put("http_message", "messages-cl", flags(piece=3) + b'POST /v1/messages?beta=true HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n'
+    b'x-api-key: placeholder\r\nanthropic-version: 2023-06-01\r\nContent-Type: application/json\r\n'
+    b'Content-Length: 27\r\n\r\n{"model":"m","messages":[]}')
+put("http_message", "responses-chunked", flags(piece=7) + b'POST /v1/responses HTTP/1.1\r\nHost: gw\r\n'
+    b'Authorization: Bearer placeholder\r\nConnection: keep-alive, X-Hop\r\nX-Hop: 1\r\nTransfer-Encoding: chunked\r\n\r\n'
+    b'5;ext=1\r\nhello\r\nA\r\n{"x":true}\r\n0\r\nX-Trailer: t\r\n\r\n')
+put("http_message", "gemini-stream", flags(piece=16) + b'POST /v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse '
+    b'HTTP/1.1\r\nHost: gw\r\nx-goog-api-key: placeholder\r\nContent-Length: 2\r\n\r\n{}GET /v1beta/models HTTP/1.1\r\n\r\n')
+put("http_message", "smuggle-cl-te", flags(piece=2) + b'POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n'
+    b'Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n')
+put("http_message", "sse-response", flags(response=True, piece=5) + b'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n'
+    b'Transfer-Encoding: chunked\r\n\r\n24\r\nevent: message_start\ndata: {"a":1}\n\n\r\n'
+    b'28\r\nevent: content_block_delta\ndata: {"b"}\n\n\r\n0\r\n\r\n')
+put("http_message", "close-response", flags(response=True, close=True, limit=True, piece=4)
+    + b'HTTP/1.0 200\r\nContent-Type: text/event-stream\r\n\r\ndata: 1\n\ndata: 2\n\n')
+put("http_message", "head-response", flags(response=True, head=True) + b'HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n')
