@@ -209,6 +209,20 @@ test_does_not_read_past_the_end (void **state)
   assert_int_equal (R.rc, 0);
   assert_true (R.end);
   assert_string_equal (p->head.target, "/b");
+
+  /* The same after a Content-Length body, fed whole and at every split. */
+  const char *cl = "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc";
+  snprintf (both, sizeof (both), "%s%s", cl, second);
+  for (size_t cut = 0; cut <= strlen (both); cut++)
+    {
+      hv_http_parser_init (p, HV_HTTP_REQUEST, false, 0);
+      run_cuts (p, both, strlen (both), &cut, 1, false, &R);
+      assert_int_equal (R.rc, 0);
+      assert_true (R.end);
+      assert_int_equal (R.used, strlen (cl));
+      assert_int_equal (R.body_len, 3);
+      assert_memory_equal (R.body, "abc", 3);
+    }
   free (p);
 }
 
