@@ -257,6 +257,10 @@ hv_gw_header_dropped (const char *name)
     "host", "content-length",
     /* 100-continue would need the gateway to relay an interim response */
     "expect",
+    /* Another method or path than the one checked: Google's front ends
+     * honour method overrides, some servers the URL ones */
+    "x-http-method-override", "x-http-method", "x-method-override", "x-original-url", "x-rewrite-url",
+    "x-forwarded-host",
   };
   if (strncasecmp (name, "proxy-", 6) == 0)
     return true;

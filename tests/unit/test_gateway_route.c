@@ -187,6 +187,9 @@ test_rewrite (void **state)
                                   "Upgrade: h2c\r\n"
                                   "Trailer: x\r\n"
                                   "Expect: 100-continue\r\n"
+                                  "X-HTTP-Method-Override: DELETE\r\n"
+                                  "x-original-url: /v1/files\r\n"
+                                  "X-Forwarded-Host: evil\r\n"
                                   "content-type: application/json\r\n"
                                   "Content-Length: 2\r\n"
                                   "\r\n");

@@ -20,7 +20,10 @@
  * carries a credential whatever its case (the sandbox holds a placeholder,
  * which must not reach the provider: it would be logged as a bad key),
  * the hop-by-hop headers and those the Connection header names, every
- * Proxy-* header, Host, Expect and the framing headers; then it writes
+ * Proxy-* header, the headers that make a server see another method or
+ * path than the one checked (X-HTTP-Method-Override and its kin,
+ * X-Original-URL, X-Rewrite-URL, X-Forwarded-Host), Host, Expect and the
+ * framing headers; then it writes
  * Host as the real host, the body's framing as the parser read it, and
  * the real credential last. */
 #ifndef HAVEN_GATEWAY_ROUTE_H
