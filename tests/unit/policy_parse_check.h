@@ -1,12 +1,12 @@
 /* Parse a policy text in a unit test: it must parse (parse_ok), or fail
  * with exactly this message (expect_error).  Include after cmocka.h and
- * policy_parse.h. */
+ * policy_parse.h.  A test may use either or both (hence unused). */
 #ifndef HAVEN_TESTS_POLICY_PARSE_CHECK_H
 #define HAVEN_TESTS_POLICY_PARSE_CHECK_H
 
 #include <string.h>
 
-static void
+__attribute__ ((unused)) static void
 parse_ok (const char *yaml, hv_policy *p)
 {
   hv_error *err = NULL;
@@ -15,7 +15,7 @@ parse_ok (const char *yaml, hv_policy *p)
     fail_msg ("unexpected error: %s", err->msg);
 }
 
-static void
+__attribute__ ((unused)) static void
 expect_error (const char *yaml, const char *message)
 {
   hv_policy p = { 0 };

@@ -22,6 +22,7 @@
 #include "policy.h"
 #include "policy_compile.h"
 #include "policy_parse.h"
+#include "policy_parse_check.h"
 #include "seccomp_arch.h"
 #include "utils.h"
 
@@ -49,15 +50,6 @@ token_of (const char *name)
   for (size_t i = 0; name[strlen (prefix) + i] && i < sizeof (lower) - 1; i++)
     lower[i] = (char) tolower ((unsigned char) name[strlen (prefix) + i]);
   return seccomp_arch_resolve_name (lower);
-}
-
-static void
-parse_ok (const char *yaml, hv_policy *p)
-{
-  hv_error *err = NULL;
-  memset (p, 0, sizeof (*p));
-  if (hv_policy_parse (yaml, strlen (yaml), "t.yaml", p, NULL, &err) < 0)
-    fail_msg ("unexpected error: %s", err->msg);
 }
 
 /* The profile's "architectures", which must hold exactly one name. */
