@@ -1,0 +1,399 @@
+/* Unit tests of the gateway's TLS client (runtime/gateway/upstream_tls.c)
+ * against a TLS server this test runs on the loopback, with a CA made for
+ * the run (openssl(1) into a temporary directory): no outside network.
+ * What the client must accept (the test CA named by SSL_CERT_FILE or
+ * SSL_CERT_DIR) and what it must refuse: a CA the system does not trust,
+ * a certificate for another name, a server offering only TLS 1.0/1.1, and
+ * a server that never answers (within the timeout, not after it). */
+#include "config.h"
+
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "unit_skip.h"
+#include "upstream_tls.h"
+#include "utils.h"
+
+#define TIMEOUT_MS 1500
+/* A test that hangs instead of timing out is killed, and so fails. */
+#define ALARM_S 10
+
+static char *dir; /* the run's CA and certificates; NULL when openssl(1) is missing */
+static pid_t server_pid = -1;
+
+enum server_mode
+{
+  ANSWER,         /* read a request, answer it, end TLS with close_notify */
+  ANSWER_NO_END,  /* the same, then close the socket without close_notify */
+  SILENT_TCP,     /* never accept: the TCP connection forms, no TLS ever */
+  SILENT_TLS,     /* complete the handshake, then say nothing */
+};
+
+static const char response[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+
+static int
+sh (const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  cleanup_free char *cmd = xvasprintf (fmt, ap);
+  va_end (ap);
+  return system (cmd);
+}
+
+static int
+make_certificates (void **state)
+{
+  (void) state;
+  if (sh ("openssl version > /dev/null 2>&1") != 0)
+    return 0;
+  char tmpl[] = "/tmp/haven-gateway-tls-XXXXXX";
+  if (!mkdtemp (tmpl))
+    return -1;
+  dir = xstrdup (tmpl);
+  /* A config of our own, so that the system's openssl.cnf adds nothing. */
+  if (sh ("cd %s && printf '%%s\\n' '[req]' 'distinguished_name = dn' '[dn]' '[ca]' "
+          "'basicConstraints = critical,CA:TRUE' 'keyUsage = critical,keyCertSign' "
+          "'[leaf_localhost]' 'subjectAltName = DNS:localhost' "
+          "'[leaf_other]' 'subjectAltName = DNS:other.test' > openssl.cnf",
+          dir)
+      != 0)
+    return -1;
+  const char *key = "-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
+  if (sh ("cd %s && openssl req -config openssl.cnf -x509 %s -keyout ca.key -out ca.pem -days 2 "
+          "-subj /CN=haven-test-ca -extensions ca 2>/dev/null",
+          dir, key)
+      != 0)
+    return -1;
+  static const char *const leaves[] = { "localhost", "other" };
+  for (size_t i = 0; i < 2; i++)
+    if (sh ("cd %s && openssl req -config openssl.cnf -new %s -keyout %s.key -out %s.csr -subj /CN=%s "
+            "2>/dev/null && openssl x509 -req -in %s.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
+            "-extfile openssl.cnf -extensions leaf_%s -out %s.pem 2>/dev/null",
+            dir, key, leaves[i], leaves[i], leaves[i], leaves[i], leaves[i], leaves[i])
+        != 0)
+      return -1;
+  /* SSL_CERT_DIR is a directory of certificates under their hash names. */
+  if (sh ("cd %s && mkdir certs && cp ca.pem certs/ && openssl rehash certs 2>/dev/null", dir) != 0)
+    return -1;
+  return 0;
+}
+
+static int
+remove_certificates (void **state)
+{
+  (void) state;
+  if (dir)
+    sh ("rm -rf %s", dir);
+  free (dir);
+  return 0;
+}
+
+static void
+stop_server (void)
+{
+  if (server_pid > 0)
+    {
+      kill (server_pid, SIGKILL);
+      waitpid (server_pid, NULL, 0);
+    }
+  server_pid = -1;
+}
+
+static int
+teardown (void **state)
+{
+  (void) state;
+  alarm (0);
+  stop_server ();
+  unsetenv ("SSL_CERT_FILE");
+  unsetenv ("SSL_CERT_DIR");
+  return 0;
+}
+
+/* The server's child: one connection, as MODE says; never returns. */
+static void
+serve (int lfd, const char *leaf, int old_tls_only, enum server_mode mode)
+{
+  if (mode == SILENT_TCP)
+    for (;;)
+      pause ();
+  SSL_CTX *c = SSL_CTX_new (TLS_server_method ());
+  char cert[512], key[512];
+  snprintf (cert, sizeof (cert), "%s/%s.pem", dir, leaf);
+  snprintf (key, sizeof (key), "%s/%s.key", dir, leaf);
+  if (!c || SSL_CTX_use_certificate_file (c, cert, SSL_FILETYPE_PEM) != 1
+      || SSL_CTX_use_PrivateKey_file (c, key, SSL_FILETYPE_PEM) != 1)
+    _exit (2);
+  if (old_tls_only)
+    {
+      /* OpenSSL 3 speaks TLS 1.0/1.1 only at security level 0. */
+      SSL_CTX_set_security_level (c, 0);
+      if (SSL_CTX_set_min_proto_version (c, TLS1_VERSION) != 1
+          || SSL_CTX_set_max_proto_version (c, TLS1_1_VERSION) != 1
+          || SSL_CTX_set_cipher_list (c, "DEFAULT:@SECLEVEL=0") != 1)
+        _exit (2);
+    }
+  int fd = accept (lfd, NULL, NULL);
+  if (fd < 0)
+    _exit (2);
+  SSL *ssl = SSL_new (c);
+  SSL_set_fd (ssl, fd);
+  if (SSL_accept (ssl) != 1)
+    _exit (3);
+  if (mode == SILENT_TLS)
+    for (;;)
+      pause ();
+  char req[4096];
+  size_t got = 0;
+  while (got < sizeof (req) - 1)
+    {
+      size_t n;
+      if (SSL_read_ex (ssl, req + got, sizeof (req) - 1 - got, &n) != 1)
+        _exit (4);
+      got += n;
+      req[got] = '\0';
+      if (strstr (req, "\r\n\r\n"))
+        break;
+    }
+  if (SSL_write (ssl, response, sizeof (response) - 1) != (int) sizeof (response) - 1)
+    _exit (5);
+  if (mode == ANSWER)
+    SSL_shutdown (ssl);
+  close (fd);
+  for (;;)
+    pause ();
+}
+
+/* Start a server on 127.0.0.1 presenting LEAF's certificate; its port. */
+static uint16_t
+start_server (const char *leaf, int old_tls_only, enum server_mode mode)
+{
+  int lfd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  assert_true (lfd >= 0);
+  struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  socklen_t len = sizeof (sa);
+  assert_int_equal (bind (lfd, (struct sockaddr *) &sa, len), 0);
+  assert_int_equal (listen (lfd, 4), 0);
+  assert_int_equal (getsockname (lfd, (struct sockaddr *) &sa, &len), 0);
+  server_pid = fork ();
+  assert_true (server_pid >= 0);
+  if (server_pid == 0)
+    serve (lfd, leaf, old_tls_only, mode);
+  close (lfd);
+  alarm (ALARM_S);
+  return ntohs (sa.sin_port);
+}
+
+static void
+need_certificates (void)
+{
+  if (!dir)
+    SKIP_BECAUSE ("openssl(1) is not installed: no test CA can be made");
+}
+
+static void
+trust_test_ca_file (void)
+{
+  cleanup_free char *ca = xasprintf ("%s/ca.pem", dir);
+  setenv ("SSL_CERT_FILE", ca, 1);
+  unsetenv ("SSL_CERT_DIR");
+}
+
+/* Connect to localhost:PORT with a context made now (so with the
+ * environment as it is now): 0, or -1 with *err. */
+static int
+try_connect (uint16_t port, hv_upstream_tls **out, hv_error **err)
+{
+  cleanup_upstream_tls_ctx hv_upstream_tls_ctx *ctx = NULL;
+  if (hv_upstream_tls_ctx_new (&ctx, err) < 0)
+    fail_msg ("context: %s", (*err)->msg);
+  return hv_upstream_tls_connect (ctx, "localhost", port, TIMEOUT_MS, out, err);
+}
+
+static void
+refused_with (uint16_t port, const char *words)
+{
+  cleanup_error hv_error *err = NULL;
+  cleanup_upstream_tls hv_upstream_tls *conn = NULL;
+  if (try_connect (port, &conn, &err) == 0)
+    fail_msg ("connected; expected a refusal with \"%s\"", words);
+  print_message ("refused: %s\n", err->msg);
+  if (!strstr (err->msg, words))
+    fail_msg ("refused as \"%s\", expected \"%s\"", err->msg, words);
+  assert_non_null (strstr (err->msg, "TLS to localhost:"));
+}
+
+/* Send a request and read the whole response until close_notify. */
+static void
+round_trip (uint16_t port)
+{
+  cleanup_error hv_error *err = NULL;
+  cleanup_upstream_tls hv_upstream_tls *conn = NULL;
+  if (try_connect (port, &conn, &err) < 0)
+    fail_msg ("connect: %s", err->msg);
+  static const char request[] = "GET /v1/models HTTP/1.1\r\nHost: localhost\r\n\r\n";
+  if (hv_upstream_tls_write_all (conn, request, sizeof (request) - 1, TIMEOUT_MS, &err) < 0)
+    fail_msg ("write: %s", err->msg);
+  char got[256];
+  size_t len = 0;
+  for (;;)
+    {
+      ssize_t n = hv_upstream_tls_read (conn, got + len, sizeof (got) - 1 - len, TIMEOUT_MS, &err);
+      if (n < 0)
+        fail_msg ("read: %s", err->msg);
+      if (n == 0)
+        break;
+      len += (size_t) n;
+      assert_true (len < sizeof (got) - 1);
+    }
+  got[len] = '\0';
+  assert_string_equal (got, response);
+}
+
+static void
+test_trusted_by_cert_file (void **state)
+{
+  (void) state;
+  need_certificates ();
+  trust_test_ca_file ();
+  round_trip (start_server ("localhost", 0, ANSWER));
+}
+
+static void
+test_trusted_by_cert_dir (void **state)
+{
+  (void) state;
+  need_certificates ();
+  cleanup_free char *certs = xasprintf ("%s/certs", dir);
+  unsetenv ("SSL_CERT_FILE");
+  setenv ("SSL_CERT_DIR", certs, 1);
+  round_trip (start_server ("localhost", 0, ANSWER));
+}
+
+static void
+test_unknown_ca_refused (void **state)
+{
+  (void) state;
+  need_certificates ();
+  unsetenv ("SSL_CERT_FILE");
+  unsetenv ("SSL_CERT_DIR");
+  refused_with (start_server ("localhost", 0, ANSWER), "certificate not accepted: unable to get local issuer");
+}
+
+static void
+test_other_name_refused (void **state)
+{
+  (void) state;
+  need_certificates ();
+  trust_test_ca_file ();
+  refused_with (start_server ("other", 0, ANSWER), "certificate not accepted: hostname mismatch");
+}
+
+static void
+test_old_tls_refused (void **state)
+{
+  (void) state;
+  need_certificates ();
+  trust_test_ca_file ();
+  refused_with (start_server ("localhost", 1, ANSWER), "handshake: tlsv1 alert protocol version");
+}
+
+static void
+test_silent_server_times_out (void **state)
+{
+  (void) state;
+  need_certificates ();
+  trust_test_ca_file ();
+  struct timespec a, b;
+  clock_gettime (CLOCK_MONOTONIC, &a);
+  refused_with (start_server ("localhost", 0, SILENT_TCP), "handshake: no progress within 1500 ms");
+  clock_gettime (CLOCK_MONOTONIC, &b);
+  long ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+  assert_true (ms >= TIMEOUT_MS - 50 && ms < TIMEOUT_MS + 1000);
+}
+
+static void
+test_silent_after_handshake_read_times_out (void **state)
+{
+  (void) state;
+  need_certificates ();
+  trust_test_ca_file ();
+  uint16_t port = start_server ("localhost", 0, SILENT_TLS);
+  cleanup_error hv_error *err = NULL;
+  cleanup_upstream_tls hv_upstream_tls *conn = NULL;
+  if (try_connect (port, &conn, &err) < 0)
+    fail_msg ("connect: %s", err->msg);
+  char buf[64];
+  assert_int_equal (hv_upstream_tls_read (conn, buf, sizeof (buf), 300, &err), -1);
+  assert_non_null (strstr (err->msg, "read: no progress within 300 ms"));
+}
+
+static void
+test_cut_response_is_an_error (void **state)
+{
+  (void) state;
+  need_certificates ();
+  trust_test_ca_file ();
+  uint16_t port = start_server ("localhost", 0, ANSWER_NO_END);
+  cleanup_error hv_error *err = NULL;
+  cleanup_upstream_tls hv_upstream_tls *conn = NULL;
+  if (try_connect (port, &conn, &err) < 0)
+    fail_msg ("connect: %s", err->msg);
+  static const char request[] = "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n";
+  if (hv_upstream_tls_write_all (conn, request, sizeof (request) - 1, TIMEOUT_MS, &err) < 0)
+    fail_msg ("write: %s", err->msg);
+  char buf[256];
+  ssize_t n;
+  while ((n = hv_upstream_tls_read (conn, buf, sizeof (buf), TIMEOUT_MS, &err)) > 0)
+    ;
+  assert_int_equal (n, -1);
+  assert_non_null (strstr (err->msg, "closed the connection without ending TLS"));
+}
+
+static void
+test_address_literal_refused (void **state)
+{
+  (void) state;
+  cleanup_error hv_error *err = NULL;
+  cleanup_upstream_tls_ctx hv_upstream_tls_ctx *ctx = NULL;
+  cleanup_upstream_tls hv_upstream_tls *conn = NULL;
+  if (hv_upstream_tls_ctx_new (&ctx, &err) < 0)
+    fail_msg ("context: %s", err->msg);
+  assert_int_equal (hv_upstream_tls_connect (ctx, "127.0.0.1", 443, TIMEOUT_MS, &conn, &err), -1);
+  assert_string_equal (err->msg, "TLS to \"127.0.0.1\": not a host name");
+}
+
+int
+main (void)
+{
+  /* A write to a server that has gone must fail, not end the test. */
+  signal (SIGPIPE, SIG_IGN);
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_teardown (test_trusted_by_cert_file, teardown),
+    cmocka_unit_test_teardown (test_trusted_by_cert_dir, teardown),
+    cmocka_unit_test_teardown (test_unknown_ca_refused, teardown),
+    cmocka_unit_test_teardown (test_other_name_refused, teardown),
+    cmocka_unit_test_teardown (test_old_tls_refused, teardown),
+    cmocka_unit_test_teardown (test_silent_server_times_out, teardown),
+    cmocka_unit_test_teardown (test_silent_after_handshake_read_times_out, teardown),
+    cmocka_unit_test_teardown (test_cut_response_is_an_error, teardown),
+    cmocka_unit_test_teardown (test_address_literal_refused, teardown),
+  };
+  int failed = cmocka_run_group_tests (tests, make_certificates, remove_certificates);
+  return unit_tests_status (failed, sizeof (tests) / sizeof (tests[0]));
+}
