@@ -4,7 +4,8 @@
  * What the client must accept (the test CA named by SSL_CERT_FILE or
  * SSL_CERT_DIR) and what it must refuse: a CA the system does not trust,
  * a certificate for another name, a server offering only TLS 1.0/1.1, and
- * a server that never answers (within the timeout, not after it). */
+ * a server that never answers (within the timeout, not after it).  The
+ * server answers only a client that sent SNI and offered ALPN http/1.1. */
 #include "config.h"
 
 #include <netinet/in.h>
@@ -15,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -28,9 +30,14 @@
 #include "upstream_tls.h"
 #include "utils.h"
 
+/* The bound the timeout tests expect to be kept; every other exchange
+ * gets a generous one, so a loaded machine does not turn a verdict into
+ * a timeout. */
 #define TIMEOUT_MS 1500
+#define SLACK_MS 3000
+#define OK_TIMEOUT_MS 20000
 /* A test that hangs instead of timing out is killed, and so fails. */
-#define ALARM_S 10
+#define ALARM_S 60
 
 static char *dir; /* the run's CA and certificates; NULL when openssl(1) is missing */
 static pid_t server_pid = -1;
@@ -125,6 +132,23 @@ teardown (void **state)
   return 0;
 }
 
+/* The server chooses HTTP/1.1 when the client offers it, nothing else. */
+static int
+select_http11 (SSL *ssl, const unsigned char **out, unsigned char *outlen, const unsigned char *in,
+               unsigned int inlen, void *arg)
+{
+  (void) ssl;
+  (void) arg;
+  for (unsigned int i = 0; i < inlen; i += 1u + in[i])
+    if (in[i] == 8 && i + 9 <= inlen && memcmp (in + i + 1, "http/1.1", 8) == 0)
+      {
+        *out = in + i + 1;
+        *outlen = 8;
+        return SSL_TLSEXT_ERR_OK;
+      }
+  return SSL_TLSEXT_ERR_NOACK;
+}
+
 /* The server's child: one connection, as MODE says; never returns. */
 static void
 serve (int lfd, const char *leaf, int old_tls_only, enum server_mode mode)
@@ -148,6 +172,7 @@ serve (int lfd, const char *leaf, int old_tls_only, enum server_mode mode)
           || SSL_CTX_set_cipher_list (c, "DEFAULT:@SECLEVEL=0") != 1)
         _exit (2);
     }
+  SSL_CTX_set_alpn_select_cb (c, select_http11, NULL);
   int fd = accept (lfd, NULL, NULL);
   if (fd < 0)
     _exit (2);
@@ -155,6 +180,14 @@ serve (int lfd, const char *leaf, int old_tls_only, enum server_mode mode)
   SSL_set_fd (ssl, fd);
   if (SSL_accept (ssl) != 1)
     _exit (3);
+  /* The client must name the host (SNI) and offer HTTP/1.1 (ALPN): a
+   * server that sees neither does not answer, and the client's read fails. */
+  const char *sni = SSL_get_servername (ssl, TLSEXT_NAMETYPE_host_name);
+  const unsigned char *alpn = NULL;
+  unsigned alpn_len = 0;
+  SSL_get0_alpn_selected (ssl, &alpn, &alpn_len);
+  if (!sni || strcmp (sni, "localhost") != 0 || alpn_len != 8 || memcmp (alpn, "http/1.1", 8) != 0)
+    _exit (6);
   if (mode == SILENT_TLS)
     for (;;)
       pause ();
@@ -190,10 +223,17 @@ start_server (const char *leaf, int old_tls_only, enum server_mode mode)
   assert_int_equal (bind (lfd, (struct sockaddr *) &sa, len), 0);
   assert_int_equal (listen (lfd, 4), 0);
   assert_int_equal (getsockname (lfd, (struct sockaddr *) &sa, &len), 0);
+  pid_t test_pid = getpid ();
   server_pid = fork ();
   assert_true (server_pid >= 0);
   if (server_pid == 0)
-    serve (lfd, leaf, old_tls_only, mode);
+    {
+      /* Never outlive the test (an alarm may end it), nor run unbounded. */
+      if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != test_pid)
+        _exit (1);
+      alarm (2 * ALARM_S);
+      serve (lfd, leaf, old_tls_only, mode);
+    }
   close (lfd);
   alarm (ALARM_S);
   return ntohs (sa.sin_port);
@@ -217,20 +257,20 @@ trust_test_ca_file (void)
 /* Connect to localhost:PORT with a context made now (so with the
  * environment as it is now): 0, or -1 with *err. */
 static int
-try_connect (uint16_t port, hv_upstream_tls **out, hv_error **err)
+try_connect (uint16_t port, int timeout_ms, hv_upstream_tls **out, hv_error **err)
 {
   cleanup_upstream_tls_ctx hv_upstream_tls_ctx *ctx = NULL;
   if (hv_upstream_tls_ctx_new (&ctx, err) < 0)
     fail_msg ("context: %s", (*err)->msg);
-  return hv_upstream_tls_connect (ctx, "localhost", port, TIMEOUT_MS, out, err);
+  return hv_upstream_tls_connect (ctx, "localhost", port, timeout_ms, out, err);
 }
 
 static void
-refused_with (uint16_t port, const char *words)
+refused_with (uint16_t port, int timeout_ms, const char *words)
 {
   cleanup_error hv_error *err = NULL;
   cleanup_upstream_tls hv_upstream_tls *conn = NULL;
-  if (try_connect (port, &conn, &err) == 0)
+  if (try_connect (port, timeout_ms, &conn, &err) == 0)
     fail_msg ("connected; expected a refusal with \"%s\"", words);
   print_message ("refused: %s\n", err->msg);
   if (!strstr (err->msg, words))
@@ -244,16 +284,16 @@ round_trip (uint16_t port)
 {
   cleanup_error hv_error *err = NULL;
   cleanup_upstream_tls hv_upstream_tls *conn = NULL;
-  if (try_connect (port, &conn, &err) < 0)
+  if (try_connect (port, OK_TIMEOUT_MS, &conn, &err) < 0)
     fail_msg ("connect: %s", err->msg);
   static const char request[] = "GET /v1/models HTTP/1.1\r\nHost: localhost\r\n\r\n";
-  if (hv_upstream_tls_write_all (conn, request, sizeof (request) - 1, TIMEOUT_MS, &err) < 0)
+  if (hv_upstream_tls_write_all (conn, request, sizeof (request) - 1, OK_TIMEOUT_MS, &err) < 0)
     fail_msg ("write: %s", err->msg);
   char got[256];
   size_t len = 0;
   for (;;)
     {
-      ssize_t n = hv_upstream_tls_read (conn, got + len, sizeof (got) - 1 - len, TIMEOUT_MS, &err);
+      ssize_t n = hv_upstream_tls_read (conn, got + len, sizeof (got) - 1 - len, OK_TIMEOUT_MS, &err);
       if (n < 0)
         fail_msg ("read: %s", err->msg);
       if (n == 0)
@@ -292,7 +332,7 @@ test_unknown_ca_refused (void **state)
   need_certificates ();
   unsetenv ("SSL_CERT_FILE");
   unsetenv ("SSL_CERT_DIR");
-  refused_with (start_server ("localhost", 0, ANSWER), "certificate not accepted: unable to get local issuer");
+  refused_with (start_server ("localhost", 0, ANSWER), OK_TIMEOUT_MS, "certificate not accepted: unable to get local issuer");
 }
 
 static void
@@ -301,7 +341,7 @@ test_other_name_refused (void **state)
   (void) state;
   need_certificates ();
   trust_test_ca_file ();
-  refused_with (start_server ("other", 0, ANSWER), "certificate not accepted: hostname mismatch");
+  refused_with (start_server ("other", 0, ANSWER), OK_TIMEOUT_MS, "certificate not accepted: hostname mismatch");
 }
 
 static void
@@ -310,7 +350,7 @@ test_old_tls_refused (void **state)
   (void) state;
   need_certificates ();
   trust_test_ca_file ();
-  refused_with (start_server ("localhost", 1, ANSWER), "handshake: tlsv1 alert protocol version");
+  refused_with (start_server ("localhost", 1, ANSWER), OK_TIMEOUT_MS, "handshake: tlsv1 alert protocol version");
 }
 
 static void
@@ -321,10 +361,46 @@ test_silent_server_times_out (void **state)
   trust_test_ca_file ();
   struct timespec a, b;
   clock_gettime (CLOCK_MONOTONIC, &a);
-  refused_with (start_server ("localhost", 0, SILENT_TCP), "handshake: no progress within 1500 ms");
+  refused_with (start_server ("localhost", 0, SILENT_TCP), TIMEOUT_MS, "handshake: no progress within 1500 ms");
   clock_gettime (CLOCK_MONOTONIC, &b);
   long ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
-  assert_true (ms >= TIMEOUT_MS - 50 && ms < TIMEOUT_MS + 1000);
+  assert_true (ms >= TIMEOUT_MS - 50 && ms < TIMEOUT_MS + SLACK_MS);
+}
+
+/* A listener whose queue is full: Linux drops the SYNs of further
+ * connections, so the TCP connect itself never completes. */
+static void
+test_tcp_connect_times_out (void **state)
+{
+  (void) state;
+  cleanup_close int lfd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  assert_true (lfd >= 0);
+  struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+  socklen_t len = sizeof (sa);
+  assert_int_equal (bind (lfd, (struct sockaddr *) &sa, len), 0);
+  assert_int_equal (listen (lfd, 0), 0);
+  assert_int_equal (getsockname (lfd, (struct sockaddr *) &sa, &len), 0);
+  int fillers[4];
+  for (size_t i = 0; i < 4; i++)
+    {
+      fillers[i] = socket (AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+      assert_true (fillers[i] >= 0);
+      (void) connect (fillers[i], (struct sockaddr *) &sa, len);
+    }
+  alarm (ALARM_S);
+  struct timespec a, b;
+  clock_gettime (CLOCK_MONOTONIC, &a);
+  cleanup_error hv_error *err = NULL;
+  cleanup_upstream_tls hv_upstream_tls *conn = NULL;
+  int r = try_connect (ntohs (sa.sin_port), TIMEOUT_MS, &conn, &err);
+  clock_gettime (CLOCK_MONOTONIC, &b);
+  for (size_t i = 0; i < 4; i++)
+    close (fillers[i]);
+  assert_int_equal (r, -1);
+  print_message ("refused: %s\n", err->msg);
+  assert_non_null (strstr (err->msg, "connect: no answer within 1500 ms"));
+  long ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+  assert_true (ms >= TIMEOUT_MS - 50 && ms < TIMEOUT_MS + SLACK_MS);
 }
 
 static void
@@ -336,7 +412,7 @@ test_silent_after_handshake_read_times_out (void **state)
   uint16_t port = start_server ("localhost", 0, SILENT_TLS);
   cleanup_error hv_error *err = NULL;
   cleanup_upstream_tls hv_upstream_tls *conn = NULL;
-  if (try_connect (port, &conn, &err) < 0)
+  if (try_connect (port, OK_TIMEOUT_MS, &conn, &err) < 0)
     fail_msg ("connect: %s", err->msg);
   char buf[64];
   assert_int_equal (hv_upstream_tls_read (conn, buf, sizeof (buf), 300, &err), -1);
@@ -352,14 +428,14 @@ test_cut_response_is_an_error (void **state)
   uint16_t port = start_server ("localhost", 0, ANSWER_NO_END);
   cleanup_error hv_error *err = NULL;
   cleanup_upstream_tls hv_upstream_tls *conn = NULL;
-  if (try_connect (port, &conn, &err) < 0)
+  if (try_connect (port, OK_TIMEOUT_MS, &conn, &err) < 0)
     fail_msg ("connect: %s", err->msg);
   static const char request[] = "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n";
-  if (hv_upstream_tls_write_all (conn, request, sizeof (request) - 1, TIMEOUT_MS, &err) < 0)
+  if (hv_upstream_tls_write_all (conn, request, sizeof (request) - 1, OK_TIMEOUT_MS, &err) < 0)
     fail_msg ("write: %s", err->msg);
   char buf[256];
   ssize_t n;
-  while ((n = hv_upstream_tls_read (conn, buf, sizeof (buf), TIMEOUT_MS, &err)) > 0)
+  while ((n = hv_upstream_tls_read (conn, buf, sizeof (buf), OK_TIMEOUT_MS, &err)) > 0)
     ;
   assert_int_equal (n, -1);
   assert_non_null (strstr (err->msg, "closed the connection without ending TLS"));
@@ -390,6 +466,7 @@ main (void)
     cmocka_unit_test_teardown (test_other_name_refused, teardown),
     cmocka_unit_test_teardown (test_old_tls_refused, teardown),
     cmocka_unit_test_teardown (test_silent_server_times_out, teardown),
+    cmocka_unit_test_teardown (test_tcp_connect_times_out, teardown),
     cmocka_unit_test_teardown (test_silent_after_handshake_read_times_out, teardown),
     cmocka_unit_test_teardown (test_cut_response_is_an_error, teardown),
     cmocka_unit_test_teardown (test_address_literal_refused, teardown),
