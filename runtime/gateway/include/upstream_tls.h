@@ -30,7 +30,10 @@ void hv_upstream_tls_ctx_free (hv_upstream_tls_ctx *ctx);
 
 /* Connect to HOST:PORT from the caller's network namespace (HOST a DNS
  * name, resolved here; every address is tried in turn) and complete the
- * handshake, all within TIMEOUT_MS. */
+ * handshake, all within TIMEOUT_MS.  Resolving the name is bounded by the
+ * system resolver's own timeouts (resolv.conf), not by TIMEOUT_MS: a
+ * caller that must not wait on DNS resolves first and passes a name its
+ * resolver has cached. */
 int hv_upstream_tls_connect (hv_upstream_tls_ctx *ctx, const char *host, uint16_t port, int timeout_ms,
                              hv_upstream_tls **out, hv_error **err);
 
