@@ -51,7 +51,12 @@ enum server_mode
 {
   ANSWER_POST, /* check the request, answer with a body and the key echoed in a header */
   STREAM_SSE,  /* answer with two events as chunks, the second only when told to */
+  ANSWER_CHUNKED_POST, /* the same as ANSWER_POST for a body that came chunked */
 };
+
+/* Bounds a test narrows (0: the default); reset after each test. */
+static uint64_t request_body_max;
+static int request_timeout_ms;
 
 static const char post_body[] = "{\"model\":\"m\",\"max_tokens\":1}";
 
@@ -117,6 +122,8 @@ teardown (void **state)
   if (server_go >= 0)
     close (server_go);
   server_go = -1;
+  request_body_max = 0;
+  request_timeout_ms = 0;
   return 0;
 }
 
@@ -132,6 +139,29 @@ ssl_write_str (SSL *ssl, const char *s)
 {
   if (SSL_write (ssl, s, (int) strlen (s)) != (int) strlen (s))
     _exit (5);
+}
+
+/* The chunked body of a request, de-chunked in place (a NUL-terminated
+ * string), or NULL when it is not whole and well framed. */
+static char *
+dechunk (char *body)
+{
+  char *in = body, *out = body;
+  for (;;)
+    {
+      char *endp;
+      unsigned long n = strtoul (in, &endp, 16);
+      if (endp == in || strncmp (endp, "\r\n", 2) != 0)
+        return NULL;
+      in = endp + 2;
+      if (n == 0)
+        return strcmp (in, "\r\n") == 0 ? (*out = '\0', body) : NULL;
+      if (strlen (in) < n + 2 || strncmp (in + n, "\r\n", 2) != 0)
+        return NULL;
+      memmove (out, in, n);
+      out += n;
+      in += n + 2;
+    }
 }
 
 /* The provider's child: one connection, as MODE says; never returns.  A
@@ -166,18 +196,35 @@ serve (int lfd, enum server_mode mode, int go)
         _exit (4);
       got += n;
       req[got] = '\0';
+      if (mode == ANSWER_CHUNKED_POST)
+        {
+          /* Whole when the last chunk and the empty trailer have come. */
+          end = strstr (req, "\r\n\r\n");
+          if (end && got >= 5 && strcmp (req + got - 5, "0\r\n\r\n") == 0 && req + got - 5 > end + 2)
+            break;
+          end = NULL;
+          continue;
+        }
       if (!end && (end = strstr (req, "\r\n\r\n")))
         want = (size_t) (end + 4 - req) + strlen (post_body);
     }
   *end = '\0';
   const char *body = end + 4;
+  const char *framing = "\r\nContent-Length: 28";
+  if (mode == ANSWER_CHUNKED_POST)
+    {
+      body = dechunk (end + 4);
+      framing = "\r\nTransfer-Encoding: chunked\r\n";
+      if (!body || strstr (req, "Content-Length"))
+        body = "";
+    }
   bool ok = strncmp (req, "POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.com\r\n", 53) == 0
             && strstr (req, "\r\nx-api-key: " SECRET "\r\n") && !strstr (req, PLACEHOLDER)
             && !strcasestr (req, "authorization") && strstr (req, "\r\nConnection: close")
-            && strstr (req, "\r\nContent-Length: 28") && strcmp (body, post_body) == 0;
+            && strstr (req, framing) && strcmp (body, post_body) == 0;
   if (!ok)
     ssl_write_str (ssl, "HTTP/1.1 500 Request Not As Expected\r\nContent-Length: 0\r\n\r\n");
-  else if (mode == ANSWER_POST)
+  else if (mode == ANSWER_POST || mode == ANSWER_CHUNKED_POST)
     ssl_write_str (ssl, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Echo: " SECRET
                         "\r\nContent-Length: 7\r\n\r\nok-body");
   else
@@ -306,9 +353,9 @@ start_gateway (struct exchange *e, uint16_t port)
                                    .cred = &cred,
                                    .connect = test_connect,
                                    .connect_data = &e->conn,
-                                   .request_body_max = 1 << 20,
+                                   .request_body_max = request_body_max ? request_body_max : 1 << 20,
                                    .response_body_max = 1 << 20,
-                                   .request_timeout_ms = OK_TIMEOUT_MS,
+                                   .request_timeout_ms = request_timeout_ms ? request_timeout_ms : OK_TIMEOUT_MS,
                                    .io_timeout_ms = OK_TIMEOUT_MS };
   assert_int_equal (pthread_create (&e->thread, NULL, gateway_thread, &e->g), 0);
 }
@@ -399,6 +446,26 @@ test_post_forwarded (void **state)
   clear (e);
 }
 
+/* A chunked body, sent in pieces, reaches the provider chunked and whole. */
+static void
+test_chunked_post_forwarded (void **state)
+{
+  (void) state;
+  need_certificates ();
+  struct exchange *e = xmalloc0 (sizeof (*e));
+  start_gateway (e, start_server (ANSWER_CHUNKED_POST));
+  sandbox_send (e, "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nAuthorization: Bearer " PLACEHOLDER
+                   "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                   "9\r\n{\"model\":\r\n");
+  sandbox_send (e, "13;ext=1\r\n\"m\",\"max_tokens\":1}\r\n0\r\n\r\n");
+  finish (e);
+  assert_int_equal (e->g.rc, 0);
+  assert_int_equal (e->g.x.status, 200);
+  assert_int_equal (e->g.x.request_bytes, 28);
+  assert_non_null (strstr (e->resp, "\r\n\r\nok-body"));
+  clear (e);
+}
+
 static void
 test_sse_streams (void **state)
 {
@@ -472,6 +539,26 @@ test_head_too_large_431 (void **state)
 }
 
 static void
+test_body_too_large_413 (void **state)
+{
+  (void) state;
+  need_certificates ();
+  request_body_max = 16;
+  refused (post_request, 413, "over the limit of 16");
+}
+
+/* A sandbox that starts a request and never ends it is answered when the
+ * request's deadline passes, not later. */
+static void
+test_slow_request_408 (void **state)
+{
+  (void) state;
+  need_certificates ();
+  request_timeout_ms = 300;
+  refused ("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n", 408, "reading the request from the sandbox");
+}
+
+static void
 test_upstream_down_502 (void **state)
 {
   (void) state;
@@ -495,10 +582,13 @@ main (void)
   signal (SIGPIPE, SIG_IGN);
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown (test_post_forwarded, teardown),
+    cmocka_unit_test_teardown (test_chunked_post_forwarded, teardown),
     cmocka_unit_test_teardown (test_sse_streams, teardown),
     cmocka_unit_test_teardown (test_refused_path_403, teardown),
     cmocka_unit_test_teardown (test_smuggling_400, teardown),
     cmocka_unit_test_teardown (test_head_too_large_431, teardown),
+    cmocka_unit_test_teardown (test_body_too_large_413, teardown),
+    cmocka_unit_test_teardown (test_slow_request_408, teardown),
     cmocka_unit_test_teardown (test_upstream_down_502, teardown),
   };
   int failed = cmocka_run_group_tests (tests, make_certificates, remove_certificates);
