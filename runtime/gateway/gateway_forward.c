@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -184,6 +185,27 @@ put (struct out_buf *b, const char *s)
   b->len += n;
 }
 
+/* Whether the response's Connection header(s) name NAME: such a header
+ * was meant for the hop to the gateway only (RFC 9110 7.6.1). */
+static bool
+named_by_connection (const hv_http_head *h, const char *name)
+{
+  size_t n = strlen (name);
+  for (size_t k = 0; k < h->n_headers; k++)
+    {
+      if (strcasecmp (h->headers[k].name, "connection") != 0)
+        continue;
+      for (const char *v = h->headers[k].value; *v;)
+        {
+          size_t t = strcspn (v, ", \t");
+          if (t == n && strncasecmp (v, name, n) == 0)
+            return true;
+          v += t ? t : 1;
+        }
+    }
+  return false;
+}
+
 /* The response head for the sandbox: the provider's status and headers
  * less the hop-by-hop and framing ones (the gateway frames the body
  * itself) and any whose value holds the credential (a server that echoed
@@ -200,7 +222,8 @@ response_head (const hv_http_head *h, const char *secret, bool chunked, size_t *
   for (size_t k = 0; k < h->n_headers; k++)
     {
       const hv_http_header *f = &h->headers[k];
-      if (hv_gw_header_dropped (f->name) || strstr (f->value, secret) || strstr (f->name, secret))
+      if (hv_gw_header_dropped (f->name) || named_by_connection (h, f->name) || strstr (f->value, secret)
+          || strstr (f->name, secret))
         continue;
       put (&b, f->name);
       put (&b, ": ");

@@ -52,6 +52,8 @@ enum server_mode
   ANSWER_POST, /* check the request, answer with a body and the key echoed in a header */
   STREAM_SSE,  /* answer with two events as chunks, the second only when told to */
   ANSWER_CHUNKED_POST, /* the same as ANSWER_POST for a body that came chunked */
+  CLOSE_FRAMED,        /* a body that ends when the connection does, and hop-by-hop headers */
+  CUT_STREAM,          /* one chunk, then the connection closed without ending TLS */
 };
 
 /* Bounds a test narrows (0: the default); reset after each test. */
@@ -224,6 +226,16 @@ serve (int lfd, enum server_mode mode, int go)
             && strstr (req, framing) && strcmp (body, post_body) == 0;
   if (!ok)
     ssl_write_str (ssl, "HTTP/1.1 500 Request Not As Expected\r\nContent-Length: 0\r\n\r\n");
+  else if (mode == CLOSE_FRAMED)
+    ssl_write_str (ssl, "HTTP/1.1 200 OK\r\nConnection: close, X-Hop\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\n"
+                        "Content-Type: text/event-stream\r\n\r\ndata: x\n\n");
+  else if (mode == CUT_STREAM)
+    {
+      ssl_write_str (ssl, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n9\r\ndata: x\n\n\r\n");
+      close (fd);
+      for (;;)
+        pause ();
+    }
   else if (mode == ANSWER_POST || mode == ANSWER_CHUNKED_POST)
     ssl_write_str (ssl, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Echo: " SECRET
                         "\r\nContent-Length: 7\r\n\r\nok-body");
@@ -487,6 +499,44 @@ test_sse_streams (void **state)
   clear (e);
 }
 
+/* A body framed by the connection's end goes to the sandbox chunked (so
+ * that a cut could not pass for the end), without the provider's
+ * hop-by-hop headers. */
+static void
+test_close_framed_relayed_chunked (void **state)
+{
+  (void) state;
+  need_certificates ();
+  struct exchange *e = xmalloc0 (sizeof (*e));
+  start_gateway (e, start_server (CLOSE_FRAMED));
+  sandbox_send (e, post_request);
+  finish (e);
+  assert_int_equal (e->g.rc, 0);
+  assert_int_equal (e->g.x.response_bytes, 9);
+  assert_string_equal (e->resp, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+                                "Connection: close\r\n\r\n9\r\ndata: x\n\n\r\n0\r\n\r\n");
+  clear (e);
+}
+
+/* A stream the provider cuts short is cut short for the sandbox too: no
+ * last chunk, and the exchange is a failure. */
+static void
+test_cut_stream_not_ended (void **state)
+{
+  (void) state;
+  need_certificates ();
+  struct exchange *e = xmalloc0 (sizeof (*e));
+  start_gateway (e, start_server (CUT_STREAM));
+  sandbox_send (e, post_request);
+  finish (e);
+  assert_int_equal (e->g.rc, -1);
+  assert_int_equal (e->g.x.status, 200);
+  assert_non_null (e->g.x.reason);
+  assert_non_null (strstr (e->resp, "\r\n\r\n9\r\ndata: x\n\n\r\n"));
+  assert_null (strstr (e->resp, "0\r\n\r\n"));
+  clear (e);
+}
+
 /* A request refused before the provider: STATUS, and no connection. */
 static void
 refused (const char *request, int status, const char *words)
@@ -584,6 +634,8 @@ main (void)
     cmocka_unit_test_teardown (test_post_forwarded, teardown),
     cmocka_unit_test_teardown (test_chunked_post_forwarded, teardown),
     cmocka_unit_test_teardown (test_sse_streams, teardown),
+    cmocka_unit_test_teardown (test_close_framed_relayed_chunked, teardown),
+    cmocka_unit_test_teardown (test_cut_stream_not_ended, teardown),
     cmocka_unit_test_teardown (test_refused_path_403, teardown),
     cmocka_unit_test_teardown (test_smuggling_400, teardown),
     cmocka_unit_test_teardown (test_head_too_large_431, teardown),
