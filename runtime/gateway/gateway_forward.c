@@ -308,9 +308,24 @@ relay_response (int client, const hv_gw_forward_cfg *cfg, hv_upstream_tls *up, b
   hv_http_parser_init (rs, HV_HTTP_RESPONSE, head_request, cfg->response_body_max);
   cleanup_free uint8_t *buf = xmalloc0 (IO_CHUNK);
   bool chunked = false;
+  /* A stream may be long, but not endless: a provider that trickles bytes
+   * would otherwise hold this connection for as long as it likes. */
+  int64_t deadline = cfg->response_timeout_ms > 0 ? now_ms () + cfg->response_timeout_ms : INT64_MAX;
   for (;;)
     {
-      ssize_t n = hv_upstream_tls_read (up, buf, IO_CHUNK, cfg->io_timeout_ms, err);
+      int64_t left = deadline - now_ms ();
+      if (left <= 0)
+        return hv_error_set (err, 0, "gateway %s: response not complete within %d ms", cfg->api->name,
+                             cfg->response_timeout_ms);
+      int wait_ms = left < cfg->io_timeout_ms ? (int) left : cfg->io_timeout_ms;
+      ssize_t n = hv_upstream_tls_read (up, buf, IO_CHUNK, wait_ms, err);
+      if (n < 0 && now_ms () >= deadline)
+        {
+          /* The wait was cut to the response's deadline: say which bound ended it. */
+          hv_error_free (err);
+          return hv_error_set (err, 0, "gateway %s: response not complete within %d ms", cfg->api->name,
+                               cfg->response_timeout_ms);
+        }
       if (n < 0)
         return hv_error_wrap (err, "gateway %s: response", cfg->api->name);
       size_t off = 0;

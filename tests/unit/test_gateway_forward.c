@@ -59,6 +59,7 @@ enum server_mode
 /* Bounds a test narrows (0: the default); reset after each test. */
 static uint64_t request_body_max;
 static int request_timeout_ms;
+static int response_timeout_ms;
 
 static const char post_body[] = "{\"model\":\"m\",\"max_tokens\":1}";
 
@@ -126,6 +127,7 @@ teardown (void **state)
   server_go = -1;
   request_body_max = 0;
   request_timeout_ms = 0;
+  response_timeout_ms = 0;
   return 0;
 }
 
@@ -368,7 +370,8 @@ start_gateway (struct exchange *e, uint16_t port)
                                    .request_body_max = request_body_max ? request_body_max : 1 << 20,
                                    .response_body_max = 1 << 20,
                                    .request_timeout_ms = request_timeout_ms ? request_timeout_ms : OK_TIMEOUT_MS,
-                                   .io_timeout_ms = OK_TIMEOUT_MS };
+                                   .io_timeout_ms = OK_TIMEOUT_MS,
+                                   .response_timeout_ms = response_timeout_ms };
   assert_int_equal (pthread_create (&e->thread, NULL, gateway_thread, &e->g), 0);
 }
 
@@ -537,6 +540,26 @@ test_cut_stream_not_ended (void **state)
   clear (e);
 }
 
+/* A stream that outlasts the response's deadline is cut there: the
+ * sandbox has the first event, no last chunk, and the exchange fails. */
+static void
+test_slow_stream_cut_at_deadline (void **state)
+{
+  (void) state;
+  need_certificates ();
+  response_timeout_ms = 1000;
+  struct exchange *e = xmalloc0 (sizeof (*e));
+  start_gateway (e, start_server (STREAM_SSE));
+  sandbox_send (e, post_request);
+  finish (e);
+  assert_int_equal (e->g.rc, -1);
+  assert_int_equal (e->g.x.status, 200);
+  assert_non_null (strstr (e->g.x.reason, "response not complete within 1000 ms"));
+  assert_non_null (strstr (e->resp, "data: first-one"));
+  assert_null (strstr (e->resp, "0\r\n\r\n"));
+  clear (e);
+}
+
 /* A request refused before the provider: STATUS, and no connection. */
 static void
 refused (const char *request, int status, const char *words)
@@ -636,6 +659,7 @@ main (void)
     cmocka_unit_test_teardown (test_sse_streams, teardown),
     cmocka_unit_test_teardown (test_close_framed_relayed_chunked, teardown),
     cmocka_unit_test_teardown (test_cut_stream_not_ended, teardown),
+    cmocka_unit_test_teardown (test_slow_stream_cut_at_deadline, teardown),
     cmocka_unit_test_teardown (test_refused_path_403, teardown),
     cmocka_unit_test_teardown (test_smuggling_400, teardown),
     cmocka_unit_test_teardown (test_head_too_large_431, teardown),

@@ -51,6 +51,7 @@ typedef struct hv_gw_forward_cfg
   uint64_t response_body_max; /* 0: no limit */
   int request_timeout_ms;     /* the whole request, head and body, from the sandbox */
   int io_timeout_ms;          /* each upstream step, each wait for a response byte, each write */
+  int response_timeout_ms;    /* the whole response, from the request's end (0: no limit) */
 } hv_gw_forward_cfg;
 
 /* What the audit record says of one exchange; never a header value, a
