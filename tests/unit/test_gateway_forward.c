@@ -54,6 +54,7 @@ enum server_mode
   ANSWER_CHUNKED_POST, /* the same as ANSWER_POST for a body that came chunked */
   CLOSE_FRAMED,        /* a body that ends when the connection does, and hop-by-hop headers */
   CUT_STREAM,          /* one chunk, then the connection closed without ending TLS */
+  SMUGGLED_RESPONSE,   /* a response framed both ways: the parser refuses it */
 };
 
 /* Bounds a test narrows (0: the default); reset after each test. */
@@ -231,6 +232,8 @@ serve (int lfd, enum server_mode mode, int go)
   else if (mode == CLOSE_FRAMED)
     ssl_write_str (ssl, "HTTP/1.1 200 OK\r\nConnection: close, X-Hop\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\n"
                         "Content-Type: text/event-stream\r\n\r\ndata: x\n\n");
+  else if (mode == SMUGGLED_RESPONSE)
+    ssl_write_str (ssl, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
   else if (mode == CUT_STREAM)
     {
       ssl_write_str (ssl, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n9\r\ndata: x\n\n\r\n");
@@ -649,6 +652,25 @@ test_upstream_down_502 (void **state)
   clear (e);
 }
 
+/* A response the parser refuses, before anything of it was relayed: 502,
+ * and none of its bytes reach the sandbox. */
+static void
+test_bad_response_502 (void **state)
+{
+  (void) state;
+  need_certificates ();
+  struct exchange *e = xmalloc0 (sizeof (*e));
+  start_gateway (e, start_server (SMUGGLED_RESPONSE));
+  sandbox_send (e, post_request);
+  finish (e);
+  assert_int_equal (e->g.rc, -1);
+  assert_int_equal (e->g.x.status, 502);
+  assert_true (strncmp (e->resp, "HTTP/1.1 502 Bad Gateway\r\n", 26) == 0);
+  assert_non_null (strstr (e->resp, "both Content-Length and Transfer-Encoding"));
+  assert_null (strstr (e->resp, "200 OK"));
+  clear (e);
+}
+
 int
 main (void)
 {
@@ -666,6 +688,7 @@ main (void)
     cmocka_unit_test_teardown (test_body_too_large_413, teardown),
     cmocka_unit_test_teardown (test_slow_request_408, teardown),
     cmocka_unit_test_teardown (test_upstream_down_502, teardown),
+    cmocka_unit_test_teardown (test_bad_response_502, teardown),
   };
   int failed = cmocka_run_group_tests (tests, make_certificates, remove_certificates);
   return unit_tests_status (failed, sizeof (tests) / sizeof (tests[0]));
