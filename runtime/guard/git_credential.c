@@ -62,14 +62,23 @@ split_host (const char *host, size_t *name_len, unsigned *port)
   for (size_t i = 0; i < *name_len; i++)
     {
       unsigned char ch = (unsigned char) host[i];
-      if (ch <= ' ' || ch == 0x7f || ch == '/' || ch == '@' || ch == '\\' || ch == '?' || ch == '#' || ch == '%')
+      if (host[0] == '[')
+        {
+          /* An IPv6 literal: hex digits, ':' and '.' between the brackets. */
+          bool edge = i == 0 || i == *name_len - 1;
+          if (edge ? ch != (i == 0 ? '[' : ']') || *name_len < 3 : !isxdigit (ch) && ch != ':' && ch != '.')
+            return false;
+          continue;
+        }
+      if (ch <= ' ' || ch == 0x7f || ch == '/' || ch == '@' || ch == '\\' || ch == '?' || ch == '#' || ch == '%'
+          || ch == '[' || ch == ']')
         return false;
     }
   *port = 0;
   if (!colon)
     return true;
   const char *d = colon + 1;
-  if (!*d || strlen (d) > 5)
+  if (strlen (d) > 5)
     return false;
   unsigned v = 0;
   for (; *d; d++)

@@ -80,6 +80,19 @@ test_url (void **state)
   assert_null (c.username);
   hv_git_credential_clear (&c);
 
+  /* userinfo ends before the path: an '@' in the path is the path's. */
+  const char *at_path = "url=https://example.com/org@x/repo\n";
+  assert_int_equal (hv_git_credential_parse (at_path, strlen (at_path), &c, &err), 0);
+  assert_string_equal (c.host, "example.com");
+  assert_string_equal (c.path, "org@x/repo");
+  assert_null (c.username);
+  hv_git_credential_clear (&c);
+
+  const char v6[] = "url=https://[2001:db8::1]:8443/r\n";
+  assert_int_equal (PARSE (v6, &c, &err), 0);
+  assert_string_equal (c.host, "[2001:db8::1]:8443");
+  hv_git_credential_clear (&c);
+
   /* url next to parts it does not give is fine. */
   const char more[] = "url=https://example.com\npath=a/b\nusername=u\n";
   assert_int_equal (PARSE (more, &c, &err), 0);
@@ -140,6 +153,12 @@ test_refused (void **state)
   REFUSED ("host=example.com:\n", "host is not");
   REFUSED ("host=[::1\n", "host is not");
   REFUSED ("host=[::1]x\n", "host is not");
+  REFUSED ("host=[\n", "host is not");
+  REFUSED ("host=[]\n", "host is not");
+  REFUSED ("host=[::g]\n", "host is not");
+  REFUSED ("host=[::1]]\n", "host is not");
+  REFUSED ("host=a]b\n", "host is not");
+  REFUSED ("host=a[b\n", "host is not");
   REFUSED ("path=a/../b\n", "segment");
   REFUSED ("path=./a\n", "segment");
   REFUSED ("path=/a\n", "segment");
@@ -206,6 +225,8 @@ static const hv_git_credential_host hosts[] = {
   { .host = "github.com", .path_prefix = "acme/widget" },
   { .host = "git.example.com", .port = 8443 },
   { .host = "gitlab.com" },
+  /* An empty prefix is a mistake, not "any path": it allows nothing. */
+  { .host = "empty.example.com", .path_prefix = "" },
 };
 
 /* decide on the request text: the entry's index, or -1 with a reason
@@ -259,6 +280,7 @@ test_decide (void **state)
   decides ("get", "protocol=https\nhost=github.com\npath=acme/widgets\n", -1, "not under");
   decides ("get", "protocol=https\nhost=github.com\npath=acme\n", -1, "not under");
   decides ("get", "protocol=https\nhost=github.com\npath=other/widget\n", -1, "not under");
+  decides ("get", "protocol=https\nhost=empty.example.com\npath=a\n", -1, "not under");
 }
 
 /* ---- git credential fill against a test helper -------------------- */
@@ -409,6 +431,54 @@ test_fill_timeout (void **state)
   assert_true (gone);
 }
 
+/* A stand-in for git whose answer is `script`'s output. */
+static int
+fill_with (const char *script, char **user, char **pass, hv_error **err)
+{
+  home = tree_make ("gitcred");
+  tree_put (home, "git", script);
+  char *git = xasprintf ("%s/git", home);
+  assert_int_equal (chmod (git, 0755), 0);
+  hv_git_credential req = { 0 };
+  hv_error *perr = NULL;
+  assert_int_equal (hv_git_credential_parse (request_text, sizeof request_text - 1, &req, &perr), 0);
+  int r = hv_git_credential_fill (git, &req, 10000, user, pass, err);
+  hv_git_credential_clear (&req);
+  free (git);
+  return r;
+}
+
+static void
+test_fill_bad_answers (void **state)
+{
+  (void) state;
+  char *user = NULL, *pass = NULL;
+  hv_error *err = NULL;
+  assert_int_equal (fill_with ("#!/bin/sh\ncat >/dev/null\necho username=u\n", &user, &pass, &err), -1);
+  assert_non_null (strstr (err->msg, "no username or password"));
+  hv_error_free (&err);
+  teardown_home (NULL);
+  assert_int_equal (fill_with ("#!/bin/sh\ncat >/dev/null\necho password=p\n", &user, &pass, &err), -1);
+  assert_non_null (strstr (err->msg, "no username or password"));
+  hv_error_free (&err);
+  teardown_home (NULL);
+  /* An answer that does not end is cut at the request's own bound. */
+  assert_int_equal (fill_with ("#!/bin/sh\ncat >/dev/null\nyes username=u\n", &user, &pass, &err), -1);
+  assert_non_null (strstr (err->msg, "answer over 8192 bytes"));
+  hv_error_free (&err);
+  teardown_home (NULL);
+  /* An answer the reader refuses says so without repeating it. */
+  assert_int_equal (
+      fill_with ("#!/bin/sh\ncat >/dev/null\necho username=u\necho password=secret\necho password=x\n", &user,
+                 &pass, &err),
+      -1);
+  assert_non_null (strstr (err->msg, "unreadable answer"));
+  assert_null (strstr (err->msg, "secret"));
+  hv_error_free (&err);
+  assert_null (user);
+  assert_null (pass);
+}
+
 int
 main (void)
 {
@@ -421,6 +491,7 @@ main (void)
     cmocka_unit_test_teardown (test_fill, teardown_home),
     cmocka_unit_test_teardown (test_fill_no_credential, teardown_home),
     cmocka_unit_test_teardown (test_fill_timeout, teardown_home),
+    cmocka_unit_test_teardown (test_fill_bad_answers, teardown_home),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
