@@ -139,6 +139,10 @@ hv_git_credential_fill (const char *git, const hv_git_credential *req, int timeo
 {
   if (!req->protocol || !req->host)
     return hv_error_set (err, 0, "git credential fill: the request has no protocol or host");
+  /* The parser lets no line break through; a caller that built the
+   * request itself must not add a key to what git reads either. */
+  if (strpbrk (req->protocol, "\r\n") || strpbrk (req->host, "\r\n") || (req->path && strpbrk (req->path, "\r\n")))
+    return hv_error_set (err, 0, "git credential fill: a line break in the request");
   cleanup_free char *request = xasprintf ("protocol=%s\nhost=%s\n%s%s%s\n", req->protocol, req->host,
                                           req->path ? "path=" : "", req->path ? req->path : "", req->path ? "\n" : "");
   int in[2], out[2];

@@ -477,6 +477,25 @@ test_fill_bad_answers (void **state)
   hv_error_free (&err);
   assert_null (user);
   assert_null (pass);
+  teardown_home (NULL);
+
+  /* A request built by hand cannot add a key to what git reads. */
+  const char *git = "/bin/false";
+  hv_git_credential req = { .protocol = (char *) "https", .host = (char *) "h" };
+  req.host = (char *) "h\nusername=x";
+  assert_int_equal (hv_git_credential_fill (git, &req, 1000, &user, &pass, &err), -1);
+  assert_non_null (strstr (err->msg, "line break"));
+  hv_error_free (&err);
+  req.host = (char *) "h";
+  req.protocol = (char *) "https\rx";
+  assert_int_equal (hv_git_credential_fill (git, &req, 1000, &user, &pass, &err), -1);
+  assert_non_null (strstr (err->msg, "line break"));
+  hv_error_free (&err);
+  req.protocol = (char *) "https";
+  req.path = (char *) "a\npassword=x";
+  assert_int_equal (hv_git_credential_fill (git, &req, 1000, &user, &pass, &err), -1);
+  assert_non_null (strstr (err->msg, "line break"));
+  hv_error_free (&err);
 }
 
 int
