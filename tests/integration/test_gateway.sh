@@ -206,3 +206,28 @@ test_gateway_create_refusals() {
   assert_contains "$OUT" "the model API gateway needs a network namespace of the sandbox's own"
   assert_eq "" "$(rt list -q)" "nothing left"
 }
+
+# Under an egress allowlist that allows nothing, the sandbox still reaches
+# the gateway on its own loopback (the table accepts loopback).
+test_gateway_under_egress() {
+  skip_on_runc "haven's model API gateway"
+  command -v nft > /dev/null || skip "nft missing (Debian package nftables)"
+  gw_world
+  local ns=$CTR_PREFIX-gwsb-$RANDOM id
+  ip netns add "$ns" || fail "ip netns add $ns"
+  defer "ip netns del $ns"
+  gw_bundle "$GW_POST --post-data '{}' http://127.0.0.1:8961/v1/messages > /share/out 2>&1; echo \" rc=\$?\" >> /share/out
+    touch /share/done; sleep 20"
+  cfg "$B" '.annotations["run.haven.egress"] = $e
+            | .linux.namespaces = [.linux.namespaces[] | select(.type != "network")] + [{type: "network", path: $p}]' \
+    --arg e '{"policy":"t","connect":"engine","allow":[],"deny":[]}' --arg p "/run/netns/$ns"
+  id=$(new_id gw)
+  gw_rt create --bundle "$B" "$id" > create.out 2>&1 || fail "create: $(cat create.out)"
+  defer "rt delete --force $id > /dev/null 2>&1"
+  rt start "$id" || fail "start"
+  gw_wait "$GW_SHARE/done"
+  # The table was there while the request went through.
+  assert_contains "$(ip netns exec "$ns" nft list tables)" "inet haven" "the egress table"
+  assert_contains "$(cat "$GW_SHARE/out")" 'hello from the stand-in"}]} rc=0' "the gateway answered"
+  assert_eq "$GW_KEY" "$(head -1 "$GW_LOG" | jq -r '.headers["x-api-key"]')" "the real key upstream"
+}
