@@ -190,6 +190,15 @@ test_load (void **state)
   assert_int_equal (hv_policy_load (child, &p, &err), -1);
   assert_non_null (strstr (err->msg, "env.set_from_file: K would be the key that credentials.api keeps out"));
   hv_error_free (&err);
+  write_text (child, "extends: base.yaml\nnetwork: {allow: [github.com]}\n"
+                     "credentials: {git: [{host: github.com, token_file: ~/.config/openai.key}]}\n");
+  assert_int_equal (hv_policy_load (child, &p, &err), -1);
+  cleanup_free char *want3 = xasprintf ("%s:3:21: credentials.git: the token for github.com would be the key that "
+                                        "credentials.api keeps out of the sandbox (%s:2:21, token_file "
+                                        "~/.config/openai.key)",
+                                        child, base);
+  assert_string_equal (err->msg, want3);
+  hv_error_free (&err);
   unlink (base);
   unlink (child);
   rmdir (dir);
