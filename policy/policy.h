@@ -59,16 +59,26 @@ typedef struct
 } hv_home_access;
 
 /* A secret the sandbox is given from the host (env.set_from_file,
- * env.set_from_env, credentials.git): read at each run by the session
- * layer (session/run_credentials.c), never by the policy compiler. */
+ * env.set_from_env, credentials.git), or one kept from it
+ * (credentials.api): read at each run by the session layer
+ * (session/run_credentials.c), never by the policy compiler. */
 typedef struct
 {
-  char *name;     /* env: the variable in the sandbox; git: the host name */
+  char *name;     /* env: the variable in the sandbox; git, api: the host name */
   char *file;     /* read from this file (~/ is the caller's home), or NULL */
   char *host_var; /* read from this host variable, or NULL */
   char *username; /* git only (default x-access-token) */
   char *where;    /* "policy-file:line:column", for errors */
 } hv_secret_source;
+
+/* credentials.api: a model API's key, kept on haven's side by its gateway
+ * (policy_api.h); the sandbox gets a placeholder and the gateway's URL. */
+typedef struct
+{
+  hv_secret_source key; /* name: the provider's host; file or host_var (username NULL) */
+  char *provider;       /* "anthropic", "openai", "gemini" (gateway_route.c's names) */
+  char *auth;           /* how the gateway sends it: "x-api-key", "bearer", "goog-api-key" */
+} hv_api_credential;
 
 typedef struct
 {
@@ -141,6 +151,8 @@ typedef struct
   char *ssh_agent_where;  /* "file:line:column" of ssh_agent, for errors */
   size_t n_git_creds;
   hv_secret_source *git_creds; /* credentials.git: a token per host */
+  size_t n_api_creds;
+  hv_api_credential *api_creds; /* credentials.api: at most one per provider */
 
   /* audit */
   char *audit_log;
@@ -161,8 +173,13 @@ bool hv_policy_is_shell_name (const char *name);
 #define HV_GIT_CREDENTIALS_DIR "/run/haven/git"
 #define HV_GIT_CREDENTIALS_FILE HV_GIT_CREDENTIALS_DIR "/credentials"
 #define HV_SECRET_MAX_SIZE (64u << 10) /* bytes of a token file */
+/* What the sandbox holds in an API's key variable when haven's gateway
+ * keeps the real key: not a secret (the gateway drops whatever
+ * credential the sandbox sends). */
+#define HV_GATEWAY_PLACEHOLDER_KEY "haven-gateway-placeholder"
 
 void hv_secret_source_free (hv_secret_source *s);
+void hv_api_credential_free (hv_api_credential *c);
 
 /* Bounds of policy values.  Values outside them are errors, never
  * clamped or dropped (policies/README.md, "How policies are read"). */
