@@ -151,3 +151,26 @@ EOP
 0" "$OUT" "the host's helper answered; its file is not in the sandbox"
   grep -q ' /other.git/git-upload-pack ok$' "$GB_LOG" || fail "no authenticated fetch: $(cat "$GB_LOG")"
 }
+
+# Rootless: the run's directory, the socket and the monitor are the
+# user's; the sandbox, in a user namespace, still reaches the broker.
+test_git_broker_as_unprivileged_user() {
+  gb_server
+  command -v setpriv > /dev/null || skip "setpriv missing (util-linux)"
+  chown -R 65534:65534 "$P"
+  local haven
+  haven=$(world_readable_copy "$HAVEN")
+  cat > "$POL/user.yaml" <<EOP
+network: {mode: open}
+env:
+  set: {GIT_SSL_CAINFO: $P/test-server-ca, GIT_TERMINAL_PROMPT: '0'}
+credentials:
+  git: [{host: $GB_ADDR, token_env: HAVEN_GB_TOKEN}]
+EOP
+  chmod -R a+rX "$POL"
+  OUT=$(cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env -i PATH=/usr/bin:/bin HOME=/nonexistent \
+        HAVEN_GB_TOKEN="$GB_TOKEN" timeout 60 "$haven" run --policy "$POL/user.yaml" -- \
+        sh -c 'id -u; cd /tmp && git clone -q "https://$1/repo.git" c && echo clone=ok' sh "$GB_ADDR" 2>&1)
+  assert_eq "65534
+clone=ok" "$OUT"
+}
