@@ -512,7 +512,7 @@ hv_monitor_main (const struct hv_monitor_args *a)
    * and create with it (GO cannot be sent): a container whose git was
    * promised credentials does not start without them. */
   cleanup_error hv_error *broker_err = NULL;
-  if (a->git_broker && hv_git_broker_start (a->git_broker, &m.trail, &broker_err) < 0)
+  if (a->git_broker && hv_git_broker_start (a->git_broker, a->trail_fd >= 0 ? &m.trail : NULL, &broker_err) < 0)
     _exit (1);
   run_loop (&m);
   /* No new filter can reach us from here on. */

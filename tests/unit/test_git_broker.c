@@ -9,7 +9,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -245,6 +247,21 @@ test_serve_from_host (void **state)
   assert_answer (b, "action=get\ntimeout=900\nprotocol=https\nhost=example.org\npath=a/b\n\n",
                  "username=host-user\npassword=host-pass\n");
   assert_answer (b, "action=get\ntimeout=900\nprotocol=https\nhost=example.com\n\n", "");
+  /* As the service's threads call it, every signal blocked (and SIGPIPE
+   * ignored, as the monitor does): git starts with none blocked or
+   * ignored. */
+  tree_put (dir, "fake-git",
+            "#!/bin/sh\ncat > /dev/null\nprintf 'username=%s\\npassword=%s\\n' "
+            "\"$(awk '/^SigBlk/ {print $2}' /proc/$$/status)\" \"$(awk '/^SigIgn/ {print $2}' /proc/$$/status)\"\n");
+  sigset_t all, old;
+  sigfillset (&all);
+  pthread_sigmask (SIG_SETMASK, &all, &old);
+  signal (SIGPIPE, SIG_IGN);
+  cleanup_free char *masks = ask (b, "action=get\ntimeout=900\nprotocol=https\nhost=example.org\n\n");
+  pthread_sigmask (SIG_SETMASK, &old, NULL);
+  signal (SIGPIPE, SIG_DFL);
+  /* SigBlk, SigIgn: the masks of the shell git was (SIGPIPE is bit 13). */
+  assert_string_equal (masks, "username=0000000000000000\npassword=0000000000000000\n");
   /* A host git that finds nothing: no answer. */
   tree_put (dir, "fake-git", "#!/bin/sh\ncat > /dev/null\nexit 1\n");
   assert_answer (b, "action=get\ntimeout=900\nprotocol=https\nhost=example.org\n\n", "");
