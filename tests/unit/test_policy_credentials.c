@@ -134,6 +134,21 @@ test_extends (void **state)
                      "credentials: {git: [{host: github.com, token_env: T}]}\n");
   assert_int_equal (hv_policy_load (child, &p, &err), -1);
   hv_error_free (&err);
+  /* path and from: host reach the extending policy as the base wrote them. */
+  write_text (base, "extends: none\nnetwork: {allow: [github.com, gitlab.com]}\n"
+                    "credentials: {git: [{host: gitlab.com, from: host, path: team/app.git}]}\n");
+  write_text (child, "extends: base.yaml\ncredentials: {git: [{host: github.com, token_env: T}]}\n");
+  if (hv_policy_load (child, &p, &err) < 0)
+    fail_msg ("%s", err->msg);
+  assert_int_equal (p->n_git_creds, 2);
+  assert_string_equal (p->git_creds[0].name, "gitlab.com");
+  assert_true (p->git_creds[0].from_host);
+  assert_string_equal (p->git_creds[0].path, "team/app.git");
+  assert_null (p->git_creds[0].username);
+  assert_false (p->git_creds[1].from_host);
+  assert_null (p->git_creds[1].path);
+  hv_policy_free (p);
+  p = NULL;
   unlink (base);
   unlink (child);
   rmdir (dir);
