@@ -51,6 +51,14 @@ struct hv_monitor_args
   struct hv_monitor_git *git_watch;
   /* run.haven.git-credentials: the broker, its socket listening (git_broker.h), or NULL. */
   struct hv_git_broker *git_broker;
+  /* run.haven.gateway (monitor_gateway.h): the parsed annotation and each
+   * api's key (this process's copy, made by fork: never in a file), or
+   * NULL; the gateway with its TLS context, made by the monitor before it
+   * told create it is ready.  The listeners come over the control socket
+   * ("gateway NAME") and are served from GO. */
+  const struct hv_gw_config *gateway;
+  const char *const *gateway_keys;
+  struct hv_monitor_gateway *gateway_live;
 };
 
 /* The monitor: never returns. */
