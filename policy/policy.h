@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "haven_annotations.h"
 #include "oci_spec.h"
 #include "policy_network.h"
 
@@ -69,6 +70,8 @@ typedef struct
   char *host_var; /* read from this host variable, or NULL */
   char *username; /* git only (default x-access-token) */
   char *where;    /* "policy-file:line:column", for errors */
+  char *path;     /* git only: the repository path prefix the token is for, or NULL: any */
+  bool from_host; /* git only: the host's own `git credential fill` answers (no file, no variable) */
 } hv_secret_source;
 
 /* credentials.api: a model API's key, kept on haven's side by its gateway
@@ -170,8 +173,12 @@ bool hv_policy_is_shell_name (const char *name);
 
 /* Where the sandbox finds what credentials: gives it. */
 #define HV_SSH_AGENT_SOCKET "/run/haven/ssh-agent.sock"
-#define HV_GIT_CREDENTIALS_DIR "/run/haven/git"
-#define HV_GIT_CREDENTIALS_FILE HV_GIT_CREDENTIALS_DIR "/credentials"
+/* The git credential broker's directory, bound read-only (nothing in the
+ * sandbox may replace the socket), so not /run/haven/git, where the
+ * identity's files are bound (git_identity_mount.h), and its socket
+ * (runtime/monitor/git_broker.h). */
+#define HV_GIT_CREDENTIALS_DIR "/run/haven/git-credentials"
+#define HV_GIT_CREDENTIALS_SOCKET HV_GIT_CREDENTIALS_DIR "/" HV_GIT_CREDENTIALS_SOCKET_NAME
 #define HV_SECRET_MAX_SIZE (64u << 10) /* bytes of a token file */
 /* What the sandbox holds in an API's key variable when haven's gateway
  * keeps the real key: not a secret (the gateway drops whatever

@@ -732,24 +732,48 @@ gen_base_mounts (yajl_gen g, bool noexec, oci_strv *writable, oci_strv *shown, o
 }
 
 /* What the session found for credentials: (run_ctx.h), on the empty /run.
- * The agent socket read-only: connect() needs no writable mount.  The git
- * directory writable: git's credential-store rewrites its file (lock
- * file, rename) after each login, and a rename onto a bind-mounted file
- * fails loudly; the directory is this run's own copy, removed after it. */
+ * Both read-only: connect() needs no writable mount.  The git directory
+ * holds only the broker's socket (bound there at create): read-only, git's
+ * cache client cannot replace it with a daemon of its own, which it tries
+ * when a store finds no one listening. */
 static void
-gen_credential_mounts (yajl_gen g, const struct hv_run_ctx *ctx, oci_strv *writable)
+gen_credential_mounts (yajl_gen g, const struct hv_run_ctx *ctx)
 {
   static const char *const ro[]
       = { "bind", "ro", "nosuid", "nodev", "noexec", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_MKDIR, NULL };
-  static const char *const rw[]
-      = { "bind", "rw", "nosuid", "nodev", "noexec", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_MKDIR, NULL };
   if (ctx->ssh_agent_socket)
     jg_mount (g, HV_SSH_AGENT_SOCKET, "bind", ctx->ssh_agent_socket, ro);
   if (ctx->git_credentials)
+    jg_mount (g, HV_GIT_CREDENTIALS_DIR, "bind", ctx->git_credentials, ro);
+}
+
+/* credentials.git for the runtime: the run's directory, where create
+ * binds the broker's socket, and each host with what answers for it
+ * (run.haven.git-credentials, runtime/monitor/git_broker.h).  The tokens
+ * are not in it: the session hands them to create in memory. */
+static char *
+git_credentials_annotation (const hv_policy *p, const struct hv_run_ctx *ctx)
+{
+  if (ctx->git_credentials == NULL || p->n_git_creds == 0)
+    return NULL;
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (g);
+  jg_kv (g, "dir", ctx->git_credentials);
+  jg_str (g, "hosts");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < p->n_git_creds; i++)
     {
-      jg_mount (g, HV_GIT_CREDENTIALS_DIR, "bind", ctx->git_credentials, rw);
-      oci_strv_push (writable, HV_GIT_CREDENTIALS_DIR);
+      const hv_secret_source *s = &p->git_creds[i];
+      yajl_gen_map_open (g);
+      jg_kv (g, "host", s->name);
+      if (s->path)
+        jg_kv (g, "path", s->path);
+      jg_kv (g, "from", s->from_host ? "host" : "token");
+      yajl_gen_map_close (g);
     }
+  yajl_gen_array_close (g);
+  yajl_gen_map_close (g);
+  return jg_finish (g);
 }
 
 /* filesystem.tmpfs: private scratch directories. */
@@ -886,7 +910,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   jg_str (g, "mounts");
   yajl_gen_array_open (g);
   gen_base_mounts (g, noexec, writable, &shown, &hidden);
-  gen_credential_mounts (g, ctx, writable);
+  gen_credential_mounts (g, ctx);
   hv_git_identity_mount (g, ctx);
   hv_offline_mount (g, ctx);
   gen_policy_tmpfs (g, p, noexec, writable, &hidden);
@@ -1328,7 +1352,7 @@ gen_root (yajl_gen g, const struct hv_run_ctx *ctx)
 /* What the runtime reads besides the spec: the policy's name, cgroups
  * only when limited, and the Landlock rules. */
 static void
-gen_annotations (yajl_gen g, const hv_policy *p, char *const *host_env, const oci_strv *writable,
+gen_annotations (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, const oci_strv *writable,
                  const oci_strv *exec)
 {
   jg_str (g, "annotations");
@@ -1348,9 +1372,12 @@ gen_annotations (yajl_gen g, const hv_policy *p, char *const *host_env, const oc
     jg_kv (g, HV_EGRESS_ANNOTATION, egress);
   /* credentials.api: the providers haven's gateway serves in this run
    * (never a key: the session hands those to create in memory). */
-  cleanup_free char *gateway = hv_api_gateway_annotation (p, host_env);
+  cleanup_free char *gateway = hv_api_gateway_annotation (p, ctx->host_env);
   if (gateway)
     jg_kv (g, HV_GATEWAY_ANNOTATION, gateway);
+  cleanup_free char *git = git_credentials_annotation (p, ctx);
+  if (git)
+    jg_kv (g, HV_GIT_CREDENTIALS_ANNOTATION, git);
   yajl_gen_map_close (g);
 }
 
@@ -1532,7 +1559,7 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
     oci_strv_push (&masked, default_masked[i]);
   if (gen_mounts (g, p, ctx, &writable, &masked, err) < 0)
     goto out;
-  gen_annotations (g, p, ctx->host_env, &writable, &exec);
+  gen_annotations (g, p, ctx, &writable, &exec);
   if (gen_linux (g, p, ctx, exec_path, &writable, &masked, err) < 0)
     goto out;
   yajl_gen_map_close (g);

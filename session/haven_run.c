@@ -271,10 +271,11 @@ run_sandbox (struct session *s, int *exit_status, hv_error **err)
   /* ... and the first name the resolver refuses is said on our stderr. */
   s->notice_fd = hv_run_notice_open (s->policy);
   ro.create.notice_fd = s->notice_fd > 2 ? s->notice_fd : 0;
-  /* credentials.api: the keys, in memory, for the monitor's gateway
-   * (the config names the providers in run.haven.gateway, never a key). */
-  ro.create.service_secrets = s->creds.services;
-  ro.create.n_service_secrets = s->creds.n_services;
+  /* The services' secrets, in memory, for the monitor: credentials.api's
+   * keys for its gateway, credentials.git's tokens for its broker (the
+   * config names the providers and hosts, never a secret). */
+  ro.create.service_secrets = s->creds.service_secrets;
+  ro.create.n_service_secrets = s->creds.n_service_secrets;
   return hv_container_run (&rt, &ro, &s->run_guard, exit_status, err);
 }
 

@@ -45,8 +45,8 @@ hv_run_bundle_create (const char *parent, char **out, hv_error **err)
   return 0;
 }
 
-/* How deep a bundle's directories go: rootfs, git/ (the per-run token
- * directory of run_credentials.c) and what a future part adds below. */
+/* How deep a bundle's directories go: rootfs, git/ (the git
+ * credential broker's directory of run_credentials.c) and what a future part adds below. */
 #define BUNDLE_MAX_DEPTH 4
 
 /* Unlink the entries of a bundle directory, not following anything:

@@ -124,6 +124,13 @@ spawn (const char *git, int in_fd, int out_fd, char **env)
   /* Its own session: no terminal to prompt on, and one process group to
    * kill with the helpers git started when the deadline passes. */
   setsid ();
+  /* git and the user's helpers start with signals as a program expects
+   * them, whatever the caller's thread had (the monitor's service threads
+   * block every signal, and the monitor ignores SIGPIPE). */
+  sigset_t none;
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  signal (SIGPIPE, SIG_DFL);
   int null_fd = open ("/dev/null", O_WRONLY | O_CLOEXEC);
   if (dup2 (in_fd, 0) < 0 || dup2 (out_fd, 1) < 0 || null_fd < 0 || dup2 (null_fd, 2) < 0 || chdir ("/") < 0)
     _exit (127);

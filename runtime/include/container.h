@@ -58,6 +58,8 @@ struct hv_create_opts
    * removing it was a file on disk per run); its relative paths are
    * still the bundle's.  NULL: read <bundle>/config.json. */
   const char *config_text;
+  /* Secrets a monitor service needs (the git credential broker's tokens,
+   * service "git:HOST"), in memory only. */
   const struct hv_service_secret *service_secrets;
   size_t n_service_secrets;
 };

@@ -20,6 +20,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "audit_trail.h"
+#include "git_broker.h"
 #include "json_gen.h"
 #include "landlock_audit.h"
 #include "monitor_egress.h"
@@ -537,9 +538,19 @@ hv_monitor_main (const struct hv_monitor_args *a)
               || monitor_add_source (&m, hv_monitor_git_timer_fd (a->git_watch), on_git) == NULL)))
     _exit (1);
   hv_monitor_git_report_limits (a->git_watch, &m.trail);
+  /* The git credential broker answers from its own threads (the loop
+   * never waits on the sandbox's git).  Not serving it ends the monitor,
+   * and create with it (GO cannot be sent): a container whose git was
+   * promised credentials does not start without them. */
+  cleanup_error hv_error *broker_err = NULL;
+  if (a->git_broker && hv_git_broker_start (a->git_broker, a->trail_fd >= 0 ? &m.trail : NULL, &broker_err) < 0)
+    _exit (1);
   run_loop (&m);
   /* No new filter can reach us from here on. */
   unlink (a->socket_path);
+  /* Nor a credential request: the sandbox's git gets none once its run
+   * is over (its threads' deadlines bound the wait). */
+  hv_git_broker_stop (a->git_broker);
   if (m.attached)
     {
       drain_notifications (&m);

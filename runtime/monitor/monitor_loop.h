@@ -49,6 +49,8 @@ struct hv_monitor_args
   /* Their live watch (monitor_git.h), made by the monitor before it told
    * create it is ready, or NULL. */
   struct hv_monitor_git *git_watch;
+  /* run.haven.git-credentials: the broker, its socket listening (git_broker.h), or NULL. */
+  struct hv_git_broker *git_broker;
   /* run.haven.gateway (monitor_gateway.h): the parsed annotation and each
    * api's key (this process's copy, made by fork: never in a file), or
    * NULL; the gateway with its TLS context, made by the monitor before it
