@@ -744,11 +744,37 @@ gen_credential_mounts (yajl_gen g, const struct hv_run_ctx *ctx, oci_strv *writa
       = { "bind", "rw", "nosuid", "nodev", "noexec", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_MKDIR, NULL };
   if (ctx->ssh_agent_socket)
     jg_mount (g, HV_SSH_AGENT_SOCKET, "bind", ctx->ssh_agent_socket, ro);
+  /* The view's directory holds only its socket (bound there at create):
+   * read-only, nothing in the sandbox can put another socket in its place. */
+  if (ctx->ssh_agent_view_dir)
+    jg_mount (g, HV_SSH_AGENT_VIEW_DIR, "bind", ctx->ssh_agent_view_dir, ro);
   if (ctx->git_credentials)
     {
       jg_mount (g, HV_GIT_CREDENTIALS_DIR, "bind", ctx->git_credentials, rw);
       oci_strv_push (writable, HV_GIT_CREDENTIALS_DIR);
     }
+}
+
+/* credentials.ssh_agent {keys: [...]} for the runtime: the run's
+ * directory, where create binds the view's socket, and the fingerprints
+ * of the keys it shows (run.haven.ssh-agent-view,
+ * runtime/monitor/ssh_agent_service.h).  The agent's own socket is not in
+ * it: the monitor asks the one at $SSH_AUTH_SOCK of haven's environment. */
+static char *
+ssh_agent_view_annotation (const struct hv_run_ctx *ctx)
+{
+  if (ctx->ssh_agent_view_dir == NULL || ctx->ssh_agent_view_keys == NULL)
+    return NULL;
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (g);
+  jg_kv (g, "dir", ctx->ssh_agent_view_dir);
+  jg_str (g, "keys");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < ctx->ssh_agent_view_keys->n; i++)
+    jg_str (g, ctx->ssh_agent_view_keys->v[i]);
+  yajl_gen_array_close (g);
+  yajl_gen_map_close (g);
+  return jg_finish (g);
 }
 
 /* filesystem.tmpfs: private scratch directories. */
@@ -1327,7 +1353,8 @@ gen_root (yajl_gen g, const struct hv_run_ctx *ctx)
 /* What the runtime reads besides the spec: the policy's name, cgroups
  * only when limited, and the Landlock rules. */
 static void
-gen_annotations (yajl_gen g, const hv_policy *p, const oci_strv *writable, const oci_strv *exec)
+gen_annotations (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, const oci_strv *writable,
+                 const oci_strv *exec)
 {
   jg_str (g, "annotations");
   yajl_gen_map_open (g);
@@ -1339,6 +1366,9 @@ gen_annotations (yajl_gen g, const hv_policy *p, const oci_strv *writable, const
   cleanup_free char *ll_audit = hv_policy_landlock_audit_json (p);
   if (ll_audit)
     jg_kv (g, HV_LANDLOCK_AUDIT_ANNOTATION, ll_audit);
+  cleanup_free char *ssh_view = ssh_agent_view_annotation (ctx);
+  if (ssh_view)
+    jg_kv (g, HV_SSH_AGENT_VIEW_ANNOTATION, ssh_view);
   /* An allowlist: the runtime builds the egress table in the sandbox's
    * network namespace, then pasta gives it a way out. */
   cleanup_free char *egress = hv_policy_egress_annotation (p, HV_EGRESS_CONNECT_PASTA);
@@ -1519,7 +1549,7 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
     oci_strv_push (&masked, default_masked[i]);
   if (gen_mounts (g, p, ctx, &writable, &masked, err) < 0)
     goto out;
-  gen_annotations (g, p, &writable, &exec);
+  gen_annotations (g, p, ctx, &writable, &exec);
   if (gen_linux (g, p, ctx, exec_path, &writable, &masked, err) < 0)
     goto out;
   yajl_gen_map_close (g);

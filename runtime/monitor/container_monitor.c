@@ -28,6 +28,7 @@
 #include "monitor_git.h"
 #include "monitor_loop.h"
 #include "safe_path.h"
+#include "ssh_agent_service.h"
 #include "sync.h"
 #include "unix_socket.h"
 #include "user_namespace.h"
@@ -249,8 +250,11 @@ detach_monitor (struct hv_monitor_args *a)
   if (chdir ("/") < 0)
     _exit (1);
   umask (077);
-  int fds[4] = { a->control_fd, a->trail_fd, a->listen_fd, a->notice_fd };
-  keep_only (fds, 4);
+  int fds[5] = { a->control_fd, a->trail_fd, a->listen_fd, a->notice_fd,
+                 a->ssh_view ? hv_ssh_agent_service_fd (a->ssh_view) : -1 };
+  keep_only (fds, 5);
+  if (a->ssh_view)
+    hv_ssh_agent_service_set_fd (a->ssh_view, fds[4]);
   a->control_fd = fds[0];
   a->trail_fd = fds[1];
   a->listen_fd = fds[2];
@@ -396,7 +400,13 @@ hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int e
   if (git_guard && request == NULL)
     return hv_error_set (err, 0, "config.json: .annotations[\"%s\"] needs the per-container monitor (.annotations[\"%s\"])",
                          HV_GIT_GUARD_ANNOTATION, HV_MONITOR_ANNOTATION);
-  if (request == NULL && !egress && !ll_borrowed)
+  /* The restricted ssh-agent view: its socket is bound here, in create,
+   * so that a directory or agent it cannot have fails create.  Create's
+   * copy (its socket) goes when this returns: the monitor has its own. */
+  cleanup_ssh_agent_service hv_ssh_agent_service *ssh_view = NULL;
+  if (hv_ssh_agent_service_prepare (spec, &ssh_view, err) < 0)
+    return -1;
+  if (request == NULL && !egress && !ll_borrowed && ssh_view == NULL)
     return 0;
   struct git_guards guards = { 0 };
   if (git_guard && snapshot_projects (git_guard, &guards, err) < 0)
@@ -409,7 +419,7 @@ hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int e
     return -1;
   /* haven run's own trail: a copy, which the monitor writes records to
    * as the session does (O_APPEND, one write per record). */
-  bool borrowed = request == NULL && (egress || ll_borrowed) && egress_trail_fd > 2;
+  bool borrowed = request == NULL && (egress || ll_borrowed || ssh_view) && egress_trail_fd > 2;
   if (borrowed && (trail = fcntl (egress_trail_fd, F_DUPFD_CLOEXEC, 3)) < 0)
     return hv_error_set (err, errno, "audit monitor: the run's trail");
   /* The line about the first refused name (egress_notice.h): a copy of
@@ -436,7 +446,7 @@ hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int e
                                .borrowed_trail = borrowed, .notice_fd = notice,
                                .landlock_audit = trail >= 0 ? landlock_audit : NULL,
                                .git_guards = guards.v, .n_git_guards = guards.n,
-                               .check_after_delete = !own_pid_namespace (spec) };
+                               .check_after_delete = !own_pid_namespace (spec), .ssh_view = ssh_view };
   int r = spawn_monitor (&a, c->dir, m, err);
   /* The monitor has its copy (fork); create's goes. */
   git_guards_free (&guards);

@@ -22,6 +22,7 @@
 #include "audit_trail.h"
 #include "json_gen.h"
 #include "landlock_audit.h"
+#include "ssh_agent_service.h"
 #include "monitor_egress.h"
 #include "monitor_git.h"
 #include "sync.h"
@@ -506,9 +507,18 @@ hv_monitor_main (const struct hv_monitor_args *a)
               || monitor_add_source (&m, hv_monitor_git_timer_fd (a->git_watch), on_git) == NULL)))
     _exit (1);
   hv_monitor_git_report_limits (a->git_watch, &m.trail);
+  /* The ssh-agent view answers from its own threads (the loop never
+   * waits on the sandbox).  Not serving it ends the monitor, and create
+   * with it: a sandbox promised the view does not start without it. */
+  cleanup_error hv_error *view_err = NULL;
+  if (a->ssh_view && hv_ssh_agent_service_start (a->ssh_view, a->trail_fd >= 0 ? &m.trail : NULL, &view_err) < 0)
+    _exit (1);
   run_loop (&m);
   /* No new filter can reach us from here on. */
   unlink (a->socket_path);
+  /* Nor a request to the agent: the view ends with the run (the last
+   * sign requests' records go before the exit record). */
+  hv_ssh_agent_service_stop (a->ssh_view);
   if (m.attached)
     {
       drain_notifications (&m);
