@@ -256,11 +256,21 @@ setup_agent (void **state)
   f->dir = tree_make ("sshview");
   snprintf (f->agent_sock, sizeof f->agent_sock, "%s/agent.sock", f->dir);
   snprintf (f->view_sock, sizeof f->view_sock, "%s/view.sock", f->dir);
+  /* Key a is added with ssh-add -c: the agent asks this program before
+   * each use (no display needed with SSH_ASKPASS_REQUIRE=force); it notes
+   * each question in "asked" and says no when "refuse" exists. */
+  tree_put (f->dir, "ask", "#!/bin/sh\necho asked >> \"${0%/*}/asked\"\n! test -e \"${0%/*}/refuse\"\n");
+  char ask[PATH_MAX];
+  snprintf (ask, sizeof ask, "%s/ask", f->dir);
+  chmod (ask, 0700);
   f->agent_pid = fork ();
   if (f->agent_pid == 0)
     {
       int null = open ("/dev/null", O_WRONLY);
       dup2 (null, 1); /* it prints the shell lines that name its socket */
+      setenv ("SSH_ASKPASS", ask, 1);
+      setenv ("SSH_ASKPASS_REQUIRE", "force", 1);
+      setenv ("DISPLAY", ":0", 1);
       execlp ("ssh-agent", "ssh-agent", "-D", "-a", f->agent_sock, (char *) NULL);
       _exit (127);
     }
@@ -271,7 +281,10 @@ setup_agent (void **state)
     fail_msg ("ssh-agent made no socket at %s", f->agent_sock);
   if (sh (f, "ssh-keygen -q -t ed25519 -N '' -C key-a -f a && ssh-keygen -q -t ed25519 -N '' -C key-b -f b"
              " && ssh-keygen -q -t ed25519 -N '' -C key-c -f c"
-             " && SSH_AUTH_SOCK=agent.sock ssh-add -q a b 2>/dev/null && rm a b")
+             /* a certificate of key a, which ssh-add adds with it */
+             " && ssh-keygen -q -t ed25519 -N '' -C ca -f ca && ssh-keygen -q -s ca -I a-cert -n u a.pub"
+             " && SSH_AUTH_SOCK=agent.sock ssh-add -q -c a 2>/dev/null && SSH_AUTH_SOCK=agent.sock ssh-add -q b"
+             " 2>/dev/null && rm a b")
       != 0)
     fail_msg ("making and adding the keys failed");
   char *pa = tree_read (f->dir, "a.pub"), *pb = tree_read (f->dir, "b.pub");
@@ -340,12 +353,21 @@ test_openssh_through_view (void **state)
   assert_non_null (strstr (seen, f->fp_a));
   assert_null (strstr (seen, f->fp_b));
   assert_non_null (strstr (seen, "key-a"));
+  /* One line: key a's certificate, in the agent too, is not its key. */
+  assert_int_equal (sh (f, "test \"$(wc -l < view.txt)\" = 1 && grep -c CERT real.txt >/dev/null"), 0);
   free (seen);
 
   /* Signing with the listed key works, and the signature verifies. */
   assert_int_equal (sh (f, "echo data > msg && SSH_AUTH_SOCK=view.sock ssh-keygen -q -Y sign -f a.pub -n file msg"
                            " 2>/dev/null && ssh-keygen -q -Y check-novalidate -n file -s msg.sig < msg >/dev/null"),
                     0);
+  /* The agent asked on the host (key a was added with ssh-add -c) ... */
+  assert_int_equal (sh (f, "test \"$(wc -l < asked)\" = 1"), 0);
+  /* ... and when the answer is no, the signature is refused. */
+  assert_int_equal (sh (f, "rm msg.sig && touch refuse && SSH_AUTH_SOCK=view.sock ssh-keygen -q -Y sign -f a.pub -n file msg"
+                           " 2>/dev/null"),
+                    255);
+  assert_int_equal (sh (f, "rm refuse && test \"$(wc -l < asked)\" = 2"), 0);
   /* With the other key (which the real agent holds) it is refused. */
   assert_int_not_equal (sh (f, "SSH_AUTH_SOCK=view.sock ssh-keygen -q -Y sign -f b.pub -n file msg 2>/dev/null"), 0);
   assert_int_equal (sh (f, "test ! -e msg.sig || rm msg.sig; SSH_AUTH_SOCK=agent.sock ssh-keygen -q -Y sign"
@@ -357,12 +379,12 @@ test_openssh_through_view (void **state)
   assert_int_not_equal (sh (f, "SSH_AUTH_SOCK=view.sock ssh-add -q c 2>/dev/null"), 0);
   assert_int_not_equal (sh (f, "SSH_AUTH_SOCK=view.sock ssh-add -q -D 2>/dev/null"), 0);
   assert_int_not_equal (sh (f, "SSH_AUTH_SOCK=view.sock ssh-add -q -d a.pub 2>/dev/null"), 0);
-  assert_int_equal (sh (f, "test \"$(SSH_AUTH_SOCK=agent.sock ssh-add -l | wc -l)\" = 2"), 0);
+  assert_int_equal (sh (f, "test \"$(SSH_AUTH_SOCK=agent.sock ssh-add -l | wc -l)\" = 3"), 0);
 
-  /* ssh-keygen signed once: for b, which the view does not list, it
-   * sent no request at all. */
+  /* ssh-keygen asked twice with a (once refused by the user); for b,
+   * which the view does not list, it sent no request at all. */
   pthread_mutex_lock (&f->lock);
-  assert_int_equal (f->n_signs, 1);
+  assert_int_equal (f->n_signs, 2);
   char want[HV_SSH_FINGERPRINT_LEN + 8];
   snprintf (want, sizeof want, "%s 1", f->fp_a);
   assert_string_equal (f->signs[0], want);
@@ -443,10 +465,19 @@ test_refused_locally (void **state)
 {
   struct fixture *f = *state;
   NEED_AGENT (f);
+  /* The view asks a listener that counts who connects meanwhile. */
+  char counter[PATH_MAX];
+  snprintf (counter, sizeof counter, "%s/counter.sock", f->dir);
+  hv_error *err = NULL;
+  int lfd = hv_unix_listen (counter, 8, &err);
+  assert_true (lfd >= 0);
+  const char *saved = f->view.upstream;
+  f->view.upstream = counter;
   int fd = view_connect (f);
   /* lock (22) and unlock (23) with a password, add (17), remove all
    * (19), smartcard add (20), an extension (27, session-bind), an unknown
-   * type: each SSH_AGENT_FAILURE, and the connection goes on. */
+   * type: each SSH_AGENT_FAILURE without asking the agent, and the
+   * connection goes on. */
   static const unsigned char types[] = { 22, 23, 17, 19, 20, 27, 1, 200 };
   for (size_t i = 0; i < N_ELEMENTS (types); i++)
     {
@@ -455,11 +486,15 @@ test_refused_locally (void **state)
       w_str (&m, types[i] == 27 ? "session-bind@openssh.com" : "secret", types[i] == 27 ? 24 : 6);
       assert_int_equal (exchange (fd, m.b, m.n), HV_SSH_AGENT_FAILURE);
     }
+  struct pollfd p = { .fd = lfd, .events = POLLIN };
+  assert_int_equal (poll (&p, 1, 200), 0);
+  close (lfd);
+  f->view.upstream = saved;
   unsigned char list = HV_SSH_AGENTC_REQUEST_IDENTITIES;
   assert_int_equal (exchange (fd, &list, 1), HV_SSH_AGENT_IDENTITIES_ANSWER);
   close (fd);
   /* The real agent is neither locked nor emptied. */
-  assert_int_equal (sh (f, "test \"$(SSH_AUTH_SOCK=agent.sock ssh-add -l | wc -l)\" = 2"), 0);
+  assert_int_equal (sh (f, "test \"$(SSH_AUTH_SOCK=agent.sock ssh-add -l | wc -l)\" = 3"), 0);
 }
 
 static void
