@@ -84,6 +84,14 @@
 #define HV_NETWORK_ANNOTATION "run.haven.network"
 #define HV_NETWORK_NONE "none"
 
+/* grammar: JSON {"dir": ABSOLUTE-PATH, "hosts": [{"host": NAME, "path": PREFIX, "from": "token" | "host"}, ...]}
+ *          (runtime/monitor/git_broker.h says each member's rules)
+ * writer:  policy/policy_compile.c (haven run: credentials.git)
+ * reader:  runtime/monitor/git_broker_config.c (create binds the broker's socket in dir; the monitor serves it) */
+#define HV_GIT_CREDENTIALS_ANNOTATION "run.haven.git-credentials"
+/* ... and the name of the broker's socket in that dir. */
+#define HV_GIT_CREDENTIALS_SOCKET_NAME "credential.sock"
+
 /* --- mount options ---------------------------------------------------- */
 
 /* haven's own options in a mount's "options", never passed to the

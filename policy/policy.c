@@ -27,6 +27,7 @@ hv_secret_source_free (hv_secret_source *s)
   free (s->host_var);
   free (s->username);
   free (s->where);
+  free (s->path);
   memset (s, 0, sizeof (*s));
 }
 

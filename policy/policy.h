@@ -69,6 +69,8 @@ typedef struct
   char *host_var; /* read from this host variable, or NULL */
   char *username; /* git only (default x-access-token) */
   char *where;    /* "policy-file:line:column", for errors */
+  char *path;     /* git only: the repository path prefix the token is for, or NULL: any */
+  bool from_host; /* git only: the host's own `git credential fill` answers (no file, no variable) */
 } hv_secret_source;
 
 typedef struct
@@ -165,13 +167,17 @@ bool hv_policy_is_shell_name (const char *name);
 
 /* Where the sandbox finds what credentials: gives it. */
 #define HV_SSH_AGENT_SOCKET "/run/haven/ssh-agent.sock"
-#define HV_GIT_CREDENTIALS_DIR "/run/haven/git"
+/* The git credential broker's directory, bound read-only (nothing in the
+ * sandbox may replace the socket), so not /run/haven/git, where the
+ * identity's files are bound (git_identity_mount.h), and its socket
+ * (runtime/monitor/git_broker.h). */
+#define HV_GIT_CREDENTIALS_DIR "/run/haven/git-credentials"
+#define HV_GIT_CREDENTIALS_SOCKET HV_GIT_CREDENTIALS_DIR "/" HV_GIT_CREDENTIALS_SOCKET_NAME
 /* The restricted ssh-agent view's directory (the run's own, holding only
  * the view's socket) and the socket SSH_AUTH_SOCK names. */
 #define HV_SSH_AGENT_VIEW_DIR "/run/haven/ssh-agent"
 #define HV_SSH_AGENT_VIEW_SOCKET HV_SSH_AGENT_VIEW_DIR "/" HV_SSH_AGENT_VIEW_SOCKET_NAME
 #define HV_SSH_AGENT_VIEW_MAX_KEYS 32
-#define HV_GIT_CREDENTIALS_FILE HV_GIT_CREDENTIALS_DIR "/credentials"
 #define HV_SECRET_MAX_SIZE (64u << 10) /* bytes of a token file */
 
 void hv_secret_source_free (hv_secret_source *s);

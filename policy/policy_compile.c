@@ -731,17 +731,15 @@ gen_base_mounts (yajl_gen g, bool noexec, oci_strv *writable, oci_strv *shown, o
 }
 
 /* What the session found for credentials: (run_ctx.h), on the empty /run.
- * The agent socket read-only: connect() needs no writable mount.  The git
- * directory writable: git's credential-store rewrites its file (lock
- * file, rename) after each login, and a rename onto a bind-mounted file
- * fails loudly; the directory is this run's own copy, removed after it. */
+ * Both read-only: connect() needs no writable mount.  The git directory
+ * holds only the broker's socket (bound there at create): read-only, git's
+ * cache client cannot replace it with a daemon of its own, which it tries
+ * when a store finds no one listening. */
 static void
-gen_credential_mounts (yajl_gen g, const struct hv_run_ctx *ctx, oci_strv *writable)
+gen_credential_mounts (yajl_gen g, const struct hv_run_ctx *ctx)
 {
   static const char *const ro[]
       = { "bind", "ro", "nosuid", "nodev", "noexec", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_MKDIR, NULL };
-  static const char *const rw[]
-      = { "bind", "rw", "nosuid", "nodev", "noexec", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_MKDIR, NULL };
   if (ctx->ssh_agent_socket)
     jg_mount (g, HV_SSH_AGENT_SOCKET, "bind", ctx->ssh_agent_socket, ro);
   /* The view's directory holds only its socket (bound there at create):
@@ -749,10 +747,36 @@ gen_credential_mounts (yajl_gen g, const struct hv_run_ctx *ctx, oci_strv *writa
   if (ctx->ssh_agent_view_dir)
     jg_mount (g, HV_SSH_AGENT_VIEW_DIR, "bind", ctx->ssh_agent_view_dir, ro);
   if (ctx->git_credentials)
+    jg_mount (g, HV_GIT_CREDENTIALS_DIR, "bind", ctx->git_credentials, ro);
+}
+
+/* credentials.git for the runtime: the run's directory, where create
+ * binds the broker's socket, and each host with what answers for it
+ * (run.haven.git-credentials, runtime/monitor/git_broker.h).  The tokens
+ * are not in it: the session hands them to create in memory. */
+static char *
+git_credentials_annotation (const hv_policy *p, const struct hv_run_ctx *ctx)
+{
+  if (ctx->git_credentials == NULL || p->n_git_creds == 0)
+    return NULL;
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (g);
+  jg_kv (g, "dir", ctx->git_credentials);
+  jg_str (g, "hosts");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < p->n_git_creds; i++)
     {
-      jg_mount (g, HV_GIT_CREDENTIALS_DIR, "bind", ctx->git_credentials, rw);
-      oci_strv_push (writable, HV_GIT_CREDENTIALS_DIR);
+      const hv_secret_source *s = &p->git_creds[i];
+      yajl_gen_map_open (g);
+      jg_kv (g, "host", s->name);
+      if (s->path)
+        jg_kv (g, "path", s->path);
+      jg_kv (g, "from", s->from_host ? "host" : "token");
+      yajl_gen_map_close (g);
     }
+  yajl_gen_array_close (g);
+  yajl_gen_map_close (g);
+  return jg_finish (g);
 }
 
 /* credentials.ssh_agent {keys: [...]} for the runtime: the run's
@@ -911,7 +935,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   jg_str (g, "mounts");
   yajl_gen_array_open (g);
   gen_base_mounts (g, noexec, writable, &shown, &hidden);
-  gen_credential_mounts (g, ctx, writable);
+  gen_credential_mounts (g, ctx);
   hv_git_identity_mount (g, ctx);
   hv_offline_mount (g, ctx);
   gen_policy_tmpfs (g, p, noexec, writable, &hidden);
@@ -1374,6 +1398,9 @@ gen_annotations (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, c
   cleanup_free char *egress = hv_policy_egress_annotation (p, HV_EGRESS_CONNECT_PASTA);
   if (egress)
     jg_kv (g, HV_EGRESS_ANNOTATION, egress);
+  cleanup_free char *git = git_credentials_annotation (p, ctx);
+  if (git)
+    jg_kv (g, HV_GIT_CREDENTIALS_ANNOTATION, git);
   yajl_gen_map_close (g);
 }
 

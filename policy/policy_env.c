@@ -148,15 +148,18 @@ hv_policy_run_env (const hv_policy *p, const struct hv_run_ctx *ctx)
   if (ctx->git_credentials)
     {
       /* Command-line config is read after every file: the empty helper
-       * empties the list the user's ~/.gitconfig may have built (its
-       * helpers read files hidden here), then git's own credential-store
-       * answers from the file of the policy's hosts.  It matches the
-       * protocol and host exactly and never writes a read-only file. */
-      put (&out, &n, &cap, xstrdup ("GIT_CONFIG_COUNT=2"));
+       * empties the list the user's ~/.gitconfig or the project may have
+       * built, then git's own cache client is the only helper: it asks
+       * the broker (the monitor, outside the sandbox) over its socket, so
+       * no token is in a file or variable here.  useHttpPath sends the
+       * repository's path, for the policy's path prefixes and the trail. */
+      put (&out, &n, &cap, xstrdup ("GIT_CONFIG_COUNT=3"));
       put (&out, &n, &cap, xstrdup ("GIT_CONFIG_KEY_0=credential.helper"));
       put (&out, &n, &cap, xstrdup ("GIT_CONFIG_VALUE_0="));
       put (&out, &n, &cap, xstrdup ("GIT_CONFIG_KEY_1=credential.helper"));
-      put (&out, &n, &cap, xstrdup ("GIT_CONFIG_VALUE_1=store --file=" HV_GIT_CREDENTIALS_FILE));
+      put (&out, &n, &cap, xstrdup ("GIT_CONFIG_VALUE_1=cache --socket " HV_GIT_CREDENTIALS_SOCKET));
+      put (&out, &n, &cap, xstrdup ("GIT_CONFIG_KEY_2=credential.useHttpPath"));
+      put (&out, &n, &cap, xstrdup ("GIT_CONFIG_VALUE_2=true"));
     }
   return out;
 }

@@ -96,16 +96,22 @@ explain_credentials (const hv_policy *p, FILE *out)
       fprintf (out, "  No git credentials.\n");
       return;
     }
-  fprintf (out, "  git over https gets a token for these hosts only (git's credential-store reads this run's\n"
-                "  own %s, removed after it; the helpers of your ~/.gitconfig are not used):\n",
-           HV_GIT_CREDENTIALS_FILE);
+  fprintf (out, "  git over https gets a token for these hosts only, from haven's credential broker outside the\n"
+                "  sandbox (git's own cache client asks it over %s; no file or variable inside\n"
+                "  holds a token; the helpers of your ~/.gitconfig are not used inside):\n",
+           HV_GIT_CREDENTIALS_SOCKET);
   for (size_t i = 0; i < p->n_git_creds; i++)
     {
       const hv_secret_source *s = &p->git_creds[i];
-      fprintf (out, "    %-28s user %s, token from %s %s\n", s->name, s->username, s->file ? "the file" : "the host variable",
-               s->file ? s->file : s->host_var);
+      cleanup_free char *host = s->path ? xasprintf ("%s/%s", s->name, s->path) : xstrdup (s->name);
+      if (s->from_host)
+        fprintf (out, "    %-28s user and token from your own git credential fill (your helpers, outside)\n", host);
+      else
+        fprintf (out, "    %-28s user %s, token from %s %s\n", host, s->username,
+                 s->file ? "the file" : "the host variable", s->file ? s->file : s->host_var);
     }
-  fprintf (out, "  Anything in the sandbox can read these tokens, as it can read any variable it is given.\n");
+  fprintf (out, "  Any process in the sandbox can ask the broker for these tokens while the run lasts (and send\n"
+                "  them anywhere the network lets it): what a token may do (read only, or push) is its own scope.\n");
 }
 
 void

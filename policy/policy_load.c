@@ -121,6 +121,8 @@ copy_secret (hv_secret_source **v, size_t *n, const hv_secret_source *src)
   s->host_var = src->host_var ? xstrdup (src->host_var) : NULL;
   s->username = src->username ? xstrdup (src->username) : NULL;
   s->where = xstrdup (src->where);
+  s->path = src->path ? xstrdup (src->path) : NULL;
+  s->from_host = src->from_host;
 }
 
 static void

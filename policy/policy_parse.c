@@ -952,14 +952,39 @@ is_host_name (const char *s)
   return true;
 }
 
+/* A repository path prefix as git sends it with credential.useHttpPath:
+ * '/'-separated segments, none empty, "." or ".."; no leading or
+ * trailing '/', no control character, no glob. */
+static bool
+is_repo_path (const char *s)
+{
+  if (strlen (s) > 1024)
+    return false;
+  for (;;)
+    {
+      const char *end = strchrnul (s, '/');
+      size_t n = (size_t) (end - s);
+      if (n == 0 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+        return false;
+      for (const char *c = s; c < end; c++)
+        if ((unsigned char) *c < 0x20 || *c == 0x7f || *c == '*' || *c == '?' || *c == '[')
+          return false;
+      if (!*end)
+        return true;
+      s = end + 1;
+    }
+}
+
 /* credentials.git items: {host: github.com, token_file: ~/..., username: x}
- * or token_env: HOST_VARIABLE instead of token_file. */
+ * or token_env: HOST_VARIABLE instead of token_file, or from: host (the
+ * host's own git credential fill answers); path: a repository prefix. */
 static int
 git_cred_item (struct yw *w, yaml_node_t *item, const char *key, hv_policy *p)
 {
   if (item->type != YAML_MAPPING_NODE)
-    return yw_fail (w, item, key, "expected {host, token_file or token_env, username}");
-  const char *host = NULL, *file = NULL, *var = NULL, *user = NULL;
+    return yw_fail (w, item, key, "expected {host, token_file or token_env or from: host, username, path}");
+  const char *host = NULL, *file = NULL, *var = NULL, *user = NULL, *path = NULL;
+  bool from_host = false;
   for (yaml_node_pair_t *pair = item->data.mapping.pairs.start; pair < item->data.mapping.pairs.top; pair++)
     {
       yaml_node_t *k = yaml_document_get_node (w->doc, pair->key);
@@ -992,14 +1017,33 @@ git_cred_item (struct yw *w, yaml_node_t *item, const char *key, hv_policy *p)
               return yw_fail (w, v, key, "username: control characters are not allowed");
           user = vs;
         }
+      else if (ks && strcmp (ks, "path") == 0)
+        {
+          if (!is_repo_path (vs))
+            return yw_fail (w, v, key,
+                            "path: \"%s\" is not a repository path (like org/repo.git: segments, none empty, "
+                            "\".\" or \"..\", no leading '/', no glob)",
+                            vs);
+          path = vs;
+        }
+      else if (ks && strcmp (ks, "from") == 0)
+        {
+          if (strcmp (vs, "host") != 0)
+            return yw_fail (w, v, key, "from: \"%s\": the only source to name is host (your own git credential fill); "
+                                       "a token is named with token_file or token_env", vs);
+          from_host = true;
+        }
       else
-        return yw_fail (w, k, key, "unknown key \"%s\" (expected host, token_file, token_env, username)",
+        return yw_fail (w, k, key, "unknown key \"%s\" (expected host, token_file, token_env, from, username, path)",
                         ks ? ks : "?");
     }
   if (host == NULL)
     return yw_fail (w, item, key, "an entry needs host:");
-  if ((file == NULL) == (var == NULL))
-    return yw_fail (w, item, key, "%s: give exactly one of token_file and token_env", host);
+  if (from_host && (file || var || user))
+    return yw_fail (w, item, key, "%s: from: host takes the username and token your git credential fill gives: "
+                                  "no token_file, token_env or username with it", host);
+  if (!from_host && (file == NULL) == (var == NULL))
+    return yw_fail (w, item, key, "%s: give exactly one of token_file, token_env and from: host", host);
   for (size_t i = 0; i < p->n_git_creds; i++)
     if (strcmp (p->git_creds[i].name, host) == 0)
       return yw_fail (w, item, key, "host %s is listed twice (also at %s)", host, p->git_creds[i].where);
@@ -1007,8 +1051,10 @@ git_cred_item (struct yw *w, yaml_node_t *item, const char *key, hv_policy *p)
   s->name = xstrdup (host);
   s->file = file ? xstrdup (file) : NULL;
   s->host_var = var ? xstrdup (var) : NULL;
-  s->username = xstrdup (user ? user : "x-access-token");
+  s->username = from_host ? NULL : xstrdup (user ? user : "x-access-token");
   s->where = where_of (w, item);
+  s->path = path ? xstrdup (path) : NULL;
+  s->from_host = from_host;
   return 0;
 }
 
@@ -1018,7 +1064,7 @@ f_git_creds (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
   if (is_null (v))
     return 0;
   if (v->type != YAML_SEQUENCE_NODE)
-    return yw_fail (w, v, key, "expected a list of {host, token_file or token_env, username}");
+    return yw_fail (w, v, key, "expected a list of {host, token_file or token_env or from: host, username, path}");
   p->git_creds = reserve (p->git_creds, p->n_git_creds,
                           (size_t) (v->data.sequence.items.top - v->data.sequence.items.start), sizeof (hv_secret_source));
   for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++)

@@ -37,7 +37,7 @@ struct hv_run_ctx
   /* Credentials the policy gives (session/run_credentials.c): values of
    * env.set_from_file/set_from_env, the host's ssh-agent socket (bound
    * at HV_SSH_AGENT_SOCKET), the run's own directory holding the git
-   * credentials file (bound at HV_GIT_CREDENTIALS_DIR).  NULL: none. */
+   * broker's socket, made by create (bound at HV_GIT_CREDENTIALS_DIR).  NULL: none. */
   const oci_kv_list *secret_env;
   const char *ssh_agent_socket;
   /* credentials.ssh_agent {keys: [...]}: the run's directory where create

@@ -697,7 +697,9 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
   hv_fault_point ("create.config-written");
   /* Before init and before we join any namespace: the monitor stays in
    * ours, and init connects to it. */
-  const struct hv_monitor_target target = { .id = r.c->id, .dir = r.c->dir, .bundle = r.c->bundle };
+  const struct hv_monitor_target target = { .id = r.c->id, .dir = r.c->dir, .bundle = r.c->bundle,
+                                            .service_secrets = opts->service_secrets,
+                                            .n_service_secrets = opts->n_service_secrets };
   if (hv_monitor_start (&target, r.spec, opts->egress_trail_fd, opts->notice_fd, &r.monitor, err) < 0)
     goto fail;
   hv_fault_point ("create.monitor-started");

@@ -269,6 +269,9 @@ run_sandbox (struct session *s, int *exit_status, hv_error **err)
   /* ... and the first name the resolver refuses is said on our stderr. */
   s->notice_fd = hv_run_notice_open (s->policy);
   ro.create.notice_fd = s->notice_fd > 2 ? s->notice_fd : 0;
+  /* credentials.git's tokens: in memory, for the monitor's broker. */
+  ro.create.service_secrets = s->creds.service_secrets;
+  ro.create.n_service_secrets = s->creds.n_service_secrets;
   return hv_container_run (&rt, &ro, &s->run_guard, exit_status, err);
 }
 

@@ -190,68 +190,54 @@ prepare_ssh_agent_view (const hv_policy *p, const struct hv_run_ctx *ctx, const 
   return 0;
 }
 
-/* Percent-encoding of everything but RFC 3986's unreserved characters,
- * as git's credential-store reads user and password from a URL. */
-static char *
-url_encode (const char *s)
-{
-  static const char hex[] = "0123456789ABCDEF";
-  char *out = xmalloc0 (strlen (s) * 3 + 1), *o = out;
-  for (const unsigned char *c = (const unsigned char *) s; *c; c++)
-    if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || strchr ("-._~", *c))
-      *o++ = (char) *c;
-    else
-      {
-        *o++ = '%';
-        *o++ = hex[*c >> 4];
-        *o++ = hex[*c & 15];
-      }
-  return out;
-}
-
-/* One https://user:token@host line per credentials.git entry: git's
- * credential-store answers only for a request whose protocol and host
- * equal one of them, so git inside gets a token for these hosts only. */
+/* credentials.git: each token read now (a missing file or variable
+ * fails the run here, naming the entry), kept in memory for create,
+ * which hands it to the monitor's broker; and the run's own directory,
+ * where create binds the broker's socket.  No token is written anywhere. */
 static int
-write_git_credentials (const hv_policy *p, const struct hv_run_ctx *ctx, const char *bundle,
-                       struct hv_run_credentials *c, hv_error **err)
+read_git_credentials (const hv_policy *p, const struct hv_run_ctx *ctx, const char *bundle,
+                      struct hv_run_credentials *c, hv_error **err)
 {
   if (p->n_git_creds == 0)
     return 0;
-  size_t len = 0;
-  cleanup_free char *text = xstrdup ("");
+  c->service_secrets = xmalloc0 (p->n_git_creds * sizeof (*c->service_secrets));
   for (size_t i = 0; i < p->n_git_creds; i++)
     {
       const hv_secret_source *s = &p->git_creds[i];
-      cleanup_free char *token = NULL;
+      if (s->from_host)
+        continue; /* the monitor asks the host's git when the sandbox's asks */
+      char *token = NULL;
       cleanup_free char *what = xasprintf ("credentials.git: %s", s->name);
       if (read_secret (ctx, s, what, &c->files, &token, err) < 0)
         return -1;
+      /* Stored before it is checked: release wipes it either way. */
+      c->service_secrets[c->n_service_secrets++]
+          = (struct hv_service_secret){ .service = xasprintf ("git:%s", s->name), .username = xstrdup (s->username),
+                                        .secret = token };
       for (const char *t = token; *t; t++)
         if ((unsigned char) *t < 0x20 || *t == 0x7f)
           return hv_error_set (err, 0, "%s: the token for %s holds a control character (a second line?)", s->where,
                                s->name);
-      cleanup_free char *user = url_encode (s->username);
-      cleanup_free char *pass = url_encode (token);
-      char *more = xasprintf ("%shttps://%s:%s@%s\n", text, user, pass, s->name);
-      explicit_bzero (token, strlen (token));
-      explicit_bzero (text, strlen (text));
-      free (text);
-      text = more;
     }
-  len = strlen (text);
-  c->git_credentials = xasprintf ("%s/git", bundle);
-  if (mkdir (c->git_credentials, 0700) < 0)
-    return hv_error_set (err, errno, "credentials.git: mkdir %s", c->git_credentials);
-  int r = write_file_atomic (c->git_credentials, "credentials", text, len, err);
-  explicit_bzero (text, len);
-  if (r < 0)
-    return hv_error_wrap (err, "credentials.git");
+  /* The bundle's real path: create reaches the directory through no
+   * link, and the bundle is ours (made by this run), so resolving it
+   * here is safe where resolving it there would not be. */
+  cleanup_free char *real = realpath (bundle, NULL);
+  if (real == NULL)
+    return hv_error_set (err, errno, "credentials.git: bundle %s", bundle);
+  char *dir = xasprintf ("%s/git", real);
+  if (mkdir (dir, 0700) < 0)
+    {
+      int e = errno;
+      free (dir);
+      return hv_error_set (err, e, "credentials.git: mkdir %s/git", real);
+    }
+  c->git_credentials = dir;
   return 0;
 }
 
-/* The run's git directory, whatever the sandbox left in it (it is
- * writable there): nothing is followed, depth is bounded. */
+/* The run's git directory (the broker's socket; read-only in the
+ * sandbox, yet nothing is followed and depth is bounded all the same). */
 static void
 remove_tree_at (int parent, const char *name, int depth)
 {
@@ -299,7 +285,7 @@ hv_run_credentials_prepare (const hv_policy *p, struct hv_run_ctx *ctx, const ch
       ctx->ssh_agent_view_dir = out->ssh_agent_view_dir;
       ctx->ssh_agent_view_keys = &out->ssh_agent_view_keys;
     }
-  if (write_git_credentials (p, ctx, bundle, out, err) < 0)
+  if (read_git_credentials (p, ctx, bundle, out, err) < 0)
     return -1;
   ctx->secret_env = out->env.n ? &out->env : NULL;
   ctx->ssh_agent_socket = out->ssh_agent_socket;
@@ -318,6 +304,15 @@ hv_run_credentials_release (struct hv_run_credentials *c)
     remove_tree_at (AT_FDCWD, c->ssh_agent_view_dir, 0);
   free (c->ssh_agent_view_dir);
   oci_strv_free (&c->ssh_agent_view_keys);
+  for (size_t i = 0; i < c->n_service_secrets; i++)
+    {
+      struct hv_service_secret *s = &c->service_secrets[i];
+      explicit_bzero ((char *) s->secret, strlen (s->secret));
+      free ((char *) s->secret);
+      free ((char *) s->username);
+      free ((char *) s->service);
+    }
+  free (c->service_secrets);
   if (c->git_credentials)
     remove_tree_at (AT_FDCWD, c->git_credentials, 0);
   free (c->git_credentials);

@@ -312,6 +312,57 @@ hv_git_credential_parse (const char *buf, size_t len, hv_git_credential *out, hv
   return 0;
 }
 
+/* One header line of the cache client's message, "KEY=VALUE\n" at
+ * *pos: the value's bounds, or false when the line is not KEY's or has
+ * no newline (the header is always followed by one). */
+static bool
+header_line (const char *buf, size_t len, size_t *pos, const char *key, const char **value, size_t *vlen)
+{
+  size_t klen = strlen (key);
+  const char *line = buf + *pos;
+  size_t left = len - *pos;
+  if (left <= klen || memcmp (line, key, klen) != 0 || line[klen] != '=')
+    return false;
+  const char *nl = memchr (line, '\n', left);
+  if (!nl)
+    return false;
+  *value = line + klen + 1;
+  *vlen = (size_t) (nl - *value);
+  *pos += (size_t) (nl - line) + 1;
+  return true;
+}
+
+int
+hv_git_credential_parse_cache (const char *buf, size_t len, char **action, hv_git_credential *out, hv_error **err)
+{
+  *action = NULL;
+  if (len > HV_GIT_CREDENTIAL_CACHE_MAX_BYTES)
+    return hv_error_set (err, 0, "credential request: over %d bytes", HV_GIT_CREDENTIAL_CACHE_MAX_BYTES);
+  size_t pos = 0;
+  const char *v;
+  size_t vlen;
+  if (!header_line (buf, len, &pos, "action", &v, &vlen) || vlen == 0 || vlen > 16)
+    return hv_error_set (err, 0, "credential request: no \"action=\" line first");
+  for (size_t i = 0; i < vlen; i++)
+    if (!islower ((unsigned char) v[i]))
+      return hv_error_set (err, 0, "credential request: the action is not a word");
+  cleanup_free char *a = strndup (v, vlen);
+  /* The timeout is the cache's own business (how long to keep a stored
+   * credential); the broker stores nothing, so it is only checked. */
+  if (header_line (buf, len, &pos, "timeout", &v, &vlen))
+    {
+      if (vlen == 0 || vlen > 10)
+        return hv_error_set (err, 0, "credential request: timeout is not a number");
+      for (size_t i = 0; i < vlen; i++)
+        if (!isdigit ((unsigned char) v[i]))
+          return hv_error_set (err, 0, "credential request: timeout is not a number");
+    }
+  if (hv_git_credential_parse (buf + pos, len - pos, out, err) < 0)
+    return -1;
+  *action = steal_pointer (&a);
+  return 0;
+}
+
 int
 hv_git_credential_answer (const char *username, const char *password, char **out, hv_error **err)
 {

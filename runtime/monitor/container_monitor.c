@@ -21,6 +21,7 @@
 
 #include "egress_fds.h"
 #include "file_read.h"
+#include "git_broker.h"
 #include "haven_annotations.h"
 #include "json_gen.h"
 #include "json_merge.h"
@@ -250,15 +251,18 @@ detach_monitor (struct hv_monitor_args *a)
   if (chdir ("/") < 0)
     _exit (1);
   umask (077);
-  int fds[5] = { a->control_fd, a->trail_fd, a->listen_fd, a->notice_fd,
+  int fds[6] = { a->control_fd, a->trail_fd, a->listen_fd, a->notice_fd,
+                 a->git_broker ? hv_git_broker_fd (a->git_broker) : -1,
                  a->ssh_view ? hv_ssh_agent_service_fd (a->ssh_view) : -1 };
-  keep_only (fds, 5);
+  keep_only (fds, 6);
   if (a->ssh_view)
-    hv_ssh_agent_service_set_fd (a->ssh_view, fds[4]);
+    hv_ssh_agent_service_set_fd (a->ssh_view, fds[5]);
   a->control_fd = fds[0];
   a->trail_fd = fds[1];
   a->listen_fd = fds[2];
   a->notice_fd = fds[3];
+  if (a->git_broker)
+    hv_git_broker_set_fd (a->git_broker, fds[4]);
   /* The live git check's watches, before create goes on to make init. */
   a->git_watch = hv_monitor_git_new (a->git_guards, a->n_git_guards);
   int self = (int) syscall (SYS_pidfd_open, getpid (), 0);
@@ -406,22 +410,37 @@ hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int e
   cleanup_ssh_agent_service hv_ssh_agent_service *ssh_view = NULL;
   if (hv_ssh_agent_service_prepare (spec, &ssh_view, err) < 0)
     return -1;
-  if (request == NULL && !egress && !ll_borrowed && ssh_view == NULL)
+  /* The git credential broker: its socket is bound here, in create, so
+   * that a directory or secret it cannot have fails create. */
+  hv_git_broker *broker = NULL;
+  if (hv_git_broker_prepare (spec, c->service_secrets, c->n_service_secrets, &broker, err) < 0)
+    return -1;
+  if (request == NULL && !egress && !ll_borrowed && broker == NULL && ssh_view == NULL)
     return 0;
   struct git_guards guards = { 0 };
   if (git_guard && snapshot_projects (git_guard, &guards, err) < 0)
     {
       git_guards_free (&guards);
+      hv_git_broker_free (broker);
       return -1;
     }
+  /* Create's copy of the broker (its secrets, its socket) goes when this
+   * returns: the monitor has its own, by fork. */
+  cleanup_git_broker hv_git_broker *broker_copy = broker;
   cleanup_close int trail = request ? open_trail (c->id, request, m, err) : -1;
   if (request && trail < 0)
-    return -1;
+    {
+      git_guards_free (&guards);
+      return -1;
+    }
   /* haven run's own trail: a copy, which the monitor writes records to
    * as the session does (O_APPEND, one write per record). */
-  bool borrowed = request == NULL && (egress || ll_borrowed || ssh_view) && egress_trail_fd > 2;
+  bool borrowed = request == NULL && (egress || ll_borrowed || broker || ssh_view) && egress_trail_fd > 2;
   if (borrowed && (trail = fcntl (egress_trail_fd, F_DUPFD_CLOEXEC, 3)) < 0)
-    return hv_error_set (err, errno, "audit monitor: the run's trail");
+    {
+      git_guards_free (&guards);
+      return hv_error_set (err, errno, "audit monitor: the run's trail");
+    }
   /* The line about the first refused name (egress_notice.h): a copy of
    * haven run's fd, used by nothing but the egress side. */
   cleanup_close int notice = -1;
@@ -446,7 +465,8 @@ hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int e
                                .borrowed_trail = borrowed, .notice_fd = notice,
                                .landlock_audit = trail >= 0 ? landlock_audit : NULL,
                                .git_guards = guards.v, .n_git_guards = guards.n,
-                               .check_after_delete = !own_pid_namespace (spec), .ssh_view = ssh_view };
+                               .check_after_delete = !own_pid_namespace (spec), .git_broker = broker,
+                               .ssh_view = ssh_view };
   int r = spawn_monitor (&a, c->dir, m, err);
   /* The monitor has its copy (fork); create's goes. */
   git_guards_free (&guards);

@@ -20,6 +20,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "audit_trail.h"
+#include "git_broker.h"
 #include "json_gen.h"
 #include "landlock_audit.h"
 #include "ssh_agent_service.h"
@@ -507,6 +508,13 @@ hv_monitor_main (const struct hv_monitor_args *a)
               || monitor_add_source (&m, hv_monitor_git_timer_fd (a->git_watch), on_git) == NULL)))
     _exit (1);
   hv_monitor_git_report_limits (a->git_watch, &m.trail);
+  /* The git credential broker answers from its own threads (the loop
+   * never waits on the sandbox's git).  Not serving it ends the monitor,
+   * and create with it (GO cannot be sent): a container whose git was
+   * promised credentials does not start without them. */
+  cleanup_error hv_error *broker_err = NULL;
+  if (a->git_broker && hv_git_broker_start (a->git_broker, &m.trail, &broker_err) < 0)
+    _exit (1);
   /* The ssh-agent view answers from its own threads (the loop never
    * waits on the sandbox).  Not serving it ends the monitor, and create
    * with it: a sandbox promised the view does not start without it. */
@@ -516,6 +524,9 @@ hv_monitor_main (const struct hv_monitor_args *a)
   run_loop (&m);
   /* No new filter can reach us from here on. */
   unlink (a->socket_path);
+  /* Nor a credential request: the sandbox's git gets none once its run
+   * is over (its threads' deadlines bound the wait). */
+  hv_git_broker_stop (a->git_broker);
   /* Nor a request to the agent: the view ends with the run (the last
    * sign requests' records go before the exit record). */
   hv_ssh_agent_service_stop (a->ssh_view);

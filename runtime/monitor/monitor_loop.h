@@ -49,6 +49,8 @@ struct hv_monitor_args
   /* Their live watch (monitor_git.h), made by the monitor before it told
    * create it is ready, or NULL. */
   struct hv_monitor_git *git_watch;
+  /* run.haven.git-credentials: the broker, its socket listening (git_broker.h), or NULL. */
+  struct hv_git_broker *git_broker;
   /* run.haven.ssh-agent-view: the view, its socket listening
    * (ssh_agent_service.h), or NULL. */
   struct hv_ssh_agent_service *ssh_view;

@@ -182,7 +182,8 @@ EOP
     f github.com; f gitlab.example.com; f evil.example.com
     printf 'protocol=http\nhost=github.com\n\n' | GIT_TERMINAL_PROMPT=0 git credential fill 2>&1 | grep -c password=
     printf 'protocol=https\nhost=github.com\nusername=a\npassword=b\n\n' | git credential approve 2>&1; echo approve=\$?
-    echo \"[\$GITHUB_TOKEN]\""
+    echo \"[\$GITHUB_TOKEN]\"
+    ls -A /run/haven/git-credentials; [ -e /run/haven/git/credentials ]; echo file=\$?"
   assert_eq 0 "$RC" "run ($OUT)"
   local bundle
   bundle=$(echo "$OUT" | sed -n 's/^haven: bundle kept in //p')
@@ -195,9 +196,11 @@ rc=0
 rc=0
 0
 approve=0
-[]" "$(echo "$OUT" | grep -v '^haven: bundle kept')" "tokens for the listed hosts over https only"
+[]
+credential.sock
+file=1" "$(echo "$OUT" | grep -v '^haven: bundle kept')" "tokens for the listed hosts over https only, from the broker's socket"
   [ -n "$bundle" ] && [ -d "$bundle" ] || fail "no bundle kept ($OUT)"
-  [ ! -e "$bundle/git" ] || fail "the run's git credentials were left in $bundle/git"
+  [ ! -e "$bundle/git" ] || fail "the run's git broker directory was left in $bundle/git"
 
   # A host the network does not allow gets no token: refused at load.
   printf 'network: {allow: [github.com]}\ncredentials:\n  git: [{host: gitlab.com, token_env: T}]\n' > "$POL/bad.yaml"

@@ -204,6 +204,90 @@ test_refused (void **state)
   refused (big, sizeof big, "over 8192 bytes");
 }
 
+/* git's cache client's message (what `git credential-cache --socket S
+ * ACTION` sends, checked against git 2.39): the action and timeout lines,
+ * then the request. */
+static void
+test_cache_framing (void **state)
+{
+  (void) state;
+  hv_git_credential c = { 0 };
+  hv_error *err = NULL;
+  char *action = NULL;
+  const char get[] = "action=get\ntimeout=900\nprotocol=https\nhost=example.com\npath=a/b.git\n\n";
+  if (hv_git_credential_parse_cache (get, sizeof get - 1, &action, &c, &err) < 0)
+    fail_msg ("refused: %s", err->msg);
+  assert_string_equal (action, "get");
+  assert_string_equal (c.protocol, "https");
+  assert_string_equal (c.host, "example.com");
+  assert_string_equal (c.path, "a/b.git");
+  free (action);
+  hv_git_credential_clear (&c);
+  /* exit carries no credential; no timeout is fine too. */
+  const char ex[] = "action=exit\ntimeout=900\n";
+  assert_int_equal (hv_git_credential_parse_cache (ex, sizeof ex - 1, &action, &c, &err), 0);
+  assert_string_equal (action, "exit");
+  assert_null (c.protocol);
+  free (action);
+  const char bare[] = "action=store\nprotocol=https\nhost=h\nusername=u\npassword=p\n\n";
+  assert_int_equal (hv_git_credential_parse_cache (bare, sizeof bare - 1, &action, &c, &err), 0);
+  assert_string_equal (action, "store");
+  assert_string_equal (c.password, "p");
+  free (action);
+  hv_git_credential_clear (&c);
+
+  static const struct
+  {
+    const char *text;
+    const char *why;
+  } bad[] = {
+    { "", "no \"action=\" line first" },
+    { "protocol=https\naction=get\n", "no \"action=\" line first" },
+    { "action=get", "no \"action=\" line first" }, /* no newline */
+    { "action=\nprotocol=https\n", "no \"action=\" line first" },
+    { "action=Get\n", "not a word" },
+    { "action=g t\n", "not a word" },
+    { "action=getgetgetgetgetgetget\n", "no \"action=\" line first" },
+    { "action=get\ntimeout=\n", "timeout is not a number" },
+    { "action=get\ntimeout=-1\n", "timeout is not a number" },
+    { "action=get\ntimeout=12345678901\n", "timeout is not a number" },
+    { "action=get\ntimeout=9\nhost=a\nhost=b\n", "\"host\" given twice" },
+    { "action=get\ntimeout=9\nprotocol=https\n\naction=get\n", "bytes after the blank line" },
+    { "action=get\ntimeout=9\ntimeout=9\nhost=h\n", NULL }, /* a second timeout is a key git skips */
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    {
+      int r = hv_git_credential_parse_cache (bad[i].text, strlen (bad[i].text), &action, &c, &err);
+      if (bad[i].why == NULL)
+        {
+          assert_int_equal (r, 0);
+          free (action);
+          hv_git_credential_clear (&c);
+          continue;
+        }
+      if (r == 0)
+        fail_msg ("accepted: %s", bad[i].text);
+      assert_null (action);
+      assert_null (c.host);
+      if (!strstr (err->msg, bad[i].why))
+        fail_msg ("%s: message \"%s\" lacks \"%s\"", bad[i].text, err->msg, bad[i].why);
+      hv_error_free (&err);
+    }
+
+  /* Bounded: the header plus a request of the reader's bound at most. */
+  size_t big = HV_GIT_CREDENTIAL_CACHE_MAX_BYTES + 1;
+  cleanup_free char *buf = xmalloc0 (big + 1);
+  memcpy (buf, "action=get\nhost=", 16);
+  memset (buf + 16, 'a', big - 16);
+  assert_int_equal (hv_git_credential_parse_cache (buf, big, &action, &c, &err), -1);
+  assert_non_null (strstr (err->msg, "over"));
+  hv_error_free (&err);
+  /* ... and the request after the header the reader's own bound. */
+  assert_int_equal (hv_git_credential_parse_cache (buf, big - 1, &action, &c, &err), -1);
+  assert_non_null (strstr (err->msg, "over"));
+  hv_error_free (&err);
+}
+
 static void
 test_answer (void **state)
 {
@@ -508,6 +592,7 @@ main (void)
     cmocka_unit_test (test_parse),
     cmocka_unit_test (test_url),
     cmocka_unit_test (test_refused),
+    cmocka_unit_test (test_cache_framing),
     cmocka_unit_test (test_answer),
     cmocka_unit_test (test_decide),
     cmocka_unit_test_teardown (test_fill, teardown_home),

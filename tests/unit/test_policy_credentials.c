@@ -168,12 +168,31 @@ test_schema_errors (void **state)
   expect_error ("credentials: {ssh: true}\n",
                 "t.yaml:1:15: credentials.ssh: unknown key (expected one of: ssh_agent, git)");
   expect_error ("credentials: {git: {host: github.com}}\n",
-                "t.yaml:1:20: credentials.git: expected a list of {host, token_file or token_env, username}");
+                "t.yaml:1:20: credentials.git: expected a list of {host, token_file or token_env or from: host, username, "
+                "path}");
   expect_error ("credentials: {git: [{token_env: T}]}\n", "t.yaml:1:21: credentials.git: an entry needs host:");
   expect_error ("credentials: {git: [{host: github.com}]}\n",
-                "t.yaml:1:21: credentials.git: github.com: give exactly one of token_file and token_env");
+                "t.yaml:1:21: credentials.git: github.com: give exactly one of token_file, token_env and from: host");
   expect_error ("credentials: {git: [{host: github.com, token_env: T, token_file: /t}]}\n",
-                "t.yaml:1:21: credentials.git: github.com: give exactly one of token_file and token_env");
+                "t.yaml:1:21: credentials.git: github.com: give exactly one of token_file, token_env and from: host");
+  expect_error ("credentials: {git: [{host: github.com, from: host, token_env: T}]}\n",
+                "t.yaml:1:21: credentials.git: github.com: from: host takes the username and token your git "
+                "credential fill gives: no token_file, token_env or username with it");
+  expect_error ("credentials: {git: [{host: github.com, from: host, username: u}]}\n",
+                "t.yaml:1:21: credentials.git: github.com: from: host takes the username and token your git "
+                "credential fill gives: no token_file, token_env or username with it");
+  expect_error ("credentials: {git: [{host: github.com, from: keychain}]}\n",
+                "t.yaml:1:46: credentials.git: from: \"keychain\": the only source to name is host (your own git "
+                "credential fill); a token is named with token_file or token_env");
+  expect_error ("credentials: {git: [{host: github.com, token_env: T, path: /org/repo}]}\n",
+                "t.yaml:1:60: credentials.git: path: \"/org/repo\" is not a repository path (like org/repo.git: "
+                "segments, none empty, \".\" or \"..\", no leading '/', no glob)");
+  expect_error ("credentials: {git: [{host: github.com, token_env: T, path: org/../x}]}\n",
+                "t.yaml:1:60: credentials.git: path: \"org/../x\" is not a repository path (like org/repo.git: "
+                "segments, none empty, \".\" or \"..\", no leading '/', no glob)");
+  expect_error ("credentials: {git: [{host: github.com, token_env: T, path: 'org/*'}]}\n",
+                "t.yaml:1:60: credentials.git: path: \"org/*\" is not a repository path (like org/repo.git: "
+                "segments, none empty, \".\" or \"..\", no leading '/', no glob)");
   expect_error ("credentials: {git: [{host: 'github.com:443', token_env: T}]}\n",
                 "t.yaml:1:28: credentials.git: host: \"github.com:443\" is not a host name (lower case, no port, no "
                 "glob)");
@@ -183,7 +202,8 @@ test_schema_errors (void **state)
   expect_error ("credentials: {git: [{host: a.com, token_file: t}]}\n",
                 "t.yaml:1:47: credentials.git: \"t\": expected an absolute path or ~/...");
   expect_error ("credentials: {git: [{host: a.com, token_env: T, user: x}]}\n",
-                "t.yaml:1:49: credentials.git: unknown key \"user\" (expected host, token_file, token_env, username)");
+                "t.yaml:1:49: credentials.git: unknown key \"user\" (expected host, token_file, token_env, from, username, "
+                "path)");
   expect_error ("credentials: {git: [{host: a.com, token_env: T, username: \"a\\nb\"}]}\n",
                 "t.yaml:1:59: credentials.git: username: control characters are not allowed");
   expect_error ("credentials:\n  git:\n    - {host: a.com, token_env: T}\n    - {host: a.com, token_env: U}\n",
@@ -207,10 +227,11 @@ test_run_env (void **state)
   ctx.ssh_agent_socket = "/tmp/ssh-x/agent.1";
   ctx.git_credentials = "/run/haven-1/git-credentials";
   cleanup_free char *all = joined (hv_policy_run_env (&p, &ctx));
-  assert_string_equal (all, "PATH=/bin GIT_CONFIG_COUNT=2 GH_TOKEN=from-file SSH_AUTH_SOCK=/run/haven/ssh-agent.sock "
+  assert_string_equal (all, "PATH=/bin GIT_CONFIG_COUNT=3 GH_TOKEN=from-file SSH_AUTH_SOCK=/run/haven/ssh-agent.sock "
                             "GIT_CONFIG_KEY_0=credential.helper GIT_CONFIG_VALUE_0= "
                             "GIT_CONFIG_KEY_1=credential.helper "
-                            "GIT_CONFIG_VALUE_1=store --file=/run/haven/git/credentials ");
+                            "GIT_CONFIG_VALUE_1=cache --socket /run/haven/git-credentials/credential.sock "
+                            "GIT_CONFIG_KEY_2=credential.useHttpPath GIT_CONFIG_VALUE_2=true ");
   hv_policy_free_fields (&p);
 }
 
@@ -231,7 +252,8 @@ test_explain (void **state)
   hv_policy p;
   parse_ok ("env:\n  pass: [PATH, ANTHROPIC_API_KEY, 'LC_*', PATH, MY_TOKEN, GH_TOKEN]\n  deny: ['MY_*']\n"
             "  set: {HAVEN: '1'}\n  set_from_file: {GH_TOKEN: ~/.config/haven/gh}\n  set_from_env: {NPM_TOKEN: X}\n"
-            "credentials:\n  ssh_agent: true\n  git: [{host: github.com, token_file: ~/.config/haven/git}]\n",
+            "credentials:\n  ssh_agent: true\n  git: [{host: github.com, token_file: ~/.config/haven/git},\n"
+            "        {host: gitlab.com, from: host, path: org/repo.git}]\n",
             &p);
   char *text = NULL;
   size_t len = 0;
@@ -252,6 +274,9 @@ test_explain (void **state)
   assert_non_null (strstr (text, "bound at /run/haven/ssh-agent.sock"));
   assert_non_null (strstr (text, "github.com                   user x-access-token, token from the file "
                                  "~/.config/haven/git\n"));
+  assert_non_null (strstr (text, "gitlab.com/org/repo.git      user and token from your own git credential fill"));
+  assert_non_null (strstr (text, "Any process in the sandbox can ask the broker for these tokens while the run lasts"));
+  assert_null (strstr (text, "/run/haven/git/credentials"));
   free (text);
   hv_policy_free_fields (&p);
 }

@@ -48,6 +48,24 @@ void hv_git_credential_clear (hv_git_credential *c);
  * ".." segment. */
 int hv_git_credential_parse (const char *buf, size_t len, hv_git_credential *out, hv_error **err);
 
+/* What git's own cache client (`git credential-cache --socket PATH ACTION`,
+ * the helper the sandbox's git runs) sends before the credential: a line
+ * "action=ACTION", then "timeout=SECONDS", in that order (as git's own
+ * daemon reads them).  Its whole
+ * message is bounded by this: the header, then one request. */
+#define HV_GIT_CREDENTIAL_CACHE_MAX_BYTES (HV_GIT_CREDENTIAL_MAX_BYTES + 64)
+
+/* Read one cache-client message, buf[0..len) (everything the client sent
+ * before it shut down its side): *action (a new string of letters only,
+ * e.g. "get", "store", "erase", "exit") and the request after the header
+ * into *out (zeroed), as hv_git_credential_parse reads it.  Refused, with
+ * *out cleared and *action NULL: more than
+ * HV_GIT_CREDENTIAL_CACHE_MAX_BYTES, a first line that is not
+ * "action=" and letters, a timeout that is not digits, and whatever
+ * hv_git_credential_parse refuses in the rest. */
+int hv_git_credential_parse_cache (const char *buf, size_t len, char **action, hv_git_credential *out,
+                                   hv_error **err);
+
 /* The answer to a request: "username=U\npassword=P\n\n".  Refused when
  * either holds a newline (it would add a key to the answer). */
 int hv_git_credential_answer (const char *username, const char *password, char **out, hv_error **err);

@@ -40,7 +40,10 @@
  *
  * The monitor is an epoll loop over sources (monitor_loop.c); the seccomp
  * listener is one; with egress, the resolver and the denial listener
- * are others (monitor_egress.h). */
+ * are others (monitor_egress.h).  With run.haven.git-credentials the
+ * monitor also serves the git credential broker (git_broker.h), in
+ * threads of its own; it is started for it whether or not the config
+ * asks for a trail. */
 #ifndef HAVEN_CONTAINER_MONITOR_H
 #define HAVEN_CONTAINER_MONITOR_H
 
@@ -101,6 +104,10 @@ struct hv_monitor_target
   const char *id;
   const char *dir;    /* its state directory: the monitor's socket and pid file go there */
   const char *bundle;
+  /* Secrets the monitor's services need (hv_create_opts.service_secrets):
+   * the monitor gets its copy by fork. */
+  const struct hv_service_secret *service_secrets;
+  size_t n_service_secrets;
 };
 int hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int egress_trail_fd, int notice_fd,
                       struct hv_monitor *m, hv_error **err);

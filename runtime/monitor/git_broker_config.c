@@ -1,0 +1,269 @@
+/* The git credential broker's set-up at create: its annotation read
+ * strictly, its secrets taken from create's memory, its socket bound in
+ * the caller's directory.  See git_broker.h. */
+#include "config.h"
+#include "git_broker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+
+#include "container.h"
+#include "haven_annotations.h"
+#include "json_walk.h"
+#include "safe_path.h"
+#include "utils.h"
+
+#define MAX_HOSTS 64
+#define NAME_MAX_LEN 253
+#define PATH_MAX_LEN 1024
+
+/* What the policy layer writes for a host: lower case, no port, nothing
+ * a URL or git's credential matching would read differently. */
+static bool
+valid_host (const char *s)
+{
+  size_t n = strlen (s);
+  if (n == 0 || n > NAME_MAX_LEN || s[0] == '.' || s[0] == '-')
+    return false;
+  for (; *s; s++)
+    if (!(*s >= 'a' && *s <= 'z') && !(*s >= '0' && *s <= '9') && *s != '.' && *s != '-')
+      return false;
+  return true;
+}
+
+/* A repository path prefix as git sends a path: segments, none empty,
+ * "." or "..", no control character, no leading or trailing '/'. */
+static bool
+valid_path_prefix (const char *p)
+{
+  if (strlen (p) > PATH_MAX_LEN)
+    return false;
+  for (;;)
+    {
+      const char *end = strchrnul (p, '/');
+      size_t n = (size_t) (end - p);
+      if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+        return false;
+      for (const char *q = p; q < end; q++)
+        if ((unsigned char) *q < ' ' || *q == 0x7f)
+          return false;
+      if (!*end)
+        return true;
+      p = end + 1;
+    }
+}
+
+static int
+check_keys (json_walk *w, yajl_val obj, const char *const *known)
+{
+  for (size_t i = 0; i < obj->u.object.len; i++)
+    {
+      bool ok = false;
+      for (size_t j = 0; known[j] && !ok; j++)
+        ok = strcmp (obj->u.object.keys[i], known[j]) == 0;
+      if (!ok)
+        return jw_fail_key (w, obj->u.object.keys[i], "unknown field");
+    }
+  return 0;
+}
+
+static int
+string_field (json_walk *w, yajl_val obj, const char *key, bool required, const char **out)
+{
+  yajl_val v = jw_lookup (obj, key);
+  *out = NULL;
+  if (jw_absent (v))
+    return required ? jw_fail_key (w, key, "required field is missing") : 0;
+  if (!YAJL_IS_STRING (v))
+    return jw_fail_key (w, key, "expected a string");
+  *out = v->u.string;
+  return 0;
+}
+
+static const struct hv_service_secret *
+find_secret (const struct hv_service_secret *secrets, size_t n, const char *host)
+{
+  for (size_t i = 0; i < n; i++)
+    if (secrets[i].service && str_has_prefix (secrets[i].service, "git:") && strcmp (secrets[i].service + 4, host) == 0)
+      return &secrets[i];
+  return NULL;
+}
+
+static int
+take_host (json_walk *w, yajl_val v, hv_git_broker *b, const struct hv_service_secret *secrets, size_t n_secrets)
+{
+  static const char *const known[] = { "host", "path", "from", NULL };
+  const char *host, *path, *from;
+  if (jw_expect_object (w, v) < 0 || check_keys (w, v, known) < 0 || string_field (w, v, "host", true, &host) < 0
+      || string_field (w, v, "path", false, &path) < 0 || string_field (w, v, "from", true, &from) < 0)
+    return -1;
+  if (!valid_host (host))
+    return jw_fail_key (w, "host", "\"%s\" is not a lower-case host name without a port", host);
+  if (path && !valid_path_prefix (path))
+    return jw_fail_key (w, "path", "\"%s\" is not a repository path (segments, none empty, \".\" or \"..\")", path);
+  bool from_host = strcmp (from, "host") == 0;
+  if (!from_host && strcmp (from, "token") != 0)
+    return jw_fail_key (w, "from", "\"%s\" is neither \"token\" nor \"host\"", from);
+  for (size_t i = 0; i < b->n_hosts; i++)
+    if (strcmp (b->match[i].host, host) == 0)
+      return jw_fail_key (w, "host", "%s is listed twice", host);
+  const struct hv_service_secret *s = NULL;
+  if (!from_host)
+    {
+      s = find_secret (secrets, n_secrets, host);
+      if (s == NULL || s->secret == NULL || s->secret[0] == '\0')
+        return jw_fail_key (w, "from", "no token for %s was given to create (service \"git:%s\")", host, host);
+      if (strpbrk (s->secret, "\r\n") || (s->username && strpbrk (s->username, "\r\n")))
+        return jw_fail_key (w, "from", "the token or username for %s holds a line break", host);
+    }
+  size_t i = b->n_hosts++;
+  b->match[i] = (hv_git_credential_host){ .host = xstrdup (host), .port = 0, .path_prefix = path ? xstrdup (path) : NULL };
+  b->hosts[i] = (struct hv_git_broker_host){ .from_host = from_host };
+  if (s)
+    {
+      b->hosts[i].username = xstrdup (s->username && s->username[0] ? s->username : "x-access-token");
+      b->hosts[i].secret = xstrdup (s->secret);
+    }
+  return 0;
+}
+
+static int
+parse_annotation (const char *json, hv_git_broker *b, const struct hv_service_secret *secrets, size_t n_secrets,
+                  char **dir, hv_error **err)
+{
+  static const char *const known[] = { "dir", "hosts", NULL };
+  json_walk w;
+  jw_init (&w, "config.json", err);
+  jw_push_key (&w, "annotations[\"" HV_GIT_CREDENTIALS_ANNOTATION "\"]");
+  if (jw_too_deep (json, 8))
+    return jw_fail (&w, "nested too deep");
+  yajl_val root = NULL;
+  if (jw_parse (&w, json, &root) < 0)
+    return -1;
+  const char *d;
+  int r = jw_expect_object (&w, root);
+  if (r == 0)
+    r = check_keys (&w, root, known);
+  if (r == 0)
+    r = string_field (&w, root, "dir", true, &d);
+  if (r == 0 && d[0] != '/')
+    r = jw_fail_key (&w, "dir", "\"%s\" is not an absolute path", d);
+  yajl_val hosts = r == 0 ? jw_lookup (root, "hosts") : NULL;
+  if (r == 0 && jw_absent (hosts))
+    r = jw_fail_key (&w, "hosts", "required field is missing");
+  if (r == 0)
+    {
+      size_t saved = jw_push_key (&w, "hosts");
+      r = jw_expect_array (&w, hosts);
+      if (r == 0 && (hosts->u.array.len == 0 || hosts->u.array.len > MAX_HOSTS))
+        r = jw_fail (&w, "expected 1 to %d hosts", MAX_HOSTS);
+      if (r == 0)
+        {
+          b->match = xmalloc0 (hosts->u.array.len * sizeof (*b->match));
+          b->hosts = xmalloc0 (hosts->u.array.len * sizeof (*b->hosts));
+        }
+      for (size_t i = 0; r == 0 && i < hosts->u.array.len; i++)
+        {
+          size_t at = jw_push_index (&w, i);
+          r = take_host (&w, hosts->u.array.values[i], b, secrets, n_secrets);
+          jw_pop (&w, at);
+        }
+      jw_pop (&w, saved);
+    }
+  if (r == 0)
+    *dir = xstrdup (d);
+  yajl_tree_free (root);
+  return r;
+}
+
+/* Bind the socket in dir, reached from / through no link, a directory of
+ * ours that no one else can enter (the socket answers whoever connects). */
+static int
+listen_in (const char *dir, hv_error **err)
+{
+  const char *what = "annotations[\"" HV_GIT_CREDENTIALS_ANNOTATION "\"].dir";
+  cleanup_close int dfd = hv_open_host_nofollow (dir, O_PATH | O_DIRECTORY);
+  if (dfd < 0)
+    return hv_error_set (err, errno, "config.json: %s: %s", what, dir);
+  struct stat st;
+  if (fstat (dfd, &st) < 0)
+    return hv_error_set (err, errno, "config.json: %s: %s", what, dir);
+  if (st.st_uid != geteuid () || (st.st_mode & 077))
+    return hv_error_set (err, 0, "config.json: %s: %s is not a directory of yours that only you can enter (uid %u, mode %04o)",
+                         what, dir, (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777));
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  snprintf (sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/%s", dfd, HV_GIT_BROKER_SOCKET);
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return hv_error_set (err, errno, "git credential broker: socket");
+  if (bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen (fd, 16) < 0)
+    {
+      int e = errno;
+      close (fd);
+      return hv_error_set (err, e, "git credential broker: listen on %s/%s", dir, HV_GIT_BROKER_SOCKET);
+    }
+  return fd;
+}
+
+int
+hv_git_broker_prepare (const oci_spec *spec, const struct hv_service_secret *secrets, size_t n_secrets,
+                       hv_git_broker **out, hv_error **err)
+{
+  *out = NULL;
+  const char *json = oci_kv_get (&spec->annotations, HV_GIT_CREDENTIALS_ANNOTATION);
+  if (json == NULL)
+    return 0;
+  hv_git_broker *b = xmalloc0 (sizeof (*b));
+  b->listen_fd = -1;
+  b->read_timeout_ms = 5000;
+  b->fill_timeout_ms = 30000;
+  cleanup_free char *dir = NULL;
+  if (parse_annotation (json, b, secrets, n_secrets, &dir, err) < 0 || (b->listen_fd = listen_in (dir, err)) < 0)
+    {
+      hv_git_broker_free (b);
+      return -1;
+    }
+  *out = b;
+  return 0;
+}
+
+int
+hv_git_broker_fd (const hv_git_broker *b)
+{
+  return b->listen_fd;
+}
+
+void
+hv_git_broker_set_fd (hv_git_broker *b, int fd)
+{
+  b->listen_fd = fd;
+}
+
+void
+hv_git_broker_free (hv_git_broker *b)
+{
+  if (b == NULL)
+    return;
+  hv_git_broker_stop (b);
+  for (size_t i = 0; i < b->n_hosts; i++)
+    {
+      free ((char *) b->match[i].host);
+      free ((char *) b->match[i].path_prefix);
+      if (b->hosts[i].secret)
+        explicit_bzero (b->hosts[i].secret, strlen (b->hosts[i].secret));
+      free (b->hosts[i].secret);
+      free (b->hosts[i].username);
+    }
+  free (b->match);
+  free (b->hosts);
+  if (b->listen_fd >= 0)
+    close (b->listen_fd);
+  free (b);
+}
