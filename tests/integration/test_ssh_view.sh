@@ -44,7 +44,7 @@ test_ssh_view_lists_and_signs_only_the_named_key() {
   sv_agent
   printf 'credentials: {ssh_agent: {keys: ["%s"]}}\naudit: {log: %s/trail.jsonl}\n' "$FA" "$K" > "$POL/view.yaml"
   cr_run SSH_AUTH_SOCK="$SOCK" -- run --policy "$POL/view.yaml" -- sh -c "
-    echo \"\$SSH_AUTH_SOCK\"; ls -A /run/haven/ssh-agent
+    echo \"\$SSH_AUTH_SOCK\"; ls -A /run/haven/ssh-agent; test -e /run/haven/ssh-agent.sock; echo agent-socket=\$?
     ssh-add -l | cut -d' ' -f2,3
     echo data > /tmp/m
     ssh-keygen -q -Y sign -f a.pub -n file /tmp/m >/dev/null 2>&1; echo sign-a=\$?
@@ -57,6 +57,7 @@ test_ssh_view_lists_and_signs_only_the_named_key() {
   assert_eq 0 "$RC" "run ($OUT)"
   assert_eq "/run/haven/ssh-agent/agent.sock
 agent.sock
+agent-socket=1
 $FA key-a
 sign-a=0
 verify-a=0
