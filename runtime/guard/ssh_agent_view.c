@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ssh_agent_view.h"
-#include "unix_socket.h"
 #include "utils.h"
 
 static long long
@@ -126,6 +126,38 @@ send_msg (int fd, const unsigned char *msg, size_t len, long long deadline)
   return 0;
 }
 
+/* A connection to the real agent by the deadline.  Non-blocking: a
+ * blocking connect waits without end while the agent's backlog is full
+ * (an agent that stopped accepting), and the monitor waits for this
+ * thread when the run ends; a full backlog is retried until the deadline. */
+static int
+connect_upstream (const char *path, long long deadline)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  if (strlen (path) >= sizeof (sa.sun_path))
+    {
+      errno = ENAMETOOLONG;
+      return -1;
+    }
+  strcpy (sa.sun_path, path);
+  for (;;)
+    {
+      int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      if (fd < 0)
+        return -1;
+      if (connect (fd, (struct sockaddr *) &sa, sizeof (sa)) == 0)
+        return fd;
+      int e = errno;
+      close (fd);
+      if (e != EAGAIN || now_ms () + 20 >= deadline)
+        {
+          errno = e;
+          return -1;
+        }
+      nanosleep (&(struct timespec){ 0, 20 * 1000000 }, NULL);
+    }
+}
+
 /* Ask the real agent: the request as the sandbox sent it, its answer
  * whole (bounded like the sandbox's messages).  -1 when it cannot be
  * reached or does not answer in time. */
@@ -134,10 +166,10 @@ ask_upstream (const hv_ssh_agent_view *v, const unsigned char *msg, size_t len, 
               size_t *answer_len)
 {
   cleanup_error hv_error *err = NULL;
-  cleanup_close int fd = hv_unix_connect (v->upstream, &err);
+  long long deadline = now_ms () + v->upstream_timeout_ms;
+  cleanup_close int fd = connect_upstream (v->upstream, deadline);
   if (fd < 0)
     return -1;
-  long long deadline = now_ms () + v->upstream_timeout_ms;
   if (send_msg (fd, msg, len, deadline) < 0)
     return -1;
   long long left = deadline - now_ms ();

@@ -93,6 +93,9 @@ find_upstream (hv_ssh_agent_service *s, hv_error **err)
     return hv_error_set (err, errno, "config.json: " WHAT ": SSH_AUTH_SOCK=%s", sock);
   if (!S_ISSOCK (st.st_mode))
     return hv_error_set (err, 0, "config.json: " WHAT ": SSH_AUTH_SOCK=%s is not a socket", sock);
+  /* The view connects by the path itself, as the session checked it. */
+  if (strlen (sock) >= sizeof (((struct sockaddr_un *) 0)->sun_path))
+    return hv_error_set (err, 0, "config.json: " WHAT ": SSH_AUTH_SOCK=%s: path too long", sock);
   s->upstream = xstrdup (sock);
   return 0;
 }

@@ -559,6 +559,46 @@ test_agent_gone (void **state)
   f->view.upstream = saved;
 }
 
+/* An agent that stops accepting (its backlog full): the request is
+ * answered SSH_AGENT_FAILURE at the deadline, not waited on without end. */
+static void
+test_agent_backlog_full (void **state)
+{
+  struct fixture *f = *state;
+  NEED_AGENT (f);
+  char stuck[PATH_MAX];
+  snprintf (stuck, sizeof stuck, "%s/stuck.sock", f->dir);
+  int lfd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  strcpy (sa.sun_path, stuck);
+  assert_int_equal (bind (lfd, (struct sockaddr *) &sa, sizeof sa), 0);
+  assert_int_equal (listen (lfd, 0), 0);
+  int filler[8];
+  size_t n = 0;
+  for (; n < N_ELEMENTS (filler); n++)
+    {
+      filler[n] = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      if (connect (filler[n], (struct sockaddr *) &sa, sizeof sa) < 0)
+        {
+          assert_int_equal (errno, EAGAIN);
+          close (filler[n]);
+          break;
+        }
+    }
+  const char *saved = f->view.upstream;
+  f->view.upstream = stuck;
+  f->view.upstream_timeout_ms = 300;
+  int fd = view_connect (f);
+  unsigned char list = HV_SSH_AGENTC_REQUEST_IDENTITIES;
+  assert_int_equal (exchange (fd, &list, 1), HV_SSH_AGENT_FAILURE);
+  close (fd);
+  f->view.upstream = saved;
+  f->view.upstream_timeout_ms = 5000;
+  for (size_t i = 0; i < n; i++)
+    close (filler[i]);
+  close (lfd);
+}
+
 static void
 test_malformed_closes (void **state)
 {
@@ -628,6 +668,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_refused_locally, setup_agent, teardown_agent),
     cmocka_unit_test_setup_teardown (test_denied_sign_never_reaches_agent, setup_agent, teardown_agent),
     cmocka_unit_test_setup_teardown (test_agent_gone, setup_agent, teardown_agent),
+    cmocka_unit_test_setup_teardown (test_agent_backlog_full, setup_agent, teardown_agent),
     cmocka_unit_test_setup_teardown (test_malformed_closes, setup_agent, teardown_agent),
   };
   return unit_tests_status (cmocka_run_group_tests (tests, NULL, NULL), N_ELEMENTS (tests));

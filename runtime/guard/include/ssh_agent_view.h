@@ -73,7 +73,7 @@ int hv_ssh_agent_read_msg (int fd, int timeout_ms, unsigned char **msg, size_t *
 
 typedef struct hv_ssh_agent_view
 {
-  const char *upstream; /* the real agent's socket, connected for each request */
+  const char *upstream; /* the real agent's socket, connected for each request (shorter than sun_path) */
   const hv_ssh_fingerprint *allowed;
   size_t n_allowed;
   int idle_timeout_ms;     /* for the sandbox's next message (and to take each answer) */
