@@ -63,6 +63,15 @@
  * reader:  runtime/monitor/container_monitor.c (project_guard.h snapshots, the monitor's git check) */
 #define HV_GIT_GUARD_ANNOTATION "run.haven.git-guard"
 
+/* grammar: JSON {"dir": ABSOLUTE-PATH, "keys": ["SHA256:<43 base64 digits>", ...]}
+ *          (runtime/monitor/ssh_agent_service.h says each member's rules)
+ * writer:  policy/policy_compile.c (haven run: credentials.ssh_agent {keys: [...]})
+ * reader:  runtime/monitor/ssh_agent_service.c (create binds the view's socket in dir; the monitor serves it,
+ *          asking the agent at $SSH_AUTH_SOCK of create's environment) */
+#define HV_SSH_AGENT_VIEW_ANNOTATION "run.haven.ssh-agent-view"
+/* ... and the name of the view's socket in that dir. */
+#define HV_SSH_AGENT_VIEW_SOCKET_NAME "agent.sock"
+
 /* grammar: JSON, the egress rules of runtime/egress/include/egress_config.h
  * writer:  policy/policy_egress.c, for policy/policy_compile.c (connect "pasta") and policy/policy_apply.c ("engine")
  * reader:  runtime/egress/egress_sandbox.c (create: the table) and monitor_egress.c (the resolver), both

@@ -79,6 +79,8 @@ hv_policy_free_fields (hv_policy *p)
     hv_api_credential_free (&p->api_creds[i]);
   free (p->api_creds);
   free (p->ssh_agent_where);
+  oci_strv_free (&p->ssh_agent_keys);
+  oci_strv_free (&p->ssh_agent_keys_where);
   free (p->audit_log);
   memset (p, 0, sizeof (*p));
 }

@@ -152,6 +152,12 @@ typedef struct
   /* credentials */
   oci_opt_bool ssh_agent; /* forward $SSH_AUTH_SOCK to HV_SSH_AGENT_SOCKET */
   char *ssh_agent_where;  /* "file:line:column" of ssh_agent, for errors */
+  /* credentials.ssh_agent: {keys: [...]}: only a view of the agent with
+   * these keys (HV_SSH_AGENT_VIEW_DIR): each a "SHA256:..." fingerprint or
+   * the path (absolute or ~/...) of a public key file, read at each run;
+   * ssh_agent_keys_where[i] is where keys[i] was written.  Empty with
+   * ssh_agent true: the whole agent. */
+  oci_strv ssh_agent_keys, ssh_agent_keys_where;
   size_t n_git_creds;
   hv_secret_source *git_creds; /* credentials.git: a token per host */
   size_t n_api_creds;
@@ -179,6 +185,11 @@ bool hv_policy_is_shell_name (const char *name);
  * (runtime/monitor/git_broker.h). */
 #define HV_GIT_CREDENTIALS_DIR "/run/haven/git-credentials"
 #define HV_GIT_CREDENTIALS_SOCKET HV_GIT_CREDENTIALS_DIR "/" HV_GIT_CREDENTIALS_SOCKET_NAME
+/* The restricted ssh-agent view's directory (the run's own, holding only
+ * the view's socket) and the socket SSH_AUTH_SOCK names. */
+#define HV_SSH_AGENT_VIEW_DIR "/run/haven/ssh-agent"
+#define HV_SSH_AGENT_VIEW_SOCKET HV_SSH_AGENT_VIEW_DIR "/" HV_SSH_AGENT_VIEW_SOCKET_NAME
+#define HV_SSH_AGENT_VIEW_MAX_KEYS 32
 #define HV_SECRET_MAX_SIZE (64u << 10) /* bytes of a token file */
 /* What the sandbox holds in an API's key variable when haven's gateway
  * keeps the real key: not a secret (the gateway drops whatever

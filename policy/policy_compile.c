@@ -743,6 +743,10 @@ gen_credential_mounts (yajl_gen g, const struct hv_run_ctx *ctx)
       = { "bind", "ro", "nosuid", "nodev", "noexec", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_MKDIR, NULL };
   if (ctx->ssh_agent_socket)
     jg_mount (g, HV_SSH_AGENT_SOCKET, "bind", ctx->ssh_agent_socket, ro);
+  /* The view's directory holds only its socket (bound there at create):
+   * read-only, nothing in the sandbox can put another socket in its place. */
+  if (ctx->ssh_agent_view_dir)
+    jg_mount (g, HV_SSH_AGENT_VIEW_DIR, "bind", ctx->ssh_agent_view_dir, ro);
   if (ctx->git_credentials)
     jg_mount (g, HV_GIT_CREDENTIALS_DIR, "bind", ctx->git_credentials, ro);
 }
@@ -771,6 +775,28 @@ git_credentials_annotation (const hv_policy *p, const struct hv_run_ctx *ctx)
       jg_kv (g, "from", s->from_host ? "host" : "token");
       yajl_gen_map_close (g);
     }
+  yajl_gen_array_close (g);
+  yajl_gen_map_close (g);
+  return jg_finish (g);
+}
+
+/* credentials.ssh_agent {keys: [...]} for the runtime: the run's
+ * directory, where create binds the view's socket, and the fingerprints
+ * of the keys it shows (run.haven.ssh-agent-view,
+ * runtime/monitor/ssh_agent_service.h).  The agent's own socket is not in
+ * it: the monitor asks the one at $SSH_AUTH_SOCK of haven's environment. */
+static char *
+ssh_agent_view_annotation (const struct hv_run_ctx *ctx)
+{
+  if (ctx->ssh_agent_view_dir == NULL || ctx->ssh_agent_view_keys == NULL)
+    return NULL;
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (g);
+  jg_kv (g, "dir", ctx->ssh_agent_view_dir);
+  jg_str (g, "keys");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < ctx->ssh_agent_view_keys->n; i++)
+    jg_str (g, ctx->ssh_agent_view_keys->v[i]);
   yajl_gen_array_close (g);
   yajl_gen_map_close (g);
   return jg_finish (g);
@@ -1365,6 +1391,9 @@ gen_annotations (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, c
   cleanup_free char *ll_audit = hv_policy_landlock_audit_json (p);
   if (ll_audit)
     jg_kv (g, HV_LANDLOCK_AUDIT_ANNOTATION, ll_audit);
+  cleanup_free char *ssh_view = ssh_agent_view_annotation (ctx);
+  if (ssh_view)
+    jg_kv (g, HV_SSH_AGENT_VIEW_ANNOTATION, ssh_view);
   /* An allowlist: the runtime builds the egress table in the sandbox's
    * network namespace, then pasta gives it a way out. */
   cleanup_free char *egress = hv_policy_egress_annotation (p, HV_EGRESS_CONNECT_PASTA);

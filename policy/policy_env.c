@@ -186,6 +186,8 @@ hv_policy_run_env (const hv_policy *p, const struct hv_run_ctx *ctx)
     put (&out, &n, &cap, xasprintf ("%s=%s", ctx->secret_env->v[i].key, ctx->secret_env->v[i].value));
   if (ctx->ssh_agent_socket)
     put (&out, &n, &cap, xstrdup ("SSH_AUTH_SOCK=" HV_SSH_AGENT_SOCKET));
+  if (ctx->ssh_agent_view_dir)
+    put (&out, &n, &cap, xstrdup ("SSH_AUTH_SOCK=" HV_SSH_AGENT_VIEW_SOCKET));
   if (ctx->git_credentials)
     {
       /* Command-line config is read after every file: the empty helper

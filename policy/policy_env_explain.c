@@ -83,13 +83,26 @@ static void
 explain_credentials (const hv_policy *p, char *const *host_env, FILE *out)
 {
   fprintf (out, "\nCredentials\n");
-  if (p->ssh_agent.value)
+  if (p->ssh_agent.value && p->ssh_agent_keys.n)
+    {
+      fprintf (out, "  A view of your ssh-agent ($SSH_AUTH_SOCK) is at %s (SSH_AUTH_SOCK points there),\n"
+                    "  served by haven outside the sandbox.  It lists and signs with these keys only:\n",
+               HV_SSH_AGENT_VIEW_SOCKET);
+      for (size_t i = 0; i < p->ssh_agent_keys.n; i++)
+        fprintf (out, "    %s%s\n", p->ssh_agent_keys.v[i],
+                 str_has_prefix (p->ssh_agent_keys.v[i], "SHA256:") ? "" : " (the key in this file, read at each run)");
+      fprintf (out, "  While the run lasts the sandbox can ask the agent to sign anything with them (a key added\n"
+                    "  with ssh-add -c still asks you first); it never gets a key.  Your other keys are not listed,\n"
+                    "  and adding, removing or locking keys and agent extensions are refused.  Each sign request is\n"
+                    "  in the audit trail (audit.log), allowed or not.\n");
+    }
+  else if (p->ssh_agent.value)
     fprintf (out, "  Your ssh-agent is forwarded: its socket ($SSH_AUTH_SOCK) is bound at %s and\n"
                   "  SSH_AUTH_SOCK points there; the sandbox can ask the agent to sign with every key it holds\n"
                   "  (it never gets the keys).  haven refuses to start when no agent answers at $SSH_AUTH_SOCK.\n",
              HV_SSH_AGENT_SOCKET);
   else
-    fprintf (out, "  No ssh-agent (credentials.ssh_agent is not true).\n");
+    fprintf (out, "  No ssh-agent (credentials.ssh_agent is neither true nor {keys: [...]}).\n");
   hv_api_explain (p, host_env, out);
   if (p->n_git_creds == 0)
     {

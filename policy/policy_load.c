@@ -235,6 +235,15 @@ merge (hv_policy *base, const hv_policy *child)
     {
       free (base->ssh_agent_where);
       base->ssh_agent_where = xstrdup (child->ssh_agent_where);
+      /* The child's ssh_agent replaces the base's whole: its keys (none
+       * for true or false) are the only ones. */
+      oci_strv_free (&base->ssh_agent_keys);
+      oci_strv_free (&base->ssh_agent_keys_where);
+      for (size_t i = 0; i < child->ssh_agent_keys.n; i++)
+        {
+          oci_strv_push (&base->ssh_agent_keys, child->ssh_agent_keys.v[i]);
+          oci_strv_push (&base->ssh_agent_keys_where, child->ssh_agent_keys_where.v[i]);
+        }
     }
   OVERRIDE_OPT (project_writable);
   OVERRIDE_OPT (refuse_project_links);

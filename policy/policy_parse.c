@@ -23,6 +23,7 @@
 #include "policy_api.h"
 #include "policy_network.h"
 #include "policy_parse.h"
+#include "ssh_agent_view.h"
 #include "utils.h"
 
 struct yw
@@ -1157,12 +1158,76 @@ f_api_creds (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
   return 0;
 }
 
+/* One item of credentials.ssh_agent.keys: a fingerprint as ssh-keygen -l
+ * prints it (SHA-256 only: MD5 names a key no better than a guess), or
+ * a public key file read at each run.  Anything else is refused here, so
+ * that a typo never becomes a key that matches nothing silently. */
+static int
+ssh_key_item (struct yw *w, yaml_node_t *item, const char *key, hv_policy *p)
+{
+  const char *s = scalar (item);
+  if (s == NULL || s[0] == '\0')
+    return yw_fail (w, item, key, "keys: expected \"SHA256:...\" or the path of a public key file");
+  if (str_has_prefix (s, "SHA256:"))
+    {
+      if (!hv_ssh_fingerprint_valid (s))
+        return yw_fail (w, item, key, "keys: \"%s\" is not a SHA-256 fingerprint as ssh-keygen -l prints it "
+                                      "(SHA256: and 43 base64 digits)", s);
+    }
+  else if (strncasecmp (s, "MD5:", 4) == 0 || strncasecmp (s, "SHA", 3) == 0)
+    return yw_fail (w, item, key, "keys: \"%s\": only SHA256: fingerprints are taken (ssh-keygen -l -E sha256)", s);
+  else
+    {
+      if (check_secret_path (w, item, key, s) < 0)
+        return -1;
+      size_t n = strlen (s);
+      if (n < 4 || strcmp (s + n - 4, ".pub") != 0)
+        return yw_fail (w, item, key, "keys: \"%s\": a key file must be a public key (*.pub): the private key "
+                                      "stays in your agent", s);
+    }
+  for (size_t i = 0; i < p->ssh_agent_keys.n; i++)
+    if (strcmp (p->ssh_agent_keys.v[i], s) == 0)
+      return yw_fail (w, item, key, "keys: %s is listed twice (also at %s)", s, p->ssh_agent_keys_where.v[i]);
+  cleanup_free char *where = where_of (w, item);
+  oci_strv_push (&p->ssh_agent_keys, s);
+  oci_strv_push (&p->ssh_agent_keys_where, where);
+  return 0;
+}
+
+/* credentials.ssh_agent: true (the whole agent), false, or {keys: [...]}
+ * (a view of the agent with only these keys, ssh_agent_view.h). */
 static int
 f_ssh_agent (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
 {
   free (p->ssh_agent_where);
   p->ssh_agent_where = where_of (w, v);
-  return as_bool (w, v, key, &p->ssh_agent);
+  oci_strv_free (&p->ssh_agent_keys);
+  oci_strv_free (&p->ssh_agent_keys_where);
+  if (v->type != YAML_MAPPING_NODE)
+    return as_bool (w, v, key, &p->ssh_agent);
+  yaml_node_t *keys = NULL;
+  for (yaml_node_pair_t *pair = v->data.mapping.pairs.start; pair < v->data.mapping.pairs.top; pair++)
+    {
+      yaml_node_t *k = yaml_document_get_node (w->doc, pair->key);
+      const char *ks = scalar (k);
+      if (ks == NULL || strcmp (ks, "keys") != 0)
+        return yw_fail (w, k, key, "unknown key \"%s\" (expected keys: a list of fingerprints or public key files)",
+                        ks ? ks : "?");
+      keys = yaml_document_get_node (w->doc, pair->value);
+    }
+  if (keys == NULL)
+    return yw_fail (w, v, key, "expected true, false or {keys: [...]}");
+  if (keys->type != YAML_SEQUENCE_NODE)
+    return yw_fail (w, keys, key, "keys: expected a list of \"SHA256:...\" fingerprints or public key files");
+  size_t n = (size_t) (keys->data.sequence.items.top - keys->data.sequence.items.start);
+  /* An empty list would be an agent with no key: write false for that. */
+  if (n == 0 || n > HV_SSH_AGENT_VIEW_MAX_KEYS)
+    return yw_fail (w, keys, key, "keys: expected 1 to %d keys (false: no agent at all)", HV_SSH_AGENT_VIEW_MAX_KEYS);
+  for (yaml_node_item_t *i = keys->data.sequence.items.start; i < keys->data.sequence.items.top; i++)
+    if (ssh_key_item (w, yaml_document_get_node (w->doc, *i), key, p) < 0)
+      return -1;
+  p->ssh_agent = (oci_opt_bool){ true, true };
+  return 0;
 }
 
 static const struct field filesystem_fields[] = {

@@ -40,6 +40,11 @@ struct hv_run_ctx
    * broker's socket, made by create (bound at HV_GIT_CREDENTIALS_DIR).  NULL: none. */
   const oci_kv_list *secret_env;
   const char *ssh_agent_socket;
+  /* credentials.ssh_agent {keys: [...]}: the run's directory where create
+   * binds the restricted view's socket (bound at HV_SSH_AGENT_VIEW_DIR)
+   * and the fingerprints of the keys it shows; NULL: no view. */
+  const char *ssh_agent_view_dir;
+  const oci_strv *ssh_agent_view_keys;
   const char *git_credentials;
   /* git's config for the sandbox (the host's identity) and its excludes
    * for hidden files (session/git_identity.c), bound read-only; NULL:

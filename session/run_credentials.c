@@ -22,6 +22,7 @@
 #include "file_read.h"
 #include "policy_api.h"
 #include "run_credentials.h"
+#include "ssh_agent_view.h"
 #include "utils.h"
 
 static const char *
@@ -160,6 +161,44 @@ add_service_secret (struct hv_run_credentials *c, char *service, char *username,
   c->service_secrets = xrealloc (c->service_secrets, (c->n_service_secrets + 1) * sizeof (*c->service_secrets));
   c->service_secrets[c->n_service_secrets++]
       = (struct hv_service_secret){ .service = service, .username = username, .secret = secret };
+}
+
+/* credentials.ssh_agent {keys: [...]}: each key's fingerprint (a public
+ * key file read now, as a token file is: the sandbox must not be able to
+ * re-point or rewrite it, or it would choose which key the next run's
+ * view lets it use), and the run's own directory, where create binds the
+ * view's socket.  The agent itself was checked by find_ssh_agent. */
+static int
+prepare_ssh_agent_view (const hv_policy *p, const struct hv_run_ctx *ctx, const char *bundle,
+                        struct hv_run_credentials *c, hv_error **err)
+{
+  for (size_t i = 0; i < p->ssh_agent_keys.n; i++)
+    {
+      const char *k = p->ssh_agent_keys.v[i];
+      if (str_has_prefix (k, "SHA256:"))
+        {
+          oci_strv_push_unique (&c->ssh_agent_view_keys, k);
+          continue;
+        }
+      cleanup_free char *where = xasprintf ("%s: credentials.ssh_agent.keys", p->ssh_agent_keys_where.v[i]);
+      cleanup_free char *text = NULL;
+      if (read_secret_file (ctx, k, where, &c->files, &text, err) < 0)
+        return -1;
+      hv_ssh_fingerprint fp;
+      if (hv_ssh_pubkey_fingerprint (text, strlen (text), fp, err) < 0)
+        return hv_error_wrap (err, "%s: %s", where, k);
+      oci_strv_push_unique (&c->ssh_agent_view_keys, fp);
+    }
+  /* The bundle's real path: create reaches the directory through no
+   * link, and the bundle is this run's own. */
+  cleanup_free char *real = realpath (bundle, NULL);
+  if (real == NULL)
+    return hv_error_set (err, errno, "credentials.ssh_agent: bundle %s", bundle);
+  cleanup_free char *dir = xasprintf ("%s/ssh-agent", real);
+  if (mkdir (dir, 0700) < 0)
+    return hv_error_set (err, errno, "credentials.ssh_agent: mkdir %s", dir);
+  c->ssh_agent_view_dir = steal_pointer (&dir);
+  return 0;
 }
 
 /* credentials.git: each token read now (a missing file or variable
@@ -303,6 +342,16 @@ hv_run_credentials_prepare (const hv_policy *p, struct hv_run_ctx *ctx, const ch
     }
   if (p->ssh_agent.value && find_ssh_agent (p, ctx, &out->ssh_agent_socket, err) < 0)
     return -1;
+  /* With keys, the sandbox gets the view, never the agent's own socket
+   * (the monitor asks the agent at $SSH_AUTH_SOCK, checked just now). */
+  if (p->ssh_agent.value && p->ssh_agent_keys.n)
+    {
+      free (steal_pointer (&out->ssh_agent_socket));
+      if (prepare_ssh_agent_view (p, ctx, bundle, out, err) < 0)
+        return -1;
+      ctx->ssh_agent_view_dir = out->ssh_agent_view_dir;
+      ctx->ssh_agent_view_keys = &out->ssh_agent_view_keys;
+    }
   if (read_git_credentials (p, ctx, bundle, out, err) < 0)
     return -1;
   if (read_api_keys (p, ctx, out, err) < 0)
@@ -320,6 +369,10 @@ hv_run_credentials_release (struct hv_run_credentials *c)
     explicit_bzero (c->env.v[i].value, strlen (c->env.v[i].value));
   oci_kv_list_free (&c->env);
   free (c->ssh_agent_socket);
+  if (c->ssh_agent_view_dir)
+    remove_tree_at (AT_FDCWD, c->ssh_agent_view_dir, 0);
+  free (c->ssh_agent_view_dir);
+  oci_strv_free (&c->ssh_agent_view_keys);
   for (size_t i = 0; i < c->n_service_secrets; i++)
     {
       struct hv_service_secret *s = &c->service_secrets[i];

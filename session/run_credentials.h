@@ -18,6 +18,10 @@ struct hv_run_credentials
 {
   oci_kv_list env;        /* NAME=value for env.set_from_* */
   char *ssh_agent_socket; /* the host's agent socket, real path */
+  /* credentials.ssh_agent {keys: [...]}: bundle/ssh-agent, where create
+   * binds the view's socket, and the keys' fingerprints; NULL, empty: none. */
+  char *ssh_agent_view_dir;
+  oci_strv ssh_agent_view_keys;
   char *git_credentials;  /* bundle/git, where create binds the broker's socket, or NULL */
   oci_strv files;         /* token files read (for hv_check_secret_files) */
   /* credentials.git's tokens ("git:HOST") and the keys of the

@@ -30,6 +30,7 @@
 #include "monitor_git.h"
 #include "monitor_loop.h"
 #include "safe_path.h"
+#include "ssh_agent_service.h"
 #include "sync.h"
 #include "unix_socket.h"
 #include "user_namespace.h"
@@ -251,9 +252,12 @@ detach_monitor (struct hv_monitor_args *a)
   if (chdir ("/") < 0)
     _exit (1);
   umask (077);
-  int fds[5] = { a->control_fd, a->trail_fd, a->listen_fd, a->notice_fd,
-                 a->git_broker ? hv_git_broker_fd (a->git_broker) : -1 };
-  keep_only (fds, 5);
+  int fds[6] = { a->control_fd, a->trail_fd, a->listen_fd, a->notice_fd,
+                 a->git_broker ? hv_git_broker_fd (a->git_broker) : -1,
+                 a->ssh_view ? hv_ssh_agent_service_fd (a->ssh_view) : -1 };
+  keep_only (fds, 6);
+  if (a->ssh_view)
+    hv_ssh_agent_service_set_fd (a->ssh_view, fds[5]);
   a->control_fd = fds[0];
   a->trail_fd = fds[1];
   a->listen_fd = fds[2];
@@ -418,12 +422,18 @@ hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int e
                          HV_GIT_GUARD_ANNOTATION, HV_MONITOR_ANNOTATION);
   /* The gateway is served by the monitor, trail or not. */
   bool gateway = c->gateway != NULL;
+  /* The restricted ssh-agent view: its socket is bound here, in create,
+   * so that a directory or agent it cannot have fails create.  Create's
+   * copy (its socket) goes when this returns: the monitor has its own. */
+  cleanup_ssh_agent_service hv_ssh_agent_service *ssh_view = NULL;
+  if (hv_ssh_agent_service_prepare (spec, &ssh_view, err) < 0)
+    return -1;
   /* The git credential broker: its socket is bound here, in create, so
    * that a directory or secret it cannot have fails create. */
   hv_git_broker *broker = NULL;
   if (hv_git_broker_prepare (spec, c->service_secrets, c->n_service_secrets, &broker, err) < 0)
     return -1;
-  if (request == NULL && !egress && !ll_borrowed && !gateway && broker == NULL)
+  if (request == NULL && !egress && !ll_borrowed && !gateway && broker == NULL && ssh_view == NULL)
     return 0;
   struct git_guards guards = { 0 };
   if (git_guard && snapshot_projects (git_guard, &guards, err) < 0)
@@ -443,7 +453,7 @@ hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int e
     }
   /* haven run's own trail: a copy, which the monitor writes records to
    * as the session does (O_APPEND, one write per record). */
-  bool borrowed = request == NULL && (egress || ll_borrowed || gateway || broker) && egress_trail_fd > 2;
+  bool borrowed = request == NULL && (egress || ll_borrowed || gateway || broker || ssh_view) && egress_trail_fd > 2;
   if (borrowed && (trail = fcntl (egress_trail_fd, F_DUPFD_CLOEXEC, 3)) < 0)
     {
       git_guards_free (&guards);
@@ -474,7 +484,8 @@ hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int e
                                .landlock_audit = trail >= 0 ? landlock_audit : NULL,
                                .git_guards = guards.v, .n_git_guards = guards.n,
                                .gateway = c->gateway, .gateway_keys = c->gateway_keys,
-                               .check_after_delete = !own_pid_namespace (spec), .git_broker = broker };
+                               .check_after_delete = !own_pid_namespace (spec), .git_broker = broker,
+                               .ssh_view = ssh_view };
   int r = spawn_monitor (&a, c->dir, m, err);
   /* The monitor has its copy (fork); create's goes. */
   git_guards_free (&guards);

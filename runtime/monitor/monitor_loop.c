@@ -23,6 +23,7 @@
 #include "git_broker.h"
 #include "json_gen.h"
 #include "landlock_audit.h"
+#include "ssh_agent_service.h"
 #include "monitor_egress.h"
 #include "monitor_gateway.h"
 #include "monitor_git.h"
@@ -545,12 +546,21 @@ hv_monitor_main (const struct hv_monitor_args *a)
   cleanup_error hv_error *broker_err = NULL;
   if (a->git_broker && hv_git_broker_start (a->git_broker, a->trail_fd >= 0 ? &m.trail : NULL, &broker_err) < 0)
     _exit (1);
+  /* The ssh-agent view answers from its own threads (the loop never
+   * waits on the sandbox).  Not serving it ends the monitor, and create
+   * with it: a sandbox promised the view does not start without it. */
+  cleanup_error hv_error *view_err = NULL;
+  if (a->ssh_view && hv_ssh_agent_service_start (a->ssh_view, a->trail_fd >= 0 ? &m.trail : NULL, &view_err) < 0)
+    _exit (1);
   run_loop (&m);
   /* No new filter can reach us from here on. */
   unlink (a->socket_path);
   /* Nor a credential request: the sandbox's git gets none once its run
    * is over (its threads' deadlines bound the wait). */
   hv_git_broker_stop (a->git_broker);
+  /* Nor a request to the agent: the view ends with the run (the last
+   * sign requests' records go before the exit record). */
+  hv_ssh_agent_service_stop (a->ssh_view);
   if (m.attached)
     {
       drain_notifications (&m);

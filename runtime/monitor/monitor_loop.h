@@ -59,6 +59,9 @@ struct hv_monitor_args
   const struct hv_gw_config *gateway;
   const char *const *gateway_keys;
   struct hv_monitor_gateway *gateway_live;
+  /* run.haven.ssh-agent-view: the view, its socket listening
+   * (ssh_agent_service.h), or NULL. */
+  struct hv_ssh_agent_service *ssh_view;
 };
 
 /* The monitor: never returns. */

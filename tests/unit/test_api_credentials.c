@@ -425,12 +425,12 @@ test_session_keys (void **state)
   struct hv_run_credentials c = { 0 };
   prepare (yaml, host, dir, &c, 0, NULL);
   /* Gemini's variable is unset: not served, nothing read for it. */
-  assert_int_equal (c.n_services, 2);
-  assert_string_equal (c.services[0].service, "api:anthropic");
-  assert_null (c.services[0].username);
-  assert_string_equal (c.services[0].secret, "sk-ant-real");
-  assert_string_equal (c.services[1].service, "api:openai");
-  assert_string_equal (c.services[1].secret, "sk-openai-from-a-file-0123");
+  assert_int_equal (c.n_service_secrets, 2);
+  assert_string_equal (c.service_secrets[0].service, "api:anthropic");
+  assert_null (c.service_secrets[0].username);
+  assert_string_equal (c.service_secrets[0].secret, "sk-ant-real");
+  assert_string_equal (c.service_secrets[1].service, "api:openai");
+  assert_string_equal (c.service_secrets[1].secret, "sk-openai-from-a-file-0123");
   /* Nothing of it reaches the sandbox's variables. */
   assert_int_equal (c.env.n, 0);
   assert_int_equal (c.files.n, 1);
@@ -454,7 +454,7 @@ test_session_keys (void **state)
   hv_error_free (&err);
   hv_policy_free_fields (&p);
   hv_run_credentials_release (&c);
-  assert_int_equal (c.n_services, 0);
+  assert_int_equal (c.n_service_secrets, 0);
 
   /* A token file that is missing fails the run; a key no header can
    * carry is refused without being repeated. */
@@ -470,7 +470,7 @@ test_session_keys (void **state)
   hv_run_credentials_release (&c);
   char *none[] = { NULL };
   prepare ("credentials: {api: [" ANTHROPIC "]}\n", none, dir, &c, 0, NULL);
-  assert_int_equal (c.n_services, 0);
+  assert_int_equal (c.n_service_secrets, 0);
   hv_run_credentials_release (&c);
   rmdir (dir);
 }
