@@ -221,7 +221,7 @@ faults_after_haven_run() {
 # parts so that each stays well inside TEST_TIMEOUT on a loaded host.
 faults_haven_run_sweep() {
   need_fault_points
-  fault_sweep "$1" -e egress -e pasta -e resolver -e id-maps -e hooks
+  fault_sweep "$1" -e egress -e pasta -e resolver -e id-maps -e hooks -e gateway
   make_project
   local p
   for p in $FSWEEP; do
