@@ -534,7 +534,7 @@ remove_podman_drop_in (const char *cmd, const char *file, hv_error **err)
  * fail every container dockerd starts: both are refused here, and what
  * a container cannot have of it is said now, once. */
 static int
-check_policy (const char *cmd, const char *name, hv_error **err)
+check_policy (const char *cmd, const char *name, const char *const *key_files, hv_error **err)
 {
   cleanup_policy hv_policy *p = NULL;
   if (hv_policy_load (name, &p, err) < 0)
@@ -543,7 +543,7 @@ check_policy (const char *cmd, const char *name, hv_error **err)
   if (mkdtemp (project) == NULL)
     return hv_error_set (err, errno, "%s: --policy %s: a directory for a sample workspace", cmd, name);
   cleanup_strv oci_strv notes = { 0 };
-  int r = hv_policy_check_for_containers (p, project, &notes, err);
+  int r = hv_policy_check_for_containers (p, project, key_files, &notes, err);
   rmdir (project);
   if (r < 0)
     return hv_error_wrap (err, "%s: --policy", cmd);
@@ -580,7 +580,7 @@ check_runtime (const char *cmd, bool docker, struct hv_install_opts *o, char **r
   for (size_t i = 0; i < HV_GW_N_PROVIDERS; i++)
     if (o->api_keys[i] && hv_api_key_file_check (o->api_keys[i], getuid (), err) < 0)
       return hv_error_wrap (err, "%s: --" HV_API_KEY_OPTION " %s", cmd, hv_gw_api_get ((hv_gw_provider) i)->name);
-  return o->policy ? check_policy (cmd, o->policy, err) : 0;
+  return o->policy ? check_policy (cmd, o->policy, o->api_keys, err) : 0;
 }
 
 /* The drop-in's text, when FILE is free or our own drop-in: a
