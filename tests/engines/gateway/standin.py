@@ -1,43 +1,32 @@
-# A stand-in for a model API's host, for the gateway's engine test: HTTPS
-# with a certificate of the test's own CA, one JSON answer to any request,
-# and one line per request in a log: method, path and the credential
-# headers as they arrived (the test looks for the real key there, and
-# only there).
-import http.server
+# The stand-in model API (tests/agents/mock_model_api.py, its scripted
+# answers and its log) served over HTTPS with a certificate of the test's
+# own CA, as the gateway's engine tests need a provider's host to be:
+#
+#   standin.py MOCK.py SCRIPT.json LOG.jsonl READY ADDR PORT CERT KEY
+#
+# MOCK_DUMP=1 in the environment makes the mock log each request's
+# headers, so a test can see the credential that arrived.
+import importlib.util
 import json
 import ssl
 import sys
 
-addr, port, cert, key, log = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+mock_path, script, log, ready, addr, port, cert, key = sys.argv[1:9]
+spec = importlib.util.spec_from_file_location("mock_model_api", mock_path)
+mock = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mock)
+with open(script) as f:
+    mock.script = json.load(f)
+mock.log_path = log
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def answer(self):
-        length = int(self.headers.get("content-length") or 0)
-        if length:
-            self.rfile.read(length)
-        with open(log, "a") as f:
-            f.write(json.dumps({"method": self.command, "path": self.path,
-                                "x-api-key": self.headers.get("x-api-key"),
-                                "authorization": self.headers.get("authorization")}) + "\n")
-        body = b'{"type":"message","content":[{"type":"text","text":"stand-in answer"}]}'
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_GET = do_POST = answer
-
-    def log_message(self, *args):
-        pass
+class Server(mock.ThreadingHTTPServer):
+    daemon_threads = True
 
 
-server = http.server.ThreadingHTTPServer((addr, port), Handler)
+srv = Server((addr, int(port)), mock.Handler)
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 ctx.load_cert_chain(cert, key)
-server.socket = ctx.wrap_socket(server.socket, server_side=True)
-open(log + ".ready", "w").close()
-server.serve_forever()
+srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+open(ready, "w").close()
+srv.serve_forever()
