@@ -224,8 +224,6 @@ test_second_policy_keeps_it (void **state)
 static void
 expect_bad_annotation (const hv_policy *p, const char *value, const char *message)
 {
-  cleanup_free char *escaped = xstrdup (value);
-  cleanup_free char *member = NULL;
   /* value as a JSON string: its quotes escaped. */
   size_t n = 0;
   for (const char *c = value; *c; c++)
@@ -237,7 +235,7 @@ expect_bad_annotation (const hv_policy *p, const char *value, const char *messag
         *t++ = '\\';
       *t++ = *c;
     }
-  member = xasprintf ("\"" HV_GATEWAY_ANNOTATION "\": \"%s\"", e);
+  cleanup_free char *member = xasprintf ("\"" HV_GATEWAY_ANNOTATION "\": \"%s\"", e);
   free (e);
   cleanup_free char *cfg = engine_config (member);
   char *out = NULL;
