@@ -59,11 +59,12 @@ typedef struct
 } hv_home_access;
 
 /* A secret the sandbox is given from the host (env.set_from_file,
- * env.set_from_env, credentials.git): read at each run by the session
- * layer (session/run_credentials.c), never by the policy compiler. */
+ * env.set_from_env, credentials.git), or one kept from it
+ * (credentials.api): read at each run by the session layer
+ * (session/run_credentials.c), never by the policy compiler. */
 typedef struct
 {
-  char *name;     /* env: the variable in the sandbox; git: the host name */
+  char *name;     /* env: the variable in the sandbox; git, api: the host name */
   char *file;     /* read from this file (~/ is the caller's home), or NULL */
   char *host_var; /* read from this host variable, or NULL */
   char *username; /* git only (default x-access-token) */

@@ -240,6 +240,18 @@ hv_api_validate (const hv_policy *p, hv_error **err)
                                  e->where, e->file ? "set_from_file" : "set_from_env", e->name, k->where,
                                  k->file ? "token_file" : "token_env", k->file ? k->file : k->host_var);
         }
+      /* credentials.git writes its tokens into a file the sandbox reads. */
+      for (size_t j = 0; j < p->n_git_creds; j++)
+        {
+          const hv_secret_source *g = &p->git_creds[j];
+          if ((k->host_var && g->host_var && strcmp (k->host_var, g->host_var) == 0)
+              || (k->file && g->file && strcmp (k->file, g->file) == 0))
+            return hv_error_set (err, 0,
+                                 "%s: credentials.git: the token for %s would be the key that credentials.api keeps "
+                                 "out of the sandbox (%s, %s %s)",
+                                 g->where, g->name, k->where, k->file ? "token_file" : "token_env",
+                                 k->file ? k->file : k->host_var);
+        }
     }
   return 0;
 }

@@ -1499,7 +1499,7 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
    * policy; this holds for one built otherwise too). */
   if (p->n_api_creds && p->net_mode == HV_NET_OPEN)
     return hv_error_set (err, 0, "%s: credentials.api needs the sandbox's own network, but network.mode is open",
-                         p->file ? p->file : p->name ? p->name : "policy");
+                         p->api_creds[0].key.where);
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_config (g, yajl_gen_beautify, 1);
   /* Paths Landlock lets the sandbox write, and execute, and what the

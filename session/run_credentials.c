@@ -263,12 +263,27 @@ read_api_keys (const hv_policy *p, const struct hv_run_ctx *ctx, struct hv_run_c
   return 0;
 }
 
+/* A key as long as real ones are (an Anthropic key has over 100
+ * characters, Gemini's 39) anywhere in the config; a shorter one (a test's)
+ * only as a whole variable's value, NAME=KEY, where a short string cannot
+ * be there by chance. */
+#define KEY_SEARCHED_ANYWHERE 20
+
+static bool
+config_holds (const char *config_json, const char *key)
+{
+  if (strlen (key) >= KEY_SEARCHED_ANYWHERE)
+    return strstr (config_json, key) != NULL;
+  cleanup_free char *entry = xasprintf ("=%s\"", key);
+  return strstr (config_json, entry) != NULL;
+}
+
 int
 hv_run_credentials_check_config (const hv_policy *p, const struct hv_run_credentials *c, const char *config_json,
                                  hv_error **err)
 {
   for (size_t i = 0; i < c->n_services; i++)
-    if (strstr (config_json, c->services[i].secret))
+    if (config_holds (config_json, c->services[i].secret))
       for (size_t j = 0; j < p->n_api_creds; j++)
         if (strcmp (c->services[i].service + 4, p->api_creds[j].provider) == 0)
           return hv_error_set (err, 0,

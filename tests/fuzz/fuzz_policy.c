@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "fuzz_util.h"
+#include "policy_api.h"
 #include "oci_spec.h"
 #include "policy.h"
 #include "policy_compile.h"
@@ -97,6 +98,12 @@ compile (const hv_policy *p)
         fuzz_fail ("compile succeeded without a config");
       if (oci_spec_parse (json, strlen (json), "compiled config.json", &spec, &err) < 0)
         fuzz_fail ("the compiled config is not a valid config.json: %s\n%s", err->msg, json);
+      /* credentials.api: while the gateway serves OpenAI, the host's
+       * OPENAI_API_KEY never reaches the sandbox, whatever env says. */
+      for (size_t i = 0; i < p->n_api_creds; i++)
+        if (strcmp (p->api_creds[i].provider, "openai") == 0 && hv_api_active (&p->api_creds[i], env)
+            && strstr (json, "OPENAI_API_KEY=sk-fuzz"))
+          fuzz_fail ("the key of a served credentials.api item is in the config:\n%s", json);
       oci_spec_free (spec);
       free (json);
     }

@@ -44,25 +44,36 @@ OTHER=1" "$OUT" "named key passed, globs passed no credential"
 }
 
 # Each shipped agent policy passes its agent's key and endpoint variables
-# and no other secret.
+# and no other secret.  claude-code, codex and gemini-cli keep the API key
+# on haven's side (credentials.api): with the key's variable set, the
+# sandbox holds the gateway's URL and a placeholder and none of the
+# provider's key variables; without it (the agent's own login) the other
+# variables pass as env.pass names them.
 test_credentials_agent_policies_pass_their_keys() {
   cr_setup
   local vars=(ANTHROPIC_API_KEY=a1 ANTHROPIC_AUTH_TOKEN=a2 CLAUDE_CODE_OAUTH_TOKEN=a3 ANTHROPIC_BASE_URL=a4
               OPENAI_API_KEY=o1 CODEX_API_KEY=o2 OPENAI_BASE_URL=o3 OPENAI_API_BASE=o4
               GEMINI_API_KEY=g1 GOOGLE_API_KEY=g2 GOOGLE_GEMINI_BASE_URL=g3 OPENROUTER_API_KEY=r1
               GITHUB_TOKEN=bad AWS_SECRET_ACCESS_KEY=bad NPM_TOKEN=bad HF_TOKEN=bad DB_PASSWORD=bad)
-  local policy want
+  local policy want ph=haven-gateway-placeholder
   for policy in claude-code codex gemini-cli aider; do
     case $policy in
-      claude-code) want="ANTHROPIC_API_KEY=a1 ANTHROPIC_AUTH_TOKEN=a2 ANTHROPIC_BASE_URL=a4 CLAUDE_CODE_OAUTH_TOKEN=a3" ;;
-      codex) want="CODEX_API_KEY=o2 OPENAI_API_KEY=o1 OPENAI_BASE_URL=o3" ;;
-      gemini-cli) want="GEMINI_API_KEY=g1 GOOGLE_API_KEY=g2 GOOGLE_GEMINI_BASE_URL=g3" ;;
+      claude-code) want="ANTHROPIC_API_KEY=$ph ANTHROPIC_BASE_URL=http://127.0.0.1:8961" ;;
+      codex) want="CODEX_API_KEY=$ph OPENAI_API_KEY=$ph OPENAI_BASE_URL=http://127.0.0.1:8962/v1" ;;
+      gemini-cli) want="GEMINI_API_KEY=$ph GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8963" ;;
       aider) want="ANTHROPIC_API_KEY=a1 OPENAI_API_BASE=o4 OPENAI_API_KEY=o1 OPENROUTER_API_KEY=r1" ;;
     esac
-    cr_run "${vars[@]}" -- run --policy "$policy" -- sh -c 'env | grep -E "=(a|o|g|r)[0-9]$|=bad$" | sort | xargs'
+    cr_run "${vars[@]}" -- run --policy "$policy" -- \
+      sh -c 'env | grep -E "=(a|o|g|r)[0-9]$|=bad$|=haven-gateway-placeholder$|=http://127.0.0.1:" | sort | xargs'
     assert_eq 0 "$RC" "$policy ($OUT)"
     assert_eq "$want" "$OUT" "$policy: its keys, nothing else secret"
   done
+  # Without the API key's variable: no gateway, the agent's own login.
+  cr_run ANTHROPIC_AUTH_TOKEN=a2 CLAUDE_CODE_OAUTH_TOKEN=a3 ANTHROPIC_BASE_URL=a4 GITHUB_TOKEN=bad -- \
+    run --policy claude-code -- sh -c 'env | grep -E "=(a|o|g|r)[0-9]$|=bad$|placeholder|127.0.0.1" | sort | xargs'
+  assert_eq 0 "$RC" "claude-code without ANTHROPIC_API_KEY ($OUT)"
+  assert_eq "ANTHROPIC_AUTH_TOKEN=a2 ANTHROPIC_BASE_URL=a4 CLAUDE_CODE_OAUTH_TOKEN=a3" "$OUT" \
+    "claude-code without ANTHROPIC_API_KEY: its login's variables"
 }
 
 test_credentials_set_from_file_and_env() {

@@ -18,6 +18,7 @@
 
 #include "policy.h"
 #include "policy_api.h"
+#include "policy_compile.h"
 #include "policy_env.h"
 #include "policy_load.h"
 #include "policy_parse.h"
@@ -189,9 +190,36 @@ test_load (void **state)
   assert_int_equal (hv_policy_load (child, &p, &err), -1);
   assert_non_null (strstr (err->msg, "env.set_from_file: K would be the key that credentials.api keeps out"));
   hv_error_free (&err);
+  write_text (child, "extends: base.yaml\nnetwork: {allow: [github.com]}\n"
+                     "credentials: {git: [{host: github.com, token_file: ~/.config/openai.key}]}\n");
+  assert_int_equal (hv_policy_load (child, &p, &err), -1);
+  cleanup_free char *want3 = xasprintf ("%s:3:21: credentials.git: the token for github.com would be the key that "
+                                        "credentials.api keeps out of the sandbox (%s:2:21, token_file "
+                                        "~/.config/openai.key)",
+                                        child, base);
+  assert_string_equal (err->msg, want3);
+  hv_error_free (&err);
   unlink (base);
   unlink (child);
   rmdir (dir);
+}
+
+/* A policy built without hv_policy_load (parse only) is refused by the
+ * compiler too. */
+static void
+test_compile_refuses_host_network (void **state)
+{
+  (void) state;
+  hv_policy p;
+  parse_ok ("name: n\nnetwork: {mode: open}\ncredentials: {api: [" ANTHROPIC "]}\n", &p);
+  struct hv_run_ctx ctx = { 0 };
+  char *json = NULL;
+  hv_error *err = NULL;
+  assert_int_equal (hv_policy_compile (&p, &ctx, &json, &err), -1);
+  assert_null (json);
+  assert_string_equal (err->msg, "t.yaml:3:21: credentials.api needs the sandbox's own network, but network.mode is open");
+  hv_error_free (&err);
+  hv_policy_free_fields (&p);
 }
 
 static char *
@@ -387,7 +415,7 @@ test_session_keys (void **state)
   char dir[] = "/tmp/haven-api-keys.XXXXXX";
   assert_non_null (mkdtemp (dir));
   cleanup_free char *key_file = xasprintf ("%s/openai.key", dir);
-  write_text (key_file, "sk-openai-from-file\n");
+  write_text (key_file, "sk-openai-from-a-file-0123\n");
   chmod (key_file, 0600);
   const char *yaml = "credentials:\n  api:\n    - " ANTHROPIC "\n"
                      "    - {host: api.openai.com, header: authorization, token_file: ~/openai.key}\n"
@@ -402,7 +430,7 @@ test_session_keys (void **state)
   assert_null (c.services[0].username);
   assert_string_equal (c.services[0].secret, "sk-ant-real");
   assert_string_equal (c.services[1].service, "api:openai");
-  assert_string_equal (c.services[1].secret, "sk-openai-from-file");
+  assert_string_equal (c.services[1].secret, "sk-openai-from-a-file-0123");
   /* Nothing of it reaches the sandbox's variables. */
   assert_int_equal (c.env.n, 0);
   assert_int_equal (c.files.n, 1);
@@ -413,7 +441,13 @@ test_session_keys (void **state)
   parse_ok (yaml, &p);
   hv_error *err = NULL;
   assert_int_equal (hv_run_credentials_check_config (&p, &c, "{\"env\": [\"A=1\"]}", &err), 0);
-  assert_int_equal (hv_run_credentials_check_config (&p, &c, "{\"env\": [\"COPY=sk-openai-from-file\"]}", &err), -1);
+  /* A long key anywhere; a short one as a variable's whole value only. */
+  assert_int_equal (hv_run_credentials_check_config (&p, &c, "{\"x\": \"/a/sk-openai-from-a-file-0123/b\"}", &err), -1);
+  hv_error_free (&err);
+  assert_int_equal (hv_run_credentials_check_config (&p, &c, "{\"x\": \"/a/sk-ant-real/b\"}", &err), 0);
+  assert_int_equal (hv_run_credentials_check_config (&p, &c, "{\"env\": [\"X=sk-ant-real\"]}", &err), -1);
+  hv_error_free (&err);
+  assert_int_equal (hv_run_credentials_check_config (&p, &c, "{\"env\": [\"COPY=sk-openai-from-a-file-0123\"]}", &err), -1);
   assert_string_equal (err->msg, "t.yaml:4:7: credentials.api: the key for api.openai.com would reach the sandbox: "
                                  "its value is in the compiled config (another variable or file the policy passes "
                                  "holds it too); not starting");
@@ -448,6 +482,7 @@ main (void)
     cmocka_unit_test (test_schema),     cmocka_unit_test (test_schema_errors), cmocka_unit_test (test_load),
     cmocka_unit_test (test_run_env),    cmocka_unit_test (test_run_env_secret_env), cmocka_unit_test (test_annotation),
     cmocka_unit_test (test_explain),    cmocka_unit_test (test_session_keys),
+    cmocka_unit_test (test_compile_refuses_host_network),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
