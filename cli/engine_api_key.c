@@ -7,10 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gateway_config.h"
 #include "utils.h"
-
-/* A key is a line of printable ASCII; anything this big is not one. */
-#define API_KEY_FILE_MAX (64u << 10)
 
 /* Absolute, and no "." or ".." component or empty one: the path that is
  * checked at registration is the one the runtime opens, component by
@@ -72,7 +70,14 @@ hv_api_key_file_check (const char *path, uid_t uid, hv_error **err)
   if (st.st_mode & (S_IRWXG | S_IRWXO))
     return hv_error_set (err, 0, "key file %s: mode %04o lets its group or others at it (chmod 600 %s)", path,
                          (unsigned) (st.st_mode & 07777), path);
-  if (st.st_size == 0 || (unsigned long long) st.st_size > API_KEY_FILE_MAX)
-    return hv_error_set (err, 0, "key file %s: %s", path, st.st_size ? "larger than 64 KiB: not a key" : "empty");
+  if (st.st_size == 0)
+    return hv_error_set (err, 0, "key file %s: empty", path);
+  /* Read as create reads it (its size bound, a key a header can carry):
+   * a file create would refuse fails here, once, not every container. */
+  char *key = NULL;
+  if (hv_gw_read_key_file (path, &key, err) < 0)
+    return -1;
+  explicit_bzero (key, strlen (key));
+  free (key);
   return 0;
 }

@@ -21,8 +21,9 @@
 int hv_api_key_arg (const char *opt, const char *arg, const char *files[HV_GW_N_PROVIDERS], hv_error **err);
 
 /* Registration's check of a key file: reached through no symbolic link, a
- * regular non-empty file of at most 64 KiB, owned by root or uid, neither
+ * regular non-empty file, owned by root or uid, neither
  * readable nor writable by its group or others (the key is root's, or the
- * registering user's, alone). */
+ * registering user's, alone), and read as create reads it
+ * (hv_gw_read_key_file: its size bound, a key a header can carry). */
 int hv_api_key_file_check (const char *path, uid_t uid, hv_error **err);
 #endif
