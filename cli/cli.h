@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "error.h"
+#include "gateway_route.h"
 #include "runtime.h"
 
 /* haven-runc's global options.  rt is what the runtime library gets
@@ -19,6 +20,10 @@ struct hv_global
   bool debug;
   const char *policy;   /* --policy: a haven policy applied to every config */
   bool policy_lock;     /* --policy-lock: refuse run.haven.policy annotations */
+  /* --api-key PROVIDER=FILE, by hv_gw_provider (NULL: none): the file
+   * holding the provider's key, for the model API gateway of containers
+   * whose policy has credentials.api for it (engine_api_key.h). */
+  const char *api_keys[HV_GW_N_PROVIDERS];
   /* Exit status requested by a command that ran a process (run, exec):
    * commands set it and return 0. */
   int exit_status;

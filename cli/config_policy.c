@@ -10,18 +10,19 @@
 #include "policy_load.h"
 #include "policy_apply.h"
 #include "policy_compile.h"
+#include "engine_gateway.h"
 #include "exec_restrict.h"
 #include "utils.h"
 
 static int
-tighten (const char *policy_name, char **text, const char *path, hv_error **err)
+tighten (const char *policy_name, const struct hv_global *g, char **text, const char *path, hv_error **err)
 {
   hv_policy *p = NULL;
   char *tight = NULL;
   if (hv_policy_load (policy_name, &p, err) < 0)
     return hv_error_wrap (err, "%s", path);
   cleanup_strv oci_strv notes = { 0 };
-  int r = hv_policy_apply (p, *text, path, &tight, &notes, err);
+  int r = hv_policy_apply_keys (p, *text, path, g->api_keys, &tight, &notes, err);
   hv_policy_free (p);
   if (r < 0)
     return -1;
@@ -50,9 +51,9 @@ hv_config_apply_policies (void *data, const char *path, char **text, oci_spec **
                          "%s: annotation " HV_POLICY_ANNOTATION "=\"%s\" refused: this runtime is locked to %s%s%s", path,
                          wanted, g->policy ? "policy \"" : "its configuration", g->policy ? g->policy : "",
                          g->policy ? "\"" : "");
-  if (g->policy && tighten (g->policy, text, path, err) < 0)
+  if (g->policy && tighten (g->policy, g, text, path, err) < 0)
     return -1;
-  if (wanted && (g->policy == NULL || strcmp (wanted, g->policy) != 0) && tighten (wanted, text, path, err) < 0)
+  if (wanted && (g->policy == NULL || strcmp (wanted, g->policy) != 0) && tighten (wanted, g, text, path, err) < 0)
     return -1;
   oci_spec_free (*spec);
   *spec = NULL;
@@ -81,5 +82,18 @@ hv_exec_apply_policies (const struct hv_global *g, const oci_spec *container, oc
   if (applied && (g->policy == NULL || strcmp (applied, g->policy) != 0)
       && restrict_exec (applied, container, proc, err) < 0)
     return -1;
+  /* A container whose gateway keeps a model API's key outside: an exec
+   * (docker exec -e ANTHROPIC_API_KEY=...) gets the placeholder too. */
+  const char *gateway = oci_kv_get (&container->annotations, HV_GATEWAY_ANNOTATION);
+  if (gateway)
+    {
+      struct hv_engine_gateway gw = { 0 };
+      int r = hv_engine_gateway_parse (gateway, "the container's config", &gw, err);
+      if (r == 0)
+        hv_engine_gateway_env (&gw, &proc->env);
+      hv_engine_gateway_clear (&gw);
+      if (r < 0)
+        return hv_error_wrap (err, "exec");
+    }
   return 0;
 }

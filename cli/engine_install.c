@@ -15,6 +15,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "cli.h"
+#include "engine_api_key.h"
 #include "file_read.h"
 #include "haven_annotations.h"
 #include "json_gen.h"
@@ -84,12 +85,21 @@ validate_json (const char *text, const char *path, hv_error **err)
   return 0;
 }
 
+static bool
+has_api_keys (const struct hv_install_opts *o)
+{
+  for (size_t i = 0; i < HV_GW_N_PROVIDERS; i++)
+    if (o->api_keys[i])
+      return true;
+  return false;
+}
+
 static void
 emit_entry (yajl_gen g, const struct hv_install_opts *o)
 {
   yajl_gen_map_open (g);
   jg_kv (g, "path", o->runtime);
-  if (o->policy || o->policy_lock)
+  if (o->policy || o->policy_lock || has_api_keys (o))
     {
       jg_str (g, "runtimeArgs");
       yajl_gen_array_open (g);
@@ -100,6 +110,13 @@ emit_entry (yajl_gen g, const struct hv_install_opts *o)
         }
       if (o->policy_lock)
         jg_str (g, "--policy-lock");
+      for (size_t i = 0; i < HV_GW_N_PROVIDERS; i++)
+        if (o->api_keys[i])
+          {
+            cleanup_free char *arg = xasprintf ("%s=%s", hv_gw_api_get ((hv_gw_provider) i)->name, o->api_keys[i]);
+            jg_str (g, "--" HV_API_KEY_OPTION);
+            jg_str (g, arg);
+          }
       yajl_gen_array_close (g);
     }
   yajl_gen_map_close (g);
@@ -403,6 +420,7 @@ enum
   OPT_POLICY,
   OPT_POLICY_LOCK,
   OPT_DEFAULT,
+  OPT_API_KEY,
 };
 
 static bool
@@ -421,7 +439,8 @@ static const struct hv_opt install_opts[] = {
   { "daemon-json", 0, true, OPT_DAEMON_JSON }, { "conf", 0, true, OPT_CONF },
   { "name", 0, true, OPT_NAME },               { "runtime", 0, true, OPT_RUNTIME },
   { "policy", 0, true, OPT_POLICY },           { "policy-lock", 0, false, OPT_POLICY_LOCK },
-  { "default", 0, false, OPT_DEFAULT },        { NULL, 0, false, 0 },
+  { "default", 0, false, OPT_DEFAULT },        { HV_API_KEY_OPTION, 0, true, OPT_API_KEY },
+  { NULL, 0, false, 0 },
 };
 
 /* The options after "install ENGINE" into O and *FILE (the engine's
@@ -436,7 +455,8 @@ parse_install_opts (int argc, char **argv, bool uninstall, bool docker, const ch
   int id;
   while ((id = hv_opt_next (&it, install_opts, &arg, err)) > 0)
     {
-      bool install_only = id == OPT_RUNTIME || id == OPT_POLICY || id == OPT_POLICY_LOCK || id == OPT_DEFAULT;
+      bool install_only = id == OPT_RUNTIME || id == OPT_POLICY || id == OPT_POLICY_LOCK || id == OPT_DEFAULT
+                          || id == OPT_API_KEY;
       if ((id == OPT_DAEMON_JSON && !docker) || (id == OPT_CONF && docker) || (install_only && uninstall))
         {
           const struct hv_opt *opt = install_opts;
@@ -464,6 +484,10 @@ parse_install_opts (int argc, char **argv, bool uninstall, bool docker, const ch
           break;
         case OPT_DEFAULT:
           o->make_default = true;
+          break;
+        case OPT_API_KEY:
+          if (hv_api_key_arg ("--" HV_API_KEY_OPTION, arg, o->api_keys, err) < 0)
+            return hv_error_wrap (err, "%s", cmd);
           break;
         default:
           break;
@@ -510,7 +534,7 @@ remove_podman_drop_in (const char *cmd, const char *file, hv_error **err)
  * fail every container dockerd starts: both are refused here, and what
  * a container cannot have of it is said now, once. */
 static int
-check_policy (const char *cmd, const char *name, hv_error **err)
+check_policy (const char *cmd, const char *name, const char *const *key_files, hv_error **err)
 {
   cleanup_policy hv_policy *p = NULL;
   if (hv_policy_load (name, &p, err) < 0)
@@ -519,7 +543,7 @@ check_policy (const char *cmd, const char *name, hv_error **err)
   if (mkdtemp (project) == NULL)
     return hv_error_set (err, errno, "%s: --policy %s: a directory for a sample workspace", cmd, name);
   cleanup_strv oci_strv notes = { 0 };
-  int r = hv_policy_check_for_containers (p, project, &notes, err);
+  int r = hv_policy_check_for_containers (p, project, key_files, &notes, err);
   rmdir (project);
   if (r < 0)
     return hv_error_wrap (err, "%s: --policy", cmd);
@@ -544,7 +568,19 @@ check_runtime (const char *cmd, bool docker, struct hv_install_opts *o, char **r
                          "%s: Podman cannot pass runtime arguments (--policy, --policy-lock); ask per "
                          "container with --annotation " HV_POLICY_ANNOTATION "=NAME",
                          cmd);
-  return o->policy ? check_policy (cmd, o->policy, err) : 0;
+  /* Podman hands a runtime no argument of its own, and an annotation
+   * naming the file would be the container author's to set or leave
+   * out: no gateway key for Podman rather than one that some containers
+   * quietly go without. */
+  if (!docker && has_api_keys (o))
+    return hv_error_set (err, 0,
+                         "%s: --" HV_API_KEY_OPTION " is for Docker only: Podman cannot pass runtime arguments, so "
+                         "its containers cannot have the model API gateway's key from the registration",
+                         cmd);
+  for (size_t i = 0; i < HV_GW_N_PROVIDERS; i++)
+    if (o->api_keys[i] && hv_api_key_file_check (o->api_keys[i], getuid (), err) < 0)
+      return hv_error_wrap (err, "%s: --" HV_API_KEY_OPTION " %s", cmd, hv_gw_api_get ((hv_gw_provider) i)->name);
+  return o->policy ? check_policy (cmd, o->policy, o->api_keys, err) : 0;
 }
 
 /* The drop-in's text, when FILE is free or our own drop-in: a

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 
 #include "error.h"
+#include "gateway_route.h"
 
 #define HV_DOCKER_DAEMON_JSON "/etc/docker/daemon.json"
 #define HV_PODMAN_DROP_IN_DIR "/etc/containers/containers.conf.d"
@@ -27,6 +28,10 @@ struct hv_install_opts
   const char *policy;  /* Docker: runtimeArgs --policy NAME (NULL: none) */
   bool policy_lock;    /* Docker: runtimeArgs --policy-lock */
   bool make_default;   /* the engine's default runtime */
+  /* Docker: runtimeArgs --api-key PROVIDER=FILE, by hv_gw_provider (NULL:
+   * none): the root-only file holding that provider's key
+   * (engine_api_key.h). */
+  const char *api_keys[HV_GW_N_PROVIDERS];
 };
 
 /* daemon.json text after registering (remove: unregistering) the runtime.

@@ -65,10 +65,12 @@ help_install (FILE *out)
 {
   fprintf (out,
            "  haven install docker [--daemon-json PATH] [--name NAME] [--runtime PATH] [--policy NAME]\n"
-           "                       [--policy-lock] [--default]   (default %s)\n"
+           "                       [--policy-lock] [--default] [--api-key PROVIDER=FILE]...   (default %s)\n"
            "  haven install podman [--conf PATH] [--name NAME] [--runtime PATH] [--default]\n"
            "                       (default %s, with --name %s/NAME.conf)\n"
-           "      Register haven-runc with an engine.\n",
+           "      Register haven-runc with an engine.  --api-key (Docker only): the root-only file holding\n"
+           "      the key of PROVIDER (anthropic, openai, gemini) for containers whose policy has\n"
+           "      credentials.api for it: the key stays outside the container (model API gateway).\n",
            HV_DOCKER_DAEMON_JSON, HV_PODMAN_DROP_IN, HV_PODMAN_DROP_IN_DIR);
 }
 

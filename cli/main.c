@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "config_policy.h"
+#include "engine_api_key.h"
 #include "haven_annotations.h"
 #include "log.h"
 #include "self_exe.h"
@@ -51,6 +52,7 @@ enum
   G_HELP,
   G_POLICY,
   G_POLICY_LOCK,
+  G_API_KEY,
 };
 
 static const struct hv_opt global_opts[] = {
@@ -63,6 +65,7 @@ static const struct hv_opt global_opts[] = {
   { "criu", 0, true, G_CRIU },
   { "policy", 0, true, G_POLICY },
   { "policy-lock", 0, false, G_POLICY_LOCK },
+  { HV_API_KEY_OPTION, 0, true, G_API_KEY },
   { "version", 'v', false, G_VERSION },
   { "help", 'h', false, G_HELP },
   { NULL, 0, false, 0 },
@@ -89,6 +92,8 @@ print_help (void)
           "  --rootless VALUE    true, false or auto\n"
           "  --policy NAME|FILE  tighten every container with a haven policy\n"
           "  --policy-lock       refuse per-container policies (" HV_POLICY_ANNOTATION " annotations)\n"
+          "  --api-key P=FILE    the key of model API P (anthropic, openai, gemini) is in FILE: containers\n"
+          "                      whose policy has credentials.api for P reach it through the gateway\n"
           "  --version           print version information\n\ncommands:\n");
   for (size_t i = 0; i < N_ELEMENTS (commands); i++)
     printf ("  %-10s %s\n", commands[i].name, commands[i].help);
@@ -127,6 +132,12 @@ parse_global_opts (struct hv_opt_iter *it, struct hv_global *g, const char **log
         break;
       case G_POLICY_LOCK:
         g->policy_lock = true;
+        break;
+      case G_API_KEY:
+        /* Strict: a runtime that cannot tell which key file was meant
+         * fails every create rather than run containers without it. */
+        if (hv_api_key_arg ("--" HV_API_KEY_OPTION, arg, g->api_keys, err) < 0)
+          return -1;
         break;
       case G_VERSION:
         print_version ();

@@ -37,7 +37,8 @@ sample_config (const char *project_dir)
 }
 
 int
-hv_policy_check_for_containers (const hv_policy *p, const char *project_dir, oci_strv *notes, hv_error **err)
+hv_policy_check_for_containers (const hv_policy *p, const char *project_dir, const char *const *key_files,
+                                oci_strv *notes, hv_error **err)
 {
   cleanup_free char *config = sample_config (project_dir);
   cleanup_free char *out = NULL;
@@ -47,13 +48,13 @@ hv_policy_check_for_containers (const hv_policy *p, const char *project_dir, oci
   hv_policy without_exec = *p; /* shallow: read, never freed */
   without_exec.allow_exec.n = 0;
   without_exec.block_shell.value = false;
-  if (hv_policy_apply (&without_exec, config, "a container's config.json", &out, notes, err) < 0)
+  if (hv_policy_apply_keys (&without_exec, config, "a container's config.json", key_files, &out, notes, err) < 0)
     return hv_error_wrap (err, "policy %s cannot apply to containers", p->name);
   if (p->allow_exec.n == 0 && !p->block_shell.value)
     return 0;
   cleanup_free char *with_exec = NULL;
   cleanup_error hv_error *exec_err = NULL;
-  if (hv_policy_apply (p, config, "a container's config.json", &with_exec, NULL, &exec_err) < 0)
+  if (hv_policy_apply_keys (p, config, "a container's config.json", key_files, &with_exec, NULL, &exec_err) < 0)
     {
       cleanup_free char *note = xasprintf ("policy %s: a container whose image is like this host fails to start: %s",
                                            p->name, exec_err->msg);

@@ -12,6 +12,9 @@
 /* Apply p to the config `docker run -v PROJECT:/workspace IMAGE sh`
  * would give, with the host's root filesystem standing for the image
  * (read, never written) and project_dir an empty directory of the
- * caller's.  What a container cannot have is appended to notes. */
-int hv_policy_check_for_containers (const hv_policy *p, const char *project_dir, oci_strv *notes, hv_error **err);
+ * caller's.  key_files: the registration's model API key files
+ * (hv_policy_apply_keys), or NULL.  What a container cannot have, and
+ * what the gateway serves, is appended to notes. */
+int hv_policy_check_for_containers (const hv_policy *p, const char *project_dir, const char *const *key_files,
+                                    oci_strv *notes, hv_error **err);
 #endif

@@ -29,6 +29,7 @@
 #include "container_exec_rules.h"
 #include "container_network.h"
 #include "container_plan.h"
+#include "engine_gateway.h"
 #include "policy_apply.h"
 #include "policy_compile.h"
 #include "policy_egress.h"
@@ -301,6 +302,7 @@ struct apply
   bool exec_rules;           /* allow_exec or block_shell */
   const oci_strv *exec_paths; /* Landlock's execute rules under exec rules */
   const oci_strv *env;        /* the engine's variables after the policy's env rules */
+  const char *gateway;        /* HV_GATEWAY_ANNOTATION's value, or NULL (engine_gateway.h) */
 };
 
 /* The environment: the policy's pass, deny and set rules on what the
@@ -813,7 +815,8 @@ emit_annotations (yajl_gen g, yajl_val ann, const struct apply *a)
         && strcmp (ann->u.object.keys[j], HV_TIMEOUT_ANNOTATION) != 0
         && strcmp (ann->u.object.keys[j], HV_EGRESS_ANNOTATION) != 0
         && strcmp (ann->u.object.keys[j], HV_NETWORK_ANNOTATION) != 0
-        && strcmp (ann->u.object.keys[j], HV_GIT_GUARD_ANNOTATION) != 0)
+        && strcmp (ann->u.object.keys[j], HV_GIT_GUARD_ANNOTATION) != 0
+        && strcmp (ann->u.object.keys[j], HV_GATEWAY_ANNOTATION) != 0)
       {
         jg_str (g, ann->u.object.keys[j]);
         jg_value (g, ann->u.object.values[j]);
@@ -826,6 +829,10 @@ emit_annotations (yajl_gen g, yajl_val ann, const struct apply *a)
   emit_egress (g, jw_lookup (ann, HV_EGRESS_ANNOTATION), a->p);
   emit_network (g, jw_lookup (ann, HV_NETWORK_ANNOTATION), a->p);
   emit_line_list (g, jw_lookup (ann, HV_GIT_GUARD_ANNOTATION), HV_GIT_GUARD_ANNOTATION, &a->plan->guarded_sources);
+  /* An earlier one's entries are in it (hv_policy_apply_keys): the
+   * gateway only ever takes keys out of the container. */
+  if (a->gateway)
+    jg_kv (g, HV_GATEWAY_ANNOTATION, a->gateway);
   yajl_val previous = jw_lookup (ann, HV_LANDLOCK_ANNOTATION);
   if (a->exec_rules)
     {
@@ -948,9 +955,37 @@ check_earlier_egress (const hv_policy *p, const oci_spec *spec, const char *name
   return 0;
 }
 
+/* The gateway the container gets: an earlier policy's (or the config's
+ * own) with this policy's credentials.api items added where the runtime
+ * has their key file; env rewritten to match (engine_gateway.h). */
+static int
+plan_gateway (const hv_policy *p, const oci_spec *spec, const char *name, const char *const *key_files,
+              oci_strv *env, oci_strv *notes, char **json, hv_error **err)
+{
+  struct hv_engine_gateway gw = { 0 };
+  const char *previous = oci_kv_get (&spec->annotations, HV_GATEWAY_ANNOTATION);
+  if (previous && hv_engine_gateway_parse (previous, name, &gw, err) < 0)
+    {
+      hv_engine_gateway_clear (&gw);
+      return -1;
+    }
+  hv_engine_gateway_add (&gw, p, key_files, env, notes);
+  hv_engine_gateway_env (&gw, env);
+  *json = hv_engine_gateway_json (&gw);
+  hv_engine_gateway_clear (&gw);
+  return 0;
+}
+
 int
 hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, char **out, oci_strv *notes,
                  hv_error **err)
+{
+  return hv_policy_apply_keys (p, config_json, name, NULL, out, notes, err);
+}
+
+int
+hv_policy_apply_keys (const hv_policy *p, const char *config_json, const char *name, const char *const *key_files,
+                      char **out, oci_strv *notes, hv_error **err)
 {
   json_walk w;
   yajl_val root = NULL;
@@ -984,18 +1019,20 @@ hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, 
     }
   a.agent_profile = agent;
   note_dropped_env (&spec->process.env, &env, &plan.notes);
+  cleanup_free char *gateway = NULL;
+  if (plan_gateway (p, spec, name, key_files, &env, &plan.notes, &gateway, err) < 0)
+    {
+      hv_container_plan_clear (&plan);
+      yajl_tree_free (root);
+      return -1;
+    }
+  a.gateway = gateway;
   if (p->refuse_project_links.value)
     oci_strv_push (&plan.notes, "filesystem.project_links: refuse is for haven run (checked after the run): links "
                                 "an engine container leaves in its workspace stay");
   if (p->n_env_from || p->ssh_agent.value || p->n_git_creds)
     oci_strv_push (&plan.notes, "env.set_from_file, env.set_from_env and credentials: are for haven run: not given to "
                                 "engine containers (pass secrets with the engine: -e, --secret)");
-  /* The gateway needs the key on the host side, which only haven run
-   * reads so far: in an engine container the key is what the engine
-   * passes, by env's rules. */
-  if (p->n_api_creds)
-    oci_strv_push (&plan.notes, "credentials.api is for haven run: engine containers get no gateway, and a key the "
-                                "engine passes (-e) reaches the container as env.pass says");
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_config (g, yajl_gen_beautify, 1);
   emit_config (g, root, &a);

@@ -11,4 +11,10 @@
  * (parts of the policy a container cannot have) is appended to notes. */
 int hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, char **out, oci_strv *notes,
                      hv_error **err);
+/* hv_policy_apply for a runtime whose registration names the files
+ * holding model API keys (key_files by hv_gw_provider, NULL entries or
+ * key_files NULL: none): the policy's credentials.api items for those
+ * providers are served by the gateway (engine_gateway.h). */
+int hv_policy_apply_keys (const hv_policy *p, const char *config_json, const char *name, const char *const *key_files,
+                          char **out, oci_strv *notes, hv_error **err);
 #endif

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "engine_api_key.h"
 #include "engine_install.h"
 #include "file_read.h"
 #include "utils.h"
@@ -266,6 +267,170 @@ test_atomic_write (void **state)
   free (path);
 }
 
+
+/* --api-key PROVIDER=FILE as haven-runc and `haven install` read it:
+ * strict, each part's error said. */
+static void
+expect_api_key_error (const char *arg, const char *message)
+{
+  const char *files[HV_GW_N_PROVIDERS] = { NULL };
+  hv_error *err = NULL;
+  if (hv_api_key_arg ("--api-key", arg, files, &err) == 0)
+    fail_msg ("accepted: %s", arg);
+  if (strstr (err->msg, message) == NULL)
+    fail_msg ("expected \"%s\"\n     in \"%s\"", message, err->msg);
+  hv_error_free (&err);
+}
+
+static void
+test_api_key_arg (void **state)
+{
+  (void) state;
+  const char *files[HV_GW_N_PROVIDERS] = { NULL };
+  hv_error *err = NULL;
+  assert_int_equal (hv_api_key_arg ("--api-key", "anthropic=/etc/haven/a.key", files, &err), 0);
+  assert_int_equal (hv_api_key_arg ("--api-key", "gemini=/k", files, &err), 0);
+  assert_string_equal (files[HV_GW_ANTHROPIC], "/etc/haven/a.key");
+  assert_string_equal (files[HV_GW_GEMINI], "/k");
+  assert_null (files[HV_GW_OPENAI]);
+  assert_int_equal (hv_api_key_arg ("--api-key", "anthropic=/other", files, &err), -1);
+  assert_string_equal (err->msg, "--api-key anthropic given twice (/etc/haven/a.key and /other)");
+  hv_error_free (&err);
+  expect_api_key_error ("anthropic", "expected PROVIDER=FILE");
+  expect_api_key_error ("claude=/k", "unknown provider \"claude\"");
+  expect_api_key_error ("=/k", "unknown provider \"\"");
+  expect_api_key_error ("openai=k", "must be an absolute path");
+  expect_api_key_error ("openai=", "must be an absolute path");
+  expect_api_key_error ("openai=/etc/../k", "must be an absolute path");
+  expect_api_key_error ("openai=/etc/./k", "must be an absolute path");
+  expect_api_key_error ("openai=/etc//k", "must be an absolute path");
+  expect_api_key_error ("openai=/etc/", "must be an absolute path");
+}
+
+static void
+expect_file_error (const char *path, uid_t uid, const char *message)
+{
+  hv_error *err = NULL;
+  if (hv_api_key_file_check (path, uid, &err) == 0)
+    fail_msg ("accepted: %s", path);
+  if (strstr (err->msg, message) == NULL)
+    fail_msg ("expected \"%s\"\n     in \"%s\"", message, err->msg);
+  hv_error_free (&err);
+}
+
+/* The registration's check of the key file: only a file no one else can
+ * read or swap passes. */
+static void
+test_api_key_file_check (void **state)
+{
+  (void) state;
+  char dir[] = "/tmp/hv-apikey-XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  cleanup_free char *real_dir = realpath (dir, NULL);
+  cleanup_free char *key = xasprintf ("%s/key", real_dir);
+  cleanup_free char *link = xasprintf ("%s/link", real_dir);
+  cleanup_free char *sub = xasprintf ("%s/sub", real_dir);
+  cleanup_free char *via = xasprintf ("%s/sub/key", real_dir);
+  cleanup_free char *empty = xasprintf ("%s/empty", real_dir);
+  int fd = open (key, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  assert_true (fd >= 0);
+  assert_int_equal (write (fd, "sk-test\n", 8), 8);
+  close (fd);
+  hv_error *err = NULL;
+  if (hv_api_key_file_check (key, getuid (), &err) < 0)
+    fail_msg ("%s", err->msg);
+  /* Owned by someone who is neither root nor the caller. */
+  if (getuid () != 0)
+    expect_file_error (key, getuid () + 1, "not by root or you");
+  else
+    {
+      assert_int_equal (chown (key, 12345, 12345), 0);
+      expect_file_error (key, 0, "owned by uid 12345, not by root or you (uid 0)");
+      assert_int_equal (chown (key, 0, 0), 0);
+    }
+  assert_int_equal (chmod (key, 0640), 0);
+  expect_file_error (key, getuid (), "mode 0640 lets its group or others at it");
+  assert_int_equal (chmod (key, 0602), 0);
+  expect_file_error (key, getuid (), "mode 0602");
+  assert_int_equal (chmod (key, 0400), 0);
+  assert_int_equal (hv_api_key_file_check (key, getuid (), &err), 0);
+  assert_int_equal (symlink (key, link), 0);
+  expect_file_error (link, getuid (), "reached through a symbolic link");
+  assert_int_equal (symlink (real_dir, sub), 0);
+  expect_file_error (via, getuid (), "reached through a symbolic link");
+  expect_file_error (real_dir, getuid (), "not a regular file");
+  fd = open (empty, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  assert_true (fd >= 0);
+  close (fd);
+  expect_file_error (empty, getuid (), "empty");
+  /* What create would refuse: a key no header can carry, a file larger
+   * than create reads. */
+  fd = open (empty, O_WRONLY | O_TRUNC);
+  assert_true (fd >= 0);
+  assert_int_equal (write (fd, "sk two words\n", 13), 13);
+  close (fd);
+  expect_file_error (empty, getuid (), "a character a header cannot carry");
+  cleanup_free char *big = xmalloc0 (9000);
+  memset (big, 'k', 8999);
+  fd = open (empty, O_WRONLY | O_TRUNC);
+  assert_true (fd >= 0);
+  assert_int_equal (write (fd, big, 8999), 8999);
+  close (fd);
+  expect_file_error (empty, getuid (), "larger than 8192 bytes");
+  cleanup_free char *missing = xasprintf ("%s/missing", real_dir);
+  expect_file_error (missing, getuid (), "no such file or directory");
+  cleanup_free char *rm = xasprintf ("rm -rf %s", real_dir);
+  assert_int_equal (system (rm), 0);
+}
+
+/* `haven install docker --api-key`: the file is checked, and the
+ * registration passes it to haven-runc as a runtime argument (never the
+ * key); Podman, which passes none, refuses it. */
+static void
+test_install_api_key (void **state)
+{
+  (void) state;
+  char dir[] = "/tmp/hv-apikey-XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  cleanup_free char *real_dir = realpath (dir, NULL);
+  cleanup_free char *key = xasprintf ("%s/key", real_dir);
+  cleanup_free char *json = xasprintf ("%s/daemon.json", real_dir);
+  cleanup_free char *conf = xasprintf ("%s/haven.conf", real_dir);
+  cleanup_free char *arg = xasprintf ("anthropic=%s", key);
+  int fd = open (key, O_WRONLY | O_CREAT | O_EXCL, 0644);
+  assert_true (fd >= 0);
+  assert_int_equal (write (fd, "sk-secret-value\n", 16), 16);
+  close (fd);
+  hv_error *err = NULL;
+  char *docker[] = { "install", "docker", "--daemon-json", json, "--api-key", arg, NULL };
+  assert_int_equal (hv_cmd_install (6, docker, false, &err), -1);
+  assert_non_null (strstr (err->msg, "install docker: --api-key anthropic: key file"));
+  assert_non_null (strstr (err->msg, "mode 0644"));
+  hv_error_free (&err);
+  assert_int_equal (access (json, F_OK), -1);
+  assert_int_equal (chmod (key, 0600), 0);
+  if (hv_cmd_install (6, docker, false, &err) < 0)
+    fail_msg ("%s", err->msg);
+  cleanup_free char *text = NULL;
+  assert_int_equal (read_file_at (AT_FDCWD, json, &text, &err), 0);
+  cleanup_free char *want = xasprintf ("\"runtimeArgs\": [\n        \"--api-key\",\n        \"anthropic=%s\"\n      ]",
+                                       key);
+  if (strstr (text, want) == NULL)
+    fail_msg ("no %s in %s", want, text);
+  assert_null (strstr (text, "sk-secret"));
+  char *podman[] = { "install", "podman", "--conf", conf, "--api-key", arg, NULL };
+  assert_int_equal (hv_cmd_install (6, podman, false, &err), -1);
+  assert_non_null (strstr (err->msg, "--api-key is for Docker only"));
+  hv_error_free (&err);
+  assert_int_equal (access (conf, F_OK), -1);
+  char *uninstall[] = { "uninstall", "docker", "--daemon-json", json, "--api-key", arg, NULL };
+  assert_int_equal (hv_cmd_install (6, uninstall, true, &err), -1);
+  assert_non_null (strstr (err->msg, "option --api-key does not apply here"));
+  hv_error_free (&err);
+  cleanup_free char *rm = xasprintf ("rm -rf %s", real_dir);
+  assert_int_equal (system (rm), 0);
+}
+
 int
 main (void)
 {
@@ -279,6 +444,9 @@ main (void)
     cmocka_unit_test (test_malformed),
     cmocka_unit_test (test_podman_conf),
     cmocka_unit_test (test_atomic_write),
+    cmocka_unit_test (test_api_key_arg),
+    cmocka_unit_test (test_api_key_file_check),
+    cmocka_unit_test (test_install_api_key),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
