@@ -80,7 +80,9 @@
 
 /* grammar: JSON {"apis":[{"provider":"anthropic"|"openai"|"gemini","port":N,"auth":"x-api-key"|"bearer"|
  *          "goog-api-key"[,"key_file":ABSOLUTE HOST PATH]},...]}, at most one entry per provider; never a key
- * writer:  the policy layer (the gateway's policy key), or an engine's --annotation with key_file
+ * writer:  policy/policy_api.c, for policy/policy_compile.c (haven run: the credentials.api items whose key
+ *          is set; no key_file, the key is in create's service_secrets) and policy/engine_gateway.c (engine
+ *          configs: key_file, the file the runtime's registration names)
  * reader:  runtime/gateway/gateway_config.c, for runtime/gateway_sandbox.c (create: the listeners in the
  *          sandbox's network namespace, the keys) and runtime/monitor/monitor_gateway.c (serves them) */
 #define HV_GATEWAY_ANNOTATION "run.haven.gateway"
@@ -97,18 +99,6 @@
  * reader:  runtime/netns_check.c (init's namespace has nothing but loopback after the engine's hooks) */
 #define HV_NETWORK_ANNOTATION "run.haven.network"
 #define HV_NETWORK_NONE "none"
-
-/* grammar: JSON {"apis": [{"provider": "anthropic"|"openai"|"gemini", "port": N, "auth": "x-api-key"|"bearer"|
- *          "goog-api-key"[, "key_file": ABSOLUTE_PATH]}, ...]}, at most one entry per provider; anything else
- *          is an error naming the JSON path.  Never the key: without key_file it is in create's service_secrets
- * writer:  policy/policy_api.c, for policy/policy_compile.c (haven run: credentials.api items whose key is set)
- * reader:  the runtime's gateway (create makes the listener on 127.0.0.1:port in the sandbox's network
- *          namespace; the per-container monitor serves it) */
-#define HV_GATEWAY_ANNOTATION "run.haven.gateway"
-/* The ports the policy layer gives each provider's listener. */
-#define HV_GATEWAY_PORT_ANTHROPIC 8961
-#define HV_GATEWAY_PORT_OPENAI 8962
-#define HV_GATEWAY_PORT_GEMINI 8963
 
 /* grammar: JSON {"dir": ABSOLUTE-PATH, "hosts": [{"host": NAME, "path": PREFIX, "from": "token" | "host"}, ...]}
  *          (runtime/monitor/git_broker.h says each member's rules)

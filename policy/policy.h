@@ -191,10 +191,6 @@ bool hv_policy_is_shell_name (const char *name);
 #define HV_SSH_AGENT_VIEW_SOCKET HV_SSH_AGENT_VIEW_DIR "/" HV_SSH_AGENT_VIEW_SOCKET_NAME
 #define HV_SSH_AGENT_VIEW_MAX_KEYS 32
 #define HV_SECRET_MAX_SIZE (64u << 10) /* bytes of a token file */
-/* What the sandbox holds in an API's key variable when haven's gateway
- * keeps the real key: not a secret (the gateway drops whatever
- * credential the sandbox sends). */
-#define HV_GATEWAY_PLACEHOLDER_KEY "haven-gateway-placeholder"
 
 void hv_secret_source_free (hv_secret_source *s);
 void hv_api_credential_free (hv_api_credential *c);
