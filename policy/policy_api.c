@@ -240,7 +240,7 @@ hv_api_validate (const hv_policy *p, hv_error **err)
                                  e->where, e->file ? "set_from_file" : "set_from_env", e->name, k->where,
                                  k->file ? "token_file" : "token_env", k->file ? k->file : k->host_var);
         }
-      /* credentials.git writes its tokens into a file the sandbox reads. */
+      /* credentials.git hands its tokens to the sandbox's git through the broker. */
       for (size_t j = 0; j < p->n_git_creds; j++)
         {
           const hv_secret_source *g = &p->git_creds[j];
