@@ -4,20 +4,14 @@
 #include "config.h"
 #include "git_broker.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
 #include "container.h"
 #include "haven_annotations.h"
 #include "json_walk.h"
-#include "safe_path.h"
+#include "service_socket.h"
 #include "utils.h"
 
 #define MAX_HOSTS 64
@@ -183,35 +177,6 @@ parse_annotation (const char *json, hv_git_broker *b, const struct hv_service_se
   return r;
 }
 
-/* Bind the socket in dir, reached from / through no link, a directory of
- * ours that no one else can enter (the socket answers whoever connects). */
-static int
-listen_in (const char *dir, hv_error **err)
-{
-  const char *what = "annotations[\"" HV_GIT_CREDENTIALS_ANNOTATION "\"].dir";
-  cleanup_close int dfd = hv_open_host_nofollow (dir, O_PATH | O_DIRECTORY);
-  if (dfd < 0)
-    return hv_error_set (err, errno, "config.json: %s: %s", what, dir);
-  struct stat st;
-  if (fstat (dfd, &st) < 0)
-    return hv_error_set (err, errno, "config.json: %s: %s", what, dir);
-  if (st.st_uid != geteuid () || (st.st_mode & 077))
-    return hv_error_set (err, 0, "config.json: %s: %s is not a directory of yours that only you can enter (uid %u, mode %04o)",
-                         what, dir, (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777));
-  struct sockaddr_un sa = { .sun_family = AF_UNIX };
-  snprintf (sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/%s", dfd, HV_GIT_BROKER_SOCKET);
-  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return hv_error_set (err, errno, "git credential broker: socket");
-  if (bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen (fd, 16) < 0)
-    {
-      int e = errno;
-      close (fd);
-      return hv_error_set (err, e, "git credential broker: listen on %s/%s", dir, HV_GIT_BROKER_SOCKET);
-    }
-  return fd;
-}
-
 int
 hv_git_broker_prepare (const oci_spec *spec, const struct hv_service_secret *secrets, size_t n_secrets,
                        hv_git_broker **out, hv_error **err)
@@ -225,7 +190,8 @@ hv_git_broker_prepare (const oci_spec *spec, const struct hv_service_secret *sec
   b->read_timeout_ms = 5000;
   b->fill_timeout_ms = 30000;
   cleanup_free char *dir = NULL;
-  if (parse_annotation (json, b, secrets, n_secrets, &dir, err) < 0 || (b->listen_fd = listen_in (dir, err)) < 0)
+  if (parse_annotation (json, b, secrets, n_secrets, &dir, err) < 0 || (b->listen_fd = hv_service_listen_in (dir, HV_GIT_BROKER_SOCKET, "annotations[\"" HV_GIT_CREDENTIALS_ANNOTATION "\"].dir",
+                                                 "git credential broker", err)) < 0)
     {
       hv_git_broker_free (b);
       return -1;
