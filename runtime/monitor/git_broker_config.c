@@ -54,33 +54,6 @@ valid_path_prefix (const char *p)
     }
 }
 
-static int
-check_keys (json_walk *w, yajl_val obj, const char *const *known)
-{
-  for (size_t i = 0; i < obj->u.object.len; i++)
-    {
-      bool ok = false;
-      for (size_t j = 0; known[j] && !ok; j++)
-        ok = strcmp (obj->u.object.keys[i], known[j]) == 0;
-      if (!ok)
-        return jw_fail_key (w, obj->u.object.keys[i], "unknown field");
-    }
-  return 0;
-}
-
-static int
-string_field (json_walk *w, yajl_val obj, const char *key, bool required, const char **out)
-{
-  yajl_val v = jw_lookup (obj, key);
-  *out = NULL;
-  if (jw_absent (v))
-    return required ? jw_fail_key (w, key, "required field is missing") : 0;
-  if (!YAJL_IS_STRING (v))
-    return jw_fail_key (w, key, "expected a string");
-  *out = v->u.string;
-  return 0;
-}
-
 static const struct hv_service_secret *
 find_secret (const struct hv_service_secret *secrets, size_t n, const char *host)
 {
@@ -95,8 +68,8 @@ take_host (json_walk *w, yajl_val v, hv_git_broker *b, const struct hv_service_s
 {
   static const char *const known[] = { "host", "path", "from", NULL };
   const char *host, *path, *from;
-  if (jw_expect_object (w, v) < 0 || check_keys (w, v, known) < 0 || string_field (w, v, "host", true, &host) < 0
-      || string_field (w, v, "path", false, &path) < 0 || string_field (w, v, "from", true, &from) < 0)
+  if (jw_expect_object (w, v) < 0 || jw_only_keys (w, v, known) < 0 || jw_member_string (w, v, "host", true, &host) < 0
+      || jw_member_string (w, v, "path", false, &path) < 0 || jw_member_string (w, v, "from", true, &from) < 0)
     return -1;
   if (!valid_host (host))
     return jw_fail_key (w, "host", "\"%s\" is not a lower-case host name without a port", host);
@@ -144,9 +117,9 @@ parse_annotation (const char *json, hv_git_broker *b, const struct hv_service_se
   const char *d;
   int r = jw_expect_object (&w, root);
   if (r == 0)
-    r = check_keys (&w, root, known);
+    r = jw_only_keys (&w, root, known);
   if (r == 0)
-    r = string_field (&w, root, "dir", true, &d);
+    r = jw_member_string (&w, root, "dir", true, &d);
   if (r == 0 && d[0] != '/')
     r = jw_fail_key (&w, "dir", "\"%s\" is not an absolute path", d);
   yajl_val hosts = r == 0 ? jw_lookup (root, "hosts") : NULL;

@@ -38,10 +38,10 @@ parse_annotation (const char *json, hv_ssh_agent_service *s, char **dir, hv_erro
   yajl_val root = NULL;
   if (jw_parse (&w, json, &root) < 0)
     return -1;
+  static const char *const known[] = { "dir", "keys", NULL };
   int r = jw_expect_object (&w, root);
-  for (size_t i = 0; r == 0 && i < root->u.object.len; i++)
-    if (strcmp (root->u.object.keys[i], "dir") != 0 && strcmp (root->u.object.keys[i], "keys") != 0)
-      r = jw_fail_key (&w, root->u.object.keys[i], "unknown field");
+  if (r == 0)
+    r = jw_only_keys (&w, root, known);
   if (r == 0)
     r = jw_field_required_string (&w, root, "dir", dir);
   if (r == 0 && (*dir)[0] != '/')
