@@ -53,8 +53,8 @@ parse_annotation (const char *json, hv_ssh_agent_service *s, char **dir, hv_erro
     {
       size_t saved = jw_push_key (&w, "keys");
       r = jw_expect_array (&w, keys);
-      if (r == 0 && (keys->u.array.len == 0 || keys->u.array.len > HV_SSH_AGENT_SERVICE_MAX_KEYS))
-        r = jw_fail (&w, "expected 1 to %d keys", HV_SSH_AGENT_SERVICE_MAX_KEYS);
+      if (r == 0 && (keys->u.array.len == 0 || keys->u.array.len > HV_SSH_AGENT_VIEW_MAX_KEYS))
+        r = jw_fail (&w, "expected 1 to %d keys", HV_SSH_AGENT_VIEW_MAX_KEYS);
       if (r == 0)
         s->keys = xmalloc0 (keys->u.array.len * sizeof (*s->keys));
       for (size_t i = 0; r == 0 && i < keys->u.array.len; i++)
