@@ -37,21 +37,7 @@ valid_host (const char *s)
 static bool
 valid_path_prefix (const char *p)
 {
-  if (strlen (p) > PATH_MAX_LEN)
-    return false;
-  for (;;)
-    {
-      const char *end = strchrnul (p, '/');
-      size_t n = (size_t) (end - p);
-      if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-        return false;
-      for (const char *q = p; q < end; q++)
-        if ((unsigned char) *q < ' ' || *q == 0x7f)
-          return false;
-      if (!*end)
-        return true;
-      p = end + 1;
-    }
+  return strlen (p) <= PATH_MAX_LEN && hv_git_credential_path_valid (p);
 }
 
 static const struct hv_service_secret *
