@@ -16,9 +16,8 @@ hv_now_ms (void)
 }
 
 int
-hv_read_until_eof (int fd, int64_t deadline, char *buf, size_t cap, size_t *len)
+hv_wait_fd (int fd, short events, int64_t deadline)
 {
-  *len = 0;
   for (;;)
     {
       int64_t left = deadline - hv_now_ms ();
@@ -27,21 +26,34 @@ hv_read_until_eof (int fd, int64_t deadline, char *buf, size_t cap, size_t *len)
           errno = ETIMEDOUT;
           return -1;
         }
-      struct pollfd p = { .fd = fd, .events = POLLIN };
+      /* At most a minute at a time: a far deadline does not overflow
+       * poll's int. */
+      struct pollfd p = { .fd = fd, .events = events };
       int r = poll (&p, 1, left > 60000 ? 60000 : (int) left);
       if (r < 0 && errno == EINTR)
         continue;
       if (r < 0)
         return -1;
-      if (r == 0)
-        continue;
+      if (r > 0)
+        return 0;
+    }
+}
+
+int
+hv_read_until_eof (int fd, int64_t deadline, char *buf, size_t cap, size_t *len)
+{
+  *len = 0;
+  for (;;)
+    {
+      if (hv_wait_fd (fd, POLLIN, deadline) < 0)
+        return -1;
       if (*len == cap)
         {
           errno = EMSGSIZE;
           return -1;
         }
       /* Readable, so this read does not wait (EAGAIN: fd is non-blocking
-       * and the readiness was spurious; poll again). */
+       * and the readiness was spurious; wait again). */
       ssize_t got = read (fd, buf + *len, cap - *len);
       if (got < 0 && (errno == EINTR || errno == EAGAIN))
         continue;

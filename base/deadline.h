@@ -10,6 +10,11 @@
 /* CLOCK_MONOTONIC in milliseconds: what deadlines are measured on. */
 int64_t hv_now_ms (void);
 
+/* Wait until fd is ready for events (poll's; an error or hang-up counts
+ * as ready) or the deadline passes: 0, or -1 with errno ETIMEDOUT or
+ * poll's. */
+int hv_wait_fd (int fd, short events, int64_t deadline);
+
 /* Read fd until its end of stream, at most cap bytes into buf (*len:
  * how many), before deadline: 0, or -1 with errno ETIMEDOUT (the
  * deadline passed), EMSGSIZE (more than cap bytes came), or poll's or

@@ -43,20 +43,11 @@ hv_gw_exchange_clear (hv_gw_exchange *x)
 static int
 client_wait (int fd, short events, int64_t deadline, const char *what, hv_error **err)
 {
-  for (;;)
-    {
-      int64_t left = deadline - hv_now_ms ();
-      if (left <= 0)
-        return hv_error_set (err, ETIMEDOUT, "gateway: %s the sandbox", what);
-      struct pollfd p = { .fd = fd, .events = events };
-      int r = poll (&p, 1, (int) left);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        return hv_error_set (err, errno, "gateway: %s the sandbox: poll", what);
-      if (r > 0)
-        return 0;
-    }
+  if (hv_wait_fd (fd, events, deadline) == 0)
+    return 0;
+  if (errno == ETIMEDOUT)
+    return hv_error_set (err, ETIMEDOUT, "gateway: %s the sandbox", what);
+  return hv_error_set (err, errno, "gateway: %s the sandbox: poll", what);
 }
 
 /* MSG_DONTWAIT: the fd may be blocking, and only poll() may wait;

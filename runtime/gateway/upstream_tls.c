@@ -117,18 +117,11 @@ static int
 wait_fd (int fd, short events, int64_t deadline, int timeout_ms, const char *host, uint16_t port,
          const char *what, hv_error **err)
 {
-  for (;;)
-    {
-      int64_t left = deadline - hv_now_ms ();
-      if (left <= 0)
-        return hv_error_set (err, 0, "TLS to %s:%u: %s: no progress within %d ms", host, port, what, timeout_ms);
-      struct pollfd p = { .fd = fd, .events = events };
-      int r = poll (&p, 1, (int) left);
-      if (r > 0)
-        return 0;
-      if (r < 0 && errno != EINTR)
-        return hv_error_set (err, errno, "TLS to %s:%u: %s: poll", host, port, what);
-    }
+  if (hv_wait_fd (fd, events, deadline) == 0)
+    return 0;
+  if (errno == ETIMEDOUT)
+    return hv_error_set (err, 0, "TLS to %s:%u: %s: no progress within %d ms", host, port, what, timeout_ms);
+  return hv_error_set (err, errno, "TLS to %s:%u: %s: poll", host, port, what);
 }
 
 /* A TCP connection to one address, made within DEADLINE: the fd, or -1
@@ -143,23 +136,8 @@ tcp_connect_one (const struct addrinfo *ai, int64_t deadline)
     return steal_fd (&fd);
   if (errno != EINPROGRESS)
     return -1;
-  for (;;)
-    {
-      int64_t left = deadline - hv_now_ms ();
-      if (left <= 0)
-        {
-          errno = ETIMEDOUT;
-          return -1;
-        }
-      struct pollfd p = { .fd = fd, .events = POLLOUT };
-      int r = poll (&p, 1, (int) left);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        return -1;
-      if (r > 0)
-        break;
-    }
+  if (hv_wait_fd (fd, POLLOUT, deadline) < 0)
+    return -1;
   int so_error = 0;
   socklen_t len = sizeof (so_error);
   if (getsockopt (fd, SOL_SOCKET, SO_ERROR, &so_error, &len) < 0)

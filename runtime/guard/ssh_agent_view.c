@@ -19,30 +19,6 @@
 #include "deadline.h"
 #include "utils.h"
 
-/* Wait until fd is ready for events or the deadline passes: 0 ready, -1
- * with errno ETIMEDOUT or poll's. */
-static int
-wait_fd (int fd, short events, long long deadline)
-{
-  for (;;)
-    {
-      long long left = deadline - hv_now_ms ();
-      if (left <= 0)
-        {
-          errno = ETIMEDOUT;
-          return -1;
-        }
-      struct pollfd p = { .fd = fd, .events = events };
-      int r = poll (&p, 1, left > 60000 ? 60000 : (int) left);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        return -1;
-      if (r > 0)
-        return 0;
-    }
-}
-
 /* Read exactly len bytes by the deadline: 1 done, 0 end of stream before
  * any byte, -1 with errno (EPIPE for an end of stream after some). */
 static int
@@ -51,7 +27,7 @@ read_exact (int fd, unsigned char *buf, size_t len, long long deadline)
   size_t got = 0;
   while (got < len)
     {
-      if (wait_fd (fd, POLLIN, deadline) < 0)
+      if (hv_wait_fd (fd, POLLIN, deadline) < 0)
         return -1;
       ssize_t r = recv (fd, buf + got, len - got, MSG_DONTWAIT);
       if (r < 0 && (errno == EINTR || errno == EAGAIN))
@@ -107,7 +83,7 @@ send_msg (int fd, const unsigned char *msg, size_t len, long long deadline)
   size_t sent = 0;
   while (sent < len + 4)
     {
-      if (wait_fd (fd, POLLOUT, deadline) < 0)
+      if (hv_wait_fd (fd, POLLOUT, deadline) < 0)
         return -1;
       ssize_t r = send (fd, buf + sent, len + 4 - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
       if (r < 0 && (errno == EINTR || errno == EAGAIN))
