@@ -137,13 +137,8 @@ static void
 serve (int lfd, enum server_mode mode, int go)
 {
   SSL_CTX *c = test_ca_server_ctx (dir, "localhost");
-  int fd = accept (lfd, NULL, NULL);
-  if (fd < 0)
-    _exit (2);
-  SSL *ssl = SSL_new (c);
-  SSL_set_fd (ssl, fd);
-  if (SSL_accept (ssl) != 1)
-    _exit (3);
+  int fd;
+  SSL *ssl = test_ca_accept (lfd, c, &fd);
   char req[8192];
   size_t got = 0;
   char *end = NULL;

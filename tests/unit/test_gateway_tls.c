@@ -132,13 +132,8 @@ serve (int lfd, const char *leaf, int old_tls_only, enum server_mode mode)
         _exit (2);
     }
   SSL_CTX_set_alpn_select_cb (c, select_http11, NULL);
-  int fd = accept (lfd, NULL, NULL);
-  if (fd < 0)
-    _exit (2);
-  SSL *ssl = SSL_new (c);
-  SSL_set_fd (ssl, fd);
-  if (SSL_accept (ssl) != 1)
-    _exit (3);
+  int fd;
+  SSL *ssl = test_ca_accept (lfd, c, &fd);
   /* The client must name the host (SNI) and offer HTTP/1.1 (ALPN): a
    * server that sees neither does not answer, and the client's read fails. */
   const char *sni = SSL_get_servername (ssl, TLSEXT_NAMETYPE_host_name);
