@@ -267,6 +267,33 @@ JW_DEFINE_FIELD (jw_field_bool, bool, jw_as_bool (w, v, out))
 JW_DEFINE_FIELD (jw_field_u32, uint32_t, jw_as_u32 (w, v, out))
 
 int
+jw_only_keys (json_walk *w, yajl_val obj, const char *const *known)
+{
+  for (size_t i = 0; i < obj->u.object.len; i++)
+    {
+      bool ok = false;
+      for (size_t j = 0; known[j] && !ok; j++)
+        ok = strcmp (obj->u.object.keys[i], known[j]) == 0;
+      if (!ok)
+        return jw_fail_key (w, obj->u.object.keys[i], "unknown field");
+    }
+  return 0;
+}
+
+int
+jw_member_string (json_walk *w, yajl_val obj, const char *key, bool required, const char **out)
+{
+  yajl_val v = jw_lookup (obj, key);
+  *out = NULL;
+  if (jw_absent (v))
+    return required ? jw_fail_key (w, key, "required field is missing") : 0;
+  if (!YAJL_IS_STRING (v))
+    return jw_fail_key (w, key, "expected a string");
+  *out = v->u.string;
+  return 0;
+}
+
+int
 jw_field_required_string (json_walk *w, yajl_val obj, const char *key, char **out)
 {
   if (jw_absent (jw_lookup (obj, key)))

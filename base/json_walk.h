@@ -59,6 +59,14 @@ int jw_as_int (json_walk *w, yajl_val v, int *out);
 int jw_expect_object (json_walk *w, yajl_val v);
 int jw_expect_array (json_walk *w, yajl_val v);
 
+/* Fail naming the first member of obj not in known (NULL-terminated):
+ * a strict reader must not drop a field it does not understand in
+ * silence.  obj must be an object (jw_expect_object first). */
+int jw_only_keys (json_walk *w, yajl_val obj, const char *const *known);
+/* obj[key] as a string borrowed from the tree (*out: NULL when absent and
+ * not required). */
+int jw_member_string (json_walk *w, yajl_val obj, const char *key, bool required, const char **out);
+
 /* Field accessors: read obj[key] if present (leaving *out untouched if not). */
 int jw_field_string (json_walk *w, yajl_val obj, const char *key, char **out);
 int jw_field_required_string (json_walk *w, yajl_val obj, const char *key, char **out);

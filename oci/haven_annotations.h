@@ -71,6 +71,8 @@
 #define HV_SSH_AGENT_VIEW_ANNOTATION "run.haven.ssh-agent-view"
 /* ... and the name of the view's socket in that dir. */
 #define HV_SSH_AGENT_VIEW_SOCKET_NAME "agent.sock"
+/* ... and the most keys "keys" holds (the policy refuses more, the runtime too). */
+#define HV_SSH_AGENT_VIEW_MAX_KEYS 32
 
 /* grammar: JSON, the egress rules of runtime/egress/include/egress_config.h
  * writer:  policy/policy_egress.c, for policy/policy_compile.c (connect "pasta") and policy/policy_apply.c ("engine")

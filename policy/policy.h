@@ -189,7 +189,6 @@ bool hv_policy_is_shell_name (const char *name);
  * the view's socket) and the socket SSH_AUTH_SOCK names. */
 #define HV_SSH_AGENT_VIEW_DIR "/run/haven/ssh-agent"
 #define HV_SSH_AGENT_VIEW_SOCKET HV_SSH_AGENT_VIEW_DIR "/" HV_SSH_AGENT_VIEW_SOCKET_NAME
-#define HV_SSH_AGENT_VIEW_MAX_KEYS 32
 #define HV_SECRET_MAX_SIZE (64u << 10) /* bytes of a token file */
 
 void hv_secret_source_free (hv_secret_source *s);

@@ -12,12 +12,11 @@
 
 #include <string.h>
 #include <strings.h>
-#include <yajl/yajl_gen.h>
 
 #include "array_size.h"
+#include "engine_gateway.h"
 #include "gateway_route.h"
 #include "haven_annotations.h"
-#include "json_gen.h"
 #include "policy_api.h"
 #include "utils.h"
 
@@ -185,30 +184,21 @@ hv_api_sandbox_vars (const hv_policy *p, char *const *host_env, oci_kv_list *out
 char *
 hv_api_gateway_annotation (const hv_policy *p, char *const *host_env)
 {
-  size_t active = 0;
-  for (size_t i = 0; i < p->n_api_creds; i++)
-    active += hv_api_active (&p->api_creds[i], host_env);
-  if (active == 0)
-    return NULL;
-  yajl_gen g = yajl_gen_alloc (NULL);
-  yajl_gen_map_open (g);
-  jg_str (g, "apis");
-  yajl_gen_array_open (g);
-  for (size_t i = 0; i < p->n_api_creds; i++)
+  /* Written by the engine path's writer, so that both write the one
+   * format; its strings are borrowed from p, so gw is not cleared.  The
+   * policy lists each host once, so each provider at most once. */
+  struct hv_engine_gateway gw = { 0 };
+  for (size_t i = 0; i < p->n_api_creds && gw.n < HV_GW_N_PROVIDERS; i++)
     {
       const hv_api_credential *c = &p->api_creds[i];
-      if (!hv_api_active (c, host_env))
-        continue;
-      yajl_gen_map_open (g);
-      jg_kv (g, "provider", c->provider);
-      jg_str (g, "port");
-      yajl_gen_integer (g, hv_api_agent_env (c->provider)->port);
-      jg_kv (g, "auth", c->auth);
-      yajl_gen_map_close (g);
+      if (hv_api_active (c, host_env))
+        gw.api[gw.n++] = (struct hv_engine_api){
+          .provider = c->provider,
+          .port = hv_api_agent_env (c->provider)->port,
+          .auth = c->auth,
+        };
     }
-  yajl_gen_array_close (g);
-  yajl_gen_map_close (g);
-  return jg_finish (g);
+  return hv_engine_gateway_json (&gw);
 }
 
 int

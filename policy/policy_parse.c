@@ -20,6 +20,7 @@
 #include <strings.h>
 #include <yaml.h>
 
+#include "git_credential.h"
 #include "policy_api.h"
 #include "policy_network.h"
 #include "policy_parse.h"
@@ -959,21 +960,7 @@ is_host_name (const char *s)
 static bool
 is_repo_path (const char *s)
 {
-  if (strlen (s) > 1024)
-    return false;
-  for (;;)
-    {
-      const char *end = strchrnul (s, '/');
-      size_t n = (size_t) (end - s);
-      if (n == 0 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
-        return false;
-      for (const char *c = s; c < end; c++)
-        if ((unsigned char) *c < 0x20 || *c == 0x7f || *c == '*' || *c == '?' || *c == '[')
-          return false;
-      if (!*end)
-        return true;
-      s = end + 1;
-    }
+  return strlen (s) <= 1024 && hv_git_credential_path_valid (s) && !strpbrk (s, "*?[");
 }
 
 /* credentials.git items: {host: github.com, token_file: ~/..., username: x}

@@ -64,39 +64,11 @@ hv_egress_config_free (hv_egress_config *c)
 /* Parsing                                                             */
 /* ------------------------------------------------------------------ */
 
-/* Fail on any key of obj not in known (NULL-terminated): a rule the
- * runtime does not understand must not be dropped in silence. */
-static int
-check_keys (json_walk *w, yajl_val obj, const char *const *known)
-{
-  for (size_t i = 0; i < obj->u.object.len; i++)
-    {
-      bool ok = false;
-      for (size_t j = 0; known[j] && !ok; j++)
-        ok = strcmp (obj->u.object.keys[i], known[j]) == 0;
-      if (!ok)
-        return jw_fail_key (w, obj->u.object.keys[i], "unknown field");
-    }
-  return 0;
-}
-
-static int
-required_string (json_walk *w, yajl_val obj, const char *key, const char **out)
-{
-  yajl_val v = jw_lookup (obj, key);
-  if (jw_absent (v))
-    return jw_fail_key (w, key, "required field is missing");
-  if (!YAJL_IS_STRING (v))
-    return jw_fail_key (w, key, "expected a string");
-  *out = v->u.string;
-  return 0;
-}
-
 static int
 parse_ports (json_walk *w, yajl_val obj, uint16_t *min, uint16_t *max)
 {
   const char *text;
-  if (required_string (w, obj, "ports", &text) < 0)
+  if (jw_member_string (w, obj, "ports", true, &text) < 0)
     return -1;
   hv_error *e = NULL;
   if (hv_egress_ports_parse (text, min, max, &e) < 0)
@@ -128,7 +100,7 @@ take_cidr (json_walk *w, yajl_val v, void *list)
   static const char *const known[] = { "cidr", "ports", NULL };
   cidr_list *l = list;
   const char *text;
-  if (jw_expect_object (w, v) < 0 || check_keys (w, v, known) < 0 || required_string (w, v, "cidr", &text) < 0)
+  if (jw_expect_object (w, v) < 0 || jw_only_keys (w, v, known) < 0 || jw_member_string (w, v, "cidr", true, &text) < 0)
     return -1;
   hv_egress_cidr c;
   hv_error *e = NULL;
@@ -180,7 +152,7 @@ take_name (json_walk *w, yajl_val v, void *list)
   static const char *const known[] = { "name", "subdomains", "ports", NULL };
   name_list *l = list;
   const char *name;
-  if (jw_expect_object (w, v) < 0 || check_keys (w, v, known) < 0 || required_string (w, v, "name", &name) < 0)
+  if (jw_expect_object (w, v) < 0 || jw_only_keys (w, v, known) < 0 || jw_member_string (w, v, "name", true, &name) < 0)
     return -1;
   const char *problem = name_problem (name);
   if (problem)
@@ -226,7 +198,7 @@ static int
 parse_connect (json_walk *w, yajl_val root, hv_egress_connect *out)
 {
   const char *text;
-  if (required_string (w, root, "connect", &text) < 0)
+  if (jw_member_string (w, root, "connect", true, &text) < 0)
     return -1;
   if (strcmp (text, "engine") == 0)
     *out = HV_EGRESS_CONNECT_ENGINE;
@@ -251,9 +223,9 @@ hv_egress_config_parse (const char *json, const char *doc, hv_egress_config **ou
   const char *policy = NULL;
   int r = jw_expect_object (&w, root);
   if (r == 0)
-    r = check_keys (&w, root, known);
+    r = jw_only_keys (&w, root, known);
   if (r == 0)
-    r = required_string (&w, root, "policy", &policy);
+    r = jw_member_string (&w, root, "policy", true, &policy);
   if (r == 0)
     {
       c->policy = xstrdup (policy);

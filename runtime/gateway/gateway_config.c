@@ -41,41 +41,14 @@ hv_gw_config_free (hv_gw_config *c)
 }
 
 static int
-check_keys (json_walk *w, yajl_val obj, const char *const *known)
-{
-  for (size_t i = 0; i < obj->u.object.len; i++)
-    {
-      bool ok = false;
-      for (size_t j = 0; known[j] && !ok; j++)
-        ok = strcmp (obj->u.object.keys[i], known[j]) == 0;
-      if (!ok)
-        return jw_fail_key (w, obj->u.object.keys[i], "unknown field");
-    }
-  return 0;
-}
-
-static int
-string_member (json_walk *w, yajl_val obj, const char *key, bool required, const char **out)
-{
-  yajl_val v = jw_lookup (obj, key);
-  *out = NULL;
-  if (jw_absent (v))
-    return required ? jw_fail_key (w, key, "required field is missing") : 0;
-  if (!YAJL_IS_STRING (v))
-    return jw_fail_key (w, key, "expected a string");
-  *out = YAJL_GET_STRING (v);
-  return 0;
-}
-
-static int
 parse_api (json_walk *w, yajl_val v, hv_gw_config *c)
 {
   static const char *const known[] = { "provider", "port", "auth", "key_file", NULL };
-  if (jw_expect_object (w, v) < 0 || check_keys (w, v, known) < 0)
+  if (jw_expect_object (w, v) < 0 || jw_only_keys (w, v, known) < 0)
     return -1;
   const char *provider, *auth, *key_file;
-  if (string_member (w, v, "provider", true, &provider) < 0 || string_member (w, v, "auth", true, &auth) < 0
-      || string_member (w, v, "key_file", false, &key_file) < 0)
+  if (jw_member_string (w, v, "provider", true, &provider) < 0 || jw_member_string (w, v, "auth", true, &auth) < 0
+      || jw_member_string (w, v, "key_file", false, &key_file) < 0)
     return -1;
   hv_gw_api_cfg *a = &c->apis[c->n];
   a->api = hv_gw_api_by_name (provider);
@@ -126,7 +99,7 @@ hv_gw_config_parse (const char *text, const char *doc, hv_gw_config **out, hv_er
     return hv_error_wrap (err, "%s: .annotations[\"%s\"]", doc, HV_GATEWAY_ANNOTATION);
   hv_gw_config *c = xmalloc0 (sizeof (*c));
   static const char *const known[] = { "apis", NULL };
-  int r = jw_expect_object (&w, root) < 0 || check_keys (&w, root, known) < 0 ? -1 : 0;
+  int r = jw_expect_object (&w, root) < 0 || jw_only_keys (&w, root, known) < 0 ? -1 : 0;
   yajl_val apis = r == 0 ? jw_lookup (root, "apis") : NULL;
   if (r == 0 && jw_absent (apis))
     r = jw_fail_key (&w, "apis", "required field is missing");

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "gateway_forward.h"
+#include "deadline.h"
 #include "utils.h"
 
 /* The size of one read from either side: a piece is relayed as soon as it
@@ -37,33 +38,16 @@ hv_gw_exchange_clear (hv_gw_exchange *x)
   memset (x, 0, sizeof (*x));
 }
 
-static int64_t
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Wait for EVENTS on the sandbox's fd until DEADLINE: 0, or -1 (*err,
  * errno_code ETIMEDOUT when the deadline passed). */
 static int
 client_wait (int fd, short events, int64_t deadline, const char *what, hv_error **err)
 {
-  for (;;)
-    {
-      int64_t left = deadline - now_ms ();
-      if (left <= 0)
-        return hv_error_set (err, ETIMEDOUT, "gateway: %s the sandbox", what);
-      struct pollfd p = { .fd = fd, .events = events };
-      int r = poll (&p, 1, (int) left);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        return hv_error_set (err, errno, "gateway: %s the sandbox: poll", what);
-      if (r > 0)
-        return 0;
-    }
+  if (hv_wait_fd (fd, events, deadline) == 0)
+    return 0;
+  if (errno == ETIMEDOUT)
+    return hv_error_set (err, ETIMEDOUT, "gateway: %s the sandbox", what);
+  return hv_error_set (err, errno, "gateway: %s the sandbox: poll", what);
 }
 
 /* MSG_DONTWAIT: the fd may be blocking, and only poll() may wait;
@@ -71,7 +55,7 @@ client_wait (int fd, short events, int64_t deadline, const char *what, hv_error 
 static int
 client_write (int fd, const void *buf, size_t len, int timeout_ms, hv_error **err)
 {
-  int64_t deadline = now_ms () + timeout_ms;
+  int64_t deadline = hv_now_ms () + timeout_ms;
   const char *p = buf;
   while (len > 0)
     {
@@ -310,16 +294,16 @@ relay_response (int client, const hv_gw_forward_cfg *cfg, hv_upstream_tls *up, b
   bool chunked = false;
   /* A stream may be long, but not endless: a provider that trickles bytes
    * would otherwise hold this connection for as long as it likes. */
-  int64_t deadline = cfg->response_timeout_ms > 0 ? now_ms () + cfg->response_timeout_ms : INT64_MAX;
+  int64_t deadline = cfg->response_timeout_ms > 0 ? hv_now_ms () + cfg->response_timeout_ms : INT64_MAX;
   for (;;)
     {
-      int64_t left = deadline - now_ms ();
+      int64_t left = deadline - hv_now_ms ();
       if (left <= 0)
         return hv_error_set (err, 0, "gateway %s: response not complete within %d ms", cfg->api->name,
                              cfg->response_timeout_ms);
       int wait_ms = left < cfg->io_timeout_ms ? (int) left : cfg->io_timeout_ms;
       ssize_t n = hv_upstream_tls_read (up, buf, IO_CHUNK, wait_ms, err);
-      if (n < 0 && now_ms () >= deadline)
+      if (n < 0 && hv_now_ms () >= deadline)
         {
           /* The wait was cut to the response's deadline: say which bound ended it. */
           hv_error_free (err);
@@ -380,7 +364,7 @@ int
 hv_gw_forward (int client, const hv_gw_forward_cfg *cfg, hv_gw_exchange *x, hv_error **err)
 {
   memset (x, 0, sizeof (*x));
-  int64_t deadline = now_ms () + cfg->request_timeout_ms;
+  int64_t deadline = hv_now_ms () + cfg->request_timeout_ms;
   cleanup_free hv_http_parser *rq = xmalloc0 (sizeof (*rq));
   hv_http_parser_init (rq, HV_HTTP_REQUEST, false, cfg->request_body_max);
   cleanup_free uint8_t *buf = xmalloc0 (IO_CHUNK);

@@ -19,6 +19,7 @@
 #include <openssl/x509v3.h>
 
 #include "upstream_tls.h"
+#include "deadline.h"
 #include "utils.h"
 
 struct hv_upstream_tls_ctx
@@ -110,32 +111,17 @@ hv_upstream_tls_ctx_free (hv_upstream_tls_ctx *ctx)
   free (ctx);
 }
 
-static int64_t
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Wait until FD is ready for EVENTS or DEADLINE passes: 0, or -1 with
  * *err ("TLS to HOST:PORT: WHAT: no progress within N ms"). */
 static int
 wait_fd (int fd, short events, int64_t deadline, int timeout_ms, const char *host, uint16_t port,
          const char *what, hv_error **err)
 {
-  for (;;)
-    {
-      int64_t left = deadline - now_ms ();
-      if (left <= 0)
-        return hv_error_set (err, 0, "TLS to %s:%u: %s: no progress within %d ms", host, port, what, timeout_ms);
-      struct pollfd p = { .fd = fd, .events = events };
-      int r = poll (&p, 1, (int) left);
-      if (r > 0)
-        return 0;
-      if (r < 0 && errno != EINTR)
-        return hv_error_set (err, errno, "TLS to %s:%u: %s: poll", host, port, what);
-    }
+  if (hv_wait_fd (fd, events, deadline) == 0)
+    return 0;
+  if (errno == ETIMEDOUT)
+    return hv_error_set (err, 0, "TLS to %s:%u: %s: no progress within %d ms", host, port, what, timeout_ms);
+  return hv_error_set (err, errno, "TLS to %s:%u: %s: poll", host, port, what);
 }
 
 /* A TCP connection to one address, made within DEADLINE: the fd, or -1
@@ -150,23 +136,8 @@ tcp_connect_one (const struct addrinfo *ai, int64_t deadline)
     return steal_fd (&fd);
   if (errno != EINPROGRESS)
     return -1;
-  for (;;)
-    {
-      int64_t left = deadline - now_ms ();
-      if (left <= 0)
-        {
-          errno = ETIMEDOUT;
-          return -1;
-        }
-      struct pollfd p = { .fd = fd, .events = POLLOUT };
-      int r = poll (&p, 1, (int) left);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        return -1;
-      if (r > 0)
-        break;
-    }
+  if (hv_wait_fd (fd, POLLOUT, deadline) < 0)
+    return -1;
   int so_error = 0;
   socklen_t len = sizeof (so_error);
   if (getsockopt (fd, SOL_SOCKET, SO_ERROR, &so_error, &len) < 0)
@@ -274,7 +245,7 @@ hv_upstream_tls_connect (hv_upstream_tls_ctx *ctx, const char *host, uint16_t po
     return hv_error_set (err, 0, "TLS to \"%s\": not a host name", host);
   if (timeout_ms <= 0)
     return hv_error_set (err, EINVAL, "TLS to %s:%u: timeout %d ms", host, port, timeout_ms);
-  int64_t deadline = now_ms () + timeout_ms;
+  int64_t deadline = hv_now_ms () + timeout_ms;
 
   cleanup_upstream_tls hv_upstream_tls *conn = xmalloc0 (sizeof (*conn));
   conn->fd = -1;
@@ -318,7 +289,7 @@ hv_upstream_tls_connect (hv_upstream_tls_ctx *ctx, const char *host, uint16_t po
 int
 hv_upstream_tls_write_all (hv_upstream_tls *conn, const void *buf, size_t len, int timeout_ms, hv_error **err)
 {
-  int64_t deadline = now_ms () + timeout_ms;
+  int64_t deadline = hv_now_ms () + timeout_ms;
   size_t done = 0;
   while (done < len)
     {
@@ -341,7 +312,7 @@ hv_upstream_tls_write_all (hv_upstream_tls *conn, const void *buf, size_t len, i
 ssize_t
 hv_upstream_tls_read (hv_upstream_tls *conn, void *buf, size_t cap, int timeout_ms, hv_error **err)
 {
-  int64_t deadline = now_ms () + timeout_ms;
+  int64_t deadline = hv_now_ms () + timeout_ms;
   for (;;)
     {
       size_t n = 0;

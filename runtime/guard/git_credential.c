@@ -93,10 +93,8 @@ split_host (const char *host, size_t *name_len, unsigned *port)
   return true;
 }
 
-/* git's path: '/'-separated segments without a leading '/'; an empty, "."
- * or ".." segment would let "allowed/../other" pass a prefix check. */
-static bool
-valid_path (const char *p)
+bool
+hv_git_credential_path_valid (const char *p)
 {
   if (!*p)
     return false;
@@ -296,7 +294,7 @@ parse (const char *buf, size_t len, hv_git_credential *c, hv_error **err)
   unsigned port;
   if (c->host && !split_host (c->host, &name_len, &port))
     return hv_error_set (err, 0, "credential request: host is not a host name with an optional port");
-  if (c->path && !valid_path (c->path))
+  if (c->path && !hv_git_credential_path_valid (c->path))
     return hv_error_set (err, 0, "credential request: path has an empty, \".\" or \"..\" segment");
   return 0;
 }

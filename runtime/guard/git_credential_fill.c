@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -13,6 +12,7 @@
 
 #include "git_credential.h"
 #include "array_size.h"
+#include "deadline.h"
 #include "utils.h"
 
 extern char **environ;
@@ -51,14 +51,6 @@ child_env (void)
   return env;
 }
 
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Write the whole request; git may exit without reading it, so SIGPIPE is
  * held off for this thread and a pending one taken away again. */
 static int
@@ -86,33 +78,15 @@ write_request (int fd, const char *buf, size_t len)
 /* Read git's answer until it closes its stdout, at most ANSWER_MAX bytes,
  * before the deadline. */
 static int
-read_answer (int fd, long long deadline, char *buf, size_t *len, hv_error **err)
+read_answer (int fd, int64_t deadline, char *buf, size_t *len, hv_error **err)
 {
-  *len = 0;
-  for (;;)
-    {
-      long long left = deadline - now_ms ();
-      if (left <= 0)
-        return hv_error_set (err, ETIMEDOUT, "git credential fill");
-      struct pollfd p = { .fd = fd, .events = POLLIN };
-      int r = poll (&p, 1, (int) left);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        return hv_error_set (err, errno, "git credential fill: poll");
-      if (r == 0)
-        continue;
-      if (*len == ANSWER_MAX)
-        return hv_error_set (err, 0, "git credential fill: answer over %d bytes", ANSWER_MAX);
-      ssize_t got = read (fd, buf + *len, ANSWER_MAX - *len);
-      if (got < 0 && errno == EINTR)
-        continue;
-      if (got < 0)
-        return hv_error_set (err, errno, "git credential fill: read");
-      if (got == 0)
-        return 0;
-      *len += (size_t) got;
-    }
+  if (hv_read_until_eof (fd, deadline, buf, ANSWER_MAX, len) == 0)
+    return 0;
+  if (errno == ETIMEDOUT)
+    return hv_error_set (err, ETIMEDOUT, "git credential fill");
+  if (errno == EMSGSIZE)
+    return hv_error_set (err, 0, "git credential fill: answer over %d bytes", ANSWER_MAX);
+  return hv_error_set (err, errno, "git credential fill: read");
 }
 
 static pid_t
@@ -172,7 +146,7 @@ hv_git_credential_fill (const char *git, const hv_git_credential *req, int timeo
   if (pid < 0)
     return hv_error_set (err, spawn_errno, "git credential fill: fork");
 
-  long long deadline = now_ms () + timeout_ms;
+  int64_t deadline = hv_now_ms () + timeout_ms;
   char buf[ANSWER_MAX];
   size_t len = 0;
   int r = 0;

@@ -16,39 +16,8 @@
 #include <unistd.h>
 
 #include "ssh_agent_view.h"
+#include "deadline.h"
 #include "utils.h"
-
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Wait until fd is ready for events or the deadline passes: 0 ready, -1
- * with errno ETIMEDOUT or poll's. */
-static int
-wait_fd (int fd, short events, long long deadline)
-{
-  for (;;)
-    {
-      long long left = deadline - now_ms ();
-      if (left <= 0)
-        {
-          errno = ETIMEDOUT;
-          return -1;
-        }
-      struct pollfd p = { .fd = fd, .events = events };
-      int r = poll (&p, 1, left > 60000 ? 60000 : (int) left);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        return -1;
-      if (r > 0)
-        return 0;
-    }
-}
 
 /* Read exactly len bytes by the deadline: 1 done, 0 end of stream before
  * any byte, -1 with errno (EPIPE for an end of stream after some). */
@@ -58,7 +27,7 @@ read_exact (int fd, unsigned char *buf, size_t len, long long deadline)
   size_t got = 0;
   while (got < len)
     {
-      if (wait_fd (fd, POLLIN, deadline) < 0)
+      if (hv_wait_fd (fd, POLLIN, deadline) < 0)
         return -1;
       ssize_t r = recv (fd, buf + got, len - got, MSG_DONTWAIT);
       if (r < 0 && (errno == EINTR || errno == EAGAIN))
@@ -80,7 +49,7 @@ read_exact (int fd, unsigned char *buf, size_t len, long long deadline)
 int
 hv_ssh_agent_read_msg (int fd, int timeout_ms, unsigned char **msg, size_t *len, hv_error **err)
 {
-  long long deadline = now_ms () + timeout_ms;
+  long long deadline = hv_now_ms () + timeout_ms;
   unsigned char head[4];
   int r = read_exact (fd, head, 4, deadline);
   if (r == 0)
@@ -114,7 +83,7 @@ send_msg (int fd, const unsigned char *msg, size_t len, long long deadline)
   size_t sent = 0;
   while (sent < len + 4)
     {
-      if (wait_fd (fd, POLLOUT, deadline) < 0)
+      if (hv_wait_fd (fd, POLLOUT, deadline) < 0)
         return -1;
       ssize_t r = send (fd, buf + sent, len + 4 - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
       if (r < 0 && (errno == EINTR || errno == EAGAIN))
@@ -149,7 +118,7 @@ connect_upstream (const char *path, long long deadline)
         return fd;
       int e = errno;
       close (fd);
-      if (e != EAGAIN || now_ms () + 20 >= deadline)
+      if (e != EAGAIN || hv_now_ms () + 20 >= deadline)
         {
           errno = e;
           return -1;
@@ -166,13 +135,13 @@ ask_upstream (const hv_ssh_agent_view *v, const unsigned char *msg, size_t len, 
               size_t *answer_len)
 {
   cleanup_error hv_error *err = NULL;
-  long long deadline = now_ms () + v->upstream_timeout_ms;
+  long long deadline = hv_now_ms () + v->upstream_timeout_ms;
   cleanup_close int fd = connect_upstream (v->upstream, deadline);
   if (fd < 0)
     return -1;
   if (send_msg (fd, msg, len, deadline) < 0)
     return -1;
-  long long left = deadline - now_ms ();
+  long long left = deadline - hv_now_ms ();
   if (left <= 0 || hv_ssh_agent_read_msg (fd, (int) left, answer, answer_len, &err) <= 0)
     return -1;
   return 0;
@@ -255,7 +224,7 @@ hv_ssh_agent_view_serve (int conn, const hv_ssh_agent_view *v, hv_error **err)
       size_t answer_len = 0;
       if (answer_for (v, msg, len, &answer, &answer_len, err) < 0)
         return -1;
-      long long deadline = now_ms () + v->idle_timeout_ms;
+      long long deadline = hv_now_ms () + v->idle_timeout_ms;
       if (send_msg (conn, answer ? answer : failure, answer ? answer_len : 1, deadline) < 0)
         return hv_error_set (err, errno, "answering the sandbox");
     }

@@ -5,12 +5,11 @@
 #include "git_broker.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "deadline.h"
 #include "json_gen.h"
 #include "monitor_service.h"
 #include "utils.h"
@@ -20,14 +19,6 @@
  * start thread after thread. */
 #define MAX_CONNS 8
 
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Everything the client sends until it shuts down its side, at most
  * HV_GIT_CREDENTIAL_CACHE_MAX_BYTES (one more is read to see the bound
  * passed), before the deadline: a client that never ends its message
@@ -35,32 +26,13 @@ now_ms (void)
 static int
 read_request (int conn, int timeout_ms, char *buf, size_t cap, size_t *len, hv_error **err)
 {
-  long long deadline = now_ms () + timeout_ms;
-  *len = 0;
-  for (;;)
-    {
-      long long left = deadline - now_ms ();
-      if (left <= 0)
-        return hv_error_set (err, ETIMEDOUT, "credential request");
-      struct pollfd p = { .fd = conn, .events = POLLIN };
-      int r = poll (&p, 1, (int) left);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        return hv_error_set (err, errno, "credential request: poll");
-      if (r == 0)
-        continue;
-      if (*len == cap)
-        return hv_error_set (err, 0, "credential request: over %d bytes", HV_GIT_CREDENTIAL_CACHE_MAX_BYTES);
-      ssize_t got = recv (conn, buf + *len, cap - *len, MSG_DONTWAIT);
-      if (got < 0 && (errno == EINTR || errno == EAGAIN))
-        continue;
-      if (got < 0)
-        return hv_error_set (err, errno, "credential request: read");
-      if (got == 0)
-        return 0;
-      *len += (size_t) got;
-    }
+  if (hv_read_until_eof (conn, hv_now_ms () + timeout_ms, buf, cap, len) == 0)
+    return 0;
+  if (errno == ETIMEDOUT)
+    return hv_error_set (err, ETIMEDOUT, "credential request");
+  if (errno == EMSGSIZE)
+    return hv_error_set (err, 0, "credential request: over %d bytes", HV_GIT_CREDENTIAL_CACHE_MAX_BYTES);
+  return hv_error_set (err, errno, "credential request: read");
 }
 
 /* One "git-credential" record: what was asked (host and path as the

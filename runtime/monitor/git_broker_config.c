@@ -4,20 +4,14 @@
 #include "config.h"
 #include "git_broker.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
 #include "container.h"
 #include "haven_annotations.h"
 #include "json_walk.h"
-#include "safe_path.h"
+#include "service_socket.h"
 #include "utils.h"
 
 #define MAX_HOSTS 64
@@ -43,48 +37,7 @@ valid_host (const char *s)
 static bool
 valid_path_prefix (const char *p)
 {
-  if (strlen (p) > PATH_MAX_LEN)
-    return false;
-  for (;;)
-    {
-      const char *end = strchrnul (p, '/');
-      size_t n = (size_t) (end - p);
-      if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-        return false;
-      for (const char *q = p; q < end; q++)
-        if ((unsigned char) *q < ' ' || *q == 0x7f)
-          return false;
-      if (!*end)
-        return true;
-      p = end + 1;
-    }
-}
-
-static int
-check_keys (json_walk *w, yajl_val obj, const char *const *known)
-{
-  for (size_t i = 0; i < obj->u.object.len; i++)
-    {
-      bool ok = false;
-      for (size_t j = 0; known[j] && !ok; j++)
-        ok = strcmp (obj->u.object.keys[i], known[j]) == 0;
-      if (!ok)
-        return jw_fail_key (w, obj->u.object.keys[i], "unknown field");
-    }
-  return 0;
-}
-
-static int
-string_field (json_walk *w, yajl_val obj, const char *key, bool required, const char **out)
-{
-  yajl_val v = jw_lookup (obj, key);
-  *out = NULL;
-  if (jw_absent (v))
-    return required ? jw_fail_key (w, key, "required field is missing") : 0;
-  if (!YAJL_IS_STRING (v))
-    return jw_fail_key (w, key, "expected a string");
-  *out = v->u.string;
-  return 0;
+  return strlen (p) <= PATH_MAX_LEN && hv_git_credential_path_valid (p);
 }
 
 static const struct hv_service_secret *
@@ -101,8 +54,8 @@ take_host (json_walk *w, yajl_val v, hv_git_broker *b, const struct hv_service_s
 {
   static const char *const known[] = { "host", "path", "from", NULL };
   const char *host, *path, *from;
-  if (jw_expect_object (w, v) < 0 || check_keys (w, v, known) < 0 || string_field (w, v, "host", true, &host) < 0
-      || string_field (w, v, "path", false, &path) < 0 || string_field (w, v, "from", true, &from) < 0)
+  if (jw_expect_object (w, v) < 0 || jw_only_keys (w, v, known) < 0 || jw_member_string (w, v, "host", true, &host) < 0
+      || jw_member_string (w, v, "path", false, &path) < 0 || jw_member_string (w, v, "from", true, &from) < 0)
     return -1;
   if (!valid_host (host))
     return jw_fail_key (w, "host", "\"%s\" is not a lower-case host name without a port", host);
@@ -150,9 +103,9 @@ parse_annotation (const char *json, hv_git_broker *b, const struct hv_service_se
   const char *d;
   int r = jw_expect_object (&w, root);
   if (r == 0)
-    r = check_keys (&w, root, known);
+    r = jw_only_keys (&w, root, known);
   if (r == 0)
-    r = string_field (&w, root, "dir", true, &d);
+    r = jw_member_string (&w, root, "dir", true, &d);
   if (r == 0 && d[0] != '/')
     r = jw_fail_key (&w, "dir", "\"%s\" is not an absolute path", d);
   yajl_val hosts = r == 0 ? jw_lookup (root, "hosts") : NULL;
@@ -183,35 +136,6 @@ parse_annotation (const char *json, hv_git_broker *b, const struct hv_service_se
   return r;
 }
 
-/* Bind the socket in dir, reached from / through no link, a directory of
- * ours that no one else can enter (the socket answers whoever connects). */
-static int
-listen_in (const char *dir, hv_error **err)
-{
-  const char *what = "annotations[\"" HV_GIT_CREDENTIALS_ANNOTATION "\"].dir";
-  cleanup_close int dfd = hv_open_host_nofollow (dir, O_PATH | O_DIRECTORY);
-  if (dfd < 0)
-    return hv_error_set (err, errno, "config.json: %s: %s", what, dir);
-  struct stat st;
-  if (fstat (dfd, &st) < 0)
-    return hv_error_set (err, errno, "config.json: %s: %s", what, dir);
-  if (st.st_uid != geteuid () || (st.st_mode & 077))
-    return hv_error_set (err, 0, "config.json: %s: %s is not a directory of yours that only you can enter (uid %u, mode %04o)",
-                         what, dir, (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777));
-  struct sockaddr_un sa = { .sun_family = AF_UNIX };
-  snprintf (sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/%s", dfd, HV_GIT_BROKER_SOCKET);
-  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return hv_error_set (err, errno, "git credential broker: socket");
-  if (bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen (fd, 16) < 0)
-    {
-      int e = errno;
-      close (fd);
-      return hv_error_set (err, e, "git credential broker: listen on %s/%s", dir, HV_GIT_BROKER_SOCKET);
-    }
-  return fd;
-}
-
 int
 hv_git_broker_prepare (const oci_spec *spec, const struct hv_service_secret *secrets, size_t n_secrets,
                        hv_git_broker **out, hv_error **err)
@@ -225,7 +149,8 @@ hv_git_broker_prepare (const oci_spec *spec, const struct hv_service_secret *sec
   b->read_timeout_ms = 5000;
   b->fill_timeout_ms = 30000;
   cleanup_free char *dir = NULL;
-  if (parse_annotation (json, b, secrets, n_secrets, &dir, err) < 0 || (b->listen_fd = listen_in (dir, err)) < 0)
+  if (parse_annotation (json, b, secrets, n_secrets, &dir, err) < 0 || (b->listen_fd = hv_service_listen_in (dir, HV_GIT_BROKER_SOCKET, "annotations[\"" HV_GIT_CREDENTIALS_ANNOTATION "\"].dir",
+                                                 "git credential broker", err)) < 0)
     {
       hv_git_broker_free (b);
       return -1;

@@ -6,11 +6,8 @@
 #include "ssh_agent_service.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -21,7 +18,7 @@
 #include "json_walk.h"
 #include "log.h"
 #include "monitor_service.h"
-#include "safe_path.h"
+#include "service_socket.h"
 #include "utils.h"
 
 #define WHAT "annotations[\"" HV_SSH_AGENT_VIEW_ANNOTATION "\"]"
@@ -41,10 +38,10 @@ parse_annotation (const char *json, hv_ssh_agent_service *s, char **dir, hv_erro
   yajl_val root = NULL;
   if (jw_parse (&w, json, &root) < 0)
     return -1;
+  static const char *const known[] = { "dir", "keys", NULL };
   int r = jw_expect_object (&w, root);
-  for (size_t i = 0; r == 0 && i < root->u.object.len; i++)
-    if (strcmp (root->u.object.keys[i], "dir") != 0 && strcmp (root->u.object.keys[i], "keys") != 0)
-      r = jw_fail_key (&w, root->u.object.keys[i], "unknown field");
+  if (r == 0)
+    r = jw_only_keys (&w, root, known);
   if (r == 0)
     r = jw_field_required_string (&w, root, "dir", dir);
   if (r == 0 && (*dir)[0] != '/')
@@ -56,8 +53,8 @@ parse_annotation (const char *json, hv_ssh_agent_service *s, char **dir, hv_erro
     {
       size_t saved = jw_push_key (&w, "keys");
       r = jw_expect_array (&w, keys);
-      if (r == 0 && (keys->u.array.len == 0 || keys->u.array.len > HV_SSH_AGENT_SERVICE_MAX_KEYS))
-        r = jw_fail (&w, "expected 1 to %d keys", HV_SSH_AGENT_SERVICE_MAX_KEYS);
+      if (r == 0 && (keys->u.array.len == 0 || keys->u.array.len > HV_SSH_AGENT_VIEW_MAX_KEYS))
+        r = jw_fail (&w, "expected 1 to %d keys", HV_SSH_AGENT_VIEW_MAX_KEYS);
       if (r == 0)
         s->keys = xmalloc0 (keys->u.array.len * sizeof (*s->keys));
       for (size_t i = 0; r == 0 && i < keys->u.array.len; i++)
@@ -100,32 +97,6 @@ find_upstream (hv_ssh_agent_service *s, hv_error **err)
   return 0;
 }
 
-/* Bind the socket in dir, reached from / through no link, a directory of
- * ours that no one else can enter (the socket answers whoever connects). */
-static int
-listen_in (const char *dir, hv_error **err)
-{
-  cleanup_close int dfd = hv_open_host_nofollow (dir, O_PATH | O_DIRECTORY);
-  if (dfd < 0)
-    return hv_error_set (err, errno, "config.json: " WHAT ".dir: %s", dir);
-  struct stat st;
-  if (fstat (dfd, &st) < 0)
-    return hv_error_set (err, errno, "config.json: " WHAT ".dir: %s", dir);
-  if (st.st_uid != geteuid () || (st.st_mode & 077))
-    return hv_error_set (err, 0,
-                         "config.json: " WHAT ".dir: %s is not a directory of yours that only you can enter "
-                         "(uid %u, mode %04o)",
-                         dir, (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777));
-  struct sockaddr_un sa = { .sun_family = AF_UNIX };
-  snprintf (sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/%s", dfd, HV_SSH_AGENT_VIEW_SOCKET_NAME);
-  cleanup_close int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return hv_error_set (err, errno, "ssh-agent view: socket");
-  if (bind (fd, (struct sockaddr *) &sa, sizeof sa) < 0 || listen (fd, 16) < 0)
-    return hv_error_set (err, errno, "ssh-agent view: listen on %s/%s", dir, HV_SSH_AGENT_VIEW_SOCKET_NAME);
-  return steal_fd (&fd);
-}
-
 static void
 on_sign (const char *fingerprint, bool allowed, void *data)
 {
@@ -157,7 +128,7 @@ hv_ssh_agent_service_prepare (const oci_spec *spec, hv_ssh_agent_service **out, 
   s->listen_fd = -1;
   cleanup_free char *dir = NULL;
   if (parse_annotation (json, s, &dir, err) < 0 || find_upstream (s, err) < 0
-      || (s->listen_fd = listen_in (dir, err)) < 0)
+      || (s->listen_fd = hv_service_listen_in (dir, HV_SSH_AGENT_VIEW_SOCKET_NAME, WHAT ".dir", "ssh-agent view", err)) < 0)
     {
       hv_ssh_agent_service_free (s);
       return -1;

@@ -10,7 +10,7 @@
  *   symbolic link; create binds HV_SSH_AGENT_VIEW_SOCKET_NAME in it (haven
  *   run's config binds the directory into the sandbox read-only, at
  *   /run/haven/ssh-agent).
- * keys: 1 to HV_SSH_AGENT_SERVICE_MAX_KEYS fingerprints as ssh-keygen -l
+ * keys: 1 to HV_SSH_AGENT_VIEW_MAX_KEYS fingerprints as ssh-keygen -l
  *   prints them, none twice: the only keys the view lists and signs with.
  * Anything else: create fails naming the annotation and the JSON path.
  *
@@ -35,7 +35,6 @@
 #include "oci_spec.h"
 #include "ssh_agent_view.h"
 
-#define HV_SSH_AGENT_SERVICE_MAX_KEYS 32
 /* Connections served at once: ssh, git and ssh-add each hold one for a
  * moment; more is a sandbox trying to exhaust the monitor's threads. */
 #define HV_SSH_AGENT_SERVICE_MAX_CONNS 16

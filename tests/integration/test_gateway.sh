@@ -23,14 +23,7 @@ gw_wait() {
 gw_world() {
   command -v openssl > /dev/null || skip "no openssl"
   command -v unshare > /dev/null || skip "no unshare"
-  local ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
-  openssl req -x509 "${ec[@]}" -keyout ca.key -out ca.pem -days 1 -subj /CN=haven-gateway-test-ca \
-    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2> /dev/null \
-    || fail "test CA"
-  openssl req "${ec[@]}" -keyout srv.key -out srv.csr -subj /CN=api.anthropic.com 2> /dev/null || fail "server key"
-  printf 'subjectAltName=DNS:api.anthropic.com\n' > srv.ext
-  openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem -days 1 -extfile srv.ext \
-    2> /dev/null || fail "server certificate"
+  make_test_ca . DNS:api.anthropic.com || fail "openssl: test CA and server certificate"
   local addr
   addr=127.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))
   GW_LOG=$PWD/standin.log

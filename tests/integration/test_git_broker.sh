@@ -23,13 +23,7 @@ gb_server() {
   GB_ROOT=$d/repos
   GB_LOG=$d/server.log
   mkdir -p "$GB_ROOT"
-  openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/ca.key" -out "$d/ca.pem" -subj /CN=haven-test-ca -days 1 \
-    2> /dev/null || fail "openssl: test CA"
-  openssl req -newkey rsa:2048 -nodes -keyout "$d/srv.key" -out "$d/srv.csr" -subj "/CN=$GB_ADDR" 2> /dev/null \
-    || fail "openssl: server key"
-  printf 'subjectAltName=IP:%s\n' "$GB_ADDR" > "$d/ext"
-  openssl x509 -req -in "$d/srv.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial -out "$d/srv.pem" -days 1 \
-    -extfile "$d/ext" 2> /dev/null || fail "openssl: server certificate"
+  make_test_ca "$d" "IP:$GB_ADDR" || fail "openssl: test CA and server certificate"
   cp "$d/ca.pem" "$P/test-server-ca"
   local r
   for r in repo other; do

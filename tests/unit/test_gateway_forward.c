@@ -33,6 +33,7 @@
 #include <openssl/ssl.h>
 
 #include "gateway_forward.h"
+#include "test_ca.h"
 #include "unit_skip.h"
 #include "utils.h"
 
@@ -65,50 +66,18 @@ static int response_timeout_ms;
 static const char post_body[] = "{\"model\":\"m\",\"max_tokens\":1}";
 
 static int
-sh (const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  cleanup_free char *cmd = xvasprintf (fmt, ap);
-  va_end (ap);
-  return system (cmd);
-}
-
-static int
 make_certificates (void **state)
 {
   (void) state;
-  if (sh ("openssl version > /dev/null 2>&1") != 0)
-    return 0;
-  char tmpl[] = "/tmp/haven-gateway-forward-XXXXXX";
-  if (!mkdtemp (tmpl))
-    return -1;
-  dir = xstrdup (tmpl);
-  if (sh ("cd %s && printf '%%s\\n' '[req]' 'distinguished_name = dn' '[dn]' '[ca]' "
-          "'basicConstraints = critical,CA:TRUE' 'keyUsage = critical,keyCertSign' "
-          "'[leaf]' 'subjectAltName = DNS:localhost' > openssl.cnf",
-          dir)
-      != 0)
-    return -1;
-  const char *key = "-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
-  if (sh ("cd %s && openssl req -config openssl.cnf -x509 %s -keyout ca.key -out ca.pem -days 2 "
-          "-subj /CN=haven-test-ca -extensions ca 2>/dev/null && "
-          "openssl req -config openssl.cnf -new %s -keyout localhost.key -out localhost.csr -subj /CN=localhost "
-          "2>/dev/null && openssl x509 -req -in localhost.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
-          "-extfile openssl.cnf -extensions leaf -out localhost.pem 2>/dev/null",
-          dir, key, key)
-      != 0)
-    return -1;
-  return 0;
+  static const char *const leaves[] = { "localhost" };
+  return test_ca_make ("gateway-forward", leaves, leaves, 1, &dir);
 }
 
 static int
 remove_certificates (void **state)
 {
   (void) state;
-  if (dir)
-    sh ("rm -rf %s", dir);
-  free (dir);
+  test_ca_remove (&dir);
   return 0;
 }
 
@@ -130,13 +99,6 @@ teardown (void **state)
   request_timeout_ms = 0;
   response_timeout_ms = 0;
   return 0;
-}
-
-static void
-need_certificates (void)
-{
-  if (!dir)
-    SKIP_BECAUSE ("openssl(1) is not installed: no test CA can be made");
 }
 
 static void
@@ -174,20 +136,9 @@ dechunk (char *body)
 static void
 serve (int lfd, enum server_mode mode, int go)
 {
-  SSL_CTX *c = SSL_CTX_new (TLS_server_method ());
-  char cert[512], key[512];
-  snprintf (cert, sizeof (cert), "%s/localhost.pem", dir);
-  snprintf (key, sizeof (key), "%s/localhost.key", dir);
-  if (!c || SSL_CTX_use_certificate_file (c, cert, SSL_FILETYPE_PEM) != 1
-      || SSL_CTX_use_PrivateKey_file (c, key, SSL_FILETYPE_PEM) != 1)
-    _exit (2);
-  int fd = accept (lfd, NULL, NULL);
-  if (fd < 0)
-    _exit (2);
-  SSL *ssl = SSL_new (c);
-  SSL_set_fd (ssl, fd);
-  if (SSL_accept (ssl) != 1)
-    _exit (3);
+  SSL_CTX *c = test_ca_server_ctx (dir, "localhost");
+  int fd;
+  SSL *ssl = test_ca_accept (lfd, c, &fd);
   char req[8192];
   size_t got = 0;
   char *end = NULL;
@@ -262,31 +213,20 @@ serve (int lfd, enum server_mode mode, int go)
 static uint16_t
 start_server (enum server_mode mode)
 {
-  int lfd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  assert_true (lfd >= 0);
-  struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
-  socklen_t len = sizeof (sa);
-  assert_int_equal (bind (lfd, (struct sockaddr *) &sa, len), 0);
-  assert_int_equal (listen (lfd, 4), 0);
-  assert_int_equal (getsockname (lfd, (struct sockaddr *) &sa, &len), 0);
+  uint16_t port;
+  int lfd = test_ca_listen (&port);
   int go[2];
   assert_int_equal (pipe2 (go, O_CLOEXEC), 0);
-  pid_t test_pid = getpid ();
-  server_pid = fork ();
-  assert_true (server_pid >= 0);
+  server_pid = test_ca_fork_server (ALARM_S);
   if (server_pid == 0)
     {
-      if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != test_pid)
-        _exit (1);
-      alarm (2 * ALARM_S);
       close (go[1]);
       serve (lfd, mode, go[0]);
     }
   close (lfd);
   close (go[0]);
   server_go = go[1];
-  alarm (ALARM_S);
-  return ntohs (sa.sin_port);
+  return port;
 }
 
 /* A port nothing listens on: bound, then closed. */
@@ -444,7 +384,7 @@ static void
 test_post_forwarded (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   struct exchange *e = xmalloc0 (sizeof (*e));
   start_gateway (e, start_server (ANSWER_POST));
   sandbox_send (e, post_request);
@@ -469,7 +409,7 @@ static void
 test_chunked_post_forwarded (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   struct exchange *e = xmalloc0 (sizeof (*e));
   start_gateway (e, start_server (ANSWER_CHUNKED_POST));
   sandbox_send (e, "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nAuthorization: Bearer " PLACEHOLDER
@@ -488,7 +428,7 @@ static void
 test_sse_streams (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   struct exchange *e = xmalloc0 (sizeof (*e));
   start_gateway (e, start_server (STREAM_SSE));
   sandbox_send (e, post_request);
@@ -512,7 +452,7 @@ static void
 test_close_framed_relayed_chunked (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   struct exchange *e = xmalloc0 (sizeof (*e));
   start_gateway (e, start_server (CLOSE_FRAMED));
   sandbox_send (e, post_request);
@@ -530,7 +470,7 @@ static void
 test_cut_stream_not_ended (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   struct exchange *e = xmalloc0 (sizeof (*e));
   start_gateway (e, start_server (CUT_STREAM));
   sandbox_send (e, post_request);
@@ -549,7 +489,7 @@ static void
 test_slow_stream_cut_at_deadline (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   response_timeout_ms = 1000;
   struct exchange *e = xmalloc0 (sizeof (*e));
   start_gateway (e, start_server (STREAM_SSE));
@@ -587,7 +527,7 @@ static void
 test_refused_path_403 (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   refused ("POST /v1/files HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: " PLACEHOLDER
            "\r\nContent-Length: 2\r\n\r\n{}",
            403, "gateway anthropic");
@@ -597,7 +537,7 @@ static void
 test_smuggling_400 (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   refused ("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n"
            "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /v1/files HTTP/1.1\r\nHost: x\r\n\r\n",
            400, "both Content-Length and Transfer-Encoding");
@@ -607,7 +547,7 @@ static void
 test_head_too_large_431 (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   cleanup_free char *big = xmalloc0 (HV_HTTP_LINE_MAX + 64);
   memset (big, 'a', HV_HTTP_LINE_MAX + 16);
   cleanup_free char *req = xasprintf ("GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: %s\r\n\r\n", big);
@@ -618,7 +558,7 @@ static void
 test_body_too_large_413 (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   request_body_max = 16;
   refused (post_request, 413, "over the limit of 16");
 }
@@ -629,7 +569,7 @@ static void
 test_slow_request_408 (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   request_timeout_ms = 300;
   refused ("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n", 408, "reading the request from the sandbox");
 }
@@ -638,7 +578,7 @@ static void
 test_upstream_down_502 (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   struct exchange *e = xmalloc0 (sizeof (*e));
   start_gateway (e, dead_port ());
   alarm (ALARM_S);
@@ -658,7 +598,7 @@ static void
 test_bad_response_502 (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   struct exchange *e = xmalloc0 (sizeof (*e));
   start_gateway (e, start_server (SMUGGLED_RESPONSE));
   sandbox_send (e, post_request);

@@ -26,6 +26,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "test_ca.h"
 #include "unit_skip.h"
 #include "upstream_tls.h"
 #include "utils.h"
@@ -53,49 +54,15 @@ enum server_mode
 static const char response[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
 
 static int
-sh (const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  cleanup_free char *cmd = xvasprintf (fmt, ap);
-  va_end (ap);
-  return system (cmd);
-}
-
-static int
 make_certificates (void **state)
 {
   (void) state;
-  if (sh ("openssl version > /dev/null 2>&1") != 0)
-    return 0;
-  char tmpl[] = "/tmp/haven-gateway-tls-XXXXXX";
-  if (!mkdtemp (tmpl))
-    return -1;
-  dir = xstrdup (tmpl);
-  /* A config of our own, so that the system's openssl.cnf adds nothing. */
-  if (sh ("cd %s && printf '%%s\\n' '[req]' 'distinguished_name = dn' '[dn]' '[ca]' "
-          "'basicConstraints = critical,CA:TRUE' 'keyUsage = critical,keyCertSign' "
-          "'[leaf_localhost]' 'subjectAltName = DNS:localhost' "
-          "'[leaf_other]' 'subjectAltName = DNS:other.test' > openssl.cnf",
-          dir)
-      != 0)
-    return -1;
-  const char *key = "-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
-  if (sh ("cd %s && openssl req -config openssl.cnf -x509 %s -keyout ca.key -out ca.pem -days 2 "
-          "-subj /CN=haven-test-ca -extensions ca 2>/dev/null",
-          dir, key)
-      != 0)
-    return -1;
   static const char *const leaves[] = { "localhost", "other" };
-  for (size_t i = 0; i < 2; i++)
-    if (sh ("cd %s && openssl req -config openssl.cnf -new %s -keyout %s.key -out %s.csr -subj /CN=%s "
-            "2>/dev/null && openssl x509 -req -in %s.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 "
-            "-extfile openssl.cnf -extensions leaf_%s -out %s.pem 2>/dev/null",
-            dir, key, leaves[i], leaves[i], leaves[i], leaves[i], leaves[i], leaves[i])
-        != 0)
-      return -1;
+  static const char *const sans[] = { "localhost", "other.test" };
+  if (test_ca_make ("gateway-tls", leaves, sans, 2, &dir) < 0)
+    return -1;
   /* SSL_CERT_DIR is a directory of certificates under their hash names. */
-  if (sh ("cd %s && mkdir certs && cp ca.pem certs/ && openssl rehash certs 2>/dev/null", dir) != 0)
+  if (dir && test_ca_sh ("cd %s && mkdir certs && cp ca.pem certs/ && openssl rehash certs 2>/dev/null", dir) != 0)
     return -1;
   return 0;
 }
@@ -104,9 +71,7 @@ static int
 remove_certificates (void **state)
 {
   (void) state;
-  if (dir)
-    sh ("rm -rf %s", dir);
-  free (dir);
+  test_ca_remove (&dir);
   return 0;
 }
 
@@ -156,13 +121,7 @@ serve (int lfd, const char *leaf, int old_tls_only, enum server_mode mode)
   if (mode == SILENT_TCP)
     for (;;)
       pause ();
-  SSL_CTX *c = SSL_CTX_new (TLS_server_method ());
-  char cert[512], key[512];
-  snprintf (cert, sizeof (cert), "%s/%s.pem", dir, leaf);
-  snprintf (key, sizeof (key), "%s/%s.key", dir, leaf);
-  if (!c || SSL_CTX_use_certificate_file (c, cert, SSL_FILETYPE_PEM) != 1
-      || SSL_CTX_use_PrivateKey_file (c, key, SSL_FILETYPE_PEM) != 1)
-    _exit (2);
+  SSL_CTX *c = test_ca_server_ctx (dir, leaf);
   if (old_tls_only)
     {
       /* OpenSSL 3 speaks TLS 1.0/1.1 only at security level 0. */
@@ -173,13 +132,8 @@ serve (int lfd, const char *leaf, int old_tls_only, enum server_mode mode)
         _exit (2);
     }
   SSL_CTX_set_alpn_select_cb (c, select_http11, NULL);
-  int fd = accept (lfd, NULL, NULL);
-  if (fd < 0)
-    _exit (2);
-  SSL *ssl = SSL_new (c);
-  SSL_set_fd (ssl, fd);
-  if (SSL_accept (ssl) != 1)
-    _exit (3);
+  int fd;
+  SSL *ssl = test_ca_accept (lfd, c, &fd);
   /* The client must name the host (SNI) and offer HTTP/1.1 (ALPN): a
    * server that sees neither does not answer, and the client's read fails. */
   const char *sni = SSL_get_servername (ssl, TLSEXT_NAMETYPE_host_name);
@@ -216,34 +170,13 @@ serve (int lfd, const char *leaf, int old_tls_only, enum server_mode mode)
 static uint16_t
 start_server (const char *leaf, int old_tls_only, enum server_mode mode)
 {
-  int lfd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  assert_true (lfd >= 0);
-  struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
-  socklen_t len = sizeof (sa);
-  assert_int_equal (bind (lfd, (struct sockaddr *) &sa, len), 0);
-  assert_int_equal (listen (lfd, 4), 0);
-  assert_int_equal (getsockname (lfd, (struct sockaddr *) &sa, &len), 0);
-  pid_t test_pid = getpid ();
-  server_pid = fork ();
-  assert_true (server_pid >= 0);
+  uint16_t port;
+  int lfd = test_ca_listen (&port);
+  server_pid = test_ca_fork_server (ALARM_S);
   if (server_pid == 0)
-    {
-      /* Never outlive the test (an alarm may end it), nor run unbounded. */
-      if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid () != test_pid)
-        _exit (1);
-      alarm (2 * ALARM_S);
-      serve (lfd, leaf, old_tls_only, mode);
-    }
+    serve (lfd, leaf, old_tls_only, mode);
   close (lfd);
-  alarm (ALARM_S);
-  return ntohs (sa.sin_port);
-}
-
-static void
-need_certificates (void)
-{
-  if (!dir)
-    SKIP_BECAUSE ("openssl(1) is not installed: no test CA can be made");
+  return port;
 }
 
 static void
@@ -309,7 +242,7 @@ static void
 test_trusted_by_cert_file (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   trust_test_ca_file ();
   round_trip (start_server ("localhost", 0, ANSWER));
 }
@@ -318,7 +251,7 @@ static void
 test_trusted_by_cert_dir (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   cleanup_free char *certs = xasprintf ("%s/certs", dir);
   unsetenv ("SSL_CERT_FILE");
   setenv ("SSL_CERT_DIR", certs, 1);
@@ -329,7 +262,7 @@ static void
 test_unknown_ca_refused (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   unsetenv ("SSL_CERT_FILE");
   unsetenv ("SSL_CERT_DIR");
   refused_with (start_server ("localhost", 0, ANSWER), OK_TIMEOUT_MS, "certificate not accepted: unable to get local issuer");
@@ -339,7 +272,7 @@ static void
 test_other_name_refused (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   trust_test_ca_file ();
   refused_with (start_server ("other", 0, ANSWER), OK_TIMEOUT_MS, "certificate not accepted: hostname mismatch");
 }
@@ -348,7 +281,7 @@ static void
 test_old_tls_refused (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   trust_test_ca_file ();
   refused_with (start_server ("localhost", 1, ANSWER), OK_TIMEOUT_MS, "handshake: tlsv1 alert protocol version");
 }
@@ -357,7 +290,7 @@ static void
 test_silent_server_times_out (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   trust_test_ca_file ();
   struct timespec a, b;
   clock_gettime (CLOCK_MONOTONIC, &a);
@@ -407,7 +340,7 @@ static void
 test_silent_after_handshake_read_times_out (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   trust_test_ca_file ();
   uint16_t port = start_server ("localhost", 0, SILENT_TLS);
   cleanup_error hv_error *err = NULL;
@@ -423,7 +356,7 @@ static void
 test_cut_response_is_an_error (void **state)
 {
   (void) state;
-  need_certificates ();
+  need_test_ca (dir);
   trust_test_ca_file ();
   uint16_t port = start_server ("localhost", 0, ANSWER_NO_END);
   cleanup_error hv_error *err = NULL;

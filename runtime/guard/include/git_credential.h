@@ -48,6 +48,11 @@ void hv_git_credential_clear (hv_git_credential *c);
  * ".." segment. */
 int hv_git_credential_parse (const char *buf, size_t len, hv_git_credential *out, hv_error **err);
 
+/* A path as git sends it: '/'-separated segments without a leading or
+ * trailing '/', none empty, "." or ".." (they would let
+ * "allowed/../other" pass a prefix check), no control character. */
+bool hv_git_credential_path_valid (const char *p);
+
 /* What git's own cache client (`git credential-cache --socket PATH ACTION`,
  * the helper the sandbox's git runs) sends before the credential: a line
  * "action=ACTION", then "timeout=SECONDS", in that order (as git's own
