@@ -105,4 +105,10 @@ echo "gateway-bench: N=$n requests each (medians), stand-in on $addr"
 report "plain request, total" 1 plain
 report "streamed response, first byte" 2 stream
 report "streamed response, total" 1 stream
-echo "monitor RSS: $(awk '/^VmRSS/ {print $2, $3}' "/proc/$monitor/status"), HWM $(awk '/^VmHWM/ {print $2, $3}' "/proc/$monitor/status")"
+# The whole monitor's resident memory counts the pages of the libraries
+# it shares with every other process (libc, OpenSSL's code); what it holds
+# for itself alone (heap, the connection threads' stacks, OpenSSL's
+# context and store) is its anonymous and private memory.
+st() { awk -v k="$1:" '$1 == k {print $2, $3}' "/proc/$monitor/status"; }
+echo "monitor: VmRSS $(st VmRSS) (peak $(st VmHWM)), of which anonymous $(st RssAnon);" \
+  "private to it: $(awk '/^Private_(Clean|Dirty)/ {s += $2} END {print s, "kB"}' "/proc/$monitor/smaps_rollup")"
