@@ -7,7 +7,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -22,9 +25,25 @@
 #include "deadline.h"
 #include "utils.h"
 
+/* The last session each host gave (a few hosts: one per provider), so
+ * that the next connection resumes it: the host proved its certificate
+ * in the full handshake that made the session, and resuming skips that
+ * handshake's signature and chain checks on both sides, which is most
+ * of what the gateway would add to a request's time.  The session is
+ * bound to the host name it was made for (compared before use), so a
+ * session never crosses to another host. */
+#define SESSION_HOSTS 4
+struct cached_session
+{
+  char *host;
+  SSL_SESSION *session;
+};
+
 struct hv_upstream_tls_ctx
 {
   SSL_CTX *ssl_ctx;
+  pthread_mutex_t lock; /* the connection threads share the cache */
+  struct cached_session sessions[SESSION_HOSTS];
 };
 
 struct hv_upstream_tls
@@ -73,6 +92,49 @@ openssl_reason (char *buf, size_t len)
   return buf;
 }
 
+/* OpenSSL hands over each session a host issues (TLS 1.3: after the
+ * handshake, as tickets arrive); kept for the host it was verified for,
+ * replacing that host's older one.  1: the reference is ours. */
+static int
+on_new_session (SSL *ssl, SSL_SESSION *session)
+{
+  hv_upstream_tls_ctx *ctx = SSL_CTX_get_app_data (SSL_get_SSL_CTX (ssl));
+  const char *host = SSL_get_servername (ssl, TLSEXT_NAMETYPE_host_name);
+  if (ctx == NULL || host == NULL || !SSL_SESSION_is_resumable (session))
+    return 0;
+  pthread_mutex_lock (&ctx->lock);
+  struct cached_session *slot = NULL;
+  for (size_t i = 0; i < SESSION_HOSTS && slot == NULL; i++)
+    if (ctx->sessions[i].host && strcmp (ctx->sessions[i].host, host) == 0)
+      slot = &ctx->sessions[i];
+  for (size_t i = 0; i < SESSION_HOSTS && slot == NULL; i++)
+    if (ctx->sessions[i].host == NULL)
+      slot = &ctx->sessions[i];
+  if (slot == NULL)
+    slot = &ctx->sessions[0]; /* more hosts than slots: the first gives way */
+  if (slot->host == NULL || strcmp (slot->host, host) != 0)
+    {
+      free (slot->host);
+      slot->host = xstrdup (host);
+    }
+  SSL_SESSION_free (slot->session);
+  slot->session = session;
+  pthread_mutex_unlock (&ctx->lock);
+  return 1;
+}
+
+/* Offer HOST's last session on SSL, if there is one still resumable. */
+static void
+offer_session (hv_upstream_tls_ctx *ctx, SSL *ssl, const char *host)
+{
+  pthread_mutex_lock (&ctx->lock);
+  for (size_t i = 0; i < SESSION_HOSTS; i++)
+    if (ctx->sessions[i].host && strcmp (ctx->sessions[i].host, host) == 0 && ctx->sessions[i].session
+        && SSL_SESSION_is_resumable (ctx->sessions[i].session))
+      SSL_set_session (ssl, ctx->sessions[i].session); /* takes its own reference */
+  pthread_mutex_unlock (&ctx->lock);
+}
+
 int
 hv_upstream_tls_ctx_new (hv_upstream_tls_ctx **out, hv_error **err)
 {
@@ -96,7 +158,13 @@ hv_upstream_tls_ctx_new (hv_upstream_tls_ctx **out, hv_error **err)
    * a protocol not offered.  (0 is success here.) */
   if (SSL_CTX_set_alpn_protos (c, alpn_http11, sizeof (alpn_http11)) != 0)
     return hv_error_set (err, 0, "TLS client context: ALPN: %s", openssl_reason (reason, sizeof (reason)));
+  /* Sessions are kept by on_new_session, per host, not in OpenSSL's
+   * own cache (which is keyed for servers, not by the name verified). */
+  SSL_CTX_set_session_cache_mode (c, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+  SSL_CTX_sess_set_new_cb (c, on_new_session);
   hv_upstream_tls_ctx *ctx = xmalloc0 (sizeof (*ctx));
+  pthread_mutex_init (&ctx->lock, NULL);
+  SSL_CTX_set_app_data (c, ctx);
   ctx->ssl_ctx = steal_pointer (&c);
   *out = ctx;
   return 0;
@@ -107,7 +175,17 @@ hv_upstream_tls_ctx_free (hv_upstream_tls_ctx *ctx)
 {
   if (!ctx)
     return;
+  /* A connection may outlive the context (its SSL holds the SSL_CTX):
+   * the sessions it is still handed then go nowhere, not to freed
+   * memory.  The caller ends every connection thread first. */
+  SSL_CTX_set_app_data (ctx->ssl_ctx, NULL);
   SSL_CTX_free (ctx->ssl_ctx);
+  for (size_t i = 0; i < SESSION_HOSTS; i++)
+    {
+      free (ctx->sessions[i].host);
+      SSL_SESSION_free (ctx->sessions[i].session);
+    }
+  pthread_mutex_destroy (&ctx->lock);
   free (ctx);
 }
 
@@ -132,6 +210,10 @@ tcp_connect_one (const struct addrinfo *ai, int64_t deadline)
   cleanup_close int fd = socket (ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
   if (fd < 0)
     return -1;
+  /* The head, the body and each chunk go out as soon as they are
+   * written: a stream must not wait for an acknowledgement first. */
+  int one = 1;
+  setsockopt (fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof (one));
   if (connect (fd, ai->ai_addr, ai->ai_addrlen) == 0)
     return steal_fd (&fd);
   if (errno != EINPROGRESS)
@@ -266,6 +348,7 @@ hv_upstream_tls_connect (hv_upstream_tls_ctx *ctx, const char *host, uint16_t po
       || SSL_set1_host (ssl, host) != 1)
     return hv_error_set (err, 0, "TLS to %s:%u: set up: %s", host, port, openssl_reason (reason, sizeof (reason)));
   SSL_set_hostflags (ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+  offer_session (ctx, ssl, host);
   conn->ssl = steal_pointer (&ssl);
 
   for (;;)
@@ -284,6 +367,12 @@ hv_upstream_tls_connect (hv_upstream_tls_ctx *ctx, const char *host, uint16_t po
     return hv_error_set (err, 0, "TLS to %s:%u: the host's certificate was not verified", host, port);
   *out = steal_pointer (&conn);
   return 0;
+}
+
+bool
+hv_upstream_tls_resumed (const hv_upstream_tls *conn)
+{
+  return SSL_session_reused (conn->ssl) == 1;
 }
 
 int

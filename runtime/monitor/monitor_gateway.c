@@ -3,6 +3,8 @@
 #include "monitor_gateway.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -163,6 +165,10 @@ serve (int conn, void *data)
 {
   struct gw_api *a = data;
   uint64_t start = mono_ms ();
+  /* Each piece of a streamed answer goes to the sandbox as it is
+   * written, not held back until the last one is acknowledged. */
+  int one = 1;
+  setsockopt (conn, IPPROTO_TCP, TCP_NODELAY, &one, sizeof (one));
   if (!take_token (a))
     {
       answer_too_many (conn);

@@ -49,6 +49,7 @@ enum server_mode
   ANSWER_NO_END,  /* the same, then close the socket without close_notify */
   SILENT_TCP,     /* never accept: the TCP connection forms, no TLS ever */
   SILENT_TLS,     /* complete the handshake, then say nothing */
+  ANSWER_TWICE,   /* ANSWER, for two connections in turn (one context: its tickets resume) */
 };
 
 static const char response[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
@@ -114,7 +115,10 @@ select_http11 (SSL *ssl, const unsigned char **out, unsigned char *outlen, const
   return SSL_TLSEXT_ERR_NOACK;
 }
 
-/* The server's child: one connection, as MODE says; never returns. */
+static void serve_one (int lfd, SSL_CTX *c, enum server_mode mode);
+
+/* The server's child: one connection (two for ANSWER_TWICE), as MODE
+ * says; never returns. */
 static void
 serve (int lfd, const char *leaf, int old_tls_only, enum server_mode mode)
 {
@@ -132,6 +136,17 @@ serve (int lfd, const char *leaf, int old_tls_only, enum server_mode mode)
         _exit (2);
     }
   SSL_CTX_set_alpn_select_cb (c, select_http11, NULL);
+  int connections = mode == ANSWER_TWICE ? 2 : 1;
+  for (int i = 0; i < connections; i++)
+    serve_one (lfd, c, mode == ANSWER_TWICE ? ANSWER : mode);
+  for (;;)
+    pause ();
+}
+
+/* One connection of serve's. */
+static void
+serve_one (int lfd, SSL_CTX *c, enum server_mode mode)
+{
   int fd;
   SSL *ssl = test_ca_accept (lfd, c, &fd);
   /* The client must name the host (SNI) and offer HTTP/1.1 (ALPN): a
@@ -161,9 +176,8 @@ serve (int lfd, const char *leaf, int old_tls_only, enum server_mode mode)
     _exit (5);
   if (mode == ANSWER)
     SSL_shutdown (ssl);
+  SSL_free (ssl);
   close (fd);
-  for (;;)
-    pause ();
 }
 
 /* Start a server on 127.0.0.1 presenting LEAF's certificate; its port. */
@@ -211,6 +225,8 @@ refused_with (uint16_t port, int timeout_ms, const char *words)
   assert_non_null (strstr (err->msg, "TLS to localhost:"));
 }
 
+static void exchange (hv_upstream_tls *conn);
+
 /* Send a request and read the whole response until close_notify. */
 static void
 round_trip (uint16_t port)
@@ -219,6 +235,16 @@ round_trip (uint16_t port)
   cleanup_upstream_tls hv_upstream_tls *conn = NULL;
   if (try_connect (port, OK_TIMEOUT_MS, &conn, &err) < 0)
     fail_msg ("connect: %s", err->msg);
+  exchange (conn);
+}
+
+/* A request on CONN and its whole response, until close_notify (which
+ * also reads the session tickets a TLS 1.3 server sends after the
+ * handshake). */
+static void
+exchange (hv_upstream_tls *conn)
+{
+  cleanup_error hv_error *err = NULL;
   static const char request[] = "GET /v1/models HTTP/1.1\r\nHost: localhost\r\n\r\n";
   if (hv_upstream_tls_write_all (conn, request, sizeof (request) - 1, OK_TIMEOUT_MS, &err) < 0)
     fail_msg ("write: %s", err->msg);
@@ -245,6 +271,42 @@ test_trusted_by_cert_file (void **state)
   need_test_ca (dir);
   trust_test_ca_file ();
   round_trip (start_server ("localhost", 0, ANSWER));
+}
+
+/* The second connection to a host resumes the session of the first (its
+ * signature and chain checks are not done again), and a connection that
+ * does not resume is verified in full: a server that cannot resume the
+ * session offered (another server behind the same name, with another
+ * certificate) is refused for its certificate as it would be without
+ * one. */
+static void
+test_session_resumed_for_the_same_host (void **state)
+{
+  (void) state;
+  need_test_ca (dir);
+  trust_test_ca_file ();
+  cleanup_error hv_error *err = NULL;
+  cleanup_upstream_tls_ctx hv_upstream_tls_ctx *ctx = NULL;
+  if (hv_upstream_tls_ctx_new (&ctx, &err) < 0)
+    fail_msg ("context: %s", err->msg);
+  uint16_t port = start_server ("localhost", 0, ANSWER_TWICE);
+  for (int i = 0; i < 2; i++)
+    {
+      cleanup_upstream_tls hv_upstream_tls *conn = NULL;
+      if (hv_upstream_tls_connect (ctx, "localhost", port, OK_TIMEOUT_MS, &conn, &err) < 0)
+        fail_msg ("connection %d: %s", i + 1, err->msg);
+      if (hv_upstream_tls_resumed (conn) != (i == 1))
+        fail_msg ("connection %d: %s", i + 1, i == 1 ? "a full handshake again" : "resumed with nothing to resume");
+      exchange (conn);
+    }
+  /* The other name's certificate, behind "localhost": the offered session
+   * is not this server's, and the full handshake's name check refuses it. */
+  port = start_server ("other", 0, ANSWER);
+  cleanup_upstream_tls hv_upstream_tls *conn = NULL;
+  if (hv_upstream_tls_connect (ctx, "localhost", port, OK_TIMEOUT_MS, &conn, &err) == 0)
+    fail_msg ("connected to a server whose certificate is another name's");
+  if (!strstr (err->msg, "certificate not accepted: hostname mismatch"))
+    fail_msg ("refused as \"%s\"", err->msg);
 }
 
 static void
@@ -395,6 +457,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown (test_trusted_by_cert_file, teardown),
     cmocka_unit_test_teardown (test_trusted_by_cert_dir, teardown),
+    cmocka_unit_test_teardown (test_session_resumed_for_the_same_host, teardown),
     cmocka_unit_test_teardown (test_unknown_ca_refused, teardown),
     cmocka_unit_test_teardown (test_other_name_refused, teardown),
     cmocka_unit_test_teardown (test_old_tls_refused, teardown),

@@ -14,6 +14,7 @@
 #ifndef HAVEN_UPSTREAM_TLS_H
 #define HAVEN_UPSTREAM_TLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -24,7 +25,11 @@ typedef struct hv_upstream_tls_ctx hv_upstream_tls_ctx;
 typedef struct hv_upstream_tls hv_upstream_tls;
 
 /* The client context: TLS 1.2 floor, peer verification, the default trust
- * store as OpenSSL finds it now (SSL_CERT_FILE and SSL_CERT_DIR included). */
+ * store as OpenSSL finds it now (SSL_CERT_FILE and SSL_CERT_DIR included),
+ * and the last session of each host, which the next connection to that
+ * host offers to resume (the host proved its certificate in the full
+ * handshake that made it).  Connections from several threads may share
+ * it; free it once no other thread uses a connection made from it. */
 int hv_upstream_tls_ctx_new (hv_upstream_tls_ctx **out, hv_error **err);
 void hv_upstream_tls_ctx_free (hv_upstream_tls_ctx *ctx);
 
@@ -36,6 +41,9 @@ void hv_upstream_tls_ctx_free (hv_upstream_tls_ctx *ctx);
  * resolver has cached. */
 int hv_upstream_tls_connect (hv_upstream_tls_ctx *ctx, const char *host, uint16_t port, int timeout_ms,
                              hv_upstream_tls **out, hv_error **err);
+/* Whether CONN resumed a session of its context (no certificate was
+ * sent or checked again: the one of the handshake that made it was). */
+bool hv_upstream_tls_resumed (const hv_upstream_tls *conn);
 
 /* Write all LEN bytes of BUF within TIMEOUT_MS. */
 int hv_upstream_tls_write_all (hv_upstream_tls *conn, const void *buf, size_t len, int timeout_ms,
