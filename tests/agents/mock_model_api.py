@@ -141,8 +141,9 @@ def gemini_tool_results(contents):
 
 def schema_value(schema):
     """A value that fits the JSON schema a side call asks its answer in
-    (Gemini CLI's next-speaker and loop checks): the first of an enum, an
-    empty or zero value of the type, an object with its required fields."""
+    (Gemini CLI's next-speaker, loop and routing checks): the first of an
+    enum, an empty value of the type (a number: its minimum, or 1), an object with
+    its fields."""
     if not isinstance(schema, dict):
         return "scripted"
     if schema.get("enum"):
@@ -154,7 +155,7 @@ def schema_value(schema):
     if t == "array":
         return []
     if t in ("number", "integer"):
-        return 0
+        return schema.get("minimum", 1)
     if t == "boolean":
         return False
     return "scripted"
