@@ -100,6 +100,7 @@ hv_audit_trail_init (struct hv_audit_trail *t, int fd, const char *policy, const
   t->policy = policy;
   t->container = container;
   t->tokens = HV_AUDIT_BURST;
+  pthread_mutex_init (&t->lock, NULL);
   clock_gettime (CLOCK_MONOTONIC, &t->last);
 }
 
@@ -110,6 +111,7 @@ hv_audit_trail_release (struct hv_audit_trail *t)
   free (t->resp);
   t->req = NULL;
   t->resp = NULL;
+  pthread_mutex_destroy (&t->lock);
 }
 
 yajl_gen
@@ -130,12 +132,16 @@ void
 hv_audit_trail_emit (struct hv_audit_trail *t, yajl_gen g)
 {
   yajl_gen_map_close (g);
+  /* One write per line, but two threads' lines must not interleave
+   * should a write be split, and the count must be the sum. */
+  pthread_mutex_lock (&t->lock);
   t->written += hv_write_json_line (t->fd, g);
-  yajl_gen_free (g);
-  /* Whoever wrote it (system calls, Landlock, egress): past the cap
-   * only what is new and the final summaries are written. */
+  /* Whoever wrote it (system calls, Landlock, egress, a service): past
+   * the cap only what is new and the final summaries are written. */
   if (t->written >= HV_AUDIT_MAX_BYTES)
     t->capped = true;
+  pthread_mutex_unlock (&t->lock);
+  yajl_gen_free (g);
 }
 
 static double

@@ -10,6 +10,7 @@
 #define HAVEN_AUDIT_TRAIL_H
 
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -44,8 +45,13 @@ struct hv_audit_trail
    * at most, and HV_AUDIT_MAX_BYTES in all. */
   double tokens;
   struct timespec last; /* last refill */
-  uint64_t written;     /* bytes of this trail's records */
-  bool capped;          /* HV_AUDIT_MAX_BYTES reached: only the final summary */
+  /* Records are written from the monitor's loop and from the threads of
+   * its services (monitor_service.h): emit writes each line whole under
+   * lock, and the size count and cap are atomic so the loop's reads of
+   * them need no lock.  Everything else here is the loop's alone. */
+  pthread_mutex_t lock;
+  _Atomic uint64_t written; /* bytes of this trail's records */
+  _Atomic bool capped;      /* HV_AUDIT_MAX_BYTES reached: only the final summary */
   uint64_t dropped;     /* since the last summary */
   uint64_t dropped_total;
   struct hv_audit_dropped_kind kinds[HV_AUDIT_MAX_KINDS];
@@ -73,7 +79,8 @@ void hv_audit_trail_init (struct hv_audit_trail *t, int fd, const char *policy, 
 void hv_audit_trail_release (struct hv_audit_trail *t);
 
 /* A record {"time":..,"event":..,"policy":..[,"container":..]} left open
- * for more members; hv_audit_trail_emit closes and writes it. */
+ * for more members; hv_audit_trail_emit closes and writes it.  Both may
+ * be called from any thread. */
 yajl_gen hv_audit_trail_record (const struct hv_audit_trail *t, const char *event);
 void hv_audit_trail_emit (struct hv_audit_trail *t, yajl_gen g);
 /* A string member, as valid UTF-8 whatever the bytes. */
