@@ -151,6 +151,9 @@ policy_compile (int argc, char **argv, hv_error **err)
   if (p->n_env_from || p->ssh_agent.value || p->n_git_creds)
     fprintf (stderr, "haven: note: env.set_from_file, env.set_from_env and credentials: are read by haven run "
                      "itself: this config has none of them\n");
+  if (p->n_api_creds)
+    fprintf (stderr, "haven: note: credentials.api: this config names the gateway and holds its placeholder; the "
+                     "keys are read by haven run itself, which alone can run it\n");
   puts (json);
   return 0;
 }
@@ -526,6 +529,8 @@ explain_audit (const hv_policy *p)
           "  whatever audit.log says.\n");
 }
 
+extern char **environ;
+
 /* What a policy enforces, in words, one section per kind of rule. */
 static int
 policy_explain (int argc, char **argv, hv_error **err)
@@ -541,7 +546,7 @@ policy_explain (int argc, char **argv, hv_error **err)
   explain_programs (p);
   explain_syscalls (p);
   explain_resources (p);
-  hv_env_explain (p, stdout);
+  hv_env_explain (p, environ, stdout);
   explain_audit (p);
   return 0;
 }

@@ -75,6 +75,18 @@
 #define HV_NETWORK_ANNOTATION "run.haven.network"
 #define HV_NETWORK_NONE "none"
 
+/* grammar: JSON {"apis": [{"provider": "anthropic"|"openai"|"gemini", "port": N, "auth": "x-api-key"|"bearer"|
+ *          "goog-api-key"[, "key_file": ABSOLUTE_PATH]}, ...]}, at most one entry per provider; anything else
+ *          is an error naming the JSON path.  Never the key: without key_file it is in create's service_secrets
+ * writer:  policy/policy_api.c, for policy/policy_compile.c (haven run: credentials.api items whose key is set)
+ * reader:  the runtime's gateway (create makes the listener on 127.0.0.1:port in the sandbox's network
+ *          namespace; the per-container monitor serves it) */
+#define HV_GATEWAY_ANNOTATION "run.haven.gateway"
+/* The ports the policy layer gives each provider's listener. */
+#define HV_GATEWAY_PORT_ANTHROPIC 8961
+#define HV_GATEWAY_PORT_OPENAI 8962
+#define HV_GATEWAY_PORT_GEMINI 8963
+
 /* --- mount options ---------------------------------------------------- */
 
 /* haven's own options in a mount's "options", never passed to the

@@ -31,6 +31,15 @@ hv_secret_source_free (hv_secret_source *s)
 }
 
 void
+hv_api_credential_free (hv_api_credential *c)
+{
+  hv_secret_source_free (&c->key);
+  free (c->provider);
+  free (c->auth);
+  memset (c, 0, sizeof (*c));
+}
+
+void
 hv_policy_free_fields (hv_policy *p)
 {
   free (p->name);
@@ -65,6 +74,9 @@ hv_policy_free_fields (hv_policy *p)
   for (size_t i = 0; i < p->n_git_creds; i++)
     hv_secret_source_free (&p->git_creds[i]);
   free (p->git_creds);
+  for (size_t i = 0; i < p->n_api_creds; i++)
+    hv_api_credential_free (&p->api_creds[i]);
+  free (p->api_creds);
   free (p->ssh_agent_where);
   free (p->audit_log);
   memset (p, 0, sizeof (*p));

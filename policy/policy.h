@@ -70,6 +70,15 @@ typedef struct
   char *where;    /* "policy-file:line:column", for errors */
 } hv_secret_source;
 
+/* credentials.api: a model API's key, kept on haven's side by its gateway
+ * (policy_api.h); the sandbox gets a placeholder and the gateway's URL. */
+typedef struct
+{
+  hv_secret_source key; /* name: the provider's host; file or host_var (username NULL) */
+  char *provider;       /* "anthropic", "openai", "gemini" (gateway_route.c's names) */
+  char *auth;           /* how the gateway sends it: "x-api-key", "bearer", "goog-api-key" */
+} hv_api_credential;
+
 typedef struct
 {
   char *name;
@@ -141,6 +150,8 @@ typedef struct
   char *ssh_agent_where;  /* "file:line:column" of ssh_agent, for errors */
   size_t n_git_creds;
   hv_secret_source *git_creds; /* credentials.git: a token per host */
+  size_t n_api_creds;
+  hv_api_credential *api_creds; /* credentials.api: at most one per provider */
 
   /* audit */
   char *audit_log;
@@ -161,8 +172,13 @@ bool hv_policy_is_shell_name (const char *name);
 #define HV_GIT_CREDENTIALS_DIR "/run/haven/git"
 #define HV_GIT_CREDENTIALS_FILE HV_GIT_CREDENTIALS_DIR "/credentials"
 #define HV_SECRET_MAX_SIZE (64u << 10) /* bytes of a token file */
+/* What the sandbox holds in an API's key variable when haven's gateway
+ * keeps the real key: not a secret (the gateway drops whatever
+ * credential the sandbox sends). */
+#define HV_GATEWAY_PLACEHOLDER_KEY "haven-gateway-placeholder"
 
 void hv_secret_source_free (hv_secret_source *s);
+void hv_api_credential_free (hv_api_credential *c);
 
 /* Bounds of policy values.  Values outside them are errors, never
  * clamped or dropped (policies/README.md, "How policies are read"). */

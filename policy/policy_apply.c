@@ -990,6 +990,12 @@ hv_policy_apply (const hv_policy *p, const char *config_json, const char *name, 
   if (p->n_env_from || p->ssh_agent.value || p->n_git_creds)
     oci_strv_push (&plan.notes, "env.set_from_file, env.set_from_env and credentials: are for haven run: not given to "
                                 "engine containers (pass secrets with the engine: -e, --secret)");
+  /* The gateway needs the key on the host side, which only haven run
+   * reads so far: in an engine container the key is what the engine
+   * passes, by env's rules. */
+  if (p->n_api_creds)
+    oci_strv_push (&plan.notes, "credentials.api is for haven run: engine containers get no gateway, and a key the "
+                                "engine passes (-e) reaches the container as env.pass says");
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_config (g, yajl_gen_beautify, 1);
   emit_config (g, root, &a);

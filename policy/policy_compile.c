@@ -16,6 +16,7 @@
 #include "json_gen.h"
 #include "landlock_audit_rules.h"
 #include "oci_tables.h"
+#include "policy_api.h"
 #include "policy_compile.h"
 #include "policy_env.h"
 #include "policy_exec.h"
@@ -1327,7 +1328,8 @@ gen_root (yajl_gen g, const struct hv_run_ctx *ctx)
 /* What the runtime reads besides the spec: the policy's name, cgroups
  * only when limited, and the Landlock rules. */
 static void
-gen_annotations (yajl_gen g, const hv_policy *p, const oci_strv *writable, const oci_strv *exec)
+gen_annotations (yajl_gen g, const hv_policy *p, char *const *host_env, const oci_strv *writable,
+                 const oci_strv *exec)
 {
   jg_str (g, "annotations");
   yajl_gen_map_open (g);
@@ -1344,6 +1346,11 @@ gen_annotations (yajl_gen g, const hv_policy *p, const oci_strv *writable, const
   cleanup_free char *egress = hv_policy_egress_annotation (p, HV_EGRESS_CONNECT_PASTA);
   if (egress)
     jg_kv (g, HV_EGRESS_ANNOTATION, egress);
+  /* credentials.api: the providers haven's gateway serves in this run
+   * (never a key: the session hands those to create in memory). */
+  cleanup_free char *gateway = hv_api_gateway_annotation (p, host_env);
+  if (gateway)
+    jg_kv (g, HV_GATEWAY_ANNOTATION, gateway);
   yajl_gen_map_close (g);
 }
 
@@ -1487,6 +1494,12 @@ gen_linux (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, const c
 int
 hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json, hv_error **err)
 {
+  /* The gateway listens on the sandbox's own loopback: with the host's
+   * network that would be the host's (hv_policy_load refuses such a
+   * policy; this holds for one built otherwise too). */
+  if (p->n_api_creds && p->net_mode == HV_NET_OPEN)
+    return hv_error_set (err, 0, "%s: credentials.api needs the sandbox's own network, but network.mode is open",
+                         p->file ? p->file : p->name ? p->name : "policy");
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_config (g, yajl_gen_beautify, 1);
   /* Paths Landlock lets the sandbox write, and execute, and what the
@@ -1519,7 +1532,7 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
     oci_strv_push (&masked, default_masked[i]);
   if (gen_mounts (g, p, ctx, &writable, &masked, err) < 0)
     goto out;
-  gen_annotations (g, p, &writable, &exec);
+  gen_annotations (g, p, ctx->host_env, &writable, &exec);
   if (gen_linux (g, p, ctx, exec_path, &writable, &masked, err) < 0)
     goto out;
   yajl_gen_map_close (g);

@@ -11,6 +11,7 @@
 #include <fnmatch.h>
 #include <string.h>
 
+#include "policy_api.h"
 #include "policy_env.h"
 #include "utils.h"
 
@@ -130,6 +131,48 @@ hv_policy_filter_container_env (const hv_policy *p, char **engine_env)
   return filter_env (p, engine_env, true);
 }
 
+/* credentials.api: while the gateway serves a provider, no variable its
+ * agents take a key from reaches the sandbox, however env passed or set
+ * it (the key's own variable, and any other credential of the provider's
+ * the host holds); the agent gets the gateway's URL and a placeholder. */
+static void
+gateway_env (const hv_policy *p, const struct hv_run_ctx *ctx, char ***out, size_t *n, size_t *cap)
+{
+  for (size_t i = 0; i < *n;)
+    {
+      const char *entry = (*out)[i];
+      cleanup_free char *name = strndup (entry, strcspn (entry, "="));
+      const hv_api_credential *c = hv_api_withholding (p, ctx->host_env, name);
+      if (c == NULL)
+        {
+          i++;
+          continue;
+        }
+      /* What the policy wrote itself is said, what the host happened to
+       * hold (a passed variable) is not. */
+      bool written = false;
+      for (size_t j = 0; j < p->env_set.n && !written; j++)
+        written = strcmp (p->env_set.v[j].key, name) == 0;
+      for (size_t j = 0; j < p->n_env_from && !written; j++)
+        written = strcmp (p->env_from[j].name, name) == 0;
+      if (written && ctx->notes)
+        {
+          cleanup_free char *note = xasprintf ("env: the policy's %s is not used: credentials.api (%s) serves %s "
+                                               "through haven's gateway, which sets the agent's variables itself",
+                                               name, c->key.where, c->key.name);
+          oci_strv_push (ctx->notes, note);
+        }
+      free ((*out)[i]);
+      memmove (&(*out)[i], &(*out)[i + 1], (*n - i) * sizeof (char *));
+      (*n)--;
+    }
+  oci_kv_list vars = { 0 };
+  hv_api_sandbox_vars (p, ctx->host_env, &vars);
+  for (size_t i = 0; i < vars.n; i++)
+    put (out, n, cap, xasprintf ("%s=%s", vars.v[i].key, vars.v[i].value));
+  oci_kv_list_free (&vars);
+}
+
 char **
 hv_policy_run_env (const hv_policy *p, const struct hv_run_ctx *ctx)
 {
@@ -156,5 +199,6 @@ hv_policy_run_env (const hv_policy *p, const struct hv_run_ctx *ctx)
       put (&out, &n, &cap, xstrdup ("GIT_CONFIG_KEY_1=credential.helper"));
       put (&out, &n, &cap, xstrdup ("GIT_CONFIG_VALUE_1=store --file=" HV_GIT_CREDENTIALS_FILE));
     }
+  gateway_env (p, ctx, &out, &n, &cap);
   return out;
 }

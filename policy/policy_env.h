@@ -27,6 +27,7 @@ const char *hv_env_credential_glob (const char *name);
 bool hv_env_is_explicit (const char *pattern);
 
 /* The "Environment" and "Credentials" sections of `haven policy explain`
- * (policy_env_explain.c). */
-void hv_env_explain (const hv_policy *p, FILE *out);
+ * (policy_env_explain.c); host_env: the caller's environment, which says
+ * whether a run from it would serve each credentials.api item. */
+void hv_env_explain (const hv_policy *p, char *const *host_env, FILE *out);
 #endif

@@ -5,6 +5,7 @@
 #include <fnmatch.h>
 #include <string.h>
 
+#include "policy_api.h"
 #include "policy_env.h"
 #include "utils.h"
 
@@ -41,12 +42,23 @@ explain_pass_entry (const hv_policy *p, const char *entry, FILE *out)
     }
   const char *deny = deny_match (p, entry);
   const char *cred = hv_env_credential_glob (entry);
-  if (deny)
-    fprintf (out, "    %-28s not passed: env.deny \"%s\" wins\n", entry, deny);
-  else if (cred)
-    fprintf (out, "    %-28s passed when set: named explicitly (it looks like a credential, %s)\n", entry, cred);
+  const hv_api_credential *api = hv_api_withholder (p, entry);
+  if (api && !deny)
+    {
+      const struct hv_api_agent_env *a = hv_api_agent_env (api->provider);
+      bool set = strcmp (entry, a->base_var) == 0 || strcmp (entry, hv_api_placeholder_var (api->provider, api->auth)) == 0
+                 || (a->also_placeholder && strcmp (entry, a->also_placeholder) == 0);
+      fprintf (out, "    %-28s %s while the gateway serves %s (credentials.api); otherwise\n    %-28s ", entry,
+               set ? "set by haven" : "never passed", api->key.name, "");
+    }
   else
-    fprintf (out, "    %-28s passed when set\n", entry);
+    fprintf (out, "    %-28s ", entry);
+  if (deny)
+    fprintf (out, "not passed: env.deny \"%s\" wins\n", deny);
+  else if (cred)
+    fprintf (out, "passed when set: named explicitly (it looks like a credential, %s)\n", cred);
+  else
+    fprintf (out, "passed when set\n");
 }
 
 static void
@@ -68,7 +80,7 @@ explain_set (const hv_policy *p, FILE *out)
 }
 
 static void
-explain_credentials (const hv_policy *p, FILE *out)
+explain_credentials (const hv_policy *p, char *const *host_env, FILE *out)
 {
   fprintf (out, "\nCredentials\n");
   if (p->ssh_agent.value)
@@ -78,6 +90,7 @@ explain_credentials (const hv_policy *p, FILE *out)
              HV_SSH_AGENT_SOCKET);
   else
     fprintf (out, "  No ssh-agent (credentials.ssh_agent is not true).\n");
+  hv_api_explain (p, host_env, out);
   if (p->n_git_creds == 0)
     {
       fprintf (out, "  No git credentials.\n");
@@ -96,7 +109,7 @@ explain_credentials (const hv_policy *p, FILE *out)
 }
 
 void
-hv_env_explain (const hv_policy *p, FILE *out)
+hv_env_explain (const hv_policy *p, char *const *host_env, FILE *out)
 {
   fprintf (out, "\nEnvironment\n");
   fprintf (out, "  Host variables passed (env.pass); everything else is dropped:\n");
@@ -127,5 +140,5 @@ hv_env_explain (const hv_policy *p, FILE *out)
       fprintf (out, "\n");
     }
   explain_set (p, out);
-  explain_credentials (p, out);
+  explain_credentials (p, host_env, out);
 }

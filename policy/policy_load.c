@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "file_read.h"
+#include "policy_api.h"
 #include "policy_load.h"
 #include "policy_parse.h"
 #include "utils.h"
@@ -143,6 +144,27 @@ merge_secrets (hv_policy *base, const hv_policy *child)
             break;
           }
       copy_secret (&base->git_creds, &base->n_git_creds, &child->git_creds[i]);
+    }
+  /* An API's item in the child replaces the base's for that host. */
+  for (size_t i = 0; i < child->n_api_creds; i++)
+    {
+      const hv_api_credential *c = &child->api_creds[i];
+      for (size_t j = 0; j < base->n_api_creds; j++)
+        if (strcmp (base->api_creds[j].key.name, c->key.name) == 0)
+          {
+            hv_api_credential_free (&base->api_creds[j]);
+            memmove (&base->api_creds[j], &base->api_creds[j + 1],
+                     (--base->n_api_creds - j) * sizeof (hv_api_credential));
+            break;
+          }
+      base->api_creds = xrealloc (base->api_creds, (base->n_api_creds + 1) * sizeof (hv_api_credential));
+      hv_api_credential *d = &base->api_creds[base->n_api_creds++];
+      *d = (hv_api_credential) { .key = { .name = xstrdup (c->key.name),
+                                          .file = c->key.file ? xstrdup (c->key.file) : NULL,
+                                          .host_var = c->key.host_var ? xstrdup (c->key.host_var) : NULL,
+                                          .where = xstrdup (c->key.where) },
+                                 .provider = xstrdup (c->provider),
+                                 .auth = xstrdup (c->auth) };
     }
 }
 
@@ -432,7 +454,7 @@ validate (hv_policy *p, hv_error **err)
                            "%s: credentials.git: %s is not a host network.allow lets the sandbox reach on port 443: "
                            "haven gives git credentials only for hosts the policy allows",
                            p->git_creds[i].where, p->git_creds[i].name);
-  return 0;
+  return hv_api_validate (p, err);
 }
 
 int

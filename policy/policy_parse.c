@@ -20,6 +20,7 @@
 #include <strings.h>
 #include <yaml.h>
 
+#include "policy_api.h"
 #include "policy_network.h"
 #include "policy_parse.h"
 #include "utils.h"
@@ -1026,6 +1027,90 @@ f_git_creds (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
   return 0;
 }
 
+/* credentials.api items: {host: api.anthropic.com, header: x-api-key,
+ * token_env: ANTHROPIC_API_KEY} or token_file: PATH instead of token_env.
+ * The host names the provider, and the header must be one the provider
+ * takes (policy_api.h): a key sent in a header the API ignores would
+ * fail every request. */
+static int
+api_cred_item (struct yw *w, yaml_node_t *item, const char *key, hv_policy *p)
+{
+  if (item->type != YAML_MAPPING_NODE)
+    return yw_fail (w, item, key, "expected {host, header, token_env or token_file}");
+  const char *host = NULL, *header = NULL, *file = NULL, *var = NULL;
+  yaml_node_t *host_node = NULL, *header_node = NULL;
+  for (yaml_node_pair_t *pair = item->data.mapping.pairs.start; pair < item->data.mapping.pairs.top; pair++)
+    {
+      yaml_node_t *k = yaml_document_get_node (w->doc, pair->key);
+      yaml_node_t *v = yaml_document_get_node (w->doc, pair->value);
+      const char *ks = scalar (k), *vs = scalar (v);
+      const char *known[] = { "host", "header", "token_file", "token_env" };
+      size_t which = 0;
+      while (which < 4 && !(ks && strcmp (ks, known[which]) == 0))
+        which++;
+      if (which == 4)
+        return yw_fail (w, k, key, "unknown key \"%s\" (expected host, header, token_env, token_file)", ks ? ks : "?");
+      if (vs == NULL || vs[0] == '\0')
+        return yw_fail (w, v, key, "%s: expected a non-empty string", ks);
+      /* A key given twice never gets here: the reader refuses it. */
+      const char **slot = which == 0 ? &host : which == 1 ? &header : which == 2 ? &file : &var;
+      if (which == 0)
+        {
+          if (hv_api_provider_of_host (vs) == NULL)
+            return yw_fail (w, v, key,
+                            "host: \"%s\" is not a model API haven's gateway serves (api.anthropic.com, api.openai.com, "
+                            "generativelanguage.googleapis.com)",
+                            vs);
+          host_node = v;
+        }
+      else if (which == 1)
+        header_node = v;
+      else if (which == 2 && check_secret_path (w, v, key, vs) < 0)
+        return -1;
+      else if (which == 3 && !is_env_name (vs))
+        return yw_fail (w, v, key, "token_env: \"%s\" is not a variable name", vs);
+      *slot = vs;
+    }
+  if (host == NULL)
+    return yw_fail (w, item, key, "an entry needs host:");
+  const char *provider = hv_api_provider_of_host (host);
+  if (header == NULL)
+    return yw_fail (w, item, key, "%s: an entry needs header: (%s takes %s)", host, host, hv_api_headers_of (provider));
+  const char *auth = hv_api_auth_of_header (header);
+  if (auth == NULL || !hv_api_provider_takes (provider, auth))
+    return yw_fail (w, header_node, key, "header: %s does not take its key in \"%s\" (it takes %s)", host, header,
+                    hv_api_headers_of (provider));
+  if ((file == NULL) == (var == NULL))
+    return yw_fail (w, item, key, "%s: give exactly one of token_env and token_file", host);
+  for (size_t i = 0; i < p->n_api_creds; i++)
+    if (strcmp (p->api_creds[i].key.name, host) == 0)
+      return yw_fail (w, host_node, key, "host %s is listed twice (also at %s)", host, p->api_creds[i].key.where);
+  hv_api_credential *c = &p->api_creds[p->n_api_creds++];
+  memset (c, 0, sizeof (*c));
+  c->key.name = xstrdup (host);
+  c->key.file = file ? xstrdup (file) : NULL;
+  c->key.host_var = var ? xstrdup (var) : NULL;
+  c->key.where = where_of (w, item);
+  c->provider = xstrdup (provider);
+  c->auth = xstrdup (auth);
+  return 0;
+}
+
+static int
+f_api_creds (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  if (is_null (v))
+    return 0;
+  if (v->type != YAML_SEQUENCE_NODE)
+    return yw_fail (w, v, key, "expected a list of {host, header, token_env or token_file}");
+  p->api_creds = reserve (p->api_creds, p->n_api_creds,
+                          (size_t) (v->data.sequence.items.top - v->data.sequence.items.start), sizeof (hv_api_credential));
+  for (yaml_node_item_t *i = v->data.sequence.items.start; i < v->data.sequence.items.top; i++)
+    if (api_cred_item (w, yaml_document_get_node (w->doc, *i), key, p) < 0)
+      return -1;
+  return 0;
+}
+
 static int
 f_ssh_agent (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
 {
@@ -1072,7 +1157,7 @@ static const struct field env_fields[] = {
   { NULL, NULL },
 };
 static const struct field credentials_fields[] = {
-  { "ssh_agent", f_ssh_agent }, { "git", f_git_creds }, { NULL, NULL },
+  { "ssh_agent", f_ssh_agent }, { "git", f_git_creds }, { "api", f_api_creds }, { NULL, NULL },
 };
 static const struct field audit_fields[] = { { "log", f_audit_log }, { NULL, NULL } };
 

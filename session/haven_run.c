@@ -182,6 +182,8 @@ write_config (struct session *s, hv_error **err)
     return -1;
   if (hv_check_secret_files (&s->creds.files, s->rc.project, s->config_json, err) < 0)
     return -1;
+  if (hv_run_credentials_check_config (s->policy, &s->creds, s->config_json, err) < 0)
+    return -1;
   hv_fault_point ("session.config-compiled");
   /* The runtime takes the config from memory (run_sandbox); the file is
    * only for someone who asked to look at the bundle. */
@@ -269,6 +271,10 @@ run_sandbox (struct session *s, int *exit_status, hv_error **err)
   /* ... and the first name the resolver refuses is said on our stderr. */
   s->notice_fd = hv_run_notice_open (s->policy);
   ro.create.notice_fd = s->notice_fd > 2 ? s->notice_fd : 0;
+  /* credentials.api: the keys, in memory, for the monitor's gateway
+   * (the config names the providers in run.haven.gateway, never a key). */
+  ro.create.service_secrets = s->creds.services;
+  ro.create.n_service_secrets = s->creds.n_services;
   return hv_container_run (&rt, &ro, &s->run_guard, exit_status, err);
 }
 

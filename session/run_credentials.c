@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "file_read.h"
+#include "policy_api.h"
 #include "run_credentials.h"
 #include "utils.h"
 
@@ -234,6 +235,50 @@ remove_tree_at (int parent, const char *name, int depth)
   unlinkat (parent, name, AT_REMOVEDIR);
 }
 
+/* credentials.api: the key of each item this run serves (policy_api.h:
+ * token_env set, or a token_file, which must then be readable), for the
+ * monitor's gateway.  A key travels in a header: printable ASCII without
+ * space only, checked here so that a bad one stops the run before the
+ * sandbox exists (the error never holds it). */
+static int
+read_api_keys (const hv_policy *p, const struct hv_run_ctx *ctx, struct hv_run_credentials *c, hv_error **err)
+{
+  c->services = p->n_api_creds ? xmalloc0 (p->n_api_creds * sizeof (*c->services)) : NULL;
+  for (size_t i = 0; i < p->n_api_creds; i++)
+    {
+      const hv_api_credential *a = &p->api_creds[i];
+      if (!hv_api_active (a, ctx->host_env))
+        continue;
+      cleanup_free char *what = xasprintf ("credentials.api: %s", a->key.name);
+      char *key = NULL;
+      if (read_secret (ctx, &a->key, what, &c->files, &key, err) < 0)
+        return -1;
+      c->services[c->n_services++] = (struct hv_service_secret) { xasprintf ("api:%s", a->provider), NULL, key };
+      for (const char *k = key; *k; k++)
+        if ((unsigned char) *k <= 0x20 || (unsigned char) *k >= 0x7f)
+          return hv_error_set (err, 0, "%s: the key for %s holds a space, a control or a non-ASCII character: "
+                               "not one an HTTP header can carry",
+                               a->key.where, a->key.name);
+    }
+  return 0;
+}
+
+int
+hv_run_credentials_check_config (const hv_policy *p, const struct hv_run_credentials *c, const char *config_json,
+                                 hv_error **err)
+{
+  for (size_t i = 0; i < c->n_services; i++)
+    if (strstr (config_json, c->services[i].secret))
+      for (size_t j = 0; j < p->n_api_creds; j++)
+        if (strcmp (c->services[i].service + 4, p->api_creds[j].provider) == 0)
+          return hv_error_set (err, 0,
+                               "%s: credentials.api: the key for %s would reach the sandbox: its value is in the "
+                               "compiled config (another variable or file the policy passes holds it too); not "
+                               "starting",
+                               p->api_creds[j].key.where, p->api_creds[j].key.name);
+  return 0;
+}
+
 int
 hv_run_credentials_prepare (const hv_policy *p, struct hv_run_ctx *ctx, const char *bundle,
                             struct hv_run_credentials *out, hv_error **err)
@@ -252,6 +297,8 @@ hv_run_credentials_prepare (const hv_policy *p, struct hv_run_ctx *ctx, const ch
     return -1;
   if (write_git_credentials (p, ctx, bundle, out, err) < 0)
     return -1;
+  if (read_api_keys (p, ctx, out, err) < 0)
+    return -1;
   ctx->secret_env = out->env.n ? &out->env : NULL;
   ctx->ssh_agent_socket = out->ssh_agent_socket;
   ctx->git_credentials = out->git_credentials;
@@ -269,5 +316,12 @@ hv_run_credentials_release (struct hv_run_credentials *c)
     remove_tree_at (AT_FDCWD, c->git_credentials, 0);
   free (c->git_credentials);
   oci_strv_free (&c->files);
+  for (size_t i = 0; i < c->n_services; i++)
+    {
+      explicit_bzero ((char *) c->services[i].secret, strlen (c->services[i].secret));
+      free ((char *) c->services[i].secret);
+      free ((char *) c->services[i].service);
+    }
+  free (c->services);
   memset (c, 0, sizeof (*c));
 }

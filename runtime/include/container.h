@@ -13,6 +13,15 @@
 #include "run_guard.h"
 #include "state.h"
 
+/* Secrets a monitor service needs (haven run: read by the session, given to the
+ * monitor by fork, never written to the config, an annotation or a file). */
+struct hv_service_secret
+{
+  const char *service;  /* "api:anthropic", "api:openai", "api:gemini", "git:HOST" */
+  const char *username; /* git only, or NULL */
+  const char *secret;
+};
+
 struct hv_create_opts
 {
   const char *id;
@@ -49,6 +58,8 @@ struct hv_create_opts
    * removing it was a file on disk per run); its relative paths are
    * still the bundle's.  NULL: read <bundle>/config.json. */
   const char *config_text;
+  const struct hv_service_secret *service_secrets;
+  size_t n_service_secrets;
 };
 
 /* What the init process needs; built by the parent before clone (the child

@@ -166,7 +166,7 @@ test_schema_errors (void **state)
                 "t.yaml:3:19: env: T is in set_from_file and set_from_env: give one source");
   expect_error ("credentials: {ssh_agent: maybe}\n", "t.yaml:1:26: credentials.ssh_agent: expected true or false");
   expect_error ("credentials: {ssh: true}\n",
-                "t.yaml:1:15: credentials.ssh: unknown key (expected one of: ssh_agent, git)");
+                "t.yaml:1:15: credentials.ssh: unknown key (expected one of: ssh_agent, git, api)");
   expect_error ("credentials: {git: {host: github.com}}\n",
                 "t.yaml:1:20: credentials.git: expected a list of {host, token_file or token_env, username}");
   expect_error ("credentials: {git: [{token_env: T}]}\n", "t.yaml:1:21: credentials.git: an entry needs host:");
@@ -236,7 +236,7 @@ test_explain (void **state)
   char *text = NULL;
   size_t len = 0;
   FILE *out = open_memstream (&text, &len);
-  hv_env_explain (&p, out);
+  hv_env_explain (&p, NULL, out);
   fclose (out);
   assert_int_equal (count (text, "PATH "), 1);
   assert_int_equal (count (text, "ANTHROPIC_API_KEY"), 1);
