@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Looks for a secret everywhere a process in the sandbox can read it.
 
-    leak_scan.py HEX [DIR...]
+    leak_scan.py HEX[,HEX...] [DIR...]
 
-HEX is the secret, hex-encoded: the scan runs as an agent's tool call,
+HEX is a secret, hex-encoded: the scan runs as an agent's tool call,
 and neither that call (which the agent keeps in its transcript) nor this
 command line may hold the secret itself, or the scan would plant what it
 looks for.  Looks in its own environment (what `env` prints), in every
@@ -22,9 +22,14 @@ CHUNK = 1 << 20
 SKIP = ("/proc", "/sys", "/dev")
 
 
-def holds(path, secret):
-    """Whether the regular file PATH holds SECRET (read in chunks that
-    overlap by its length, so a match across two is found)."""
+def found(data, secrets):
+    return any(s in data for s in secrets)
+
+
+def holds(path, secrets):
+    """Whether the regular file PATH holds one of SECRETS (read in chunks
+    that overlap by the longest's length, so a match across two is
+    found)."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
@@ -34,17 +39,17 @@ def holds(path, secret):
             data = f.read(CHUNK)
             if not data:
                 return False
-            if secret in tail + data:
+            if found(tail + data, secrets):
                 return True
-            tail = data[-(len(secret) - 1):]
+            tail = data[-(max(map(len, secrets)) - 1):]
 
 
 def main():
-    secret = bytes.fromhex(sys.argv[1])
-    if len(secret) < 16:
-        sys.exit("leak_scan: a secret of at least 16 bytes, hex-encoded")
+    secrets = [bytes.fromhex(h) for h in sys.argv[1].split(",")]
+    if min(map(len, secrets)) < 16:
+        sys.exit("leak_scan: secrets of at least 16 bytes, hex-encoded")
     leaks = []
-    if any(secret in (k + "=" + v).encode() for k, v in os.environ.items()):
+    if any(found((k + "=" + v).encode(), secrets) for k, v in os.environ.items()):
         leaks.append("env")
     comms = set()
     for pid in os.listdir("/proc"):
@@ -60,7 +65,7 @@ def main():
                 continue
             if name == "environ":
                 comms.add(comm)
-            if secret in data:
+            if found(data, secrets):
                 leaks.append("/proc/%s/%s (%s)" % (pid, name, comm))
     files = unreadable = 0
     for top in sys.argv[2:]:
@@ -72,7 +77,7 @@ def main():
                     if not stat.S_ISREG(os.lstat(path).st_mode):
                         continue
                     files += 1
-                    if holds(path, secret):
+                    if holds(path, secrets):
                         leaks.append(path)
                 except OSError:
                     unreadable += 1

@@ -212,42 +212,67 @@ gateway_key() {
   printf '%s%s' "$1" "$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 }
 
-# gateway_tls HOST: a test CA and a certificate for HOST signed by it,
-# in $PWD/tls (ca.pem, server.pem, server.key); sets GW_CA.
+# gateway_tls HOST...: a test CA and a certificate for the HOSTs signed
+# by it, in $PWD/tls (ca.pem, server.pem, server.key); sets GW_CA.
 gateway_tls() {
-  local host=$1 d=$PWD/tls
+  local d=$PWD/tls san="" h
   command -v openssl > /dev/null || skip "openssl missing (Debian package openssl)"
+  for h in "$@"; do san+="${san:+,}DNS:$h"; done
   mkdir -p "$d"
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=haven test CA $$" \
     -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
     -keyout "$d/ca.key" -out "$d/ca.pem" > "$d/openssl.log" 2>&1 || fail "test CA: $(tail -3 "$d/openssl.log")"
-  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$host" \
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$1" \
     -keyout "$d/server.key" -out "$d/server.csr" >> "$d/openssl.log" 2>&1 || fail "server key: $(tail -3 "$d/openssl.log")"
-  printf 'subjectAltName=DNS:%s\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' "$host" > "$d/ext.cnf"
+  printf 'subjectAltName=%s\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' "$san" > "$d/ext.cnf"
   openssl x509 -req -in "$d/server.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial -days 2 \
     -extfile "$d/ext.cnf" -out "$d/server.pem" >> "$d/openssl.log" 2>&1 || fail "server cert: $(tail -3 "$d/openssl.log")"
   GW_CA=$d/ca.pem
 }
 
-# gateway_stand_in HOST SCRIPT [NETNS]: the scripted model API over HTTPS
-# as HOST on a random 127.x.y.z:443 (in NETNS, default the current
-# namespace), and a hosts file GW_HOSTS mapping HOST there.  Sets GW_ADDR,
-# GW_CA, GW_HOSTS, MOCKLOG.
+# gw_random_loopback: a random 127.x.y.z, never in 127.0.0.0/24 (the usual
+# loopback names live there).
+gw_random_loopback() { echo "127.$((RANDOM % 254 + 1)).$((RANDOM % 254 + 1)).$((RANDOM % 253 + 2))"; }
+
+# gateway_stand_in "HOST..." SCRIPT [NETNS]: the scripted model API over
+# HTTPS as every HOST on a random 127.x.y.z:443 (in NETNS, default the
+# current namespace), a listener logging every connection (EVILLOG) on
+# another for evil.example:443 and :80, and a hosts file GW_HOSTS mapping
+# the names there.  Sets GW_ADDR, GW_EVIL_ADDR, GW_CA, GW_HOSTS, MOCKLOG,
+# EVILLOG.
 gateway_stand_in() {
-  local host=$1 script=$2 ns=${3:-} i
-  gateway_tls "$host"
-  # Not 127.0.0.x: the usual loopback names live there.
-  GW_ADDR=127.$((RANDOM % 254 + 1)).$((RANDOM % 254 + 1)).$((RANDOM % 253 + 2))
+  local hosts=$1 script=$2 ns=${3:-} i h
+  # shellcheck disable=SC2086
+  gateway_tls $hosts
+  GW_ADDR=$(gw_random_loopback)
+  GW_EVIL_ADDR=$(gw_random_loopback)
+  [ "$GW_EVIL_ADDR" != "$GW_ADDR" ] || GW_EVIL_ADDR=127.0.1.2
   GW_HOSTS=$PWD/hosts
-  printf '127.0.0.1 localhost\n::1 localhost ip6-localhost\n%s %s\n' "$GW_ADDR" "$host" > "$GW_HOSTS"
+  printf '127.0.0.1 localhost\n::1 localhost ip6-localhost\n%s evil.example\n' "$GW_EVIL_ADDR" > "$GW_HOSTS"
+  for h in $hosts; do echo "$GW_ADDR $h" >> "$GW_HOSTS"; done
   MOCKLOG=$PWD/mock.jsonl
+  EVILLOG=$PWD/evil.log
   : > "$MOCKLOG"
-  rm -f "$PWD/mock.ready"
+  : > "$EVILLOG"
+  rm -f "$PWD/mock.ready" "$PWD/evil.ready"
   ${ns:+ip netns exec "$ns"} python3 "$AGENT_MOCK_PY" "$script" "$MOCKLOG" "$PWD/mock.ready" "$GW_ADDR" 443 \
     --tls "$PWD/tls/server.pem" "$PWD/tls/server.key" > mock.err 2>&1 &
   defer "kill $!"
-  for i in $(seq 100); do [ -e "$PWD/mock.ready" ] && return 0; sleep 0.05; done
-  fail "the HTTPS stand-in did not start: $(cat mock.err)"
+  ${ns:+ip netns exec "$ns"} python3 "$(dirname "${BASH_SOURCE[0]}")/egress_world.py" listen "$EVILLOG" \
+    "$PWD/evil.ready" "tcp:$GW_EVIL_ADDR:443" "tcp:$GW_EVIL_ADDR:80" > evil.err 2>&1 &
+  defer "kill $!"
+  for i in $(seq 100); do [ -e "$PWD/mock.ready" ] && [ -e "$PWD/evil.ready" ] && return 0; sleep 0.05; done
+  fail "the HTTPS stand-in did not start: $(cat mock.err evil.err)"
+}
+
+# gateway_netns: a network namespace of the test's own with only its
+# loopback up, for haven and the stand-in (sets EH, as policies_world
+# does, for gateway_run).
+gateway_netns() {
+  EH=$CTR_PREFIX-gw-$RANDOM
+  ip netns add "$EH" || fail "ip netns add $EH"
+  defer "ip netns del $EH"
+  ip -n "$EH" link set lo up
 }
 
 # gateway_world API_HOST SCRIPT [NAME...]: policies_world with API_HOST
@@ -270,19 +295,19 @@ gateway_world() {
 # stderr in $PWD/agent.err; sets AGENT_OUT and AGENT_RC.  Run it in the
 # background (&) to act on the run meanwhile, then gateway_result.
 gateway_run() {
-  local pol=$1
+  local pol=$1 d=$PWD
   shift
   [ "$1" = -- ] && shift
   local t0=$SECONDS
-  rm -f "$PWD/haven.pid" "$PWD/agent.rc"
+  rm -f "$d/haven.pid" "$d/agent.rc"
   # shellcheck disable=SC2086
   (cd "$P" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$AGENT_HOME" USER=root LANG=C.UTF-8 \
         SSL_CERT_FILE="$GW_CA" ${AGENT_ENV:-} GITHUB_TOKEN=ghp_SECRET_MARKER AWS_SECRET_ACCESS_KEY=AWS_SECRET_MARKER \
         timeout -k 5 180 unshare -m --propagation private -- \
         sh -c 'mount --bind "$1" /etc/hosts || exit 125; echo $$ > "$2"; shift 2; exec "$@"' sh \
-        "$GW_HOSTS" "$PWD/haven.pid" ip netns exec "$EH" "$HAVEN" run --policy "$pol" -- "$@" \
-        > "$PWD/agent.out" 2> "$PWD/agent.err" < /dev/null)
-  echo $? > "$PWD/agent.rc"
+        "$GW_HOSTS" "$d/haven.pid" ip netns exec "$EH" "$HAVEN" run --policy "$pol" -- "$@" \
+        > "$d/agent.out" 2> "$d/agent.err" < /dev/null)
+  echo $? > "$d/agent.rc"
   gateway_result
   echo "$(basename "$1"): rc=$AGENT_RC in $((SECONDS - t0)) s: $AGENT_OUT"
 }
@@ -306,13 +331,16 @@ gateway_monitor() {
   fail "no monitor for the run (haven pid ${pid:-unknown})"
 }
 
-# leak_scan_step KEY: the shell command of the scan step, which looks for
-# KEY in the sandbox (leak_scan.py, given KEY hex-encoded so that the
-# step never holds it) over the home, the project, /tmp, /run, /etc,
-# /var/tmp and /dev/shm, and in every process's environment.
+# leak_scan_step KEY...: the shell command of the scan step, which looks
+# for the KEYs in the sandbox (leak_scan.py, given them hex-encoded so
+# that the step never holds them) over the home, the project, /tmp, /run,
+# /etc, /var/tmp and /dev/shm, and in every process's environment.
 leak_scan_step() {
-  printf 'python3 -c %q %s ~ . /tmp /run /etc /var/tmp /dev/shm 2>&1' "$(cat "$AGENT_LEAK_SCAN_PY")" \
-    "$(printf %s "$1" | od -An -tx1 | tr -d ' \n')"
+  local k hex=""
+  for k in "$@"; do hex+="${hex:+,}$(printf %s "$k" | od -An -tx1 | tr -d ' \n')"; done
+  # Quoted for any POSIX shell (the agent's shell may not be bash).
+  printf 'python3 -c %s %s ~ . /tmp /run /etc /var/tmp /dev/shm 2>&1' \
+    "$(jq -rn --rawfile s "$AGENT_LEAK_SCAN_PY" '$s | @sh')" "$hex"
 }
 
 # check_no_key_on_host KEY WHAT: KEY is in no file of the project, the

@@ -43,47 +43,74 @@ codex_script() { # PROJECT
     else . end)'
 }
 
-# codex_home_config: the user's ~/.codex/config.toml on the host, which
-# the codex policy shows copy-on-write.  Codex >= 0.119 ignores
-# OPENAI_BASE_URL: the base URL is openai_base_url there (or -c).  The
-# shell's environment policy passes the commands everything Codex got,
-# so that the environment step sees what haven let through (by default
-# Codex itself drops names with KEY, SECRET or TOKEN in them).
+# codex_home_config [BASE_URL]: the user's ~/.codex/config.toml on the
+# host, which the codex policy shows copy-on-write.  Codex >= 0.119
+# ignores OPENAI_BASE_URL: the base URL is openai_base_url there (or -c);
+# BASE_URL "-" leaves it out.  The shell's environment policy passes the
+# commands everything Codex got, so that the environment step sees what
+# haven let through (by default Codex itself drops names with KEY, SECRET
+# or TOKEN in them).
 codex_home_config() {
+  local url=${1:-http://api.openai.com:443/v1}
   mkdir -p "$AGENT_HOME/.codex"
-  cat > "$AGENT_HOME/.codex/config.toml" <<'TOML'
-openai_base_url = "http://api.openai.com:443/v1"
+  {
+    [ "$url" = - ] || echo "openai_base_url = \"$url\""
+    cat <<'TOML'
 model = "gpt-5.2"
 
 [shell_environment_policy]
 inherit = "all"
 ignore_default_excludes = true
 TOML
+  } > "$AGENT_HOME/.codex/config.toml"
   cp "$AGENT_HOME/.codex/config.toml" codex-config.toml
 }
 
+# The key only in haven's environment (OPENAI_API_KEY): Codex runs its
+# scripted, streamed session through the gateway, which alone holds the
+# key.  Codex takes its base URL from its own configuration only (it
+# ignores the OPENAI_BASE_URL the policy sets): `-c openai_base_url=`, as
+# policies/codex.yaml says.
 test_agent_codex_haven_run() {
   need_haven
   need_codex
   agent_project
-  codex_home_config
-  codex_script "$P" > script.json
-  agent_world api.openai.com "$PWD/script.json" chatgpt.com registry.npmjs.org
+  codex_home_config -
+  local key
+  key=$(gateway_key sk-proj-)
+  # The shared steps and Codex's own (11), the leak scan (12), the final
+  # answer.
+  codex_script "$P" | jq --arg scan "$(leak_scan_step "$key")" \
+    '.[:-1] + [{tool: "exec_command", input: {cmd: $scan, login: false, tty: false}}] + .[-1:]' > script.json
+  gateway_world api.openai.com "$PWD/script.json" chatgpt.com registry.npmjs.org
   # Codex's own sandbox off: haven is the sandbox (policies/README.md,
   # "Agents' own sandboxes inside haven").  `codex exec` never asks for
-  # approval.  The key comes from the user's environment: codex exec reads
-  # CODEX_API_KEY (OPENAI_API_KEY only seeds `codex login`).
-  AGENT_ENV="CODEX_API_KEY=sk-codex-test-key"
-  agent_run codex "$CODEX" exec --sandbox danger-full-access "Add a calculator with a test and commit it"
+  # approval.
+  AGENT_ENV="OPENAI_API_KEY=$key"
+  gateway_run codex -- "$CODEX" exec -c openai_base_url=http://127.0.0.1:8962/v1 --sandbox danger-full-access \
+    "Add a calculator with a test and commit it"
   assert_eq 0 "$AGENT_RC" "codex's exit status ($(tail -5 agent.err))"
   assert_contains "$AGENT_OUT" "all done" "codex's final answer"
-  # Every model request went to the Responses API with the key (a GET is
-  # its WebSocket attempt, which the stand-in refuses).
+  # Every model request went to the Responses API (a GET is its WebSocket
+  # attempt, which the stand-in refuses), streamed, through haven, with
+  # the real key; never the placeholder.
   jq -se 'any(.[]; .event == "request" and .method == "POST")
-          and all(.[]; .event != "request" or .path == "/v1/responses" and (.auth or .method == "GET"))' \
+          and all(.[]; .event != "request" or .path == "/v1/responses")' \
     "$MOCKLOG" > /dev/null || fail "requests the stand-in did not expect: $(grep request "$MOCKLOG" | head -5)"
+  jq -se 'any(.[]; .event == "request" and .stream)' "$MOCKLOG" > /dev/null || fail "no streamed request"
+  check_stand_in_keys "$key" authorization
   check_agent_work
   check_agent_contained
+  local env_seen scan
+  env_seen=$(tool_result 6)
+  assert_contains "$env_seen" "OPENAI_API_KEY=$GW_PLACEHOLDER" "the agent's environment"
+  assert_not_contains "$env_seen" "SSL_CERT_FILE" "the agent's environment"
+  scan=$(tool_result 12)
+  assert_contains "$scan" $'\nclean' "the leak scan in the sandbox"
+  [[ $scan =~ environ\ read:\ ([^$'\n']*,)?codex(,|$'\n') ]] \
+    || fail "the leak scan did not read Codex's environment: $scan"
+  check_no_key_on_host "$key" "Codex's run"
+  assert_not_contains "$(cat "$PWLOG")" "203.0.113.1 " "a direct connection to api.openai.com"
   # ~/.codex is copy-on-write: Codex's session is kept in this project's
   # layer, for its next run, and the agent changed this project's copy of
   # the settings, never the user's.
