@@ -66,10 +66,15 @@ agent_world() {
 
 # tool_result N: what the agent got back from step N of the script: the
 # command's output (without the header Codex puts before it: chunk id,
-# wall time, exit code, token count).
+# wall time, exit code, token count; without the frame Gemini CLI puts
+# around it: "<untrusted_context>", "Output: " and the exit code and
+# process group after).
 tool_result() {
   jq -r --argjson n "$1" 'select(.event == "tool_result" and .step == $n) | .content
-    | if test("^Chunk ID: ") then sub("^(?s).*?\nOutput:\n"; "") else . end' "$MOCKLOG"
+    | if test("^Chunk ID: ") then sub("^(?s).*?\nOutput:\n"; "")
+      elif test("^<untrusted_context>\nOutput: ") then sub("^<untrusted_context>\nOutput: "; "")
+        | sub("(?s)(\nExit Code: [0-9]+)?\nProcess Group PGID: [0-9]+\n</untrusted_context>$"; "")
+      else . end' "$MOCKLOG"
 }
 
 # agent_project: a git project P (README.md committed by "Haven Tester")
