@@ -69,6 +69,20 @@
  *          through runtime/egress/egress_config.c; runtime/monitor/container_monitor.c (starts the monitor) */
 #define HV_EGRESS_ANNOTATION "run.haven.egress"
 
+/* grammar: JSON {"apis":[{"provider":"anthropic"|"openai"|"gemini","port":N,"auth":"x-api-key"|"bearer"|
+ *          "goog-api-key"[,"key_file":ABSOLUTE HOST PATH]},...]}, at most one entry per provider; never a key
+ * writer:  the policy layer (the gateway's policy key), or an engine's --annotation with key_file
+ * reader:  runtime/gateway/gateway_config.c, for runtime/gateway_sandbox.c (create: the listeners in the
+ *          sandbox's network namespace, the keys) and runtime/monitor/monitor_gateway.c (serves them) */
+#define HV_GATEWAY_ANNOTATION "run.haven.gateway"
+/* The ports the policy layer gives each provider's listener, on 127.0.0.1 inside the sandbox. */
+#define HV_GATEWAY_PORT_ANTHROPIC 8961
+#define HV_GATEWAY_PORT_OPENAI 8962
+#define HV_GATEWAY_PORT_GEMINI 8963
+/* What the sandbox holds in the agent's key variable: not a secret (the gateway drops any credential
+ * header the sandbox sends and sets the real one). */
+#define HV_GATEWAY_PLACEHOLDER_KEY "haven-gateway-placeholder"
+
 /* grammar: HV_NETWORK_NONE, the only value; any other is an error
  * writer:  policy/policy_apply.c (engine configs of a policy with network none)
  * reader:  runtime/netns_check.c (init's namespace has nothing but loopback after the engine's hooks) */

@@ -32,6 +32,7 @@
 #include "egress_sandbox.h"
 #include "fault_point.h"
 #include "file_read.h"
+#include "gateway_sandbox.h"
 #include "haven_annotations.h"
 #include "hooks.h"
 #include "netns_check.h"
@@ -121,6 +122,8 @@ struct create_run
   bool net_none;         /* run.haven.network: none (netns_check.h) */
   struct hv_monitor monitor; /* the audit monitor, when the config asks for one */
   struct hv_egress_sandbox egress; /* run.haven.egress: the table, the resolver's sockets */
+  struct hv_gateway_sandbox gateway; /* run.haven.gateway: the keys until the monitor has them, the listeners */
+  bool gateway_installed;            /* the listeners are the monitor's */
 };
 
 static void
@@ -344,12 +347,28 @@ install_egress (struct create_run *r, const struct hv_create_opts *opts, hv_erro
   return 0;
 }
 
+/* The gateway's listeners (HV_SYNC_NETNS, after the egress table): made
+ * in init's network namespace, served by the monitor. */
+static int
+install_gateway (struct create_run *r, hv_error **err)
+{
+  if (r->gateway.config == NULL || r->gateway_installed)
+    return 0;
+  if (hv_gateway_sandbox_listen (&r->gateway, r->pid, &r->monitor, err) < 0)
+    return -1;
+  r->gateway_installed = true;
+  hv_fault_point ("create.gateway-listening");
+  return 0;
+}
+
 static int
 run_runtime_hooks (struct create_run *r, const struct hv_create_opts *opts, hv_error **err)
 {
   /* Fail closed: no hook and no process without the table. */
   if (r->egress.config && !r->egress_installed)
     return hv_error_set (err, 0, "egress: init asked for its hooks before reporting its network namespace");
+  if (r->gateway.config && !r->gateway_installed)
+    return hv_error_set (err, 0, "model API gateway: init asked for its hooks before reporting its network namespace");
   if (has_early_hooks (r->spec) && await_egress (r, opts, err) < 0)
     return -1;
   r->c->pid = r->pid;
@@ -398,7 +417,7 @@ answer_init (struct create_run *r, const struct hv_create_opts *opts, hv_error *
           follow_grandchild (r, payload);
           break;
         case HV_SYNC_NETNS:
-          if (install_egress (r, opts, err) < 0)
+          if (install_egress (r, opts, err) < 0 || install_gateway (r, err) < 0)
             return -1;
           break;
         case HV_SYNC_RUN_HOOKS:
@@ -652,6 +671,7 @@ release_create_run (struct create_run *r)
     close (r->lock);
   hv_monitor_release (&r->monitor, false);
   hv_egress_sandbox_release (&r->egress);
+  hv_gateway_sandbox_release (&r->gateway);
   hv_container_free (r->c);
   oci_spec_free (r->spec);
   free (r->config_text);
@@ -662,7 +682,7 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
                      hv_error **err)
 {
   struct create_run r = { .pidfd = -1, .fifo = -1, .sock = { -1, -1 }, .lock = -1, .monitor = HV_MONITOR_INIT,
-                          .egress = HV_EGRESS_SANDBOX_INIT };
+                          .egress = HV_EGRESS_SANDBOX_INIT, .gateway = HV_GATEWAY_SANDBOX_INIT };
   cleanup_free char *bundle = realpath (opts->bundle ? opts->bundle : ".", NULL);
   cleanup_free char *rootfs = NULL;
   cleanup_free char *dir = NULL;
@@ -676,6 +696,7 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
     goto done; /* the text and the config, when read, are r's to free */
   if (check_config (r.spec, opts, bundle, err) < 0
       || hv_egress_sandbox_prepare (r.spec, "config.json", &r.egress, err) < 0
+      || hv_gateway_sandbox_prepare (r.spec, opts, "config.json", &r.gateway, err) < 0
       || hv_netns_none_wanted (r.spec, "config.json", &r.net_none, err) < 0)
     goto fail_early;
   rootfs = resolve_rootfs (r.spec, bundle, err);
@@ -697,8 +718,14 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
   hv_fault_point ("create.config-written");
   /* Before init and before we join any namespace: the monitor stays in
    * ours, and init connects to it. */
-  const struct hv_monitor_target target = { .id = r.c->id, .dir = r.c->dir, .bundle = r.c->bundle };
-  if (hv_monitor_start (&target, r.spec, opts->egress_trail_fd, opts->notice_fd, &r.monitor, err) < 0)
+  const struct hv_monitor_target target = { .id = r.c->id, .dir = r.c->dir, .bundle = r.c->bundle,
+                                            .gateway = r.gateway.config,
+                                            .gateway_keys = (const char *const *) r.gateway.keys };
+  int monitor_started = hv_monitor_start (&target, r.spec, opts->egress_trail_fd, opts->notice_fd, &r.monitor, err);
+  /* The monitor has its copy of the keys (fork): init, cloned below
+   * from this memory, gets none. */
+  hv_gateway_sandbox_wipe_keys (&r.gateway);
+  if (monitor_started < 0)
     goto fail;
   hv_fault_point ("create.monitor-started");
   if (open_exec_fifo (&r, err) < 0 || open_sync_socket (&r, err) < 0)

@@ -6,34 +6,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/netlink.h>
-#include <linux/nsfs.h>
 #include <netinet/in.h>
-#include <poll.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "array_size.h"
 #include "cgroup_ident.h"
 #include "egress_host_addrs.h"
 #include "haven_annotations.h"
+#include "netns_sockets.h"
 #include "network.h"
-#include "sync.h"
 #include "utils.h"
-
-/* linux/pidfd.h since 6.11; Debian 12's headers are older. */
-#ifndef PIDFD_GET_NET_NAMESPACE
-#define PIDFD_GET_NET_NAMESPACE _IO (0xFF, 4)
-#endif
 
 #define RESOLVER_PORT 53
 
@@ -47,36 +33,6 @@ hv_egress_sandbox_prepare (const oci_spec *spec, const char *name, struct hv_egr
     return -1;
   s->text = xstrdup (text);
   return 0;
-}
-
-/* init's network namespace, through a pidfd: the namespace of that
- * process, never of another that got its pid.  Kernels before 6.11 have
- * no PIDFD_GET_NET_NAMESPACE: /proc then, and the pidfd tells whether
- * the process was still alive after the open (a pid is not reused while
- * its process lives, and init waits for us). */
-static int
-open_init_netns (pid_t pid, hv_error **err)
-{
-  cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
-  if (pidfd < 0)
-    return hv_error_set (err, errno, "pidfd of container init %d", pid);
-  int ns = ioctl (pidfd, PIDFD_GET_NET_NAMESPACE, 0);
-  if (ns >= 0)
-    {
-      fcntl (ns, F_SETFD, FD_CLOEXEC);
-      return ns;
-    }
-  char path[64];
-  snprintf (path, sizeof (path), "/proc/%d/ns/net", pid);
-  ns = open (path, O_RDONLY | O_CLOEXEC);
-  if (ns < 0)
-    return hv_error_set (err, errno, "open %s", path);
-  if (syscall (SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
-    {
-      close (ns);
-      return hv_error_set (err, 0, "container init exited during create");
-    }
-  return ns;
 }
 
 /* One listening socket of the resolver, made in the current namespace:
@@ -145,48 +101,6 @@ make_sockets (struct hv_egress_fds *f, hv_error **err)
   return 0;
 }
 
-/* How long the helper that makes the sockets may take (it only enters
- * two namespaces and makes a few sockets). */
-#define HELPER_TIMEOUT_MS 10000
-
-/* The helper's messages: hv_egress_socket_names, in that order; the
- * IPv6 pair may come without an fd (no IPv6 loopback there).  Then
- * HV_SYNC_READY. */
-
-/* Enter the sandbox's network namespace, and first the user namespace
- * that owns it when that is not ours: setns(CLONE_NEWNET) wants
- * CAP_SYS_ADMIN over the namespace's owner *and* in our own user
- * namespace, which a rootless runtime lacks, though as the owner of the
- * container's user namespace it has every capability inside it.  From a
- * forked, single-threaded helper only (joining a user namespace is for
- * good). */
-/* Still EPERM: the namespace's owner is not ours to act for (a runtime
- * inside another's user namespace).  Say what to do. */
-#define ROOTLESS_HINT(e)                                                                                        \
-  ((e) == EPERM ? " (a runtime without capabilities over that namespace cannot install the egress table yet: " \
-                  "use a policy with network mode none, or run as root)"                                       \
-                : "")
-
-static int
-helper_enter (int netns, hv_error **err)
-{
-  /* NS_GET_USERNS answers EPERM when the owner is not ours or below
-   * ours: then setns tells whether we may enter anyway. */
-  cleanup_close int owner = ioctl (netns, NS_GET_USERNS);
-  if (owner >= 0)
-    {
-      struct stat theirs, ours;
-      if (fstat (owner, &theirs) < 0 || stat ("/proc/self/ns/user", &ours) < 0)
-        return hv_error_set (err, errno, "compare user namespaces");
-      if ((theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino) && setns (owner, CLONE_NEWUSER) < 0)
-        return hv_error_set (err, errno, "enter the user namespace that owns the container's network namespace%s",
-                             ROOTLESS_HINT (errno));
-    }
-  if (setns (netns, CLONE_NEWNET) < 0)
-    return hv_error_set (err, errno, "enter the container's network namespace%s", ROOTLESS_HINT (errno));
-  return 0;
-}
-
 /* An unbound netfilter netlink socket of the namespace: the kernel ties
  * a netlink socket to the namespace of the process that made it, and
  * checks the opener's capabilities there on every message (with the
@@ -200,101 +114,35 @@ helper_netlink (hv_error **err)
   return fd;
 }
 
-/* The helper: make everything, send it, exit.  Never returns. */
-static void __attribute__ ((noreturn))
-helper_run (int sock, int netns)
-{
-  hv_error *err = NULL;
-  /* Once in the container's user namespace, its root could otherwise
-   * ptrace us or open our fds through /proc (CVE-2016-9962 in runc):
-   * not dumpable, only a process privileged over our own user namespace
-   * may. */
-  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-    hv_error_set (&err, errno, "prctl PR_SET_DUMPABLE");
-  /* Not closed: the helper exits once they are sent. */
-  struct hv_egress_fds made = HV_EGRESS_FDS_INIT;
-  if (err == NULL && helper_enter (netns, &err) == 0 && make_sockets (&made, &err) == 0
-      && (made.nft = helper_netlink (&err)) >= 0)
-    made.nflog = helper_netlink (&err);
-  if (err == NULL)
-    {
-      for (unsigned i = 0; i < HV_EGRESS_N_SOCKETS && err == NULL; i++)
-        hv_sync_send (sock, HV_SYNC_EGRESS, hv_egress_socket_names[i], strlen (hv_egress_socket_names[i]),
-                      *hv_egress_fds_socket (&made, i), &err);
-      if (err == NULL && hv_sync_send (sock, HV_SYNC_READY, "", 0, -1, &err) == 0)
-        _exit (0);
-    }
-  hv_sync_send_error (sock, err);
-  _exit (1);
-}
-
-/* One message from the helper, waiting at most until deadline. */
+/* What the helper makes in the sandbox's namespace, in the order of
+ * hv_egress_socket_names; the IPv6 pair may be -1 (no IPv6 loopback
+ * there). */
 static int
-helper_recv (int sock, const struct timespec *deadline, enum hv_sync_type want, const char *what, int *fd,
-             hv_error **err)
+make_all (void *data, int *fds, hv_error **err)
 {
-  struct timespec now;
-  clock_gettime (CLOCK_MONOTONIC, &now);
-  long ms = (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
-  struct pollfd p = { .fd = sock, .events = POLLIN };
-  int r = ms > 0 ? poll (&p, 1, (int) ms) : 0;
-  if (r < 0)
-    return hv_error_set (err, errno, "wait for the sockets of the container's network namespace");
-  if (r == 0)
-    return hv_error_set (err, ETIMEDOUT, "no sockets from the container's network namespace after %d ms",
-                         HELPER_TIMEOUT_MS);
-  cleanup_free char *payload = NULL;
-  if (hv_sync_expect (sock, want, &payload, fd, err) < 0)
-    return -1;
-  if (strcmp (payload, what) != 0)
-    {
-      if (*fd >= 0)
-        close (*fd);
-      *fd = -1;
-      return hv_error_set (err, 0, "expected socket %s from the helper, got \"%s\"", what, payload);
-    }
+  (void) data;
+  struct hv_egress_fds made = HV_EGRESS_FDS_INIT;
+  if (make_sockets (&made, err) < 0 || (made.nft = helper_netlink (err)) < 0
+      || (made.nflog = helper_netlink (err)) < 0)
+    return -1; /* the helper exits: nothing to close */
+  for (unsigned i = 0; i < HV_EGRESS_N_SOCKETS; i++)
+    fds[i] = *hv_egress_fds_socket (&made, i);
   return 0;
 }
 
-/* The sockets are made in the sandbox's namespace (a socket stays in the
- * namespace it was made in) by a short-lived child: entering that
- * namespace may mean entering the container's user namespace, for good
- * (rootless), and the runtime must stay where it is. */
 static int
 make_sockets_in (struct hv_egress_sandbox *s, hv_error **err)
 {
-  int sv[2];
-  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-    return hv_error_set (err, errno, "socketpair");
-  cleanup_close int ours = sv[0];
-  cleanup_close int theirs = sv[1];
-  pid_t pid = fork ();
-  if (pid < 0)
-    return hv_error_set (err, errno, "fork");
-  if (pid == 0)
+  int fds[HV_EGRESS_N_SOCKETS];
+  if (hv_netns_sockets (s->fds.netns, hv_egress_socket_names, HV_EGRESS_N_SOCKETS, make_all, NULL, fds, err) < 0)
     {
-      close (ours);
-      helper_run (theirs, s->fds.netns);
+      if (*err && (*err)->errno_code == EPERM)
+        hv_error_append (err, " (a runtime without capabilities over that namespace cannot install the egress table "
+                              "yet: use a policy with network mode none, or run as root)");
+      return -1;
     }
-  close (theirs);
-  theirs = -1;
-  struct timespec deadline;
-  clock_gettime (CLOCK_MONOTONIC, &deadline);
-  deadline.tv_sec += HELPER_TIMEOUT_MS / 1000;
-  int r = 0;
-  for (unsigned i = 0; i < HV_EGRESS_N_SOCKETS && r == 0; i++)
-    r = helper_recv (ours, &deadline, HV_SYNC_EGRESS, hv_egress_socket_names[i], hv_egress_fds_socket (&s->fds, i),
-                     err);
-  int none = -1;
-  if (r == 0)
-    r = helper_recv (ours, &deadline, HV_SYNC_READY, "", &none, err);
-  if (none >= 0)
-    close (none);
-  /* Done or not, it has nothing more to do: the wait is bounded. */
-  kill (pid, SIGKILL);
-  waitpid (pid, NULL, 0);
-  if (r < 0)
-    return -1;
+  for (unsigned i = 0; i < HV_EGRESS_N_SOCKETS; i++)
+    *hv_egress_fds_socket (&s->fds, i) = fds[i];
   const struct hv_egress_fds *f = &s->fds;
   if (f->udp4 < 0 || f->tcp4 < 0 || f->nft < 0 || f->nflog < 0 || (f->udp6 < 0) != (f->tcp6 < 0))
     return hv_error_set (err, 0, "the helper in the container's network namespace sent too few sockets");
@@ -382,7 +230,7 @@ hv_egress_sandbox_install (struct hv_egress_sandbox *s, pid_t pid, const char *o
 {
   if (s->config == NULL)
     return 0;
-  s->fds.netns = open_init_netns (pid, err);
+  s->fds.netns = hv_netns_open_of_pid (pid, err);
   if (s->fds.netns < 0 || make_sockets_in (s, err) < 0 || build_table (s, pid, own_cgroup, err) < 0)
     return hv_error_wrap (err, "egress rules of policy %s (%s)", s->config->policy, HV_EGRESS_ANNOTATION);
   return 0;

@@ -25,6 +25,7 @@
 #include "json_gen.h"
 #include "json_merge.h"
 #include "landlock_audit.h"
+#include "monitor_gateway.h"
 #include "monitor_git.h"
 #include "monitor_loop.h"
 #include "safe_path.h"
@@ -257,6 +258,18 @@ detach_monitor (struct hv_monitor_args *a)
   a->notice_fd = fds[3];
   /* The live git check's watches, before create goes on to make init. */
   a->git_watch = hv_monitor_git_new (a->git_guards, a->n_git_guards);
+  /* The gateway's trust store is read now, from the environment the
+   * runtime gave us: one that cannot be read fails create. */
+  if (a->gateway)
+    {
+      hv_error *err = NULL;
+      a->gateway_live = hv_monitor_gateway_new (a->gateway, a->gateway_keys, &err);
+      if (a->gateway_live == NULL)
+        {
+          hv_sync_send_error (a->control_fd, err);
+          _exit (1);
+        }
+    }
   int self = (int) syscall (SYS_pidfd_open, getpid (), 0);
   char pid_text[32];
   snprintf (pid_text, sizeof (pid_text), "%d", getpid ());
@@ -298,7 +311,7 @@ spawn_monitor (struct hv_monitor_args *a, const char *dir, struct hv_monitor *m,
     return hv_error_set (err, errno, "audit monitor: fork");
   while (waitpid (child, &status, 0) < 0 && errno == EINTR)
     ;
-  enum hv_sync_type type;
+  enum hv_sync_type type = HV_SYNC_GO;
   cleanup_free char *payload = NULL;
   int pidfd = -1;
   if (!WIFEXITED (status) || WEXITSTATUS (status) != 0
@@ -306,6 +319,9 @@ spawn_monitor (struct hv_monitor_args *a, const char *dir, struct hv_monitor *m,
     {
       if (pidfd >= 0)
         close (pidfd);
+      /* It said why (the gateway's trust store). */
+      if (*err == NULL && type == HV_SYNC_ERROR && payload)
+        return hv_sync_error (payload, err);
       return hv_error_set (err, 0, "the audit monitor did not start");
     }
   m->pidfd = pidfd;
@@ -396,7 +412,9 @@ hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int e
   if (git_guard && request == NULL)
     return hv_error_set (err, 0, "config.json: .annotations[\"%s\"] needs the per-container monitor (.annotations[\"%s\"])",
                          HV_GIT_GUARD_ANNOTATION, HV_MONITOR_ANNOTATION);
-  if (request == NULL && !egress && !ll_borrowed)
+  /* The gateway is served by the monitor, trail or not. */
+  bool gateway = c->gateway != NULL;
+  if (request == NULL && !egress && !ll_borrowed && !gateway)
     return 0;
   struct git_guards guards = { 0 };
   if (git_guard && snapshot_projects (git_guard, &guards, err) < 0)
@@ -409,7 +427,7 @@ hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int e
     return -1;
   /* haven run's own trail: a copy, which the monitor writes records to
    * as the session does (O_APPEND, one write per record). */
-  bool borrowed = request == NULL && (egress || ll_borrowed) && egress_trail_fd > 2;
+  bool borrowed = request == NULL && (egress || ll_borrowed || gateway) && egress_trail_fd > 2;
   if (borrowed && (trail = fcntl (egress_trail_fd, F_DUPFD_CLOEXEC, 3)) < 0)
     return hv_error_set (err, errno, "audit monitor: the run's trail");
   /* The line about the first refused name (egress_notice.h): a copy of
@@ -436,6 +454,7 @@ hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int e
                                .borrowed_trail = borrowed, .notice_fd = notice,
                                .landlock_audit = trail >= 0 ? landlock_audit : NULL,
                                .git_guards = guards.v, .n_git_guards = guards.n,
+                               .gateway = c->gateway, .gateway_keys = c->gateway_keys,
                                .check_after_delete = !own_pid_namespace (spec) };
   int r = spawn_monitor (&a, c->dir, m, err);
   /* The monitor has its copy (fork); create's goes. */
@@ -478,6 +497,21 @@ hv_monitor_pass_egress (struct hv_monitor *m, struct hv_egress_sandbox *s, hv_er
     if (pass_fd (m, hv_egress_socket_names[i], NULL, hv_egress_fds_socket (&s->fds, i), err) < 0)
       return hv_error_wrap (err, i < HV_EGRESS_N_RESOLVER_SOCKETS ? "egress: hand the resolver's sockets to the monitor"
                                        : "egress: hand the table's and the denial listener's sockets to the monitor");
+  return 0;
+}
+
+int
+hv_monitor_pass_gateway (struct hv_monitor *m, const char *name, int *fd, hv_error **err)
+{
+  if (m->control < 0)
+    {
+      int ours = hv_egress_fd_take (fd);
+      if (ours >= 0)
+        close (ours);
+      return hv_error_set (err, 0, "model API gateway: the per-container monitor did not start");
+    }
+  if (pass_fd (m, "gateway", name, fd, err) < 0)
+    return hv_error_wrap (err, "model API gateway: hand the %s listener to the monitor", name);
   return 0;
 }
 

@@ -23,6 +23,7 @@
 #include "json_gen.h"
 #include "landlock_audit.h"
 #include "monitor_egress.h"
+#include "monitor_gateway.h"
 #include "monitor_git.h"
 #include "sync.h"
 #include "utils.h"
@@ -62,6 +63,7 @@ struct monitor
   hv_landlock_audit *landlock;
   const char *landlock_off;
   int landlock_errno;
+  bool gateway_off; /* the gateway failed to start and is gone */
 };
 
 static struct source *
@@ -247,6 +249,33 @@ take_egress_fd (struct monitor *m, const char *payload, int fd)
   return false;
 }
 
+/* The listener of a gateway api (container_monitor.c, hv_monitor_pass_gateway). */
+static bool
+take_gateway_fd (struct monitor *m, const char *payload, int fd)
+{
+  if (strncmp (payload, "gateway ", 8) != 0 || m->a->gateway_live == NULL)
+    return false;
+  return hv_monitor_gateway_take_fd (m->a->gateway_live, payload + 8, fd);
+}
+
+/* The container runs: the gateway serves its listeners.  When it cannot,
+ * they are closed (the sandbox's connects are refused) and the trail says
+ * why; the rest of the monitor goes on. */
+static void
+start_gateway (struct monitor *m)
+{
+  if (m->a->gateway_live == NULL)
+    return;
+  cleanup_error hv_error *err = NULL;
+  if (hv_monitor_gateway_start (m->a->gateway_live, &m->trail, &err) == 0)
+    return;
+  yajl_gen g = hv_audit_trail_record (&m->trail, "gateway-error");
+  hv_audit_put_kv (g, "message", err->msg);
+  hv_audit_trail_emit (&m->trail, g);
+  hv_monitor_gateway_free (m->a->gateway_live);
+  m->gateway_off = true;
+}
+
 static void
 close_egress (struct monitor *m)
 {
@@ -355,7 +384,8 @@ on_control (struct monitor *m, struct source *s, uint32_t events)
   cleanup_error hv_error *err = NULL;
   int fd = -1;
   int got = hv_sync_recv (s->fd, &type, &payload, &fd, &err);
-  if (got == 0 && type == HV_SYNC_EGRESS && fd >= 0 && !m->attached && take_egress_fd (m, payload, fd))
+  if (got == 0 && type == HV_SYNC_EGRESS && fd >= 0 && !m->attached
+      && (take_egress_fd (m, payload, fd) || take_gateway_fd (m, payload, fd)))
     return;
   if (got == 0 && type == HV_SYNC_GO && fd >= 0 && !m->attached)
     {
@@ -370,6 +400,7 @@ on_control (struct monitor *m, struct source *s, uint32_t events)
       if (!m->a->borrowed_trail)
         write_start (m);
       start_egress (m);
+      start_gateway (m);
       start_landlock (m);
       if (!arm_timeout (m))
         {
@@ -525,6 +556,10 @@ hv_monitor_main (const struct hv_monitor_args *a)
        * That wait was most of the end of an audited run. */
       if (m.landlock)
         hv_landlock_audit_finish (m.landlock, &m.trail, m.landlock_off ? 0 : 100);
+      /* Refusals the gateway's limiter left out.  Its connections are
+       * not waited for: the sandbox is gone, and they end with us. */
+      if (!m.gateway_off)
+        hv_monitor_gateway_finish (a->gateway_live);
     }
   if (m.attached)
     {

@@ -49,6 +49,14 @@ struct hv_monitor_args
   /* Their live watch (monitor_git.h), made by the monitor before it told
    * create it is ready, or NULL. */
   struct hv_monitor_git *git_watch;
+  /* run.haven.gateway (monitor_gateway.h): the parsed annotation and each
+   * api's key (this process's copy, made by fork: never in a file), or
+   * NULL; the gateway with its TLS context, made by the monitor before it
+   * told create it is ready.  The listeners come over the control socket
+   * ("gateway NAME") and are served from GO. */
+  const struct hv_gw_config *gateway;
+  const char *const *gateway_keys;
+  struct hv_monitor_gateway *gateway_live;
 };
 
 /* The monitor: never returns. */

@@ -101,6 +101,10 @@ struct hv_monitor_target
   const char *id;
   const char *dir;    /* its state directory: the monitor's socket and pid file go there */
   const char *bundle;
+  /* run.haven.gateway's parsed annotation and the key of each of its
+   * apis, in its order (the monitor gets them by fork), or NULL. */
+  const struct hv_gw_config *gateway;
+  const char *const *gateway_keys;
 };
 int hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int egress_trail_fd, int notice_fd,
                       struct hv_monitor *m, hv_error **err);
@@ -109,6 +113,11 @@ int hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, i
  * annotation, init's network namespace and the resolver's listening
  * sockets, which are the monitor's from then on (closed here). */
 int hv_monitor_pass_egress (struct hv_monitor *m, struct hv_egress_sandbox *s, hv_error **err);
+/* Step 2c, the gateway (run.haven.gateway; the monitor is started for it
+ * whether or not the config asks for a trail): hand the monitor the
+ * listener of api NAME, made in the sandbox's network namespace
+ * (gateway_sandbox.h); *fd is the monitor's from then on (closed here). */
+int hv_monitor_pass_gateway (struct hv_monitor *m, const char *name, int *fd, hv_error **err);
 /* Step 3, init ready: hand the monitor a pidfd of init (pid, started at
  * start_time), which it records and watches. */
 int hv_monitor_attach_init (struct hv_monitor *m, pid_t pid, unsigned long long start_time, hv_error **err);
