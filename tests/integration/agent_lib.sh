@@ -318,9 +318,12 @@ gateway_run() {
 }
 
 # gateway_result: AGENT_OUT and AGENT_RC of the last gateway_run.
+# GW_KEEP=DIR (a directory of the caller's): the run's output, stderr and
+# the stand-in's log are copied there, to see what a passing test saw.
 gateway_result() {
   AGENT_OUT=$(cat "$PWD/agent.out")
   AGENT_RC=$(cat "$PWD/agent.rc" 2> /dev/null)
+  [ -z "${GW_KEEP:-}" ] || cp "$PWD/agent.out" "$PWD/agent.err" "$MOCKLOG" "$GW_KEEP/"
 }
 
 # gateway_monitor: the pid of the monitor of the run gateway_run started

@@ -45,7 +45,6 @@ test_agent_gateway_probes() {
   gateway_run "$P.pol/gw.yaml" -- sh -c 'python3 -c "$1" "$2"; '"$(leak_scan_step "$ka" "$ko" "$kg")" \
     sh "$(cat "$GW_PROBE_PY")" "$GW_ADDR"
   out=$AGENT_OUT
-  [ -z "${GW_KEEP:-}" ] || cp agent.out mock.jsonl agent.err "$GW_KEEP/"
   assert_eq 0 "$AGENT_RC" "the probe's run ($(tail -5 agent.err))"
   local line
   for line in "a-ok 200" "a-stream 200 streamed" "o-ok 200" "o-stream 200 streamed" "g-ok 200" \

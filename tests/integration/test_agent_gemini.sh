@@ -20,10 +20,18 @@ need_gemini_cli() {
 TEST_PREPARE_agent_gemini_cli_haven_run=need_gemini_cli
 
 # The shared script in Gemini CLI's tools: run_shell_command and
-# write_file.
+# write_file.  Gemini CLI runs commands with git's global and system
+# configuration off (GIT_CONFIG_GLOBAL and GIT_CONFIG_SYSTEM /dev/null,
+# GIT_CONFIG_NOSYSTEM=1: its own hardening), so the commit step would not
+# see the identity haven gives the sandbox (a system config,
+# HV_GIT_IDENTITY_PATH in policy/git_identity_mount.h): that step names
+# it again for itself.
 gemini_script() { # PROJECT
   agent_steps "$1" | jq 'map(
-    if .sh then {tool: "run_shell_command", input: {command: .sh}}
+    if .sh and (.sh | startswith("git add -A")) then
+      .sh = "unset GIT_CONFIG_NOSYSTEM; export GIT_CONFIG_SYSTEM=/run/haven/git/config; " + .sh
+    else . end
+    | if .sh then {tool: "run_shell_command", input: {command: .sh}}
     elif .write then {tool: "write_file", input: {file_path: .write, content: .content}}
     else . end)'
 }
