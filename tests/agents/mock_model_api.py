@@ -187,8 +187,12 @@ class Handler(BaseHTTPRequestHandler):
     def log_request_seen(self, method, req=None):
         """The request's record: its target as sent and its headers, so
         that a test can see which credential arrived."""
+        headers = {}
+        for k, v in self.headers.items():
+            # A header sent twice shows as both values, never as the last.
+            headers[k.lower()] = headers[k.lower()] + ", " + v if k.lower() in headers else v
         rec = {"event": "request", "method": method, "path": self.path.split("?")[0], "target": self.path,
-               "headers": {k.lower(): v for k, v in self.headers.items()},
+               "headers": headers,
                "auth": any(h in self.headers for h in ("x-api-key", "authorization", "x-goog-api-key"))}
         if req is not None:
             rec.update({"model": req.get("model"), "tools": len(req.get("tools") or []),
