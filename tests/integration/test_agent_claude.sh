@@ -75,16 +75,16 @@ test_agent_claude_code_haven_run() {
   # real key; never the placeholder.
   check_stand_in_keys "$key" x-api-key
   check_agent_work
-  local env_seen
-  env_seen=$(tool_result 6)
-  assert_contains "$env_seen" "ANTHROPIC_API_KEY=$GW_PLACEHOLDER" "the agent's environment"
-  assert_contains "$env_seen" "ANTHROPIC_BASE_URL=http://127.0.0.1:8961" "the agent's environment"
-  assert_not_contains "$env_seen" "SSL_CERT_FILE" "the agent's environment"
   local scan
   scan=$(tool_result 11)
   assert_contains "$scan" $'\nclean' "the leak scan in the sandbox"
   [[ $scan =~ environ\ read:\ ([^$'\n']*,)?claude(,|$'\n') ]] \
     || fail "the leak scan did not read Claude Code's environment: $scan"
+  local env_seen
+  env_seen=$(tool_result 6)
+  assert_contains "$env_seen" "ANTHROPIC_API_KEY=$GW_PLACEHOLDER" "the agent's environment"
+  assert_contains "$env_seen" "ANTHROPIC_BASE_URL=http://127.0.0.1:8961" "the agent's environment"
+  assert_not_contains "$env_seen" "SSL_CERT_FILE" "the agent's environment"
   check_no_key_on_host "$key" "Claude Code's run"
   # Nothing went to the API's name directly (the world's listener for it).
   assert_not_contains "$(cat "$PWLOG")" "203.0.113.1 " "a direct connection to api.anthropic.com"
