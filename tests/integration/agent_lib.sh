@@ -296,7 +296,8 @@ gateway_world() {
 # in the world's host namespace, under `unshare -m` with GW_HOSTS as
 # /etc/hosts, with HOME=AGENT_HOME, SSL_CERT_FILE=GW_CA, the variables in
 # AGENT_ENV (NAME=VALUE words: the key) and host secrets the policy must
-# not pass.  haven's pid in $PWD/haven.pid, stdout in $PWD/agent.out,
+# not pass; GW_AS_USER=UID: haven runs as that user (rootless), from
+# GW_HAVEN (a copy it can run).  haven's pid in $PWD/haven.pid, stdout in $PWD/agent.out,
 # stderr in $PWD/agent.err; sets AGENT_OUT and AGENT_RC.  Run it in the
 # background (&) to act on the run meanwhile, then gateway_result.
 gateway_run() {
@@ -310,7 +311,8 @@ gateway_run() {
         SSL_CERT_FILE="$GW_CA" ${AGENT_ENV:-} GITHUB_TOKEN=ghp_SECRET_MARKER AWS_SECRET_ACCESS_KEY=AWS_SECRET_MARKER \
         timeout -k 5 180 unshare -m --propagation private -- \
         sh -c 'mount --bind "$1" /etc/hosts || exit 125; echo $$ > "$2"; shift 2; exec "$@"' sh \
-        "$GW_HOSTS" "$d/haven.pid" ip netns exec "$EH" "$HAVEN" run --policy "$pol" -- "$@" \
+        "$GW_HOSTS" "$d/haven.pid" ip netns exec "$EH" ${GW_AS_USER:+setpriv --reuid="$GW_AS_USER" \
+        --regid="$GW_AS_USER" --clear-groups} "${GW_HAVEN:-$HAVEN}" run --policy "$pol" -- "$@" \
         > "$d/agent.out" 2> "$d/agent.err" < /dev/null)
   echo $? > "$d/agent.rc"
   gateway_result

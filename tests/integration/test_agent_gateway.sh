@@ -37,6 +37,31 @@ test_agent_gateway_probes() {
   gateway_stand_in "$GW_ALL_HOSTS" "$PWD/script.json" "$EH"
   agent_project
   gateway_all_policy "$P.pol/gw.yaml"
+  gateway_probes
+}
+
+# The same with haven run by an ordinary user: the listeners are made in
+# the sandbox's network namespace through its user namespace.
+test_agent_gateway_probes_as_unprivileged_user() {
+  need_haven
+  command -v setpriv > /dev/null || skip "setpriv missing (util-linux)"
+  gateway_netns
+  echo '[]' > script.json
+  gateway_stand_in "$GW_ALL_HOSTS" "$PWD/script.json" "$EH"
+  agent_project
+  gateway_all_policy "$P.pol/gw.yaml"
+  chmod 755 "$WORK" "$PWD" "$PWD/tls" "$P.pol"
+  chmod 644 "$GW_CA" "$P.pol/gw.yaml" "$GW_HOSTS"
+  chown -R 65534:65534 "$P" "$AGENT_HOME"
+  GW_AS_USER=65534
+  GW_HAVEN=$(world_readable_copy "$HAVEN")
+  gateway_probes
+}
+
+# gateway_probes: gateway_probe.py and the leak scan in a sandbox of
+# P.pol/gw.yaml (gateway_all_policy), a key of each provider's in haven's
+# environment, and the checks of what the sandbox and the stand-in saw.
+gateway_probes() {
   local ka ko kg out
   ka=$(gateway_key sk-ant-api03-)
   ko=$(gateway_key sk-proj-)
