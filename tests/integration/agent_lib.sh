@@ -297,9 +297,10 @@ gateway_world() {
 # /etc/hosts, with HOME=AGENT_HOME, SSL_CERT_FILE=GW_CA, the variables in
 # AGENT_ENV (NAME=VALUE words: the key) and host secrets the policy must
 # not pass; GW_AS_USER=UID: haven runs as that user (rootless), from
-# GW_HAVEN (a copy it can run).  haven's pid in $PWD/haven.pid, stdout in $PWD/agent.out,
-# stderr in $PWD/agent.err; sets AGENT_OUT and AGENT_RC.  Run it in the
-# background (&) to act on the run meanwhile, then gateway_result.
+# GW_HAVEN (a copy it can run).  haven's pid in $PWD/haven.pid, stdout in
+# $PWD/agent.out, stderr in $PWD/agent.err; sets AGENT_OUT and AGENT_RC.
+# Run it in the background (&) to act on the run meanwhile, then
+# gateway_result.
 gateway_run() {
   local pol=$1 d=$PWD
   shift
@@ -362,10 +363,10 @@ check_no_key_on_host() {
   [ -z "$hits" ] || fail "$2: the key is in $hits"
 }
 
-# check_stand_in_keys KEY: every request the stand-in got carried KEY in
-# its credential header (HEADER: x-api-key, authorization as "Bearer
-# KEY", x-goog-api-key) and no request held the placeholder anywhere in
-# its headers or target.
+# check_stand_in_keys KEY HEADER: the stand-in got requests, each with
+# KEY, alone, in its credential header HEADER (x-api-key, authorization
+# as "Bearer KEY", x-goog-api-key), and none held the placeholder
+# anywhere in its headers or target.
 check_stand_in_keys() {
   local key=$1 header=$2 want=$1
   [ "$header" = authorization ] && want="Bearer $key"
