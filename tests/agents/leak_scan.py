@@ -6,7 +6,8 @@
 HEX is a secret, hex-encoded: the scan runs as an agent's tool call,
 and neither that call (which the agent keeps in its transcript) nor this
 command line may hold the secret itself, or the scan would plant what it
-looks for.  Looks in its own environment (what `env` prints), in every
+looks for.  Finds a secret as it is and base64-encoded (as in a Basic
+credential or an encoded blob).  Looks in its own environment (what `env` prints), in every
 /proc/PID/environ and /proc/PID/cmdline it can read, and in every regular
 file under the DIRs (links not followed, /proc, /sys and /dev not
 entered).  Never prints the secret: one line "LEAK WHERE" per place that
@@ -14,12 +15,26 @@ holds it, then "environ read: COMM,..." (the processes whose environment
 it read, so that a test can check the agent's own was among them),
 "files read: N, unreadable: N" and last "clean" or "leaked".
 """
+import base64
 import os
 import stat
 import sys
 
 CHUNK = 1 << 20
 SKIP = ("/proc", "/sys", "/dev")
+
+
+def base64_forms(key):
+    """What a base64 encoding of data holding KEY (at any offset: three
+    alignments) always contains: the key's own characters, without the
+    ones its neighbours share."""
+    forms = []
+    for skip in range(3):
+        enc = base64.b64encode(b"\0" * skip + key).rstrip(b"=")
+        # The first characters carry bits of the padding bytes, the last
+        # four may carry bits of whatever follows the key.
+        forms.append(enc[(skip * 8 + 5) // 6:-4])
+    return forms
 
 
 def found(data, secrets):
@@ -45,9 +60,10 @@ def holds(path, secrets):
 
 
 def main():
-    secrets = [bytes.fromhex(h) for h in sys.argv[1].split(",")]
-    if min(map(len, secrets)) < 16:
+    keys = [bytes.fromhex(h) for h in sys.argv[1].split(",")]
+    if min(map(len, keys)) < 16:
         sys.exit("leak_scan: secrets of at least 16 bytes, hex-encoded")
+    secrets = keys + [b for k in keys for b in base64_forms(k)]
     leaks = []
     if any(found((k + "=" + v).encode(), secrets) for k, v in os.environ.items()):
         leaks.append("env")
