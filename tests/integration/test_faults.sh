@@ -92,7 +92,7 @@ test_faults_create() {
   need_fault_points
   faults_bundle sleep 60
   local p id
-  fault_sweep '^create\.' -e egress -e pasta -e resolver -e id-maps -e hooks
+  fault_sweep '^create\.' -e egress -e pasta -e resolver -e id-maps -e hooks -e gateway
   for p in $FSWEEP; do
     id=$(new_id "f$RANDOM")
     faults_cg
@@ -123,6 +123,27 @@ test_faults_create_userns_hooks() {
     rt delete --force "$id" > /dev/null 2>&1
     no_leaks "create (user namespace, hooks) killed at $p, then delete --force" --id "$id" --root "$STATE_ROOT" \
       --cgroup "$FCG"
+  done
+}
+
+# The model API gateway's point, and create's around it, with a bundle
+# that has run.haven.gateway and a key file: the monitor then holds the
+# listener and the key, and must end with create.
+test_faults_create_gateway() {
+  need_fault_points
+  fault_sweep '^create\.(gateway|monitor-started|init-cloned|init-ready|state-saved)'
+  faults_bundle sleep 60
+  printf 'sk-ant-fault-point\n' > key
+  chmod 600 key
+  cfg "$B" '.annotations["run.haven.gateway"] = ({apis: [{provider: "anthropic", port: 8961, auth: "x-api-key",
+                                                          key_file: $k}]} | tostring)' --arg k "$PWD/key"
+  local p id
+  for p in $FSWEEP; do
+    id=$(new_id "f$RANDOM")
+    faults_cg
+    killed_at "$p" in_cg rt create --bundle "$B" "$id"
+    rt delete --force "$id" > /dev/null 2>&1
+    no_leaks "create (gateway) killed at $p, then delete --force" --id "$id" --root "$STATE_ROOT" --cgroup "$FCG"
   done
 }
 
@@ -345,6 +366,7 @@ test_faults_every_point_swept() {
     case $p in
       create.egress* | create.pasta* | create.resolver*) ;;  # test_faults_haven_run_egress
       create.id-maps* | create.hooks*) ;;                     # test_faults_create_userns_hooks
+      create.gateway*) ;;                                     # test_faults_create_gateway
       create.* | start.* | delete.* | exec.* | run.* | session.*) ;;
       *) missing+=" $p" ;;
     esac
