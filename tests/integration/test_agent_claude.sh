@@ -148,3 +148,37 @@ test_agent_claude_code_gateway_killed() {
   check_no_key_on_host "$key" "the run whose gateway was killed"
   [ ! -e "$P/after-kill" ] || fail "the step after the kill ran"
 }
+
+TEST_PREPARE_agent_claude_code_gateway_bearer=need_claude_code
+
+# The key as a bearer token (credentials.api header authorization, from
+# ANTHROPIC_AUTH_TOKEN, as a gateway or a `claude setup-token` user has
+# it): Claude Code gets the placeholder in ANTHROPIC_AUTH_TOKEN and the
+# stand-in gets "Authorization: Bearer KEY", no x-api-key.
+test_agent_claude_code_gateway_bearer() {
+  need_haven
+  need_claude_code
+  agent_project
+  local key
+  key=$(gateway_key sk-ant-oat01-)
+  jq -n --arg scan "$(leak_scan_step "$key")" '[{tool: "Bash", input: {command: "env | sort", description: "env"}},
+    {tool: "Bash", input: {command: $scan, description: "scan"}}, {text: "all done"}]' > script.json
+  gateway_world api.anthropic.com "$PWD/script.json" registry.npmjs.org statsig.anthropic.com
+  claude_gateway_policy "$P.pol/agent.yaml"
+  cat >> "$P.pol/agent.yaml" <<'YAML'
+credentials:
+  api:
+    - {host: api.anthropic.com, header: authorization, token_env: ANTHROPIC_AUTH_TOKEN}
+YAML
+  AGENT_ENV="ANTHROPIC_AUTH_TOKEN=$key"
+  gateway_run "$P.pol/agent.yaml" -- "$CLAUDE" -p "Run the commands" --dangerously-skip-permissions
+  assert_eq 0 "$AGENT_RC" "claude's exit status ($(tail -5 agent.err))"
+  assert_contains "$AGENT_OUT" "all done" "claude's final answer"
+  check_stand_in_keys "$key" authorization
+  jq -se 'all(.[]; .event != "request" or .headers["x-api-key"] == null)' "$MOCKLOG" > /dev/null \
+    || fail "an x-api-key reached the stand-in"
+  assert_contains "$(tool_result 1)" $'\nclean' "the leak scan in the sandbox"
+  assert_contains "$(tool_result 0)" "ANTHROPIC_AUTH_TOKEN=$GW_PLACEHOLDER" "the agent's environment"
+  assert_not_contains "$(tool_result 0)" "ANTHROPIC_API_KEY=" "the agent's environment"
+  check_no_key_on_host "$key" "Claude Code's run with a bearer token"
+}
