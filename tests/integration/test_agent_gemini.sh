@@ -10,9 +10,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/agent_lib.sh"
 GEMINI_CLI_VERSION=${HAVEN_GEMINI_CLI_VERSION:-0.61.0}
 
 # need_gemini_cli: GEMINI, the CLI's bundle (a node program: run with
-# node, the host's, which the sandbox sees).
+# node, the host's, which the sandbox sees; it wants Node 20 or later,
+# which Debian 12's nodejs, 18, is not).
 need_gemini_cli() {
+  local major
   command -v node > /dev/null || skip "node missing (Debian package nodejs)"
+  major=$(node -p 'process.versions.node.split(".")[0]')
+  [ "$major" -ge 20 ] 2> /dev/null || skip "Gemini CLI needs Node 20 or later, this is $(node --version)"
   need_npm_agent gemini-cli "@google/gemini-cli@$GEMINI_CLI_VERSION" "@google/gemini-cli/bundle/gemini.js"
   GEMINI=$AGENT_BIN
 }
