@@ -159,3 +159,62 @@ YAML
                 | reduce .[] as $d (0; . * 16 + $d) / 268435456 | floor) % 2 == 1))' audit.jsonl > /dev/null \
     || fail "no refused clone(CLONE_NEWUSER) in the audit trail: $(grep denied audit.jsonl | head -3)"
 }
+
+TEST_PREPARE_agent_codex_gateway_killed=need_codex
+
+# The gateway (the monitor) killed while Codex runs a command: its next
+# request is refused, nothing more reaches the provider, and the sandbox
+# has no other path with the key (it never had the key).  Codex 0.169
+# does not give up on a refused connection ("Reconnecting... waiting for
+# network", without end): once it says so, the test ends the run.
+test_agent_codex_gateway_killed() {
+  need_haven
+  need_codex
+  agent_project
+  codex_home_config -
+  local key m i before
+  key=$(gateway_key sk-proj-)
+  jq -n '[{tool: "exec_command", input: {cmd: "touch gw-kill-now; while [ ! -e gw-killed ]; do sleep 0.1; done; echo slept",
+                                         login: false, tty: false}},
+          {tool: "exec_command", input: {cmd: "touch after-kill; echo after-kill", login: false, tty: false}},
+          {text: "all done"}]' > script.json
+  gateway_world api.openai.com "$PWD/script.json" chatgpt.com registry.npmjs.org
+  AGENT_ENV="OPENAI_API_KEY=$key"
+  gateway_run codex -- "$CODEX" exec -c openai_base_url=http://127.0.0.1:8962/v1 --sandbox danger-full-access \
+    "Run the commands" &
+  local bg=$!
+  # haven first: the background shell ends only when the run does.
+  defer "kill -INT \$(cat $PWD/haven.pid) 2> /dev/null; kill $bg 2> /dev/null"
+  for i in $(seq 600); do [ -e "$P/gw-kill-now" ] && break; sleep 0.1; done
+  [ -e "$P/gw-kill-now" ] || fail "Codex never ran the first command: $(cat agent.out agent.err | tail -5)"
+  m=$(gateway_monitor)
+  kill -KILL "$m"
+  for i in $(seq 50); do [ -e "/proc/$m" ] || break; sleep 0.1; done
+  [ ! -e "/proc/$m" ] || fail "monitor $m survived SIGKILL"
+  sleep 0.5
+  before=$(jq -s '[.[] | select(.event == "request")] | length' "$MOCKLOG")
+  # Codex's stderr from here on: its request failing and its retries.
+  local n0 after
+  n0=$(wc -l < agent.err)
+  touch "$P/gw-killed"
+  for i in $(seq 300); do
+    after=$(tail -n +$((n0 + 1)) agent.err)
+    [[ $after == *Reconnecting* ]] && break
+    kill -0 "$bg" 2> /dev/null || break
+    sleep 0.1
+  done
+  assert_contains "$after" "Reconnecting" "Codex's request after the kill"
+  # Ctrl-C: haven passes it to Codex (which, the sandbox's first process,
+  # gets only the signals it handles: not TERM).
+  kill -INT "$(cat haven.pid)" 2> /dev/null
+  wait "$bg"
+  gateway_result
+  assert_not_contains "$AGENT_OUT" "all done" "Codex after the kill"
+  assert_eq "$before" "$(jq -s '[.[] | select(.event == "request")] | length' "$MOCKLOG")" \
+    "requests at the stand-in after the kill"
+  [ -z "$(tool_result 0)" ] || fail "the first command's result reached the provider after the kill"
+  [ ! -e "$P/after-kill" ] || fail "the step after the kill ran"
+  assert_not_contains "$(cat "$PWLOG")" "203.0.113.1 " "a direct connection to api.openai.com"
+  check_stand_in_keys "$key" authorization
+  check_no_key_on_host "$key" "the run whose gateway was killed"
+}
