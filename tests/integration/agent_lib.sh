@@ -66,10 +66,15 @@ agent_world() {
 
 # tool_result N: what the agent got back from step N of the script: the
 # command's output (without the header Codex puts before it: chunk id,
-# wall time, exit code, token count).
+# wall time, exit code, token count; without the frame Gemini CLI puts
+# around it: "<untrusted_context>", "Output: " and the exit code and
+# process group after).
 tool_result() {
   jq -r --argjson n "$1" 'select(.event == "tool_result" and .step == $n) | .content
-    | if test("^Chunk ID: ") then sub("^(?s).*?\nOutput:\n"; "") else . end' "$MOCKLOG"
+    | if test("^Chunk ID: ") then sub("^(?s).*?\nOutput:\n"; "")
+      elif test("^<untrusted_context>\nOutput: ") then sub("^<untrusted_context>\nOutput: "; "")
+        | sub("(?s)(\nExit Code: [0-9]+)?\nProcess Group PGID: [0-9]+\n</untrusted_context>$"; "")
+      else . end' "$MOCKLOG"
 }
 
 # agent_project: a git project P (README.md committed by "Haven Tester")
@@ -188,4 +193,187 @@ check_agent_contained() {
     fail "a process outlived the sandbox"
   fi
   return 0
+}
+
+# ---- The model API gateway (docs/gateway.md) ----
+#
+# The agent gets only the gateway's address in its sandbox and a
+# placeholder key; haven, outside, holds the real key and speaks TLS to
+# the provider's host.  The tests give that host a stand-in: the same
+# scripted model API served over HTTPS (mock_model_api.py --tls) with a
+# certificate from a test CA made at test time, on a random 127.x.y.z:443
+# of the namespace haven runs in.  haven runs under `unshare -m` with a
+# private /etc/hosts bind-mounted over the real one (never edited) that
+# maps the host's name there, and SSL_CERT_FILE naming the test CA in its
+# own environment only: the sandbox is never given either, so nothing in
+# it can reach the stand-in or trust its CA.
+
+AGENT_LEAK_SCAN_PY=$(cd "$(dirname "${BASH_SOURCE[0]}")/../agents" && pwd)/leak_scan.py
+# Fixed by the gateway's contract (oci/haven_annotations.h).
+GW_PLACEHOLDER=haven-gateway-placeholder
+
+# gateway_key PREFIX: a key of the provider's shape, random, one per test.
+gateway_key() {
+  printf '%s%s' "$1" "$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+}
+
+# gateway_tls HOST...: a test CA and a certificate for the HOSTs signed
+# by it, in $PWD/tls (ca.pem, server.pem, server.key); sets GW_CA.
+gateway_tls() {
+  local d=$PWD/tls san="" h
+  command -v openssl > /dev/null || skip "openssl missing (Debian package openssl)"
+  for h in "$@"; do san+="${san:+,}DNS:$h"; done
+  mkdir -p "$d"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=haven test CA $$" \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign \
+    -keyout "$d/ca.key" -out "$d/ca.pem" > "$d/openssl.log" 2>&1 || fail "test CA: $(tail -3 "$d/openssl.log")"
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$1" \
+    -keyout "$d/server.key" -out "$d/server.csr" >> "$d/openssl.log" 2>&1 || fail "server key: $(tail -3 "$d/openssl.log")"
+  printf 'subjectAltName=%s\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' "$san" > "$d/ext.cnf"
+  openssl x509 -req -in "$d/server.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial -days 2 \
+    -extfile "$d/ext.cnf" -out "$d/server.pem" >> "$d/openssl.log" 2>&1 || fail "server cert: $(tail -3 "$d/openssl.log")"
+  GW_CA=$d/ca.pem
+}
+
+# gw_random_loopback: a random 127.x.y.z, never in 127.0.0.0/24 (the usual
+# loopback names live there).
+gw_random_loopback() { echo "127.$((RANDOM % 254 + 1)).$((RANDOM % 254 + 1)).$((RANDOM % 253 + 2))"; }
+
+# gateway_stand_in "HOST..." SCRIPT [NETNS]: the scripted model API over
+# HTTPS as every HOST on a random 127.x.y.z:443 (in NETNS, default the
+# current namespace), a listener logging every connection (EVILLOG) on
+# another for evil.example:443 and :80, and a hosts file GW_HOSTS mapping
+# the names there.  Sets GW_ADDR, GW_EVIL_ADDR, GW_CA, GW_HOSTS, MOCKLOG,
+# EVILLOG.
+gateway_stand_in() {
+  local hosts=$1 script=$2 ns=${3:-} i h
+  # shellcheck disable=SC2086
+  gateway_tls $hosts
+  GW_ADDR=$(gw_random_loopback)
+  GW_EVIL_ADDR=$(gw_random_loopback)
+  [ "$GW_EVIL_ADDR" != "$GW_ADDR" ] || GW_EVIL_ADDR=127.0.1.2
+  GW_HOSTS=$PWD/hosts
+  printf '127.0.0.1 localhost\n::1 localhost ip6-localhost\n%s evil.example\n' "$GW_EVIL_ADDR" > "$GW_HOSTS"
+  for h in $hosts; do echo "$GW_ADDR $h" >> "$GW_HOSTS"; done
+  MOCKLOG=$PWD/mock.jsonl
+  EVILLOG=$PWD/evil.log
+  : > "$MOCKLOG"
+  : > "$EVILLOG"
+  rm -f "$PWD/mock.ready" "$PWD/evil.ready"
+  ${ns:+ip netns exec "$ns"} python3 "$AGENT_MOCK_PY" "$script" "$MOCKLOG" "$PWD/mock.ready" "$GW_ADDR" 443 \
+    --tls "$PWD/tls/server.pem" "$PWD/tls/server.key" > mock.err 2>&1 &
+  defer "kill $!"
+  ${ns:+ip netns exec "$ns"} python3 "$(dirname "${BASH_SOURCE[0]}")/egress_world.py" listen "$EVILLOG" \
+    "$PWD/evil.ready" "tcp:$GW_EVIL_ADDR:443" "tcp:$GW_EVIL_ADDR:80" > evil.err 2>&1 &
+  defer "kill $!"
+  for i in $(seq 100); do [ -e "$PWD/mock.ready" ] && [ -e "$PWD/evil.ready" ] && return 0; sleep 0.05; done
+  fail "the HTTPS stand-in did not start: $(cat mock.err evil.err)"
+}
+
+# gateway_netns: a network namespace of the test's own with only its
+# loopback up, for haven and the stand-in (sets EH, as policies_world
+# does, for gateway_run).
+gateway_netns() {
+  EH=$CTR_PREFIX-gw-$RANDOM
+  ip netns add "$EH" || fail "ip netns add $EH"
+  defer "ip netns del $EH"
+  ip -n "$EH" link set lo up
+}
+
+# gateway_world API_HOST SCRIPT [NAME...]: policies_world with API_HOST
+# and NAMEs (so that a direct connection of the sandbox to the API's name
+# would reach the world's logging listener, never the stand-in), and the
+# stand-in for API_HOST in the world's host namespace EH, where haven
+# runs.
+gateway_world() {
+  local api=$1 script=$2
+  shift 2
+  policies_world "$api" "$@"
+  gateway_stand_in "$api" "$script" "$EH"
+}
+
+# gateway_run POLICY -- CMD...: CMD in P under `haven run --policy POLICY`
+# in the world's host namespace, under `unshare -m` with GW_HOSTS as
+# /etc/hosts, with HOME=AGENT_HOME, SSL_CERT_FILE=GW_CA, the variables in
+# AGENT_ENV (NAME=VALUE words: the key) and host secrets the policy must
+# not pass; GW_AS_USER=UID: haven runs as that user (rootless), from
+# GW_HAVEN (a copy it can run).  haven's pid in $PWD/haven.pid, stdout in
+# $PWD/agent.out, stderr in $PWD/agent.err; sets AGENT_OUT and AGENT_RC.
+# Run it in the background (&) to act on the run meanwhile, then
+# gateway_result.
+gateway_run() {
+  local pol=$1 d=$PWD
+  shift
+  [ "$1" = -- ] && shift
+  local t0=$SECONDS
+  rm -f "$d/haven.pid" "$d/agent.rc"
+  # shellcheck disable=SC2086
+  (cd "$P" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$AGENT_HOME" USER=root LANG=C.UTF-8 \
+        SSL_CERT_FILE="$GW_CA" ${AGENT_ENV:-} GITHUB_TOKEN=ghp_SECRET_MARKER AWS_SECRET_ACCESS_KEY=AWS_SECRET_MARKER \
+        timeout -k 5 180 unshare -m --propagation private -- \
+        sh -c 'mount --bind "$1" /etc/hosts || exit 125; echo $$ > "$2"; shift 2; exec "$@"' sh \
+        "$GW_HOSTS" "$d/haven.pid" ip netns exec "$EH" ${GW_AS_USER:+setpriv --reuid="$GW_AS_USER" \
+        --regid="$GW_AS_USER" --clear-groups} "${GW_HAVEN:-$HAVEN}" run --policy "$pol" -- "$@" \
+        > "$d/agent.out" 2> "$d/agent.err" < /dev/null)
+  echo $? > "$d/agent.rc"
+  gateway_result
+  echo "$(basename "$1"): rc=$AGENT_RC in $((SECONDS - t0)) s: $AGENT_OUT"
+}
+
+# gateway_result: AGENT_OUT and AGENT_RC of the last gateway_run.
+# GW_KEEP=DIR (a directory of the caller's): the run's output, stderr and
+# the stand-in's log are copied there, to see what a passing test saw.
+gateway_result() {
+  AGENT_OUT=$(cat "$PWD/agent.out")
+  AGENT_RC=$(cat "$PWD/agent.rc" 2> /dev/null)
+  [ -z "${GW_KEEP:-}" ] || cp "$PWD/agent.out" "$PWD/agent.err" "$MOCKLOG" "$GW_KEEP/"
+}
+
+# gateway_monitor: the pid of the monitor of the run gateway_run started
+# (its state is /run/haven/haven-run-PID, PID haven's own), once it is
+# up (bounded).
+gateway_monitor() {
+  local i pid
+  for i in $(seq 100); do
+    pid=$(cat "$PWD/haven.pid" 2> /dev/null) && [ -s "/run/haven/haven-run-$pid/monitor.pid" ] \
+      && { cut -d' ' -f1 "/run/haven/haven-run-$pid/monitor.pid"; return 0; }
+    sleep 0.1
+  done
+  fail "no monitor for the run (haven pid ${pid:-unknown})"
+}
+
+# leak_scan_step KEY...: the shell command of the scan step, which looks
+# for the KEYs in the sandbox (leak_scan.py, given them hex-encoded so
+# that the step never holds them) over the home, the project, /tmp, /run,
+# /etc, /var/tmp and /dev/shm, and in every process's environment.
+leak_scan_step() {
+  local k hex=""
+  for k in "$@"; do hex+="${hex:+,}$(printf %s "$k" | od -An -tx1 | tr -d ' \n')"; done
+  # Quoted for any POSIX shell (the agent's shell may not be bash).
+  printf 'python3 -c %s %s ~ . /tmp /run /etc /var/tmp /dev/shm 2>&1' \
+    "$(jq -rn --rawfile s "$AGENT_LEAK_SCAN_PY" '$s | @sh')" "$hex"
+}
+
+# check_no_key_on_host KEY WHAT: KEY is in no file of the project, the
+# home, haven's per-project state or the audit trails (the host's side of
+# what the sandbox wrote); WHAT names the run.
+check_no_key_on_host() {
+  local hits
+  hits=$(grep -rlF -- "$1" "$P" "$AGENT_HOME" "$XDG_STATE_HOME" /var/log/haven 2> /dev/null | head -5)
+  [ -z "$hits" ] || fail "$2: the key is in $hits"
+}
+
+# check_stand_in_keys KEY HEADER: the stand-in got requests, each with
+# KEY, alone, in its credential header HEADER (x-api-key, authorization
+# as "Bearer KEY", x-goog-api-key), and none held the placeholder
+# anywhere in its headers or target.
+check_stand_in_keys() {
+  local key=$1 header=$2 want=$1
+  [ "$header" = authorization ] && want="Bearer $key"
+  jq -se 'any(.[]; .event == "request")' "$MOCKLOG" > /dev/null || fail "the stand-in got no request"
+  jq -se --arg h "$header" --arg v "$want" 'all(.[]; .event != "request" or .headers[$h] == $v)' "$MOCKLOG" \
+    > /dev/null || fail "a request reached the stand-in without the real key in $header: $(jq -c \
+      --arg h "$header" 'select(.event == "request") | {target, cred: (.headers[$h] // "none" | .[:12])}' "$MOCKLOG" | head -3)"
+  jq -se --arg p "$GW_PLACEHOLDER" 'all(.[]; .event != "request" or ([.target, .headers[]] | all(contains($p) | not)))' \
+    "$MOCKLOG" > /dev/null || fail "the placeholder reached the stand-in: $(grep -F -- "$GW_PLACEHOLDER" "$MOCKLOG" | head -c 300)"
 }

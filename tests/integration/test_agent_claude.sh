@@ -31,35 +31,63 @@ claude_script() { # PROJECT
     else . end)'
 }
 
-test_agent_claude_code_haven_run() {
-  need_haven
-  need_claude_code
-  agent_project
-  claude_script "$P" > script.json
-  agent_world api.anthropic.com "$PWD/script.json" registry.npmjs.org statsig.anthropic.com
-  # The test's policy: claude-code, with the stand-in's address as the
-  # API's base URL and Claude Code's non-essential traffic off.  IS_SANDBOX
-  # lets --dangerously-skip-permissions run as root (see policies/README.md,
-  # "Agents' own sandboxes inside haven").
-  cat > "$P.pol/agent.yaml" <<'YAML'
+# claude_gateway_policy FILE: claude-code (which serves the Messages API
+# through haven's gateway when ANTHROPIC_API_KEY is in haven's
+# environment), with Claude Code's non-essential traffic off.  IS_SANDBOX
+# lets --dangerously-skip-permissions run as root (see policies/README.md,
+# "Agents' own sandboxes inside haven").  No base URL: the policy points
+# Claude Code at the gateway.
+claude_gateway_policy() {
+  cat > "$1" <<'YAML'
 name: agent-test
 extends: claude-code
 env:
   set:
-    ANTHROPIC_BASE_URL: "http://api.anthropic.com:443"
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1"
     DISABLE_TELEMETRY: "1"
     DISABLE_AUTOUPDATER: "1"
     IS_SANDBOX: "1"
 YAML
-  AGENT_ENV="ANTHROPIC_API_KEY=sk-ant-test-key"
-  agent_run "$P.pol/agent.yaml" "$CLAUDE" -p "Add a calculator with a test and commit it" \
+}
+
+# The key only in haven's environment: Claude Code runs its scripted,
+# streamed session through the gateway, which alone holds the key.
+test_agent_claude_code_haven_run() {
+  need_haven
+  need_claude_code
+  agent_project
+  local key
+  key=$(gateway_key sk-ant-api03-)
+  # The shared steps, then the leak scan (step 11), then the final answer.
+  claude_script "$P" | jq --arg scan "$(leak_scan_step "$key")" \
+    '.[:-1] + [{tool: "Bash", input: {command: $scan, description: "scan"}}] + .[-1:]' > script.json
+  gateway_world api.anthropic.com "$PWD/script.json" registry.npmjs.org statsig.anthropic.com
+  claude_gateway_policy "$P.pol/agent.yaml"
+  AGENT_ENV="ANTHROPIC_API_KEY=$key"
+  gateway_run "$P.pol/agent.yaml" -- "$CLAUDE" -p "Add a calculator with a test and commit it" \
     --dangerously-skip-permissions
   assert_eq 0 "$AGENT_RC" "claude's exit status ($(tail -5 agent.err))"
   assert_contains "$AGENT_OUT" "all done" "claude's final answer"
-  jq -se 'all(.[]; .event != "request" or .path == "/v1/messages" and .auth or .method == "GET")' "$MOCKLOG" \
+  jq -se 'all(.[]; .event != "request" or .path == "/v1/messages" or .method == "GET")' "$MOCKLOG" \
     > /dev/null || fail "requests the stand-in did not expect: $(grep request "$MOCKLOG" | head -5)"
+  jq -se 'any(.[]; .event == "request" and .stream)' "$MOCKLOG" > /dev/null || fail "no streamed request"
+  # Every request reached the stand-in over TLS, through haven, with the
+  # real key; never the placeholder.
+  check_stand_in_keys "$key" x-api-key
   check_agent_work
+  local scan
+  scan=$(tool_result 11)
+  assert_contains "$scan" $'\nclean' "the leak scan in the sandbox"
+  [[ $scan =~ environ\ read:\ ([^$'\n']*,)?claude(,|$'\n') ]] \
+    || fail "the leak scan did not read Claude Code's environment: $scan"
+  local env_seen
+  env_seen=$(tool_result 6)
+  assert_contains "$env_seen" "ANTHROPIC_API_KEY=$GW_PLACEHOLDER" "the agent's environment"
+  assert_contains "$env_seen" "ANTHROPIC_BASE_URL=http://127.0.0.1:8961" "the agent's environment"
+  assert_not_contains "$env_seen" "SSL_CERT_FILE" "the agent's environment"
+  check_no_key_on_host "$key" "Claude Code's run"
+  # Nothing went to the API's name directly (the world's listener for it).
+  assert_not_contains "$(cat "$PWLOG")" "203.0.113.1 " "a direct connection to api.anthropic.com"
   # Claude Code's transcript of this project is data, kept for real in
   # the user's home (made by haven on this first run), where the next run
   # and the host's `claude --resume` find it.  Everything else it wrote
@@ -71,4 +99,86 @@ YAML
     || fail "no transcript in $AGENT_HOME/.claude/projects/$dashed: $(find "$AGENT_HOME/.claude" | head -20)"
   assert_eq "projects" "$(ls -A "$AGENT_HOME/.claude")" "what Claude Code wrote for real in ~/.claude"
   check_agent_contained
+}
+
+TEST_PREPARE_agent_claude_code_gateway_killed=need_claude_code
+
+# The gateway (the monitor) killed while Claude Code runs a command: its
+# next request fails, nothing more reaches the provider, and the sandbox
+# has no other path with the key (it never had the key).
+test_agent_claude_code_gateway_killed() {
+  need_haven
+  need_claude_code
+  agent_project
+  local key m i
+  key=$(gateway_key sk-ant-api03-)
+  jq -n '[{tool: "Bash", input: {command: "touch gw-kill-now; while [ ! -e gw-killed ]; do sleep 0.1; done; echo slept",
+                                  description: "wait"}},
+          {tool: "Bash", input: {command: "touch after-kill; echo after-kill", description: "after"}},
+          {text: "all done"}]' > script.json
+  gateway_world api.anthropic.com "$PWD/script.json" registry.npmjs.org statsig.anthropic.com
+  claude_gateway_policy "$P.pol/agent.yaml"
+  # Claude Code retries a failed request (10 times by default, backing
+  # off): twice is enough to see them fail.
+  printf '    CLAUDE_CODE_MAX_RETRIES: "2"\n' >> "$P.pol/agent.yaml"
+  AGENT_ENV="ANTHROPIC_API_KEY=$key"
+  gateway_run "$P.pol/agent.yaml" -- "$CLAUDE" -p "Run the commands" --dangerously-skip-permissions &
+  local bg=$!
+  defer "kill $bg 2> /dev/null"
+  for i in $(seq 600); do [ -e "$P/gw-kill-now" ] && break; sleep 0.1; done
+  [ -e "$P/gw-kill-now" ] || fail "Claude Code never ran the first command: $(cat agent.out agent.err | tail -5)"
+  m=$(gateway_monitor)
+  kill -KILL "$m"
+  for i in $(seq 50); do [ -e "/proc/$m" ] || break; sleep 0.1; done
+  [ ! -e "/proc/$m" ] || fail "monitor $m survived SIGKILL"
+  # What reached the stand-in until now (a side request of Claude Code's
+  # in flight at the kill may have landed): nothing more may.
+  sleep 0.5
+  local before
+  before=$(jq -s '[.[] | select(.event == "request")] | length' "$MOCKLOG")
+  touch "$P/gw-killed"
+  wait "$bg"
+  gateway_result
+  [ "$AGENT_RC" != 0 ] || assert_not_contains "$AGENT_OUT" "all done" "Claude Code after the kill"
+  assert_eq "$before" "$(jq -s '[.[] | select(.event == "request")] | length' "$MOCKLOG")" \
+    "requests at the stand-in after the kill"
+  [ -z "$(tool_result 0)" ] || fail "the first command's result reached the provider after the kill"
+  assert_not_contains "$(cat "$PWLOG")" "203.0.113.1 " "a direct connection to api.anthropic.com"
+  check_stand_in_keys "$key" x-api-key
+  check_no_key_on_host "$key" "the run whose gateway was killed"
+  [ ! -e "$P/after-kill" ] || fail "the step after the kill ran"
+}
+
+TEST_PREPARE_agent_claude_code_gateway_bearer=need_claude_code
+
+# The key as a bearer token (credentials.api header authorization, from
+# ANTHROPIC_AUTH_TOKEN, as a gateway or a `claude setup-token` user has
+# it): Claude Code gets the placeholder in ANTHROPIC_AUTH_TOKEN and the
+# stand-in gets "Authorization: Bearer KEY", no x-api-key.
+test_agent_claude_code_gateway_bearer() {
+  need_haven
+  need_claude_code
+  agent_project
+  local key
+  key=$(gateway_key sk-ant-oat01-)
+  jq -n --arg scan "$(leak_scan_step "$key")" '[{tool: "Bash", input: {command: "env | sort", description: "env"}},
+    {tool: "Bash", input: {command: $scan, description: "scan"}}, {text: "all done"}]' > script.json
+  gateway_world api.anthropic.com "$PWD/script.json" registry.npmjs.org statsig.anthropic.com
+  claude_gateway_policy "$P.pol/agent.yaml"
+  cat >> "$P.pol/agent.yaml" <<'YAML'
+credentials:
+  api:
+    - {host: api.anthropic.com, header: authorization, token_env: ANTHROPIC_AUTH_TOKEN}
+YAML
+  AGENT_ENV="ANTHROPIC_AUTH_TOKEN=$key"
+  gateway_run "$P.pol/agent.yaml" -- "$CLAUDE" -p "Run the commands" --dangerously-skip-permissions
+  assert_eq 0 "$AGENT_RC" "claude's exit status ($(tail -5 agent.err))"
+  assert_contains "$AGENT_OUT" "all done" "claude's final answer"
+  check_stand_in_keys "$key" authorization
+  jq -se 'all(.[]; .event != "request" or .headers["x-api-key"] == null)' "$MOCKLOG" > /dev/null \
+    || fail "an x-api-key reached the stand-in"
+  assert_contains "$(tool_result 1)" $'\nclean' "the leak scan in the sandbox"
+  assert_contains "$(tool_result 0)" "ANTHROPIC_AUTH_TOKEN=$GW_PLACEHOLDER" "the agent's environment"
+  assert_not_contains "$(tool_result 0)" "ANTHROPIC_API_KEY=" "the agent's environment"
+  check_no_key_on_host "$key" "Claude Code's run with a bearer token"
 }

@@ -43,47 +43,74 @@ codex_script() { # PROJECT
     else . end)'
 }
 
-# codex_home_config: the user's ~/.codex/config.toml on the host, which
-# the codex policy shows copy-on-write.  Codex >= 0.119 ignores
-# OPENAI_BASE_URL: the base URL is openai_base_url there (or -c).  The
-# shell's environment policy passes the commands everything Codex got,
-# so that the environment step sees what haven let through (by default
-# Codex itself drops names with KEY, SECRET or TOKEN in them).
+# codex_home_config [BASE_URL]: the user's ~/.codex/config.toml on the
+# host, which the codex policy shows copy-on-write.  Codex >= 0.119
+# ignores OPENAI_BASE_URL: the base URL is openai_base_url there (or -c);
+# BASE_URL "-" leaves it out.  The shell's environment policy passes the
+# commands everything Codex got, so that the environment step sees what
+# haven let through (by default Codex itself drops names with KEY, SECRET
+# or TOKEN in them).
 codex_home_config() {
+  local url=${1:-http://api.openai.com:443/v1}
   mkdir -p "$AGENT_HOME/.codex"
-  cat > "$AGENT_HOME/.codex/config.toml" <<'TOML'
-openai_base_url = "http://api.openai.com:443/v1"
+  {
+    [ "$url" = - ] || echo "openai_base_url = \"$url\""
+    cat <<'TOML'
 model = "gpt-5.2"
 
 [shell_environment_policy]
 inherit = "all"
 ignore_default_excludes = true
 TOML
+  } > "$AGENT_HOME/.codex/config.toml"
   cp "$AGENT_HOME/.codex/config.toml" codex-config.toml
 }
 
+# The key only in haven's environment (OPENAI_API_KEY): Codex runs its
+# scripted, streamed session through the gateway, which alone holds the
+# key.  Codex takes its base URL from its own configuration only (it
+# ignores the OPENAI_BASE_URL the policy sets): `-c openai_base_url=`, as
+# policies/codex.yaml says.
 test_agent_codex_haven_run() {
   need_haven
   need_codex
   agent_project
-  codex_home_config
-  codex_script "$P" > script.json
-  agent_world api.openai.com "$PWD/script.json" chatgpt.com registry.npmjs.org
+  codex_home_config -
+  local key
+  key=$(gateway_key sk-proj-)
+  # The shared steps and Codex's own (11), the leak scan (12), the final
+  # answer.
+  codex_script "$P" | jq --arg scan "$(leak_scan_step "$key")" \
+    '.[:-1] + [{tool: "exec_command", input: {cmd: $scan, login: false, tty: false}}] + .[-1:]' > script.json
+  gateway_world api.openai.com "$PWD/script.json" chatgpt.com registry.npmjs.org
   # Codex's own sandbox off: haven is the sandbox (policies/README.md,
   # "Agents' own sandboxes inside haven").  `codex exec` never asks for
-  # approval.  The key comes from the user's environment: codex exec reads
-  # CODEX_API_KEY (OPENAI_API_KEY only seeds `codex login`).
-  AGENT_ENV="CODEX_API_KEY=sk-codex-test-key"
-  agent_run codex "$CODEX" exec --sandbox danger-full-access "Add a calculator with a test and commit it"
+  # approval.
+  AGENT_ENV="OPENAI_API_KEY=$key"
+  gateway_run codex -- "$CODEX" exec -c openai_base_url=http://127.0.0.1:8962/v1 --sandbox danger-full-access \
+    "Add a calculator with a test and commit it"
   assert_eq 0 "$AGENT_RC" "codex's exit status ($(tail -5 agent.err))"
   assert_contains "$AGENT_OUT" "all done" "codex's final answer"
-  # Every model request went to the Responses API with the key (a GET is
-  # its WebSocket attempt, which the stand-in refuses).
+  # Every model request went to the Responses API (a GET is its WebSocket
+  # attempt, which the stand-in refuses), streamed, through haven, with
+  # the real key; never the placeholder.
   jq -se 'any(.[]; .event == "request" and .method == "POST")
-          and all(.[]; .event != "request" or .path == "/v1/responses" and (.auth or .method == "GET"))' \
+          and all(.[]; .event != "request" or .path == "/v1/responses")' \
     "$MOCKLOG" > /dev/null || fail "requests the stand-in did not expect: $(grep request "$MOCKLOG" | head -5)"
+  jq -se 'any(.[]; .event == "request" and .stream)' "$MOCKLOG" > /dev/null || fail "no streamed request"
+  check_stand_in_keys "$key" authorization
   check_agent_work
   check_agent_contained
+  local env_seen scan
+  env_seen=$(tool_result 6)
+  assert_contains "$env_seen" "OPENAI_API_KEY=$GW_PLACEHOLDER" "the agent's environment"
+  assert_not_contains "$env_seen" "SSL_CERT_FILE" "the agent's environment"
+  scan=$(tool_result 12)
+  assert_contains "$scan" $'\nclean' "the leak scan in the sandbox"
+  [[ $scan =~ environ\ read:\ ([^$'\n']*,)?codex(,|$'\n') ]] \
+    || fail "the leak scan did not read Codex's environment: $scan"
+  check_no_key_on_host "$key" "Codex's run"
+  assert_not_contains "$(cat "$PWLOG")" "203.0.113.1 " "a direct connection to api.openai.com"
   # ~/.codex is copy-on-write: Codex's session is kept in this project's
   # layer, for its next run, and the agent changed this project's copy of
   # the settings, never the user's.
@@ -131,4 +158,63 @@ YAML
           and ((.args[0] | ltrimstr("0x") | explode | map(if . >= 97 then . - 87 else . - 48 end)
                 | reduce .[] as $d (0; . * 16 + $d) / 268435456 | floor) % 2 == 1))' audit.jsonl > /dev/null \
     || fail "no refused clone(CLONE_NEWUSER) in the audit trail: $(grep denied audit.jsonl | head -3)"
+}
+
+TEST_PREPARE_agent_codex_gateway_killed=need_codex
+
+# The gateway (the monitor) killed while Codex runs a command: its next
+# request is refused, nothing more reaches the provider, and the sandbox
+# has no other path with the key (it never had the key).  Codex 0.169
+# does not give up on a refused connection ("Reconnecting... waiting for
+# network", without end): once it says so, the test ends the run.
+test_agent_codex_gateway_killed() {
+  need_haven
+  need_codex
+  agent_project
+  codex_home_config -
+  local key m i before
+  key=$(gateway_key sk-proj-)
+  jq -n '[{tool: "exec_command", input: {cmd: "touch gw-kill-now; while [ ! -e gw-killed ]; do sleep 0.1; done; echo slept",
+                                         login: false, tty: false}},
+          {tool: "exec_command", input: {cmd: "touch after-kill; echo after-kill", login: false, tty: false}},
+          {text: "all done"}]' > script.json
+  gateway_world api.openai.com "$PWD/script.json" chatgpt.com registry.npmjs.org
+  AGENT_ENV="OPENAI_API_KEY=$key"
+  gateway_run codex -- "$CODEX" exec -c openai_base_url=http://127.0.0.1:8962/v1 --sandbox danger-full-access \
+    "Run the commands" &
+  local bg=$!
+  # haven first: the background shell ends only when the run does.
+  defer "kill -INT \$(cat $PWD/haven.pid) 2> /dev/null; kill $bg 2> /dev/null"
+  for i in $(seq 600); do [ -e "$P/gw-kill-now" ] && break; sleep 0.1; done
+  [ -e "$P/gw-kill-now" ] || fail "Codex never ran the first command: $(cat agent.out agent.err | tail -5)"
+  m=$(gateway_monitor)
+  kill -KILL "$m"
+  for i in $(seq 50); do [ -e "/proc/$m" ] || break; sleep 0.1; done
+  [ ! -e "/proc/$m" ] || fail "monitor $m survived SIGKILL"
+  sleep 0.5
+  before=$(jq -s '[.[] | select(.event == "request")] | length' "$MOCKLOG")
+  # Codex's stderr from here on: its request failing and its retries.
+  local n0 after
+  n0=$(wc -l < agent.err)
+  touch "$P/gw-killed"
+  for i in $(seq 300); do
+    after=$(tail -n +$((n0 + 1)) agent.err)
+    [[ $after == *Reconnecting* ]] && break
+    kill -0 "$bg" 2> /dev/null || break
+    sleep 0.1
+  done
+  assert_contains "$after" "Reconnecting" "Codex's request after the kill"
+  # Ctrl-C: haven passes it to Codex (which, the sandbox's first process,
+  # gets only the signals it handles: not TERM).
+  kill -INT "$(cat haven.pid)" 2> /dev/null
+  wait "$bg"
+  gateway_result
+  assert_not_contains "$AGENT_OUT" "all done" "Codex after the kill"
+  assert_eq "$before" "$(jq -s '[.[] | select(.event == "request")] | length' "$MOCKLOG")" \
+    "requests at the stand-in after the kill"
+  [ -z "$(tool_result 0)" ] || fail "the first command's result reached the provider after the kill"
+  [ ! -e "$P/after-kill" ] || fail "the step after the kill ran"
+  assert_not_contains "$(cat "$PWLOG")" "203.0.113.1 " "a direct connection to api.openai.com"
+  check_stand_in_keys "$key" authorization
+  check_no_key_on_host "$key" "the run whose gateway was killed"
 }
