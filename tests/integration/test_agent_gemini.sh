@@ -9,14 +9,24 @@ source "$(dirname "${BASH_SOURCE[0]}")/agent_lib.sh"
 
 GEMINI_CLI_VERSION=${HAVEN_GEMINI_CLI_VERSION:-0.61.0}
 
-# need_gemini_cli: GEMINI, the CLI's bundle (a node program: run with
-# node, the host's, which the sandbox sees; it wants Node 20 or later,
-# which Debian 12's nodejs, 18, is not).
+GEMINI_NODE_VERSION=${HAVEN_GEMINI_NODE_VERSION:-22.23.3}
+
+# need_gemini_cli: GEMINI, the CLI's bundle, and GEMINI_NODE, the node
+# that runs it (the sandbox sees both: the host's files, read-only).  It
+# wants Node 20 or later: the host's when it is that new, otherwise the
+# official build from npm's registry (the node-linux-ARCH package, whose
+# integrity npm checks; the image's install script takes the same), into
+# the agents' cache, as the CLIs are (Debian 12's nodejs is 18).
 need_gemini_cli() {
-  local major
-  command -v node > /dev/null || skip "node missing (Debian package nodejs)"
-  major=$(node -p 'process.versions.node.split(".")[0]')
-  [ "$major" -ge 20 ] 2> /dev/null || skip "Gemini CLI needs Node 20 or later, this is $(node --version)"
+  local major=0 arch
+  command -v node > /dev/null && major=$(node -p 'process.versions.node.split(".")[0]')
+  if [ "$major" -ge 20 ] 2> /dev/null; then
+    GEMINI_NODE=$(command -v node)
+  else
+    arch=$(npm_arch) || skip "no Node $GEMINI_NODE_VERSION build on npm for $(uname -m)"
+    need_npm_agent "node-$GEMINI_NODE_VERSION" "node-linux-$arch@$GEMINI_NODE_VERSION" "node-linux-$arch/bin/node"
+    GEMINI_NODE=$AGENT_BIN
+  fi
   need_npm_agent gemini-cli "@google/gemini-cli@$GEMINI_CLI_VERSION" "@google/gemini-cli/bundle/gemini.js"
   GEMINI=$AGENT_BIN
 }
@@ -63,7 +73,7 @@ test_agent_gemini_cli_haven_run() {
     '.[:-1] + [{tool: "run_shell_command", input: {command: $scan}}] + .[-1:]' > script.json
   gateway_world generativelanguage.googleapis.com "$PWD/script.json" oauth2.googleapis.com registry.npmjs.org
   AGENT_ENV="GEMINI_API_KEY=$key"
-  gateway_run gemini-cli -- node "$GEMINI" -p "Add a calculator with a test and commit it" --yolo
+  gateway_run gemini-cli -- "$GEMINI_NODE" "$GEMINI" -p "Add a calculator with a test and commit it" --yolo
   assert_eq 0 "$AGENT_RC" "gemini's exit status ($(tail -5 agent.err))"
   assert_contains "$AGENT_OUT" "all done" "gemini's final answer"
   # Every model request went to the Gemini API's generation and counting
