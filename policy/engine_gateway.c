@@ -254,3 +254,23 @@ hv_engine_gateway_env (const struct hv_engine_gateway *gw, oci_strv *env)
   oci_strv_free (env);
   *env = out;
 }
+
+char *
+hv_api_gateway_annotation (const hv_policy *p, char *const *host_env)
+{
+  /* The one writer of the format serves haven run too; the strings are
+   * borrowed from p, so gw is not cleared.  The policy lists each host
+   * once, so each provider at most once. */
+  struct hv_engine_gateway gw = { 0 };
+  for (size_t i = 0; i < p->n_api_creds && gw.n < HV_GW_N_PROVIDERS; i++)
+    {
+      const hv_api_credential *c = &p->api_creds[i];
+      if (hv_api_active (c, host_env))
+        gw.api[gw.n++] = (struct hv_engine_api){
+          .provider = c->provider,
+          .port = hv_api_agent_env (c->provider)->port,
+          .auth = c->auth,
+        };
+    }
+  return hv_engine_gateway_json (&gw);
+}

@@ -60,6 +60,11 @@ void hv_engine_gateway_add (struct hv_engine_gateway *gw, const hv_policy *p, co
 /* The annotation's value, or NULL when gw serves nothing. */
 char *hv_engine_gateway_json (const struct hv_engine_gateway *gw);
 
+/* haven run: the annotation's value for p's active credentials.api items
+ * (no key_file: the session hands the keys to create in memory), or NULL
+ * when none is active. */
+char *hv_api_gateway_annotation (const hv_policy *p, char *const *host_env);
+
 /* env with every key variable of each served provider and its
  * token_env taken out, then its base URL and placeholder added. */
 void hv_engine_gateway_env (const struct hv_engine_gateway *gw, oci_strv *env);

@@ -14,7 +14,6 @@
 #include <strings.h>
 
 #include "array_size.h"
-#include "engine_gateway.h"
 #include "gateway_route.h"
 #include "haven_annotations.h"
 #include "policy_api.h"
@@ -179,26 +178,6 @@ hv_api_sandbox_vars (const hv_policy *p, char *const *host_env, oci_kv_list *out
       if (a->also_placeholder)
         out->v[out->n++] = (oci_kv) { xstrdup (a->also_placeholder), xstrdup (HV_GATEWAY_PLACEHOLDER_KEY) };
     }
-}
-
-char *
-hv_api_gateway_annotation (const hv_policy *p, char *const *host_env)
-{
-  /* Written by the engine path's writer, so that both write the one
-   * format; its strings are borrowed from p, so gw is not cleared.  The
-   * policy lists each host once, so each provider at most once. */
-  struct hv_engine_gateway gw = { 0 };
-  for (size_t i = 0; i < p->n_api_creds && gw.n < HV_GW_N_PROVIDERS; i++)
-    {
-      const hv_api_credential *c = &p->api_creds[i];
-      if (hv_api_active (c, host_env))
-        gw.api[gw.n++] = (struct hv_engine_api){
-          .provider = c->provider,
-          .port = hv_api_agent_env (c->provider)->port,
-          .auth = c->auth,
-        };
-    }
-  return hv_engine_gateway_json (&gw);
 }
 
 int

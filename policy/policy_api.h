@@ -57,9 +57,6 @@ const hv_api_credential *hv_api_withholder (const hv_policy *p, const char *name
 /* What the sandbox gets for the active items: the base URL and the
  * placeholder, NAME and value (appended to out). */
 void hv_api_sandbox_vars (const hv_policy *p, char *const *host_env, oci_kv_list *out);
-/* HV_GATEWAY_ANNOTATION's value for the active items (never a key), or
- * NULL when none is active. */
-char *hv_api_gateway_annotation (const hv_policy *p, char *const *host_env);
 /* The policy's own conflicts with the gateway, checked once extends are
  * merged: host networking (the gateway's listener needs the sandbox's
  * own loopback), and env.set_from_env or set_from_file reading an item's

@@ -16,6 +16,7 @@
 #include "json_gen.h"
 #include "landlock_audit_rules.h"
 #include "oci_tables.h"
+#include "engine_gateway.h"
 #include "policy_api.h"
 #include "policy_compile.h"
 #include "policy_env.h"

@@ -170,25 +170,3 @@ hv_git_broker_set_fd (hv_git_broker *b, int fd)
 {
   b->listen_fd = fd;
 }
-
-void
-hv_git_broker_free (hv_git_broker *b)
-{
-  if (b == NULL)
-    return;
-  hv_git_broker_stop (b);
-  for (size_t i = 0; i < b->n_hosts; i++)
-    {
-      free ((char *) b->match[i].host);
-      free ((char *) b->match[i].path_prefix);
-      if (b->hosts[i].secret)
-        explicit_bzero (b->hosts[i].secret, strlen (b->hosts[i].secret));
-      free (b->hosts[i].secret);
-      free (b->hosts[i].username);
-    }
-  free (b->match);
-  free (b->hosts);
-  if (b->listen_fd >= 0)
-    close (b->listen_fd);
-  free (b);
-}

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "policy.h"
+#include "engine_gateway.h"
 #include "policy_api.h"
 #include "policy_compile.h"
 #include "policy_env.h"
