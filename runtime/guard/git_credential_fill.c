@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -89,6 +90,23 @@ read_answer (int fd, int64_t deadline, char *buf, size_t *len, hv_error **err)
   return hv_error_set (err, errno, "git credential fill: read");
 }
 
+/* In the child before exec: every signal's disposition back to the
+ * default.  An ignored signal stays ignored across exec, and whoever
+ * started haven may have ignored some (nohup: SIGHUP; a shell's
+ * background job: SIGINT and SIGQUIT), as the monitor ignores SIGPIPE.
+ * Through the system call, with an all-zero action (SIG_DFL, no flags,
+ * an empty mask, whatever the architecture's layout), because glibc's
+ * sigaction refuses its own two real-time signals; only system calls
+ * here, after fork in a process with threads. */
+static void
+reset_dispositions (void)
+{
+  unsigned long action[8] = { 0 };
+  for (int sig = 1; sig <= 64; sig++)
+    if (sig != SIGKILL && sig != SIGSTOP)
+      syscall (SYS_rt_sigaction, sig, action, NULL, (size_t) 8);
+}
+
 static pid_t
 spawn (const char *git, int in_fd, int out_fd, char **env)
 {
@@ -104,7 +122,7 @@ spawn (const char *git, int in_fd, int out_fd, char **env)
   sigset_t none;
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
-  signal (SIGPIPE, SIG_DFL);
+  reset_dispositions ();
   int null_fd = open ("/dev/null", O_WRONLY | O_CLOEXEC);
   if (dup2 (in_fd, 0) < 0 || dup2 (out_fd, 1) < 0 || null_fd < 0 || dup2 (null_fd, 2) < 0 || chdir ("/") < 0)
     _exit (127);
