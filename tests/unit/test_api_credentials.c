@@ -29,33 +29,6 @@
 
 #define ANTHROPIC "{host: api.anthropic.com, header: x-api-key, token_env: ANTHROPIC_API_KEY}"
 
-/* The environment as one string "A=1 B=2 ", freed. */
-static char *
-joined (char **env)
-{
-  size_t len = 1;
-  for (char **e = env; *e; e++)
-    len += strlen (*e) + 1;
-  char *out = xmalloc0 (len);
-  for (char **e = env; *e; e++)
-    {
-      strcat (out, *e);
-      strcat (out, " ");
-      free (*e);
-    }
-  free (env);
-  return out;
-}
-
-static void
-write_text (const char *path, const char *text)
-{
-  FILE *f = fopen (path, "w");
-  assert_non_null (f);
-  fputs (text, f);
-  fclose (f);
-}
-
 static void
 test_schema (void **state)
 {

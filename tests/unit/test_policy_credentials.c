@@ -21,24 +21,6 @@
 #include "utils.h"
 #include "policy_parse_check.h"
 
-/* The filtered environment as one string "A=1 B=2 ". */
-static char *
-joined (char **env)
-{
-  size_t len = 1;
-  for (char **e = env; *e; e++)
-    len += strlen (*e) + 1;
-  char *out = xmalloc0 (len);
-  for (char **e = env; *e; e++)
-    {
-      strcat (out, *e);
-      strcat (out, " ");
-      free (*e);
-    }
-  free (env);
-  return out;
-}
-
 static char *host_env[] = { (char *) "PATH=/usr/bin",          (char *) "ANTHROPIC_API_KEY=sk-ant",
                             (char *) "ANTHROPIC_BASE_URL=http://x", (char *) "GITHUB_TOKEN=ghp",
                             (char *) "AWS_SECRET_ACCESS_KEY=aws",   (char *) "MY_PASSWORD=pw",
@@ -72,15 +54,6 @@ test_named_credentials_pass_globs_do_not (void **state)
   /* A bracket or ? is a glob too. */
   cleanup_free char *bracket = filter ("env: {pass: ['GITHUB_TOKE[N]', 'MY_PASSWOR?']}\n");
   assert_string_equal (bracket, "");
-}
-
-static void
-write_text (const char *path, const char *text)
-{
-  FILE *f = fopen (path, "w");
-  assert_non_null (f);
-  fputs (text, f);
-  fclose (f);
 }
 
 /* Through extends: a child naming a variable its base passes by glob

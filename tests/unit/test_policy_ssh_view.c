@@ -91,15 +91,6 @@ test_key_errors (void **state)
   expect_error (yaml, "t.yaml:1:33: credentials.ssh_agent: keys: expected 1 to 32 keys (false: no agent at all)");
 }
 
-static void
-write_text (const char *path, const char *text)
-{
-  FILE *f = fopen (path, "w");
-  assert_non_null (f);
-  fputs (text, f);
-  fclose (f);
-}
-
 /* A child's ssh_agent replaces its base's, keys included. */
 static void
 test_extends (void **state)
