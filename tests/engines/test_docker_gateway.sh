@@ -216,6 +216,22 @@ EOF2
   assert_contains "$(grep '"event":"api"' "$trail")" '"path":"/v1/files","status":403' "the trail"
   assert_not_contains "$(cat "$trail")" "$GW_KEY" "the trail"
   gw_no_key_inside "$c" "$GW_KEY" "$ekey"
+
+  # On a user-defined network (a bridge of this dockerd's, in its own
+  # network namespace) the container has an interface and an egress
+  # table besides loopback: the gateway still listens on its loopback and
+  # still serves only the file's key.
+  gdk network create --internal --subnet 10.123.0.0/24 "gwnet-$$" > net.out 2>&1 || fail "network create: $(cat net.out)"
+  local cn
+  cn=$(new_name gwnet)
+  gdk run -d --runtime haven-gw --network "gwnet-$$" --name "$cn" -e "ANTHROPIC_API_KEY=$ekey" "$IMAGE" sleep 300 \
+    > run.out 2>&1 || fail "docker run on a user-defined network: $(cat run.out)"
+  out=$(gw_request "$cn" /v1/messages)
+  assert_contains "$out" "Scripted session" "the answer through the gateway on a user-defined network"
+  assert_eq "$GW_KEY -"$'\n'"$GW_KEY -" "$(gw_credentials_seen)" "the credentials the API got"
+  gw_no_key_inside "$cn" "$GW_KEY" "$ekey"
+  gdk rm -f "$cn" > /dev/null 2>&1
+  gdk network rm "gwnet-$$" > /dev/null 2>&1 || fail "network rm gwnet-$$"
 }
 
 # The real Claude Code in the Claude Code image, under the shipped
