@@ -126,10 +126,13 @@ find_block (const struct hv_toml_doc *doc, const char *path, const char *name, s
                              "edited (move it out of the block)",
                              path, it->line, name);
     }
-  if (f->end >= 0 && (size_t) f->end + 1 < doc->n)
+  size_t after = f->end >= 0 ? (size_t) f->end + 1 : doc->n;
+  while (after < doc->n && doc->items[after].kind == HV_TOML_COMMENT)
+    after++;
+  if (after < doc->n)
     {
-      const struct hv_toml_item *next = &doc->items[f->end + 1];
-      if (next->kind == HV_TOML_KEYVAL && next->table_depth > 0)
+      const struct hv_toml_item *next = &doc->items[after];
+      if (next->kind == HV_TOML_KEYVAL)
         return hv_error_set (err, 0,
                              "%s:%u: this key follows the block of runtime handler \"%s\" without a table of its "
                              "own, so it belongs to the block's last table: not edited (give it its [table])",

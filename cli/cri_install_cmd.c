@@ -56,6 +56,19 @@ struct cri_cmd
   char *wrapper; /* handler_dir/ENGINE-NAME */
 };
 
+/* Kubernetes takes only these as a RuntimeClass's handler. */
+static bool
+dns_label (const char *s)
+{
+  size_t n = strlen (s);
+  if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
+    return false;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-'))
+      return false;
+  return true;
+}
+
 static int
 parse (int argc, char **argv, struct cri_cmd *c, hv_error **err)
 {
@@ -101,8 +114,11 @@ parse (int argc, char **argv, struct cri_cmd *c, hv_error **err)
     return -1;
   if (it.index < argc)
     return hv_error_set (err, 0, "%s: unexpected argument \"%s\"", c->cmd, argv[it.index]);
-  if (!hv_install_valid_name (c->name))
-    return hv_error_set (err, 0, "%s: invalid handler name \"%s\" (letters, digits, '-', '_', '.')", c->cmd, c->name);
+  if (!dns_label (c->name))
+    return hv_error_set (err, 0,
+                         "%s: invalid handler name \"%s\": a RuntimeClass's handler is a DNS label (at most 63 "
+                         "lowercase letters, digits and '-', a letter or digit at each end)",
+                         c->cmd, c->name);
   if (c->lock && c->policy == NULL)
     return hv_error_set (err, 0, "%s: --policy-lock locks the handler to its --policy: give one", c->cmd);
   if (c->handler_dir[0] != '/')
@@ -157,8 +173,10 @@ ours (const struct cri_cmd *c, const char *path, const char *marker, hv_error **
   return 1;
 }
 
-/* The engine runs the wrapper as root: its directory must be root's
- * alone, or anyone who could write there could run anything as root. */
+/* The engine runs the wrapper as root: its directory, and each one above
+ * it, must be root's (or yours) alone, or whoever could write there could
+ * replace the wrapper and run anything as root.  A sticky directory (/tmp)
+ * above is fine: others cannot rename or remove what is not theirs. */
 static int
 check_handler_dir (const struct cri_cmd *c, hv_error **err)
 {
@@ -171,6 +189,21 @@ check_handler_dir (const struct cri_cmd *c, hv_error **err)
     return hv_error_set (err, 0,
                          "%s: %s must be a directory (not a link) that only its owner, root or you, can write",
                          c->cmd, c->handler_dir);
+  cleanup_free char *up = xstrdup (c->handler_dir);
+  for (char *slash = strrchr (up, '/'); slash; slash = strrchr (up, '/'))
+    {
+      *slash = '\0';
+      const char *dir = up[0] ? up : "/";
+      if (stat (dir, &st) < 0)
+        return hv_error_set (err, errno, "%s: %s", c->cmd, dir);
+      if ((st.st_uid != 0 && st.st_uid != geteuid ()) || ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)))
+        return hv_error_set (err, 0,
+                             "%s: --handler-dir %s: %s above it can be written by others than root or you, who "
+                             "could replace the wrapper the engine runs as root",
+                             c->cmd, c->handler_dir, dir);
+      if (up[0] == '\0')
+        break;
+    }
   return 0;
 }
 
@@ -298,8 +331,13 @@ daemon_pids (const struct cri_cmd *c)
 }
 
 static void
-report (const struct cri_cmd *c, bool changed)
+report (const struct cri_cmd *c, bool changed, bool config_changed)
 {
+  if (c->uninstall && changed && !config_changed)
+    {
+      printf ("runtime handler \"%s\" was not in %s; only its wrapper was left\n", c->name, c->file);
+      return;
+    }
   if (!changed)
     {
       printf (c->uninstall ? "runtime handler \"%s\" is not in %s: unchanged\n"
@@ -342,7 +380,7 @@ run (struct cri_cmd *c, hv_error **err)
   changed |= r;
   if ((c->uninstall || c->policy == NULL) && remove_wrapper (c, &changed, err) < 0)
     return -1;
-  report (c, changed);
+  report (c, changed, r == 1);
   return 0;
 }
 

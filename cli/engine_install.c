@@ -424,8 +424,8 @@ enum
   OPT_API_KEY,
 };
 
-bool
-hv_install_valid_name (const char *s)
+static bool
+valid_name (const char *s)
 {
   if (s[0] == '\0')
     return false;
@@ -498,7 +498,7 @@ parse_install_opts (int argc, char **argv, bool uninstall, bool docker, const ch
     return -1;
   if (it.index < argc)
     return hv_error_set (err, 0, "%s: unexpected argument \"%s\"", cmd, argv[it.index]);
-  if (!hv_install_valid_name (o->name))
+  if (!valid_name (o->name))
     return hv_error_set (err, 0, "%s: invalid runtime name \"%s\" (letters, digits, '-', '_', '.')", cmd, o->name);
   if (*file == NULL && docker)
     *file = HV_DOCKER_DAEMON_JSON;

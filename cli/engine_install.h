@@ -48,8 +48,6 @@ char *hv_podman_conf_text (const struct hv_install_opts *o);
  * target is replaced).  Returns 1 if written, 0 if path already held text. */
 int hv_install_write (const char *path, const char *text, hv_error **err);
 
-/* A runtime name engines accept: letters, digits, '-', '_', '.'. */
-bool hv_install_valid_name (const char *s);
 /* --policy NAME|FILE loads and can apply to containers (what it cannot
  * give them is said on stderr); errors begin with cmd. */
 int hv_install_check_policy (const char *cmd, const char *name, const char *const *key_files, hv_error **err);

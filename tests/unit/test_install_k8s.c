@@ -280,6 +280,9 @@ test_refused (void **state)
     line += *p == '\n';
   cleanup_free char *msg = xasprintf ("config.toml:%u: this key follows the block", line);
   expect_error (tail, &plain, false, msg);
+  cleanup_free char *tail2 = xasprintf ("%s# a comment between\n\nstray = 1\n", ours);
+  cleanup_free char *msg2 = xasprintf ("config.toml:%u: this key follows the block", line + 2);
+  expect_error (tail2, &plain, false, msg2);
   cleanup_free char *two = xasprintf ("%s%s", ours, strstr (ours, "# >>>"));
   expect_error (two, &plain, false, "a second block of runtime handler \"haven\"");
 }
@@ -436,6 +439,17 @@ test_command_containerd (void **state)
                    "--policy", "strict", "--handler-dir", open_dir, NULL };
   assert_int_equal (install (open, false), -1);
   assert_false (tree_exists (dir, "open/containerd-x"));
+  /* So is one below a directory others can write (not sticky). */
+  cleanup_free char *below = xasprintf ("%s/open/handlers", dir);
+  char *under[] = { "install", "containerd", "--config", config, "--name", "x", "--runtime", rt,
+                    "--policy", "strict", "--handler-dir", below, NULL };
+  assert_int_equal (install (under, false), -1);
+  assert_false (tree_exists (dir, "open/handlers/containerd-x"));
+  /* A RuntimeClass's handler is a DNS label. */
+  char *upper[] = { "install", "containerd", "--config", config, "--name", "Haven_1", "--runtime", rt, NULL };
+  assert_int_equal (install (upper, false), -1);
+  cleanup_free char *unchanged = tree_read (dir, "config.toml");
+  assert_string_equal (unchanged, node_config);
   tree_remove (dir);
 }
 
