@@ -174,6 +174,16 @@ check_statement (const struct hv_toml_item *it, const char *path, const char *na
   return 0;
 }
 
+/* Notes, one a line. */
+static void
+add_note (struct containerd_file *f, char *note)
+{
+  char *all = f->note ? xasprintf ("%s\n%s", f->note, note) : xstrdup (note);
+  free (note);
+  free (f->note);
+  f->note = all;
+}
+
 static bool
 is_key (const struct hv_toml_item *it, const char *const *want, size_t n)
 {
@@ -192,6 +202,7 @@ read_facts (const struct hv_toml_doc *doc, const char *path, const struct hv_cri
 {
   static const char *const version[] = { "version" };
   static const char *const disabled[] = { "disabled_plugins" };
+  static const char *const imports[] = { "imports" };
   static const char *const dflt[] = { "plugins", "io.containerd.grpc.v1.cri", "containerd", "default_runtime_name" };
   /* First the default handler's name, then its options. */
   for (size_t i = 0; i < doc->n; i++)
@@ -221,12 +232,13 @@ read_facts (const struct hv_toml_doc *doc, const char *path, const struct hv_cri
         }
       if (is_key (it, disabled, 1)
           && (strstr (it->value, "\"cri\"") || strstr (it->value, "'cri'") || strstr (it->value, "io.containerd.grpc.v1.cri")))
-        {
-          free (f->note);
-          f->note = xasprintf ("%s:%u: disabled_plugins turns containerd's CRI plugin off: no runtime handler is "
-                               "used until it is taken out of that list",
-                               path, it->line);
-        }
+        add_note (f, xasprintf ("%s:%u: disabled_plugins turns containerd's CRI plugin off: no runtime handler is "
+                                "used until it is taken out of that list",
+                                path, it->line));
+      if (is_key (it, imports, 1) && strcmp (it->value, "[]") != 0)
+        add_note (f, xasprintf ("%s:%u: the files in imports are not looked at: a handler \"%s\" defined there "
+                                "would conflict with this one",
+                                path, it->line, o->name));
       const char *handler = f->default_name ? f->default_name : "runc";
       if (it->kind == HV_TOML_KEYVAL && it->depth == RUNTIMES_DEPTH + 3
           && on_handler_path (it->path, RUNTIMES_DEPTH + 1, handler, RUNTIMES_DEPTH + 1)

@@ -300,6 +300,17 @@ test_cri_disabled_note (void **state)
   assert_non_null (strstr (note, "c.toml:2: disabled_plugins turns containerd's CRI plugin off"));
   free (out);
   free (note);
+  assert_int_equal (hv_containerd_config_edit ("version = 2\nimports = [\"/etc/containerd/conf.d/*.toml\"]\n", "c.toml",
+                                               &plain, false, &out, &note, &err),
+                    0);
+  assert_non_null (note);
+  assert_non_null (strstr (note, "c.toml:2: the files in imports are not looked at"));
+  free (out);
+  free (note);
+  /* Nothing to say about a plain file. */
+  assert_int_equal (hv_containerd_config_edit (node_config, "c.toml", &plain, false, &out, &note, &err), 0);
+  assert_null (note);
+  free (out);
 }
 
 static void
