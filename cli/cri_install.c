@@ -174,6 +174,13 @@ check_statement (const struct hv_toml_item *it, const char *path, const char *na
   return 0;
 }
 
+/* Item i is one of our block's lines, markers included. */
+static bool
+in_block (const struct containerd_file *f, size_t i)
+{
+  return f->begin >= 0 && (ssize_t) i >= f->begin && (ssize_t) i <= f->end;
+}
+
 /* Notes, one a line. */
 static void
 add_note (struct containerd_file *f, char *note)
@@ -206,7 +213,7 @@ read_facts (const struct hv_toml_doc *doc, const char *path, const struct hv_cri
   static const char *const dflt[] = { "plugins", "io.containerd.grpc.v1.cri", "containerd", "default_runtime_name" };
   /* First the default handler's name, then its options. */
   for (size_t i = 0; i < doc->n; i++)
-    if (is_key (&doc->items[i], dflt, 4) && (i < (size_t) f->begin || i > (size_t) f->end || f->begin < 0))
+    if (is_key (&doc->items[i], dflt, 4) && !in_block (f, i))
       {
         free (f->default_name);
         f->default_name = plain_string (doc->items[i].value);
@@ -214,7 +221,7 @@ read_facts (const struct hv_toml_doc *doc, const char *path, const struct hv_cri
   for (size_t i = 0; i < doc->n; i++)
     {
       const struct hv_toml_item *it = &doc->items[i];
-      if (f->begin >= 0 && (ssize_t) i >= f->begin && (ssize_t) i <= f->end)
+      if (in_block (f, i))
         continue;
       if (it->kind == HV_TOML_COMMENT)
         continue;
