@@ -497,6 +497,47 @@ test_command_crio (void **state)
   tree_remove (dir);
 }
 
+/* containerd itself reads what was written (`containerd config dump`
+ * loads a file and prints the configuration it makes of it; no daemon
+ * starts). */
+static void
+test_containerd_reads_it (void **state)
+{
+  (void) state;
+  if (system ("containerd --version >/dev/null 2>&1") != 0)
+    SKIP_BECAUSE ("no containerd here to read the configuration written");
+  char *dir = tree_make ("dump");
+  cleanup_free char *text = edit_ok (node_config, &plain, false);
+  tree_put (dir, "config.toml", text);
+  cleanup_free char *cmd = xasprintf ("containerd --config '%s/config.toml' config dump 2>&1", dir);
+  FILE *p = popen (cmd, "r");
+  assert_non_null (p);
+  size_t cap = 1 << 20, n = 0, got;
+  cleanup_free char *out = xmalloc0 (cap);
+  while (n < cap - 1 && (got = fread (out + n, 1, cap - 1 - n, p)) > 0)
+    n += got;
+  int status = pclose (p);
+  tree_remove (dir);
+  if (status != 0)
+    fail_msg ("containerd refused it:\n%s", out);
+  const char *const want[] = {
+    "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.haven]",
+    "pod_annotations = [\"run.haven.policy\"]",
+    "runtime_type = \"io.containerd.runc.v2\"",
+    "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.haven.options]",
+    "BinaryName = \"/usr/local/bin/haven-runc\"",
+  };
+  for (size_t i = 0; i < N_ELEMENTS (want); i++)
+    if (strstr (out, want[i]) == NULL)
+      fail_msg ("no %s in containerd's configuration:\n%s", want[i], out);
+  /* The handler's options, as containerd has them, include the copied
+   * SystemdCgroup. */
+  const char *opts = strstr (out, want[3]);
+  const char *next = strstr (opts + 1, "\n  [");
+  const char *sd = strstr (opts, "SystemdCgroup = true");
+  assert_true (sd != NULL && (next == NULL || sd < next));
+}
+
 int
 main (void)
 {
@@ -512,6 +553,7 @@ main (void)
     cmocka_unit_test (test_wrapper_binds_policy),
     cmocka_unit_test (test_command_containerd),
     cmocka_unit_test (test_command_crio),
+    cmocka_unit_test (test_containerd_reads_it),
   };
   int failed = cmocka_run_group_tests (tests, NULL, NULL);
   return unit_tests_status (failed, N_ELEMENTS (tests));
