@@ -265,8 +265,10 @@ test_refused (void **state)
                 "config.toml:3: runtime handler \"haven\" is already configured here, not by haven install");
   expect_error ("version = 2\n[" CRI ".containerd]\nruntimes = { runc = { runtime_type = \"x\" } }\n", &plain, false,
                 "config.toml:3: plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes is set as a value");
-  expect_error ("version = 2\n[" CRI "]\ncontainerd.runtimes.runc.runtime_type = \"x\"\n", &plain, false,
-                "config.toml:3: the dotted key");
+  expect_error ("version = 2\n[" CRI "]\ncontainerd.runtimes.haven.runtime_type = \"x\"\n", &plain, false,
+                "config.toml:3: runtime handler \"haven\" is already configured here");
+  expect_error ("version = 2\n[plugins]\n\"io.containerd.grpc.v1.cri\".containerd = {}\n", &plain, false,
+                "config.toml:3: plugins.\"io.containerd.grpc.v1.cri\".containerd is set as a value");
   expect_error ("version = 2\n[[plugins]]\n", &plain, false, "config.toml:2: [[plugins]] is an array of tables");
   cleanup_free char *ours = edit_ok ("version = 2\n", &plain, false);
   /* A marker without its end, and a key that would fall into our block. */
@@ -285,6 +287,19 @@ test_refused (void **state)
   expect_error (tail2, &plain, false, msg2);
   cleanup_free char *two = xasprintf ("%s%s", ours, strstr (ours, "# >>>"));
   expect_error (two, &plain, false, "a second block of runtime handler \"haven\"");
+}
+
+/* Tables defined by dotted keys take sub-tables from [table] lines. */
+static void
+test_dotted_keys (void **state)
+{
+  (void) state;
+  const char *old = "version = 2\n[" CRI "]\ncontainerd.runtimes.runc.runtime_type = \"io.containerd.runc.v2\"\n";
+  cleanup_free char *out = edit_ok (old, &plain, false);
+  expect_toml (out, HANDLER "runc|runtime_type", "\"io.containerd.runc.v2\"");
+  expect_toml (out, HANDLER "haven|options|BinaryName", "\"/usr/local/bin/haven-runc\"");
+  cleanup_free char *back = edit_ok (out, &plain, true);
+  assert_string_equal (back, old);
 }
 
 static void
@@ -569,6 +584,7 @@ main (void)
     cmocka_unit_test (test_other_handlers_kept),
     cmocka_unit_test (test_uninstall_byte_for_byte),
     cmocka_unit_test (test_refused),
+    cmocka_unit_test (test_dotted_keys),
     cmocka_unit_test (test_cri_disabled_note),
     cmocka_unit_test (test_crio_conf),
     cmocka_unit_test (test_wrapper_binds_policy),
