@@ -338,6 +338,15 @@ report (const struct cri_cmd *c, bool changed, bool config_changed)
       printf ("runtime handler \"%s\" was not in %s; only its wrapper was left\n", c->name, c->file);
       return;
     }
+  if (!c->uninstall && changed && !config_changed)
+    {
+      /* The engine runs the wrapper for each call: no restart needed. */
+      printf ("runtime handler \"%s\" now runs %s%s%s (%s; %s unchanged): containers created from now on get it, "
+              "and so does every exec; no restart needed\n",
+              c->name, c->runtime, c->policy ? " under policy " : "", c->policy ? c->policy : "",
+              c->policy ? c->wrapper : "no wrapper", c->file);
+      return;
+    }
   if (!changed)
     {
       printf (c->uninstall ? "runtime handler \"%s\" is not in %s: unchanged\n"
