@@ -145,7 +145,8 @@ resolve (struct cri_cmd *c, char **runtime, char **policy, hv_error **err)
   c->runtime = *runtime;
   if (c->policy == NULL)
     return 0;
-  if (strchr (c->policy, '/') || c->policy[0] == '.' || strstr (c->policy, ".yaml") || strstr (c->policy, ".yml"))
+  /* What hv_policy_load takes for a file rather than a name. */
+  if (strchr (c->policy, '/') || c->policy[0] == '.' || strstr (c->policy, ".yaml"))
     {
       *policy = realpath (c->policy, NULL);
       if (*policy == NULL)
@@ -211,11 +212,16 @@ static int
 write_wrapper (const struct cri_cmd *c, int *changed, hv_error **err)
 {
   cleanup_free char *text = hv_cri_wrapper_text (c->engine, c->name, c->runtime, c->policy, c->lock);
-  if (ours (c, c->wrapper, WRAPPER_MARKER, err) < 0 || check_handler_dir (c, err) < 0)
+  if (check_handler_dir (c, err) < 0 || ours (c, c->wrapper, WRAPPER_MARKER, err) < 0)
     return -1;
+  /* Unchanged only when it is still a plain file that only root (or
+   * you) can change; anything else is replaced by a new file. */
   cleanup_free char *cur = NULL;
   cleanup_error hv_error *rerr = NULL;
-  if (read_file_at (AT_FDCWD, c->wrapper, &cur, &rerr) == 0 && strcmp (cur, text) == 0)
+  struct stat st;
+  if (lstat (c->wrapper, &st) == 0 && S_ISREG (st.st_mode) && (st.st_uid == 0 || st.st_uid == geteuid ())
+      && (st.st_mode & 07777) == 0755 && read_file_at (AT_FDCWD, c->wrapper, &cur, &rerr) == 0
+      && strcmp (cur, text) == 0)
     return 0;
   struct hv_replace_opts o = { .mode = 0755, .durable = true };
   const char *base = c->wrapper + strlen (c->handler_dir) + 1;

@@ -423,6 +423,11 @@ test_command_containerd (void **state)
   assert_int_equal (install (add, false), 0);
   cleanup_free char *again = tree_read (dir, "config.toml");
   assert_string_equal (again, text);
+  /* A wrapper others could write is made anew. */
+  assert_int_equal (chmod (wrapper, 0777), 0);
+  assert_int_equal (install (add, false), 0);
+  assert_int_equal (stat (wrapper, &st), 0);
+  assert_int_equal (st.st_mode & 07777, 0755);
   /* Locked: the wrapper says so, and pods' annotations stay out. */
   char *lock[] = { "install", "containerd", "--config", config, "--name", "agents", "--runtime", rt,
                    "--policy", "strict", "--policy-lock", "--handler-dir", handlers, NULL };
