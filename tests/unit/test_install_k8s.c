@@ -17,14 +17,19 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <yajl/yajl_tree.h>
 
 #include <cmocka.h>
 
 #include "unit_skip.h"
 #include "tmp_tree.h"
 
+#include "config_policy.h"
 #include "cri_install.h"
 #include "engine_install.h"
+#include "haven_annotations.h"
+#include "json_walk.h"
+#include "oci_spec.h"
 #include "file_read.h"
 #include "toml_scan.h"
 #include "utils.h"
@@ -517,6 +522,98 @@ test_command_crio (void **state)
   tree_remove (dir);
 }
 
+/* haven-runc's config filter, as the handler's wrapper runs it (--policy
+ * handler_policy, --policy-lock when lock) on a pod's container whose
+ * run.haven.policy annotation is pod_policy (NULL: none); the config it
+ * gives, or NULL with *err. */
+static char *
+filter (const char *handler_policy, bool lock, const char *pod_policy, hv_error **err)
+{
+  struct hv_global g = { .policy = handler_policy, .policy_lock = lock };
+  cleanup_free char *ann = pod_policy ? xasprintf ("\"" HV_POLICY_ANNOTATION "\": \"%s\"", pod_policy) : xstrdup ("");
+  char *text = xasprintf ("{\"ociVersion\": \"1.0.2\", \"process\": {\"args\": [\"/pause\"], \"cwd\": \"/\"}, "
+                          "\"root\": {\"path\": \"/\"}, \"linux\": {\"namespaces\": [{\"type\": \"pid\"}, "
+                          "{\"type\": \"mount\"}, {\"type\": \"network\"}]}, \"annotations\": {%s}}",
+                          ann);
+  oci_spec *spec = NULL;
+  if (oci_spec_parse (text, strlen (text), "config.json", &spec, err) < 0
+      || hv_config_apply_policies (&g, "config.json", &text, &spec, err) < 0)
+    {
+      oci_spec_free (spec);
+      free (text);
+      return NULL;
+    }
+  oci_spec_free (spec);
+  return text;
+}
+
+/* linux.resources.<what>.limit of a config; -1 when absent. */
+static long long
+limit_of (const char *config, const char *what)
+{
+  yajl_val root = yajl_tree_parse (config, NULL, 0);
+  assert_non_null (root);
+  yajl_val v = jw_lookup (jw_lookup (jw_lookup (jw_lookup (root, "linux"), "resources"), what), "limit");
+  long long n = v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : -1;
+  yajl_tree_free (root);
+  return n;
+}
+
+static bool
+can_chroot (void)
+{
+  pid_t pid = fork ();
+  assert_true (pid >= 0);
+  if (pid == 0)
+    _exit (chroot ("/") == 0 ? 0 : 1);
+  int status = 0;
+  assert_int_equal (waitpid (pid, &status, 0), pid);
+  return WIFEXITED (status) && WEXITSTATUS (status) == 0;
+}
+
+/* What a handler bound to a policy gives a pod: its policy whatever the
+ * pod asks for, the pod's on top when it asks for a stricter one, and a
+ * refusal of any other when locked. */
+static void
+test_pod_cannot_loosen_the_handler (void **state)
+{
+  (void) state;
+  setenv ("HAVEN_POLICY_PATH", HAVEN_SRCDIR "/policies", 1);
+  if (!can_chroot ())
+    SKIP_BECAUSE ("strict's exec rules are compiled by looking in the container's root with chroot, which needs "
+                  "CAP_SYS_CHROOT (run as root)");
+  hv_error *err = NULL;
+  /* strict's limits (pids 256, memory 2g) tell it from default (whose
+   * limits come from the host at create, not in the config). */
+  cleanup_free char *dflt = filter ("default", false, NULL, &err);
+  if (dflt == NULL)
+    fail_msg ("%s", err->msg);
+  long long dflt_pids = limit_of (dflt, "pids");
+  assert_true (dflt_pids < 0 || dflt_pids > 256);
+  const char *const asks[] = { NULL, "default", "strict" };
+  for (size_t i = 0; i < N_ELEMENTS (asks); i++)
+    {
+      cleanup_free char *out = filter ("strict", false, asks[i], &err);
+      if (out == NULL)
+        fail_msg ("pod asking for %s: %s", asks[i] ? asks[i] : "nothing", err->msg);
+      long long pids = limit_of (out, "pids"), mem = limit_of (out, "memory");
+      if (pids < 0 || pids > 256 || mem < 0 || mem > 2LL << 30)
+        fail_msg ("handler strict, pod asking for %s: pids %lld, memory %lld", asks[i] ? asks[i] : "nothing", pids,
+                  mem);
+    }
+  /* A pod under a default handler may ask for strict. */
+  cleanup_free char *tighter = filter ("default", false, "strict", &err);
+  if (tighter == NULL)
+    fail_msg ("%s", err->msg);
+  assert_true (limit_of (tighter, "pids") > 0 && limit_of (tighter, "pids") <= 256);
+  /* Locked: another policy is refused, the handler's own is not. */
+  assert_null (filter ("strict", true, "default", &err));
+  assert_non_null (strstr (err->msg, "refused: this runtime is locked to policy \"strict\""));
+  hv_error_free (&err);
+  cleanup_free char *same = filter ("strict", true, "strict", &err);
+  assert_non_null (same);
+}
+
 /* The lines of the table `header` in a dump, up to the next table, with
  * their indentation cut to two spaces; NULL when there is no such table. */
 static char *
@@ -593,6 +690,7 @@ main (void)
     cmocka_unit_test (test_cri_disabled_note),
     cmocka_unit_test (test_crio_conf),
     cmocka_unit_test (test_wrapper_binds_policy),
+    cmocka_unit_test (test_pod_cannot_loosen_the_handler),
     cmocka_unit_test (test_command_containerd),
     cmocka_unit_test (test_command_crio),
     cmocka_unit_test (test_containerd_reads_it),
