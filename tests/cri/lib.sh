@@ -80,15 +80,17 @@ ctrd() { timeout -k 5 "$CALL_TIMEOUT" ctr -a "$CRI_SOCK" -n k8s.io "$@"; }
 in_ns() { nsenter -t "$(cat "$NS_PID_FILE")" -m "$@"; }
 in_netns() { nsenter -t "$(cat "$NS_PID_FILE")" -n "$@"; }
 
-# wait_for SECONDS COMMAND...: until COMMAND succeeds (bounded).
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, for SECONDS of
+# wall time (a CRI call through node takes a good part of a second: a
+# count of tries would not bound the time).
 wait_for() {
-  local limit=$1 i
+  local deadline=$((SECONDS + $1))
   shift
-  for i in $(seq $((limit * 10))); do
+  while :; do
     "$@" > /dev/null 2>&1 && return 0
+    [ $SECONDS -lt $deadline ] || return 1
     sleep 0.1
   done
-  return 1
 }
 
 # json FILTER: jq -r on $OUT (the last call's response).
@@ -138,16 +140,19 @@ pod_remove() {
 # with CMD as its command, its log at POD_LOGS/NAME.log; sets CID.  Extra
 # fields of the ContainerConfig (JSON, merged in) in CTR_EXTRA.
 create_container() {
-  local name=$1 req extra=${CTR_EXTRA:-}
+  local name=$1 req extra=${CTR_EXTRA:-} cmd='[]' a
   shift
   [ -n "$extra" ] || extra='{}'
+  # One --arg per word: jq reads options even after --args (a "-c" of
+  # the command became jq's own).
+  for a in "$@"; do cmd=$(jq -c --arg a "$a" '. + [$a]' <<< "$cmd"); done
   req=$(jq -n --arg pod "$POD_ID" --slurpfile sc "pod-$POD_NAME.json" --arg name "$name" --arg image "$IMAGE" \
-    --argjson extra "$extra" '{
+    --argjson extra "$extra" --argjson cmd "$cmd" '{
       pod_sandbox_id: $pod, sandbox_config: $sc[0],
-      config: ({metadata: {name: $name, attempt: 0}, image: {image: $image}, command: $ARGS.positional,
+      config: ({metadata: {name: $name, attempt: 0}, image: {image: $image}, command: $cmd,
                 log_path: ($name + ".log"),
                 labels: {"io.kubernetes.container.name": $name}} * $extra)
-    }' --args "$@")
+    }')
   OUT=$(cri CreateContainer "$req" 2>&1) || fail "CreateContainer $name in $POD_NAME: $OUT"
   CID=$(json .container_id)
   [ -n "$CID" ] || fail "CreateContainer $name: no id in $OUT"
