@@ -15,6 +15,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "cli.h"
+#include "cri_install.h"
 #include "engine_api_key.h"
 #include "file_read.h"
 #include "haven_annotations.h"
@@ -533,8 +534,8 @@ remove_podman_drop_in (const char *cmd, const char *file, hv_error **err)
 /* A misspelt policy, or one that cannot apply to a container, would
  * fail every container dockerd starts: both are refused here, and what
  * a container cannot have of it is said now, once. */
-static int
-check_policy (const char *cmd, const char *name, const char *const *key_files, hv_error **err)
+int
+hv_install_check_policy (const char *cmd, const char *name, const char *const *key_files, hv_error **err)
 {
   cleanup_policy hv_policy *p = NULL;
   if (hv_policy_load (name, &p, err) < 0)
@@ -580,7 +581,7 @@ check_runtime (const char *cmd, bool docker, struct hv_install_opts *o, char **r
   for (size_t i = 0; i < HV_GW_N_PROVIDERS; i++)
     if (o->api_keys[i] && hv_api_key_file_check (o->api_keys[i], getuid (), err) < 0)
       return hv_error_wrap (err, "%s: --" HV_API_KEY_OPTION " %s", cmd, hv_gw_api_get ((hv_gw_provider) i)->name);
-  return o->policy ? check_policy (cmd, o->policy, o->api_keys, err) : 0;
+  return o->policy ? hv_install_check_policy (cmd, o->policy, o->api_keys, err) : 0;
 }
 
 /* The drop-in's text, when FILE is free or our own drop-in: a
@@ -714,8 +715,10 @@ int
 hv_cmd_install (int argc, char **argv, bool uninstall, hv_error **err)
 {
   const char *verb = uninstall ? "uninstall" : "install";
+  if (argc >= 2 && (strcmp (argv[1], "containerd") == 0 || strcmp (argv[1], "crio") == 0))
+    return hv_cmd_install_cri (argc, argv, uninstall, err);
   if (argc < 2 || (strcmp (argv[1], "docker") != 0 && strcmp (argv[1], "podman") != 0))
-    return hv_error_set (err, 0, "%s: which engine? (haven %s docker|podman [options])", verb, verb);
+    return hv_error_set (err, 0, "%s: which engine? (haven %s docker|podman|containerd|crio [options])", verb, verb);
   bool docker = strcmp (argv[1], "docker") == 0;
   cleanup_free char *cmd = xasprintf ("%s %s", verb, argv[1]);
   struct hv_install_opts o = { .name = "haven" };

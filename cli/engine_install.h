@@ -48,6 +48,10 @@ char *hv_podman_conf_text (const struct hv_install_opts *o);
  * target is replaced).  Returns 1 if written, 0 if path already held text. */
 int hv_install_write (const char *path, const char *text, hv_error **err);
 
+/* --policy NAME|FILE loads and can apply to containers (what it cannot
+ * give them is said on stderr); errors begin with cmd. */
+int hv_install_check_policy (const char *cmd, const char *name, const char *const *key_files, hv_error **err);
+
 /* `haven install ...` / `haven uninstall ...` (argv[0] is the verb). */
 int hv_cmd_install (int argc, char **argv, bool uninstall, hv_error **err);
 #endif

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cri_install.h"
 #include "engine_install.h"
+#include "haven_annotations.h"
 #include "exit_status.h"
 
 struct help_section
@@ -70,8 +72,17 @@ help_install (FILE *out)
            "                       (default %s, with --name %s/NAME.conf)\n"
            "      Register haven-runc with an engine.  --api-key (Docker only): the root-only file holding\n"
            "      the key of PROVIDER (anthropic, openai, gemini) for containers whose policy has\n"
-           "      credentials.api for it: the key stays outside the container (model API gateway).\n",
-           HV_DOCKER_DAEMON_JSON, HV_PODMAN_DROP_IN, HV_PODMAN_DROP_IN_DIR);
+           "      credentials.api for it: the key stays outside the container (model API gateway).\n"
+           "  haven install containerd [--config PATH] [--name NAME] [--runtime PATH] [--policy NAME]\n"
+           "                       [--policy-lock] [--handler-dir DIR]   (default %s)\n"
+           "  haven install crio [--conf PATH] [--name NAME] [--runtime PATH] [--policy NAME]\n"
+           "                       [--policy-lock] [--handler-dir DIR]   (default %s/NAME.conf)\n"
+           "      Register haven-runc as a Kubernetes runtime handler (a RuntimeClass's handler, default\n"
+           "      \"haven\").  --policy binds the policy to the handler through a root-owned wrapper,\n"
+           "      DIR/ENGINE-NAME (default DIR %s); pods may ask for a stricter one with the\n"
+           "      " HV_POLICY_ANNOTATION " annotation unless --policy-lock.\n",
+           HV_DOCKER_DAEMON_JSON, HV_PODMAN_DROP_IN, HV_PODMAN_DROP_IN_DIR, HV_CONTAINERD_CONFIG, HV_CRIO_DROP_IN_DIR,
+           HV_CRI_HANDLER_DIR);
 }
 
 static void
@@ -79,6 +90,8 @@ help_uninstall (FILE *out)
 {
   fprintf (out, "  haven uninstall docker [--daemon-json PATH] [--name NAME]\n"
                 "  haven uninstall podman [--conf PATH] [--name NAME]\n"
+                "  haven uninstall containerd [--config PATH] [--name NAME] [--handler-dir DIR]\n"
+                "  haven uninstall crio [--conf PATH] [--name NAME] [--handler-dir DIR]\n"
                 "      Take a registration out again.\n");
 }
 

@@ -15,7 +15,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$top/tests/fuzz/build}
 CC=${CC:-clang}
 TARGETS="fuzz_dns_message fuzz_oci_spec fuzz_state fuzz_policy fuzz_audit_records fuzz_netlink fuzz_landlock_audit
-  fuzz_agent_config fuzz_home_commands fuzz_http_message fuzz_git_credential fuzz_ssh_agent"
+  fuzz_agent_config fuzz_home_commands fuzz_http_message fuzz_git_credential fuzz_ssh_agent fuzz_containerd_config"
 if ! command -v "$CC" >/dev/null 2>&1; then
   echo "build.sh: $CC not found: the fuzz targets need clang with libFuzzer" >&2
   exit 77
@@ -45,7 +45,7 @@ LIBS="-lyajl -lseccomp -lcap -lmnl -lnftnl -lyaml -lsystemd -lcrypto -lm"
 # Objects, two compilers at a time.
 newest_header=$(ls -t "$top"/base/*.h "$top"/oci/*.h "$top"/runtime/*.h "$top"/runtime/*/*.h "$top"/runtime/*/include/*.h "$top"/runtime/include/*.h "$top"/policy/*.h "$top"/session/home_commands.h "$top"/cli/*.h "$out/include/config.h" | head -1)
 : > "$out/obj/list"
-for src in "$top"/base/*.c "$top"/oci/*.c "$top"/runtime/*.c "$top"/runtime/*/*.c "$top"/policy/*.c "$top/session/home_commands.c" "$top/cli/audit_view.c"; do
+for src in "$top"/base/*.c "$top"/oci/*.c "$top"/runtime/*.c "$top"/runtime/*/*.c "$top"/policy/*.c "$top/session/home_commands.c" "$top/cli/audit_view.c" "$top/cli/cri_install.c" "$top/cli/toml_scan.c"; do
   obj=$out/obj/$(basename "$(dirname "$src")")_$(basename "$src" .c).o
   echo "$obj" >> "$out/obj/list"
   if [ ! "$obj" -nt "$src" ] || [ ! "$obj" -nt "$newest_header" ]; then
