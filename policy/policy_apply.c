@@ -30,6 +30,7 @@
 #include "container_network.h"
 #include "container_plan.h"
 #include "engine_gateway.h"
+#include "k8s_token.h"
 #include "policy_apply.h"
 #include "policy_compile.h"
 #include "policy_egress.h"
@@ -303,6 +304,7 @@ struct apply
   const oci_strv *exec_paths; /* Landlock's execute rules under exec rules */
   const oci_strv *env;        /* the engine's variables after the policy's env rules */
   const char *gateway;        /* HV_GATEWAY_ANNOTATION's value, or NULL (engine_gateway.h) */
+  bool hide_token;            /* Kubernetes' service-account token (k8s_token.h) */
 };
 
 /* The environment: the policy's pass, deny and set rules on what the
@@ -439,10 +441,29 @@ is_pin (yajl_val m)
   return false;
 }
 
+/* Kubernetes' service-account token (k8s_token.h): the mount that
+ * brings it becomes an empty read-only tmpfs at the same destination,
+ * which the runtime resolves as it would have resolved the token's, so
+ * the image's own files there are not shown either. */
+static bool
+hides_token (yajl_val m, const struct apply *a)
+{
+  yajl_val d = jw_lookup (m, "destination");
+  /* Every destination was checked (check_token_mounts): no error here. */
+  return a->hide_token && d && YAJL_IS_STRING (d) && hv_k8s_token_destination (d->u.string, "", NULL) == 1;
+}
+
 static void
 emit_engine_mount (yajl_gen g, yajl_val m, const struct apply *a)
 {
   yajl_val opts = jw_lookup (m, "options");
+  if (hides_token (m, a))
+    {
+      static const char *const empty_ro[]
+          = { "ro", "nosuid", "nodev", "noexec", "mode=0555", "size=4k", NULL };
+      jg_mount (g, jw_lookup (m, "destination")->u.string, "tmpfs", "tmpfs", empty_ro);
+      return;
+    }
   /* An earlier policy's pin keeps the flags of what it clones (noexec
    * there already): it takes no other option (runtime/mounts.h). */
   if (!a->exec_rules || !YAJL_IS_OBJECT (m) || is_pin (m))
@@ -955,6 +976,17 @@ check_earlier_egress (const hv_policy *p, const oci_spec *spec, const char *name
   return 0;
 }
 
+/* Under a policy hiding Kubernetes' token, every mount destination is
+ * one the filter can judge (k8s_token.h): one it cannot is refused. */
+static int
+check_token_mounts (const hv_policy *p, const oci_spec *spec, const char *name, hv_error **err)
+{
+  for (size_t i = 0; hv_k8s_token_hidden (p) && i < spec->n_mounts; i++)
+    if (spec->mounts[i].destination && hv_k8s_token_destination (spec->mounts[i].destination, name, err) < 0)
+      return hv_error_wrap (err, "policy %s", p->name);
+  return 0;
+}
+
 /* The gateway the container gets: an earlier policy's (or the config's
  * own) with this policy's credentials.api items added where the runtime
  * has their key file; env rewritten to match (engine_gateway.h). */
@@ -1002,7 +1034,7 @@ hv_policy_apply_keys (const hv_policy *p, const char *config_json, const char *n
   cleanup_strv oci_strv exec_paths = { 0 }, env = { 0 };
   filter_engine_env (p, &spec->process.env, &env);
   struct apply a = { .p = p, .plan = &plan, .exec_rules = p->allow_exec.n || p->block_shell.value,
-                     .exec_paths = &exec_paths, .env = &env };
+                     .exec_paths = &exec_paths, .env = &env, .hide_token = hv_k8s_token_hidden (p) };
   if (a.exec_rules && hv_container_exec_rules (p, plan.rootfs, &spec->process.env, &plan.projects, &exec_paths, &plan.masked, err) < 0)
     {
       hv_container_plan_clear (&plan);
@@ -1011,7 +1043,7 @@ hv_policy_apply_keys (const hv_policy *p, const char *config_json, const char *n
     }
   cleanup_free char *agent = NULL;
   if (hv_policy_seccomp_json (p, &agent, err) < 0 || hv_policy_egress_check_netns (p, spec, name, err) < 0
-      || check_earlier_egress (p, spec, name, err) < 0)
+      || check_earlier_egress (p, spec, name, err) < 0 || check_token_mounts (p, spec, name, err) < 0)
     {
       hv_container_plan_clear (&plan);
       yajl_tree_free (root);
