@@ -58,13 +58,15 @@ hv_k8s_token_explain (const hv_policy *p, FILE *out)
   fprintf (out, "\nKubernetes\n");
   if (hv_k8s_token_hidden (p))
     fprintf (out,
-             "  The service-account token is hidden: in a pod, what is mounted at %s\n"
-             "  (or %s) is replaced by an empty read-only directory, so the agent cannot\n"
-             "  talk to the API server as the pod (kubernetes.service_account_token: false).  A token the\n"
-             "  pod spec mounts at another path is not hidden.\n",
-             HV_K8S_TOKEN_DIR, HV_K8S_TOKEN_DIR_RUN);
+             "  The service-account token is hidden: in a pod, what is mounted at\n"
+             "  %s (or the same under /run) is replaced by an\n"
+             "  empty read-only directory, so the agent cannot talk to the API server as the pod\n"
+             "  (kubernetes.service_account_token: false).  A token the pod spec mounts at another path\n"
+             "  is not hidden.\n",
+             HV_K8S_TOKEN_DIR);
   else
-    fprintf (out, "  The service-account token is visible: kubelet's mount at %s stays\n"
-                  "  (kubernetes.service_account_token: true).\n",
+    fprintf (out,
+             "  The service-account token is visible: kubelet's mount at\n"
+             "  %s stays (kubernetes.service_account_token: true).\n",
              HV_K8S_TOKEN_DIR);
 }

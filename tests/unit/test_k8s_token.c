@@ -238,6 +238,37 @@ test_apply_refuses_dotdot (void **state)
   hv_policy_free (p);
 }
 
+static char *
+explained (const hv_policy *p)
+{
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream (&text, &len);
+  assert_non_null (out);
+  hv_k8s_token_explain (p, out);
+  fclose (out);
+  return text;
+}
+
+/* haven policy explain says which. */
+static void
+test_explain (void **state)
+{
+  (void) state;
+  hv_policy *p = NULL;
+  hv_error *err = NULL;
+  if (hv_policy_load ("claude-code", &p, &err) < 0)
+    fail_msg ("%s", err->msg);
+  cleanup_free char *hidden = explained (p);
+  if (strstr (hidden, "The service-account token is hidden") == NULL)
+    fail_msg ("%s", hidden);
+  p->k8s_service_account_token = (oci_opt_bool){ true, true };
+  cleanup_free char *visible = explained (p);
+  if (strstr (visible, "The service-account token is visible") == NULL)
+    fail_msg ("%s", visible);
+  hv_policy_free (p);
+}
+
 int
 main (void)
 {
@@ -247,6 +278,7 @@ main (void)
     cmocka_unit_test (test_destinations),
     cmocka_unit_test (test_apply_hides_and_leaves),
     cmocka_unit_test (test_apply_refuses_dotdot),
+    cmocka_unit_test (test_explain),
   };
   setenv ("HAVEN_POLICY_PATH", HAVEN_SRCDIR "/policies", 1);
   return unit_tests_status (cmocka_run_group_tests (tests, NULL, NULL), N_ELEMENTS (tests));
