@@ -20,8 +20,15 @@ at_or_below (const char *path, const char *dir)
   return strncmp (path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+/* path's part below dir ("" for dir itself), if path is dir or below. */
+static const char *
+below (const char *path, const char *dir)
+{
+  return at_or_below (path, dir) ? path + strlen (dir) : NULL;
+}
+
 int
-hv_k8s_token_destination (const char *dest, const char *name, hv_error **err)
+hv_k8s_token_destination (const char *dest, const char *name, char **rest, hv_error **err)
 {
   /* The destination as the runtime walks it: components between
    * slashes, "." and empty ones skipped; a relative destination is taken
@@ -49,7 +56,12 @@ hv_k8s_token_destination (const char *dest, const char *name, hv_error **err)
       c += n;
     }
   clean[len] = '\0';
-  return at_or_below (clean, HV_K8S_TOKEN_DIR) || at_or_below (clean, HV_K8S_TOKEN_DIR_RUN);
+  const char *r = below (clean, HV_K8S_TOKEN_DIR);
+  if (r == NULL)
+    r = below (clean, HV_K8S_TOKEN_DIR_RUN);
+  if (r && rest)
+    *rest = xstrdup (r);
+  return r != NULL;
 }
 
 void

@@ -30,10 +30,12 @@
 bool hv_k8s_token_hidden (const hv_policy *p);
 
 /* Is a mount at destination dest one that brings the token: at or below
- * either spelling of HV_K8S_TOKEN_DIR?  1 yes, 0 no, -1 (with *err) for
- * a destination with a ".." component.  name names the config in the
- * message. */
-int hv_k8s_token_destination (const char *dest, const char *name, hv_error **err);
+ * either spelling of HV_K8S_TOKEN_DIR?  1 yes (and, if rest is not NULL,
+ * *rest is a new string: the cleaned destination's part below the
+ * directory, "" for the directory itself, "/token" for a file in it), 0
+ * no, -1 (with *err) for a destination with a ".." component.  name
+ * names the config in the message. */
+int hv_k8s_token_destination (const char *dest, const char *name, char **rest, hv_error **err);
 
 /* `haven policy explain`'s lines on it. */
 void hv_k8s_token_explain (const hv_policy *p, FILE *out);

@@ -441,23 +441,52 @@ is_pin (yajl_val m)
   return false;
 }
 
-/* Kubernetes' service-account token (k8s_token.h): the mount that
+/* Kubernetes' service-account token (k8s_token.h): the first mount that
  * brings it becomes an empty read-only tmpfs at the same destination,
  * which the runtime resolves as it would have resolved the token's, so
- * the image's own files there are not shown either. */
-static bool
-hides_token (yajl_val m, const struct apply *a)
+ * the image's own files there are not shown either.  A token mount below
+ * an earlier one's place (a file bound into the directory) is left out:
+ * the tmpfs above covers it, and its mount point could not be made in
+ * the empty read-only tmpfs (create would fail).  The two spellings are
+ * taken as one place, as they are where /var/run links to /run; where
+ * they are not, leaving a token mount out still shows no token. */
+enum token_mount
 {
-  yajl_val d = jw_lookup (m, "destination");
+  TOKEN_NONE,
+  TOKEN_REPLACE,
+  TOKEN_DROP,
+};
+
+static enum token_mount
+token_mount (yajl_val mounts, size_t i, const struct apply *a)
+{
+  yajl_val d = jw_lookup (mounts->u.array.values[i], "destination");
+  cleanup_free char *rest = NULL;
   /* Every destination was checked (check_token_mounts): no error here. */
-  return a->hide_token && d && YAJL_IS_STRING (d) && hv_k8s_token_destination (d->u.string, "", NULL) == 1;
+  if (!a->hide_token || d == NULL || !YAJL_IS_STRING (d)
+      || hv_k8s_token_destination (d->u.string, "", &rest, NULL) != 1)
+    return TOKEN_NONE;
+  for (size_t j = 0; j < i; j++)
+    {
+      yajl_val e = jw_lookup (mounts->u.array.values[j], "destination");
+      cleanup_free char *above = NULL;
+      if (e && YAJL_IS_STRING (e) && hv_k8s_token_destination (e->u.string, "", &above, NULL) == 1
+          && strlen (above) < strlen (rest) && strncmp (rest, above, strlen (above)) == 0
+          && rest[strlen (above)] == '/')
+        return TOKEN_DROP;
+    }
+  return TOKEN_REPLACE;
 }
 
 static void
-emit_engine_mount (yajl_gen g, yajl_val m, const struct apply *a)
+emit_engine_mount (yajl_gen g, yajl_val mounts, size_t index, const struct apply *a)
 {
+  yajl_val m = mounts->u.array.values[index];
   yajl_val opts = jw_lookup (m, "options");
-  if (hides_token (m, a))
+  enum token_mount token = token_mount (mounts, index, a);
+  if (token == TOKEN_DROP)
+    return;
+  if (token == TOKEN_REPLACE)
     {
       static const char *const empty_ro[]
           = { "ro", "nosuid", "nodev", "noexec", "mode=0555", "size=4k", NULL };
@@ -540,7 +569,7 @@ emit_mounts (yajl_gen g, yajl_val mounts, const struct apply *a)
                         !a->exec_rules, HV_IMAGE_GITCONFIG, identity);
           }
       if (i < n)
-        emit_engine_mount (g, mounts->u.array.values[i], a);
+        emit_engine_mount (g, mounts, i, a);
     }
   for (size_t i = 0; i < a->p->n_tmpfs; i++)
     if (!has_mount_at (mounts, a->p->tmpfs[i].path))
@@ -982,7 +1011,7 @@ static int
 check_token_mounts (const hv_policy *p, const oci_spec *spec, const char *name, hv_error **err)
 {
   for (size_t i = 0; hv_k8s_token_hidden (p) && i < spec->n_mounts; i++)
-    if (spec->mounts[i].destination && hv_k8s_token_destination (spec->mounts[i].destination, name, err) < 0)
+    if (spec->mounts[i].destination && hv_k8s_token_destination (spec->mounts[i].destination, name, NULL, err) < 0)
       return hv_error_wrap (err, "policy %s", p->name);
   return 0;
 }

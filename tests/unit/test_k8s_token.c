@@ -99,7 +99,7 @@ static int
 token_at (const char *dest)
 {
   hv_error *err = NULL;
-  int r = hv_k8s_token_destination (dest, "config.json", &err);
+  int r = hv_k8s_token_destination (dest, "config.json", NULL, &err);
   if (r < 0)
     hv_error_free (&err);
   return r;
@@ -125,13 +125,22 @@ test_destinations (void **state)
   assert_int_equal (token_at ("/etc/hosts"), 0);
   assert_int_equal (token_at ("/"), 0);
   hv_error *err = NULL;
-  assert_int_equal (hv_k8s_token_destination ("/x/../run/secrets/kubernetes.io/serviceaccount", "config.json", &err),
-                    -1);
+  assert_int_equal (
+      hv_k8s_token_destination ("/x/../run/secrets/kubernetes.io/serviceaccount", "config.json", NULL, &err), -1);
   assert_non_null (strstr (err->msg, "config.json: mount destination \"/x/../run/secrets/kubernetes.io/serviceaccount\" "
                                      "has a \"..\""));
   hv_error_free (&err);
   /* A name that only starts with dots is a name. */
   assert_int_equal (token_at ("/run/secrets/kubernetes.io/serviceaccount/...x"), 1);
+  /* The part below the directory, the same in both spellings. */
+  char *rest = NULL;
+  assert_int_equal (hv_k8s_token_destination ("/run//secrets/kubernetes.io/serviceaccount/./token", "c", &rest, NULL), 1);
+  assert_string_equal (rest, "/token");
+  free (rest);
+  rest = NULL;
+  assert_int_equal (hv_k8s_token_destination ("/var/run/secrets/kubernetes.io/serviceaccount/", "c", &rest, NULL), 1);
+  assert_string_equal (rest, "");
+  free (rest);
 }
 
 /* text without blanks outside strings (the generator's indentation). */
@@ -150,16 +159,19 @@ compact (char *text)
   *to = '\0';
 }
 
-/* A pod's container as containerd writes it: kubelet's token bind, in
- * both spellings and below, beside an ordinary volume and /etc/hosts. */
+/* A pod's container as containerd writes it: kubelet's token bind, the
+ * same directory in the other spelling, a file bound into it, beside an
+ * ordinary volume and /etc/hosts. */
 static const char *const POD_CONFIG
     = "{\"ociVersion\": \"1.0.2\", \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"}, \"root\": {\"path\": \"/\"}, "
       "\"mounts\": ["
       "{\"destination\": \"/etc/hosts\", \"type\": \"bind\", \"source\": \"/k/hosts\", \"options\": [\"rbind\", \"ro\"]},"
       "{\"destination\": \"/var/run/secrets/kubernetes.io/serviceaccount\", \"type\": \"bind\", "
       "\"source\": \"/k/token\", \"options\": [\"rbind\", \"ro\"]},"
-      "{\"destination\": \"/run//secrets/kubernetes.io/serviceaccount/token\", \"type\": \"bind\", "
-      "\"source\": \"/k/token2\", \"options\": [\"rbind\"]},"
+      "{\"destination\": \"/run//secrets/kubernetes.io/serviceaccount\", \"type\": \"bind\", "
+      "\"source\": \"/k/token-run\", \"options\": [\"rbind\"]},"
+      "{\"destination\": \"/run/secrets/kubernetes.io/serviceaccount/token\", \"type\": \"bind\", "
+      "\"source\": \"/k/token-file\", \"options\": [\"rbind\"]},"
       "{\"destination\": \"/data\", \"type\": \"bind\", \"source\": \"/k/data\", \"options\": [\"rbind\"]}],"
       "\"linux\": {\"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"mount\"}, {\"type\": \"network\"}]}}";
 
@@ -186,10 +198,12 @@ test_apply_hides_and_leaves (void **state)
   const char *tmpfs_opts = "\"type\":\"tmpfs\",\"source\":\"tmpfs\",\"options\":[\"ro\",\"nosuid\",\"nodev\",\"noexec\","
                            "\"mode=0555\",\"size=4k\"]";
   cleanup_free char *var = xasprintf ("\"destination\":\"/var/run/secrets/kubernetes.io/serviceaccount\",%s", tmpfs_opts);
-  cleanup_free char *run
-      = xasprintf ("\"destination\":\"/run//secrets/kubernetes.io/serviceaccount/token\",%s", tmpfs_opts);
+  cleanup_free char *run = xasprintf ("\"destination\":\"/run//secrets/kubernetes.io/serviceaccount\",%s", tmpfs_opts);
   if (strstr (out, var) == NULL || strstr (out, run) == NULL)
     fail_msg ("the token's mounts are not empty read-only tmpfs in %s", out);
+  /* The file bound into the directory: left out (its mount point could
+   * not be made in the read-only tmpfs, which covers it anyway). */
+  assert_null (strstr (out, "serviceaccount/token"));
   assert_null (strstr (out, "/k/token"));
   /* The others stay as they were. */
   assert_non_null (strstr (out, "\"destination\":\"/etc/hosts\",\"type\":\"bind\",\"source\":\"/k/hosts\""));
@@ -204,8 +218,29 @@ test_apply_hides_and_leaves (void **state)
   cleanup_free char *open = applied (p, POD_CONFIG);
   assert_non_null (strstr (open, "\"destination\":\"/var/run/secrets/kubernetes.io/serviceaccount\",\"type\":\"bind\","
                                  "\"source\":\"/k/token\""));
-  assert_non_null (strstr (open, "\"source\":\"/k/token2\""));
+  assert_non_null (strstr (open, "\"source\":\"/k/token-run\""));
+  assert_non_null (strstr (open, "\"destination\":\"/run/secrets/kubernetes.io/serviceaccount/token\",\"type\":\"bind\","
+                                 "\"source\":\"/k/token-file\""));
   assert_null (strstr (open, "\"size=4k\""));
+
+  /* A file bound before the directory (the runtime mounts in order): its
+   * own tmpfs, made while the image's directory was writable, then the
+   * directory's over it. */
+  p->k8s_service_account_token = (oci_opt_bool){ true, false };
+  const char *file_first
+      = "{\"ociVersion\": \"1.0.2\", \"process\": {\"args\": [\"sh\"], \"cwd\": \"/\"}, \"root\": {\"path\": \"/\"}, "
+        "\"mounts\": [{\"destination\": \"/var/run/secrets/kubernetes.io/serviceaccount/token\", \"type\": \"bind\", "
+        "\"source\": \"/k/token-file\", \"options\": [\"rbind\"]},"
+        "{\"destination\": \"/var/run/secrets/kubernetes.io/serviceaccount\", \"type\": \"bind\", "
+        "\"source\": \"/k/token\", \"options\": [\"rbind\"]}],"
+        "\"linux\": {\"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"mount\"}, {\"type\": \"network\"}]}}";
+  cleanup_free char *both = applied (p, file_first);
+  cleanup_free char *file
+      = xasprintf ("\"destination\":\"/var/run/secrets/kubernetes.io/serviceaccount/token\",%s", tmpfs_opts);
+  const char *f = strstr (both, file), *d = strstr (both, var);
+  if (f == NULL || d == NULL || d < f)
+    fail_msg ("not the file's tmpfs then the directory's: %s", both);
+  assert_null (strstr (both, "/k/token"));
   hv_policy_free (p);
 }
 
