@@ -8,7 +8,8 @@
  * (policy_apply.c) replaces every mount at or below that directory, in
  * either spelling (/var/run is a link to /run in most images, and the
  * runtime resolves a destination inside the root filesystem, so both
- * reach the same place), by an empty read-only tmpfs.  The match is on
+ * reach the same place), by an empty read-only tmpfs (one below an
+ * earlier one's place is left out: the tmpfs covers it).  The match is on
  * the destination's text, cleaned of "//" and "."; a destination with a
  * ".." component is refused, since a link in the image could take it
  * anywhere.  A token bound at any other path (a projected volume mounted
