@@ -54,7 +54,13 @@ NS_PID_FILE=$WORK/ns.pid
 # Pods' cgroups go below this parent in every hierarchy (the part
 # kubelet would make: /kubepods/...).
 CGROUP_PARENT=/hvt-cri-$CRI_SUITE_ID
-export CTRD_DIR CRI_SOCK IMAGE PAUSE_IMAGE
+# The runtime handlers bound to a policy (run.sh, install_policy_handlers):
+# haven-POLICY for each of these shipped policies, and a locked one.
+: "${CRI_POLICIES:=default strict ci offline claude-code codex gemini-cli aider devcontainer}"
+CRI_LOCKED_HANDLER=haven-strict-locked
+CRI_HANDLER_DIR=$WORK/handlers
+CRI_POLICY_DIR=$(cd "$here_lib/../../policies" && pwd)
+export CTRD_DIR CRI_SOCK IMAGE PAUSE_IMAGE CRI_POLICIES
 
 # `haven` is the same binary under another name.
 haven() { (exec -a haven "$RUNTIME" "$@"); }
@@ -69,6 +75,12 @@ cri_exec() {
   shift
   CRI_TIMEOUT=$CALL_TIMEOUT timeout -k 5 $((CALL_TIMEOUT + 10)) node "$CRI_JS" "$CRI_SOCK" exec "$id" \
     --timeout "$CALL_TIMEOUT" -- "$@"
+}
+# cri_batch [--jobs N] < CALLS: many calls in one client process (cri.js
+# batch: one {"tag", "method", "request"} a line in, one result a line
+# out); bounded as a whole by BATCH_TIMEOUT seconds (default 300).
+cri_batch() {
+  CRI_TIMEOUT=$CALL_TIMEOUT timeout -k 5 "${BATCH_TIMEOUT:-300}" node "$CRI_JS" "$CRI_SOCK" batch "$@"
 }
 # ctrd ARGS...: containerd's own client on the private containerd, in the
 # namespace the CRI plugin uses.
@@ -99,20 +111,22 @@ json() { jq -r "$1" <<< "$OUT"; }
 # pod_config NAME: a PodSandboxConfig as kubelet would send it for a pod
 # NAME in namespace hvt (its own uid, log directory and cgroup parent);
 # sets POD_UID, POD_LOGS and POD_CGROUP, writes it to pod-NAME.json.
+# Extra fields (JSON, merged in: the pod's annotations) in POD_EXTRA.
 pod_config() {
-  local name=$1
+  local name=$1 extra=${POD_EXTRA:-}
+  [ -n "$extra" ] || extra='{}'
   POD_UID=$(cat /proc/sys/kernel/random/uuid)
   POD_LOGS=$WORK/logs/hvt_${name}_$POD_UID
   POD_CGROUP=$CGROUP_PARENT/pod$POD_UID
   mkdir -p "$POD_LOGS"
-  jq -n --arg name "$name" --arg uid "$POD_UID" --arg logs "$POD_LOGS" --arg cg "$POD_CGROUP" '{
+  jq -n --arg name "$name" --arg uid "$POD_UID" --arg logs "$POD_LOGS" --arg cg "$POD_CGROUP" --argjson extra "$extra" '{
     metadata: {name: $name, uid: $uid, namespace: "hvt", attempt: 0},
     hostname: $name,
     log_directory: $logs,
     labels: {"io.kubernetes.pod.name": $name, "io.kubernetes.pod.namespace": "hvt", "io.kubernetes.pod.uid": $uid},
     linux: {cgroup_parent: $cg,
             security_context: {namespace_options: {network: "POD", pid: "CONTAINER", ipc: "POD"}}}
-  }' > "pod-$name.json"
+  } * $extra' > "pod-$name.json"
 }
 
 # run_pod NAME HANDLER: RunPodSandbox with the runtime handler HANDLER

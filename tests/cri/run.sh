@@ -92,6 +92,14 @@ sanitizer_env() {
 build_images() {
   local r=$WORK/rootfs
   "$here/../make-rootfs.sh" "$r" || return 1
+  # What the policy tests ask the kernel (static: busybox's root has no
+  # libc), as the engine tests' image has it.
+  if [ ! -x "$here/../helpers/syscall_probe" ]; then
+    echo "tests/helpers/syscall_probe is not built: run 'make check TESTS=' or 'make tests/helpers/syscall_probe' first" >&2
+    return 1
+  fi
+  mkdir -p "$r/usr/bin"
+  cp "$here/../helpers/syscall_probe" "$r/usr/bin/syscall_probe" || return 1
   "$here/make-image.sh" "$r" "$IMAGE" "$WORK/image.tar" || return 1
   "$here/make-image.sh" "$r" "$PAUSE_IMAGE" "$WORK/pause.tar" '["/bin/sleep"]' '["infinity"]'
 }
@@ -213,8 +221,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     conf_dir = "$WORK/cni/net.d"
     max_conf_num = 1
 EOF
+  install_policy_handlers || return 1
   # shellcheck disable=SC2046 # sanitizer_env's words
-  env $(sanitizer_env) nsenter -t "$(cat "$NS_PID_FILE")" -m -n --wd="$CTRD_DIR" containerd --config "$CTRD_DIR/config.toml" \
+  env $(sanitizer_env) HAVEN_POLICY_PATH="$CRI_POLICY_DIR" nsenter -t "$(cat "$NS_PID_FILE")" -m -n --wd="$CTRD_DIR" containerd --config "$CTRD_DIR/config.toml" \
     > "$CTRD_DIR/containerd.log" 2>&1 < /dev/null &
   CONTAINERD_PID=$!
   # Ready when its CRI service answers (the plugin loads after the rest).
@@ -236,7 +245,30 @@ EOF
       return 1
     fi
   done
-  log "$(cri Version | jq -r '"\(.runtime_name) \(.runtime_version), CRI \(.runtime_api_version)"'), handlers runc ($(command -v runc)) and haven ($RUNTIME)"
+  log "$(cri Version | jq -r '"\(.runtime_name) \(.runtime_version), CRI \(.runtime_api_version)"'), handlers runc ($(command -v runc)), haven ($RUNTIME), haven-POLICY for $CRI_POLICIES, $CRI_LOCKED_HANDLER"
+}
+
+# A handler per shipped policy, haven-POLICY, and haven-strict-locked
+# (strict with --policy-lock: a pod's run.haven.policy is refused), as an
+# administrator registers them: by `haven install containerd` on
+# containerd's config, its wrappers in CRI_HANDLER_DIR (removed with WORK).
+# The handlers find the policies of this checkout (HAVEN_POLICY_PATH in
+# containerd's environment, which its shims and the runtime inherit).
+install_policy_handlers() {
+  local p out
+  mkdir -p "$CRI_HANDLER_DIR"
+  for p in $CRI_POLICIES; do
+    if ! out=$(haven install containerd --config "$CTRD_DIR/config.toml" --name "haven-$p" --policy "$p" \
+      --runtime "$RUNTIME" --handler-dir "$CRI_HANDLER_DIR" 2>&1); then
+      CRI_MISSING="haven install containerd --policy $p: $out"
+      return 1
+    fi
+  done
+  if ! out=$(haven install containerd --config "$CTRD_DIR/config.toml" --name "$CRI_LOCKED_HANDLER" --policy strict \
+    --policy-lock --runtime "$RUNTIME" --handler-dir "$CRI_HANDLER_DIR" 2>&1); then
+    CRI_MISSING="haven install containerd --policy strict --policy-lock: $out"
+    return 1
+  fi
 }
 
 containerd_ready() {
