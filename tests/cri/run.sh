@@ -101,7 +101,10 @@ build_images() {
   mkdir -p "$r/usr/bin"
   cp "$here/../helpers/syscall_probe" "$r/usr/bin/syscall_probe" || return 1
   "$here/make-image.sh" "$r" "$IMAGE" "$WORK/image.tar" || return 1
-  "$here/make-image.sh" "$r" "$PAUSE_IMAGE" "$WORK/pause.tar" '["/bin/sleep"]' '["infinity"]'
+  # The pause program: a static binary that is no shell, as the real
+  # pause is (busybox's sleep is busybox, which strict's exec rules refuse
+  # as a shell); it waits, and StopPodSandbox kills it.
+  "$here/make-image.sh" "$r" "$PAUSE_IMAGE" "$WORK/pause.tar" '["/usr/bin/syscall_probe"]' '["sleep"]'
 }
 
 # made_dir DIR: DIR exists, made (and noted for final_cleanup) if it did not.
