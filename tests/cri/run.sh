@@ -310,10 +310,8 @@ cleanup_between_tests() {
   done
   if [ -s "$WORK/pods" ]; then
     cids=$(cat "$WORK/containers" 2> /dev/null)
-    while read -r pod cg; do
-      # shellcheck disable=SC2086 # container ids, one word each
-      left=$(pod_leftovers "$pod" "$cg" $cids) || echo "left after the test: $(tr '\n' ';' <<< "$left")" >> "$tdir/.fail"
-    done < "$WORK/pods"
+    # shellcheck disable=SC2086 # container ids, one word each
+    left=$(pods_leftovers "$WORK/pods" $cids) || echo "left after the test: $(tr '\n' ';' <<< "$left")" >> "$tdir/.fail"
   fi
   cat "$WORK/pods" "$WORK/containers" 2> /dev/null | awk '{print $1}' >> "$WORK/all-ids"
   : > "$WORK/pods"
