@@ -201,8 +201,11 @@ run_pod_refused() {
   local req left
   pod_config "$1"
   req=$(jq -n --slurpfile c "pod-$1.json" --arg h "$2" '{config: $c[0], runtime_handler: $h}')
-  OUT=$(cri RunPodSandbox "$req" 2>&1) && { echo "$(json .pod_sandbox_id) $POD_CGROUP" >> "$WORK/pods"; \
-    fail "RunPodSandbox $1 under $2 succeeded: $OUT"; }
+  if OUT=$(cri RunPodSandbox "$req" 2>&1); then
+    echo "$(json .pod_sandbox_id) $POD_CGROUP" >> "$WORK/pods"
+    defer "pod_remove $(json .pod_sandbox_id)"
+    fail "RunPodSandbox $1 under $2 succeeded: $OUT"
+  fi
   assert_contains "$OUT" "$3" "the CRI error of RunPodSandbox $1 under $2"
   # No pod id to name: the pod's cgroup and what is shared by all pods.
   left=$(pod_leftovers hvt-none "$POD_CGROUP") || fail "left after the refused pod $1: $(tr '\n' ';' <<< "$left")"
