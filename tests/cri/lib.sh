@@ -60,7 +60,7 @@ CGROUP_PARENT=/hvt-cri-$CRI_SUITE_ID
 CRI_LOCKED_HANDLER=haven-strict-locked
 CRI_HANDLER_DIR=$WORK/handlers
 CRI_POLICY_DIR=$(cd "$here_lib/../../policies" && pwd)
-export CTRD_DIR CRI_SOCK IMAGE PAUSE_IMAGE CRI_POLICIES
+export CTRD_DIR CRI_SOCK IMAGE PAUSE_IMAGE CRI_POLICIES CRI_HANDLER_DIR
 
 # `haven` is the same binary under another name.
 haven() { (exec -a haven "$RUNTIME" "$@"); }
