@@ -1,11 +1,14 @@
 #include "config.h"
 #include "config_policy.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "haven_annotations.h"
+#include "pod_identity.h"
 #include "policy.h"
 #include "policy_load.h"
 #include "policy_apply.h"
@@ -35,6 +38,64 @@ tighten (const char *policy_name, const struct hv_global *g, char **text, const 
   return 0;
 }
 
+/* A policy name as the search path finds it (NAME.yaml in a policy
+ * directory): a letter or digit first, then letters, digits, '_', '-'
+ * or '.', and not a file name (no ".yaml"). */
+static bool
+plain_policy_name (const char *s)
+{
+  if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= '0' && s[0] <= '9')))
+    return false;
+  for (const char *c = s; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'
+          || *c == '-' || *c == '.'))
+      return false;
+  return strlen (s) <= 64 && strstr (s, ".yaml") == NULL;
+}
+
+/* A pod's run.haven.policy comes from whoever may create pods through
+ * the Kubernetes API, not from the node's administrator: it names an
+ * installed policy, never a file (a path would make the runtime, as
+ * root, read a file the pod author chose, from the bundle's directory
+ * or the node), and under a handler bound to a policy it must build on
+ * that policy (`extends` it, directly or not): it is applied on top of
+ * the handler's, so it only adds restrictions, and a pod asking for a
+ * weaker one is told so instead of getting a mix it did not ask for.
+ * Docker's and Podman's annotations come from the engine's user, who
+ * already controls the host: they keep naming files. */
+static int
+check_pod_request (const struct hv_global *g, const char *wanted, const char *path, const hv_pod_identity *pod,
+                   hv_error **err)
+{
+  const char *who = pod->role == HV_POD_SANDBOX ? "the pod" : "the pod's container";
+  if (!plain_policy_name (wanted))
+    return hv_error_set (err, 0,
+                         "%s: annotation " HV_POLICY_ANNOTATION "=\"%s\" of %s refused: a pod names an installed "
+                         "policy (such as strict), never a file",
+                         path, wanted, who);
+  if (g->policy == NULL || strcmp (wanted, g->policy) == 0)
+    return 0;
+  cleanup_policy hv_policy *handler = NULL, *asked = NULL;
+  if (hv_policy_load (g->policy, &handler, err) < 0 || hv_policy_load (wanted, &asked, err) < 0)
+    return hv_error_wrap (err, "%s: annotation " HV_POLICY_ANNOTATION "=\"%s\" of %s", path, wanted, who);
+  /* files.v[0] is the handler's policy file itself; the asked policy's
+   * files are it and every file of its `extends` chain. */
+  struct stat h;
+  if (handler->files.n == 0 || stat (handler->files.v[0], &h) < 0)
+    return hv_error_set (err, errno, "%s: the handler's policy \"%s\"", path, g->policy);
+  for (size_t i = 0; i < asked->files.n; i++)
+    {
+      struct stat a;
+      if (stat (asked->files.v[i], &a) == 0 && a.st_dev == h.st_dev && a.st_ino == h.st_ino)
+        return 0;
+    }
+  return hv_error_set (err, 0,
+                       "%s: annotation " HV_POLICY_ANNOTATION "=\"%s\" of %s refused: policy \"%s\" does not "
+                       "build on this runtime handler's policy \"%s\" (a pod may ask only for a stricter policy, one "
+                       "that extends the handler's)",
+                       path, wanted, who, wanted, g->policy);
+}
+
 int
 hv_config_apply_policies (void *data, const char *path, char **text, oci_spec **spec, hv_error **err)
 {
@@ -51,6 +112,14 @@ hv_config_apply_policies (void *data, const char *path, char **text, oci_spec **
                          "%s: annotation " HV_POLICY_ANNOTATION "=\"%s\" refused: this runtime is locked to %s%s%s", path,
                          wanted, g->policy ? "policy \"" : "its configuration", g->policy ? g->policy : "",
                          g->policy ? "\"" : "");
+  if (wanted)
+    {
+      hv_pod_identity pod;
+      if (hv_pod_identity_read (*spec, path, &pod, err) < 0)
+        return -1;
+      if (pod.role != HV_POD_NONE && check_pod_request (g, wanted, path, &pod, err) < 0)
+        return -1;
+    }
   if (g->policy && tighten (g->policy, g, text, path, err) < 0)
     return -1;
   if (wanted && (g->policy == NULL || strcmp (wanted, g->policy) != 0) && tighten (wanted, g, text, path, err) < 0)

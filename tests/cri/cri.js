@@ -17,6 +17,16 @@
 //   cri.js SOCKET exec CONTAINER_ID [--timeout SECONDS] -- CMD [ARG...]
 //       ExecSync (what `kubectl exec` without a terminal becomes): the
 //       command's stdout and stderr on ours, its exit status as ours.
+//   cri.js SOCKET batch [--jobs N] [FILE | -]
+//       Many calls in one process (a node start costs more than most
+//       calls): one call a line, {"tag": ANY, "method": METHOD,
+//       "request": {...}}, at most N (default 8) in flight at a time.
+//       Every request is checked against the proto before the first call
+//       is made.  Prints one line per call, in the input's order:
+//       {"tag", "method", "ok": true, "response": {...}} or {"tag",
+//       "method", "ok": false, "error": "CODE: message"}.  Exits 0 when
+//       every call succeeded, 125 when any failed (after all are done and
+//       printed: the caller sees which).
 //
 // SOCKET is the runtime's unix socket path.  Every call is bounded by
 // CRI_TIMEOUT seconds (default 60).  A failed call (the runtime's error,
@@ -136,28 +146,98 @@ function plain(value) {
   return value;
 }
 
-function call(socket, method, request) {
-  const { service, requestType } = findMethod(method);
-  checkFields(requestType, request, method);
-  const client = new api[service](`unix:${socket}`, grpc.credentials.createInsecure());
+function statusName(err) {
+  const code = Object.keys(grpc.status).find((k) => grpc.status[k] === err.code) || err.code;
+  return `${code}: ${err.details || err.message}`;
+}
+
+// One call on CLIENT (checked already); resolves to {response} or {error}.
+function invoke(client, method, request) {
   const seconds = Number(process.env.CRI_TIMEOUT || 60);
   const deadline = new Date(Date.now() + seconds * 1000);
   return new Promise((resolve) => {
     client[method](request, { deadline }, (err, response) => {
-      client.close();
-      if (err) {
-        const code = Object.keys(grpc.status).find((k) => grpc.status[k] === err.code) || err.code;
-        die(`${method}: ${code}: ${err.details || err.message}`);
-      }
-      resolve(response);
+      resolve(err ? { error: statusName(err) } : { response });
     });
   });
+}
+
+async function call(socket, method, request) {
+  const { service, requestType } = findMethod(method);
+  checkFields(requestType, request, method);
+  const client = new api[service](`unix:${socket}`, grpc.credentials.createInsecure());
+  const r = await invoke(client, method, request);
+  client.close();
+  if (r.error) die(`${method}: ${r.error}`);
+  return r.response;
+}
+
+// The batch verb: lines of {"tag", "method", "request"}, every request
+// checked before any call, at most JOBS calls in flight on one channel
+// per service, each call's own deadline; results in the input's order.
+async function batch(socket, args) {
+  let jobs = 8;
+  let source;
+  while (args.length) {
+    const a = args.shift();
+    if (a === '--jobs' && args.length) jobs = Number(args.shift());
+    else if (source === undefined) source = a;
+    else die(`batch: unexpected argument ${a}`);
+  }
+  if (!Number.isInteger(jobs) || jobs < 1 || jobs > 256) die('batch: --jobs takes 1 to 256');
+  let text;
+  try {
+    text = fs.readFileSync(source === undefined || source === '-' ? 0 : source, 'utf8');
+  } catch (e) {
+    die(`batch: reading the calls: ${e.message}`);
+  }
+  const calls = text.split('\n').filter((l) => l.trim() !== '').map((line, i) => {
+    let c;
+    try {
+      c = JSON.parse(line);
+    } catch (e) {
+      die(`batch: line ${i + 1} is not JSON: ${e.message}`);
+    }
+    if (c === null || typeof c !== 'object' || typeof c.method !== 'string') {
+      die(`batch: line ${i + 1}: no "method"`);
+    }
+    const { service, requestType } = findMethod(c.method);
+    const request = c.request === undefined ? {} : c.request;
+    checkFields(requestType, request, `line ${i + 1}: ${c.method}`);
+    return { tag: c.tag === undefined ? i + 1 : c.tag, method: c.method, service, request };
+  });
+  const clients = {};
+  for (const service of SERVICES) {
+    clients[service] = new api[service](`unix:${socket}`, grpc.credentials.createInsecure());
+  }
+  const results = new Array(calls.length);
+  let next = 0;
+  async function worker() {
+    while (next < calls.length) {
+      const i = next++;
+      const c = calls[i];
+      const r = await invoke(clients[c.service], c.method, c.request);
+      results[i] = r.error
+        ? { tag: c.tag, method: c.method, ok: false, error: r.error }
+        : { tag: c.tag, method: c.method, ok: true, response: plain(r.response) };
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(jobs, calls.length) }, worker));
+  for (const service of SERVICES) clients[service].close();
+  const out = results.map((r) => `${JSON.stringify(r)}\n`).join('');
+  const failed = results.some((r) => !r.ok);
+  process.stdout.write(out, () => process.exit(failed ? CLIENT_ERROR : 0));
 }
 
 async function main(argv) {
   const [socket, method, ...rest] = argv;
   if (!socket || !method) {
-    die('usage: cri.js SOCKET METHOD [REQUEST-JSON | - | @FILE] | cri.js SOCKET exec ID [--timeout S] -- CMD...');
+    die('usage: cri.js SOCKET METHOD [REQUEST-JSON | - | @FILE] | cri.js SOCKET exec ID [--timeout S] -- CMD... | '
+      + 'cri.js SOCKET batch [--jobs N] [FILE | -]');
+  }
+  if (method === 'batch') {
+    await batch(socket, rest);
+    return;
   }
   if (method === 'exec') {
     const id = rest.shift();

@@ -54,10 +54,12 @@ NS_PID_FILE=$WORK/ns.pid
 # Pods' cgroups go below this parent in every hierarchy (the part
 # kubelet would make: /kubepods/...).
 CGROUP_PARENT=/hvt-cri-$CRI_SUITE_ID
-# The policies with a handler of their own (haven-NAME), bound by the
-# wrappers `haven install containerd` writes here.
-CRI_POLICIES="default strict ci offline claude-code codex gemini-cli aider devcontainer"
+# The runtime handlers bound to a policy (run.sh, install_policy_handlers):
+# haven-POLICY for each of these shipped policies, and a locked one.
+: "${CRI_POLICIES:=default strict ci offline claude-code codex gemini-cli aider devcontainer}"
+CRI_LOCKED_HANDLER=haven-strict-locked
 CRI_HANDLER_DIR=$WORK/handlers
+CRI_POLICY_DIR=$(cd "$here_lib/../../policies" && pwd)
 export CTRD_DIR CRI_SOCK IMAGE PAUSE_IMAGE CRI_POLICIES CRI_HANDLER_DIR
 
 # `haven` is the same binary under another name.
@@ -73,6 +75,12 @@ cri_exec() {
   shift
   CRI_TIMEOUT=$CALL_TIMEOUT timeout -k 5 $((CALL_TIMEOUT + 10)) node "$CRI_JS" "$CRI_SOCK" exec "$id" \
     --timeout "$CALL_TIMEOUT" -- "$@"
+}
+# cri_batch [--jobs N] < CALLS: many calls in one client process (cri.js
+# batch: one {"tag", "method", "request"} a line in, one result a line
+# out); bounded as a whole by BATCH_TIMEOUT seconds (default 300).
+cri_batch() {
+  CRI_TIMEOUT=$CALL_TIMEOUT timeout -k 5 "${BATCH_TIMEOUT:-300}" node "$CRI_JS" "$CRI_SOCK" batch "$@"
 }
 # ctrd ARGS...: containerd's own client on the private containerd, in the
 # namespace the CRI plugin uses.
@@ -103,20 +111,22 @@ json() { jq -r "$1" <<< "$OUT"; }
 # pod_config NAME: a PodSandboxConfig as kubelet would send it for a pod
 # NAME in namespace hvt (its own uid, log directory and cgroup parent);
 # sets POD_UID, POD_LOGS and POD_CGROUP, writes it to pod-NAME.json.
+# Extra fields (JSON, merged in: the pod's annotations) in POD_EXTRA.
 pod_config() {
-  local name=$1
+  local name=$1 extra=${POD_EXTRA:-}
+  [ -n "$extra" ] || extra='{}'
   POD_UID=$(cat /proc/sys/kernel/random/uuid)
   POD_LOGS=$WORK/logs/hvt_${name}_$POD_UID
   POD_CGROUP=$CGROUP_PARENT/pod$POD_UID
   mkdir -p "$POD_LOGS"
-  jq -n --arg name "$name" --arg uid "$POD_UID" --arg logs "$POD_LOGS" --arg cg "$POD_CGROUP" '{
+  jq -n --arg name "$name" --arg uid "$POD_UID" --arg logs "$POD_LOGS" --arg cg "$POD_CGROUP" --argjson extra "$extra" '{
     metadata: {name: $name, uid: $uid, namespace: "hvt", attempt: 0},
     hostname: $name,
     log_directory: $logs,
     labels: {"io.kubernetes.pod.name": $name, "io.kubernetes.pod.namespace": "hvt", "io.kubernetes.pod.uid": $uid},
     linux: {cgroup_parent: $cg,
             security_context: {namespace_options: {network: "POD", pid: "CONTAINER", ipc: "POD"}}}
-  }' > "pod-$name.json"
+  } * $extra' > "pod-$name.json"
 }
 
 # run_pod NAME HANDLER: RunPodSandbox with the runtime handler HANDLER
@@ -197,24 +207,44 @@ runtime_of() {
 haven_state() { in_ns "$RUNTIME" --root "$RUNC_ROOT" state "$1"; }
 
 # pod_leftovers POD_ID POD_CGROUP [CONTAINER_ID...]: what a removed pod
-# and its containers left, one line each on stdout; status 1 if anything.
-# Everything kubelet's RemovePodSandbox is meant to take away: containerd's
-# records (CRI's, its containers, snapshots), the shims, every process,
-# mount and cgroup named by an id, the runtimes' state (leaks.sh, run in
-# containerd's mount namespace, where those mounts are), bundles and CRI's
-# directories, the pod's network namespace, its veth and its address (CNI
-# DEL ran), and below the pod's cgroup parent (which kubelet, not the
-# runtime, removes: removed here once it is empty).
+# and its containers left, one line each on stdout; status 1 if anything
+# (pods_leftovers for one pod).
 pod_leftovers() {
-  local pod=$1 cg=$2 out="" id ids args=() h d
-  ids=("$1" "${@:3}")
-  if OUT=$(cri ListPodSandbox "{\"filter\": {\"id\": \"$pod\"}}" 2>&1); then
-    [ "$(json '.items | length')" = 0 ] || out+="cri: pod $pod is still listed: $(json '.items[0].state')"$'\n'
+  local pods
+  pods=$(mktemp "$WORK/pods.XXXXXX")
+  echo "$1 $2" > "$pods"
+  pods_leftovers "$pods" "${@:3}"
+  local rc=$?
+  rm -f "$pods"
+  return $rc
+}
+
+# pods_leftovers PODS_FILE [CONTAINER_ID...]: what removed pods (PODS_FILE:
+# "POD_ID POD_CGROUP" a line) and their containers left, one line each
+# on stdout; status 1 if anything.  Everything kubelet's
+# RemovePodSandbox is meant to take away: containerd's records (CRI's,
+# its containers, snapshots), the shims, every process, mount and cgroup
+# named by an id, the runtimes' state (leaks.sh, run in containerd's
+# mount namespace, where those mounts are), bundles and CRI's
+# directories, the pods' network namespaces and their mounts, veths,
+# addresses (CNI DEL ran), and below each pod's cgroup parent (which
+# kubelet, not the runtime, removes: removed here once it is empty).
+# Each kind is looked for once for all the pods (a load test's fifty).
+pods_leftovers() {
+  local pods=$1 out="" id ids=() args=() h d pod cg
+  ids=("${@:2}")
+  while read -r pod cg; do [ -n "$pod" ] && ids+=("$pod"); done < "$pods"
+  if OUT=$(cri ListPodSandbox 2>&1); then
+    out+=$(json '.items[] | "\(.id) \(.state)"' | while read -r id st; do
+      grep -q "^$id " "$pods" && echo "cri: pod $id is still listed: $st"; done)
+    [ -z "$out" ] || out+=$'\n'
   else
     out+="cri: ListPodSandbox: $OUT"$'\n'
   fi
-  if OUT=$(cri ListContainers "{\"filter\": {\"pod_sandbox_id\": \"$pod\"}}" 2>&1); then
-    [ "$(json '.containers | length')" = 0 ] || out+="cri: containers of $pod still listed: $(json '[.containers[].id] | join(" ")')"$'\n'
+  if OUT=$(cri ListContainers 2>&1); then
+    out+=$(json '.containers[] | "\(.pod_sandbox_id) \(.id)"' | while read -r pod id; do
+      grep -q "^$pod " "$pods" && echo "cri: container $id of pod $pod is still listed"; done)
+    [ -z "$out" ] || out+=$'\n'
   else
     out+="cri: ListContainers: $OUT"$'\n'
   fi
@@ -242,13 +272,16 @@ pod_leftovers() {
   out+=$(find "$CNI_IPAM_DIR/$CNI_NET" -name '[0-9]*.[0-9]*.[0-9]*.[0-9]*' 2> /dev/null | sed 's/^/address: /')
   [ -z "$out" ] || out+=$'\n'
   for h in $(awk '{ for (i = 7; $i != "-"; i++) ; if ($(i + 1) == "cgroup" || $(i + 1) == "cgroup2") print $5 }' /proc/self/mountinfo); do
-    d=$h$cg
-    [ -d "$d" ] || continue
-    if [ -n "$(find "$d" -mindepth 1 -type d 2> /dev/null)" ]; then
-      out+="cgroup: below $d: $(find "$d" -mindepth 1 -type d | tr '\n' ' ')"$'\n'
-    elif ! rmdir "$d" 2> /dev/null; then
-      out+="cgroup: $d is not empty: $(tr '\n' ' ' < "$d/cgroup.procs" 2> /dev/null)"$'\n'
-    fi
+    while read -r pod cg; do
+      [ -n "$cg" ] || continue
+      d=$h$cg
+      [ -d "$d" ] || continue
+      if [ -n "$(find "$d" -mindepth 1 -type d 2> /dev/null)" ]; then
+        out+="cgroup: below $d: $(find "$d" -mindepth 1 -type d | tr '\n' ' ')"$'\n'
+      elif ! rmdir "$d" 2> /dev/null; then
+        out+="cgroup: $d is not empty: $(tr '\n' ' ' < "$d/cgroup.procs" 2> /dev/null)"$'\n'
+      fi
+    done < "$pods"
   done
   out=$(sed '/^$/d' <<< "$out")
   [ -z "$out" ] && return 0

@@ -92,8 +92,19 @@ sanitizer_env() {
 build_images() {
   local r=$WORK/rootfs
   "$here/../make-rootfs.sh" "$r" || return 1
+  # What the policy tests ask the kernel (static: busybox's root has no
+  # libc), as the engine tests' image has it.
+  if [ ! -x "$here/../helpers/syscall_probe" ]; then
+    echo "tests/helpers/syscall_probe is not built: run 'make check TESTS=' or 'make tests/helpers/syscall_probe' first" >&2
+    return 1
+  fi
+  mkdir -p "$r/usr/bin"
+  cp "$here/../helpers/syscall_probe" "$r/usr/bin/syscall_probe" || return 1
   "$here/make-image.sh" "$r" "$IMAGE" "$WORK/image.tar" || return 1
-  "$here/make-image.sh" "$r" "$PAUSE_IMAGE" "$WORK/pause.tar" '["/bin/sleep"]' '["infinity"]'
+  # The pause program: a static binary that is no shell, as the real
+  # pause is (busybox's sleep is busybox, which strict's exec rules refuse
+  # as a shell); it waits, and StopPodSandbox kills it.
+  "$here/make-image.sh" "$r" "$PAUSE_IMAGE" "$WORK/pause.tar" '["/usr/bin/syscall_probe"]' '["sleep"]'
 }
 
 # made_dir DIR: DIR exists, made (and noted for final_cleanup) if it did not.
@@ -213,21 +224,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     conf_dir = "$WORK/cni/net.d"
     max_conf_num = 1
 EOF
-  # One handler per shipped policy, registered as an operator would:
-  # `haven install containerd` edits this config and writes the wrapper
-  # that binds the policy (handler haven-POLICY; the plain `haven` handler
-  # above has none).  Every shipped policy is one a pod may run under.
-  local p out
-  mkdir -p "$CRI_HANDLER_DIR"
-  for p in $CRI_POLICIES; do
-    if ! out=$(haven install containerd --config "$CTRD_DIR/config.toml" --name "haven-$p" --policy "$p" \
-      --runtime "$RUNTIME" --handler-dir "$CRI_HANDLER_DIR" 2>&1); then
-      CRI_MISSING="haven install containerd --name haven-$p --policy $p: $out"
-      return 1
-    fi
-  done
+  install_policy_handlers || return 1
   # shellcheck disable=SC2046 # sanitizer_env's words
-  env $(sanitizer_env) nsenter -t "$(cat "$NS_PID_FILE")" -m -n --wd="$CTRD_DIR" containerd --config "$CTRD_DIR/config.toml" \
+  env $(sanitizer_env) HAVEN_POLICY_PATH="$CRI_POLICY_DIR" nsenter -t "$(cat "$NS_PID_FILE")" -m -n --wd="$CTRD_DIR" containerd --config "$CTRD_DIR/config.toml" \
     > "$CTRD_DIR/containerd.log" 2>&1 < /dev/null &
   CONTAINERD_PID=$!
   # Ready when its CRI service answers (the plugin loads after the rest).
@@ -248,7 +247,30 @@ EOF
       return 1
     fi
   done
-  log "$(cri Version | jq -r '"\(.runtime_name) \(.runtime_version), CRI \(.runtime_api_version)"'), handlers runc ($(command -v runc)), haven ($RUNTIME) and haven-POLICY for $CRI_POLICIES"
+  log "$(cri Version | jq -r '"\(.runtime_name) \(.runtime_version), CRI \(.runtime_api_version)"'), handlers runc ($(command -v runc)), haven ($RUNTIME), haven-POLICY for $CRI_POLICIES, $CRI_LOCKED_HANDLER"
+}
+
+# A handler per shipped policy, haven-POLICY, and haven-strict-locked
+# (strict with --policy-lock: a pod's run.haven.policy is refused), as an
+# administrator registers them: by `haven install containerd` on
+# containerd's config, its wrappers in CRI_HANDLER_DIR (removed with WORK).
+# The handlers find the policies of this checkout (HAVEN_POLICY_PATH in
+# containerd's environment, which its shims and the runtime inherit).
+install_policy_handlers() {
+  local p out
+  mkdir -p "$CRI_HANDLER_DIR"
+  for p in $CRI_POLICIES; do
+    if ! out=$(haven install containerd --config "$CTRD_DIR/config.toml" --name "haven-$p" --policy "$p" \
+      --runtime "$RUNTIME" --handler-dir "$CRI_HANDLER_DIR" 2>&1); then
+      CRI_MISSING="haven install containerd --policy $p: $out"
+      return 1
+    fi
+  done
+  if ! out=$(haven install containerd --config "$CTRD_DIR/config.toml" --name "$CRI_LOCKED_HANDLER" --policy strict \
+    --policy-lock --runtime "$RUNTIME" --handler-dir "$CRI_HANDLER_DIR" 2>&1); then
+    CRI_MISSING="haven install containerd --policy strict --policy-lock: $out"
+    return 1
+  fi
 }
 
 containerd_ready() {
@@ -287,10 +309,8 @@ cleanup_between_tests() {
   done
   if [ -s "$WORK/pods" ]; then
     cids=$(cat "$WORK/containers" 2> /dev/null)
-    while read -r pod cg; do
-      # shellcheck disable=SC2086 # container ids, one word each
-      left=$(pod_leftovers "$pod" "$cg" $cids) || echo "left after the test: $(tr '\n' ';' <<< "$left")" >> "$tdir/.fail"
-    done < "$WORK/pods"
+    # shellcheck disable=SC2086 # container ids, one word each
+    left=$(pods_leftovers "$WORK/pods" $cids) || echo "left after the test: $(tr '\n' ';' <<< "$left")" >> "$tdir/.fail"
   fi
   cat "$WORK/pods" "$WORK/containers" 2> /dev/null | awk '{print $1}' >> "$WORK/all-ids"
   : > "$WORK/pods"

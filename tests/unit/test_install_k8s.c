@@ -527,10 +527,12 @@ test_command_crio (void **state)
  * run.haven.policy annotation is pod_policy (NULL: none); the config it
  * gives, or NULL with *err. */
 static char *
-filter (const char *handler_policy, bool lock, const char *pod_policy, hv_error **err)
+filter_with (const char *handler_policy, bool lock, const char *pod_policy, const char *cri_annotations,
+             hv_error **err)
 {
   struct hv_global g = { .policy = handler_policy, .policy_lock = lock };
-  cleanup_free char *ann = pod_policy ? xasprintf ("\"" HV_POLICY_ANNOTATION "\": \"%s\"", pod_policy) : xstrdup ("");
+  cleanup_free char *ann = pod_policy ? xasprintf ("%s\"" HV_POLICY_ANNOTATION "\": \"%s\"", cri_annotations, pod_policy)
+                                      : xstrdup (cri_annotations);
   char *text = xasprintf ("{\"ociVersion\": \"1.0.2\", \"process\": {\"args\": [\"/pause\"], \"cwd\": \"/\"}, "
                           "\"root\": {\"path\": \"/\"}, \"linux\": {\"namespaces\": [{\"type\": \"pid\"}, "
                           "{\"type\": \"mount\"}, {\"type\": \"network\"}]}, \"annotations\": {%s}}",
@@ -546,6 +548,21 @@ filter (const char *handler_policy, bool lock, const char *pod_policy, hv_error 
   oci_spec_free (spec);
   return text;
 }
+
+static char *
+filter (const char *handler_policy, bool lock, const char *pod_policy, hv_error **err)
+{
+  return filter_with (handler_policy, lock, pod_policy, "", err);
+}
+
+/* The annotations containerd's CRI plugin puts on a pod's container and
+ * on its sandbox container. */
+#define CRI_CONTAINER_ANNOTATIONS                                                                                    \
+  "\"io.kubernetes.cri.container-type\": \"container\", \"io.kubernetes.cri.sandbox-id\": \"0123abcd\", "             \
+  "\"io.kubernetes.cri.sandbox-name\": \"agent\", \"io.kubernetes.cri.sandbox-namespace\": \"team\", "               \
+  "\"io.kubernetes.cri.container-name\": \"box\", "
+#define CRI_SANDBOX_ANNOTATIONS                                                                                      \
+  "\"io.kubernetes.cri.container-type\": \"sandbox\", \"io.kubernetes.cri.sandbox-id\": \"0123abcd\", "
 
 /* linux.resources.<what>.limit of a config; -1 when absent. */
 static long long
@@ -612,6 +629,70 @@ test_pod_cannot_loosen_the_handler (void **state)
   hv_error_free (&err);
   cleanup_free char *same = filter ("strict", true, "strict", &err);
   assert_non_null (same);
+}
+
+/* A pod's filter run on a config of containerd's, refused with a message
+ * containing want. */
+static void
+expect_pod_refused (const char *handler_policy, const char *pod_policy, const char *cri_annotations, const char *want)
+{
+  hv_error *err = NULL;
+  cleanup_free char *out = filter_with (handler_policy, false, pod_policy, cri_annotations, &err);
+  if (out != NULL)
+    fail_msg ("handler %s, pod asking for %s: accepted", handler_policy ? handler_policy : "(none)", pod_policy);
+  if (strstr (err->msg, want) == NULL)
+    fail_msg ("handler %s, pod asking for %s: \"%s\" lacks \"%s\"", handler_policy ? handler_policy : "(none)",
+              pod_policy, err->msg, want);
+  hv_error_free (&err);
+}
+
+/* A pod's run.haven.policy (containerd's pod_annotations, CRI-O's
+ * allowed_annotations) names an installed policy, never a file, and
+ * one that builds on the handler's; Docker's and Podman's annotation
+ * still names a file. */
+static void
+test_pod_policy_annotation_is_a_name (void **state)
+{
+  (void) state;
+  setenv ("HAVEN_POLICY_PATH", HAVEN_SRCDIR "/policies", 1);
+  if (!can_chroot ())
+    SKIP_BECAUSE ("strict's exec rules are compiled by looking in the container's root with chroot, which needs "
+                  "CAP_SYS_CHROOT (run as root)");
+  const char *const files[] = { HAVEN_SRCDIR "/policies/strict.yaml", "strict.yaml", "./strict", "../strict",
+                                "policies/strict", ".strict", "/etc/passwd", "strict.yaml.bak", "" };
+  for (size_t i = 0; i < N_ELEMENTS (files); i++)
+    {
+      expect_pod_refused ("default", files[i], CRI_CONTAINER_ANNOTATIONS,
+                          "of the pod's container refused: a pod names an installed policy (such as strict), never a "
+                          "file");
+      expect_pod_refused (NULL, files[i], CRI_SANDBOX_ANNOTATIONS, "of the pod refused: a pod names an installed");
+    }
+  /* Stricter: strict extends default. */
+  hv_error *err = NULL;
+  cleanup_free char *tighter = filter_with ("default", false, "strict", CRI_CONTAINER_ANNOTATIONS, &err);
+  if (tighter == NULL)
+    fail_msg ("%s", err->msg);
+  assert_true (limit_of (tighter, "pids") > 0 && limit_of (tighter, "pids") <= 256);
+  cleanup_free char *same = filter_with ("strict", false, "strict", CRI_CONTAINER_ANNOTATIONS, &err);
+  if (same == NULL)
+    fail_msg ("%s", err->msg);
+  /* Under a plain handler any installed policy may be named. */
+  cleanup_free char *unbound = filter_with (NULL, false, "offline", CRI_SANDBOX_ANNOTATIONS, &err);
+  if (unbound == NULL)
+    fail_msg ("%s", err->msg);
+  /* Weaker, or beside the handler's rather than on it: refused, said so. */
+  expect_pod_refused ("strict", "default", CRI_CONTAINER_ANNOTATIONS,
+                      "policy \"default\" does not build on this runtime handler's policy \"strict\" (a pod may ask "
+                      "only for a stricter policy");
+  expect_pod_refused ("strict", "ci", CRI_SANDBOX_ANNOTATIONS, "does not build on this runtime handler's policy");
+  expect_pod_refused ("offline", "claude-code", CRI_CONTAINER_ANNOTATIONS,
+                      "does not build on this runtime handler's policy \"offline\"");
+  expect_pod_refused ("default", "no-such-policy", CRI_CONTAINER_ANNOTATIONS, "policy \"no-such-policy\" not found");
+  /* Docker's annotation (no CRI annotations): a file as before. */
+  cleanup_free char *docker = filter (NULL, false, HAVEN_SRCDIR "/policies/strict.yaml", &err);
+  if (docker == NULL)
+    fail_msg ("%s", err->msg);
+  assert_true (limit_of (docker, "pids") > 0 && limit_of (docker, "pids") <= 256);
 }
 
 /* The lines of the table `header` in a dump, up to the next table, with
@@ -691,6 +772,7 @@ main (void)
     cmocka_unit_test (test_crio_conf),
     cmocka_unit_test (test_wrapper_binds_policy),
     cmocka_unit_test (test_pod_cannot_loosen_the_handler),
+    cmocka_unit_test (test_pod_policy_annotation_is_a_name),
     cmocka_unit_test (test_command_containerd),
     cmocka_unit_test (test_command_crio),
     cmocka_unit_test (test_containerd_reads_it),
