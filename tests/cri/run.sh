@@ -213,6 +213,19 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     conf_dir = "$WORK/cni/net.d"
     max_conf_num = 1
 EOF
+  # One handler per shipped policy, registered as an operator would:
+  # `haven install containerd` edits this config and writes the wrapper
+  # that binds the policy (handler haven-POLICY; the plain `haven` handler
+  # above has none).  Every shipped policy is one a pod may run under.
+  local p out
+  mkdir -p "$CRI_HANDLER_DIR"
+  for p in $CRI_POLICIES; do
+    if ! out=$(haven install containerd --config "$CTRD_DIR/config.toml" --name "haven-$p" --policy "$p" \
+      --runtime "$RUNTIME" --handler-dir "$CRI_HANDLER_DIR" 2>&1); then
+      CRI_MISSING="haven install containerd --name haven-$p --policy $p: $out"
+      return 1
+    fi
+  done
   # shellcheck disable=SC2046 # sanitizer_env's words
   env $(sanitizer_env) nsenter -t "$(cat "$NS_PID_FILE")" -m -n --wd="$CTRD_DIR" containerd --config "$CTRD_DIR/config.toml" \
     > "$CTRD_DIR/containerd.log" 2>&1 < /dev/null &
@@ -222,7 +235,6 @@ EOF
     CRI_MISSING="containerd's CRI service did not answer: $(grep -i 'level=\(error\|fatal\)' "$CTRD_DIR/containerd.log" | tail -1)"
     return 1
   fi
-  local out
   for f in image pause; do
     if ! out=$(ctrd images import "$WORK/$f.tar" 2>&1); then
       CRI_MISSING="ctr images import $f.tar: $out"
@@ -236,7 +248,7 @@ EOF
       return 1
     fi
   done
-  log "$(cri Version | jq -r '"\(.runtime_name) \(.runtime_version), CRI \(.runtime_api_version)"'), handlers runc ($(command -v runc)) and haven ($RUNTIME)"
+  log "$(cri Version | jq -r '"\(.runtime_name) \(.runtime_version), CRI \(.runtime_api_version)"'), handlers runc ($(command -v runc)), haven ($RUNTIME) and haven-POLICY for $CRI_POLICIES"
 }
 
 containerd_ready() {
