@@ -73,6 +73,17 @@ hv_pod_config_privileged (const oci_spec *spec)
   return true;
 }
 
+/* A Kubernetes pod: a CRI runtime names the pod's namespace and name on
+ * each of its containers.  Podman puts CRI-O's type and sandbox-id
+ * annotations on the containers of its own pods too (for Kata), naming
+ * no namespace: those keep Podman's behaviour (pod_network.c says the
+ * same). */
+static bool
+kubernetes_pod (const hv_pod_identity *id)
+{
+  return id->role != HV_POD_NONE && id->pod_namespace && id->pod_name;
+}
+
 int
 hv_pod_policy_check (const oci_spec *spec, const char *name, const char *policy, bool *pod, hv_error **err)
 {
@@ -80,13 +91,12 @@ hv_pod_policy_check (const oci_spec *spec, const char *name, const char *policy,
   hv_pod_identity id;
   if (hv_pod_identity_read (spec, name, &id, err) < 0)
     return -1;
-  if (id.role == HV_POD_NONE)
+  if (!kubernetes_pod (&id))
     return 0;
   *pod = true;
   const char *what = id.role == HV_POD_SANDBOX ? "the sandbox container" : "container";
   const char *cname = id.container_name ? id.container_name : "";
-  const char *ns = id.pod_namespace ? id.pod_namespace : "?";
-  const char *pn = id.pod_name ? id.pod_name : "?";
+  const char *ns = id.pod_namespace, *pn = id.pod_name;
   if (shares_host_ns (spec, CLONE_NEWNET, "net"))
     return hv_error_set (err, 0,
                          "%s: %s%s%s of pod %s/%s shares the node's network namespace (hostNetwork: true): refused under "

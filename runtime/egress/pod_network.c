@@ -154,6 +154,17 @@ match_sandbox (struct hv_pod_network *p, const char *root, const char *rules, hv
                        r == 1 ? " (its record is missing: was it made by this runtime, with a policy?)" : "");
 }
 
+/* A Kubernetes pod: a CRI runtime names the pod's namespace and name on
+ * each of its containers.  Podman puts CRI-O's type and sandbox-id
+ * annotations on its own pods' containers too (for Kata), naming no
+ * namespace, and its pod's infra container need not run under this
+ * runtime: those keep what a container in a joined namespace gets. */
+static bool
+kubernetes_pod (const hv_pod_identity *id)
+{
+  return id->role != HV_POD_NONE && id->pod_namespace && id->pod_name;
+}
+
 int
 hv_pod_network_prepare (const oci_spec *spec, const char *state_root, const hv_egress_config *egress, bool none,
                         struct hv_pod_network *p, hv_error **err)
@@ -162,12 +173,12 @@ hv_pod_network_prepare (const oci_spec *spec, const char *state_root, const hv_e
   hv_pod_identity id;
   if (hv_pod_identity_read (spec, "config.json", &id, err) < 0)
     return -1;
-  if (id.role == HV_POD_NONE)
+  if (!kubernetes_pod (&id))
     return 0;
   cleanup_free char *rules = rules_text (egress, none);
   const char *policy = oci_kv_get (&spec->annotations, HV_POLICY_ANNOTATION);
   p->sandbox_id = xstrdup (id.sandbox_id);
-  p->pod = xasprintf ("%s/%s", id.pod_namespace ? id.pod_namespace : "?", id.pod_name ? id.pod_name : "?");
+  p->pod = xasprintf ("%s/%s", id.pod_namespace, id.pod_name);
   p->container = id.container_name ? xstrdup (id.container_name) : NULL;
   p->policy = xstrdup (policy ? policy : "");
   if (id.role == HV_POD_CONTAINER)

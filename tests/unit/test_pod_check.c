@@ -159,9 +159,14 @@ test_privileged (void **state)
   memmove (chown, chown + strlen ("\"CAP_CHOWN\","), strlen (chown + strlen ("\"CAP_CHOWN\",")) + 1);
   cleanup_spec oci_spec *less = config (CONTAINER_ANN, OWN_NS, short_one, "[]");
   assert_false (hv_pod_config_privileged (less));
-  /* Docker's --privileged is not this check's. */
+  /* Docker's --privileged is not this check's, nor Podman's in a pod of
+   * its own (CRI-O's type annotation, no Kubernetes namespace). */
   cleanup_spec oci_spec *d = config ("\"run.haven.policy\":\"default\"", OWN_NS, all, "[]");
   expect_ok (d, false);
+  cleanup_spec oci_spec *pm = config ("\"io.kubernetes.cri-o.ContainerType\":\"container\","
+                                      "\"io.kubernetes.cri-o.SandboxID\":\"s1\"",
+                                      OWN_NS, all, "[]");
+  expect_ok (pm, false);
 }
 
 int

@@ -160,12 +160,32 @@ test_not_a_pod (void **state)
   assert_int_equal (p.role, HV_POD_NONE);
 }
 
+/* Podman's own pods carry CRI-O's type and sandbox id but no Kubernetes
+ * namespace: not a pod here, whatever the state root holds. */
+static void
+test_podman_pod (void **state)
+{
+  (void) state;
+  write_record ("default", NULL, true);
+  cleanup_spec oci_spec *spec = spec_with ("\"io.kubernetes.cri-o.ContainerType\":\"container\","
+                                           "\"io.kubernetes.cri-o.SandboxID\":\"" SANDBOX "\"");
+  hv_egress_config *c = allowlist ("mine", "api.example.com");
+  struct hv_pod_network p;
+  hv_error *err = NULL;
+  assert_int_equal (hv_pod_network_prepare (spec, root, c, false, &p, &err), 0);
+  assert_int_equal (p.role, HV_POD_NONE);
+  hv_egress_config_free (c);
+  remove_record ();
+}
+
 static void
 test_sandbox_with_rules (void **state)
 {
   (void) state;
   cleanup_spec oci_spec *spec = spec_with ("\"io.kubernetes.cri.container-type\":\"sandbox\","
                                            "\"io.kubernetes.cri.sandbox-id\":\"" SANDBOX "\","
+                                           "\"io.kubernetes.cri.sandbox-name\":\"agent\","
+                                           "\"io.kubernetes.cri.sandbox-namespace\":\"team\","
                                            "\"run.haven.policy\":\"default\"");
   struct hv_pod_network p;
   hv_error *err = NULL;
@@ -266,7 +286,7 @@ main (void)
     cmocka_unit_test (test_record_round_trip),     cmocka_unit_test (test_record_malformed),
     cmocka_unit_test (test_not_a_pod),             cmocka_unit_test (test_sandbox_with_rules),
     cmocka_unit_test (test_container_same_rules),  cmocka_unit_test (test_container_differing_rules),
-    cmocka_unit_test (test_record_behind_a_link),
+    cmocka_unit_test (test_record_behind_a_link),  cmocka_unit_test (test_podman_pod),
   };
   return cmocka_run_group_tests (tests, setup, teardown);
 }
