@@ -129,18 +129,15 @@ rules_kind (const char *rules)
   return strcmp (rules, HV_POD_NETWORK_NONE) == 0 ? "network none" : "an allowlist";
 }
 
-/* A container of the pod: the pod's rules must be this config's. */
+/* A container of the pod: the pod's rules (the sandbox's record, text;
+ * NULL when it has none) must be this config's. */
 static int
-match_sandbox (struct hv_pod_network *p, const char *root, const char *rules, hv_error **err)
+match_sandbox (struct hv_pod_network *p, const char *root, const char *text, const char *rules, hv_error **err)
 {
-  cleanup_free char *text = NULL;
-  int r = read_record (root, p->sandbox_id, &text, err);
-  if (r < 0)
-    return -1;
   cleanup_free char *their_policy = NULL;
   cleanup_free char *their_rules = NULL;
   cleanup_free char *name = xasprintf ("%s/%s/%s", root, p->sandbox_id, HV_POD_NETWORK_RECORD_FILE);
-  if (r == 0 && hv_pod_network_record_parse (text, name, p, &their_policy, &their_rules, err) < 0)
+  if (text && hv_pod_network_record_parse (text, name, p, &their_policy, &their_rules, err) < 0)
     return -1;
   if (rules && their_rules && strcmp (rules, their_rules) == 0)
     return 0;
@@ -150,8 +147,8 @@ match_sandbox (struct hv_pod_network *p, const char *root, const char *rules, hv
                        "all containers of a pod share one network policy: container %s of pod %s (policy %s: %s) "
                        "differs from the pod's sandbox container %s (policy %s: %s)%s",
                        p->container ? p->container : "?", p->pod, or_none (p->policy), rules_kind (rules),
-                       p->sandbox_id, or_none (their_policy), r == 1 ? "no network rules recorded" : rules_kind (their_rules),
-                       r == 1 ? " (its record is missing: was it made by this runtime, with a policy?)" : "");
+                       p->sandbox_id, or_none (their_policy), text ? rules_kind (their_rules) : "no network rules recorded",
+                       text ? "" : " (its record is missing: was it made by this runtime, with a policy?)");
 }
 
 /* A Kubernetes pod: a CRI runtime names the pod's namespace and name on
@@ -183,11 +180,11 @@ hv_pod_network_prepare (const oci_spec *spec, const char *state_root, const hv_e
   p->policy = xstrdup (policy ? policy : "");
   if (id.role == HV_POD_CONTAINER)
     {
+      cleanup_free char *text = NULL;
+      int r = read_record (state_root, id.sandbox_id, &text, err);
       /* A container without rules of its own in a pod without any:
        * nothing to share.  Anything else must match the sandbox. */
-      cleanup_free char *probe = NULL;
-      int r = rules ? 0 : read_record (state_root, id.sandbox_id, &probe, err);
-      if (r < 0 || (r == 0 && match_sandbox (p, state_root, rules, err) < 0))
+      if (r < 0 || (!(r == 1 && rules == NULL) && match_sandbox (p, state_root, text, rules, err) < 0))
         {
           hv_pod_network_clear (p);
           return -1;
