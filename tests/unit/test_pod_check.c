@@ -16,6 +16,9 @@
 #include "oci_spec.h"
 #include "oci_tables.h"
 #include "pod_check.h"
+#include "policy.h"
+#include "policy_apply.h"
+#include "policy_load.h"
 #include "utils.h"
 
 #define SANDBOX_ANN                                                                                            \
@@ -169,6 +172,36 @@ test_privileged (void **state)
   expect_ok (pm, false);
 }
 
+/* Network none (policy default) on a pod keeps the pod's network
+ * namespace (its containers share loopback; the runtime's table holds
+ * it, pod_network.h); on Docker's config it is replaced by an empty one. */
+static void
+test_apply_none_keeps_pod_netns (void **state)
+{
+  (void) state;
+  hv_policy *p = NULL;
+  hv_error *err = NULL;
+  if (hv_policy_load ("default", &p, &err) < 0)
+    fail_msg ("%s", err->msg);
+  static const char *const anns[] = { SANDBOX_ANN, "\"com.docker.x\":\"1\"" };
+  for (size_t i = 0; i < 2; i++)
+    {
+      cleanup_free char *cfg = xasprintf ("{\"ociVersion\":\"1.0.2\",\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"},"
+                                          "\"root\":{\"path\":\"/\"},\"linux\":{\"namespaces\":[{\"type\":\"pid\"},"
+                                          "{\"type\":\"mount\"},{\"type\":\"network\",\"path\":\"/var/run/netns/cni-1\"}]},"
+                                          "\"annotations\":{%s}}",
+                                          anns[i]);
+      cleanup_free char *out = NULL;
+      if (hv_policy_apply (p, cfg, "config.json", &out, NULL, &err) < 0)
+        fail_msg ("%s", err->msg);
+      assert_non_null (strstr (out, "\"run.haven.network\": \"none\""));
+      if ((strstr (out, "/var/run/netns/cni-1") != NULL) != (i == 0))
+        fail_msg ("%s: the engine's network namespace %s: %s", i == 0 ? "pod" : "docker",
+                  i == 0 ? "replaced" : "kept", out);
+    }
+  hv_policy_free (p);
+}
+
 int
 main (void)
 {
@@ -177,6 +210,8 @@ main (void)
     cmocka_unit_test (test_host_network),
     cmocka_unit_test (test_host_pid),
     cmocka_unit_test (test_privileged),
+    cmocka_unit_test (test_apply_none_keeps_pod_netns),
   };
+  setenv ("HAVEN_POLICY_PATH", HAVEN_SRCDIR "/policies", 1);
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
