@@ -318,13 +318,6 @@ has_early_hooks (const oci_spec *spec)
   return h->prestart.n || h->create_runtime.n || h->create_container.n || h->start_container.n;
 }
 
-/* Egress (HV_SYNC_NETNS): init has made or joined its network namespace
- * and goes on with its mounts while the table goes in, before anything
- * else can run there (hooks, connectivity, the process); then the way
- * out starts, then the resolver's sockets go to the monitor.  The way out
- * comes up while init finishes its set-up (mounts, pivot, terminal,
- * seccomp's and Landlock's preparation): it is waited for when init
- * reports ready (answer_init), or before the hooks when there are any. */
 /* A pod's sandbox container with network none: the table that lets
  * only loopback through (the pod's namespace has CNI's interface), its
  * namespace recorded for delete, the pod's record written. */
