@@ -35,6 +35,7 @@
 #include "policy_compile.h"
 #include "policy_egress.h"
 #include "policy_env.h"
+#include "pod_check.h"
 #include "utils.h"
 
 /* The fields of obj (when it is an object) but the keys in skip
@@ -298,6 +299,7 @@ emit_seccomp (yajl_gen g, yajl_val sc, const hv_policy *p)
 struct apply
 {
   const hv_policy *p;
+  bool pod; /* a Kubernetes pod's config (pod_check.h) */
   const struct hv_container_plan *plan;
   const char *agent_profile; /* the policy's seccomp profile, for configs without one */
   bool exec_rules;           /* allow_exec or block_shell */
@@ -604,11 +606,14 @@ emit_paths (yajl_gen g, yajl_val existing, const oci_strv *extra)
  * gets a network namespace of its own (only loopback) instead of the
  * engine's (or the host's).  An allowlist keeps the engine's (checked
  * not to be the host's: hv_policy_egress_check_netns), where the runtime
- * installs the egress table at create (run.haven.egress). */
+ * installs the egress table at create (run.haven.egress).  A pod keeps
+ * its namespace under `none` too (its containers talk over its loopback):
+ * there the runtime's table lets nothing but loopback through
+ * (pod_network.h), and a pod in the host's is refused (pod_check.h). */
 static void
-emit_namespaces (yajl_gen g, yajl_val nss, const hv_policy *p)
+emit_namespaces (yajl_gen g, yajl_val nss, const hv_policy *p, bool pod)
 {
-  bool private_net = p->net_mode == HV_NET_NONE;
+  bool private_net = p->net_mode == HV_NET_NONE && !pod;
   yajl_gen_array_open (g);
   for (size_t i = 0; nss && YAJL_IS_ARRAY (nss) && i < nss->u.array.len; i++)
     {
@@ -752,7 +757,7 @@ emit_linux (yajl_gen g, yajl_val lx, const struct apply *a)
   yajl_gen_map_open (g);
   emit_fields_except (g, lx, replaced);
   jg_str (g, "namespaces");
-  emit_namespaces (g, jw_lookup (lx, "namespaces"), a->p);
+  emit_namespaces (g, jw_lookup (lx, "namespaces"), a->p, a->pod);
   jg_str (g, "maskedPaths");
   emit_paths (g, jw_lookup (lx, "maskedPaths"), &a->plan->masked);
   jg_str (g, "readonlyPaths");
@@ -1054,6 +1059,12 @@ hv_policy_apply_keys (const hv_policy *p, const char *config_json, const char *n
   jw_init (&w, name, err);
   if (oci_spec_parse (config_json, strlen (config_json), name, &spec, err) < 0 || jw_parse (&w, config_json, &root) < 0)
     return -1;
+  bool pod = false;
+  if (hv_pod_policy_check (spec, name, p->name, &pod, err) < 0)
+    {
+      yajl_tree_free (root);
+      return -1;
+    }
   struct hv_container_plan plan;
   if (hv_container_plan_make (p, spec, name, &plan, err) < 0)
     {
@@ -1062,7 +1073,7 @@ hv_policy_apply_keys (const hv_policy *p, const char *config_json, const char *n
     }
   cleanup_strv oci_strv exec_paths = { 0 }, env = { 0 };
   filter_engine_env (p, &spec->process.env, &env);
-  struct apply a = { .p = p, .plan = &plan, .exec_rules = p->allow_exec.n || p->block_shell.value,
+  struct apply a = { .p = p, .pod = pod, .plan = &plan, .exec_rules = p->allow_exec.n || p->block_shell.value,
                      .exec_paths = &exec_paths, .env = &env, .hide_token = hv_k8s_token_hidden (p) };
   if (a.exec_rules && hv_container_exec_rules (p, plan.rootfs, &spec->process.env, &plan.projects, &exec_paths, &plan.masked, err) < 0)
     {

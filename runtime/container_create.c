@@ -36,6 +36,7 @@
 #include "haven_annotations.h"
 #include "hooks.h"
 #include "netns_check.h"
+#include "pod_network.h"
 #include "log.h"
 #include "namespaces.h"
 #include "sync.h"
@@ -122,6 +123,7 @@ struct create_run
   bool net_none;         /* run.haven.network: none (netns_check.h) */
   struct hv_monitor monitor; /* the audit monitor, when the config asks for one */
   struct hv_egress_sandbox egress; /* run.haven.egress: the table, the resolver's sockets */
+  struct hv_pod_network pod;       /* a pod's one network policy (pod_network.h) */
   struct hv_gateway_sandbox gateway; /* run.haven.gateway: the keys until the monitor has them, the listeners */
   bool gateway_installed;            /* the listeners are the monitor's */
 };
@@ -316,27 +318,81 @@ has_early_hooks (const oci_spec *spec)
   return h->prestart.n || h->create_runtime.n || h->create_container.n || h->start_container.n;
 }
 
+/* A pod's sandbox container with network none: the table that lets
+ * only loopback through (the pod's namespace has CNI's interface), its
+ * namespace recorded for delete, the pod's record written. */
+static int
+install_pod_none (struct create_run *r, hv_error **err)
+{
+  if (hv_egress_netns_record (r->c->dir, r->spec, err) < 0
+      || hv_pod_network_install_none (r->pid, &r->egress.table, r->egress.fingerprint, err) < 0)
+    return -1;
+  r->egress_installed = true;
+  hv_fault_point ("create.egress-table");
+  return hv_pod_network_record (&r->pod, r->c->dir, r->pid, r->egress.fingerprint, err);
+}
+
+/* Network none held: only loopback in init's namespace, or in a pod the
+ * table that lets only loopback through, still the one made or recorded
+ * (what: when, for the message). */
+static int
+check_net_none (struct create_run *r, const char *what, hv_error **err)
+{
+  if (!r->net_none)
+    return 0;
+  switch (r->pod.role)
+    {
+    case HV_POD_SANDBOX:
+      if (r->egress.table == NULL)
+        return hv_error_set (err, 0, "network none: the pod's table is not in place %s", what);
+      if (hv_egress_table_verify (r->egress.table, r->egress.fingerprint, err) < 0)
+        return hv_error_wrap (err, "network none in the pod's network namespace, %s", what);
+      return 0;
+    case HV_POD_CONTAINER:
+      return hv_pod_network_check (&r->pod, r->pid, what, err);
+    default:
+      return hv_netns_check_loopback_only (r->pid, what, err);
+    }
+}
+
 /* Egress (HV_SYNC_NETNS): init has made or joined its network namespace
  * and goes on with its mounts while the table goes in, before anything
  * else can run there (hooks, connectivity, the process); then the way
  * out starts, then the resolver's sockets go to the monitor.  The way out
  * comes up while init finishes its set-up (mounts, pivot, terminal,
  * seccomp's and Landlock's preparation): it is waited for when init
- * reports ready (answer_init), or before the hooks when there are any. */
+ * reports ready (answer_init), or before the hooks when there are any.
+ * In a pod the sandbox container does this for the pod, and a container
+ * of the pod only checks that the pod's table is in its namespace. */
 static int
 install_egress (struct create_run *r, const struct hv_create_opts *opts, hv_error **err)
 {
-  if (r->egress.config == NULL || r->egress_installed)
+  if (r->egress_installed)
+    return 0;
+  if (r->pod.role == HV_POD_CONTAINER)
+    {
+      if (hv_pod_network_check (&r->pod, r->pid, "when its init made its namespaces", err) < 0)
+        return -1;
+      r->egress_installed = true;
+      return 0;
+    }
+  if (r->pod.role == HV_POD_SANDBOX && r->egress.config == NULL)
+    return install_pod_none (r, err);
+  if (r->egress.config == NULL)
     return 0;
   /* A namespace that outlives the container keeps the table: delete
-   * removes it (egress_netns_record.h). */
-  const char *own_cgroup = r->cgroup_made ? r->c->cgroup_path : NULL;
+   * removes it (egress_netns_record.h).  A pod's namespace holds the
+   * pod's processes only: all of its DNS goes to the resolver (no
+   * cgroup tells the sandbox's sockets from an engine's there). */
+  const char *own_cgroup = r->cgroup_made && r->pod.role == HV_POD_NONE ? r->c->cgroup_path : NULL;
   r->egress.deny_host_addrs = connects_egress (r, opts);
   if (hv_egress_netns_record (r->c->dir, r->spec, err) < 0
       || hv_egress_sandbox_install (&r->egress, r->pid, own_cgroup, err) < 0)
     return -1;
   r->egress_installed = true;
   hv_fault_point ("create.egress-table");
+  if (hv_pod_network_record (&r->pod, r->c->dir, r->pid, r->egress.fingerprint, err) < 0)
+    return -1;
   if (connects_egress (r, opts)
       && opts->egress_connect (opts->egress_connect_data, r->pid, r->egress.fds.netns, err) < 0)
     return hv_error_wrap (err, "egress: connect the sandbox");
@@ -365,7 +421,7 @@ static int
 run_runtime_hooks (struct create_run *r, const struct hv_create_opts *opts, hv_error **err)
 {
   /* Fail closed: no hook and no process without the table. */
-  if (r->egress.config && !r->egress_installed)
+  if ((r->egress.config || r->pod.role != HV_POD_NONE) && !r->egress_installed)
     return hv_error_set (err, 0, "egress: init asked for its hooks before reporting its network namespace");
   if (r->gateway.config && !r->gateway_installed)
     return hv_error_set (err, 0, "model API gateway: init asked for its hooks before reporting its network namespace");
@@ -380,7 +436,7 @@ run_runtime_hooks (struct create_run *r, const struct hv_create_opts *opts, hv_e
       || hv_hooks_run (&r->spec->hooks.create_runtime, "createRuntime", created, err) < 0)
     return -1;
   hv_fault_point ("create.hooks-run");
-  if (r->net_none && hv_netns_check_loopback_only (r->pid, "after the prestart and createRuntime hooks", err) < 0)
+  if (check_net_none (r, "after the prestart and createRuntime hooks", err) < 0)
     return -1;
   return hv_sync_send (r->sock[0], HV_SYNC_HOOKS_DONE, created, strlen (created), -1, err);
 }
@@ -431,7 +487,7 @@ answer_init (struct create_run *r, const struct hv_create_opts *opts, hv_error *
         case HV_SYNC_READY:
           /* Before create returns: nothing can start the process yet. */
           hv_fault_point ("create.init-ready");
-          if (r->net_none && hv_netns_check_loopback_only (r->pid, "at the end of create", err) < 0)
+          if (check_net_none (r, "at the end of create", err) < 0)
             return -1;
           return await_egress (r, opts, err);
         case HV_SYNC_ERROR:
@@ -671,6 +727,7 @@ release_create_run (struct create_run *r)
     close (r->lock);
   hv_monitor_release (&r->monitor, false);
   hv_egress_sandbox_release (&r->egress);
+  hv_pod_network_clear (&r->pod);
   hv_gateway_sandbox_release (&r->gateway);
   hv_container_free (r->c);
   oci_spec_free (r->spec);
@@ -682,7 +739,8 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
                      hv_error **err)
 {
   struct create_run r = { .pidfd = -1, .fifo = -1, .sock = { -1, -1 }, .lock = -1, .monitor = HV_MONITOR_INIT,
-                          .egress = HV_EGRESS_SANDBOX_INIT, .gateway = HV_GATEWAY_SANDBOX_INIT };
+                          .egress = HV_EGRESS_SANDBOX_INIT, .pod = HV_POD_NETWORK_INIT,
+                          .gateway = HV_GATEWAY_SANDBOX_INIT };
   cleanup_free char *bundle = realpath (opts->bundle ? opts->bundle : ".", NULL);
   cleanup_free char *rootfs = NULL;
   cleanup_free char *dir = NULL;
@@ -697,7 +755,8 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
   if (check_config (r.spec, opts, bundle, err) < 0
       || hv_egress_sandbox_prepare (r.spec, "config.json", &r.egress, err) < 0
       || hv_gateway_sandbox_prepare (r.spec, opts, "config.json", &r.gateway, err) < 0
-      || hv_netns_none_wanted (r.spec, "config.json", &r.net_none, err) < 0)
+      || hv_netns_none_wanted (r.spec, "config.json", &r.net_none, err) < 0
+      || hv_pod_network_prepare (r.spec, rt->root, r.egress.config, r.net_none, &r.pod, err) < 0)
     goto fail_early;
   rootfs = resolve_rootfs (r.spec, bundle, err);
   if (rootfs == NULL)

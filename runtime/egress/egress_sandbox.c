@@ -191,7 +191,7 @@ build_table (struct hv_egress_sandbox *s, pid_t pid, const char *own_cgroup, hv_
   spec.dns6.port = RESOLVER_PORT;
   if (hv_egress_table_open_socket (HV_EGRESS_TABLE_NAME, hv_egress_fd_take (&s->fds.nft), &s->table, err) < 0)
     return -1;
-  char fingerprint[HV_EGRESS_FINGERPRINT_LEN];
+  char *fingerprint = s->fingerprint;
   int r = hv_egress_table_create (s->table, &spec, fingerprint, err);
   /* A kernel without `socket cgroupv2` (before 5.13: EOPNOTSUPP) or
    * without nft_socket (ENOENT) refuses the whole batch (nothing was

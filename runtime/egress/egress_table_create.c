@@ -35,7 +35,8 @@ add_table (hv_nft_batch *b, hv_egress_table *t)
 }
 
 static void
-add_chain (hv_nft_batch *b, hv_egress_table *t, const char *name, const char *type, int prio, int policy)
+add_chain (hv_nft_batch *b, hv_egress_table *t, const char *name, const char *type, uint32_t hook, int prio,
+           int policy)
 {
   struct nftnl_chain *c = nftnl_chain_alloc ();
   nftnl_chain_set_str (c, NFTNL_CHAIN_TABLE, t->name);
@@ -44,7 +45,7 @@ add_chain (hv_nft_batch *b, hv_egress_table *t, const char *name, const char *ty
   if (type != NULL)
     {
       nftnl_chain_set_str (c, NFTNL_CHAIN_TYPE, type);
-      nftnl_chain_set_u32 (c, NFTNL_CHAIN_HOOKNUM, NF_INET_LOCAL_OUT);
+      nftnl_chain_set_u32 (c, NFTNL_CHAIN_HOOKNUM, hook);
       nftnl_chain_set_s32 (c, NFTNL_CHAIN_PRIO, prio);
       nftnl_chain_set_u32 (c, NFTNL_CHAIN_POLICY, (uint32_t) policy);
     }
@@ -103,9 +104,11 @@ hv_egress_table_create (hv_egress_table *t, const hv_egress_spec *spec, char fin
   hv_nft_add_range_elems (&b, t, HV_NFT_SET_ALLOW6, r6, n6, AF_INET6);
   hv_nft_add_range_elems (&b, t, HV_NFT_SET_DENY4, d4, nd4, AF_INET);
   hv_nft_add_range_elems (&b, t, HV_NFT_SET_DENY6, d6, nd6, AF_INET6);
-  add_chain (&b, t, "deny", NULL, 0, 0);
-  add_chain (&b, t, "output", "filter", 0, NF_DROP);
-  add_chain (&b, t, "dns", "nat", HV_EGRESS_DNS_PRIORITY, NF_ACCEPT);
+  add_chain (&b, t, "deny", NULL, 0, 0, 0);
+  add_chain (&b, t, "output", "filter", NF_INET_LOCAL_OUT, 0, NF_DROP);
+  add_chain (&b, t, "dns", "nat", NF_INET_LOCAL_OUT, HV_EGRESS_DNS_PRIORITY, NF_ACCEPT);
+  if (spec->drop_inbound)
+    add_chain (&b, t, "input", "filter", NF_INET_LOCAL_IN, 0, NF_DROP);
   hv_nft_add_rules (&b, t, spec);
   for (size_t i = 0; i < spec->n_pins; i++)
     hv_nft_add_pin (&b, t, NFT_MSG_NEWSETELEM, &spec->pins[i]);

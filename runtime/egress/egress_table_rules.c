@@ -310,10 +310,26 @@ add_dns_rules (hv_nft_batch *b, hv_egress_table *t, const hv_egress_spec *spec)
       }
 }
 
+/* Chain "input" (drop_inbound): only what arrives on loopback, so that
+ * nothing from outside reaches the namespace and no reply to it can be
+ * "established" on the way out. */
+static void
+add_input_rules (hv_nft_batch *b, hv_egress_table *t)
+{
+  struct nftnl_rule *r = rule_new (t, "input");
+  uint32_t lo = 1;
+  hv_nft_meta (r, NFT_META_IIF, NFT_REG_1);
+  hv_nft_cmp (r, NFT_CMP_EQ, &lo, 4);
+  hv_nft_verdict (r, NF_ACCEPT, NULL);
+  rule_add (b, t, r, "iif lo accept");
+}
+
 void
 hv_nft_add_rules (hv_nft_batch *b, hv_egress_table *t, const hv_egress_spec *spec)
 {
   add_deny_rules (b, t, spec);
   add_output_rules (b, t, spec);
   add_dns_rules (b, t, spec);
+  if (spec->drop_inbound)
+    add_input_rules (b, t);
 }

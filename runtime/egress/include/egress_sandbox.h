@@ -51,6 +51,8 @@ struct hv_egress_sandbox
    * also denies the caller's own addresses (egress_host_addrs.h).  Set
    * before hv_egress_sandbox_install. */
   bool deny_host_addrs;
+  /* The table as the kernel held it once made (hv_egress_table_verify). */
+  char fingerprint[HV_EGRESS_FINGERPRINT_LEN];
 };
 #define HV_EGRESS_SANDBOX_INIT { NULL, NULL, NULL, HV_EGRESS_FDS_INIT, false }
 

@@ -25,7 +25,10 @@
  *     what it records, egress_denials.h), then TCP reset and ICMP(v6)
  *     admin-prohibited for everything else, so a tool fails at once.
  * Chain "dns" (nat, hook output, priority HV_EGRESS_DNS_PRIORITY) sends
- * UDP and TCP to port 53 of any address to the redirect target. */
+ * UDP and TCP to port 53 of any address to the redirect target.
+ * With drop_inbound, chain "input" (filter, hook input, policy drop)
+ * accepts only what arrives on loopback: network `none` in a namespace
+ * that has interfaces (a pod's, which CNI made). */
 #ifndef HAVEN_EGRESS_TABLE_H
 #define HAVEN_EGRESS_TABLE_H
 
@@ -96,6 +99,8 @@ typedef struct hv_egress_spec
   uint32_t sandbox_cgroup_level;
   uint32_t sandbox_mark;
   uint16_t nflog_group;
+  /* Nothing but loopback enters either (chain "input"). */
+  bool drop_inbound;
   /* Pins added in the same batch (names resolved before the sandbox). */
   const hv_egress_pin *pins;
   size_t n_pins;
