@@ -60,6 +60,8 @@ CGROUP_PARENT=/hvt-cri-$CRI_SUITE_ID
 CRI_LOCKED_HANDLER=haven-strict-locked
 CRI_HANDLER_DIR=$WORK/handlers
 CRI_POLICY_DIR=$(cd "$here_lib/../../policies" && pwd)
+# Policies only the tests use (tests/cri/policies), after the shipped ones.
+CRI_TEST_POLICY_DIR=$(cd "$here_lib/policies" && pwd)
 export CTRD_DIR CRI_SOCK IMAGE PAUSE_IMAGE CRI_POLICIES CRI_HANDLER_DIR
 
 # `haven` is the same binary under another name.

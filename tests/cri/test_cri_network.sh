@@ -123,7 +123,8 @@ test_cri_network_allowlist_pod() {
 }
 
 # A container asking for other network rules than its pod's (here
-# run.haven.policy: offline, network none, in the pod of
+# run.haven.policy: claude-code-offline, a test policy extending the
+# pod's with network none, in the pod of
 # haven-claude-code's allowlist; containerd passes the annotation from
 # the CreateContainer request's pod config) is refused with the reason,
 # and the pod's first container keeps working.
@@ -132,15 +133,15 @@ test_cri_network_differing_policies() {
   create_container same sleep 600
   start_container "$CID"
   local same=$CID err
-  jq '.annotations = {"run.haven.policy": "offline"}' "pod-$POD_NAME.json" > pod-other.json
+  jq '.annotations = {"run.haven.policy": "claude-code-offline"}' "pod-$POD_NAME.json" > pod-other.json
   cp "pod-$POD_NAME.json" pod-orig.json
   cp pod-other.json "pod-$POD_NAME.json"
   create_container other sleep 600
   cp pod-orig.json "pod-$POD_NAME.json"
-  OUT=$(cri StartContainer "{\"container_id\": \"$CID\"}" 2>&1) && fail "a container of policy offline started in a pod of claude-code"
+  OUT=$(cri StartContainer "{\"container_id\": \"$CID\"}" 2>&1) && fail "a container of policy claude-code-offline started in a pod of claude-code"
   err=$OUT
   assert_contains "$err" "all containers of a pod share one network policy" "the refusal"
-  assert_contains "$err" "policy offline" "the refusal names the container's policy"
+  assert_contains "$err" "policy claude-code-offline" "the refusal names the container's policy"
   assert_contains "$err" "policy claude-code" "the refusal names the pod's policy"
   assert_contains "$err" "container other" "the refusal names the container"
   [ "$(container_state "$same")" = CONTAINER_RUNNING ] || fail "the pod's first container is $(container_state "$same")"
