@@ -1,0 +1,179 @@
+# The Kubernetes node installer (deploy/kubernetes/node-installer.sh)
+# against the harness's containerd: the script installs haven on a node
+# whose root is a directory of the test (HOST_ROOT), registers a handler
+# per shipped policy in that node's containerd configuration (a copy of
+# the harness's), restarts containerd as the DaemonSet would (here: the
+# harness's containerd, started again on the node's file), labels the
+# node through a stand-in API server; a pod under the installed handler
+# runs under its policy; the uninstall gives the configuration back byte
+# for byte, removes the files and the label, and restarts again.
+
+DEPLOY_INSTALLER=$here_lib/../../deploy/kubernetes/node-installer.sh
+
+# deploy_restart_script FILE: a script, `FILE CONFIG`, that stops the
+# harness's containerd and starts it again in its namespaces on CONFIG,
+# as `systemctl restart containerd` does on a node (the DaemonSet's
+# HAVEN_RESTART), and returns once its CRI service answers.  The new pid
+# goes where run.sh's stop_containerd finds it.
+deploy_restart_script() {
+  cat > "$1" << EOF
+#!/bin/bash
+set -u
+config=\$1
+pid=\$(cat "$CTRD_DIR/containerd.pid")
+kill -TERM "\$pid" 2> /dev/null
+for i in \$(seq 100); do kill -0 "\$pid" 2> /dev/null || break; sleep 0.1; done
+kill -KILL "\$pid" 2> /dev/null
+nsenter -t "\$(cat "$NS_PID_FILE")" -m -n --wd="$CTRD_DIR" containerd --config "\$config" \\
+  >> "$CTRD_DIR/containerd.log" 2>&1 < /dev/null &
+echo \$! > "$CTRD_DIR/containerd.pid"
+for i in \$(seq 300); do
+  node "$CRI_JS" "$CRI_SOCK" Version > /dev/null 2>&1 && exit 0
+  sleep 0.1
+done
+echo "containerd did not come back on \$config" >&2
+exit 1
+EOF
+  chmod 755 "$1"
+}
+
+# A stand-in for the API server's node endpoint: records each request
+# (method, path, content type, authorization, body) as a JSON line and
+# answers 200; its port in FILE.port.
+deploy_api_standin() {
+  python3 - "$1" << 'EOF' &
+import http.server, json, sys
+log = sys.argv[1]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_PATCH(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
+        with open(log, "a") as f:
+            f.write(json.dumps({"method": "PATCH", "path": self.path, "type": self.headers.get("Content-Type"),
+                                "auth": self.headers.get("Authorization"), "body": body}) + "\n")
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(b"{}")
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(log + ".port.new", "w").write(str(s.server_address[1]))
+import os
+os.rename(log + ".port.new", log + ".port")
+s.serve_forever()
+EOF
+  DEPLOY_API_PID=$!
+  defer "kill $DEPLOY_API_PID"
+  wait_for 10 test -s "$1.port" || fail "the stand-in API server did not start"
+}
+
+# deploy_installer NODE ACTION: the installer as the DaemonSet runs it,
+# with the node's root at NODE: a mount namespace of its own where the
+# node's /usr (this machine's, read-only), /proc and /dev are bound, so
+# that its chroot into the node runs the node's copy of haven.
+deploy_installer() {
+  local node=$1 action=$2
+  # shellcheck disable=SC2016 # $1.. are the inner shell's
+  unshare --mount --propagation private bash -c '
+    set -e
+    node=$1; shift
+    mount --bind /usr "$node/usr" && mount -o remount,bind,ro "$node/usr"
+    mount --bind /proc "$node/proc"
+    mount --bind /dev "$node/dev"
+    exec "$@"' sh "$node" env HOST_ROOT="$node" HAVEN_DIR="$DEPLOY_HAVEN_DIR" HAVEN_PAYLOAD="$DEPLOY_PAYLOAD" \
+    CONTAINERD_CONFIG=/etc/containerd/config.toml HAVEN_RESTART="$DEPLOY_RESTART $node/etc/containerd/config.toml" \
+    NODE_NAME=node-1 KUBE_API="http://127.0.0.1:$(cat "$PWD/api.log.port")" KUBE_SA_DIR="$PWD/sa" \
+    "$DEPLOY_INSTALLER" "$action"
+}
+
+test_cri_deploy_node_installer() {
+  local node=$PWD/node orig=$PWD/config.orig out p status
+  # The node: the merged-/usr links, empty mount points, the containerd
+  # configuration the harness's containerd runs on.
+  mkdir -p "$node/usr" "$node/proc" "$node/dev" "$node/etc/containerd" "$node/tmp"
+  for p in bin sbin lib lib64; do [ -e "/$p" ] && ln -s "usr/$p" "$node/$p"; done
+  cp "$CTRD_DIR/config.toml" "$node/etc/containerd/config.toml"
+  cp "$CTRD_DIR/config.toml" "$orig"
+  # What the installer image carries (images/node-installer/build.sh).
+  DEPLOY_PAYLOAD=$PWD/payload
+  mkdir -p "$DEPLOY_PAYLOAD/bin" "$DEPLOY_PAYLOAD/policies"
+  cp "$RUNTIME" "$DEPLOY_PAYLOAD/bin/haven-runc"
+  cp "$here_lib"/../../policies/*.yaml "$DEPLOY_PAYLOAD/policies/"
+  # Where haven goes on the node, as the node names it: a path that the
+  # harness's containerd (which sees this machine's root, not the node
+  # directory) also finds, through a link to the node's copy.
+  DEPLOY_HAVEN_DIR=$PWD/haven
+  mkdir -p "$node$PWD"
+  ln -s "$node$DEPLOY_HAVEN_DIR" "$DEPLOY_HAVEN_DIR"
+  mkdir -p "$PWD/sa"
+  echo "test-token-$$" > "$PWD/sa/token"
+  : > "$PWD/sa/ca.crt"
+  deploy_api_standin "$PWD/api.log"
+  DEPLOY_RESTART=$PWD/restart-containerd.sh
+  deploy_restart_script "$DEPLOY_RESTART"
+  # Whatever happens, the harness's containerd ends on its own file
+  # again (after the pod's removal: deferred first, so it runs last).
+  defer "$DEPLOY_RESTART $CTRD_DIR/config.toml"
+
+  out=$(deploy_installer "$node" install 2>&1) || fail "node-installer.sh install: $out"
+  local bin=$node$DEPLOY_HAVEN_DIR/bin
+  [ -x "$bin/haven-runc" ] && cmp -s "$RUNTIME" "$bin/haven-runc" || fail "no copy of haven-runc at $bin: $out"
+  assert_eq haven-runc "$(readlink "$bin/haven")" "the haven name on the node"
+  for p in "$DEPLOY_PAYLOAD"/policies/*.yaml; do
+    cmp -s "$p" "$bin/policies/$(basename "$p")" || fail "policy $(basename "$p") not on the node"
+    p=$(basename "$p" .yaml)
+    grep -q "^# >>> haven runtime handler \"haven-$p\"" "$node/etc/containerd/config.toml" \
+      || fail "no handler haven-$p in the node's configuration"
+    assert_eq "$DEPLOY_HAVEN_DIR/handlers/containerd-haven-$p" \
+      "$(containerd --config "$node/etc/containerd/config.toml" config dump 2> /dev/null \
+        | awk -v h="[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.haven-$p.options]" \
+          '$0 ~ /^ *\[/ {inside = ($1 == h)} inside && $1 == "BinaryName" {gsub(/"/, "", $3); print $3}')" \
+      "the BinaryName containerd reads for haven-$p (the node's path)"
+  done
+  assert_contains "$out" "containerd's configuration changed" "the installer's restart"
+  assert_eq "$node/etc/containerd/config.toml" \
+    "$(tr '\0' ' ' < "/proc/$(cat "$CTRD_DIR/containerd.pid")/cmdline" | awk '{print $NF}')" \
+    "the configuration the restarted containerd runs on"
+  # The label, through the API with the service account's token.
+  out=$(tail -1 "$PWD/api.log")
+  assert_eq /api/v1/nodes/node-1 "$(jq -r .path <<< "$out")" "the node the label went to"
+  assert_eq application/merge-patch+json "$(jq -r .type <<< "$out")" "the label's patch type"
+  assert_eq "Bearer test-token-$$" "$(jq -r .auth <<< "$out")" "the label request's token"
+  assert_eq '{"metadata":{"labels":{"haven.run/runtime":"ready"}}}' "$(jq -r .body <<< "$out")" "the label patch"
+
+  # A second install (the DaemonSet's pod restarted) changes nothing and
+  # restarts nothing.
+  cp "$node/etc/containerd/config.toml" "$PWD/config.installed"
+  out=$(deploy_installer "$node" install 2>&1) || fail "node-installer.sh install, again: $out"
+  cmp -s "$PWD/config.installed" "$node/etc/containerd/config.toml" || fail "a second install changed the configuration"
+  [[ $out != *"configuration changed"* ]] || fail "a second install restarted containerd: $out"
+
+  # A pod under the installed handler runs under its policy (default:
+  # seccomp filter, no new privileges, read-only root), where the same
+  # pod under the plain haven handler has none of them (test_cri_pods.sh).
+  run_pod deploy-default haven-default
+  assert_eq haven "$(runtime_of "$POD_ID")" "the runtime of the pod's sandbox container"
+  create_container box sh -c 'while :; do sleep 1; done'
+  start_container "$CID"
+  wait_for 20 container_is "$CID" CONTAINER_RUNNING || fail "the container is $(container_state "$CID"), not running"
+  assert_eq haven "$(runtime_of "$CID")" "the runtime of the container"
+  OUT=$(cri_exec "$CID" cat /proc/self/status 2>&1) || fail "ExecSync cat /proc/self/status: $OUT"
+  status=$OUT
+  assert_eq 2 "$(awk '$1 == "Seccomp:" {print $2}' <<< "$status")" "Seccomp of the exec'd process under haven-default"
+  assert_eq 1 "$(awk '$1 == "NoNewPrivs:" {print $2}' <<< "$status")" "NoNewPrivs under haven-default"
+  OUT=$(cri_exec "$CID" sh -c 'touch /deploy-probe 2>&1; echo rc=$?' 2>&1)
+  assert_contains "$OUT" "Read-only file system" "writing the root under haven-default"
+  pod_remove "$POD_ID" || fail "removing the pod"
+
+  # The uninstall: label removed, configuration back byte for byte,
+  # containerd restarted on it, the node's files gone.
+  out=$(deploy_installer "$node" uninstall 2>&1) || fail "node-installer.sh uninstall: $out"
+  cmp "$orig" "$node/etc/containerd/config.toml" || fail "the node's configuration is not given back byte for byte"
+  assert_contains "$out" "containerd's configuration changed" "the uninstaller's restart"
+  [ ! -e "$node$DEPLOY_HAVEN_DIR" ] || fail "left on the node: $(find "$node$DEPLOY_HAVEN_DIR" | head -5 | tr '\n' ' ')"
+  out=$(tail -1 "$PWD/api.log")
+  assert_eq '{"metadata":{"labels":{"haven.run/runtime":null}}}' "$(jq -r .body <<< "$out")" "the unlabel patch"
+  OUT=$(cri RunPodSandbox "$(jq -n --slurpfile c "pod-deploy-default.json" '{config: $c[0], runtime_handler: "haven-default"}')" 2>&1) \
+    && fail "a pod under haven-default started after the uninstall: $OUT"
+  assert_contains "$OUT" "haven-default" "RunPodSandbox's refusal after the uninstall"
+}
