@@ -135,7 +135,7 @@ label_node() {
     die "labelling node $NODE_NAME ($HAVEN_NODE_LABEL=$value) failed: $(head -c 400 <<< "$out")"
   fi
   rm -f "$hdr"
-  say "node $NODE_NAME: label $HAVEN_NODE_LABEL=$value"
+  say "node $NODE_NAME: label $HAVEN_NODE_LABEL set to $value"
 }
 
 install() {
