@@ -200,9 +200,10 @@ case ${1:-} in
     install
     # Removed (pod deleted, DaemonSet deleted or updated): undo it all.
     # SIGTERM interrupts `wait`, not a foreground sleep.
-    trap 'say "stopping: uninstalling"; uninstall; exit 0' TERM INT
     sleep infinity &
-    wait $!
+    sleeper=$!
+    trap 'kill "$sleeper" 2> /dev/null; say "stopping: uninstalling"; uninstall; exit 0' TERM INT
+    wait "$sleeper"
     ;;
   *)
     sed -n '2,/^set -euo/p' "$0" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//' >&2

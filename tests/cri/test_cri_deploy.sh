@@ -70,11 +70,13 @@ EOF
 # deploy_installer NODE ACTION: the installer as the DaemonSet runs it,
 # with the node's root at NODE: a mount namespace of its own where the
 # node's /usr (this machine's, read-only), /proc and /dev are bound, so
-# that its chroot into the node runs the node's copy of haven.
+# that its chroot into the node runs the node's copy of haven.  Called
+# in a subshell ($(...) or &), which it replaces: the pid of `&` is then
+# the installer's own, for SIGTERM.
 deploy_installer() {
   local node=$1 action=$2
   # shellcheck disable=SC2016 # $1.. are the inner shell's
-  unshare --mount --propagation private bash -c '
+  exec unshare --mount --propagation private bash -c '
     set -e
     node=$1; shift
     mount --bind /usr "$node/usr" && mount -o remount,bind,ro "$node/usr"
@@ -115,7 +117,14 @@ test_cri_deploy_node_installer() {
   # again (after the pod's removal: deferred first, so it runs last).
   defer "$DEPLOY_RESTART $CTRD_DIR/config.toml"
 
-  out=$(deploy_installer "$node" install 2>&1) || fail "node-installer.sh install: $out"
+  # As the DaemonSet's pod: `run` installs, labels, and waits for SIGTERM.
+  deploy_installer "$node" run > "$PWD/run.log" 2>&1 &
+  local runner=$!
+  defer "kill $runner"
+  wait_for 120 grep -q 'label haven.run/runtime set to "ready"' "$PWD/run.log" \
+    || fail "node-installer.sh run did not get to the label: $(tail -5 "$PWD/run.log")"
+  kill -0 $runner 2> /dev/null || fail "node-installer.sh run exited after installing: $(tail -5 "$PWD/run.log")"
+  out=$(cat "$PWD/run.log")
   local bin=$node$DEPLOY_HAVEN_DIR/bin
   [ -x "$bin/haven-runc" ] && cmp -s "$RUNTIME" "$bin/haven-runc" || fail "no copy of haven-runc at $bin: $out"
   assert_eq haven-runc "$(readlink "$bin/haven")" "the haven name on the node"
@@ -167,9 +176,16 @@ test_cri_deploy_node_installer() {
 
   # The uninstall: label removed, configuration back byte for byte,
   # containerd restarted on it, the node's files gone.
-  out=$(deploy_installer "$node" uninstall 2>&1) || fail "node-installer.sh uninstall: $out"
+  # The pod deleted: SIGTERM, and `run` undoes it all and exits 0.
+  kill -TERM $runner
+  wait_for 120 eval '! kill -0 $runner' || fail "node-installer.sh run still runs after SIGTERM: $(tail -5 "$PWD/run.log")"
+  wait $runner
+  status=$?
+  out=$(cat "$PWD/run.log")
+  assert_eq 0 "$status" "the exit status of node-installer.sh run after SIGTERM ($(tail -3 <<< "$out"))"
+  assert_contains "$out" "stopping: uninstalling" "what run says on SIGTERM"
   cmp "$orig" "$node/etc/containerd/config.toml" || fail "the node's configuration is not given back byte for byte"
-  assert_contains "$out" "containerd's configuration changed" "the uninstaller's restart"
+  assert_contains "$(sed -n '/stopping: uninstalling/,$p' <<< "$out")" "containerd's configuration changed" "the uninstaller's restart"
   [ ! -e "$node$DEPLOY_HAVEN_DIR" ] || fail "left on the node: $(find "$node$DEPLOY_HAVEN_DIR" | head -5 | tr '\n' ' ')"
   out=$(tail -1 "$PWD/api.log")
   assert_eq '{"metadata":{"labels":{"haven.run/runtime":null}}}' "$(jq -r .body <<< "$out")" "the unlabel patch"
