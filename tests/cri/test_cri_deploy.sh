@@ -40,8 +40,12 @@ EOF
 # A stand-in for the API server's node endpoint: records each request
 # (method, path, content type, authorization, body) as a JSON line and
 # answers 200; its port in FILE.port.
+# ADDR (default 127.0.0.1): where it listens; another address is taken to
+# be in containerd's network namespace (where the pods' bridge is).
 deploy_api_standin() {
-  python3 - "$1" << 'EOF' &
+  local launch=()
+  [ "${2:-127.0.0.1}" = 127.0.0.1 ] || launch=(nsenter -t "$(cat "$NS_PID_FILE")" -n)
+  "${launch[@]}" python3 - "$1" "${2:-127.0.0.1}" << 'EOF' &
 import http.server, json, sys
 log = sys.argv[1]
 class H(http.server.BaseHTTPRequestHandler):
@@ -56,7 +60,7 @@ class H(http.server.BaseHTTPRequestHandler):
         self.wfile.write(b"{}")
     def log_message(self, *a):
         pass
-s = http.server.HTTPServer(("127.0.0.1", 0), H)
+s = http.server.HTTPServer((sys.argv[2], 0), H)
 open(log + ".port.new", "w").write(str(s.server_address[1]))
 import os
 os.rename(log + ".port.new", log + ".port")
@@ -88,10 +92,14 @@ deploy_installer() {
     "$DEPLOY_INSTALLER" "$action"
 }
 
-test_cri_deploy_node_installer() {
-  local node=$PWD/node orig=$PWD/config.orig out p status
-  # The node: the merged-/usr links, empty mount points, the containerd
-  # configuration the harness's containerd runs on.
+# deploy_node NODE ORIG: the node's root at NODE (the merged-/usr links,
+# empty mount points, a copy of the configuration the harness's
+# containerd runs on, also kept at ORIG), the installer's payload
+# (DEPLOY_PAYLOAD), where haven goes on the node (DEPLOY_HAVEN_DIR), a
+# service-account token (./sa), the restart script (DEPLOY_RESTART), and
+# the harness's containerd put back on its own file when the test ends.
+deploy_node() {
+  local node=$1 orig=$2 p
   mkdir -p "$node/usr" "$node/proc" "$node/dev" "$node/etc/containerd" "$node/tmp"
   for p in bin sbin lib lib64; do [ -e "/$p" ] && ln -s "usr/$p" "$node/$p"; done
   cp "$CTRD_DIR/config.toml" "$node/etc/containerd/config.toml"
@@ -110,12 +118,17 @@ test_cri_deploy_node_installer() {
   mkdir -p "$PWD/sa"
   echo "test-token-$$" > "$PWD/sa/token"
   : > "$PWD/sa/ca.crt"
-  deploy_api_standin "$PWD/api.log"
   DEPLOY_RESTART=$PWD/restart-containerd.sh
   deploy_restart_script "$DEPLOY_RESTART"
   # Whatever happens, the harness's containerd ends on its own file
   # again (after the pod's removal: deferred first, so it runs last).
   defer "$DEPLOY_RESTART $CTRD_DIR/config.toml"
+}
+
+test_cri_deploy_node_installer() {
+  local node=$PWD/node orig=$PWD/config.orig out p status
+  deploy_node "$node" "$orig"
+  deploy_api_standin "$PWD/api.log"
 
   # As the DaemonSet's pod: `run` installs, labels, and waits for SIGTERM.
   deploy_installer "$node" run > "$PWD/run.log" 2>&1 &
@@ -192,4 +205,111 @@ test_cri_deploy_node_installer() {
   OUT=$(cri RunPodSandbox "$(jq -n --slurpfile c "pod-deploy-default.json" '{config: $c[0], runtime_handler: "haven-default"}')" 2>&1) \
     && fail "a pod under haven-default started after the uninstall: $OUT"
   assert_contains "$OUT" "haven-default" "RunPodSandbox's refusal after the uninstall"
+}
+
+# The installer image itself (images/node-installer/build.sh), as the
+# DaemonSet runs it: a privileged container of a pod under runc, the
+# node's root at /host, its token where kubelet mounts one.  Built before
+# the test's clock starts (the Debian part is downloaded once, cached).
+DEPLOY_IMAGE_TAR=$WORK/node-installer.oci.tar
+TEST_PREPARE_cri_deploy_installer_image=deploy_build_image
+TEST_TIMEOUT_cri_deploy_installer_image=300
+deploy_build_image() {
+  command -v mmdebstrap > /dev/null || skip "mmdebstrap is not installed (it builds the installer image)"
+  local out
+  out=$("$here_lib/../../images/node-installer/build.sh" --tag docker.io/haven/node-installer:test \
+    --out "$DEPLOY_IMAGE_TAR" 2>&1) || skip "images/node-installer/build.sh failed: $(tail -3 <<< "$out" | tr '\n' ' ')"
+}
+
+# deploy_label_is VALUE-JSON: the last request to the stand-in API server
+# set the node's label to VALUE.
+deploy_label_is() {
+  [ "$(tail -1 "$PWD/api.log" 2> /dev/null | jq -r .body)" = "{\"metadata\":{\"labels\":{\"haven.run/runtime\":$1}}}" ]
+}
+
+test_cri_deploy_installer_image() {
+  local node=$PWD/node orig=$PWD/config.orig out req cid pid watcher
+  [ -s "$DEPLOY_IMAGE_TAR" ] || fail "no installer image at $DEPLOY_IMAGE_TAR"
+  out=$(ctrd images import "$DEPLOY_IMAGE_TAR" 2>&1) || fail "ctr images import: $out"
+  defer "ctrd images rm docker.io/haven/node-installer:test"
+  deploy_node "$node" "$orig"
+  # containerd cannot be restarted from inside its own container here: the
+  # container's HAVEN_RESTART asks, and this loop restarts it on the
+  # node's file (as systemd would on a node) and answers.
+  (while :; do
+    if [ -e "$node/.restart" ]; then
+      "$DEPLOY_RESTART" "$node/etc/containerd/config.toml" >> "$PWD/restarts.log" 2>&1
+      rm -f "$node/.restart"
+    fi
+    sleep 0.2
+  done) &
+  watcher=$!
+  defer "kill $watcher"
+
+  # A privileged pod, as the DaemonSet's (its sandbox privileged too:
+  # containerd refuses a privileged container in a pod that is not).
+  POD_NAME=installer
+  pod_config installer
+  jq '.linux.security_context.privileged = true' pod-installer.json > pod-installer.json.new && mv pod-installer.json.new pod-installer.json
+  OUT=$(cri RunPodSandbox "$(jq -n --slurpfile c pod-installer.json '{config: $c[0], runtime_handler: "runc"}')" 2>&1) \
+    || fail "RunPodSandbox installer: $OUT"
+  POD_ID=$(json .pod_sandbox_id)
+  echo "$POD_ID $POD_CGROUP" >> "$WORK/pods"
+  defer "pod_remove $POD_ID"
+  # The API server, on the pods' bridge (the gateway's address).
+  deploy_api_standin "$PWD/api.log" 0.0.0.0
+  CTR_EXTRA=$(jq -n --arg node "$node" --arg hd "$DEPLOY_HAVEN_DIR" --arg sa "$PWD/sa" \
+    --arg api "http://$CNI_GATEWAY:$(cat "$PWD/api.log.port")" '{
+      image: {image: "docker.io/haven/node-installer:test"},
+      envs: [{key: "HOST_ROOT", value: "/host"}, {key: "HAVEN_DIR", value: $hd},
+             {key: "CONTAINERD_CONFIG", value: "/etc/containerd/config.toml"},
+             {key: "HAVEN_RESTART", value: "touch /host/.restart && while [ -e /host/.restart ]; do sleep 0.2; done"},
+             {key: "NODE_NAME", value: "node-1"}, {key: "KUBE_API", value: $api}],
+      mounts: [{container_path: "/host", host_path: $node},
+               {container_path: "/host/usr", host_path: "/usr", readonly: true},
+               {container_path: "/host/proc", host_path: "/proc"},
+               {container_path: "/host/dev", host_path: "/dev"},
+               {container_path: "/var/run/secrets/kubernetes.io/serviceaccount", host_path: $sa, readonly: true}],
+      linux: {security_context: {privileged: true}}
+    }')
+  create_container installer
+  cid=$CID
+  start_container "$cid"
+  wait_for 120 deploy_label_is '"ready"' \
+    || fail "the installer did not label the node: $(tail -5 "$POD_LOGS/installer.log" 2> /dev/null)"
+  assert_eq CONTAINER_RUNNING "$(container_state "$cid")" "the installer's state once installed"
+  cmp -s "$RUNTIME" "$node$DEPLOY_HAVEN_DIR/bin/haven-runc" || fail "the image's haven-runc is not on the node"
+  grep -q '^# >>> haven runtime handler "haven-default"' "$node/etc/containerd/config.toml" \
+    || fail "no handler haven-default in the node's configuration"
+  assert_eq "Bearer test-token-$$" "$(tail -1 "$PWD/api.log" | jq -r .auth)" "the token the image's curl sent"
+  assert_eq "$node/etc/containerd/config.toml" \
+    "$(tr '\0' ' ' < "/proc/$(cat "$CTRD_DIR/containerd.pid")/cmdline" | awk '{print $NF}')" \
+    "the configuration the restarted containerd runs on"
+
+  # A pod under the handler the image installed.
+  local installer_pod=$POD_ID installer_name=$POD_NAME
+  CTR_EXTRA=
+  run_pod deploy-image haven-default
+  assert_eq haven "$(runtime_of "$POD_ID")" "the runtime of a pod under haven-default"
+  # Its sandbox process, seen from the host, under the policy.
+  OUT=$(cri PodSandboxStatus "{\"pod_sandbox_id\": \"$POD_ID\", \"verbose\": true}" 2>&1) || fail "PodSandboxStatus: $OUT"
+  pid=$(json '.info.info | fromjson | .pid')
+  assert_eq 2 "$(awk '$1 == "Seccomp:" {print $2}' "/proc/$pid/status")" "Seccomp of the pod's sandbox process under haven-default"
+  assert_eq 1 "$(awk '$1 == "NoNewPrivs:" {print $2}' "/proc/$pid/status")" "NoNewPrivs of the pod's sandbox process"
+  pod_remove "$POD_ID" || fail "removing the haven-default pod"
+  POD_ID=$installer_pod POD_NAME=$installer_name
+
+  # The pod deleted: SIGTERM to the container's init (what StopContainer
+  # sends first); it uninstalls (asking for a restart) and exits 0.
+  OUT=$(cri ContainerStatus "{\"container_id\": \"$cid\", \"verbose\": true}" 2>&1) || fail "ContainerStatus: $OUT"
+  pid=$(json '.info.info | fromjson | .pid')
+  [ "${pid:-0}" -gt 1 ] || fail "no pid for the installer container"
+  kill -TERM "$pid"
+  wait_for 120 container_is "$cid" CONTAINER_EXITED \
+    || fail "the installer is $(container_state "$cid") after SIGTERM: $(tail -5 "$POD_LOGS/installer.log" 2> /dev/null)"
+  OUT=$(cri ContainerStatus "{\"container_id\": \"$cid\"}" 2>&1)
+  assert_eq 0 "$(json .status.exit_code)" "the installer's exit status after SIGTERM ($(tail -3 "$POD_LOGS/installer.log" 2> /dev/null))"
+  cmp "$orig" "$node/etc/containerd/config.toml" || fail "the node's configuration is not given back byte for byte"
+  [ ! -e "$node$DEPLOY_HAVEN_DIR" ] || fail "left on the node: $(find "$node$DEPLOY_HAVEN_DIR" | head -5 | tr '\n' ' ')"
+  assert_eq '{"metadata":{"labels":{"haven.run/runtime":null}}}' "$(tail -1 "$PWD/api.log" | jq -r .body)" "the unlabel patch"
 }
