@@ -55,7 +55,8 @@ policies() {
   if [ -n "${HAVEN_POLICIES:-}" ]; then
     echo "$HAVEN_POLICIES"
   else
-    (cd "$HAVEN_PAYLOAD/policies" && ls -- *.yaml | sed 's/\.yaml$//' | tr '\n' ' ')
+    local p
+    for p in "$HAVEN_PAYLOAD"/policies/*.yaml; do basename "$p" .yaml; done
   fi
 }
 

@@ -27,7 +27,7 @@ src=$(cd "$here/../.." && pwd)
 die() { printf 'node-installer build: %s\n' "$*" >&2; exit 1; }
 log() { printf 'node-installer build: %s\n' "$*" >&2; }
 
-engine= tag= out= rebuild=0
+engine='' tag='' out='' rebuild=0
 while [ $# -gt 0 ]; do
   case $1 in
     --import) engine=${2:?--import needs docker, podman or ctr}; shift 2 ;;
@@ -67,6 +67,7 @@ if [ $rebuild = 1 ] || [ ! -f "$base" ]; then
   start=$(date +%s)
   # mmdebstrap copies this machine's resolver and hostname in for its
   # downloads: the image gets the cluster's.
+  # shellcheck disable=SC2016 # $1 is mmdebstrap's (the root filesystem)
   mmdebstrap --mode=root --variant=minbase --include=curl,ca-certificates,util-linux \
     --customize-hook='rm -f "$1/etc/resolv.conf" "$1/etc/hostname"' \
     bookworm "$work/base.tar" \
@@ -74,8 +75,13 @@ if [ $rebuild = 1 ] || [ ! -f "$base" ]; then
     < /dev/null >&2
   mv "$work/base.tar" "$base"
   log "built $base in $(( $(date +%s) - start )) s"
+  # Older Debian parts, unless used in the last 2 hours (another
+  # checkout's version of this script may want its own).
+  find "$cache" -maxdepth 1 -name 'node-installer-base-*.tar' ! -path "$base" -mmin +120 -print -delete \
+    | sed 's/^/node-installer build: removed /' >&2
 else
   log "cached: $base"
+  touch "$base"
 fi
 
 # The payload, then the image.

@@ -78,7 +78,7 @@ if ! command -v kubectl > /dev/null; then
 else
   python3 "$here/kube_discovery.py" "$work/port" 2> "$work/discovery.log" &
   server=$!
-  for i in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
+  for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
   cat > "$work/kubeconfig" << EOF2
 apiVersion: v1
 kind: Config
