@@ -229,6 +229,9 @@ EOF
   env $(sanitizer_env) HAVEN_POLICY_PATH="$CRI_POLICY_DIR:$CRI_TEST_POLICY_DIR" nsenter -t "$(cat "$NS_PID_FILE")" -m -n --wd="$CTRD_DIR" containerd --config "$CTRD_DIR/config.toml" \
     > "$CTRD_DIR/containerd.log" 2>&1 < /dev/null &
   CONTAINERD_PID=$!
+  # A test that restarts containerd (test_cri_deploy.sh, as a node
+  # installer would) writes its new pid here, for stop_containerd.
+  echo "$CONTAINERD_PID" > "$CTRD_DIR/containerd.pid"
   # Ready when its CRI service answers (the plugin loads after the rest).
   if ! wait_for 30 containerd_ready; then
     CRI_MISSING="containerd's CRI service did not answer: $(grep -i 'level=\(error\|fatal\)' "$CTRD_DIR/containerd.log" | tail -1)"
@@ -282,6 +285,7 @@ containerd_ready() {
 # check, nothing_left, reports it: they are left for it to see).
 stop_containerd() {
   [ -n "$CONTAINERD_PID" ] || return 0
+  [ -s "$CTRD_DIR/containerd.pid" ] && CONTAINERD_PID=$(cat "$CTRD_DIR/containerd.pid")
   local i
   kill -TERM "$CONTAINERD_PID" 2> /dev/null
   for i in $(seq 100); do kill -0 "$CONTAINERD_PID" 2> /dev/null || break; sleep 0.1; done
