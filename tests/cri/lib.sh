@@ -64,6 +64,11 @@ CRI_POLICY_DIR=$(cd "$here_lib/../../policies" && pwd)
 CRI_TEST_POLICY_DIR=$(cd "$here_lib/policies" && pwd)
 export CTRD_DIR CRI_SOCK IMAGE PAUSE_IMAGE CRI_POLICIES CRI_HANDLER_DIR
 
+# The handlers find the policies of this checkout, then the tests' own:
+# HAVEN_POLICY_PATH in containerd's environment, which its shims and the
+# runtime inherit (run.sh's start, and a test's restart of containerd).
+cri_policy_path_env() { echo "HAVEN_POLICY_PATH=$CRI_POLICY_DIR:$CRI_TEST_POLICY_DIR"; }
+
 # `haven` is the same binary under another name.
 haven() { (exec -a haven "$RUNTIME" "$@"); }
 

@@ -226,7 +226,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 EOF
   install_policy_handlers || return 1
   # shellcheck disable=SC2046 # sanitizer_env's words
-  env $(sanitizer_env) HAVEN_POLICY_PATH="$CRI_POLICY_DIR:$CRI_TEST_POLICY_DIR" nsenter -t "$(cat "$NS_PID_FILE")" -m -n --wd="$CTRD_DIR" containerd --config "$CTRD_DIR/config.toml" \
+  env $(sanitizer_env) "$(cri_policy_path_env)" nsenter -t "$(cat "$NS_PID_FILE")" -m -n --wd="$CTRD_DIR" containerd --config "$CTRD_DIR/config.toml" \
     > "$CTRD_DIR/containerd.log" 2>&1 < /dev/null &
   CONTAINERD_PID=$!
   # A test that restarts containerd (test_cri_deploy.sh, as a node

@@ -24,7 +24,7 @@ pid=\$(cat "$CTRD_DIR/containerd.pid")
 kill -TERM "\$pid" 2> /dev/null
 for i in \$(seq 100); do kill -0 "\$pid" 2> /dev/null || break; sleep 0.1; done
 kill -KILL "\$pid" 2> /dev/null
-nsenter -t "\$(cat "$NS_PID_FILE")" -m -n --wd="$CTRD_DIR" containerd --config "\$config" \\
+env $(sanitizer_env) "$(cri_policy_path_env)" nsenter -t "\$(cat "$NS_PID_FILE")" -m -n --wd="$CTRD_DIR" containerd --config "\$config" \\
   >> "$CTRD_DIR/containerd.log" 2>&1 < /dev/null &
 echo \$! > "$CTRD_DIR/containerd.pid"
 for i in \$(seq 300); do
@@ -102,8 +102,17 @@ deploy_node() {
   local node=$1 orig=$2 p
   mkdir -p "$node/usr" "$node/proc" "$node/dev" "$node/etc/containerd" "$node/tmp"
   for p in bin sbin lib lib64; do [ -e "/$p" ] && ln -s "usr/$p" "$node/$p"; done
-  cp "$CTRD_DIR/config.toml" "$node/etc/containerd/config.toml"
-  cp "$CTRD_DIR/config.toml" "$orig"
+  # The node's configuration before haven: the harness's without the
+  # handlers it registered itself (blocks `haven install` marked, each
+  # with the blank line before it), which the installer would otherwise
+  # take over under the same names and then remove.
+  python3 - "$CTRD_DIR/config.toml" > "$node/etc/containerd/config.toml" << 'EOF'
+import re, sys
+text = open(sys.argv[1]).read()
+sys.stdout.write(re.sub(r'\n# >>> haven runtime handler "[^"\n]*"[^\n]*\n.*?# <<< haven runtime handler "[^"\n]*"[^\n]*\n', '', text, flags=re.S))
+EOF
+  grep -q '^# >>> haven' "$node/etc/containerd/config.toml" && fail "the harness's handlers are still in the node's configuration"
+  cp "$node/etc/containerd/config.toml" "$orig"
   # What the installer image carries (images/node-installer/build.sh).
   DEPLOY_PAYLOAD=$PWD/payload
   mkdir -p "$DEPLOY_PAYLOAD/bin" "$DEPLOY_PAYLOAD/policies"
