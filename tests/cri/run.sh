@@ -31,6 +31,19 @@ if [ "${1:-}" = --one ]; then
   exit $?
 fi
 
+# run.sh --run COMMAND [ARG...]: the harness without the tests (the
+# benchmarks, tests/bench/cri-bench.sh): COMMAND runs once containerd is
+# up, in a directory of its own, with lib.sh's settings in its
+# environment (WORK, CRI_SUITE_ID, CRI_SOCK...: it may source lib.sh);
+# the pods and containers it notes in $WORK/pods and $WORK/containers
+# are checked as a test's are, and it is reported as one ("ok run").
+RUN_CMD=()
+if [ "${1:-}" = --run ]; then
+  shift
+  RUN_CMD=("$@")
+  set --
+fi
+
 if [ "$(id -u)" != 0 ]; then
   echo "CRI tests need root: skipped"
   exit 77
@@ -213,6 +226,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     conf_dir = "$WORK/cni/net.d"
     max_conf_num = 1
 EOF
+  register_policy_handlers || return 1
   # shellcheck disable=SC2046 # sanitizer_env's words
   env $(sanitizer_env) nsenter -t "$(cat "$NS_PID_FILE")" -m -n --wd="$CTRD_DIR" containerd --config "$CTRD_DIR/config.toml" \
     > "$CTRD_DIR/containerd.log" 2>&1 < /dev/null &
@@ -236,7 +250,21 @@ EOF
       return 1
     fi
   done
-  log "$(cri Version | jq -r '"\(.runtime_name) \(.runtime_version), CRI \(.runtime_api_version)"'), handlers runc ($(command -v runc)) and haven ($RUNTIME)"
+  log "$(cri Version | jq -r '"\(.runtime_name) \(.runtime_version), CRI \(.runtime_api_version)"'), handlers runc ($(command -v runc)), haven ($RUNTIME) and haven-POLICY for $CRI_POLICIES"
+}
+
+# A handler haven-POLICY for each policy of CRI_POLICIES, registered as
+# an operator would (`haven install containerd`): the runc shim runs a
+# wrapper in CRI_HANDLER_DIR that binds the checkout's policy file.
+register_policy_handlers() {
+  local p out
+  for p in $CRI_POLICIES; do
+    if ! out=$(haven install containerd --config "$CTRD_DIR/config.toml" --name "haven-$p" \
+      --policy "$here/../../policies/$p.yaml" --runtime "$RUNTIME" --handler-dir "$CRI_HANDLER_DIR" 2>&1); then
+      CRI_MISSING="haven install containerd --name haven-$p: $out"
+      return 1
+    fi
+  done
 }
 
 containerd_ready() {
@@ -330,7 +358,21 @@ else
 fi
 export HAVE_CRI CRI_MISSING
 
-[ $HAVE_CRI = 0 ] || run_test_functions "$here/run.sh" "$CRI_TEST_TIMEOUT" cleanup_between_tests "$@"
+if [ $HAVE_CRI = 1 ] && [ ${#RUN_CMD[@]} -gt 0 ]; then
+  mkdir -p "$WORK/t-run"
+  t0=$EPOCHREALTIME
+  (cd "$WORK/t-run" && "${RUN_CMD[@]}")
+  rc=$?
+  cleanup_between_tests "$WORK/t-run"
+  if [ $rc = 0 ] && [ ! -s "$WORK/t-run/.fail" ]; then
+    echo "ok run ($(elapsed_since "$t0") s)"
+    passed=$((passed + 1))
+  else
+    report_fail run "exit status $rc $(head -c 400 "$WORK/t-run/.fail" 2> /dev/null) ($(elapsed_since "$t0") s)"
+  fi
+elif [ $HAVE_CRI = 1 ]; then
+  run_test_functions "$here/run.sh" "$CRI_TEST_TIMEOUT" cleanup_between_tests "$@"
+fi
 
 if [ -d "$WORK/sanitizer" ]; then
   reports=$(ls "$WORK/sanitizer" 2> /dev/null)
