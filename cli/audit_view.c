@@ -234,6 +234,13 @@ hv_audit_record_parse (const char *line, struct hv_audit_record *r)
   r->event = event;
   r->policy = member_string (root, "policy");
   r->container = member_string (root, "container");
+  yajl_val pod = member (root, "pod");
+  if (YAJL_IS_OBJECT (pod))
+    {
+      r->pod_namespace = member_string (pod, "namespace");
+      r->pod_name = member_string (pod, "name");
+      r->pod_container = member_string (pod, "container");
+    }
   return 0;
 }
 
@@ -253,6 +260,22 @@ in_list (const oci_strv *v, const char *s)
   return false;
 }
 
+/* want is NAMESPACE/POD or NAMESPACE/POD/CONTAINER, and the record is of
+ * that pod (and container): each part matched whole. */
+static bool
+pod_matches (const struct hv_audit_record *r, const char *want)
+{
+  const char *slash = strchr (want, '/');
+  if (slash == NULL || r->pod_namespace == NULL || r->pod_name == NULL)
+    return false;
+  const char *name = slash + 1, *end = strchr (name, '/');
+  size_t ns_len = (size_t) (slash - want), name_len = end ? (size_t) (end - name) : strlen (name);
+  if (strlen (r->pod_namespace) != ns_len || strncmp (r->pod_namespace, want, ns_len) != 0
+      || strlen (r->pod_name) != name_len || strncmp (r->pod_name, name, name_len) != 0)
+    return false;
+  return end == NULL || (r->pod_container && strcmp (r->pod_container, end + 1) == 0);
+}
+
 bool
 hv_audit_record_matches (const struct hv_audit_record *r, const struct hv_audit_filter *f)
 {
@@ -268,7 +291,7 @@ hv_audit_record_matches (const struct hv_audit_record *r, const struct hv_audit_
         {
           const char *want = f->containers.v[i];
           any = (r->container && strncmp (r->container, want, strlen (want)) == 0)
-                || (r->policy && strcmp (r->policy, want) == 0);
+                || (r->policy && strcmp (r->policy, want) == 0) || pod_matches (r, want);
         }
       if (!any)
         return false;
@@ -368,7 +391,7 @@ put_words (FILE *out, yajl_val v)
 static void
 put_others (FILE *out, yajl_val root, const char *const *shown, bool lead)
 {
-  static const char *const framing[] = { "time", "event", "policy", "container", NULL };
+  static const char *const framing[] = { "time", "event", "policy", "container", "pod", NULL };
   for (size_t i = 0; i < root->u.object.len; i++)
     {
       const char *k = root->u.object.keys[i];
@@ -469,6 +492,19 @@ hv_audit_record_format (const struct hv_audit_record *rec)
     }
   else
     fputs ("haven-run", out);
+  /* A pod's container: NAMESPACE/POD/CONTAINER, as --container takes it. */
+  if (rec->pod_name)
+    {
+      fputc (' ', out);
+      put_text (out, rec->pod_namespace ? rec->pod_namespace : "?");
+      fputc ('/', out);
+      put_text (out, rec->pod_name);
+      if (rec->pod_container)
+        {
+          fputc ('/', out);
+          put_text (out, rec->pod_container);
+        }
+    }
   fputs (" (", out);
   put_text (out, rec->policy ? rec->policy : "?");
   fputs (")  ", out);

@@ -40,6 +40,9 @@ struct hv_audit_record
   const char *event;
   const char *policy;    /* NULL when absent */
   const char *container; /* NULL for haven run's records */
+  /* A Kubernetes pod's container: its "pod" object's members (NULL when
+   * absent; container NULL for the pod's sandbox container). */
+  const char *pod_namespace, *pod_name, *pod_container;
 };
 
 /* Parse one line; -1 when it is not a record (see above). */
@@ -51,7 +54,10 @@ struct hv_audit_filter
   bool has_since;
   time_t since;
   oci_strv events;     /* any of: the event, a denial's system call, a "rule" */
-  oci_strv containers; /* any of: a container id prefix, a policy name */
+  /* any of: a container id prefix, a policy name, a pod's
+   * NAMESPACE/POD (its containers and its sandbox's) or one of its
+   * containers, NAMESPACE/POD/CONTAINER */
+  oci_strv containers;
 };
 
 bool hv_audit_record_matches (const struct hv_audit_record *r, const struct hv_audit_filter *f);

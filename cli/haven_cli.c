@@ -33,6 +33,7 @@
 #include "policy_apply.h"
 #include "policy_compile.h"
 #include "policy_env.h"
+#include "k8s_token.h"
 #include "policy_network_explain.h"
 #include "run_context.h"
 #include "self_exe.h"
@@ -547,6 +548,7 @@ policy_explain (int argc, char **argv, hv_error **err)
   explain_syscalls (p);
   explain_resources (p);
   hv_env_explain (p, environ, stdout);
+  hv_k8s_token_explain (p, stdout);
   explain_audit (p);
   return 0;
 }

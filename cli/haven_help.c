@@ -57,7 +57,8 @@ help_audit (FILE *out)
                 "      --since TIME      10s, 5m, 2h, 3d ago, or 2026-11-23T10:00[:SS] (local; Z for UTC)\n"
                 "      -e, --event EVENT only this event (denied, net-denied, dns-refused, start, exit, ...),\n"
                 "                        or this system call or rule (--rule is the same); repeatable\n"
-                "      -c, --container X only containers whose id starts with X, or policy X; repeatable\n"
+                "      -c, --container X only containers whose id starts with X, or policy X, or a pod's\n"
+                "                        NAMESPACE/POD or NAMESPACE/POD/CONTAINER; repeatable\n"
                 "      --json            the matching records as they are (JSON lines)\n",
                 HV_AUDIT_DEFAULT_FILES_HELP);
 }

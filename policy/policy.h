@@ -166,6 +166,11 @@ typedef struct
   /* audit */
   char *audit_log;
 
+  /* kubernetes.service_account_token: true leaves the token kubelet
+   * mounts into every pod visible in engine containers; false or unset
+   * hides it (k8s_token.h). */
+  oci_opt_bool k8s_service_account_token;
+
   /* kernel features that may be missing without refusing to run */
   oci_strv best_effort;
 } hv_policy;

@@ -30,6 +30,7 @@
 #include "container_network.h"
 #include "container_plan.h"
 #include "engine_gateway.h"
+#include "k8s_token.h"
 #include "policy_apply.h"
 #include "policy_compile.h"
 #include "policy_egress.h"
@@ -303,6 +304,7 @@ struct apply
   const oci_strv *exec_paths; /* Landlock's execute rules under exec rules */
   const oci_strv *env;        /* the engine's variables after the policy's env rules */
   const char *gateway;        /* HV_GATEWAY_ANNOTATION's value, or NULL (engine_gateway.h) */
+  bool hide_token;            /* Kubernetes' service-account token (k8s_token.h) */
 };
 
 /* The environment: the policy's pass, deny and set rules on what the
@@ -439,10 +441,58 @@ is_pin (yajl_val m)
   return false;
 }
 
-static void
-emit_engine_mount (yajl_gen g, yajl_val m, const struct apply *a)
+/* Kubernetes' service-account token (k8s_token.h): the first mount that
+ * brings it becomes an empty read-only tmpfs at the same destination,
+ * which the runtime resolves as it would have resolved the token's, so
+ * the image's own files there are not shown either.  A token mount below
+ * an earlier one's place (a file bound into the directory) is left out:
+ * the tmpfs above covers it, and its mount point could not be made in
+ * the empty read-only tmpfs (create would fail).  The two spellings are
+ * taken as one place, as they are where /var/run links to /run; where
+ * they are not, leaving a token mount out still shows no token. */
+enum token_mount
 {
+  TOKEN_NONE,
+  TOKEN_REPLACE,
+  TOKEN_DROP,
+};
+
+static enum token_mount
+token_mount (yajl_val mounts, size_t i, const struct apply *a)
+{
+  yajl_val d = jw_lookup (mounts->u.array.values[i], "destination");
+  cleanup_free char *rest = NULL;
+  /* Every destination was checked (check_token_mounts): no error here. */
+  if (!a->hide_token || d == NULL || !YAJL_IS_STRING (d)
+      || hv_k8s_token_destination (d->u.string, "", &rest, NULL) != 1)
+    return TOKEN_NONE;
+  for (size_t j = 0; j < i; j++)
+    {
+      yajl_val e = jw_lookup (mounts->u.array.values[j], "destination");
+      cleanup_free char *above = NULL;
+      if (e && YAJL_IS_STRING (e) && hv_k8s_token_destination (e->u.string, "", &above, NULL) == 1
+          && strlen (above) < strlen (rest) && strncmp (rest, above, strlen (above)) == 0
+          && rest[strlen (above)] == '/')
+        return TOKEN_DROP;
+    }
+  return TOKEN_REPLACE;
+}
+
+static void
+emit_engine_mount (yajl_gen g, yajl_val mounts, size_t index, const struct apply *a)
+{
+  yajl_val m = mounts->u.array.values[index];
   yajl_val opts = jw_lookup (m, "options");
+  enum token_mount token = token_mount (mounts, index, a);
+  if (token == TOKEN_DROP)
+    return;
+  if (token == TOKEN_REPLACE)
+    {
+      static const char *const empty_ro[]
+          = { "ro", "nosuid", "nodev", "noexec", "mode=0555", "size=4k", NULL };
+      jg_mount (g, jw_lookup (m, "destination")->u.string, "tmpfs", "tmpfs", empty_ro);
+      return;
+    }
   /* An earlier policy's pin keeps the flags of what it clones (noexec
    * there already): it takes no other option (runtime/mounts.h). */
   if (!a->exec_rules || !YAJL_IS_OBJECT (m) || is_pin (m))
@@ -519,7 +569,7 @@ emit_mounts (yajl_gen g, yajl_val mounts, const struct apply *a)
                         !a->exec_rules, HV_IMAGE_GITCONFIG, identity);
           }
       if (i < n)
-        emit_engine_mount (g, mounts->u.array.values[i], a);
+        emit_engine_mount (g, mounts, i, a);
     }
   for (size_t i = 0; i < a->p->n_tmpfs; i++)
     if (!has_mount_at (mounts, a->p->tmpfs[i].path))
@@ -955,6 +1005,17 @@ check_earlier_egress (const hv_policy *p, const oci_spec *spec, const char *name
   return 0;
 }
 
+/* Under a policy hiding Kubernetes' token, every mount destination is
+ * one the filter can judge (k8s_token.h): one it cannot is refused. */
+static int
+check_token_mounts (const hv_policy *p, const oci_spec *spec, const char *name, hv_error **err)
+{
+  for (size_t i = 0; hv_k8s_token_hidden (p) && i < spec->n_mounts; i++)
+    if (spec->mounts[i].destination && hv_k8s_token_destination (spec->mounts[i].destination, name, NULL, err) < 0)
+      return hv_error_wrap (err, "policy %s", p->name);
+  return 0;
+}
+
 /* The gateway the container gets: an earlier policy's (or the config's
  * own) with this policy's credentials.api items added where the runtime
  * has their key file; env rewritten to match (engine_gateway.h). */
@@ -1002,7 +1063,7 @@ hv_policy_apply_keys (const hv_policy *p, const char *config_json, const char *n
   cleanup_strv oci_strv exec_paths = { 0 }, env = { 0 };
   filter_engine_env (p, &spec->process.env, &env);
   struct apply a = { .p = p, .plan = &plan, .exec_rules = p->allow_exec.n || p->block_shell.value,
-                     .exec_paths = &exec_paths, .env = &env };
+                     .exec_paths = &exec_paths, .env = &env, .hide_token = hv_k8s_token_hidden (p) };
   if (a.exec_rules && hv_container_exec_rules (p, plan.rootfs, &spec->process.env, &plan.projects, &exec_paths, &plan.masked, err) < 0)
     {
       hv_container_plan_clear (&plan);
@@ -1011,7 +1072,7 @@ hv_policy_apply_keys (const hv_policy *p, const char *config_json, const char *n
     }
   cleanup_free char *agent = NULL;
   if (hv_policy_seccomp_json (p, &agent, err) < 0 || hv_policy_egress_check_netns (p, spec, name, err) < 0
-      || check_earlier_egress (p, spec, name, err) < 0)
+      || check_earlier_egress (p, spec, name, err) < 0 || check_token_mounts (p, spec, name, err) < 0)
     {
       hv_container_plan_clear (&plan);
       yajl_tree_free (root);

@@ -248,6 +248,7 @@ merge (hv_policy *base, const hv_policy *child)
   OVERRIDE_OPT (project_writable);
   OVERRIDE_OPT (refuse_project_links);
   OVERRIDE_OPT (block_shell);
+  OVERRIDE_OPT (k8s_service_account_token);
   OVERRIDE_OPT (memory);
   OVERRIDE_OPT (pids);
   OVERRIDE_OPT (nofile);

@@ -402,6 +402,7 @@ f_project_links (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
   return 0;
 }
 BOOL_FIELD (f_block_shell, block_shell)
+BOOL_FIELD (f_k8s_token, k8s_service_account_token)
 STRV_FIELD (f_capabilities, capabilities)
 STRING_FIELD (f_syscall_profile, syscall_profile)
 STRV_FIELD (f_syscall_allow, syscall_allow)
@@ -1258,6 +1259,7 @@ static const struct field credentials_fields[] = {
   { "ssh_agent", f_ssh_agent }, { "git", f_git_creds }, { "api", f_api_creds }, { NULL, NULL },
 };
 static const struct field audit_fields[] = { { "log", f_audit_log }, { NULL, NULL } };
+static const struct field kubernetes_fields[] = { { "service_account_token", f_k8s_token }, { NULL, NULL } };
 
 #define SECTION(fname, fields)                                                                     \
   static int fname (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)                   \
@@ -1313,6 +1315,7 @@ s_env (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
   return r;
 }
 SECTION (s_audit, audit_fields)
+SECTION (s_kubernetes, kubernetes_fields)
 
 static char *pending_extends;
 
@@ -1328,7 +1331,7 @@ static const struct field top_fields[] = {
   { "filesystem", s_filesystem }, { "network", s_network },     { "process", s_process },
   { "syscalls", s_syscalls }, { "resources", s_resources },     { "env", s_env },
   { "audit", s_audit },       { "best_effort", f_best_effort }, { "credentials", s_credentials },
-  { NULL, NULL },
+  { "kubernetes", s_kubernetes }, { NULL, NULL },
 };
 
 static int

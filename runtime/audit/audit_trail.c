@@ -125,6 +125,20 @@ hv_audit_trail_record (const struct hv_audit_trail *t, const char *event)
   hv_audit_put_kv (g, "policy", t->policy);
   if (t->container)
     hv_audit_put_kv (g, "container", t->container);
+  if (t->pod)
+    {
+      jg_str (g, "pod");
+      yajl_gen_map_open (g);
+      if (t->pod->pod_namespace)
+        hv_audit_put_kv (g, "namespace", t->pod->pod_namespace);
+      if (t->pod->name)
+        hv_audit_put_kv (g, "name", t->pod->name);
+      if (t->pod->uid)
+        hv_audit_put_kv (g, "uid", t->pod->uid);
+      if (t->pod->container)
+        hv_audit_put_kv (g, "container", t->pod->container);
+      yajl_gen_map_close (g);
+    }
   return g;
 }
 

@@ -30,6 +30,7 @@
 #include "monitor_gateway.h"
 #include "monitor_git.h"
 #include "monitor_loop.h"
+#include "pod_identity.h"
 #include "safe_path.h"
 #include "ssh_agent_service.h"
 #include "sync.h"
@@ -440,6 +441,17 @@ hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int e
     return -1;
   if (request == NULL && !egress && !ll_borrowed && !gateway && broker == NULL && ssh_view == NULL)
     return 0;
+  /* A pod's container: its records name the pod, so that a node's log
+   * collector and haven audit find them by pod (the trail's name is
+   * only the container's id). */
+  hv_pod_identity pod_id;
+  if (hv_pod_identity_read (spec, "config.json", &pod_id, err) < 0)
+    {
+      hv_git_broker_free (broker);
+      return hv_error_wrap (err, "audit monitor");
+    }
+  struct hv_audit_pod pod = { .pod_namespace = pod_id.pod_namespace, .name = pod_id.pod_name,
+                              .uid = pod_id.pod_uid, .container = pod_id.container_name };
   struct git_guards guards = { 0 };
   if (git_guard && snapshot_projects (git_guard, &guards, err) < 0)
     {
@@ -481,7 +493,8 @@ hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int e
   unsigned timeout_s;
   if (monitor_timeout (spec, "config.json", &timeout_s, err) < 0)
     return -1;
-  struct hv_monitor_args a = { .id = c->id, .policy = policy ? policy : "", .bundle = c->bundle, .socket_path = sock,
+  struct hv_monitor_args a = { .id = c->id, .policy = policy ? policy : "",
+                               .pod = pod_id.role != HV_POD_NONE ? &pod : NULL, .bundle = c->bundle, .socket_path = sock,
                                .command = &spec->process.args, .listen_fd = listen_fd, .control_fd = -1,
                                .trail_fd = trail, .timeout_s = timeout_s,
                                .resolv_conf = egress ? bound_resolv_conf (spec) : NULL,

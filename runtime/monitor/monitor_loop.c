@@ -525,6 +525,7 @@ hv_monitor_main (const struct hv_monitor_args *a)
   struct monitor m = { .a = a, .init_pidfd = -1, .egress_fds = HV_EGRESS_FDS_INIT };
   clock_gettime (CLOCK_MONOTONIC, &m.start);
   hv_audit_trail_init (&m.trail, a->trail_fd, a->policy, a->id);
+  m.trail.pod = a->pod;
   /* Listening before init exists: its domain is named only in the record
    * of its first refusal. */
   if (a->landlock_audit)

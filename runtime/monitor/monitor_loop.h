@@ -8,6 +8,7 @@
 #ifndef HAVEN_MONITOR_LOOP_H
 #define HAVEN_MONITOR_LOOP_H
 
+#include "audit_trail.h"
 #include "oci_spec.h"
 #include "project_guard.h"
 
@@ -20,6 +21,7 @@ struct hv_monitor_args
 {
   const char *id;
   const char *policy;      /* the records' "policy" ("" when the config names none) */
+  const struct hv_audit_pod *pod; /* the records' "pod" (audit_trail.h), or NULL */
   const char *bundle;      /* for the start record */
   const char *socket_path; /* the listener's, removed at the end */
   const oci_strv *command; /* init's, for the start record */

@@ -54,12 +54,11 @@ NS_PID_FILE=$WORK/ns.pid
 # Pods' cgroups go below this parent in every hierarchy (the part
 # kubelet would make: /kubepods/...).
 CGROUP_PARENT=/hvt-cri-$CRI_SUITE_ID
-export CTRD_DIR CRI_SOCK IMAGE PAUSE_IMAGE
-# The shipped policies that get a runtime handler haven-POLICY (run.sh,
-# register_policy_handlers), and where their wrappers are.
-: "${CRI_POLICIES:=default strict ci offline claude-code codex gemini-cli aider devcontainer}"
+# The policies with a handler of their own (haven-NAME), bound by the
+# wrappers `haven install containerd` writes here.
+CRI_POLICIES="default strict ci offline claude-code codex gemini-cli aider devcontainer"
 CRI_HANDLER_DIR=$WORK/handlers
-export CRI_POLICIES CRI_HANDLER_DIR
+export CTRD_DIR CRI_SOCK IMAGE PAUSE_IMAGE CRI_POLICIES CRI_HANDLER_DIR
 
 # `haven` is the same binary under another name.
 haven() { (exec -a haven "$RUNTIME" "$@"); }

@@ -226,7 +226,19 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     conf_dir = "$WORK/cni/net.d"
     max_conf_num = 1
 EOF
-  register_policy_handlers || return 1
+  # One handler per shipped policy, registered as an operator would:
+  # `haven install containerd` edits this config and writes the wrapper
+  # that binds the policy (handler haven-POLICY; the plain `haven` handler
+  # above has none).  Every shipped policy is one a pod may run under.
+  local p out
+  mkdir -p "$CRI_HANDLER_DIR"
+  for p in $CRI_POLICIES; do
+    if ! out=$(haven install containerd --config "$CTRD_DIR/config.toml" --name "haven-$p" --policy "$p" \
+      --runtime "$RUNTIME" --handler-dir "$CRI_HANDLER_DIR" 2>&1); then
+      CRI_MISSING="haven install containerd --name haven-$p --policy $p: $out"
+      return 1
+    fi
+  done
   # shellcheck disable=SC2046 # sanitizer_env's words
   env $(sanitizer_env) nsenter -t "$(cat "$NS_PID_FILE")" -m -n --wd="$CTRD_DIR" containerd --config "$CTRD_DIR/config.toml" \
     > "$CTRD_DIR/containerd.log" 2>&1 < /dev/null &
@@ -236,7 +248,6 @@ EOF
     CRI_MISSING="containerd's CRI service did not answer: $(grep -i 'level=\(error\|fatal\)' "$CTRD_DIR/containerd.log" | tail -1)"
     return 1
   fi
-  local out
   for f in image pause; do
     if ! out=$(ctrd images import "$WORK/$f.tar" 2>&1); then
       CRI_MISSING="ctr images import $f.tar: $out"
@@ -251,20 +262,6 @@ EOF
     fi
   done
   log "$(cri Version | jq -r '"\(.runtime_name) \(.runtime_version), CRI \(.runtime_api_version)"'), handlers runc ($(command -v runc)), haven ($RUNTIME) and haven-POLICY for $CRI_POLICIES"
-}
-
-# A handler haven-POLICY for each policy of CRI_POLICIES, registered as
-# an operator would (`haven install containerd`): the runc shim runs a
-# wrapper in CRI_HANDLER_DIR that binds the checkout's policy file.
-register_policy_handlers() {
-  local p out
-  for p in $CRI_POLICIES; do
-    if ! out=$(haven install containerd --config "$CTRD_DIR/config.toml" --name "haven-$p" \
-      --policy "$here/../../policies/$p.yaml" --runtime "$RUNTIME" --handler-dir "$CRI_HANDLER_DIR" 2>&1); then
-      CRI_MISSING="haven install containerd --name haven-$p: $out"
-      return 1
-    fi
-  done
 }
 
 containerd_ready() {

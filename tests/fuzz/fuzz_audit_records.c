@@ -2,7 +2,8 @@
  *
  * Writers (runtime/audit/audit_trail.c, egress_audit.c): the strings a sandbox
  * controls (a process's comm, a refused DNS name, the names of a denied
- * address, the container id and policy name an engine passes) come from
+ * address, the container id and policy name an engine passes, a pod's
+ * namespace, name, uid and container name) come from
  * the input, cut at NUL bytes, with the notification's numbers from its
  * first bytes.  Each record must be exactly one line that yajl parses
  * (strictly: valid UTF-8) back to the strings written, sanitized
@@ -90,6 +91,20 @@ check_common (yajl_val root, const char *event)
     check_string ("container", get (root, "container"), fields[F_CONTAINER]);
   else if (get (root, "container") != NULL)
     fuzz_fail ("a container in haven run's record");
+  /* A pod's container (write_records names one whenever there is a
+   * container): its pod, from strings a pod spec chose. */
+  yajl_val pod = get (root, "pod");
+  if (fields[F_CONTAINER][0])
+    {
+      if (!YAJL_IS_OBJECT (pod))
+        fuzz_fail ("a pod's container's record without its pod");
+      check_string ("pod.namespace", get (pod, "namespace"), fields[F_NAME0]);
+      check_string ("pod.name", get (pod, "name"), fields[F_NAME1]);
+      check_string ("pod.uid", get (pod, "uid"), fields[F_NAME2]);
+      check_string ("pod.container", get (pod, "container"), fields[F_CONTAINER]);
+    }
+  else if (pod != NULL)
+    fuzz_fail ("a pod in haven run's record");
 }
 
 /* Every line of the trail: one JSON object, and one `haven audit` reads. */
@@ -167,6 +182,10 @@ write_records (const uint8_t *data, size_t size)
     fuzz_fail ("memfd_create");
   struct hv_audit_trail t;
   hv_audit_trail_init (&t, fd, fields[F_POLICY], fields[F_CONTAINER][0] ? fields[F_CONTAINER] : NULL);
+  struct hv_audit_pod pod = { .pod_namespace = fields[F_NAME0], .name = fields[F_NAME1], .uid = fields[F_NAME2],
+                              .container = fields[F_CONTAINER] };
+  if (fields[F_CONTAINER][0])
+    t.pod = &pod;
   hv_audit_trail_denied (&t, &req, fields[F_PROCESS], fields[F_COMM]);
   hv_egress_audit_refused (&t, fields[F_QNAME], (uint16_t) req.data.nr, fields[F_WHY]);
   hv_egress_denial d = { .family = req.data.arch & 1 ? AF_INET6 : AF_INET,
@@ -221,6 +240,9 @@ read_trail (const uint8_t *data, size_t size)
   oci_strv_push (&f.events, "denied");
   oci_strv_push (&f.events, "execute");
   oci_strv_push (&f.containers, "abc");
+  /* A pod, and a pod's container (audit_view.c's pod_matches). */
+  oci_strv_push (&f.containers, "ns/pod");
+  oci_strv_push (&f.containers, "ns/pod/box");
   for (char *line = text, *nl; line; line = nl ? nl + 1 : NULL)
     {
       nl = strchr (line, '\n');

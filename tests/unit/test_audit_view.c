@@ -259,6 +259,97 @@ test_dropped_summary_names_once (void **state)
   close (fd);
 }
 
+/* A pod's records (the writer's "pod" object): found by NAMESPACE/POD
+ * (the sandbox's and every container's) and NAMESPACE/POD/CONTAINER,
+ * each part whole; the id prefix and policy still work. */
+static void
+test_pod_filters (void **state)
+{
+  (void) state;
+  const char *box = "{\"time\":\"2026-11-23T10:00:00Z\",\"event\":\"denied\",\"policy\":\"default\","
+                    "\"container\":\"c0ffee12\",\"pod\":{\"namespace\":\"hvt\",\"name\":\"agent\","
+                    "\"uid\":\"u-1\",\"container\":\"box\"},\"syscall\":\"ptrace\"}";
+  const char *sandbox = "{\"time\":\"2026-11-23T10:00:00Z\",\"event\":\"start\",\"policy\":\"default\","
+                        "\"container\":\"beef3456\",\"pod\":{\"namespace\":\"hvt\",\"name\":\"agent\","
+                        "\"uid\":\"u-1\"}}";
+  const char *other = "{\"time\":\"2026-11-23T10:00:00Z\",\"event\":\"start\",\"policy\":\"default\","
+                      "\"container\":\"dead7890\",\"pod\":{\"namespace\":\"hvt\",\"name\":\"agent-2\","
+                      "\"uid\":\"u-2\",\"container\":\"box\"}}";
+  const char *engine = "{\"time\":\"2026-11-23T10:00:00Z\",\"event\":\"start\",\"policy\":\"default\","
+                       "\"container\":\"hvt\"}";
+  struct hv_audit_filter f = { 0 };
+  oci_strv_push (&f.containers, "hvt/agent");
+  assert_true (matches (box, &f) && matches (sandbox, &f));
+  assert_false (matches (other, &f) || matches (engine, &f));
+  oci_strv_free (&f.containers);
+  oci_strv_push (&f.containers, "hvt/agent/box");
+  assert_true (matches (box, &f));
+  assert_false (matches (sandbox, &f) || matches (other, &f) || matches (engine, &f));
+  oci_strv_free (&f.containers);
+  /* Whole parts: no prefix of a namespace, a pod or a container. */
+  static const char *const misses[] = { "hv/agent", "hvt/agen", "hvt/agent/bo", "hvt/agent/box/", "hvt/", "/agent",
+                                        "hvt/agent/box/x", "hvtx/agent" };
+  for (size_t i = 0; i < sizeof (misses) / sizeof (misses[0]); i++)
+    {
+      oci_strv_push (&f.containers, misses[i]);
+      if (matches (box, &f))
+        fail_msg ("--container %s matched hvt/agent/box", misses[i]);
+      oci_strv_free (&f.containers);
+    }
+  oci_strv_push (&f.containers, "c0ff");
+  assert_true (matches (box, &f));
+  assert_false (matches (sandbox, &f));
+  oci_strv_free (&f.containers);
+  /* A pod that is not an object names nothing. */
+  oci_strv_push (&f.containers, "hvt/agent");
+  assert_false (matches ("{\"time\":\"2026-11-23T10:00:00Z\",\"event\":\"start\",\"pod\":\"hvt/agent\"}", &f));
+  oci_strv_free (&f.containers);
+  char *s = format_line (box);
+  assert_string_equal (s, "2026-11-23 10:00:00  c0ffee12 hvt/agent/box (default)  denied  ptrace");
+  free (s);
+  s = format_line (sandbox);
+  assert_string_equal (s, "2026-11-23 10:00:00  beef3456 hvt/agent (default)  start");
+  free (s);
+}
+
+/* The writer: with a pod, every record carries it (container left out
+ * for the sandbox); without, no "pod" member. */
+static void
+test_trail_names_pod (void **state)
+{
+  (void) state;
+  int fd = memfd_create ("trail", MFD_CLOEXEC);
+  assert_true (fd >= 0);
+  struct hv_audit_trail t;
+  hv_audit_trail_init (&t, fd, "default", "c0ffee12");
+  struct hv_audit_pod pod = { .pod_namespace = "hvt", .name = "agent", .uid = "u-1", .container = "box" };
+  t.pod = &pod;
+  hv_audit_trail_emit (&t, hv_audit_trail_record (&t, "start"));
+  pod.container = NULL;
+  hv_audit_trail_emit (&t, hv_audit_trail_record (&t, "exit"));
+  t.pod = NULL;
+  hv_audit_trail_emit (&t, hv_audit_trail_record (&t, "exit"));
+  char text[4096] = "";
+  ssize_t n = pread (fd, text, sizeof (text) - 1, 0);
+  assert_true (n > 0);
+  text[n] = '\0';
+  char *second = strchr (text, '\n') + 1, *third = strchr (second, '\n') + 1;
+  second[-1] = third[-1] = '\0';
+  assert_non_null (strstr (text, "\"container\":\"c0ffee12\",\"pod\":{\"namespace\":\"hvt\",\"name\":\"agent\","
+                                 "\"uid\":\"u-1\",\"container\":\"box\"}"));
+  assert_non_null (strstr (second, "\"pod\":{\"namespace\":\"hvt\",\"name\":\"agent\",\"uid\":\"u-1\"}"));
+  assert_null (strstr (third, "\"pod\""));
+  struct hv_audit_record r;
+  if (hv_audit_record_parse (text, &r) < 0)
+    fail_msg ("haven audit does not read %s", text);
+  assert_string_equal (r.pod_namespace, "hvt");
+  assert_string_equal (r.pod_name, "agent");
+  assert_string_equal (r.pod_container, "box");
+  hv_audit_record_release (&r);
+  hv_audit_trail_release (&t);
+  close (fd);
+}
+
 int
 main (void)
 {
@@ -268,6 +359,7 @@ main (void)
     cmocka_unit_test (test_since),   cmocka_unit_test (test_record_time), cmocka_unit_test (test_not_records),
     cmocka_unit_test (test_format),  cmocka_unit_test (test_filters),
     cmocka_unit_test (test_dropped_summary_names_once),
+    cmocka_unit_test (test_pod_filters), cmocka_unit_test (test_trail_names_pod),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

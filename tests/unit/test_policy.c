@@ -188,7 +188,8 @@ test_errors (void **state)
                 "t.yaml:2:3: filesystem.blok: unknown key (expected one of: read_only, read_write, block, protect, "
                 "hide_home, home_allow, tmpfs, project_writable, project_links)");
   expect_error ("filesytem: {}\n", "t.yaml:1:1: filesytem: unknown key (expected one of: name, description, extends, "
-                                   "filesystem, network, process, syscalls, resources, env, audit, best_effort, credentials)");
+                                   "filesystem, network, process, syscalls, resources, env, audit, best_effort, credentials, "
+                                   "kubernetes)");
   expect_error ("filesystem:\n  block: ~/.ssh\n", "t.yaml:2:10: filesystem.block: expected a list");
   expect_error ("filesystem:\n  block: ['']\n", "t.yaml:2:11: filesystem.block: list items must be non-empty strings");
   expect_error ("filesystem:\n  hide_home: maybe\n", "t.yaml:2:14: filesystem.hide_home: expected true or false");

@@ -36,11 +36,24 @@ struct hv_audit_dropped_kind
   uint64_t count;
 };
 
+/* The Kubernetes pod a container belongs to (from the CRI runtime's
+ * annotations, oci/pod_identity.h): every record of its trail names it,
+ * {"pod": {"namespace":..,"name":..,"uid":..,"container":..}}, a member
+ * left out where it is NULL (container: the pod's sandbox container). */
+struct hv_audit_pod
+{
+  const char *pod_namespace;
+  const char *name;
+  const char *uid;
+  const char *container;
+};
+
 struct hv_audit_trail
 {
   int fd;                /* the log (not owned) */
   const char *policy;    /* every record's "policy" */
   const char *container; /* every record's "container", or NULL (haven run) */
+  const struct hv_audit_pod *pod; /* every record's "pod", or NULL (not a pod's) */
   /* The limit: a token bucket of HV_AUDIT_RATE per second, HV_AUDIT_BURST
    * at most, and HV_AUDIT_MAX_BYTES in all. */
   double tokens;
@@ -78,7 +91,7 @@ struct hv_audit_trail
 void hv_audit_trail_init (struct hv_audit_trail *t, int fd, const char *policy, const char *container);
 void hv_audit_trail_release (struct hv_audit_trail *t);
 
-/* A record {"time":..,"event":..,"policy":..[,"container":..]} left open
+/* A record {"time":..,"event":..,"policy":..[,"container":..][,"pod":{..}]} left open
  * for more members; hv_audit_trail_emit closes and writes it.  Both may
  * be called from any thread. */
 yajl_gen hv_audit_trail_record (const struct hv_audit_trail *t, const char *event);

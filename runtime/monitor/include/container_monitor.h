@@ -30,9 +30,10 @@
  * {"event":"exit","reason":"init exited" | "deleted"} when init dies or
  * delete (--force too) stops it; then it removes its socket and exits.
  * delete waits for it and kills it if it does not end.  The records and
- * their limits are audit_monitor.h's, plus "container" (the id) and
+ * their limits are audit_monitor.h's, plus "container" (the id),
  * "process" ("init": init or its descendants; "exec": a process exec
- * started, or its descendants).
+ * started, or its descendants) and, for a Kubernetes pod's containers,
+ * "pod" (audit_trail.h's struct hv_audit_pod, from oci/pod_identity.h).
  *
  * Fail closed: if the monitor is gone, the kernel answers every notifying
  * call ENOSYS (never runs it), and exec refuses to start (it cannot
