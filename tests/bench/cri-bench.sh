@@ -33,13 +33,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 if [ -z "${CRI_BENCH_INNER:-}" ]; then
   [ "$(id -u)" = 0 ] || { echo "cri-bench.sh needs root"; exit 77; }
   : "${SUMMARY:=/tmp/cri-bench-$(date -u +%Y%m%dT%H%M%S).txt}"
-  # Only the handlers measured are registered.
-  pols=
-  for h in ${HANDLERS:-runc haven-default} ${MEM_HANDLER:-haven-default}; do
-    [[ "$h" == haven-* ]] && pols+=" ${h#haven-}"
-  done
-  : "${CRI_POLICIES:=$(tr ' ' '\n' <<< "$pols" | sort -u | xargs)}"
-  export SUMMARY CRI_POLICIES CRI_BENCH_INNER=1
+  export SUMMARY CRI_BENCH_INNER=1
   "$here/../cri/run.sh" --run "$here/cri-bench.sh" "$@"
   rc=$?
   echo "# summary in $SUMMARY"
