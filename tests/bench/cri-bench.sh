@@ -57,7 +57,7 @@ export BENCH_PODS BENCH_CONTAINERS
 
 say() { echo "$*" | tee -a "$SUMMARY"; }
 machine() {
-  echo "$(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg), $(basename "$RUNTIME") $(git -C "$here" describe --always --dirty 2> /dev/null)"
+  echo "$(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg), $RUNTIME $(git -C "$(dirname "$RUNTIME")" describe --always --dirty 2> /dev/null)"
 }
 
 bench_start() {
