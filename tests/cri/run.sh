@@ -31,6 +31,19 @@ if [ "${1:-}" = --one ]; then
   exit $?
 fi
 
+# run.sh --run COMMAND [ARG...]: the harness without the tests (the
+# benchmarks, tests/bench/cri-bench.sh): COMMAND runs once containerd is
+# up, in a directory of its own, with lib.sh's settings in its
+# environment (WORK, CRI_SUITE_ID, CRI_SOCK...: it may source lib.sh);
+# the pods and containers it notes in $WORK/pods and $WORK/containers
+# are checked as a test's are, and it is reported as one ("ok run").
+RUN_CMD=()
+if [ "${1:-}" = --run ]; then
+  shift
+  RUN_CMD=("$@")
+  set --
+fi
+
 if [ "$(id -u)" != 0 ]; then
   echo "CRI tests need root: skipped"
   exit 77
@@ -366,7 +379,21 @@ else
 fi
 export HAVE_CRI CRI_MISSING
 
-[ $HAVE_CRI = 0 ] || run_test_functions "$here/run.sh" "$CRI_TEST_TIMEOUT" cleanup_between_tests "$@"
+if [ $HAVE_CRI = 1 ] && [ ${#RUN_CMD[@]} -gt 0 ]; then
+  mkdir -p "$WORK/t-run"
+  t0=$EPOCHREALTIME
+  (cd "$WORK/t-run" && "${RUN_CMD[@]}")
+  rc=$?
+  cleanup_between_tests "$WORK/t-run"
+  if [ $rc = 0 ] && [ ! -s "$WORK/t-run/.fail" ]; then
+    echo "ok run ($(elapsed_since "$t0") s)"
+    passed=$((passed + 1))
+  else
+    report_fail run "exit status $rc $(head -c 400 "$WORK/t-run/.fail" 2> /dev/null) ($(elapsed_since "$t0") s)"
+  fi
+elif [ $HAVE_CRI = 1 ]; then
+  run_test_functions "$here/run.sh" "$CRI_TEST_TIMEOUT" cleanup_between_tests "$@"
+fi
 
 if [ -d "$WORK/sanitizer" ]; then
   reports=$(ls "$WORK/sanitizer" 2> /dev/null)
