@@ -16,13 +16,9 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509_vfy.h>
-#include <openssl/x509v3.h>
-
 #include "upstream_tls.h"
 #include "deadline.h"
+#include "openssl_lib.h"
 #include "utils.h"
 
 /* The last session each host gave (a few hosts: one per provider), so
@@ -139,6 +135,10 @@ int
 hv_upstream_tls_ctx_new (hv_upstream_tls_ctx **out, hv_error **err)
 {
   char reason[256];
+  /* Every other call here takes a context or a connection made from
+   * one, so OpenSSL is loaded once this succeeded. */
+  if (hv_openssl_load (err) < 0)
+    return -1;
   ERR_clear_error ();
   cleanup_ssl_ctx SSL_CTX *c = SSL_CTX_new (TLS_client_method ());
   if (!c)

@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
+#include "openssl_lib.h"
 #include "ssh_agent_view.h"
 #include "utils.h"
 
@@ -59,10 +58,11 @@ hv_ssh_key_fingerprint (const unsigned char *blob, size_t len, hv_ssh_fingerprin
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int dlen = 0;
   memcpy (out, "SHA256:", 7);
-  /* SHA-256 of a buffer in memory fails only when OpenSSL cannot
-   * allocate; then the fingerprint is one no policy can name ('!' is no
-   * base64 digit), so the key is shown and signed with by no one. */
-  if (!EVP_Digest (blob, len, digest, &dlen, EVP_sha256 (), NULL) || dlen != 32)
+  /* SHA-256 of a buffer in memory fails only when OpenSSL cannot be
+   * loaded or cannot allocate; then the fingerprint is one no policy can
+   * name ('!' is no base64 digit), so the key is shown and signed with
+   * by no one. */
+  if (hv_openssl_load (NULL) < 0 || !EVP_Digest (blob, len, digest, &dlen, EVP_sha256 (), NULL) || dlen != 32)
     {
       memset (out + 7, '!', 43);
       out[HV_SSH_FINGERPRINT_LEN] = '\0';

@@ -17,6 +17,7 @@
 
 #include "ssh_agent_view.h"
 #include "deadline.h"
+#include "openssl_lib.h"
 #include "utils.h"
 
 /* Read exactly len bytes by the deadline: 1 done, 0 end of stream before
@@ -213,6 +214,10 @@ int
 hv_ssh_agent_view_serve (int conn, const hv_ssh_agent_view *v, hv_error **err)
 {
   static const unsigned char failure[1] = { HV_SSH_AGENT_FAILURE };
+  /* The fingerprints the policy names keys by are OpenSSL's SHA-256:
+   * without it, say why here rather than show the sandbox no key. */
+  if (hv_openssl_load (err) < 0)
+    return -1;
   for (;;)
     {
       cleanup_free unsigned char *msg = NULL;
