@@ -15,7 +15,6 @@
 #include <yajl/yajl_tree.h>
 
 #include "cli.h"
-#include "cri_install.h"
 #include "engine_api_key.h"
 #include "file_read.h"
 #include "haven_annotations.h"
@@ -712,11 +711,9 @@ report_install (const char *file, bool docker, bool uninstall, const struct hv_i
 }
 
 int
-hv_cmd_install (int argc, char **argv, bool uninstall, hv_error **err)
+hv_cmd_install_engine (int argc, char **argv, bool uninstall, hv_error **err)
 {
   const char *verb = uninstall ? "uninstall" : "install";
-  if (argc >= 2 && (strcmp (argv[1], "containerd") == 0 || strcmp (argv[1], "crio") == 0))
-    return hv_cmd_install_cri (argc, argv, uninstall, err);
   if (argc < 2 || (strcmp (argv[1], "docker") != 0 && strcmp (argv[1], "podman") != 0))
     return hv_error_set (err, 0, "%s: which engine? (haven %s docker|podman|containerd|crio [options])", verb, verb);
   bool docker = strcmp (argv[1], "docker") == 0;

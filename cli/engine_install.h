@@ -52,6 +52,7 @@ int hv_install_write (const char *path, const char *text, hv_error **err);
  * give them is said on stderr); errors begin with cmd. */
 int hv_install_check_policy (const char *cmd, const char *name, const char *const *key_files, hv_error **err);
 
-/* `haven install ...` / `haven uninstall ...` (argv[0] is the verb). */
-int hv_cmd_install (int argc, char **argv, bool uninstall, hv_error **err);
+/* `haven install docker|podman ...` / `haven uninstall ...` (argv[0] is
+ * the verb; install_cmd.h picks the engine). */
+int hv_cmd_install_engine (int argc, char **argv, bool uninstall, hv_error **err);
 #endif

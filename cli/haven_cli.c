@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "audit_monitor.h"
 #include "engine_install.h"
+#include "install_cmd.h"
 #include "exit_status.h"
 #include "haven_annotations.h"
 #include "haven_audit.h"

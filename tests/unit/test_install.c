@@ -18,6 +18,7 @@
 
 #include "engine_api_key.h"
 #include "engine_install.h"
+#include "install_cmd.h"
 #include "file_read.h"
 #include "utils.h"
 

@@ -27,6 +27,7 @@
 #include "config_policy.h"
 #include "cri_install.h"
 #include "engine_install.h"
+#include "install_cmd.h"
 #include "haven_annotations.h"
 #include "json_walk.h"
 #include "oci_spec.h"
