@@ -82,7 +82,12 @@ preflight() {
 # plain environment (nothing of this pod's, such as the API server's
 # address, reaches haven).
 on_node() {
-  chroot "$HOST_ROOT" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"
+  # A clean environment, but for ASAN_OPTIONS: the tests run a
+  # sanitizer build of haven-runc here, whose LeakSanitizer cannot work
+  # in the installer's container (the node's /proc is not its pid
+  # namespace's) and is turned off through it.
+  chroot "$HOST_ROOT" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+    ${ASAN_OPTIONS:+"ASAN_OPTIONS=$ASAN_OPTIONS"} "$@"
 }
 
 # put SRC DEST MODE: DEST (a path under HOST_ROOT) becomes a copy of

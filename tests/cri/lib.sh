@@ -64,6 +64,16 @@ CRI_POLICY_DIR=$(cd "$here_lib/../../policies" && pwd)
 CRI_TEST_POLICY_DIR=$(cd "$here_lib/policies" && pwd)
 export CTRD_DIR CRI_SOCK IMAGE PAUSE_IMAGE CRI_POLICIES CRI_HANDLER_DIR
 
+# The sanitizers' reports (ASan build) go to files: the runtime's stderr
+# is the shim's pipe during create.  containerd passes its environment to
+# its shims, which pass it to the runtime.
+sanitizer_env() {
+  if ldd "$RUNTIME" 2> /dev/null | grep -q 'libasan\|libubsan'; then
+    mkdir -p "$WORK/sanitizer"
+    echo "ASAN_OPTIONS=detect_leaks=0:log_path=$WORK/sanitizer/asan UBSAN_OPTIONS=print_stacktrace=1:log_path=$WORK/sanitizer/ubsan"
+  fi
+}
+
 # The handlers find the policies of this checkout, then the tests' own:
 # HAVEN_POLICY_PATH in containerd's environment, which its shims and the
 # runtime inherit (run.sh's start, and a test's restart of containerd).

@@ -89,15 +89,6 @@ need_cri_client() {
   fi
 }
 
-# The sanitizers' reports (ASan build) go to files: the runtime's stderr
-# is the shim's pipe during create.  containerd passes its environment to
-# its shims, which pass it to the runtime.
-sanitizer_env() {
-  if ldd "$RUNTIME" 2> /dev/null | grep -q 'libasan\|libubsan'; then
-    mkdir -p "$WORK/sanitizer"
-    echo "ASAN_OPTIONS=detect_leaks=0:log_path=$WORK/sanitizer/asan UBSAN_OPTIONS=print_stacktrace=1:log_path=$WORK/sanitizer/ubsan"
-  fi
-}
 
 # The images, from the busybox root filesystem the other suites use: the
 # containers' (a shell) and the pods' sandbox image (what a pause image
