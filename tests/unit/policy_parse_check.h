@@ -1,11 +1,13 @@
 /* Parse a policy text in a unit test: it must parse (parse_ok), or fail
  * with exactly this message (expect_error); and the small helpers the
  * policy tests share: a policy file written (write_text), an environment
- * as one string (joined).  Include after cmocka.h and policy_parse.h
+ * as one string (joined), generated JSON without its indentation
+ * (compact).  Include after cmocka.h and policy_parse.h
  * (and utils.h for joined).  A test uses what it needs (hence unused). */
 #ifndef HAVEN_TESTS_POLICY_PARSE_CHECK_H
 #define HAVEN_TESTS_POLICY_PARSE_CHECK_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,4 +62,20 @@ joined (char **env)
   free (env);
   return out;
 }
+/* text without blanks outside strings (the generator's indentation). */
+__attribute__ ((unused)) static void
+compact (char *text)
+{
+  char *to = text;
+  bool in_string = false;
+  for (char *c = text; *c; c++)
+    {
+      if (*c == '"' && (c == text || c[-1] != '\\'))
+        in_string = !in_string;
+      if (in_string || (*c != ' ' && *c != '\n'))
+        *to++ = *c;
+    }
+  *to = '\0';
+}
+
 #endif

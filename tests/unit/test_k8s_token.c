@@ -143,22 +143,6 @@ test_destinations (void **state)
   free (rest);
 }
 
-/* text without blanks outside strings (the generator's indentation). */
-static void
-compact (char *text)
-{
-  char *to = text;
-  bool in_string = false;
-  for (char *c = text; *c; c++)
-    {
-      if (*c == '"' && (c == text || c[-1] != '\\'))
-        in_string = !in_string;
-      if (in_string || (*c != ' ' && *c != '\n'))
-        *to++ = *c;
-    }
-  *to = '\0';
-}
-
 /* A pod's container as containerd writes it: kubelet's token bind, the
  * same directory in the other spelling, a file bound into it, beside an
  * ordinary volume and /etc/hosts. */

@@ -21,6 +21,8 @@
 #include "policy_load.h"
 #include "utils.h"
 
+#include "oci_spec_check.h"
+
 #define SANDBOX_ANN                                                                                            \
   "\"io.kubernetes.cri.container-type\":\"sandbox\",\"io.kubernetes.cri.sandbox-id\":\"s1\","                \
   "\"io.kubernetes.cri.sandbox-name\":\"agent\",\"io.kubernetes.cri.sandbox-namespace\":\"team\""
@@ -61,11 +63,7 @@ config (const char *ann, const char *namespaces, const char *caps, const char *m
                                       "\"effective\":%s,\"permitted\":%s}},"
                                       "\"linux\":{\"namespaces\":%s,\"maskedPaths\":%s},\"annotations\":{%s}}",
                                       caps, caps, caps, namespaces, masked, ann);
-  oci_spec *spec = NULL;
-  hv_error *err = NULL;
-  if (oci_spec_parse (doc, strlen (doc), "config.json", &spec, &err) < 0)
-    fail_msg ("%s: %s", doc, err->msg);
-  return spec;
+  return spec_parse_ok (doc);
 }
 
 static void

@@ -16,22 +16,13 @@
 #include "pod_identity.h"
 #include "utils.h"
 
-static oci_spec *
-spec_with (const char *annotations_json)
-{
-  cleanup_free char *doc
-      = xasprintf ("{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},\"annotations\":{%s}}", annotations_json);
-  oci_spec *spec = NULL;
-  hv_error *err = NULL;
-  assert_int_equal (oci_spec_parse (doc, strlen (doc), "config.json", &spec, &err), 0);
-  return spec;
-}
+#include "oci_spec_check.h"
 
 static void
 test_not_a_pod (void **state)
 {
   (void) state;
-  oci_spec *spec = spec_with ("\"run.haven.policy\":\"default\"");
+  oci_spec *spec = spec_with_annotations ("\"run.haven.policy\":\"default\"");
   hv_pod_identity id;
   hv_error *err = NULL;
   assert_int_equal (hv_pod_identity_read (spec, "config.json", &id, &err), 0);
@@ -44,7 +35,7 @@ static void
 test_containerd_sandbox_and_container (void **state)
 {
   (void) state;
-  oci_spec *spec = spec_with ("\"io.kubernetes.cri.container-type\":\"sandbox\","
+  oci_spec *spec = spec_with_annotations ("\"io.kubernetes.cri.container-type\":\"sandbox\","
                               "\"io.kubernetes.cri.sandbox-id\":\"abc123\","
                               "\"io.kubernetes.cri.sandbox-name\":\"agent-0\","
                               "\"io.kubernetes.cri.sandbox-namespace\":\"team-a\","
@@ -61,7 +52,7 @@ test_containerd_sandbox_and_container (void **state)
   assert_null (id.container_name);
   oci_spec_free (spec);
 
-  spec = spec_with ("\"io.kubernetes.cri.container-type\":\"container\","
+  spec = spec_with_annotations ("\"io.kubernetes.cri.container-type\":\"container\","
                     "\"io.kubernetes.cri.sandbox-id\":\"abc123\","
                     "\"io.kubernetes.cri.container-name\":\"agent\"");
   assert_int_equal (hv_pod_identity_read (spec, "config.json", &id, &err), 0);
@@ -75,7 +66,7 @@ static void
 test_crio_container (void **state)
 {
   (void) state;
-  oci_spec *spec = spec_with ("\"io.kubernetes.cri-o.ContainerType\":\"container\","
+  oci_spec *spec = spec_with_annotations ("\"io.kubernetes.cri-o.ContainerType\":\"container\","
                               "\"io.kubernetes.cri-o.SandboxID\":\"f00d\","
                               "\"io.kubernetes.pod.name\":\"agent-1\","
                               "\"io.kubernetes.pod.namespace\":\"default\","
@@ -95,7 +86,7 @@ test_crio_container (void **state)
 static void
 expect_refused (const char *annotations, const char *message)
 {
-  oci_spec *spec = spec_with (annotations);
+  oci_spec *spec = spec_with_annotations (annotations);
   hv_pod_identity id;
   hv_error *err = NULL;
   assert_int_equal (hv_pod_identity_read (spec, "config.json", &id, &err), -1);

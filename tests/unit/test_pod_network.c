@@ -21,21 +21,12 @@
 #include "pod_network.h"
 #include "utils.h"
 
+#include "oci_spec_check.h"
+
 #define FP "0123456789abcdef"
 #define SANDBOX "0a1b2c"
 
 static char root[] = "/tmp/test_pod_network.XXXXXX";
-
-static oci_spec *
-spec_with (const char *annotations_json)
-{
-  cleanup_free char *doc
-      = xasprintf ("{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"rootfs\"},\"annotations\":{%s}}", annotations_json);
-  oci_spec *spec = NULL;
-  hv_error *err = NULL;
-  assert_int_equal (oci_spec_parse (doc, strlen (doc), "config.json", &spec, &err), 0);
-  return spec;
-}
 
 #define CONTAINER_OF_POD                                                                                       \
   "\"io.kubernetes.cri.container-type\":\"container\",\"io.kubernetes.cri.sandbox-id\":\"" SANDBOX "\","      \
@@ -153,7 +144,7 @@ static void
 test_not_a_pod (void **state)
 {
   (void) state;
-  cleanup_spec oci_spec *spec = spec_with ("\"run.haven.policy\":\"default\"");
+  cleanup_spec oci_spec *spec = spec_with_annotations ("\"run.haven.policy\":\"default\"");
   struct hv_pod_network p;
   hv_error *err = NULL;
   assert_int_equal (hv_pod_network_prepare (spec, root, NULL, true, &p, &err), 0);
@@ -167,7 +158,7 @@ test_podman_pod (void **state)
 {
   (void) state;
   write_record ("default", NULL, true);
-  cleanup_spec oci_spec *spec = spec_with ("\"io.kubernetes.cri-o.ContainerType\":\"container\","
+  cleanup_spec oci_spec *spec = spec_with_annotations ("\"io.kubernetes.cri-o.ContainerType\":\"container\","
                                            "\"io.kubernetes.cri-o.SandboxID\":\"" SANDBOX "\"");
   hv_egress_config *c = allowlist ("mine", "api.example.com");
   struct hv_pod_network p;
@@ -182,7 +173,7 @@ static void
 test_sandbox_with_rules (void **state)
 {
   (void) state;
-  cleanup_spec oci_spec *spec = spec_with ("\"io.kubernetes.cri.container-type\":\"sandbox\","
+  cleanup_spec oci_spec *spec = spec_with_annotations ("\"io.kubernetes.cri.container-type\":\"sandbox\","
                                            "\"io.kubernetes.cri.sandbox-id\":\"" SANDBOX "\","
                                            "\"io.kubernetes.cri.sandbox-name\":\"agent\","
                                            "\"io.kubernetes.cri.sandbox-namespace\":\"team\","
@@ -207,7 +198,7 @@ test_container_same_rules (void **state)
   hv_egress_config *mine = allowlist ("mine", "api.example.com");
   hv_egress_config *pods = allowlist ("pods", "api.example.com");
   write_record ("pods", pods, false);
-  cleanup_spec oci_spec *spec = spec_with (CONTAINER_OF_POD ",\"run.haven.policy\":\"mine\"");
+  cleanup_spec oci_spec *spec = spec_with_annotations (CONTAINER_OF_POD ",\"run.haven.policy\":\"mine\"");
   struct hv_pod_network p;
   hv_error *err = NULL;
   assert_int_equal (hv_pod_network_prepare (spec, root, mine, false, &p, &err), 0);
@@ -238,7 +229,7 @@ test_container_differing_rules (void **state)
   (void) state;
   hv_egress_config *pods = allowlist ("claude-code", "api.anthropic.com");
   hv_egress_config *other = allowlist ("codex", "api.openai.com");
-  cleanup_spec oci_spec *spec = spec_with (CONTAINER_OF_POD ",\"run.haven.policy\":\"codex\"");
+  cleanup_spec oci_spec *spec = spec_with_annotations (CONTAINER_OF_POD ",\"run.haven.policy\":\"codex\"");
   write_record ("claude-code", pods, false);
   expect_refused (spec, other, false, "all containers of a pod share one network policy: container box of pod "
                                       "team/agent (policy codex: an allowlist) differs from the pod's sandbox "
@@ -274,7 +265,7 @@ test_record_behind_a_link (void **state)
   hv_error *err = NULL;
   assert_int_equal (write_file_atomic (real, HV_POD_NETWORK_RECORD_FILE, text, strlen (text), &err), 0);
   assert_int_equal (symlink ("real", link), 0);
-  cleanup_spec oci_spec *spec = spec_with (CONTAINER_OF_POD ",\"run.haven.policy\":\"default\"");
+  cleanup_spec oci_spec *spec = spec_with_annotations (CONTAINER_OF_POD ",\"run.haven.policy\":\"default\"");
   expect_refused (spec, NULL, true, "the pod's sandbox container");
   unlink (link);
 }

@@ -313,22 +313,6 @@ test_image_git_identity_parse (void **state)
  * hooks read-only (rro and the rest), no annotation; applied again
  * (stacked policies), an earlier pin keeps its options (no noexec added,
  * which the runtime would refuse on a pin) and is not repeated. */
-/* text without blanks outside strings (the generator's indentation). */
-static void
-compact (char *text)
-{
-  char *to = text;
-  bool in_string = false;
-  for (char *c = text; *c; c++)
-    {
-      if (*c == '"' && (c == text || c[-1] != '\\'))
-        in_string = !in_string;
-      if (in_string || (*c != ' ' && *c != '\n'))
-        *to++ = *c;
-    }
-  *to = '\0';
-}
-
 /* Whether this process may chroot (the exec rules' compiler does, in a
  * child, to read the container's root as the container would). */
 static bool
