@@ -154,12 +154,8 @@ start_namespaces() {
 }
 
 stop_namespaces() {
-  local i
   if [ -n "$NS_HOLDER" ]; then
-    kill -TERM "$NS_HOLDER" 2> /dev/null
-    for i in $(seq 50); do kill -0 "$NS_HOLDER" 2> /dev/null || break; sleep 0.1; done
-    kill -KILL "$NS_HOLDER" 2> /dev/null
-    wait "$NS_HOLDER" 2> /dev/null
+    stop_process "$NS_HOLDER" 50
     NS_HOLDER=
   fi
   if [ -n "$CRI_NETNS" ]; then
@@ -290,11 +286,7 @@ containerd_ready() {
 stop_containerd() {
   [ -n "$CONTAINERD_PID" ] || return 0
   [ -s "$CTRD_DIR/containerd.pid" ] && CONTAINERD_PID=$(cat "$CTRD_DIR/containerd.pid")
-  local i
-  kill -TERM "$CONTAINERD_PID" 2> /dev/null
-  for i in $(seq 100); do kill -0 "$CONTAINERD_PID" 2> /dev/null || break; sleep 0.1; done
-  kill -KILL "$CONTAINERD_PID" 2> /dev/null
-  wait "$CONTAINERD_PID" 2> /dev/null
+  stop_process "$CONTAINERD_PID" 100
   CONTAINERD_PID=
 }
 

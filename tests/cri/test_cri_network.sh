@@ -17,20 +17,6 @@ net_bg() {
   defer "kill $!"
 }
 
-# net_run_pod NAME HANDLER JQ: run_pod with the pod's config passed
-# through the jq filter JQ first (DNS servers, annotations).
-net_run_pod() {
-  POD_NAME=$1
-  pod_config "$1"
-  jq "$3" "pod-$1.json" > "pod-$1.tmp" && mv "pod-$1.tmp" "pod-$1.json"
-  OUT=$(cri RunPodSandbox "$(jq -n --slurpfile c "pod-$1.json" --arg h "$2" '{config: $c[0], runtime_handler: $h}')" 2>&1) \
-    || fail "RunPodSandbox $1 (handler $2): $OUT"
-  POD_ID=$(json .pod_sandbox_id)
-  [ -n "$POD_ID" ] || fail "RunPodSandbox $1: no id in $OUT"
-  echo "$POD_ID $POD_CGROUP" >> "$WORK/pods"
-  defer "pod_remove $POD_ID"
-}
-
 # net_world: in containerd's network namespace, NET_WORLD on its
 # loopback, listeners on NET_WORLD:443, NET_WORLD:22 and
 # CNI_GATEWAY:8080 (connections logged to world.log), and the DNS
@@ -83,7 +69,7 @@ net_assert_one_table() {
 # pod's table for the other.
 test_cri_network_allowlist_pod() {
   command -v nft > /dev/null || skip "nft (to look at the table from the host) missing"
-  net_run_pod allow haven-claude-code ".dns_config = {servers: [\"$CNI_GATEWAY\"]}"
+  POD_EXTRA="{\"dns_config\": {\"servers\": [\"$CNI_GATEWAY\"]}}" run_pod allow haven-claude-code
   net_world
   local ppid a b out
   OUT=$(cri PodSandboxStatus "{\"pod_sandbox_id\": \"$POD_ID\", \"verbose\": true}" 2>&1) || fail "PodSandboxStatus: $OUT"
@@ -129,7 +115,7 @@ test_cri_network_allowlist_pod() {
 # the CreateContainer request's pod config) is refused with the reason,
 # and the pod's first container keeps working.
 test_cri_network_differing_policies() {
-  net_run_pod differ haven-claude-code '.'
+  run_pod differ haven-claude-code
   create_container same sleep 600
   start_container "$CID"
   local same=$CID err
@@ -158,7 +144,7 @@ test_cri_network_differing_policies() {
 # bridge) the pod's address is not either.
 test_cri_network_none_pod() {
   command -v python3 > /dev/null || skip "python3 missing"
-  net_run_pod none haven-default '.'
+  run_pod none haven-default
   local ip srv cli out
   OUT=$(cri PodSandboxStatus "{\"pod_sandbox_id\": \"$POD_ID\"}" 2>&1) || fail "PodSandboxStatus: $OUT"
   ip=$(json .status.network.ip)
@@ -196,7 +182,7 @@ test_cri_network_none_pod() {
 # docker exec is: the policy's capabilities (none under default),
 # no_new_privs, its seccomp filter, and a denied path stays denied.
 test_cri_network_exec_policed() {
-  net_run_pod execp haven-default '.'
+  run_pod execp haven-default
   create_container box sleep 600
   start_container "$CID"
   OUT=$(cri_exec "$CID" cat /proc/self/status 2>&1) || fail "ExecSync: $OUT"

@@ -224,11 +224,7 @@ EOF
 # Our containerd (after dockerd: its containers are gone by then).
 stop_containerd() {
   [ -n "${CONTAINERD_PID:-}" ] || return 0
-  local i
-  kill -TERM "$CONTAINERD_PID" 2>/dev/null
-  for i in $(seq 100); do kill -0 "$CONTAINERD_PID" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$CONTAINERD_PID" 2>/dev/null
-  wait "$CONTAINERD_PID" 2>/dev/null
+  stop_process "$CONTAINERD_PID" 100
   CONTAINERD_PID=
 }
 
@@ -237,11 +233,7 @@ stop_docker() {
   local ids
   ids=$(dk ps -aq 2>/dev/null)
   [ -z "$ids" ] || dk rm -f $ids >/dev/null 2>&1
-  kill -TERM "$DOCKERD_PID" 2>/dev/null
-  local i
-  for i in $(seq 300); do kill -0 "$DOCKERD_PID" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$DOCKERD_PID" 2>/dev/null
-  wait "$DOCKERD_PID" 2>/dev/null
+  stop_process "$DOCKERD_PID" 300
   stop_containerd
   stop_docker_shims
   # Its bridges and veths go with the namespace.
@@ -349,12 +341,8 @@ EOF
 # The holder of Podman's namespaces (once its containers are gone) and
 # the network namespace; the mount namespace goes with its last process.
 stop_podman_ns() {
-  local i
   if [ -n "${PODMAN_NS_PID:-}" ]; then
-    kill -TERM "$PODMAN_NS_PID" 2>/dev/null
-    for i in $(seq 50); do kill -0 "$PODMAN_NS_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$PODMAN_NS_PID" 2>/dev/null
-    wait "$PODMAN_NS_PID" 2>/dev/null
+    stop_process "$PODMAN_NS_PID" 50
     PODMAN_NS_PID=
   fi
   if [ -n "${PODMAN_NETNS:-}" ]; then
@@ -471,6 +459,8 @@ final_cleanup() {
   done
   [ -n "${HAVEN_TEST_KEEP:-}" ] && echo "# kept $WORK" || rm -rf "$WORK"
 }
+# The harness first: final_cleanup stops the daemons with its stop_process.
+source "$here/../lib/harness.sh"
 trap final_cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -487,7 +477,6 @@ if start_docker; then HAVE_DOCKER=1; else log "docker: $DOCKER_MISSING"; fi
 if start_podman; then HAVE_PODMAN=1; else log "podman: $PODMAN_MISSING"; fi
 export HAVE_DOCKER HAVE_PODMAN DOCKER_MISSING PODMAN_MISSING
 
-source "$here/../lib/harness.sh"
 # An engine that is installed but would not start is a failure, not a
 # skip: its tests are skipped with that reason below.
 if command -v dockerd >/dev/null && [ $HAVE_DOCKER = 0 ]; then

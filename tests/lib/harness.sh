@@ -24,6 +24,17 @@ passed=0
 failed=0
 skipped=0
 
+# stop_process PID [TENTHS]: SIGTERM, up to TENTHS tenths of a second
+# (default 50) for it to end, then SIGKILL; reaped when it is the
+# shell's child.  For the daemons and namespace holders a suite starts.
+stop_process() {
+  local i
+  kill -TERM "$1" 2> /dev/null
+  for i in $(seq "${2:-50}"); do kill -0 "$1" 2> /dev/null || break; sleep 0.1; done
+  kill -KILL "$1" 2> /dev/null
+  wait "$1" 2> /dev/null
+}
+
 report_fail() { # NAME REASON
   echo "not ok $1: $2"
   failed=$((failed + 1))
