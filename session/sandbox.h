@@ -1,0 +1,94 @@
+/* A sandbox that outlives one command: the policy's sandbox exactly as
+ * `haven run` makes it (the same compile, trust checks, home state,
+ * credentials, audit trail, egress, project guard), whose init is a keeper
+ * (keeper.h) that starts commands on request.  `haven serve` holds these;
+ * `haven run` shares the steps that make them.
+ *
+ * Making one takes milliseconds and forks, so the service does it in a
+ * child process (the maker): hv_sandbox_make_start forks it, the child
+ * makes the sandbox and sends what the caller needs to hold it (ids,
+ * paths, the keeper's socket and init's pidfd), then exits; the sandbox's
+ * processes are then the caller's (it must be a child subreaper:
+ * PR_SET_CHILD_SUBREAPER, so that they are reparented to it, not to pid 1).
+ * What must be in the caller's memory before the sandbox runs (the project
+ * guard's snapshot of a project) is taken in the caller by make_start. */
+#ifndef HAVEN_SANDBOX_H
+#define HAVEN_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "oci_spec.h"
+
+typedef struct hv_sandbox hv_sandbox;
+
+struct hv_sandbox_opts
+{
+  const char *policy;      /* name or file, as `haven run --policy` */
+  const char *project;     /* a project directory (the rules of `haven run`), or NULL: a scratch workspace */
+  const char *scratch_dir; /* where scratch workspaces are made (0700, the caller's); NULL: none allowed */
+  const char *haven_argv0; /* how haven was invoked (run_trust.h) */
+  const char *label;       /* the service's sandbox id, for the container id and the trail */
+};
+
+/* A sandbox being made in a child process. */
+struct hv_sandbox_maker
+{
+  pid_t pid;
+  int fd;    /* readable (or hung up) when the child is done: poll it, then make_finish */
+  void *priv; /* what the caller keeps meanwhile (the project guard's snapshot) */
+};
+#define HV_SANDBOX_MAKER_INIT { .pid = 0, .fd = -1, .priv = NULL }
+
+int hv_sandbox_make_start (const struct hv_sandbox_opts *o, struct hv_sandbox_maker *m, hv_error **err);
+/* Blocks until the child is done (poll m->fd first to avoid it); reaps
+ * the child; *out is the sandbox, or -1 with *err the reason the child
+ * gave (a policy's error keeps its FILE:LINE:COL). */
+int hv_sandbox_make_finish (struct hv_sandbox_maker *m, hv_sandbox **out, hv_error **err);
+/* Give up on a maker (kill it, reap it, remove whatever it had made). */
+void hv_sandbox_make_abort (struct hv_sandbox_maker *m);
+/* make_start + make_finish. */
+int hv_sandbox_create (const struct hv_sandbox_opts *o, hv_sandbox **out, hv_error **err);
+
+/* The caller's end of the keeper's socket (keeper.h), non-blocking,
+ * close-on-exec; owned by the sandbox. */
+int hv_sandbox_keeper_fd (const hv_sandbox *sb);
+/* A pidfd of the sandbox's init (readable once it has exited). */
+int hv_sandbox_pidfd (const hv_sandbox *sb);
+const char *hv_sandbox_policy_name (const hv_sandbox *sb);
+/* The project or scratch workspace: its host path, where commands see
+ * it (the same path, as under haven run; the commands' default cwd), and
+ * an O_PATH|O_DIRECTORY fd of it opened without following links (the
+ * files API resolves beneath it: sandbox_files.h). */
+const char *hv_sandbox_workspace (const hv_sandbox *sb);
+int hv_sandbox_workspace_fd (const hv_sandbox *sb);
+bool hv_sandbox_is_scratch (const hv_sandbox *sb);
+/* The compiled config the sandbox was made from (the pool compares). */
+const char *hv_sandbox_config (const hv_sandbox *sb);
+
+/* The environment of a command: the policy's environment (the config's
+ * process.env) with the request's variables (NAME=VALUE, NULL-terminated,
+ * may be NULL) added, each checked against the policy's env rules: a
+ * variable the policy would not pass into `haven run` is refused, naming
+ * it and the rule. */
+int hv_sandbox_command_env (const hv_sandbox *sb, char *const *request_env, oci_strv *envp, hv_error **err);
+
+/* The trail (when the policy keeps one): one record per command. */
+void hv_sandbox_trail_command (hv_sandbox *sb, uint32_t run_id, char *const *argv, int exit_status);
+
+/* Kill every process of the sandbox, delete the container, check the
+ * project (guard, links: what they report goes into *notes), end the
+ * trail, remove the bundle and a scratch workspace, free.  Returns -1
+ * with *err when the project guard had to quarantine something (the
+ * sandbox is gone all the same). */
+int hv_sandbox_destroy (hv_sandbox *sb, oci_strv *notes, hv_error **err);
+
+/* At the service's start: remove what sandboxes of a service that was
+ * killed left (containers whose label starts with prefix in the state
+ * root, their bundles, scratch workspaces under scratch_dir). */
+void hv_sandbox_clean_leftovers (const char *prefix, const char *scratch_dir);
+
+#endif
