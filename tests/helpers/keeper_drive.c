@@ -11,6 +11,9 @@
  *       on its stdin, stdout and stderr into OUTDIR/N.out and N.err; with
  *       sig=N, send signal N once its first line of output came; wait for
  *       its end.  Prints "run N: pid P status S".
+ *   spawn CMD ARG...
+ *       spawn CMD with /dev/null for stdio and PATH=/bin, wait for
+ *       STARTED only (it runs on).  Prints "spawn N: pid P".
  *   bench COUNT
  *       COUNT spawns of "echo x" one after the other; prints the medians
  *       (microseconds) from the request to STARTED, to the first byte of
@@ -208,6 +211,28 @@ step_run (char **a, int n)
   fflush (stdout);
 }
 
+static void
+step_spawn (char **a, int n)
+{
+  if (n == 0)
+    die ("spawn without a command");
+  cleanup_free char **argv = xmalloc0 ((size_t) (n + 1) * sizeof (char *));
+  memcpy (argv, a, (size_t) n * sizeof (char *));
+  char *env[] = { (char *) "PATH=/bin", NULL };
+  cleanup_close int devnull = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  uint32_t id = next_run++;
+  struct hv_keeper_spawn req = { .run_id = id, .argv = argv, .envp = env, .stdio = { devnull, devnull, devnull } };
+  hv_error *err = NULL;
+  if (devnull < 0 || hv_keeper_spawn (keeper, &req, &err) < 0)
+    die_err (err);
+  struct hv_keeper_event ev;
+  next_event (&ev);
+  if (ev.kind != HV_KEEPER_STARTED || ev.run_id != id)
+    die ("spawn: expected STARTED of %u", id);
+  printf ("spawn %u: pid %d\n", id, ev.pid);
+  fflush (stdout);
+}
+
 static int
 cmp_ll (const void *a, const void *b)
 {
@@ -318,6 +343,8 @@ main (int argc, char **argv)
       int n = j - i;
       if (n >= 1 && strcmp (a[0], "run") == 0)
         step_run (a + 1, n - 1);
+      else if (n >= 1 && strcmp (a[0], "spawn") == 0)
+        step_spawn (a + 1, n - 1);
       else if (n == 2 && strcmp (a[0], "bench") == 0)
         step_bench (atoi (a[1]));
       else if (n == 1 && strcmp (a[0], "pid") == 0)

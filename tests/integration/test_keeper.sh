@@ -91,6 +91,19 @@ test_keeper_orphans_and_end() {
   assert_contains "$DRIVE" $'keeper ended\nleft 0' "a command's background process outlived the keeper"
 }
 
+# Without a pid namespace of its own, the keeper ends the commands still
+# running when its socket closes (no pid 1 of theirs does it).
+test_keeper_end_without_pid_namespace() {
+  keeper_bundle
+  cfg "$B" '.linux.namespaces |= map(select(.type != "pid"))'
+  local id
+  id=$(new_id keeper)
+  drive "$id" "$PWD" spawn sleep 100 , spawn sh -c 'sleep 100; exit 0' , run true , close
+  [ "$DRIVE_RC" = 0 ] || fail "keeper_drive failed: $DRIVE"
+  assert_contains "$DRIVE" "spawn 2: pid"
+  assert_contains "$DRIVE" $'keeper ended\nleft 0' "running commands outlived the keeper"
+}
+
 # The spawn path's cost and an idle keeper's memory (printed: the test
 # log keeps them; the bounds are loose, for a machine under load).
 test_keeper_cost() {
