@@ -91,6 +91,22 @@ test_keeper_orphans_and_end() {
   assert_contains "$DRIVE" $'keeper ended\nleft 0' "a command's background process outlived the keeper"
 }
 
+# What the keeper refuses: at create, a terminal (a command gets its own
+# stdio); from its caller, a message that is no request (it ends rather
+# than guess, and says why on its stderr).
+test_keeper_refusals() {
+  keeper_bundle
+  cfg "$B" '.process.terminal = true'
+  drive "$(new_id keeper)" "$PWD" close
+  [ "$DRIVE_RC" != 0 ] || fail "created with a terminal: $DRIVE"
+  assert_contains "$DRIVE" "keeper: process.terminal is not supported"
+  cfg "$B" '.process.terminal = false'
+  drive "$(new_id keeper)" "$PWD" run true , garbage
+  [ "$DRIVE_RC" = 0 ] || fail "keeper_drive failed: $DRIVE"
+  assert_contains "$DRIVE" "haven-keeper: keeper request: 3 bytes"
+  assert_contains "$DRIVE" $'\nkeeper ended' "the keeper after a malformed request"
+}
+
 # Without a pid namespace of its own, the keeper ends the commands still
 # running when its socket closes (no pid 1 of theirs does it).
 test_keeper_end_without_pid_namespace() {
