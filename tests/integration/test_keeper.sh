@@ -8,7 +8,8 @@ KEEPER_DRIVE=$(cd "$(dirname "$RUNTIME")" && pwd)/tests/helpers/keeper_drive
 
 # keeper_bundle: a config with something of every restriction the keeper
 # must hand on: a user with groups, capabilities, no_new_privs, a
-# seccomp profile and a stacked one (run.haven.seccomp), a umask.
+# seccomp profile and a stacked one (run.haven.seccomp), Landlock rules
+# (run.haven.landlock: programs only from /bin), a umask.
 keeper_bundle() {
   skip_on_runc "keeper mode is haven-runc's"
   [ -x "$KEEPER_DRIVE" ] || skip "tests/helpers/keeper_drive not built (make check builds it)"
@@ -19,10 +20,14 @@ keeper_bundle() {
     | .process.noNewPrivileges = true
     | .linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["ptrace"], action: "SCMP_ACT_ERRNO"}]}
     | .annotations["run.haven.seccomp"] = ({seccomp: {defaultAction: "SCMP_ACT_ALLOW",
-        syscalls: [{names: ["unshare"], action: "SCMP_ACT_ERRNO"}]}} | tojson)'
+        syscalls: [{names: ["unshare"], action: "SCMP_ACT_ERRNO"}]}} | tojson)
+    | .annotations["run.haven.landlock"] = ({read: ["/"], write: ["/tmp", "/dev", "/home/user"], exec: ["/bin"],
+        bestEffort: false} | tojson)'
   chown 1000:1000 "$B/rootfs/home/user"
   printf 'echo never\n' > "$B/rootfs/home/user/not-executable"
   chmod 644 "$B/rootfs/home/user/not-executable"
+  printf '#!/bin/sh\necho ran\n' > "$B/rootfs/home/user/script"
+  chmod 755 "$B/rootfs/home/user/script"
 }
 
 drive() { # ID STEP...: the driver, its lines in $DRIVE, its status in $DRIVE_RC
@@ -46,6 +51,7 @@ test_keeper_commands() {
     run cwd=/nonexistent true , \
     run sig=15 sh -c 'echo ready; sleep 100' , \
     run cat /proc/self/status , \
+    run /home/user/script , \
     close
   [ "$DRIVE_RC" = 0 ] || fail "keeper_drive failed: $DRIVE"
   # stdin, stdout, stderr, cwd, environment (the request's alone), the
@@ -64,6 +70,9 @@ test_keeper_commands() {
   assert_contains "$(grep '^run 6:' <<< "$DRIVE")" "status 126" "a missing cwd"
   assert_eq "haven: cwd /nonexistent: No such file or directory" "$(cat 6.err)"
   assert_contains "$(grep '^run 7:' <<< "$DRIVE")" "status 143" "SIGTERM to the run's group"
+  # Landlock's exec rule: an executable file outside /bin is refused.
+  assert_contains "$(grep '^run 9:' <<< "$DRIVE")" "status 126" "Landlock's exec rule"
+  assert_eq "haven: exec /home/user/script: Permission denied" "$(cat 9.err)"
   assert_contains "$DRIVE" $'keeper ended\nleft 0' "the keeper's end"
   # A command has exactly what the config's process gets: compared with
   # the same config run as a container of its own.
