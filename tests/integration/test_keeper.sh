@@ -82,6 +82,9 @@ test_keeper_commands() {
   printf '%s\n' "$OUT" > plain.status
   assert_eq "$(powers plain.status)" "$(powers 8.out)" "uid, groups, no_new_privs, seccomp, capabilities"
   assert_contains "$(powers 8.out)" "Seccomp_filters:"$'\t'"2" "both seccomp profiles"
+  # Every signal at its default, none blocked (the keeper's own SIGPIPE
+  # and SIGCHLD settings stay with it).
+  assert_eq $'SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000' "$(grep -E '^Sig(Blk|Ign):' 8.out)" "signals"
 }
 
 # pid 1 of its pid namespace: the orphans of a command are reaped, and
