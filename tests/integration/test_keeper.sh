@@ -28,6 +28,8 @@ keeper_bundle() {
   chmod 644 "$B/rootfs/home/user/not-executable"
   printf '#!/bin/sh\necho ran\n' > "$B/rootfs/home/user/script"
   chmod 755 "$B/rootfs/home/user/script"
+  printf '#!/nonexistent/sh\necho ran\n' > "$B/rootfs/bin/no-interpreter"
+  chmod 755 "$B/rootfs/bin/no-interpreter"
 }
 
 drive() { # ID STEP...: the driver, its lines in $DRIVE, its status in $DRIVE_RC
@@ -52,6 +54,7 @@ test_keeper_commands() {
     run sig=15 sh -c 'echo ready; sleep 100' , \
     run cat /proc/self/status , \
     run /home/user/script , \
+    run no-interpreter , \
     close
   [ "$DRIVE_RC" = 0 ] || fail "keeper_drive failed: $DRIVE"
   # stdin, stdout, stderr, cwd, environment (the request's alone), the
@@ -73,6 +76,9 @@ test_keeper_commands() {
   # Landlock's exec rule: an executable file outside /bin is refused.
   assert_contains "$(grep '^run 9:' <<< "$DRIVE")" "status 126" "Landlock's exec rule"
   assert_eq "haven: exec /home/user/script: Permission denied" "$(cat 9.err)"
+  # Found in PATH, but its interpreter is not there: 127, and not "not found".
+  assert_contains "$(grep '^run 10:' <<< "$DRIVE")" "status 127" "a missing interpreter"
+  assert_eq "haven: exec no-interpreter: No such file or directory" "$(cat 10.err)"
   assert_contains "$DRIVE" $'keeper ended\nleft 0' "the keeper's end"
   # A command has exactly what the config's process gets: compared with
   # the same config run as a container of its own.
