@@ -388,6 +388,14 @@ test_client_requests (void **state)
   assert_int_equal (decode (whole, HV_KEEPER_MAX_MESSAGE, 3, &req), 0);
   assert_int_equal (req.run_id, 6);
   hv_keeper_request_clear (&req);
+  /* A send buffer below the largest request is raised for it. */
+  int small = 4096;
+  assert_int_equal (setsockopt (sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof (small)), 0);
+  assert_int_equal (hv_keeper_spawn (sv[0], &s2, &err), 0);
+  assert_int_equal (recvmsg (sv[1], &msg2, MSG_CMSG_CLOEXEC), HV_KEEPER_MAX_MESSAGE);
+  memcpy (fds, CMSG_DATA (CMSG_FIRSTHDR (&msg2)), sizeof (fds));
+  for (int i = 0; i < 3; i++)
+    close (fds[i]);
   assert_int_equal (hv_keeper_signal (sv[0], 5, 9, &err), 0);
   n = recv (sv[1], buf, sizeof (buf), 0);
   assert_int_equal (n, HV_KEEPER_SIGNAL_SIZE);
