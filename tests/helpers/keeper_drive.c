@@ -250,6 +250,7 @@ step_garbage (void)
     die ("an event after a malformed request");
   printf ("%s\n", err->msg);
   fflush (stdout);
+  hv_error_free (&err);
 }
 
 static int
