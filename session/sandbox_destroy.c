@@ -157,11 +157,25 @@ hv_sandbox_destroy (hv_sandbox *sb, oci_strv *notes, hv_error **err)
   struct hv_sandbox_making *mk = sb->making;
   if (mk->guard)
     {
+      /* What the guard says (quarantined, notes) goes into notes, for the
+       * caller to answer with, not onto the service's stderr. */
+      cleanup_free char *said = NULL;
+      size_t said_len = 0;
+      FILE *out = open_memstream (&said, &said_len);
+      if (out)
+        hv_project_guard_report_to (mk->guard, out);
       cleanup_error hv_error *gerr = NULL;
       if (hv_project_guard_check (mk->guard, &gerr) < 0)
         {
           *err = steal_pointer (&gerr);
           ret = -1;
+        }
+      if (out)
+        {
+          hv_project_guard_report_to (mk->guard, stderr);
+          fclose (out);
+          for (char *line = said, *save = NULL; (line = strtok_r (line, "\n", &save)); line = NULL)
+            oci_strv_push (notes, str_has_prefix (line, "haven: ") ? line + 7 : line);
         }
     }
   if (!sb->r.scratch)
