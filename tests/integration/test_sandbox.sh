@@ -96,6 +96,7 @@ test_sandbox_leftovers_cleaned() {
     [ -z "$(pgrep -x sandbox_probe)" ] && break
     sleep 0.1
   done
+  [ -z "$(pgrep -x sandbox_probe)" ] || fail "the sandbox outlived its caller: $(pgrep -a -x sandbox_probe)"
   probe --clean "$SB_LABEL" --scratch "$SB_SCRATCH"
   assert_eq 0 "$RC" "clean ($OUT)"
   assert_sandbox_gone "$SB_LABEL"
