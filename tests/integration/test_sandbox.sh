@@ -115,7 +115,8 @@ test_sandbox_policy_error() {
 }
 
 # Rootless: the commands run as the caller's uid, and a file the command
-# writes is the caller's; the state root is the caller's.
+# writes is the caller's; the state root is the caller's.  Directories
+# the command made unreadable and unwritable are removed all the same.
 test_sandbox_unprivileged() {
   need_sandbox_probe
   chmod 755 "$WORK"
@@ -127,7 +128,8 @@ test_sandbox_unprivileged() {
   chmod -R a+rX "$pols"
   OUT=$(cd "$WORK" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent XDG_RUNTIME_DIR= \
         HAVEN_POLICY_PATH="$pols" timeout 60 "$probe_copy" --policy offline --scratch "$SB_SCRATCH/ws" \
-        --label "$SB_LABEL" -- sh -c 'id -u; pwd; echo w > written; stat -c %u written' 2>&1 </dev/null)
+        --label "$SB_LABEL" -- sh -c 'id -u; pwd; echo w > written; stat -c %u written;
+          mkdir -p a/b/c && touch a/b/c/f && chmod 000 a/b && chmod 500 a' 2>&1 </dev/null)
   RC=$?
   assert_eq 0 "$RC" "exit status ($OUT)"
   assert_contains "$OUT" "65534
