@@ -10,6 +10,7 @@
 #include "base64.h"
 #include "json_walk.h"
 #include "keeper.h"
+#include "safe_path.h"
 #include "service_api.h"
 #include "service_api_internal.h"
 #include "utils.h"
@@ -241,11 +242,11 @@ run_fields (json_walk *w, yajl_val root, struct hv_api_run *out)
   if (out->cwd && out->cwd[0] != '/')
     {
       /* Relative: beneath the workspace, and only there. */
-      if (hv_api_relative_path_check (out->cwd, strlen (out->cwd), "request body: .cwd", w->err) < 0)
+      if (hv_relative_path_check (out->cwd, strlen (out->cwd), "request body: .cwd", w->err) < 0)
         return -1;
     }
-  else if (out->cwd && strlen (out->cwd) > HV_API_PATH_MAX)
-    return jw_fail_key (w, "cwd", "longer than %d bytes", HV_API_PATH_MAX);
+  else if (out->cwd && strlen (out->cwd) > HV_RELATIVE_PATH_MAX)
+    return jw_fail_key (w, "cwd", "longer than %d bytes", HV_RELATIVE_PATH_MAX);
   return run_fits (w, out);
 }
 

@@ -6,19 +6,9 @@
 
 #include "error.h"
 
-/* The longest path the API takes (a file, a listed directory, a run's
- * cwd), and the longest component: what the kernel would refuse anyway
- * (ENAMETOOLONG), refused here with a message that says which. */
-#define HV_API_PATH_MAX 4095
-#define HV_API_NAME_MAX 255
 /* How deep a request body may nest: the bodies are two levels deep;
  * yajl's tree is built and freed recursively. */
 #define HV_API_JSON_DEPTH_MAX 16
-
-/* A path beneath the workspace, as the caller wrote it: relative (no
- * leading '/'), no empty, "." or ".." component, no NUL (len bytes: a
- * decoded target may hold one).  what names it in the message. */
-int hv_api_relative_path_check (const char *p, size_t len, const char *what, hv_error **err);
 
 /* The checks a request body passes before yajl's tree reads it: its
  * size, no NUL byte, nesting, and no string or member name holding

@@ -9,8 +9,8 @@
 
 #include <string.h>
 
+#include "safe_path.h"
 #include "service_api.h"
-#include "service_api_internal.h"
 
 /* Characters RFC 3986 allows raw in a path and a query (pchar, '/' and
  * '?'): unreserved, sub-delims, ':', '@', and '%' for escapes. */
@@ -65,32 +65,6 @@ percent_decode (const char *s, size_t len, bool query, char **out, size_t *out_l
   return 0;
 }
 
-int
-hv_api_relative_path_check (const char *p, size_t len, const char *what, hv_error **err)
-{
-  if (len == 0)
-    return hv_error_set (err, 0, "%s: empty", what);
-  if (memchr (p, '\0', len))
-    return hv_error_set (err, 0, "%s: holds a NUL byte", what);
-  if (len > HV_API_PATH_MAX)
-    return hv_error_set (err, 0, "%s: longer than %d bytes", what, HV_API_PATH_MAX);
-  if (p[0] == '/')
-    return hv_error_set (err, 0, "%s: not relative (it starts with '/')", what);
-  for (size_t at = 0; at <= len;)
-    {
-      const char *slash = memchr (p + at, '/', len - at);
-      size_t end = slash ? (size_t) (slash - p) : len, clen = end - at;
-      if (clen == 0)
-        return hv_error_set (err, 0, "%s: an empty component (\"//\" or a '/' at the end)", what);
-      if ((clen == 1 && p[at] == '.') || (clen == 2 && p[at] == '.' && p[at + 1] == '.'))
-        return hv_error_set (err, 0, "%s: a \"%.*s\" component", what, (int) clen, p + at);
-      if (clen > HV_API_NAME_MAX)
-        return hv_error_set (err, 0, "%s: a component longer than %d bytes", what, HV_API_NAME_MAX);
-      at = end + 1;
-    }
-  return 0;
-}
-
 /* A sandbox id: [A-Za-z0-9_-]{1,HV_API_ID_MAX} once decoded. */
 static int
 sandbox_id (const char *seg, size_t len, char **out, hv_error **err)
@@ -117,7 +91,7 @@ relative_path (const char *s, size_t len, bool query, const char *what, char **o
 {
   cleanup_free char *p = NULL;
   size_t n;
-  if (percent_decode (s, len, query, &p, &n, what, err) < 0 || hv_api_relative_path_check (p, n, what, err) < 0)
+  if (percent_decode (s, len, query, &p, &n, what, err) < 0 || hv_relative_path_check (p, n, what, err) < 0)
     return -1;
   *out = steal_pointer (&p);
   return 0;
