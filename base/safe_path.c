@@ -222,3 +222,29 @@ hv_mkdirs_beneath (int dirfd, const char *rel, mode_t mode, bool owned, hv_error
     }
   return fd;
 }
+
+int
+hv_relative_path_check (const char *p, size_t len, const char *what, hv_error **err)
+{
+  if (len == 0)
+    return hv_error_set (err, 0, "%s: empty", what);
+  if (memchr (p, '\0', len))
+    return hv_error_set (err, 0, "%s: holds a NUL byte", what);
+  if (len > HV_RELATIVE_PATH_MAX)
+    return hv_error_set (err, 0, "%s: longer than %d bytes", what, HV_RELATIVE_PATH_MAX);
+  if (p[0] == '/')
+    return hv_error_set (err, 0, "%s: not relative (it starts with '/')", what);
+  for (size_t at = 0; at <= len;)
+    {
+      const char *slash = memchr (p + at, '/', len - at);
+      size_t end = slash ? (size_t) (slash - p) : len, clen = end - at;
+      if (clen == 0)
+        return hv_error_set (err, 0, "%s: an empty component (\"//\" or a '/' at the end)", what);
+      if ((clen == 1 && p[at] == '.') || (clen == 2 && p[at] == '.' && p[at + 1] == '.'))
+        return hv_error_set (err, 0, "%s: a \"%.*s\" component", what, (int) clen, p + at);
+      if (clen > HV_RELATIVE_NAME_MAX)
+        return hv_error_set (err, 0, "%s: a component longer than %d bytes", what, HV_RELATIVE_NAME_MAX);
+      at = end + 1;
+    }
+  return 0;
+}

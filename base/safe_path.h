@@ -10,6 +10,7 @@
 #define HAVEN_SAFE_PATH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -49,4 +50,15 @@ int hv_open_beneath_nofollow (int dirfd, const char *path, int flags);
  * last component included (a link there: -1 with ELOOP); EINVAL when the
  * path is not absolute. */
 int hv_open_host_nofollow (const char *path, int flags);
+/* A path beneath a directory as a caller outside the sandbox names it
+ * (the service's file paths and a command's relative cwd): len bytes,
+ * not empty, relative (no leading '/'), no empty, "." or ".." component,
+ * no NUL, at most HV_RELATIVE_PATH_MAX bytes with components of at most
+ * HV_RELATIVE_NAME_MAX (what the kernel would refuse anyway, refused
+ * with a message that says which).  what names the path in the message
+ * (err may be NULL: a yes or no). */
+#define HV_RELATIVE_PATH_MAX 4095
+#define HV_RELATIVE_NAME_MAX 255
+int hv_relative_path_check (const char *p, size_t len, const char *what, hv_error **err);
+
 #endif

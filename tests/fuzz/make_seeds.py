@@ -217,3 +217,26 @@ put("keeper_proto", "signal-out-of-range", bytes([0]) + struct.pack("=IIi", 2, 7
 put("keeper_proto", "event-started", bytes([1]) + struct.pack("=IIi", 1, 9, 42))
 put("keeper_proto", "event-exited", bytes([1]) + struct.pack("=IIi", 2, 9, 137))
 put("keeper_proto", "event-bad-status", bytes([1]) + struct.pack("=IIi", 2, 9, 256))
+# --- service_api: first byte: bits 0-2 the method (GET, POST, PUT, DELETE,
+# HEAD, PATCH, get, ""), bits 3-7 where the rest is cut for the answers (in
+# 32nds); the rest is at once a target, two bodies and two outputs --------
+def api(method, cut, rest):
+    return bytes([method | (cut << 3)]) + (rest.encode() if isinstance(rest, str) else rest)
+put("service_api", "route-version", api(0, 16, "/v1/version"))
+put("service_api", "route-create", api(1, 8, "/v1/sandboxes"))
+put("service_api", "route-delete", api(3, 8, "/v1/sandboxes/hvs-0a1b2c3d"))
+put("service_api", "route-run", api(1, 8, "/v1/sandboxes/hvs-0a1b2c3d/run"))
+put("service_api", "route-file-put", api(2, 20, "/v1/sandboxes/s1/files/d%C3%A9j%C3%A0/a%20b+c/..x/%2E%2E"))
+put("service_api", "route-file-get", api(0, 4, "/v1/sandboxes/A_z-9/files/src/main.c"))
+put("service_api", "route-list", api(0, 31, "/v1/sandboxes/s1/list?path=a+b%2Fc&path=x"))
+put("service_api", "route-list-bad", api(0, 2, "/v1/sandboxes/s1/list?&p%61th=%00#f"))
+put("service_api", "create", api(1, 10, json.dumps(
+    {"policy": "offline", "project": "/home/u/p", "pool": False, "destroy_on_disconnect": True, "idle_timeout_s": 600})))
+put("service_api", "create-bad", api(1, 10, '{"policy":"a\\u0000b","policy":1,"idle_timeout_s":86401,"x":[[[]]]}'))
+put("service_api", "run", api(1, 12, json.dumps(
+    {"argv": ["sh", "-c", "echo $A; cat"], "env": {"A": "1", "_B": "x=y"}, "cwd": "src/x", "stdin": "h\u00e9\n",
+     "timeout_s": 10, "max_output": 1048576, "stream": True})))
+put("service_api", "run-b64", api(1, 12, '{"argv":["cat"],"stdin_b64":"AAEC/w==","cwd":"/tmp","env":{"1A":"v"}}'))
+put("service_api", "run-bad", api(1, 12, '{"argv":["ls","a\\u0000"],"env":{"A\\u0000B":"v"},"stdin":"a","stdin_b64":"QR=="}'))
+put("service_api", "outputs", api(0, 16, b"ok \xc3\xa9\n\xff\xfe\x00tail\xe2\x82\xf0\x9f\x98\x80\xed\xa0\x80\xc3"))
+put("service_api", "output-cut-char", api(0, 0, b"h\xc3\xa9llo \xc3"))
