@@ -247,6 +247,15 @@ report_failure (int sync, hv_error *err)
     }
 }
 
+/* Overwrite every string of our environment, then drop it. */
+static void
+wipe_environment (void)
+{
+  for (char **e = environ; e && *e; e++)
+    explicit_bzero (*e, strlen (*e));
+  clearenv ();
+}
+
 static int
 init_main (struct hv_init_ctx *ctx, hv_error **err)
 {
@@ -331,6 +340,10 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
        * the keeper serves requests from here (and never returns). */
       if (hv_process_finish (&pctx, err) < 0)
         goto out;
+      /* The caller's environment (the service's: the user's tokens and
+       * keys, whatever their shell exported) is on our stack; execve
+       * would replace it, the keeper keeps it for its life: wiped. */
+      wipe_environment ();
       hv_keeper_serve (ctx->opts->keeper_fd, spec->process.cwd);
     }
   hv_process_exec (&pctx, err);
@@ -347,6 +360,13 @@ hv_container_init (struct hv_init_ctx *ctx)
   close (ctx->parent_sync_fd);
   /* If the create process dies before we are ready, so do we. */
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  /* Our memory is a copy of the caller's, secrets for the monitor's
+   * services included (the monitor has its own copy).  execve would
+   * drop them, but a keeper never executes: it stays in the sandbox with
+   * this memory for its whole life, so they are wiped here, first. */
+  for (size_t i = 0; i < ctx->opts->n_service_secrets; i++)
+    if (ctx->opts->service_secrets[i].secret)
+      explicit_bzero ((char *) ctx->opts->service_secrets[i].secret, strlen (ctx->opts->service_secrets[i].secret));
   init_main (ctx, &err);
   /* After start the exit status is all the caller sees: a command that
    * could not be executed exits as in a shell (126/127). */

@@ -140,3 +140,46 @@ status: 0"
   [ ! -e "/tmp/haven-65534/$SB_LABEL" ] || fail "state directory left"
   [ ! -e "/tmp/haven-sandbox-$SB_LABEL" ] || fail "bundle left"
 }
+
+# The keeper is a copy of the memory that made the sandbox, and it never
+# executes: the model API key the policy keeps on haven's side (for the
+# monitor's gateway) must be wiped from it, not merely unreadable to the
+# sandbox.  Read from the host (root) while a command runs.
+test_sandbox_keeper_holds_no_api_key() {
+  need_sandbox_probe
+  local key="sk-ant-keepertest-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+  (cd "$WORK" && ANTHROPIC_API_KEY=$key HAVEN_POLICY_PATH=$SANDBOX_POLICIES timeout 60 "$SANDBOX_PROBE" \
+     --policy claude-code --scratch "$SB_SCRATCH" --label "$SB_LABEL" -- sleep 3.217 >"$WORK/probe.out" 2>&1 </dev/null) &
+  local bg=$! keeper="" i
+  for i in $(seq 1 100); do
+    # The command's parent is the keeper (pid 1 inside).
+    local cmd_pid
+    cmd_pid=$(pgrep -f -x -- "sleep 3.217" | head -1)
+    [ -n "$cmd_pid" ] && keeper=$(awk '{print $4}' "/proc/$cmd_pid/stat" 2>/dev/null) && [ -n "$keeper" ] && break
+    sleep 0.05
+  done
+  [ -n "$keeper" ] || { wait $bg; fail "no keeper with its command seen: $(cat "$WORK/probe.out")"; }
+  local found
+  found=$(python3 - "$keeper" "$key" <<'PY'
+import re, sys
+pid, key = sys.argv[1], sys.argv[2].encode()
+hits = 0
+with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+    for line in maps:
+        m = re.match(r"([0-9a-f]+)-([0-9a-f]+) r", line)
+        if not m:
+            continue
+        lo, hi = int(m.group(1), 16), int(m.group(2), 16)
+        try:
+            mem.seek(lo)
+            hits += mem.read(hi - lo).count(key)
+        except (OSError, ValueError, OverflowError):
+            pass
+print(hits)
+PY
+)
+  wait $bg
+  assert_contains "$(cat "$WORK/probe.out")" "status: 0"
+  assert_eq 0 "$found" "copies of the API key in the keeper's memory"
+  assert_sandbox_gone "$SB_LABEL"
+}
