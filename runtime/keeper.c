@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -273,6 +274,28 @@ serve_one (struct keeper *k)
   return true;
 }
 
+/* Our command line is the creating process's (the service's: its
+ * binary's and socket's paths on the host); a command reading
+ * /proc/1/cmdline sees "haven-keeper" and NULs instead (its length is
+ * fixed without CAP_SYS_RESOURCE).  The arguments are one
+ * block starting at argv[0] (program_invocation_name), as long as what
+ * /proc/self/cmdline gives; best effort: the line is not a secret. */
+static void
+rename_self (void)
+{
+  static const char name[] = "haven-keeper";
+  char buf[4096];
+  cleanup_close int fd = open ("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  ssize_t n = read (fd, buf, sizeof (buf));
+  if (n < (ssize_t) sizeof (name) || (size_t) n >= sizeof (buf))
+    return;
+  memset (program_invocation_name, 0, (size_t) n);
+  memcpy (program_invocation_name, name, sizeof (name));
+  prctl (PR_SET_NAME, name, 0, 0, 0);
+}
+
 void
 hv_keeper_serve (int keeper_fd, const char *default_cwd)
 {
@@ -299,6 +322,12 @@ hv_keeper_serve (int keeper_fd, const char *default_cwd)
   if (getpid () != 1)
     prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   k.buf = xmalloc0 (HV_KEEPER_MAX_MESSAGE + 1);
+  rename_self ();
+  /* What the creating process had allocated and freed is ours too, as
+   * private copies once touched: handed back to the kernel (an idle
+   * keeper of a pool is most of what a waiting sandbox costs), and freed
+   * data of the caller's (requests it served) is gone with the pages. */
+  malloc_trim (0);
   for (;;)
     {
       struct pollfd p[2] = { { .fd = k.sock, .events = POLLIN }, { .fd = k.sigfd, .events = POLLIN } };

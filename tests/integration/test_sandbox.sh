@@ -183,3 +183,14 @@ PY
   assert_eq 0 "$found" "copies of the API key in the keeper's memory"
   assert_sandbox_gone "$SB_LABEL"
 }
+
+# A command sees the keeper as pid 1 named haven-keeper, not the command
+# line of the process that made the sandbox (its paths on the host).
+test_sandbox_keeper_named() {
+  need_sandbox_probe
+  probe --policy default --scratch "$SB_SCRATCH" --label "$SB_LABEL" -- sh -c 'tr -d "\0" </proc/1/cmdline; echo "|$(cat /proc/1/comm)"'
+  assert_eq 0 "$RC" "($OUT)"
+  assert_contains "$OUT" "haven-keeper|haven-keeper"
+  assert_not_contains "$OUT" "sandbox_probe"
+  assert_sandbox_gone "$SB_LABEL"
+}
