@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "container.h"
+#include "home_allow.h"
 #include "log.h"
 #include "run_leftovers.h"
 #include "run_steps.h"
@@ -51,10 +53,48 @@ sandbox_owner (const char *name, void *data)
   return match ? -1 : 0;
 }
 
-/* Bundles <parent>/haven-sandbox-<prefix...> of ours, and scratch
- * workspaces <scratch_dir>/<prefix...>. */
+/* Remove the directory of copy-on-write home layers at path (made by
+ * home_state.c for one project: a scratch workspace's is this sandbox's
+ * alone).  Nothing followed: the sandbox wrote the layers. */
+static int
+remove_home_state (const char *path)
+{
+  if (path == NULL || path[0] != '/')
+    return 0;
+  cleanup_free char *parent = xstrdup (path);
+  char *slash = strrchr (parent, '/');
+  if (slash == parent || slash[1] == '\0')
+    return -1;
+  *slash = '\0';
+  cleanup_close int pfd = hv_open_host_nofollow (parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (pfd < 0)
+    return errno == ENOENT ? 0 : -1;
+  return hv_remove_tree_at (pfd, slash + 1, WORKSPACE_MAX_DEPTH);
+}
+
+/* A killed service's scratch workspace <scratch_dir>/<name> had its home
+ * layers where home_state.c puts a project's (its state tag). */
 static void
-remove_dirs (const char *dir, const char *name_prefix, const struct prefix_match *p, int max_depth)
+remove_leftover_home_state (const char *scratch_dir, const char *name)
+{
+  const char *xdg = getenv ("XDG_STATE_HOME");
+  const char *home = getenv ("HOME");
+  cleanup_free char *root = xdg && xdg[0] == '/' ? xstrdup (xdg)
+                            : home && home[0] == '/' ? xasprintf ("%s/.local/state", home) : NULL;
+  if (root == NULL)
+    return;
+  cleanup_free char *workspace = xasprintf ("%s/%s", scratch_dir, name);
+  cleanup_free char *tag = hv_state_tag (workspace);
+  cleanup_free char *path = xasprintf ("%s/haven/projects/%s", root, tag);
+  if (remove_home_state (path) < 0)
+    hv_log (HV_LOG_WARNING, "could not remove all of %s", path);
+}
+
+/* Bundles <parent>/haven-sandbox-<prefix...> of ours, and scratch
+ * workspaces <scratch_dir>/<prefix...> (with their home layers when
+ * home_layers). */
+static void
+remove_dirs (const char *dir, const char *name_prefix, const struct prefix_match *p, int max_depth, bool home_layers)
 {
   cleanup_close int dfd = hv_open_host_nofollow (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0)
@@ -74,6 +114,8 @@ remove_dirs (const char *dir, const char *name_prefix, const struct prefix_match
       hv_log (HV_LOG_DEBUG, "removing %s/%s, left by a sandbox", dir, de->d_name);
       if (hv_remove_tree_at (dfd, de->d_name, max_depth) < 0)
         hv_log (HV_LOG_WARNING, "could not remove all of %s/%s", dir, de->d_name);
+      if (home_layers)
+        remove_leftover_home_state (dir, de->d_name);
     }
   closedir (d);
 }
@@ -83,9 +125,9 @@ clean (const struct prefix_match *p, const char *scratch_dir)
 {
   cleanup_free char *state_root = hv_default_state_root ();
   hv_leftover_containers_clean (state_root, sandbox_owner, (void *) p);
-  remove_dirs (hv_run_bundle_parent (), HV_SANDBOX_BUNDLE_PREFIX, p, 4);
+  remove_dirs (hv_run_bundle_parent (), HV_SANDBOX_BUNDLE_PREFIX, p, 4, false);
   if (scratch_dir)
-    remove_dirs (scratch_dir, "", p, WORKSPACE_MAX_DEPTH);
+    remove_dirs (scratch_dir, "", p, WORKSPACE_MAX_DEPTH, true);
 }
 
 void
@@ -198,8 +240,12 @@ hv_sandbox_destroy (hv_sandbox *sb, oci_strv *notes, hv_error **err)
     oci_strv_pushf (notes, "the scratch workspace %s was not all removed (deeper than %d levels, or a mount)",
                     sb->r.workspace, WORKSPACE_MAX_DEPTH);
   /* The sandbox and its mounts are gone: the next run may use the
-   * layers (the home state's lock closes with the record). */
+   * layers (the home state's lock closes with the record).  A scratch
+   * workspace's layers were its own: removed with it. */
+  cleanup_free char *home_state = sb->r.scratch && sb->r.home_state ? xstrdup (sb->r.home_state) : NULL;
   hv_sandbox_record_release (&sb->r);
+  if (remove_home_state (home_state) < 0)
+    oci_strv_pushf (notes, "the home layers %s were not all removed", home_state);
   hv_policy_free (sb->rules);
   hv_project_guard_free (mk->guard);
   free (mk->label);

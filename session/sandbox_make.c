@@ -108,6 +108,7 @@ fill_record (struct hv_run_steps *st, const struct hv_sandbox_making *mk, struct
   r->policy_name = xstrdup (st->policy->name);
   r->config = xstrdup (st->config_json);
   r->audit_socket = xstrdup (st->audit.socket_path ? st->audit.socket_path : "");
+  r->home_state = xstrdup (st->home_state ? st->home_state : "");
   r->scratch = mk->scratch_dir != NULL;
   r->refuse_project_links = st->policy->refuse_project_links.value;
   copy_strv (&r->env, &spec->process.env);

@@ -36,7 +36,7 @@ void
 hv_sandbox_record_release (struct hv_sandbox_record *r)
 {
   char **strs[] = { &r->error, &r->id, &r->state_root, &r->bundle, &r->workspace, &r->policy_name, &r->config,
-                    &r->audit_socket };
+                    &r->audit_socket, &r->home_state };
   for (size_t i = 0; i < N_ELEMENTS (strs); i++)
     {
       free (*strs[i]);
@@ -88,7 +88,8 @@ hv_sandbox_record_send (int sock, const struct hv_sandbox_record *r, hv_error **
     }
   else
     {
-      const char *strs[] = { r->id, r->state_root, r->bundle, r->workspace, r->policy_name, r->config, r->audit_socket };
+      const char *strs[] = { r->id,          r->state_root, r->bundle,       r->workspace,
+                             r->policy_name, r->config,     r->audit_socket, r->home_state };
       for (size_t i = 0; i < N_ELEMENTS (strs); i++)
         put (&items, strs[i]);
       put_num (&items, r->scratch);
@@ -284,7 +285,7 @@ hv_sandbox_record_recv (int sock, struct hv_sandbox_record *r, hv_error **err)
   else
     {
       char **strs[] = { &r->id, &r->state_root, &r->bundle, &r->workspace, &r->policy_name, &r->config,
-                        &r->audit_socket };
+                        &r->audit_socket, &r->home_state };
       for (size_t i = 0; i < N_ELEMENTS (strs); i++)
         *strs[i] = next_dup (&c);
       r->scratch = next_num (&c, 0, 1);

@@ -32,6 +32,7 @@ struct hv_sandbox_record
   int errno_code, exit_status;
   /* ok == true */
   char *id, *state_root, *bundle, *workspace, *policy_name, *config, *audit_socket;
+  char *home_state; /* the copy-on-write home layers' directory, or "" */
   bool scratch, refuse_project_links;
   pid_t init_pid, audit_listener, pasta_pid;
   struct timespec audit_start;

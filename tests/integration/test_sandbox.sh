@@ -15,7 +15,7 @@ need_sandbox_probe() {
 
 # probe ARGS...: the probe's output (stdout and stderr) in $OUT, status $RC.
 probe() {
-  OUT=$(cd "$WORK" && HAVEN_POLICY_PATH=$SANDBOX_POLICIES timeout 60 "$SANDBOX_PROBE" "$@" 2>&1 </dev/null)
+  OUT=$(cd "$WORK" && HOME=${HOME} HAVEN_POLICY_PATH=$SANDBOX_POLICIES timeout 60 "$SANDBOX_PROBE" "$@" 2>&1 </dev/null)
   RC=$?
 }
 
@@ -192,5 +192,31 @@ test_sandbox_keeper_named() {
   assert_eq 0 "$RC" "($OUT)"
   assert_contains "$OUT" "haven-keeper|haven-keeper"
   assert_not_contains "$OUT" "sandbox_probe"
+  assert_sandbox_gone "$SB_LABEL"
+}
+
+# A scratch workspace's copy-on-write home layers (claude-code copies
+# ~/.claude) are its own: gone with it, on destroy and when a killed
+# caller's leftovers are cleaned.
+test_sandbox_home_layers_removed() {
+  need_sandbox_probe
+  local home=$WORK/sb-home layers
+  mkdir -p "$home/.claude" && echo '{}' > "$home/.claude/settings.json"
+  layers=${XDG_STATE_HOME:-$home/.local/state}/haven/projects
+  HOME=$home probe --policy claude-code --scratch "$SB_SCRATCH" --label "$SB_LABEL" -- true
+  assert_eq 0 "$RC" "($OUT)"
+  [ -d "$layers" ] || fail "no home layers made: the test proves nothing ($OUT)"
+  assert_eq "" "$(ls "$layers" | grep "^$SB_LABEL-")" "home layers left after destroy"
+  HOME=$home probe --policy claude-code --scratch "$SB_SCRATCH" --label "$SB_LABEL" --kill-self -- true
+  assert_eq 137 "$RC" "killed probe ($OUT)"
+  [ -n "$(ls "$layers" | grep "^$SB_LABEL-")" ] || fail "a killed caller left no home layers: the test proves nothing"
+  local i
+  for i in $(seq 50); do
+    [ -z "$(pgrep -x sandbox_probe)" ] && break
+    sleep 0.1
+  done
+  HOME=$home probe --clean "$SB_LABEL" --scratch "$SB_SCRATCH"
+  assert_eq 0 "$RC" "clean ($OUT)"
+  assert_eq "" "$(ls "$layers" | grep "^$SB_LABEL-")" "home layers left after clean"
   assert_sandbox_gone "$SB_LABEL"
 }
