@@ -213,3 +213,22 @@ test_service_pool() {
   create offline '"pool":false'
   assert_eq false "$(jq -r .pooled <<< "$BODY")"
 }
+
+test_service_pool_policy_changed() {
+  start_service --pool-size 1
+  printf 'name: svc-pool-test\nextends: offline\n' > "$PWD/pol.yaml"
+  create "$PWD/pol.yaml"
+  local i
+  for i in $(seq 100); do
+    sleep 0.1
+    grep -q "made for the pool\|pool of" serve.log && [ "$i" -gt 10 ] && break
+  done
+  create "$PWD/pol.yaml"
+  assert_eq true "$(jq -r .pooled <<< "$BODY")" "a claim from the pool"
+  sleep 2
+  # A change to the policy's file: the pool made from it is dropped.
+  printf 'name: svc-pool-test\nextends: offline\n# changed\n' > "$PWD/pol.yaml"
+  create "$PWD/pol.yaml"
+  assert_eq false "$(jq -r .pooled <<< "$BODY")" "a claim after the policy changed"
+  assert_contains "$(cat serve.log)" "changed"
+}
