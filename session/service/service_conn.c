@@ -350,12 +350,16 @@ svc_conn_gone (struct svc *s, struct svc_conn *c)
     c->maker->conn = NULL;
   c->maker = NULL;
   /* Sandboxes that were to live as long as this connection. */
-  for (struct svc_sandbox *x = s->sandboxes, *nx; x; x = nx)
-    {
-      nx = x->next;
-      if (x->owner == c)
+  /* From the start after each: a destroy answers runs of other
+   * connections, whose next requests may change the list. */
+  for (struct svc_sandbox *x = s->sandboxes; x;)
+    if (x->owner == c)
+      {
         svc_sandbox_destroy (s, x, NULL, "its connection closed (destroy_on_disconnect)");
-    }
+        x = s->sandboxes;
+      }
+    else
+      x = x->next;
 }
 
 void

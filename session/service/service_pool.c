@@ -105,18 +105,22 @@ pool_free (struct svc *s, struct svc_pool *p)
         *pp = p->next;
         break;
       }
-  for (struct svc_sandbox *x = s->sandboxes, *nx; x; x = nx)
-    {
-      nx = x->next;
-      if (x->pool == p)
+  for (struct svc_sandbox *x = s->sandboxes; x;)
+    if (x->pool == p)
+      {
         svc_sandbox_destroy (s, x, NULL, "its pool was dropped");
-    }
-  for (struct svc_maker *m = s->makers, *nm; m; m = nm)
-    {
-      nm = m->next;
-      if (m->pool == p)
+        x = s->sandboxes;
+      }
+    else
+      x = x->next;
+  for (struct svc_maker *m = s->makers; m;)
+    if (m->pool == p)
+      {
         svc_maker_abort (s, m);
-    }
+        m = s->makers;
+      }
+    else
+      m = m->next;
   for (size_t i = 0; i < p->n_chain; i++)
     free (p->chain[i].path);
   free (p->chain);

@@ -296,8 +296,10 @@ svc_run_keeper_input (struct svc *s, struct svc_sandbox *x)
       for (struct svc_run *r = s->runs; r; r = r->next)
         if (r->sb == x && r->run_id == ev.run_id && !r->exited)
           {
+            /* Its answer may let the connection's next request run,
+             * which may delete x: the poll brings the next event. */
             finished (s, r, ev.status);
-            break;
+            return;
           }
     }
 }
