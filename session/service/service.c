@@ -385,6 +385,13 @@ hv_service_run (const struct hv_service_opts *o, hv_error **err)
     cleanup_free char *copy = xstrdup (s.socket_path);
     s.scratch_dir = xasprintf ("%s/workspaces", dirname (copy));
   }
+  {
+    /* FNV-1a of the socket's path. */
+    uint32_t h = 2166136261u;
+    for (const char *p = s.socket_path; *p; p++)
+      h = (h ^ (unsigned char) *p) * 16777619u;
+    snprintf (s.id_prefix, sizeof (s.id_prefix), SVC_LABEL_PREFIX "%04x", (unsigned) ((h >> 16) ^ (h & 0xffff)));
+  }
   int r = -1;
   /* The sandboxes' processes (init, its monitor, pasta) outlive the
    * makers that started them: they become ours, not pid 1's, so that
@@ -403,7 +410,7 @@ hv_service_run (const struct hv_service_opts *o, hv_error **err)
     }
   /* What a service killed before left (its keepers ended with it). */
   svc_signals_open ();
-  hv_sandbox_clean_leftovers (SVC_LABEL_PREFIX, s.scratch_dir);
+  hv_sandbox_clean_leftovers (s.id_prefix, s.scratch_dir);
   svc_signals_close (&s);
   svc_reap (&s);
   svc_log (&s, false, "listening on %s (pool %u per policy, at most %u sandboxes)", s.socket_path, o->pool_size,
