@@ -267,7 +267,7 @@ loop (struct svc *s)
         {
           /* While a request is answered, the next one waits in the
            * socket; only the client's leaving is watched for. */
-          short ev = c->busy || c->close_after ? POLLRDHUP : (POLLIN | POLLRDHUP);
+          short ev = c->drain_until ? POLLIN : c->busy || c->close_after ? POLLRDHUP : (POLLIN | POLLRDHUP);
           if (c->out.len)
             ev |= POLLOUT;
           add (&pfd, &n, &cap, c->fd, ev, SLOT_CONN, c);
@@ -287,6 +287,11 @@ loop (struct svc *s)
         }
       n_slots = n;
       uint64_t now = svc_now_ms (), next = UINT64_MAX;
+      for (struct svc_conn *c = s->conns; c; c = c->next)
+        if (c->drain_until && c->drain_until <= now)
+          c->dead = true;
+        else if (c->drain_until && c->drain_until < next)
+          next = c->drain_until;
       svc_run_timers (s, now, &next);
       svc_idle_check (s, now, &next);
       svc_pool_age_check (s, now, &next);
@@ -316,7 +321,7 @@ loop (struct svc *s)
                 struct svc_conn *c = p;
                 if (re & POLLOUT)
                   svc_conn_output (s, c);
-                if (!c->dead && (re & POLLIN) && !c->busy && !c->close_after)
+                if (!c->dead && (re & POLLIN) && ((!c->busy && !c->close_after) || c->drain_until))
                   svc_conn_input (s, c);
                 else if (!c->dead && (re & (POLLRDHUP | POLLHUP | POLLERR)))
                   svc_conn_gone (s, c);

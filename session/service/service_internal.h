@@ -78,6 +78,11 @@ struct svc_conn
   bool dead;       /* to be closed (the loop frees it) */
   bool left;       /* what depends on it was let go (svc_conn_gone) */
   bool close_after; /* close once out is written */
+  /* Written and shut down for writing: what the peer still sends is read
+   * and dropped until it closes, or this time (monotonic ms); closing with
+   * unread input would reset the connection and lose the answer. */
+  uint64_t drain_until;
+  size_t drained;
   hv_http_parser *parser;
   struct svc_buf in, body, out;
   char *method, *target;
