@@ -91,12 +91,13 @@ test_service_keeper_killed() {
 
 test_service_hundred_sandboxes() {
   start_service
-  local ids=() i
+  local ids=() i jobs_=()
   for i in $(seq 100); do
     curl -sS --unix-socket "$SOCK" -X POST -H 'Content-Type: application/json' \
       --data-binary '{"policy":"offline","pool":false}' -o "c$i" "http://haven/v1/sandboxes" &
+    jobs_+=($!)
   done
-  wait
+  wait "${jobs_[@]}"
   for i in $(seq 100); do
     ids+=("$(jq -r .id < "c$i")")
     note_sandbox "${ids[-1]}"
@@ -116,20 +117,24 @@ test_service_hundred_sandboxes() {
 
 test_service_hundred_deleted() {
   start_service
-  local i ids=()
+  local i ids=() jobs_=()
   for i in $(seq 100); do
     curl -sS --unix-socket "$SOCK" -X POST -H 'Content-Type: application/json' \
       --data-binary '{"policy":"offline","pool":false}' -o "c$i" "http://haven/v1/sandboxes" &
+    jobs_+=($!)
   done
-  wait
+  wait "${jobs_[@]}"
   for i in $(seq 100); do
     ids+=("$(jq -r .id < "c$i")")
     note_sandbox "${ids[-1]}"
   done
   for i in "${ids[@]}"; do
-    curl -sS --unix-socket "$SOCK" -X DELETE -o /dev/null "http://haven/v1/sandboxes/$i" &
+    curl -sS --unix-socket "$SOCK" -X DELETE -o "d-$i" -w '%{http_code}\n' "http://haven/v1/sandboxes/$i" >> deletes &
+    jobs_+=($!)
   done
-  wait
+  wait "${jobs_[@]}"
+  # (wait without pids would wait for the service too)
+  assert_eq 100 "$(grep -c '^200$' deletes)" "deletes answered 200"
   api GET /v1/sandboxes
   assert_eq 0 "$(jq '.sandboxes | length' <<< "$BODY")" "all deleted"
   for i in "${ids[@]}"; do sandbox_gone "$i"; done
