@@ -29,9 +29,10 @@ test_service_client_leaves_mid_run() {
 
 test_service_destroy_on_disconnect() {
   start_service
-  # One connection creates (kept alive while python holds it), then closes.
-  local id
-  id=$(timeout 20 python3 -c '
+  # One connection creates, stays open while the test looks, then closes
+  # (when its stdin, the fifo, ends).
+  mkfifo go
+  timeout 30 python3 -c '
 import json, socket, sys
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
 body = json.dumps({"policy": "offline", "pool": False, "destroy_on_disconnect": True}).encode()
@@ -43,10 +44,22 @@ head, rest = data.split(b"\r\n\r\n", 1)
 n = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
 while len(rest) < n:
     rest += s.recv(65536)
-print(json.loads(rest)["id"])
-s.close()' "$SOCK") || fail "create over one connection failed"
-  [ -n "$id" ] || fail "no id"
-  local i
+print(json.loads(rest)["id"], flush=True)
+sys.stdin.read()
+s.close()' "$SOCK" < go > created &
+  local client=$! i id=
+  exec 3> go
+  for i in $(seq 100); do
+    id=$(cat created)
+    [ -n "$id" ] && break
+    sleep 0.1
+  done
+  [ -n "$id" ] || fail "no sandbox created over the connection"
+  note_sandbox "$id"
+  api GET "/v1/sandboxes/$id"
+  assert_eq 200 "$CODE" "the sandbox while its connection is open"
+  exec 3>&-
+  wait "$client"
   for i in $(seq 50); do
     api GET "/v1/sandboxes/$id"
     [ "$CODE" = 404 ] && break
