@@ -254,3 +254,21 @@ test_service_pool_policy_changed() {
   assert_eq false "$(jq -r .pooled <<< "$BODY")" "a claim after the policy changed"
   assert_contains "$(cat serve.log)" "changed"
 }
+
+test_service_socket_checks() {
+  start_service
+  assert_eq 700 "$(stat -c %a "$SVC_DIR")" "the socket's directory"
+  assert_eq 600 "$(stat -c %a "$SOCK")" "the socket"
+  stop_service
+  [ ! -e "$SOCK" ] || fail "the socket is left after SIGTERM"
+  # Not a socket: never replaced.
+  echo keep > "$SOCK"
+  "$HAVEN" serve --socket "$SOCK" --pool-size 0 2> refused.log && fail "started over a regular file"
+  assert_contains "$(cat refused.log)" "not a socket"
+  assert_eq keep "$(cat "$SOCK")" "the file"
+  # A directory others may write to.
+  mkdir -m 0777 open
+  chmod 0777 open
+  "$HAVEN" serve --socket "$PWD/open/haven.sock" --pool-size 0 2> refused.log && fail "started in a 0777 directory"
+  assert_contains "$(cat refused.log)" "written by others"
+}
