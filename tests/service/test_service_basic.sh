@@ -179,3 +179,15 @@ mine" "$OUT" "the command in the project"
   api POST /v1/sandboxes '{"policy":"default","project":"relative/dir"}'
   assert_eq 400 "$CODE" "a relative project"
 }
+
+test_service_max_output_cap() {
+  start_service --max-output 100
+  create offline '"pool":false'
+  # A run may not keep more than the service's --max-output, whatever it asks.
+  run_in "$ID" '{"argv":["sh","-c","yes | head -c 5000; yes e | head -c 300 >&2"],"max_output":100000}'
+  assert_eq 100 "$(jq '.stdout | length' <<< "$BODY")" "stdout kept"
+  assert_eq 100 "$(jq '.stderr | length' <<< "$BODY")" "stderr kept"
+  assert_eq "true true" "$(jq -r '"\(.stdout_truncated) \(.stderr_truncated)"' <<< "$BODY")" "truncated flags"
+  run_in "$ID" '{"argv":["sh","-c","echo small"]}'
+  assert_eq false "$(jq -r .stdout_truncated <<< "$BODY")" "a small output"
+}
