@@ -301,6 +301,8 @@ loop (struct svc *s)
       svc_run_timers (s, now, &next);
       svc_idle_check (s, now, &next);
       svc_pool_age_check (s, now, &next);
+      if (s->pool_quiet_until > now && s->pool_quiet_until < next)
+        next = s->pool_quiet_until; /* a refill held back (service_pool.c) */
       int timeout = next == UINT64_MAX ? -1 : (next <= now ? 0 : (int) (next - now > 60000 ? 60000 : next - now));
       int k = poll (pfd, n, timeout);
       if (k < 0 && errno != EINTR)

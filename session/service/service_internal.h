@@ -151,6 +151,7 @@ struct svc
   bool stopping;
   unsigned n_conns;
   uint64_t accept_pause_until; /* out of descriptors: accept again after this */
+  uint64_t pool_quiet_until;   /* a claim's first requests come before a refill's maker (service_pool.c) */
   struct svc_conn *conns;
   struct svc_sandbox *sandboxes;
   struct svc_maker *makers;

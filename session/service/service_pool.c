@@ -19,6 +19,11 @@
 
 #define POOL_MAKERS_MAX 2
 #define POOL_RETRY_MS 10000
+/* After a claim, a pool that still holds a sandbox is refilled this much
+ * later: the maker (a fork, then the sandbox's set-up) competes for the
+ * CPUs with the command the claimant is about to run, on the path the
+ * pool is there to make fast.  An empty pool is refilled at once. */
+#define POOL_QUIET_MS 30
 
 static void
 chain_stat (struct svc_chain_stat *c)
@@ -148,7 +153,10 @@ svc_pool_claim (struct svc *s, const char *policy)
         && (best == NULL || x->created_ms < best->created_ms))
       best = x;
   if (best)
-    best->pool = NULL; /* out of the pool: never handed out again */
+    {
+      best->pool = NULL; /* out of the pool: never handed out again */
+      s->pool_quiet_until = now + POOL_QUIET_MS;
+    }
   return best;
 }
 
@@ -216,9 +224,12 @@ svc_pool_refill (struct svc *s)
     {
       if (p->retry_ms > now)
         continue;
-      unsigned have = p->making;
+      unsigned ready = 0;
       for (struct svc_sandbox *x = s->sandboxes; x; x = x->next)
-        have += x->pool == p;
+        ready += x->pool == p;
+      if (ready > 0 && now < s->pool_quiet_until)
+        continue;
+      unsigned have = p->making + ready;
       while (have < s->o->pool_size && makers < POOL_MAKERS_MAX)
         {
           struct svc_maker *mk = xmalloc0 (sizeof (*mk));

@@ -280,7 +280,14 @@ svc_maker_done (struct svc *s, struct svc_maker *mk)
         svc_pool_maker_failed (mk->pool);
       if (c)
         {
-          svc_reply_error (c, 500, "internal", "%s", err->msg);
+          /* What the maker refused without a system error (a policy that
+           * does not compile here, a project haven run would refuse, a
+           * trust check) is the request's: 422 with the reason.  A system
+           * call that failed is ours: 500. */
+          if (err->errno_code == 0)
+            svc_reply_error (c, 422, "policy_error", "%s", err->msg);
+          else
+            svc_reply_error (c, 500, "internal", "%s", err->msg);
           svc_request_done (s, c);
         }
       maker_free (mk);

@@ -132,6 +132,11 @@ print(s.recv(4096).decode(errors="replace").split("\r\n")[0])' "$SOCK")
   assert_eq bad_request "$(jq -r .error.code <<< "$BODY")"
   api POST /v1/sandboxes '{"policy":"no-such-policy-anywhere","pool":false}'
   assert_eq 422 "$CODE" "a policy that does not load: $BODY"
+  # A project haven run refuses (the filesystem's root) is refused by the
+  # maker: the request's fault, not the service's.
+  api POST /v1/sandboxes '{"policy":"offline","project":"/"}'
+  assert_eq 422 "$CODE" "a project haven run refuses: $BODY"
+  assert_eq policy_error "$(jq -r .error.code <<< "$BODY")"
   api GET /v1/nothing
   assert_eq 404 "$CODE"
   api POST /v1/sandboxes/hvs-00000000/run '{"argv":["true"]}'
