@@ -124,6 +124,15 @@ class FileList(List[FileEntry]):
     truncated: bool = False
 
 
+def _policy_arg(policy: str) -> str:
+    """A policy file's path made absolute (the service resolves a relative
+    one from its own directory, not the caller's); a name as it is.  A path
+    is what haven's loader takes for one: a "/", a leading ".", ".yaml"."""
+    if "/" in policy or policy.startswith(".") or ".yaml" in policy:
+        return os.path.abspath(policy)
+    return policy
+
+
 def _run_request(
     argv: Sequence[str],
     stdin: Union[bytes, str, None],
@@ -257,7 +266,7 @@ class Sandbox:
         self._code_seq = 0
         try:
             info = self._client.create_sandbox(
-                policy,
+                _policy_arg(policy),
                 project=os.path.abspath(project) if project is not None else None,
                 pool=pool,
                 destroy_on_disconnect=True,

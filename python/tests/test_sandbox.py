@@ -52,6 +52,13 @@ class TestSandbox(FakeCase):
              "idle_timeout_s": 60},
         )
 
+    def test_policy_file_made_absolute(self):
+        for policy, sent in [("offline", "offline"), ("my.yaml", os.path.join(os.getcwd(), "my.yaml")),
+                             ("p/x", os.path.join(os.getcwd(), "p/x")), ("/etc/p.yaml", "/etc/p.yaml")]:
+            with Sandbox(policy, socket=self.sock):
+                pass
+            self.assertEqual(self.fake.body_of(-2)["policy"], sent)
+
     def test_refused_policy(self):
         with self.assertRaises(haven.PolicyError) as cm:
             Sandbox(policy="broken", socket=self.sock)

@@ -196,7 +196,7 @@ class TestService(unittest.TestCase):
         self.assertIn("[block 2: bash] exit 0", text)
         self.assertIn("[block 3: no language] skipped", text)
         with Client() as c:
-            self.assertEqual([b for b in c.list_sandboxes() if not b.get("pooled")], [])
+            self.assertEqual(c.list_sandboxes(), [])
 
     def test_blocks_in_a_given_sandbox_and_exec_failure(self):
         with Sandbox(policy="offline") as sb:
