@@ -196,3 +196,18 @@ str_has_prefix (const char *s, const char *prefix)
 {
   return strncmp (s, prefix, strlen (prefix)) == 0;
 }
+
+bool
+hv_env_name_valid (const char *s)
+{
+  if (s == NULL)
+    return false;
+  /* ASCII by hand: isalpha follows the locale. */
+  for (const char *c = s; *c; c++)
+    {
+      bool letter = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || *c == '_';
+      if (!letter && (c == s || *c < '0' || *c > '9'))
+        return false;
+    }
+  return *s != '\0';
+}

@@ -45,4 +45,7 @@ char *now_rfc3339 (void);
 int cloexec_from (int from);
 
 bool str_has_prefix (const char *s, const char *prefix);
+/* An environment variable's name as a shell takes it: [A-Za-z_][A-Za-z0-9_]*
+ * (NULL: false). */
+bool hv_env_name_valid (const char *s);
 #endif

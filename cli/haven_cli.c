@@ -2,6 +2,7 @@
  *
  *   haven run [--policy NAME|FILE] [--project DIR] -- CMD ARGS...
  *   haven policy check|compile|list|explain ...
+ *   haven serve [--socket PATH] ...   (the sandbox service)
  *
  * `haven run` compiles the policy into a bundle (the host's root mounted
  * read-only, the project writable) and runs it with the runtime in this
@@ -37,6 +38,7 @@
 #include "k8s_token.h"
 #include "policy_network_explain.h"
 #include "run_context.h"
+#include "serve_cmd.h"
 #include "self_exe.h"
 #include "utils.h"
 
@@ -596,6 +598,13 @@ haven_main (int argc, char **argv)
        * (CVE-2019-5736), exactly as haven-runc does. */
       if (hv_ensure_sealed_self (argv, &err) == 0)
         r = cmd_haven_run (argc - 1, argv + 1, &status, &err);
+    }
+  else if (strcmp (argv[1], "serve") == 0)
+    {
+      /* Its makers run the runtime in children of this process: the same
+       * protection of the binary as haven run's. */
+      if (hv_ensure_sealed_self (argv, &err) == 0)
+        r = hv_cmd_serve (argc - 1, argv + 1, haven_argv0, &err);
     }
   else if (strcmp (argv[1], "policy") == 0)
     r = cmd_policy (argc - 1, argv + 1, &err);

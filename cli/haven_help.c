@@ -13,6 +13,7 @@
 #include "engine_install.h"
 #include "haven_annotations.h"
 #include "exit_status.h"
+#include "service.h"
 
 struct help_section
 {
@@ -96,9 +97,29 @@ help_uninstall (FILE *out)
                 "      Take a registration out again.\n");
 }
 
+static void
+help_serve (FILE *out)
+{
+  fprintf (out,
+           "  haven serve [--socket PATH] [--pool-size N] [--max-sandboxes N] [--max-runs N]\n"
+           "              [--idle-timeout S] [--pool-max-age S] [--max-output BYTES] [--verbose]\n"
+           "      The sandbox service: an HTTP API on a Unix socket (docs/api.md) that only this\n"
+           "      user may use, to create sandboxes, run commands in them and read and write their\n"
+           "      workspaces.  Default socket $XDG_RUNTIME_DIR/haven/haven.sock (root: /run/haven/haven.sock).\n"
+           "      --pool-size N      sandboxes kept made per policy asked for with pool (default %d)\n"
+           "      --max-sandboxes N  sandboxes at once, pooled ones not counted (default %d)\n"
+           "      --max-runs N       commands running at once in a sandbox (default %d)\n"
+           "      --idle-timeout S   a sandbox with nothing running and no request is destroyed (default %d)\n"
+           "      --pool-max-age S   a pooled sandbox older than this is made again (default %d)\n"
+           "      --max-output BYTES the most a run may ask to keep of each output stream (default %d)\n"
+           "      --verbose          log every request, not only sandboxes made and destroyed\n",
+           HV_SERVICE_DEFAULT_POOL_SIZE, HV_SERVICE_DEFAULT_MAX_SANDBOXES, HV_SERVICE_DEFAULT_MAX_RUNS,
+           HV_SERVICE_DEFAULT_IDLE_S, HV_SERVICE_DEFAULT_POOL_MAX_AGE_S, HV_SERVICE_MAX_OUTPUT);
+}
+
 static const struct help_section sections[] = {
   { "run", help_run },         { "policy", help_policy },       { "audit", help_audit },
-  { "install", help_install }, { "uninstall", help_uninstall },
+  { "install", help_install }, { "uninstall", help_uninstall }, { "serve", help_serve },
 };
 
 void

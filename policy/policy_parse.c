@@ -846,17 +846,6 @@ where_of (const struct yw *w, const yaml_node_t *n)
   return xasprintf ("%s:%zu:%zu", w->file, n->start_mark.line + 1, n->start_mark.column + 1);
 }
 
-static bool
-is_env_name (const char *s)
-{
-  if (s == NULL || !(isalpha ((unsigned char) s[0]) || s[0] == '_'))
-    return false;
-  for (const char *c = s; *c; c++)
-    if (!isalnum ((unsigned char) *c) && *c != '_')
-      return false;
-  return true;
-}
-
 /* env.pass: names and globs.  SSH_AUTH_SOCK names a socket path on the
  * host, which the sandbox cannot reach (and should not: it is the key to
  * every host the agent holds keys for); credentials.ssh_agent forwards it
@@ -910,14 +899,14 @@ env_from (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p, bool from
     {
       yaml_node_t *k = yaml_document_get_node (w->doc, pair->key);
       yaml_node_t *val = yaml_document_get_node (w->doc, pair->value);
-      if (!is_env_name (scalar (k)))
+      if (!hv_env_name_valid (scalar (k)))
         return yw_fail (w, k, key, "\"%s\" is not a variable name (letters, digits, _)", scalar (k) ? scalar (k) : "");
       const char *src = scalar (val);
       if (src == NULL || src[0] == '\0')
         return yw_fail (w, val, key, "%s: expected %s", scalar (k), from_file ? "a path" : "a host variable name");
       if (from_file && check_secret_path (w, val, key, src) < 0)
         return -1;
-      if (!from_file && !is_env_name (src))
+      if (!from_file && !hv_env_name_valid (src))
         return yw_fail (w, val, key, "\"%s\" is not a variable name (letters, digits, _)", src);
       hv_secret_source *s = push_secret (&p->env_from, &p->n_env_from);
       s->name = xstrdup (scalar (k));
@@ -995,7 +984,7 @@ git_cred_item (struct yw *w, yaml_node_t *item, const char *key, hv_policy *p)
         }
       else if (ks && strcmp (ks, "token_env") == 0)
         {
-          if (!is_env_name (vs))
+          if (!hv_env_name_valid (vs))
             return yw_fail (w, v, key, "token_env: \"%s\" is not a variable name", vs);
           var = vs;
         }
@@ -1102,7 +1091,7 @@ api_cred_item (struct yw *w, yaml_node_t *item, const char *key, hv_policy *p)
         header_node = v;
       else if (which == 2 && check_secret_path (w, v, key, vs) < 0)
         return -1;
-      else if (which == 3 && !is_env_name (vs))
+      else if (which == 3 && !hv_env_name_valid (vs))
         return yw_fail (w, v, key, "token_env: \"%s\" is not a variable name", vs);
       *slot = vs;
     }

@@ -517,6 +517,27 @@ drive_init (struct create_run *r, const struct hv_create_opts *opts, hv_error **
 }
 
 /* What create needs of config.json beyond what the parser checks. */
+/* Keeper mode (keeper.h): a SOCK_SEQPACKET socket above stdio, and a
+ * command gets its three stdio fds and nothing else (no terminal of
+ * init's, no preserved fds). */
+static int
+check_keeper_fd (const oci_spec *spec, const struct hv_create_opts *opts, hv_error **err)
+{
+  if (opts->keeper_fd == 0)
+    return 0;
+  if (opts->keeper_fd < 3)
+    return hv_error_set (err, 0, "keeper: fd %d is not above stdio", opts->keeper_fd);
+  int type = 0;
+  socklen_t len = sizeof (type);
+  if (getsockopt (opts->keeper_fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_SEQPACKET)
+    return hv_error_set (err, 0, "keeper: fd %d is not a SOCK_SEQPACKET socket", opts->keeper_fd);
+  if (spec->process.terminal)
+    return hv_error_set (err, 0, "keeper: process.terminal is not supported (commands get their own stdio)");
+  if (opts->preserve_fds)
+    return hv_error_set (err, 0, "keeper: --preserve-fds is not supported (commands get their own stdio)");
+  return 0;
+}
+
 static int
 check_config (const oci_spec *spec, const struct hv_create_opts *opts, const char *bundle, hv_error **err)
 {
@@ -533,7 +554,7 @@ check_config (const oci_spec *spec, const struct hv_create_opts *opts, const cha
   if (spec->linux_cfg.net_devices.n)
     return hv_error_set (err, 0, "%s/config.json: .linux.netDevices: moving network devices is not supported",
                          bundle);
-  return 0;
+  return check_keeper_fd (spec, opts, err);
 }
 
 static int

@@ -25,6 +25,7 @@
 #include "exit_status.h"
 #include "haven_annotations.h"
 #include "hooks.h"
+#include "keeper_serve.h"
 #include "mounts.h"
 #include "network.h"
 #include "process.h"
@@ -257,7 +258,8 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
                                  .landlock = oci_kv_get (&spec->annotations, HV_LANDLOCK_ANNOTATION),
                                  /* Only init's domain is the monitor's to record. */
                                  .landlock_log = oci_kv_get (&spec->annotations, HV_LANDLOCK_AUDIT_ANNOTATION) != NULL,
-                                 .seccomp_extra = oci_kv_get (&spec->annotations, HV_SECCOMP_ANNOTATION) };
+                                 .seccomp_extra = oci_kv_get (&spec->annotations, HV_SECCOMP_ANNOTATION),
+                                 .keeper = ctx->opts->keeper_fd > 0 };
   int r = -1;
   cleanup_close int fifo = -1;
 
@@ -323,6 +325,14 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
   wait_for_start (fifo);
   if (hv_hooks_run (&spec->hooks.start_container, "startContainer", state_json, err) < 0)
     goto out;
+  if (pctx.keeper)
+    {
+      /* Everything the config's process would have, but its program:
+       * the keeper serves requests from here (and never returns). */
+      if (hv_process_finish (&pctx, err) < 0)
+        goto out;
+      hv_keeper_serve (ctx->opts->keeper_fd, spec->process.cwd);
+    }
   hv_process_exec (&pctx, err);
 out:
   report_failure (sync, *err);
@@ -335,6 +345,9 @@ hv_container_init (struct hv_init_ctx *ctx)
 {
   hv_error *err = NULL;
   close (ctx->parent_sync_fd);
+  /* The keeper's socket reaches no hook or command init starts. */
+  if (ctx->opts->keeper_fd > 0)
+    fcntl (ctx->opts->keeper_fd, F_SETFD, FD_CLOEXEC);
   /* If the create process dies before we are ready, so do we. */
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   init_main (ctx, &err);

@@ -29,13 +29,58 @@
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 static const char *
-env_get (char **envp, const char *name)
+env_get (char *const *envp, const char *name)
 {
   size_t l = strlen (name);
   for (; envp && *envp; envp++)
     if (strncmp (*envp, name, l) == 0 && (*envp)[l] == '=')
       return *envp + l + 1;
   return NULL;
+}
+
+int
+hv_process_find_exe (const char *name, char *const *envp, char **out, char **refused)
+{
+  struct stat st;
+  *refused = NULL;
+  if (strchr (name, '/'))
+    {
+      if (stat (name, &st) < 0)
+        return errno;
+      if (S_ISDIR (st.st_mode))
+        return EISDIR;
+      /* As runc: a file nobody may execute fails create, not the start
+       * that follows (engines then report exit status 126). */
+      if (!(st.st_mode & 0111))
+        {
+          *refused = xstrdup (name);
+          return EACCES;
+        }
+      *out = xstrdup (name);
+      return 0;
+    }
+  const char *path = env_get (envp, "PATH");
+  cleanup_free char *copy = xstrdup (path ? path : DEFAULT_PATH);
+  char *save = NULL;
+  for (char *dir = strtok_r (copy, ":", &save); dir; dir = strtok_r (NULL, ":", &save))
+    {
+      cleanup_free char *candidate = xasprintf ("%s/%s", dir[0] ? dir : ".", name);
+      if (stat (candidate, &st) < 0 || S_ISDIR (st.st_mode))
+        continue;
+      if (S_ISREG (st.st_mode) && (st.st_mode & 0111))
+        {
+          free (*refused);
+          *refused = NULL;
+          *out = steal_pointer (&candidate);
+          return 0;
+        }
+      /* There, but not executable (a policy masks a blocked shell with
+       * a device node): as execvp, "permission denied" if nothing later
+       * in PATH is executable, not "not found". */
+      if (*refused == NULL)
+        *refused = steal_pointer (&candidate);
+    }
+  return *refused ? EACCES : ENOENT;
 }
 
 /* PATH search in the container's root with the container's PATH, so that
@@ -46,53 +91,26 @@ env_get (char **envp, const char *name)
 static int
 resolve_exe (const char *name, char **envp, char **out, hv_error **err)
 {
-  struct stat st;
+  cleanup_free char *refused = NULL;
+  int e = hv_process_find_exe (name, envp, out, &refused);
+  if (e == 0)
+    return 0;
   if (strchr (name, '/'))
     {
-      if (stat (name, &st) < 0)
+      if (e == EISDIR)
+        hv_error_set (err, 0, "exec: \"%s\": is a directory", name);
+      else if (refused)
+        hv_error_set (err, EACCES, "exec: \"%s\"", name);
+      else
         {
-          int e = errno;
           hv_error_set (err, e, "exec: \"%s\": stat %s", name, name);
           return hv_error_set_exit_status (err, e == ENOENT ? HV_EXIT_NOT_FOUND : HV_EXIT_CANNOT_EXECUTE);
         }
-      if (S_ISDIR (st.st_mode))
-        {
-          hv_error_set (err, 0, "exec: \"%s\": is a directory", name);
-          return hv_error_set_exit_status (err, HV_EXIT_CANNOT_EXECUTE);
-        }
-      /* As runc: a file nobody may execute fails create, not the start
-       * that follows (engines then report exit status 126). */
-      if (!(st.st_mode & 0111))
-        {
-          hv_error_set (err, EACCES, "exec: \"%s\"", name);
-          return hv_error_set_exit_status (err, HV_EXIT_CANNOT_EXECUTE);
-        }
-      *out = xstrdup (name);
-      return 0;
+      return hv_error_set_exit_status (err, HV_EXIT_CANNOT_EXECUTE);
     }
-  const char *path = env_get (envp, "PATH");
-  cleanup_free char *copy = xstrdup (path ? path : DEFAULT_PATH);
-  cleanup_free char *not_executable = NULL;
-  char *save = NULL;
-  for (char *dir = strtok_r (copy, ":", &save); dir; dir = strtok_r (NULL, ":", &save))
+  if (refused)
     {
-      cleanup_free char *candidate = xasprintf ("%s/%s", dir[0] ? dir : ".", name);
-      if (stat (candidate, &st) < 0 || S_ISDIR (st.st_mode))
-        continue;
-      if (S_ISREG (st.st_mode) && (st.st_mode & 0111))
-        {
-          *out = steal_pointer (&candidate);
-          return 0;
-        }
-      /* There, but not executable (a policy masks a blocked shell with
-       * a device node): as execvp, "permission denied" if nothing later
-       * in PATH is executable, not "not found". */
-      if (not_executable == NULL)
-        not_executable = steal_pointer (&candidate);
-    }
-  if (not_executable)
-    {
-      hv_error_set (err, EACCES, "exec: \"%s\": %s", name, not_executable);
+      hv_error_set (err, EACCES, "exec: \"%s\": %s", name, refused);
       return hv_error_set_exit_status (err, HV_EXIT_CANNOT_EXECUTE);
     }
   hv_error_set (err, 0, "exec: \"%s\": executable file not found in $PATH", name);
@@ -377,8 +395,9 @@ hv_process_prepare (struct hv_process_ctx *ctx, hv_error **err)
     return hv_error_set (err, 0, "cwd \"%s\" is outside the container root", p->cwd);
   /* In the cwd, as a shell and execve() see it: `./script.sh` (and a
    * relative PATH entry) is relative to the cwd, not to the root where
-   * setup left us.  haven run's cwd is the project. */
-  if (resolve_exe (p->args.v[0], ctx->envp, &ctx->exe, err) < 0)
+   * setup left us.  haven run's cwd is the project.  A keeper runs no
+   * program of the config's: each command it starts is resolved then. */
+  if (!ctx->keeper && resolve_exe (p->args.v[0], ctx->envp, &ctx->exe, err) < 0)
     return -1;
   /* A second profile (run.haven.seccomp) is stacked on the config's:
    * the kernel runs both filters and the stricter answer wins, so it
@@ -420,7 +439,7 @@ hv_process_prepare (struct hv_process_ctx *ctx, hv_error **err)
 }
 
 int
-hv_process_exec (struct hv_process_ctx *ctx, hv_error **err)
+hv_process_finish (struct hv_process_ctx *ctx, hv_error **err)
 {
   const oci_process *p = ctx->process;
   /* Landlock rules imply no_new_privs (the kernel requires it without
@@ -453,6 +472,15 @@ hv_process_exec (struct hv_process_ctx *ctx, hv_error **err)
   umask (p->user.umask.set ? (mode_t) p->user.umask.value : 022);
   /* No fd of the runtime may reach the container (CVE-2024-21626). */
   cloexec_from (3 + ctx->preserve_fds);
+  return 0;
+}
+
+int
+hv_process_exec (struct hv_process_ctx *ctx, hv_error **err)
+{
+  const oci_process *p = ctx->process;
+  if (hv_process_finish (ctx, err) < 0)
+    return -1;
   execve (ctx->exe, p->args.v, ctx->envp);
   /* Refused by Landlock (allow_exec, block_shell), a noexec mount, or
    * not a program at all: 126, as a shell says; a missing interpreter

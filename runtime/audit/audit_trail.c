@@ -15,67 +15,17 @@
 
 #include "json_gen.h"
 #include "log.h"
+#include "utf8.h"
 #include "utils.h"
 
-/* Every string of a record is valid UTF-8: a byte that does not start or
- * continue a well-formed sequence (RFC 3629: no overlong forms, no
- * surrogates, nothing above U+10FFFF) becomes U+FFFD.  yajl escapes the
- * control characters but passes bytes through unchecked, and a process
- * named "\xff\xfe" used to make a line that was not JSON.  Returns a new
- * string. */
+/* Every string of a record is valid UTF-8 (base/utf8.h): yajl escapes
+ * the control characters but passes bytes through unchecked, and a
+ * process named "\xff\xfe" used to make a line that was not JSON.
+ * Returns a new string. */
 char *
 hv_audit_utf8_sanitize (const char *s)
 {
-  const unsigned char *in = (const unsigned char *) s;
-  size_t len = strlen (s);
-  unsigned char *out = xmalloc0 (3 * len + 1), *o = out;
-  for (size_t i = 0; i < len;)
-    {
-      unsigned char c = in[i];
-      size_t need = 0;
-      unsigned char lo = 0x80, hi = 0xbf;
-      if (c < 0x80)
-        {
-          *o++ = c;
-          i++;
-          continue;
-        }
-      if (c >= 0xc2 && c <= 0xdf)
-        need = 1;
-      else if (c >= 0xe0 && c <= 0xef)
-        {
-          need = 2;
-          lo = c == 0xe0 ? 0xa0 : 0x80;
-          hi = c == 0xed ? 0x9f : 0xbf;
-        }
-      else if (c >= 0xf0 && c <= 0xf4)
-        {
-          need = 3;
-          lo = c == 0xf0 ? 0x90 : 0x80;
-          hi = c == 0xf4 ? 0x8f : 0xbf;
-        }
-      bool ok = need > 0 && i + need < len;
-      for (size_t k = 1; ok && k <= need; k++)
-        {
-          unsigned char b = i + k < len ? in[i + k] : 0;
-          unsigned char l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xbf;
-          ok = b >= l && b <= h;
-        }
-      if (ok)
-        {
-          memcpy (o, in + i, need + 1);
-          o += need + 1;
-          i += need + 1;
-        }
-      else
-        {
-          memcpy (o, "\xef\xbf\xbd", 3);
-          o += 3;
-          i++;
-        }
-    }
-  *o = '\0';
-  return (char *) out;
+  return hv_utf8_sanitize (s, strlen (s), NULL);
 }
 
 void

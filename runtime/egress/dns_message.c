@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include "dns_message.h"
+#include "utf8.h"
 
 /* Wire sizes the parser bounds a message by before it reads it. */
 #define QUESTION_MIN_LEN 5 /* a question: the root name, type, class */
@@ -276,37 +277,6 @@ hv_dns_name_from_text (const char *text, hv_dns_name *out, hv_error **err)
 
 /* --- UTF-8 ------------------------------------------------------------------ */
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid:
- * overlong forms, surrogates and code points past U+10FFFF are invalid. */
-static size_t
-utf8_char_len (const uint8_t *s, size_t n)
-{
-  uint8_t c = s[0];
-  size_t len;
-  uint32_t cp, min;
-  if (c < 0x80)
-    return 1;
-  if ((c & 0xE0) == 0xC0)
-    len = 2, cp = c & 0x1F, min = 0x80;
-  else if ((c & 0xF0) == 0xE0)
-    len = 3, cp = c & 0x0F, min = 0x800;
-  else if ((c & 0xF8) == 0xF0)
-    len = 4, cp = c & 0x07, min = 0x10000;
-  else
-    return 0;
-  if (len > n)
-    return 0;
-  for (size_t i = 1; i < len; i++)
-    {
-      if ((s[i] & 0xC0) != 0x80)
-        return 0;
-      cp = (cp << 6) | (s[i] & 0x3F);
-    }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-    return 0;
-  return len;
-}
-
 /* Whether s[0..n) is UTF-8 without NUL; *cut (if not NULL) gets the longest
  * prefix <= max that ends on a character boundary. */
 static bool
@@ -316,7 +286,7 @@ utf8_valid (const uint8_t *s, size_t n, size_t max, size_t *cut)
   size_t last = 0;
   while (i < n)
     {
-      size_t l = s[i] == 0 ? 0 : utf8_char_len (s + i, n - i);
+      size_t l = s[i] == 0 ? 0 : hv_utf8_seq_len (s + i, n - i);
       if (l == 0)
         return false;
       i += l;

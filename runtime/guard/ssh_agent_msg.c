@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "openssl_lib.h"
 #include "ssh_agent_view.h"
 #include "utils.h"
@@ -75,66 +76,17 @@ hv_ssh_key_fingerprint (const unsigned char *blob, size_t len, hv_ssh_fingerprin
   out[HV_SSH_FINGERPRINT_LEN] = '\0';
 }
 
-static int
-b64_value (unsigned char ch)
-{
-  if (ch >= 'A' && ch <= 'Z')
-    return ch - 'A';
-  if (ch >= 'a' && ch <= 'z')
-    return ch - 'a' + 26;
-  if (ch >= '0' && ch <= '9')
-    return ch - '0' + 52;
-  if (ch == '+')
-    return 62;
-  if (ch == '/')
-    return 63;
-  return -1;
-}
-
 bool
 hv_ssh_fingerprint_valid (const char *s)
 {
   if (strncmp (s, "SHA256:", 7) != 0 || strlen (s) != HV_SSH_FINGERPRINT_LEN)
     return false;
   for (size_t i = 7; i < HV_SSH_FINGERPRINT_LEN; i++)
-    if (b64_value ((unsigned char) s[i]) < 0)
+    if (hv_base64_value ((unsigned char) s[i]) < 0)
       return false;
   /* 43 digits carry 258 bits; the last digit's two low bits are padding
    * and must be zero, or two spellings would name one digest. */
-  return (b64_value ((unsigned char) s[HV_SSH_FINGERPRINT_LEN - 1]) & 3) == 0;
-}
-
-/* Strict base64 (padding required where due, nothing but the alphabet):
- * the bytes into *out (free it). */
-static int
-b64_decode (const char *s, size_t len, unsigned char **out, size_t *out_len)
-{
-  if (len == 0 || len % 4 != 0)
-    return -1;
-  size_t pad = s[len - 1] == '=' ? (s[len - 2] == '=' ? 2 : 1) : 0;
-  unsigned char *buf = xmalloc0 (len / 4 * 3);
-  size_t n = 0;
-  for (size_t i = 0; i < len; i += 4)
-    {
-      int v[4];
-      for (size_t j = 0; j < 4; j++)
-        {
-          bool is_pad = i + j >= len - pad;
-          v[j] = is_pad ? 0 : b64_value ((unsigned char) s[i + j]);
-          if (v[j] < 0 || (is_pad && s[i + j] != '='))
-            {
-              free (buf);
-              return -1;
-            }
-        }
-      uint32_t w = (uint32_t) v[0] << 18 | (uint32_t) v[1] << 12 | (uint32_t) v[2] << 6 | (uint32_t) v[3];
-      buf[n++] = (unsigned char) (w >> 16);
-      buf[n++] = (unsigned char) (w >> 8);
-      buf[n++] = (unsigned char) w;
-    }
-  *out = buf;
-  *out_len = n - pad;
-  return 0;
+  return (hv_base64_value ((unsigned char) s[HV_SSH_FINGERPRINT_LEN - 1]) & 3) == 0;
 }
 
 int
@@ -165,7 +117,7 @@ hv_ssh_pubkey_fingerprint (const char *text, size_t len, hv_ssh_fingerprint out,
     return hv_error_set (err, 0, "not a public key (\"TYPE BASE64 [COMMENT]\")");
   cleanup_free unsigned char *blob = NULL;
   size_t blob_len = 0;
-  if (b64_decode (text + b64_at, b64_len, &blob, &blob_len) < 0)
+  if (hv_base64_decode (text + b64_at, b64_len, &blob, &blob_len) < 0)
     return hv_error_set (err, 0, "the key is not base64 (options before the key type are not taken)");
   /* The blob names its own type first; a file whose two disagree is not
    * what ssh-keygen wrote. */

@@ -62,6 +62,15 @@ struct hv_create_opts
    * service "git:HOST"), in memory only. */
   const struct hv_service_secret *service_secrets;
   size_t n_service_secrets;
+  /* Keeper mode (keeper.h): the sandbox's end of a SOCK_SEQPACKET
+   * socketpair (above 2; 0: none).  Init does everything it does for
+   * the config's process, then, instead of executing process.args (not
+   * even resolved), serves this socket once started.  Not with a
+   * terminal or preserve_fds: a command gets exactly its three stdio fds.
+   * Best made close-on-exec by the caller (hooks and helpers started
+   * from this process must not hold it: the keeper's end of the sandbox
+   * is known to be gone only once every copy is closed). */
+  int keeper_fd;
 };
 
 /* What the init process needs; built by the parent before clone (the child

@@ -52,7 +52,9 @@ int hv_keeper_signal (int keeper_fd, uint32_t run_id, int sig, hv_error **err);
 enum hv_keeper_event_kind
 {
   HV_KEEPER_STARTED = 1, /* the fork is made; pid is the command's pid in the sandbox */
-  HV_KEEPER_EXITED = 2,  /* status as a shell reports it: 0-255, 128+N for signal N */
+  HV_KEEPER_EXITED = 2,  /* status as a shell reports it: 0-255, 128+N for signal N; without a
+                          * STARTED before it when the keeper could not fork (126, the reason on
+                          * the command's stderr) */
 };
 
 struct hv_keeper_event

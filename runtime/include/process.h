@@ -27,6 +27,7 @@ struct hv_process_ctx
   char *exe;                  /* resolved executable */
   char **envp;                /* final environment */
   bool seccomp_loaded;
+  bool keeper;                /* keeper mode (keeper.h): process.args is not resolved, nor executed */
 };
 
 /* Everything that can fail in a way the caller should see at create time:
@@ -34,9 +35,21 @@ struct hv_process_ctx
  * seccomp (early, when no_new_privs is off: loading it needs CAP_SYS_ADMIN),
  * user and groups, capabilities, cwd. */
 int hv_process_prepare (struct hv_process_ctx *ctx, hv_error **err);
-/* Last steps and execve: no_new_privs, seccomp (if not loaded yet), umask,
- * close every fd the container must not inherit.  Returns only on error. */
+/* Last steps before the program: no_new_privs, Landlock, the stacked
+ * seccomp profile, the config's (if not loaded yet), umask, every fd the
+ * container must not inherit (from 3 + preserve_fds) made close-on-exec.
+ * After it, the process is the config's process in all but its program
+ * (what the keeper serves requests as). */
+int hv_process_finish (struct hv_process_ctx *ctx, hv_error **err);
+/* hv_process_finish, then execve.  Returns only on error. */
 int hv_process_exec (struct hv_process_ctx *ctx, hv_error **err);
+/* argv[0] as execve will find it: a name with a '/' as it is, any other
+ * through the PATH in envp (a default PATH without one), relative to the
+ * cwd.  Returns 0 with *out (a new string), or ENOENT (not found),
+ * EACCES with *refused (no one may execute it: the name, or the first
+ * candidate in PATH that was not executable), EISDIR, or stat's error
+ * (*refused NULL). */
+int hv_process_find_exe (const char *name, char *const *envp, char **out, char **refused);
 void hv_process_ctx_free (struct hv_process_ctx *ctx);
 
 /* Is AppArmor enabled on this host? */

@@ -1,0 +1,428 @@
+/* `haven serve`'s loop: the socket, the signals, and one poll over every
+ * connection, maker, keeper and run pipe.  Nothing blocks: makers make
+ * sandboxes in child processes, pipes and sockets are non-blocking, and
+ * time limits are the poll's timeout. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "service_internal.h"
+#include "unix_socket.h"
+#include "utils.h"
+
+uint64_t
+svc_now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+void
+svc_log (struct svc *s, bool verbose_only, const char *fmt, ...)
+{
+  if (verbose_only && !s->o->verbose)
+    return;
+  char when[32];
+  time_t t = time (NULL);
+  struct tm tm;
+  strftime (when, sizeof (when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r (&t, &tm));
+  va_list ap;
+  va_start (ap, fmt);
+  cleanup_free char *line = xvasprintf (fmt, ap);
+  va_end (ap);
+  fprintf (stderr, "%s haven serve: %s\n", when, line);
+}
+
+char *
+hv_service_default_socket (void)
+{
+  if (geteuid () == 0)
+    return xstrdup ("/run/haven/haven.sock");
+  const char *rt = getenv ("XDG_RUNTIME_DIR");
+  if (rt && rt[0] == '/')
+    return xasprintf ("%s/haven/haven.sock", rt);
+  return xasprintf ("/run/user/%u/haven/haven.sock", (unsigned) geteuid ());
+}
+
+/* --- signals ---------------------------------------------------------- */
+
+static volatile sig_atomic_t stop_flag;
+
+static void
+on_stop (int sig)
+{
+  (void) sig;
+  stop_flag = 1;
+}
+
+static void
+signal_set (sigset_t *set)
+{
+  sigemptyset (set);
+  sigaddset (set, SIGCHLD);
+  sigaddset (set, SIGTERM);
+  sigaddset (set, SIGINT);
+}
+
+void
+svc_signals_open (void)
+{
+  sigset_t set;
+  signal_set (&set);
+  signal (SIGPIPE, SIG_DFL);
+  sigprocmask (SIG_UNBLOCK, &set, NULL);
+}
+
+void
+svc_signals_close (struct svc *s)
+{
+  sigset_t set;
+  signal_set (&set);
+  sigprocmask (SIG_BLOCK, &set, NULL);
+  /* Writes to a pipe whose reader left (a command that stopped reading
+   * its stdin) fail with EPIPE instead of killing the service. */
+  signal (SIGPIPE, SIG_IGN);
+  if (stop_flag)
+    s->stopping = true;
+}
+
+static int
+signals_init (struct svc *s, hv_error **err)
+{
+  struct sigaction sa = { .sa_handler = on_stop };
+  sigemptyset (&sa.sa_mask);
+  sigaction (SIGTERM, &sa, NULL);
+  sigaction (SIGINT, &sa, NULL);
+  signal (SIGCHLD, SIG_DFL);
+  sigset_t set;
+  signal_set (&set);
+  sigprocmask (SIG_BLOCK, &set, NULL);
+  signal (SIGPIPE, SIG_IGN);
+  s->signal_fd = signalfd (-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (s->signal_fd < 0)
+    return hv_error_set (err, errno, "signalfd");
+  return 0;
+}
+
+static void
+signals_read (struct svc *s)
+{
+  struct signalfd_siginfo si;
+  while (read (s->signal_fd, &si, sizeof (si)) == (ssize_t) sizeof (si))
+    if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+      {
+        svc_log (s, false, "signal %d: stopping", (int) si.ssi_signo);
+        s->stopping = true;
+      }
+  svc_reap (s);
+}
+
+/* --- the socket ------------------------------------------------------- */
+
+/* The socket's directory: made 0700 if missing; an existing one must be a
+ * directory of ours (not a link), and is made 0700: the socket's mode
+ * alone would leave a window between bind and chmod. */
+static int
+socket_dir (const char *path, hv_error **err)
+{
+  cleanup_free char *copy = xstrdup (path);
+  const char *dir = dirname (copy);
+  if (mkdir (dir, 0700) < 0 && errno != EEXIST)
+    {
+      /* The default's parent (/run/haven's /run exists; $XDG_RUNTIME_DIR too). */
+      return hv_error_set (err, errno, "mkdir %s", dir);
+    }
+  cleanup_close int fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return hv_error_set (err, errno, "socket directory %s", dir);
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return hv_error_set (err, errno, "stat %s", dir);
+  if (st.st_uid != geteuid ())
+    return hv_error_set (err, 0, "socket directory %s belongs to uid %u, not to this user", dir,
+                         (unsigned) st.st_uid);
+  if ((st.st_mode & 07777) != 0700 && fchmod (fd, 0700) < 0)
+    return hv_error_set (err, errno, "chmod 0700 %s", dir);
+  return 0;
+}
+
+/* A socket left by a service that died is replaced; a live service's is
+ * not (two services on one socket would each hold half the sandboxes),
+ * nor anything that is not a socket of ours. */
+static int
+socket_stale (const char *path, hv_error **err)
+{
+  struct stat st;
+  if (lstat (path, &st) < 0)
+    return errno == ENOENT ? 0 : hv_error_set (err, errno, "stat %s", path);
+  if (!S_ISSOCK (st.st_mode) || st.st_uid != geteuid ())
+    return hv_error_set (err, 0, "%s exists and is not a socket of this user's: not replaced", path);
+  hv_error *e = NULL;
+  int fd = hv_unix_connect (path, &e);
+  if (fd >= 0)
+    {
+      close (fd);
+      return hv_error_set (err, 0, "a service already answers on %s (stop it first, or use --socket)", path);
+    }
+  bool refused = e && e->errno_code == ECONNREFUSED;
+  hv_error_free (&e);
+  if (!refused)
+    return hv_error_set (err, 0, "%s: cannot tell whether a service answers there: not replaced", path);
+  if (unlink (path) < 0)
+    return hv_error_set (err, errno, "remove stale socket %s", path);
+  return 0;
+}
+
+static int
+socket_open (struct svc *s, hv_error **err)
+{
+  if (socket_dir (s->socket_path, err) < 0 || socket_stale (s->socket_path, err) < 0)
+    return -1;
+  /* Made 0600 by the umask: never reachable by others, not even briefly. */
+  mode_t old = umask (0177);
+  s->listen_fd = hv_unix_listen (s->socket_path, 128, err);
+  umask (old);
+  if (s->listen_fd < 0)
+    return -1;
+  if (chmod (s->socket_path, 0600) < 0)
+    return hv_error_set (err, errno, "chmod %s", s->socket_path);
+  int fl = fcntl (s->listen_fd, F_GETFL);
+  fcntl (s->listen_fd, F_SETFL, fl | O_NONBLOCK);
+  return 0;
+}
+
+/* --- the poll --------------------------------------------------------- */
+
+enum slot_kind
+{
+  SLOT_NONE,
+  SLOT_LISTEN,
+  SLOT_SIGNAL,
+  SLOT_CONN,
+  SLOT_MAKER,
+  SLOT_KEEPER,
+  SLOT_INIT,
+  SLOT_RUN,
+};
+
+struct slot
+{
+  enum slot_kind kind;
+  void *ptr;
+};
+
+static struct slot *slots;
+static size_t n_slots;
+
+void
+svc_forget (void *ptr)
+{
+  for (size_t i = 0; i < n_slots; i++)
+    if (slots[i].ptr == ptr)
+      slots[i].kind = SLOT_NONE;
+}
+
+static void
+add (struct pollfd **pfd, size_t *n, size_t *cap, int fd, short events, enum slot_kind kind, void *ptr)
+{
+  if (fd < 0)
+    return;
+  if (*n == *cap)
+    {
+      *cap = *cap ? *cap * 2 : 64;
+      *pfd = xrealloc (*pfd, *cap * sizeof (**pfd));
+      slots = xrealloc (slots, *cap * sizeof (*slots));
+    }
+  (*pfd)[*n] = (struct pollfd){ .fd = fd, .events = events };
+  slots[*n] = (struct slot){ kind, ptr };
+  (*n)++;
+}
+
+static void
+loop (struct svc *s)
+{
+  cleanup_free struct pollfd *pfd = NULL;
+  size_t cap = 0;
+  while (!s->stopping)
+    {
+      size_t n = 0;
+      add (&pfd, &n, &cap, s->signal_fd, POLLIN, SLOT_SIGNAL, s);
+      add (&pfd, &n, &cap, s->listen_fd, POLLIN, SLOT_LISTEN, s);
+      for (struct svc_conn *c = s->conns; c; c = c->next)
+        {
+          /* While a request is answered, the next one waits in the
+           * socket; only the client's leaving is watched for. */
+          short ev = c->busy || c->close_after ? POLLRDHUP : (POLLIN | POLLRDHUP);
+          if (c->out.len)
+            ev |= POLLOUT;
+          add (&pfd, &n, &cap, c->fd, ev, SLOT_CONN, c);
+        }
+      for (struct svc_maker *m = s->makers; m; m = m->next)
+        add (&pfd, &n, &cap, m->m.fd, POLLIN, SLOT_MAKER, m);
+      for (struct svc_sandbox *x = s->sandboxes; x; x = x->next)
+        {
+          add (&pfd, &n, &cap, hv_sandbox_keeper_fd (x->sb), POLLIN, SLOT_KEEPER, x);
+          add (&pfd, &n, &cap, hv_sandbox_pidfd (x->sb), POLLIN, SLOT_INIT, x);
+        }
+      for (struct svc_run *r = s->runs; r; r = r->next)
+        {
+          add (&pfd, &n, &cap, r->in_fd, POLLOUT, SLOT_RUN, r);
+          add (&pfd, &n, &cap, r->out_fd, POLLIN, SLOT_RUN, r);
+          add (&pfd, &n, &cap, r->err_fd, POLLIN, SLOT_RUN, r);
+        }
+      n_slots = n;
+      uint64_t now = svc_now_ms (), next = UINT64_MAX;
+      svc_run_timers (s, now, &next);
+      svc_idle_check (s, now, &next);
+      svc_pool_age_check (s, now, &next);
+      int timeout = next == UINT64_MAX ? -1 : (next <= now ? 0 : (int) (next - now > 60000 ? 60000 : next - now));
+      int k = poll (pfd, n, timeout);
+      if (k < 0 && errno != EINTR)
+        {
+          svc_log (s, false, "poll: %s", strerror (errno));
+          break;
+        }
+      for (size_t i = 0; k > 0 && i < n; i++)
+        {
+          short re = pfd[i].revents;
+          if (re == 0 || slots[i].kind == SLOT_NONE)
+            continue;
+          void *p = slots[i].ptr;
+          switch (slots[i].kind)
+            {
+            case SLOT_SIGNAL:
+              signals_read (s);
+              break;
+            case SLOT_LISTEN:
+              svc_conn_accept (s);
+              break;
+            case SLOT_CONN:
+              {
+                struct svc_conn *c = p;
+                if (re & POLLOUT)
+                  svc_conn_output (s, c);
+                if (!c->dead && (re & POLLIN) && !c->busy && !c->close_after)
+                  svc_conn_input (s, c);
+                else if (!c->dead && (re & (POLLRDHUP | POLLHUP | POLLERR)))
+                  svc_conn_gone (s, c);
+                break;
+              }
+            case SLOT_MAKER:
+              svc_maker_done (s, p);
+              break;
+            case SLOT_KEEPER:
+              svc_run_keeper_input (s, p);
+              break;
+            case SLOT_INIT:
+              svc_sandbox_ended (s, p);
+              break;
+            case SLOT_RUN:
+              svc_run_io (s, p, pfd[i].fd, re);
+              break;
+            case SLOT_NONE:
+              break;
+            }
+        }
+      n_slots = 0;
+      /* Connections marked dead are freed here, outside the handlers. */
+      for (struct svc_conn **pc = &s->conns; *pc;)
+        {
+          struct svc_conn *c = *pc;
+          if (c->dead)
+            {
+              *pc = c->next;
+              svc_conn_free (s, c);
+            }
+          else
+            pc = &c->next;
+        }
+      svc_run_reap (s);
+      svc_pool_refill (s);
+    }
+}
+
+static void
+shutdown_all (struct svc *s)
+{
+  while (s->makers)
+    svc_maker_abort (s, s->makers);
+  while (s->sandboxes)
+    svc_sandbox_destroy (s, s->sandboxes, NULL, "service stopping");
+  svc_run_reap (s);
+  while (s->conns)
+    {
+      struct svc_conn *c = s->conns;
+      s->conns = c->next;
+      svc_conn_free (s, c);
+    }
+  svc_pool_free_all (s);
+  svc_reap (s);
+}
+
+int
+hv_service_run (const struct hv_service_opts *o, hv_error **err)
+{
+  struct svc s = { .o = o, .listen_fd = -1, .signal_fd = -1, .uid = geteuid () };
+  s.socket_path = o->socket_path ? xstrdup (o->socket_path) : hv_service_default_socket ();
+  if (strlen (s.socket_path) >= sizeof (((struct sockaddr_un *) 0)->sun_path) && s.socket_path[0] != '/')
+    return hv_error_set (err, 0, "--socket %s: a relative path this long cannot be bound", s.socket_path);
+  {
+    cleanup_free char *copy = xstrdup (s.socket_path);
+    s.scratch_dir = xasprintf ("%s/workspaces", dirname (copy));
+  }
+  int r = -1;
+  /* The sandboxes' processes (init, its monitor, pasta) outlive the
+   * makers that started them: they become ours, not pid 1's, so that
+   * destroy can wait for them. */
+  if (prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+    {
+      hv_error_set (err, errno, "prctl PR_SET_CHILD_SUBREAPER");
+      goto out;
+    }
+  if (signals_init (&s, err) < 0 || socket_open (&s, err) < 0)
+    goto out;
+  if (mkdir (s.scratch_dir, 0700) < 0 && errno != EEXIST)
+    {
+      hv_error_set (err, errno, "mkdir %s", s.scratch_dir);
+      goto out;
+    }
+  /* What a service killed before left (its keepers ended with it). */
+  svc_signals_open ();
+  hv_sandbox_clean_leftovers (SVC_LABEL_PREFIX, s.scratch_dir);
+  svc_signals_close (&s);
+  svc_reap (&s);
+  svc_log (&s, false, "listening on %s (pool %u per policy, at most %u sandboxes)", s.socket_path, o->pool_size,
+           o->max_sandboxes);
+  loop (&s);
+  shutdown_all (&s);
+  r = 0;
+  svc_log (&s, false, "stopped");
+out:
+  if (s.listen_fd >= 0)
+    {
+      close (s.listen_fd);
+      unlink (s.socket_path);
+    }
+  if (s.signal_fd >= 0)
+    close (s.signal_fd);
+  free (s.socket_path);
+  free (s.scratch_dir);
+  free (slots);
+  slots = NULL;
+  return r;
+}

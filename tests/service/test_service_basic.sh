@@ -1,0 +1,142 @@
+# Sandboxes through the API: create, run, files, list, delete.
+
+# check_lifecycle POLICY: a sandbox's whole life under POLICY.
+check_lifecycle() {
+  start_service
+  create "$1" '"pool":false'
+  assert_eq false "$(jq -r .pooled <<< "$BODY")" "pooled"
+  [ -d "$WS" ] || fail "workspace $WS missing"
+  run_in "$ID" '{"argv":["sh","-c","echo hello; echo oops >&2; pwd"]}'
+  assert_eq 200 "$CODE" "run: $BODY"
+  assert_eq 0 "$EXIT" "exit code"
+  assert_eq "hello
+$WS" "$OUT" "stdout"
+  assert_eq "oops" "$ERR" "stderr"
+  # A file written through the API is the command's, and the reverse.
+  api PUT "/v1/sandboxes/$ID/files/dir/in.txt" 'from the host'
+  assert_eq 200 "$CODE" "put: $BODY"
+  assert_eq 13 "$(jq -r .size <<< "$BODY")" "size"
+  run_in "$ID" '{"argv":["sh","-c","cat dir/in.txt; echo made > out.txt"]}'
+  assert_eq "from the host" "$OUT" "the command read the file"
+  api GET "/v1/sandboxes/$ID/files/out.txt"
+  assert_eq 200 "$CODE"
+  assert_eq made "$BODY" "the host read the command's file"
+  api GET "/v1/sandboxes/$ID/list"
+  assert_eq 200 "$CODE"
+  assert_eq "dir:dir out.txt:file" "$(jq -r '[.entries[] | "\(.name):\(.type)"] | join(" ")' <<< "$BODY")" "list"
+  api GET "/v1/sandboxes/$ID/files/missing"
+  assert_eq 404 "$CODE" "a missing file"
+  api GET "/v1/sandboxes/$ID/files/..%2Fetc%2Fpasswd"
+  [ "$CODE" = 400 ] || [ "$CODE" = 404 ] || fail "a path out of the workspace: $CODE $BODY"
+  api GET /v1/sandboxes
+  assert_eq "$ID" "$(jq -r '.sandboxes[].id' <<< "$BODY")" "list of sandboxes"
+  api GET "/v1/sandboxes/$ID"
+  assert_eq 200 "$CODE"
+  assert_eq "$1" "$(jq -r .policy <<< "$BODY")"
+  api DELETE "/v1/sandboxes/$ID"
+  assert_eq 200 "$CODE" "delete: $BODY"
+  assert_eq true "$(jq -r .destroyed <<< "$BODY")"
+  sandbox_gone "$ID"
+  api GET "/v1/sandboxes/$ID"
+  assert_eq 404 "$CODE" "a deleted sandbox"
+  api GET /v1/sandboxes
+  assert_eq 0 "$(jq '.sandboxes | length' <<< "$BODY")" "no sandbox listed"
+}
+
+test_service_lifecycle_offline() { check_lifecycle offline; }
+test_service_lifecycle_default() { check_lifecycle default; }
+
+test_service_run_details() {
+  start_service
+  create offline '"pool":false'
+  # stdin
+  run_in "$ID" '{"argv":["sh","-c","tr a-z A-Z"],"stdin":"shout\n"}'
+  assert_eq SHOUT "$OUT" "stdin"
+  # No stdin: EOF at once.
+  run_in "$ID" '{"argv":["cat"]}'
+  assert_eq 0 "$EXIT" "cat without stdin"
+  # cwd: relative (beneath the workspace) and absolute
+  api PUT "/v1/sandboxes/$ID/files/sub/x" 'x'
+  run_in "$ID" '{"argv":["pwd"],"cwd":"sub"}'
+  assert_eq "$WS/sub" "$OUT" "a relative cwd"
+  run_in "$ID" '{"argv":["pwd"],"cwd":"/tmp"}'
+  assert_eq /tmp "$OUT" "an absolute cwd"
+  # exit codes, signals as a shell, a missing program
+  run_in "$ID" '{"argv":["sh","-c","exit 7"]}'
+  assert_eq 7 "$EXIT" "exit 7"
+  run_in "$ID" '{"argv":["sh","-c","kill -9 $$"]}'
+  assert_eq 137 "$EXIT" "killed by SIGKILL"
+  run_in "$ID" '{"argv":["no-such-program-here"]}'
+  assert_eq 127 "$EXIT" "a missing program"
+  assert_contains "$ERR" "no-such-program-here"
+  # output kept up to max_output, the rest dropped
+  run_in "$ID" '{"argv":["sh","-c","yes | head -c 100000"],"max_output":1000}'
+  assert_eq 1000 "${#OUT}" "truncated stdout"
+  assert_eq true "$(jq -r .stdout_truncated <<< "$BODY")" "stdout_truncated"
+  assert_eq 0 "$EXIT" "a truncated run's exit"
+  # the time limit: its group killed, 124
+  local t0=$SECONDS
+  run_in "$ID" '{"argv":["sh","-c","sleep 100 & sleep 100"],"timeout_s":1}'
+  assert_eq 124 "$EXIT" "past the time limit"
+  assert_eq true "$(jq -r .timed_out <<< "$BODY")" "timed_out"
+  [ $((SECONDS - t0)) -lt 10 ] || fail "the time limit took $((SECONDS - t0)) s"
+  # a background process keeping stdout open does not hold the answer
+  t0=$SECONDS
+  run_in "$ID" '{"argv":["sh","-c","sleep 30 & echo done"]}'
+  assert_eq done "$OUT"
+  [ $((SECONDS - t0)) -lt 10 ] || fail "a background process held the answer $((SECONDS - t0)) s"
+}
+
+test_service_env() {
+  start_service
+  create default '"pool":false'
+  run_in "$ID" '{"argv":["sh","-c","echo $MY_VAR"],"env":{"MY_VAR":"forty-two"}}'
+  assert_eq 200 "$CODE" "an allowed variable: $BODY"
+  assert_eq forty-two "$OUT" "the variable"
+  # A variable the policy would not pass into haven run is refused.
+  run_in "$ID" '{"argv":["true"],"env":{"LD_PRELOAD":"/tmp/x.so"}}'
+  assert_eq 403 "$CODE" "a refused variable: $BODY"
+  assert_contains "$BODY" LD_PRELOAD
+}
+
+test_service_stream() {
+  start_service
+  create offline '"pool":false'
+  curl -sS -N --unix-socket "$SOCK" -X POST -H 'Content-Type: application/json' \
+    --data-binary '{"argv":["sh","-c","echo one; sleep 0.3; echo two >&2; exit 3"],"stream":true}' \
+    -D headers -o stream "http://haven/v1/sandboxes/$ID/run" || fail "curl: stream"
+  assert_contains "$(cat headers)" "application/x-ndjson"
+  assert_contains "$(tr -d '\r' < headers)" "Transfer-Encoding: chunked"
+  assert_eq "stdout:one
+stderr:two" "$(jq -r 'select(.stream) | "\(.stream):\(.data)"' < stream | sed 's/\n$//' | tr -s '\n')" "streamed lines"
+  assert_eq 3 "$(tail -1 stream | jq -r .exit_code)" "the last line is the result"
+}
+
+test_service_bad_requests() {
+  start_service
+  # Malformed HTTP: 400, and the service goes on.
+  local answer
+  answer=$(printf 'GET /v1/version HTTP/1.1\nHost: x\n\n' | timeout 5 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.stdin.buffer.read())
+print(s.recv(4096).decode(errors="replace").split("\r\n")[0])' "$SOCK")
+  assert_contains "$answer" "400" "a bare LF"
+  answer=$(printf 'GET /v1/version HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n' \
+    | timeout 5 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.stdin.buffer.read())
+print(s.recv(4096).decode(errors="replace").split("\r\n")[0])' "$SOCK")
+  assert_contains "$answer" "400" "two framings"
+  api POST /v1/sandboxes '{"policy":'
+  assert_eq 400 "$CODE" "bad JSON"
+  assert_eq bad_request "$(jq -r .error.code <<< "$BODY")"
+  api POST /v1/sandboxes '{"policy":"no-such-policy-anywhere","pool":false}'
+  assert_eq 422 "$CODE" "a policy that does not load: $BODY"
+  api GET /v1/nothing
+  assert_eq 404 "$CODE"
+  api POST /v1/sandboxes/hvs-00000000/run '{"argv":["true"]}'
+  assert_eq 404 "$CODE" "an unknown sandbox"
+  api GET /v1/version
+  assert_eq 200 "$CODE" "the service survived"
+  kill -0 "$SVC_PID" || fail "the service died"
+}

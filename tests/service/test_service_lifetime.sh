@@ -1,0 +1,234 @@
+# What ends sandboxes and runs: a client leaving, idle time, caps, the
+# service killed; who may connect; the pool.
+
+# The pids in the cgroup of sandbox ID whose command line has WORD.
+pids_of() {
+  grep -l "$1" /proc/[0-9]*/cgroup 2> /dev/null | while read -r f; do
+    local p=${f#/proc/}
+    p=${p%/cgroup}
+    tr '\0' ' ' < "/proc/$p/cmdline" 2> /dev/null | grep -q -- "$2" && echo "$p"
+  done
+}
+
+test_service_client_leaves_mid_run() {
+  start_service
+  create offline '"pool":false'
+  curl -sS --unix-socket "$SOCK" -X POST -H 'Content-Type: application/json' -m 1 \
+    --data-binary '{"argv":["sh","-c","sleep 4711 & sleep 4712"]}' \
+    "http://haven/v1/sandboxes/$ID/run" > /dev/null 2>&1
+  local i left
+  for i in $(seq 50); do
+    left=$(pids_of "$ID" "sleep 471")
+    [ -z "$left" ] && break
+    sleep 0.1
+  done
+  [ -z "$left" ] || fail "the run's processes are still there after its client left: $left"
+  # The sandbox itself goes on.
+  run_in "$ID" '{"argv":["echo","still here"]}'
+  assert_eq "still here" "$OUT"
+}
+
+test_service_destroy_on_disconnect() {
+  start_service
+  # One connection creates (kept alive while python holds it), then closes.
+  local id
+  id=$(timeout 20 python3 -c '
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+body = json.dumps({"policy": "offline", "pool": False, "destroy_on_disconnect": True}).encode()
+s.sendall(b"POST /v1/sandboxes HTTP/1.1\r\nHost: haven\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+data = b""
+while b"\r\n\r\n" not in data:
+    data += s.recv(65536)
+head, rest = data.split(b"\r\n\r\n", 1)
+n = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
+while len(rest) < n:
+    rest += s.recv(65536)
+print(json.loads(rest)["id"])
+s.close()' "$SOCK") || fail "create over one connection failed"
+  [ -n "$id" ] || fail "no id"
+  local i
+  for i in $(seq 50); do
+    api GET "/v1/sandboxes/$id"
+    [ "$CODE" = 404 ] && break
+    sleep 0.1
+  done
+  assert_eq 404 "$CODE" "the sandbox after its connection closed"
+  sandbox_gone "$id"
+}
+
+test_service_idle_timeout() {
+  start_service --idle-timeout 1
+  create offline '"pool":false'
+  local keep=$ID
+  create offline '"pool":false,"idle_timeout_s":30'
+  local long=$ID
+  sleep 3
+  api GET "/v1/sandboxes/$keep"
+  assert_eq 404 "$CODE" "an idle sandbox past --idle-timeout"
+  sandbox_gone "$keep"
+  api GET "/v1/sandboxes/$long"
+  assert_eq 200 "$CODE" "a sandbox with its own longer idle_timeout_s"
+}
+
+test_service_keeper_killed() {
+  start_service
+  create offline '"pool":false'
+  local pid
+  pid=$(pids_of "$ID" "" | head -1)
+  [ -n "$pid" ] || fail "no process of $ID"
+  # Every process of the sandbox, its init (the keeper) included.
+  for pid in $(pids_of "$ID" ""); do kill -KILL "$pid" 2> /dev/null; done
+  local i
+  for i in $(seq 50); do
+    run_in "$ID" '{"argv":["true"]}'
+    [ "$CODE" = 404 ] && break
+    sleep 0.1
+  done
+  assert_eq 404 "$CODE" "a sandbox whose keeper was killed"
+  assert_contains "$BODY" "ended"
+  sandbox_gone "$ID"
+}
+
+test_service_hundred_sandboxes() {
+  start_service
+  local ids=() i
+  for i in $(seq 100); do
+    curl -sS --unix-socket "$SOCK" -X POST -H 'Content-Type: application/json' \
+      --data-binary '{"policy":"offline","pool":false}' -o "c$i" "http://haven/v1/sandboxes" &
+  done
+  wait
+  for i in $(seq 100); do
+    ids+=("$(jq -r .id < "c$i")")
+  done
+  api GET /v1/sandboxes
+  assert_eq 100 "$(jq '.sandboxes | length' <<< "$BODY")" "100 sandboxes at once"
+  # The cap: one more is refused.
+  stop_service
+  start_service --max-sandboxes 2
+  create offline '"pool":false'
+  create offline '"pool":false'
+  api POST /v1/sandboxes '{"policy":"offline","pool":false}'
+  assert_eq 429 "$CODE" "past --max-sandboxes"
+  # The first service's SIGTERM destroyed its 100.
+  for i in "${ids[@]}"; do sandbox_gone "$i"; done
+}
+
+test_service_hundred_deleted() {
+  start_service
+  local i ids=()
+  for i in $(seq 100); do
+    curl -sS --unix-socket "$SOCK" -X POST -H 'Content-Type: application/json' \
+      --data-binary '{"policy":"offline","pool":false}' -o "c$i" "http://haven/v1/sandboxes" &
+  done
+  wait
+  for i in $(seq 100); do ids+=("$(jq -r .id < "c$i")"); done
+  for i in "${ids[@]}"; do
+    curl -sS --unix-socket "$SOCK" -X DELETE -o /dev/null "http://haven/v1/sandboxes/$i" &
+  done
+  wait
+  api GET /v1/sandboxes
+  assert_eq 0 "$(jq '.sandboxes | length' <<< "$BODY")" "all deleted"
+  for i in "${ids[@]}"; do sandbox_gone "$i"; done
+}
+
+test_service_killed_then_restarted() {
+  start_service
+  create offline '"pool":false'
+  local a=$ID
+  create default '"pool":false'
+  local b=$ID
+  kill -KILL "$SVC_PID"
+  wait "$SVC_PID" 2> /dev/null
+  SVC_PID=
+  # The old socket is stale: the next start replaces it and cleans up.
+  start_service
+  sandbox_gone "$a"
+  sandbox_gone "$b"
+  # A live service is not replaced.
+  "$HAVEN" serve --socket "$SOCK" --pool-size 0 2> second.log
+  local rc=$?
+  [ $rc != 0 ] || fail "a second service on a live socket started"
+  assert_contains "$(cat second.log)" "already answers"
+}
+
+test_service_other_users_refused() {
+  start_service
+  # The directory opened for this test only: the socket's own mode (0600)
+  # and the peer check both stand between nobody and the service.
+  chmod 0711 "$SVC_DIR"
+  local code
+  code=$(setpriv --reuid=nobody --regid=nogroup --clear-groups curl -s -o /dev/null -w '%{http_code}' \
+    --unix-socket "$SOCK" http://haven/v1/version 2>&1)
+  [ "$code" != 200 ] || fail "nobody used the service through a 0600 socket"
+  chmod 0666 "$SOCK"
+  code=$(setpriv --reuid=nobody --regid=nogroup --clear-groups curl -s -o out -w '%{http_code}' \
+    --unix-socket "$SOCK" http://haven/v1/version)
+  assert_eq 403 "$code" "another user"
+  assert_eq forbidden "$(jq -r .error.code < out)"
+  api GET /v1/version
+  assert_eq 200 "$CODE" "the owner still served"
+}
+
+test_service_root_refused_by_users_service() {
+  local user=nobody home
+  home=$PWD/nobody-run
+  mkdir -p "$home"
+  chown nobody "$home"
+  SOCK=$home/haven/haven.sock
+  setpriv --reuid=nobody --regid=nogroup --clear-groups env XDG_RUNTIME_DIR="$home" HOME="$home" \
+    "$HAVEN" serve --socket "$SOCK" --pool-size 0 2> serve.log &
+  SVC_PID=$!
+  defer "stop_service"
+  local i
+  for i in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
+  [ -S "$SOCK" ] || skip "haven serve does not start as nobody here: $(tail -1 serve.log)"
+  api GET /v1/version
+  assert_eq 403 "$CODE" "root at nobody's service"
+}
+
+test_service_pool() {
+  start_service --pool-size 2
+  create offline
+  assert_eq false "$(jq -r .pooled <<< "$BODY")" "the first create of a policy is made fresh"
+  # The pool fills in the background.
+  local i ids=() pooled=0
+  sleep 1
+  for i in 1 2 3 4; do
+    local t0=$EPOCHREALTIME
+    create offline
+    ids+=("$ID")
+    [ "$(jq -r .pooled <<< "$BODY")" = true ] && pooled=$((pooled + 1))
+    run_in "$ID" '{"argv":["sh","-c","ls -A; touch mine"]}'
+    assert_eq "" "$OUT" "a claimed sandbox is pristine"
+    sleep 1.5
+  done
+  [ $pooled -ge 2 ] || fail "only $pooled of 4 creates came from the pool: $(grep -c pool serve.log)"
+  # Never handed out twice.
+  assert_eq 4 "$(printf '%s\n' "${ids[@]}" | sort -u | wc -l)" "distinct sandboxes"
+  # The pool's pristine ones are not listed as the user's.
+  api GET /v1/sandboxes
+  assert_eq 5 "$(jq '.sandboxes | length' <<< "$BODY")" "the user's sandboxes"
+  # pool=false is always fresh.
+  create offline '"pool":false'
+  assert_eq false "$(jq -r .pooled <<< "$BODY")"
+}
+
+test_service_pool_policy_changed() {
+  start_service --pool-size 1
+  printf 'name: svc-pool-test\nextends: offline\n' > "$PWD/pol.yaml"
+  create "$PWD/pol.yaml"
+  local i
+  for i in $(seq 100); do
+    sleep 0.1
+    grep -q "made for the pool\|pool of" serve.log && [ "$i" -gt 10 ] && break
+  done
+  create "$PWD/pol.yaml"
+  assert_eq true "$(jq -r .pooled <<< "$BODY")" "a claim from the pool"
+  sleep 2
+  # A change to the policy's file: the pool made from it is dropped.
+  printf 'name: svc-pool-test\nextends: offline\n# changed\n' > "$PWD/pol.yaml"
+  create "$PWD/pol.yaml"
+  assert_eq false "$(jq -r .pooled <<< "$BODY")" "a claim after the policy changed"
+  assert_contains "$(cat serve.log)" "changed"
+}
