@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +13,12 @@
 
 #include "cgroup.h"
 #include "cgroup_systemd.h"
+#include "container.h"
 #include "container_monitor.h"
 #include "create_record.h"
 #include "runtime.h"
 #include "log.h"
+#include "signals.h"
 #include "state.h"
 #include "utils.h"
 
@@ -49,14 +52,14 @@ hv_run_bundle_create (const char *parent, char **out, hv_error **err)
  * credential broker's directory of run_credentials.c) and what a future part adds below. */
 #define BUNDLE_MAX_DEPTH 4
 
-/* Unlink the entries of a bundle directory, not following anything:
- * files, sockets and links are unlinked themselves; directories are
- * emptied the same way and removed, never across a mount (a mount point
- * left by a killed run stays, with what is under it) and never deeper
- * than BUNDLE_MAX_DEPTH.  A bundle can hold secrets (config.json's
- * environment, git/'s token file): a killed run's must not stay. */
+/* Unlink the entries of a directory, not following anything: files,
+ * sockets and links are unlinked themselves; directories are emptied
+ * the same way and removed, never across a mount (a mount point left by
+ * a killed run stays, with what is under it) and never deeper than
+ * max_depth.  A bundle can hold secrets (config.json's environment,
+ * git/'s token file): a killed run's must not stay. */
 static void
-empty_bundle (int dirfd, int depth)
+empty_dir (int dirfd, int depth, int max_depth)
 {
   struct stat here;
   if (fstat (dirfd, &here) < 0)
@@ -71,26 +74,32 @@ empty_bundle (int dirfd, int depth)
         continue;
       if (unlinkat (dirfd, de->d_name, 0) == 0 || (errno != EISDIR && errno != EPERM))
         continue;
-      if (depth < BUNDLE_MAX_DEPTH)
+      if (depth < max_depth)
         {
           cleanup_close int sub = openat (dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
           struct stat st;
           if (sub >= 0 && fstat (sub, &st) == 0 && st.st_dev == here.st_dev)
-            empty_bundle (sub, depth + 1);
+            empty_dir (sub, depth + 1, max_depth);
         }
       unlinkat (dirfd, de->d_name, AT_REMOVEDIR);
     }
   closedir (d);
 }
 
+int
+hv_remove_tree_at (int parentfd, const char *name, int max_depth)
+{
+  cleanup_close int fd = openat (parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ENOENT ? 0 : -1;
+  empty_dir (fd, 0, max_depth);
+  return unlinkat (parentfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -1 : 0;
+}
+
 void
 hv_run_bundle_remove (const char *bundle)
 {
-  cleanup_close int fd = open (bundle, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return;
-  empty_bundle (fd, 0);
-  rmdir (bundle);
+  hv_remove_tree_at (AT_FDCWD, bundle, BUNDLE_MAX_DEPTH);
 }
 
 /* Is the process that wrote owner (pid and start time) still running? */
@@ -152,14 +161,14 @@ clean_bundles (const char *parent)
       if (owner_alive (fd, pid))
         continue;
       hv_log (HV_LOG_DEBUG, "removing the bundle %s/%s of a killed haven run", parent, de->d_name);
-      empty_bundle (fd, 0);
+      empty_dir (fd, 0, BUNDLE_MAX_DEPTH);
       unlinkat (pfd, de->d_name, AT_REMOVEDIR);
     }
   closedir (d);
 }
 
-static void
-clean_state (const char *state_root)
+void
+hv_leftover_containers_clean (const char *state_root, pid_t (*owner) (const char *name, void *data), void *data)
 {
   DIR *d = opendir (state_root);
   if (d == NULL)
@@ -168,8 +177,8 @@ clean_state (const char *state_root)
   struct dirent *de;
   while ((de = readdir (d)))
     {
-      pid_t pid = run_pid (de->d_name, false);
-      if (pid == 0 || pid == getpid ())
+      pid_t pid = owner (de->d_name, data);
+      if (pid == 0)
         continue;
       cleanup_free char *dir = xasprintf ("%s/%s", state_root, de->d_name);
       struct stat st;
@@ -185,7 +194,7 @@ clean_state (const char *state_root)
            * the state was saved.  Its haven must be gone (the pid in the
            * name); what it made by then (monitor, init, cgroup) goes too. */
           unsigned long long start = 0;
-          if (proc_start_time (pid, &start, NULL) < 0 || start != 0)
+          if (pid > 0 && (proc_start_time (pid, &start, NULL) < 0 || start != 0))
             continue;
           hv_log (HV_LOG_DEBUG, "removing what the haven run %s killed during create left", de->d_name);
           if (hv_monitor_stop (dir, &err) < 0 || hv_create_record_undo (dir, &err) < 0)
@@ -195,9 +204,18 @@ clean_state (const char *state_root)
           continue;
         }
       /* Only a container whose init is gone (pid and start time, so a
-       * reused pid does not count): a live one may be another run's. */
+       * reused pid does not count): a live one may be another run's.
+       * Without an owner to ask (a killed service's sandboxes), the
+       * caller knows it is a leftover: every process of it is killed. */
       if (hv_container_status (c) != HV_STATUS_STOPPED)
-        continue;
+        {
+          if (pid > 0)
+            continue;
+          cleanup_error hv_error *kerr = NULL;
+          hv_container_kill (&rt, c, SIGKILL, true, &kerr);
+          if (c->pid > 0)
+            hv_wait_exit (c->pid, 5000);
+        }
       hv_log (HV_LOG_DEBUG, "removing the state and cgroup of the killed haven run %s", de->d_name);
       /* Not hv_container_destroy: that would run the poststop hooks of
        * whatever config the stale state points at. */
@@ -214,9 +232,18 @@ clean_state (const char *state_root)
   closedir (d);
 }
 
+/* "haven-run-<pid>" but this run's own. */
+static pid_t
+run_owner (const char *name, void *data)
+{
+  (void) data;
+  pid_t pid = run_pid (name, false);
+  return pid == getpid () ? 0 : pid;
+}
+
 void
 hv_run_clean_leftovers (const char *parent, const char *state_root)
 {
   clean_bundles (parent);
-  clean_state (state_root);
+  hv_leftover_containers_clean (state_root, run_owner, NULL);
 }

@@ -1,0 +1,193 @@
+/* The maker: the child of hv_sandbox_make_start that makes a sandbox with
+ * `haven run`'s steps (run_steps.h), creates and starts its container in
+ * keeper mode, and hands the caller what it needs to hold it. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "container.h"
+#include "exit_status.h"
+#include "policy_env.h"
+#include "run_steps.h"
+#include "runtime.h"
+#include "safe_path.h"
+#include "sandbox_priv.h"
+#include "signals.h"
+#include "utils.h"
+
+/* Names in the config's environment that the policy or haven set (env.set,
+ * set_from_*, what credentials give): a command's request never replaces
+ * them.  Every name there that the host rules would not pass was set so. */
+static void
+fixed_names (const hv_policy *p, const oci_strv *env, oci_strv *out)
+{
+  for (size_t i = 0; i < p->env_set.n; i++)
+    oci_strv_push_unique (out, p->env_set.v[i].key);
+  for (size_t i = 0; i < p->n_env_from; i++)
+    oci_strv_push_unique (out, p->env_from[i].name);
+  for (size_t i = 0; i < env->n; i++)
+    {
+      cleanup_free char *name = strndup (env->v[i], strcspn (env->v[i], "="));
+      if (name && !hv_env_passes (p, name))
+        oci_strv_push_unique (out, name);
+    }
+}
+
+static void
+copy_strv (oci_strv *to, const oci_strv *from)
+{
+  for (size_t i = 0; i < from->n; i++)
+    oci_strv_push (to, from->v[i]);
+}
+
+/* create + start in keeper mode; the container is the caller's once the
+ * maker exits: it does not die with the maker. */
+static int
+make_container (struct hv_run_steps *st, const char *label, struct hv_sandbox_record *r, hv_error **err)
+{
+  if (hv_run_steps_state_root (st, err) < 0)
+    return -1;
+  struct hv_runtime rt = { .root = st->state_root };
+  int kp[2];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, kp) < 0)
+    return hv_error_set (err, errno, "socketpair for the keeper");
+  r->fds[HV_SBR_KEEPER] = kp[0];
+  cleanup_close int sandbox_end = kp[1];
+  struct hv_create_opts co = { .die_with_runtime = false, .keep_child_reapable = false, .keeper_fd = sandbox_end };
+  hv_run_steps_create_opts (st, label, &co);
+  cleanup_container hv_container *c = NULL;
+  int pidfd = -1;
+  if (hv_container_create (&rt, &co, &c, &pidfd, err) < 0)
+    return -1;
+  r->fds[HV_SBR_PIDFD] = pidfd;
+  r->init_pid = c->pid;
+  if (pidfd < 0 || hv_container_start (&rt, c, err) < 0)
+    {
+      if (pidfd < 0)
+        hv_error_set (err, errno, "pidfd of the sandbox's init");
+      cleanup_error hv_error *ignored = NULL;
+      kill (c->pid, SIGKILL);
+      hv_wait_exit (c->pid, 5000);
+      hv_container_destroy (&rt, c, &ignored);
+      return -1;
+    }
+  return 0;
+}
+
+static int
+fill_record (struct hv_run_steps *st, const struct hv_sandbox_making *mk, struct hv_sandbox_record *r,
+             hv_error **err)
+{
+  oci_spec *spec = NULL;
+  if (oci_spec_parse (st->config_json, strlen (st->config_json), "the sandbox's config", &spec, err) < 0)
+    return -1;
+  int ws = hv_open_host_nofollow (mk->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (ws < 0)
+    {
+      oci_spec_free (spec);
+      return hv_error_set (err, errno, "open the workspace %s", mk->workspace);
+    }
+  r->fds[HV_SBR_WORKSPACE] = ws;
+  r->id = xstrdup (mk->label);
+  r->state_root = xstrdup (st->state_root);
+  r->bundle = xstrdup (st->bundle);
+  r->workspace = xstrdup (mk->workspace);
+  r->policy_name = xstrdup (st->policy->name);
+  r->config = xstrdup (st->config_json);
+  r->audit_socket = xstrdup (st->audit.socket_path ? st->audit.socket_path : "");
+  r->scratch = mk->scratch_dir != NULL;
+  r->refuse_project_links = st->policy->refuse_project_links.value;
+  copy_strv (&r->env, &spec->process.env);
+  copy_strv (&r->env_pass, &st->policy->env_pass);
+  copy_strv (&r->env_deny, &st->policy->env_deny);
+  fixed_names (st->policy, &spec->process.env, &r->env_fixed);
+  r->audit_listener = st->audit.listener;
+  r->audit_start = st->audit.start;
+  r->fds[HV_SBR_AUDIT_LOG] = st->audit.log_fd;
+  st->audit.log_fd = -1;
+  r->fds[HV_SBR_HOME_LOCK] = st->home_state_lock;
+  st->home_state_lock = -1;
+  r->pasta_pid = st->pasta.pid;
+  r->fds[HV_SBR_PASTA] = st->pasta.pidfd;
+  st->pasta.pidfd = -1;
+  oci_spec_free (spec);
+  return 0;
+}
+
+/* The maker runs in a copy of the caller: its signal dispositions and
+ * mask (a service's signalfd) are not the create's, and every
+ * descriptor of the caller's (its clients, other sandboxes' keeper
+ * sockets) must not reach the monitor, pasta or the audit listener,
+ * which outlive the maker: a keeper socket held there would keep that
+ * sandbox alive after the caller is gone. */
+static int
+reset_process (int sock)
+{
+  sigset_t all;
+  sigemptyset (&all);
+  sigprocmask (SIG_SETMASK, &all, NULL);
+  for (int sig = 1; sig < NSIG; sig++)
+    if (sig != SIGKILL && sig != SIGSTOP)
+      signal (sig, SIG_DFL);
+  if (sock != 3 && dup3 (sock, 3, O_CLOEXEC) < 0)
+    return -1;
+  return close_range (4, ~0U, 0) < 0 ? -1 : 3;
+}
+
+int
+hv_sandbox_maker_run (const struct hv_sandbox_opts *o, const struct hv_sandbox_making *mk, int sock)
+{
+  sock = reset_process (sock);
+  if (sock < 0)
+    return HV_EXIT_HAVEN_FAILED;
+  static char keeper_arg[] = "haven-keeper";
+  static char *keeper_argv[] = { keeper_arg, NULL };
+  struct hv_run_steps_opts so = { .policy = o->policy, .project = mk->workspace, .cmd = keeper_argv,
+                                  .haven_argv0 = o->haven_argv0, .label = mk->label };
+  struct hv_run_steps st = HV_RUN_STEPS_INIT (&so);
+  struct hv_sandbox_record r;
+  hv_sandbox_record_init (&r);
+  hv_error *err = NULL;
+  int ret = hv_run_steps_make (&st, &err);
+  if (ret == 0)
+    ret = make_container (&st, mk->label, &r, &err);
+  if (ret == 0)
+    ret = fill_record (&st, mk, &r, &err);
+  if (ret < 0)
+    {
+      /* As `haven run` ends a trail whose sandbox did not run. */
+      int status = err->exit_status ? err->exit_status : HV_EXIT_HAVEN_FAILED;
+      if (r.init_pid > 0)
+        {
+          cleanup_error hv_error *ignored = NULL;
+          struct hv_runtime rt = { .root = st.state_root };
+          cleanup_container hv_container *c = NULL;
+          if (hv_container_load (&rt, mk->label, &c, &ignored) == 0)
+            hv_container_delete (&rt, c, true, &ignored);
+        }
+      hv_pasta_stop (&st.pasta);
+      hv_audit_end (&st.audit, status);
+      hv_run_steps_release (&st);
+      hv_sandbox_record_release (&r);
+      hv_sandbox_record_init (&r);
+      r.ok = false;
+      r.error = xstrdup (err->msg);
+      r.errno_code = err->errno_code;
+      r.exit_status = status;
+      hv_error_free (&err);
+      hv_sandbox_record_send (sock, &r, &err);
+      return status;
+    }
+  r.ok = true;
+  if (hv_sandbox_record_send (sock, &r, &err) < 0)
+    return HV_EXIT_HAVEN_FAILED; /* the caller cleans what it cannot hold */
+  /* The sandbox is the caller's now: nothing of it is released here (the
+   * bundle, the layers' lock and the trail live on in the caller). */
+  return 0;
+}

@@ -1,0 +1,102 @@
+# The service's sandboxes (session/sandbox.h) through
+# tests/helpers/sandbox_probe (built by make check): a sandbox made by a
+# maker child, its commands started by the keeper, its destroy leaving
+# nothing, and what a killed caller left cleaned at the next start.
+
+SANDBOX_PROBE=$(cd "$(dirname "$RUNTIME")" && pwd)/tests/helpers/sandbox_probe
+SANDBOX_POLICIES=$(cd "$(dirname "$RUNTIME")" && pwd)/policies
+
+need_sandbox_probe() {
+  need_haven
+  [ -x "$SANDBOX_PROBE" ] || skip "tests/helpers/sandbox_probe not built (make check builds it)"
+  SB_SCRATCH=$(mktemp -d "$WORK/sb-scratch-XXXXXX")
+  SB_LABEL=hv-sandbox-$(basename "$SB_SCRATCH" | cut -d- -f3 | tr 'A-Z' 'a-z')
+}
+
+# probe ARGS...: the probe's output (stdout and stderr) in $OUT, status $RC.
+probe() {
+  OUT=$(cd "$WORK" && HAVEN_POLICY_PATH=$SANDBOX_POLICIES timeout 60 "$SANDBOX_PROBE" "$@" 2>&1 </dev/null)
+  RC=$?
+}
+
+# Nothing of sandbox $1 is left: process, mount, cgroup, state directory,
+# bundle, scratch workspace.
+assert_sandbox_gone() {
+  local label=$1
+  [ ! -e "/run/haven/$label" ] || fail "state directory /run/haven/$label left"
+  [ ! -e "/run/haven-sandbox-$label" ] || fail "bundle /run/haven-sandbox-$label left"
+  [ ! -e "$SB_SCRATCH/$label" ] || fail "scratch workspace $SB_SCRATCH/$label left"
+  ! grep -q "$label" /proc/self/mountinfo || fail "a mount of $label left: $(grep "$label" /proc/self/mountinfo)"
+  [ -z "$(find /sys/fs/cgroup -name "*$label*" 2>/dev/null | head -1)" ] ||
+    fail "cgroup left: $(find /sys/fs/cgroup -name "*$label*" | head -3)"
+  [ -z "$(pgrep -x sandbox_probe)" ] || fail "a process of the sandbox left: $(pgrep -a -x sandbox_probe)"
+}
+
+test_sandbox_command_runs_offline_default_claude_code() {
+  need_sandbox_probe
+  local pol
+  for pol in offline default claude-code; do
+    probe --policy "$pol" --scratch "$SB_SCRATCH" --label "$SB_LABEL" -- sh -c 'pwd; echo x > made; cat made; exit 7'
+    assert_eq 7 "$RC" "$pol: exit status ($OUT)"
+    assert_contains "$OUT" "workspace: $SB_SCRATCH/$SB_LABEL"
+    # The workspace is the command's cwd, at the same path, writable.
+    assert_contains "$OUT" "$SB_SCRATCH/$SB_LABEL
+x
+status: 7"
+    assert_sandbox_gone "$SB_LABEL"
+  done
+}
+
+test_sandbox_env_refused_and_allowed() {
+  need_sandbox_probe
+  probe --policy default --scratch "$SB_SCRATCH" --label "$SB_LABEL" --env GIT_AUTHOR_NAME=probe -- sh -c 'echo "n=$GIT_AUTHOR_NAME h=$HAVEN"'
+  assert_eq 0 "$RC" "allowed variable ($OUT)"
+  assert_contains "$OUT" "n=probe h=1"
+  probe --policy default --scratch "$SB_SCRATCH" --label "$SB_LABEL" --env FOO=1 -- true
+  assert_eq 125 "$RC" "FOO ($OUT)"
+  assert_contains "$OUT" "env FOO: not passed by the policy default"
+  # A policy-set variable is not replaced; a credential-looking name
+  # does not pass through a glob.
+  probe --policy default --scratch "$SB_SCRATCH" --label "$SB_LABEL" --env HAVEN=0 -- true
+  assert_eq 125 "$RC" "HAVEN ($OUT)"
+  assert_contains "$OUT" "env HAVEN: set by the policy default"
+  probe --policy default --scratch "$SB_SCRATCH" --label "$SB_LABEL" --env LC_API_KEY=k -- true
+  assert_eq 125 "$RC" "LC_API_KEY ($OUT)"
+  assert_contains "$OUT" "env LC_API_KEY: looks like a credential"
+  assert_sandbox_gone "$SB_LABEL"
+}
+
+# A project sandbox: the project is the workspace and stays; what the
+# sandbox planted for git is quarantined at destroy, said in its notes.
+test_sandbox_project_guard() {
+  need_sandbox_probe
+  make_project
+  probe --policy default --project "$P" --label "$SB_LABEL" -- sh -c 'pwd; mv .git .git2 && cp -a .git2 .git &&
+    rm -rf .git/hooks && mkdir .git/hooks && printf "#!/bin/sh\n" > .git/hooks/pre-commit && echo planted'
+  assert_eq 0 "$RC" "exit status ($OUT)"
+  assert_contains "$OUT" "workspace: $P
+$P
+planted"
+  assert_contains "$OUT" "note: quarantined .git/hooks/pre-commit (created by the sandbox; git would run it)"
+  [ -d "$P/src" ] || fail "the project was removed"
+  assert_sandbox_gone "$SB_LABEL"
+}
+
+# The caller SIGKILLed once its sandbox is made: the keeper sees its
+# socket hang up and the sandbox ends; state, cgroup, bundle and scratch
+# workspace stay until clean_leftovers.
+test_sandbox_leftovers_cleaned() {
+  need_sandbox_probe
+  probe --policy offline --scratch "$SB_SCRATCH" --label "$SB_LABEL" --kill-self -- true
+  assert_eq 137 "$RC" "killed probe ($OUT)"
+  [ -d "/run/haven/$SB_LABEL" ] || fail "no state directory left to clean: the test proves nothing"
+  [ -d "$SB_SCRATCH/$SB_LABEL" ] || fail "no scratch workspace left to clean"
+  local i
+  for i in $(seq 50); do
+    [ -z "$(pgrep -x sandbox_probe)" ] && break
+    sleep 0.1
+  done
+  probe --clean "$SB_LABEL" --scratch "$SB_SCRATCH"
+  assert_eq 0 "$RC" "clean ($OUT)"
+  assert_sandbox_gone "$SB_LABEL"
+}
