@@ -241,8 +241,12 @@ class TestService(unittest.TestCase):
             self.assertEqual(r.stdout_bytes, b"\0" * 1000)
             r = sb.run(["cat"], stdin=b"\xff\xfe\x00bytes")
             self.assertEqual(r.stdout_bytes, b"\xff\xfe\x00bytes")
-            r = sb.run(["sh", "-c", 'echo "$GREETING" >&2; exit 3'], env={"GREETING": "hi"})
-            self.assertEqual((r.exit_code, r.stderr), (3, "hi\n"))
+            r = sb.run(["sh", "-c", 'echo "$TZ" >&2; exit 3'], env={"TZ": "UTC"})
+            self.assertEqual((r.exit_code, r.stderr), (3, "UTC\n"))
+            # The API never widens the policy: a variable it does not pass is refused.
+            with self.assertRaises(haven.Forbidden) as cm:
+                sb.run(["true"], env={"GREETING": "hi"})
+            self.assertIn("GREETING", cm.exception.message)
             s = sb.stream(["sh", "-c", "echo one; sleep 0.2; echo two >&2"])
             chunks = list(s)
             self.assertEqual(b"".join(d for n, d in chunks if n == "stdout"), b"one\n")
