@@ -2,6 +2,8 @@
 itself on a private socket ($HAVEN_SOCKET): real sandboxes, so root only.
 Skipped, saying why, without HAVEN_BIN or root."""
 
+import contextlib
+import io
 import os
 import shutil
 import signal
@@ -177,6 +179,20 @@ class TestService(unittest.TestCase):
             self.assertIn("out.txt", names)
             sid, ws = sb.id, sb.workspace
         self.assert_gone(sid, ws)
+
+    def test_readme_example(self):
+        # The README's Python SDK example, run as it is written there.
+        readme = os.path.join(os.path.dirname(os.path.dirname(HERE)), "README.md")
+        with open(readme) as f:
+            text = f.read()
+        section = text[text.index("## Python SDK\n"):]
+        (block,) = [b for b in haven.parse_code_blocks(section[: section.index("\n## ")]) if b.language == "python"]
+        out = io.StringIO()
+        scope = {}
+        with contextlib.redirect_stdout(out):
+            exec(compile(block.code, readme, "exec"), scope)
+        self.assertEqual((scope["r"].exit_code, scope["r"].stdout), (0, "data\n"))
+        self.assertRegex(out.getvalue(), r"^\[block 1: python\] exit 0, [0-9.]+ s\nstdout:\n3\n$")
 
     def test_run_code_blocks_on_a_model_answer(self):
         results = run_code_blocks(MODEL_ANSWER, policy="offline")
