@@ -223,6 +223,27 @@ class TestService(unittest.TestCase):
             self.assertEqual(res.exit_code, 127)
             self.assertIn("no-such-interpreter-h-python", res.stderr)
 
+    def test_project_sandbox(self):
+        # A project directory, named relative to this process's directory:
+        # the SDK sends it absolute; the sandbox works in it, never pooled.
+        proj = os.path.join(self.dir, "proj")
+        os.mkdir(proj)
+        with open(os.path.join(proj, "a.txt"), "w") as f:
+            f.write("hello\n")
+        cwd = os.getcwd()
+        os.chdir(self.dir)
+        try:
+            sb = Sandbox(policy="offline", project="proj")
+        finally:
+            os.chdir(cwd)
+        with sb:
+            self.assertEqual((sb.workspace, sb.pooled, sb.info.get("project")), (proj, False, True))
+            r = sb.run(["sh", "-c", "pwd; cat a.txt; echo made > b.txt"])
+            self.assertEqual(r.stdout, "%s\nhello\n" % proj)
+            self.assertEqual(sb.files.read("b.txt"), b"made\n")
+        with open(os.path.join(proj, "b.txt")) as f:
+            self.assertEqual(f.read(), "made\n")
+
     def test_refused_policy_names_file_and_line(self):
         path = os.path.join(self.dir, "broken.yaml")
         with open(path, "w") as f:
