@@ -267,7 +267,7 @@ loop (struct svc *s)
         {
           /* While a request is answered, the next one waits in the
            * socket; only the client's leaving is watched for. */
-          short ev = c->busy || c->close_after ? POLLRDHUP : (POLLIN | POLLRDHUP);
+          short ev = c->drain_until ? POLLIN : c->busy || c->close_after ? POLLRDHUP : (POLLIN | POLLRDHUP);
           if (c->out.len)
             ev |= POLLOUT;
           add (&pfd, &n, &cap, c->fd, ev, SLOT_CONN, c);
@@ -287,6 +287,11 @@ loop (struct svc *s)
         }
       n_slots = n;
       uint64_t now = svc_now_ms (), next = UINT64_MAX;
+      for (struct svc_conn *c = s->conns; c; c = c->next)
+        if (c->drain_until && c->drain_until <= now)
+          c->dead = true;
+        else if (c->drain_until && c->drain_until < next)
+          next = c->drain_until;
       svc_run_timers (s, now, &next);
       svc_idle_check (s, now, &next);
       svc_pool_age_check (s, now, &next);
@@ -316,7 +321,7 @@ loop (struct svc *s)
                 struct svc_conn *c = p;
                 if (re & POLLOUT)
                   svc_conn_output (s, c);
-                if (!c->dead && (re & POLLIN) && !c->busy && !c->close_after)
+                if (!c->dead && (re & POLLIN) && ((!c->busy && !c->close_after) || c->drain_until))
                   svc_conn_input (s, c);
                 else if (!c->dead && (re & (POLLRDHUP | POLLHUP | POLLERR)))
                   svc_conn_gone (s, c);
@@ -385,6 +390,13 @@ hv_service_run (const struct hv_service_opts *o, hv_error **err)
     cleanup_free char *copy = xstrdup (s.socket_path);
     s.scratch_dir = xasprintf ("%s/workspaces", dirname (copy));
   }
+  {
+    /* FNV-1a of the socket's path. */
+    uint32_t h = 2166136261u;
+    for (const char *p = s.socket_path; *p; p++)
+      h = (h ^ (unsigned char) *p) * 16777619u;
+    snprintf (s.id_prefix, sizeof (s.id_prefix), SVC_LABEL_PREFIX "%04x", (unsigned) ((h >> 16) ^ (h & 0xffff)));
+  }
   int r = -1;
   /* The sandboxes' processes (init, its monitor, pasta) outlive the
    * makers that started them: they become ours, not pid 1's, so that
@@ -403,7 +415,7 @@ hv_service_run (const struct hv_service_opts *o, hv_error **err)
     }
   /* What a service killed before left (its keepers ended with it). */
   svc_signals_open ();
-  hv_sandbox_clean_leftovers (SVC_LABEL_PREFIX, s.scratch_dir);
+  hv_sandbox_clean_leftovers (s.id_prefix, s.scratch_dir);
   svc_signals_close (&s);
   svc_reap (&s);
   svc_log (&s, false, "listening on %s (pool %u per policy, at most %u sandboxes)", s.socket_path, o->pool_size,

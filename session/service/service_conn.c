@@ -14,6 +14,9 @@
 #include "service_internal.h"
 #include "utils.h"
 
+#define DRAIN_MS 2000
+#define DRAIN_MAX (1024 * 1024)
+
 void
 svc_buf_add (struct svc_buf *b, const void *data, size_t len)
 {
@@ -101,8 +104,31 @@ flush (struct svc *s, struct svc_conn *c)
         }
       svc_buf_drop (&c->out, (size_t) w);
     }
-  if (c->close_after)
-    c->dead = true;
+  if (c->close_after && !c->drain_until)
+    {
+      shutdown (c->fd, SHUT_WR);
+      c->drain_until = svc_now_ms () + DRAIN_MS;
+    }
+}
+
+/* A connection being closed: drop what the peer still sends. */
+static void
+drain (struct svc_conn *c)
+{
+  char buf[16384];
+  for (int i = 0; i < 4; i++)
+    {
+      ssize_t r = recv (c->fd, buf, sizeof (buf), MSG_DONTWAIT);
+      if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+      if (r <= 0)
+        break;
+      c->drained += (size_t) r;
+      if (c->drained < DRAIN_MAX)
+        continue;
+      break;
+    }
+  c->dead = true;
 }
 
 void
@@ -315,6 +341,13 @@ svc_request_done (struct svc *s, struct svc_conn *c)
 void
 svc_conn_input (struct svc *s, struct svc_conn *c)
 {
+  if (c->drain_until)
+    {
+      drain (c);
+      if (c->dead)
+        svc_conn_gone (s, c);
+      return;
+    }
   char buf[65536];
   ssize_t r = recv (c->fd, buf, sizeof (buf), MSG_DONTWAIT);
   if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))

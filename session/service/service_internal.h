@@ -21,6 +21,7 @@
 
 #define SVC_ID_LEN 12 /* "hvs-" + 8 hex */
 #define SVC_LABEL_PREFIX "hvs-"
+#define SVC_PREFIX_LEN 8 /* "hvs-" + 4 hex of the socket's path: this service's sandboxes */
 #define SVC_ENDED_KEEP 256 /* ids of sandboxes whose keeper ended, remembered for their 404 */
 
 struct svc_buf
@@ -77,6 +78,11 @@ struct svc_conn
   bool dead;       /* to be closed (the loop frees it) */
   bool left;       /* what depends on it was let go (svc_conn_gone) */
   bool close_after; /* close once out is written */
+  /* Written and shut down for writing: what the peer still sends is read
+   * and dropped until it closes, or this time (monotonic ms); closing with
+   * unread input would reset the connection and lose the answer. */
+  uint64_t drain_until;
+  size_t drained;
   hv_http_parser *parser;
   struct svc_buf in, body, out;
   char *method, *target;
@@ -133,6 +139,10 @@ struct svc
   const struct hv_service_opts *o;
   char *socket_path;
   char *scratch_dir;
+  /* The first half of every id: what a service killed on this socket
+   * left is removed at the next start on it, and only that (services on
+   * other sockets keep theirs). */
+  char id_prefix[SVC_PREFIX_LEN + 1];
   int listen_fd, signal_fd;
   uid_t uid;
   bool stopping;
@@ -182,7 +192,7 @@ void svc_sandbox_ended (struct svc *s, struct svc_sandbox *x); /* its keeper is 
 void svc_maker_done (struct svc *s, struct svc_maker *mk);
 int svc_maker_start (struct svc *s, struct svc_maker *mk, hv_error **err);
 void svc_maker_abort (struct svc *s, struct svc_maker *mk);
-void svc_new_id (char id[SVC_ID_LEN + 1]);
+void svc_new_id (struct svc *s, char id[SVC_ID_LEN + 1]);
 unsigned svc_user_count (struct svc *s); /* sandboxes and creates that count against max_sandboxes */
 void svc_idle_check (struct svc *s, uint64_t now, uint64_t *next);
 void svc_reap (struct svc *s);

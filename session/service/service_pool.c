@@ -222,7 +222,7 @@ svc_pool_refill (struct svc *s)
       while (have < s->o->pool_size && makers < POOL_MAKERS_MAX)
         {
           struct svc_maker *mk = xmalloc0 (sizeof (*mk));
-          svc_new_id (mk->id);
+          svc_new_id (s, mk->id);
           mk->policy = xstrdup (p->policy);
           mk->pool = p;
           cleanup_error hv_error *err = NULL;

@@ -35,20 +35,17 @@ id_taken (struct svc *s, const char *id)
   return false;
 }
 
+/* A new id, none of the live, being made or ended sandboxes'. */
 void
-svc_new_id (char id[SVC_ID_LEN + 1])
-{
-  uint32_t v = 0;
-  if (getrandom (&v, sizeof (v), 0) != (ssize_t) sizeof (v))
-    v = (uint32_t) svc_now_ms () ^ (uint32_t) getpid ();
-  snprintf (id, SVC_ID_LEN + 1, SVC_LABEL_PREFIX "%08x", v);
-}
-
-static void
-fresh_id (struct svc *s, char id[SVC_ID_LEN + 1])
+svc_new_id (struct svc *s, char id[SVC_ID_LEN + 1])
 {
   do
-    svc_new_id (id);
+    {
+      uint16_t v = 0;
+      if (getrandom (&v, sizeof (v), 0) != (ssize_t) sizeof (v))
+        v = (uint16_t) (svc_now_ms () ^ (uint64_t) getpid ());
+      snprintf (id, SVC_ID_LEN + 1, "%s%04x", s->id_prefix, (unsigned) v);
+    }
   while (id_taken (s, id));
 }
 
@@ -352,7 +349,7 @@ svc_handle_create (struct svc *s, struct svc_conn *c)
       }
   }
   struct svc_maker *mk = xmalloc0 (sizeof (*mk));
-  fresh_id (s, mk->id);
+  svc_new_id (s, mk->id);
   mk->policy = xstrdup (req.policy);
   mk->project = req.project ? xstrdup (req.project) : NULL;
   mk->conn = c;

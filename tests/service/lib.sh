@@ -68,6 +68,38 @@ create() {
   assert_eq 201 "$CODE" "create $1: $BODY"
   ID=$(jq -r .id <<< "$BODY")
   WS=$(jq -r .workspace <<< "$BODY")
+  note_sandbox "$ID"
+}
+
+# note_sandbox ID: remember its pid namespace and init (a sandbox
+# without limits has no cgroup of its own: its processes are those of its
+# pid namespace).
+note_sandbox() {
+  local pid
+  pid=$(jq -r .pid "/run/haven/$1/state.json" 2> /dev/null)
+  [ -n "$pid" ] && [ "$pid" != null ] || return 0
+  echo "$(readlink "/proc/$pid/ns/pid") $pid $(start_time "$pid")" > "$PWD/ns.$1"
+}
+
+start_time() { awk '{print $22}' "/proc/$1/stat" 2> /dev/null; }
+
+# sandbox_pids ID: the processes of a sandbox noted by note_sandbox.  A
+# namespace's number is reused once it is gone: one whose init is
+# another process is someone else's.
+sandbox_pids() {
+  local ns init start p pids=() other=0
+  read -r ns init start < "$PWD/ns.$1" 2> /dev/null || return 0
+  [ -n "$ns" ] || return 0
+  for p in /proc/[0-9]*; do
+    [ "$(readlink "$p/ns/pid" 2> /dev/null)" = "$ns" ] || continue
+    p=${p#/proc/}
+    pids+=("$p")
+    if [ "$(awk '/^NSpid:/ {print $NF}' "/proc/$p/status" 2> /dev/null)" = 1 ]; then
+      [ "$p" = "$init" ] && [ "$(start_time "$p")" = "$start" ] || other=1
+    fi
+  done
+  [ $other = 1 ] || printf '%s\n' "${pids[@]}" | grep .
+  return 0
 }
 
 # run_in ID JSON: POST .../run; EXIT, OUT, ERR from the answer.
@@ -82,11 +114,12 @@ run_in() {
 # workspace of the sandbox is left.
 sandbox_gone() {
   local id=$1 i
+  [ -s "$PWD/ns.$id" ] || fail "$id: its pid namespace was not noted"
   for i in $(seq 50); do
-    grep -ls "$id" /proc/[0-9]*/cgroup > /dev/null 2>&1 || break
+    [ -z "$(sandbox_pids "$id")" ] && break
     sleep 0.1
   done
-  grep -ls "$id" /proc/[0-9]*/cgroup 2> /dev/null | head -1 | grep -q . && fail "$id: processes left in its cgroup"
+  [ -z "$(sandbox_pids "$id")" ] || fail "$id: processes left: $(sandbox_pids "$id" | tr '\n' ' ')"
   [ -z "$(find /sys/fs/cgroup -maxdepth 5 -name "*$id*" 2> /dev/null | head -1)" ] || fail "$id: cgroup left"
   ! grep -q "$id" /proc/self/mountinfo || fail "$id: mount left"
   [ ! -e "/run/haven/$id" ] || fail "$id: state directory /run/haven/$id left"

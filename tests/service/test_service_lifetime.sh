@@ -1,11 +1,10 @@
 # What ends sandboxes and runs: a client leaving, idle time, caps, the
 # service killed; who may connect; the pool.
 
-# The pids in the cgroup of sandbox ID whose command line has WORD.
+# The pids of sandbox ID whose command line has WORD.
 pids_of() {
-  grep -l "$1" /proc/[0-9]*/cgroup 2> /dev/null | while read -r f; do
-    local p=${f#/proc/}
-    p=${p%/cgroup}
+  local p
+  for p in $(sandbox_pids "$1"); do
     tr '\0' ' ' < "/proc/$p/cmdline" 2> /dev/null | grep -q -- "$2" && echo "$p"
   done
 }
@@ -75,10 +74,10 @@ test_service_keeper_killed() {
   start_service
   create offline '"pool":false'
   local pid
-  pid=$(pids_of "$ID" "" | head -1)
-  [ -n "$pid" ] || fail "no process of $ID"
-  # Every process of the sandbox, its init (the keeper) included.
-  for pid in $(pids_of "$ID" ""); do kill -KILL "$pid" 2> /dev/null; done
+  pid=$(jq -r .pid "/run/haven/$ID/state.json")
+  [ -n "$(sandbox_pids "$ID")" ] || fail "no process of $ID"
+  # Its init, the keeper (the pid namespace ends with it).
+  kill -KILL "$pid" || fail "kill $pid"
   local i
   for i in $(seq 50); do
     run_in "$ID" '{"argv":["true"]}'
@@ -100,6 +99,7 @@ test_service_hundred_sandboxes() {
   wait
   for i in $(seq 100); do
     ids+=("$(jq -r .id < "c$i")")
+    note_sandbox "${ids[-1]}"
   done
   api GET /v1/sandboxes
   assert_eq 100 "$(jq '.sandboxes | length' <<< "$BODY")" "100 sandboxes at once"
@@ -122,7 +122,10 @@ test_service_hundred_deleted() {
       --data-binary '{"policy":"offline","pool":false}' -o "c$i" "http://haven/v1/sandboxes" &
   done
   wait
-  for i in $(seq 100); do ids+=("$(jq -r .id < "c$i")"); done
+  for i in $(seq 100); do
+    ids+=("$(jq -r .id < "c$i")")
+    note_sandbox "${ids[-1]}"
+  done
   for i in "${ids[@]}"; do
     curl -sS --unix-socket "$SOCK" -X DELETE -o /dev/null "http://haven/v1/sandboxes/$i" &
   done
@@ -162,10 +165,11 @@ test_service_other_users_refused() {
     --unix-socket "$SOCK" http://haven/v1/version 2>&1)
   [ "$code" != 200 ] || fail "nobody used the service through a 0600 socket"
   chmod 0666 "$SOCK"
-  code=$(setpriv --reuid=nobody --regid=nogroup --clear-groups curl -s -o out -w '%{http_code}' \
+  local answer
+  answer=$(setpriv --reuid=nobody --regid=nogroup --clear-groups curl -s -w '\n%{http_code}' \
     --unix-socket "$SOCK" http://haven/v1/version)
-  assert_eq 403 "$code" "another user"
-  assert_eq forbidden "$(jq -r .error.code < out)"
+  assert_eq 403 "$(tail -1 <<< "$answer")" "another user: $answer"
+  assert_eq forbidden "$(head -1 <<< "$answer" | jq -r .error.code)"
   api GET /v1/version
   assert_eq 200 "$CODE" "the owner still served"
 }
