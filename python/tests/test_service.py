@@ -291,5 +291,37 @@ class TestService(unittest.TestCase):
             self.assertEqual(s.result.exit_code, 0)
 
 
+
+@unittest.skipIf(WHY_NOT, WHY_NOT)
+class TestServiceStart(unittest.TestCase):
+    def test_clients_at_once_start_one_service(self):
+        # Four processes find no service at once: one service starts, and
+        # each gets a working sandbox from it.
+        work = tempfile.mkdtemp(prefix="h-python-it.")
+        os.chmod(work, 0o755)
+        sock = os.path.join(work, "run", "haven.sock")
+        code = (
+            "import sys; sys.path.insert(0, %r); from haven import Sandbox\n"
+            "with Sandbox(policy='offline') as sb: print(sb.run(['echo', 'ok']).stdout, end='')" % os.path.dirname(HERE)
+        )
+        env = dict(os.environ, HAVEN_SOCKET=sock)
+        pid = None
+        try:
+            procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True) for _ in range(4)]
+            outs = [p.communicate(timeout=120)[0] for p in procs]
+            pid = _service_pid(sock)
+            self.assertEqual(outs, ["ok\n"] * 4)
+            with open(os.path.join(work, "run", "serve.log")) as f:
+                self.assertEqual(f.read().count("haven serve: listening on"), 1)
+        finally:
+            if pid is not None:
+                os.kill(pid, signal.SIGTERM)
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and os.path.exists(sock):
+                    time.sleep(0.05)
+            shutil.rmtree(work, ignore_errors=True)
+
+
 if __name__ == "__main__":
     unittest.main()
