@@ -66,8 +66,8 @@ class UnixHTTPConnection(http.client.HTTPConnection):
 
 def _socket_answers(path: str) -> bool:
     """Whether a service listens on path.  A full backlog (EAGAIN) or a slow
-    accept is a listener too: only a missing socket or a refused connection
-    mean that none is there."""
+    accept is a listener too; a missing socket, a refused connection or any
+    other error is none (yet)."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(1.0)
