@@ -5,7 +5,7 @@
 # (python/tests/test_service.py) start the build's `haven serve` through
 # the SDK and need root (they skip, saying why, otherwise).
 #   tests/python.sh [unittest names, e.g. tests.test_parse]
-# Prints unittest's lines and "N passed, N failed, N skipped"; exits 1 if
+# Prints unittest's lines, "N skipped" and "N passed, N failed"; exits 1 if
 # any failed, 77 if python3 is missing or every test was skipped.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -39,6 +39,8 @@ else:
 r = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
 bad = len(r.failures) + len(r.errors) + len(r.unexpectedSuccesses)
 skipped = len(r.skipped)
-print("%d passed, %d failed, %d skipped" % (r.testsRun - bad - skipped, bad, skipped))
+if skipped:
+    print("%d skipped" % skipped)
+print("%d passed, %d failed" % (r.testsRun - bad - skipped, bad))
 sys.exit(1 if bad else 77 if skipped == r.testsRun else 0)
 PY

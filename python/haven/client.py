@@ -4,6 +4,7 @@ when nothing listens on the socket."""
 
 from __future__ import annotations
 
+import fcntl
 import http.client
 import json
 import os
@@ -19,6 +20,9 @@ from .errors import ConnectionLost, HavenError, ProtocolError, ServiceStartError
 
 # The log the SDK gives a service it starts (its stderr), next to the socket.
 SERVE_LOG_NAME = "serve.log"
+# Held (flock) while one client starts the service, so that clients starting
+# at once start one service: the others wait, then find it listening.
+START_LOCK_NAME = "serve.lock"
 # How much of that log a failed start quotes.
 _LOG_TAIL_BYTES = 4096
 
@@ -61,10 +65,15 @@ class UnixHTTPConnection(http.client.HTTPConnection):
 
 
 def _socket_answers(path: str) -> bool:
+    """Whether a service listens on path.  A full backlog (EAGAIN) or a slow
+    accept is a listener too; a missing socket, a refused connection or any
+    other error is none (yet)."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(1.0)
         sock.connect(path)
+        return True
+    except (BlockingIOError, socket.timeout):
         return True
     except OSError:
         return False
@@ -97,13 +106,37 @@ def _log_tail(path: str, start: int) -> str:
         return "(its log %s cannot be read: %s)" % (path, e.strerror)
 
 
+def _lock_start(sock_dir: str, deadline: float) -> int:
+    path = os.path.join(sock_dir, START_LOCK_NAME)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError as e:
+        raise ServiceStartError("cannot open %s: %s" % (path, e.strerror), code="start_failed") from e
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise ServiceStartError(
+                    "another client has been starting the service for too long (%s is held)" % path,
+                    code="start_failed",
+                ) from None
+            time.sleep(0.01)
+
+
 def start_service(socket_path: str, timeout: float = 15.0, binary: Optional[str] = None) -> None:
     """Start `haven serve --socket PATH` detached (its own session, stdin and
     stdout on /dev/null, stderr appended to serve.log beside the socket) and
     wait until the socket accepts a connection, at most `timeout` seconds.
+    Clients that start it at once start one: each holds serve.lock beside
+    the socket while it starts the service, and one that finds the service
+    listening once it holds the lock starts nothing.
 
     Raises ServiceStartError with the log's tail when it does not come up."""
     binary = binary or _find_binary()
+    deadline = time.monotonic() + timeout
     sock_dir = os.path.dirname(os.path.abspath(socket_path))
     # The service wants its socket's directory private; make it so if it
     # does not exist yet (its parents are the caller's business).
@@ -113,6 +146,16 @@ def start_service(socket_path: str, timeout: float = 15.0, binary: Optional[str]
         raise ServiceStartError(
             "cannot make the socket's directory %s: %s" % (sock_dir, e.strerror), code="start_failed"
         ) from e
+    lock_fd = _lock_start(sock_dir, deadline)
+    try:
+        if _socket_answers(socket_path):
+            return
+        _spawn_and_wait(binary, socket_path, sock_dir, deadline, timeout)
+    finally:
+        os.close(lock_fd)
+
+
+def _spawn_and_wait(binary: str, socket_path: str, sock_dir: str, deadline: float, timeout: float) -> None:
     log_path = os.path.join(sock_dir, SERVE_LOG_NAME)
     try:
         log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
@@ -137,7 +180,6 @@ def start_service(socket_path: str, timeout: float = 15.0, binary: Optional[str]
     # ends so it never lingers as a zombie.
     threading.Thread(target=proc.wait, name="haven-serve-reaper", daemon=True).start()
 
-    deadline = time.monotonic() + timeout
     exited_at: Optional[float] = None
     while True:
         if _socket_answers(socket_path):
@@ -145,9 +187,8 @@ def start_service(socket_path: str, timeout: float = 15.0, binary: Optional[str]
         now = time.monotonic()
         if proc.returncode is not None and exited_at is None:
             exited_at = now
-        # A failed start ends the process: give up soon after (a moment for
-        # another client's service that won the race to the socket), but a
-        # service that forks itself away exits 0 and gets the whole wait.
+        # A failed start ends the process: give up soon after, but a service
+        # that forks itself away exits 0 and gets the whole wait.
         if exited_at is not None and proc.returncode != 0 and now - exited_at > 0.5:
             raise ServiceStartError(
                 "%s serve --socket %s exited with status %s; %s:\n%s"
@@ -216,18 +257,33 @@ class Client:
             if self._conn.sock is not None:
                 return
             try:
-                self._conn.connect()
+                self._connect_retrying()
             except (FileNotFoundError, ConnectionRefusedError) as e:
                 if not self.autostart:
                     raise ServiceStartError(
                         "nothing listens on %s: %s" % (self.socket_path, e.strerror), code="start_failed"
                     ) from e
                 start_service(self.socket_path, self.start_timeout)
-                self._conn.connect()
+                self._connect_retrying()
             except OSError as e:
                 raise ConnectionLost(
                     "cannot connect to %s: %s" % (self.socket_path, e.strerror or e), code="disconnected"
                 ) from e
+
+    def _connect_retrying(self) -> None:
+        # A listener whose backlog is full answers EAGAIN at once (a Unix
+        # socket does not wait for room): try again for a while.
+        deadline = time.monotonic() + (self.timeout if self.timeout is not None else 60.0)
+        delay = 0.001
+        while True:
+            try:
+                self._conn.connect()
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
 
     @property
     def connected(self) -> bool:

@@ -239,6 +239,8 @@ def format_results(results: List[BlockResult], max_chars: int = 4000) -> str:
         r = br.result
         status = "timed out (exit %d)" % r.exit_code if r.timed_out else "exit %d" % r.exit_code
         lines = ["%s %s, %.2f s" % (head, status, r.duration)]
+        if not (r.stdout or r.stderr or r.stdout_truncated or r.stderr_truncated):
+            lines.append("(no output)")
         for name, text, cut in (("stdout", r.stdout, r.stdout_truncated), ("stderr", r.stderr, r.stderr_truncated)):
             if not text and not cut:
                 continue

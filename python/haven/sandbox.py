@@ -10,10 +10,12 @@ import json
 import math
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from .client import Client, LineStream
 from .errors import ConnectionLost, HavenError, NotFound, ProtocolError, UnsupportedLanguage, error_from_response
+
+_T = TypeVar("_T")
 
 # The languages run_code() knows: the interpreter's argv and the file's
 # extension.  Names are the canonical ones; LANGUAGE_ALIASES maps what
@@ -288,7 +290,7 @@ class Sandbox:
 
     # -- plumbing -----------------------------------------------------------
 
-    def _call(self, fn: Any) -> Any:
+    def _call(self, fn: Callable[[Client], _T]) -> _T:
         if self._closed:
             raise HavenError("sandbox %s is closed" % self.id, code="closed")
         if self._stream is not None:

@@ -212,6 +212,8 @@ def main(argv: List[str]) -> int:
     path = argv[3]
     with open(path + ".pid", "w") as f:
         f.write(str(os.getpid()))
+    with open(path + ".starts", "a") as f:
+        f.write("%d\n" % os.getpid())
     behaviour = os.environ.get("FAKE_SERVE", "ok")
     if behaviour == "fail":
         print("haven serve: %s: cannot listen: the stand-in was told to fail" % path, file=sys.stderr)
@@ -219,6 +221,8 @@ def main(argv: List[str]) -> int:
     if behaviour == "hang":
         print("haven serve: starting slowly", file=sys.stderr)
         threading.Event().wait()
+    # As the real service, a moment of work before it listens (leftovers).
+    threading.Event().wait(0.2)
     fake = FakeService(path)
     print("haven serve: listening on %s" % path, file=sys.stderr)
     fake.server.serve_forever()

@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 from unittest import mock
@@ -108,11 +109,17 @@ class TestAutostart(unittest.TestCase):
         os.chmod(self.bin, 0o755)
 
     def tearDown(self):
+        # Every stand-in started (each records its pid), not only the last.
         try:
-            with open(self.sock + ".pid") as f:
-                os.kill(int(f.read()), signal.SIGKILL)
-        except (OSError, ValueError):
-            pass
+            with open(self.sock + ".starts") as f:
+                pids = [int(p) for p in f.read().split()]
+        except OSError:
+            pids = []
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
         subprocess.run(["rm", "-rf", self.dir])
 
     def start(self, behaviour, start_timeout=15.0):
@@ -135,6 +142,32 @@ class TestAutostart(unittest.TestCase):
             self.assertIn("listening on", f.read())
         # Running now: the next client connects without starting another.
         self.assertEqual(self.start("fail"), {"api": 1})
+
+    def test_clients_at_once_start_one_service(self):
+        answers = []
+        errors = []
+
+        def client():
+            try:
+                c = Client(self.sock)
+                answers.append(c.version())
+                c.close()
+            except Exception as e:  # noqa: BLE001 (reported below)
+                errors.append(e)
+
+        with mock.patch.dict(os.environ, {"HAVEN_BIN": self.bin, "FAKE_SERVE": "ok"}):
+            threads = [threading.Thread(target=client) for _ in range(6)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(answers, [{"api": 1}] * 6)
+        # A second service would be started by now, if one was (it records
+        # its start before it listens).
+        time.sleep(1)
+        with open(self.sock + ".starts") as f:
+            self.assertEqual(len(f.read().split()), 1)
 
     def test_failed_start_quotes_the_log(self):
         t = time.monotonic()

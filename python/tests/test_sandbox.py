@@ -171,7 +171,7 @@ class TestCodeBlocks(FakeCase):
              ["bash", ".haven-code-2.sh"], ["node", "-e", "0"]],
         )
         text = format_results(results)
-        self.assertIn("[block 1: python] exit 0", text)
+        self.assertIn("[block 1: python] exit 0, 0.01 s\nstdout:\nran python3:", text)
         self.assertIn("[block 2: text] skipped:", text)
         self.assertIn("[block 4: js] skipped: node cannot be run", text)
 
@@ -198,6 +198,11 @@ class TestCodeBlocks(FakeCase):
         self.assertIn("timed out (exit 124)", text)
         self.assertIn("[stdout truncated by the sandbox's output limit]", text)
         self.assertIn("[... 40 more characters not shown]", text)
+
+    def test_format_no_output(self):
+        self.fake.runner = lambda sb, req: {"exit_code": 0, "stdout": "", "stderr": "", "duration_s": 0.01}
+        results = run_code_blocks("```sh\ntrue\n```\n", socket=self.sock)
+        self.assertEqual(format_results(results), "[block 1: sh] exit 0, 0.01 s\n(no output)\n")
 
     def test_probe_failure_other_than_exec(self):
         self.fake.runner = lambda sb, req: {"exit_code": 1, "stdout": "", "stderr": "boom\n", "duration_s": 0}

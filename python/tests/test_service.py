@@ -2,6 +2,8 @@
 itself on a private socket ($HAVEN_SOCKET): real sandboxes, so root only.
 Skipped, saying why, without HAVEN_BIN or root."""
 
+import contextlib
+import io
 import os
 import shutil
 import signal
@@ -178,6 +180,20 @@ class TestService(unittest.TestCase):
             sid, ws = sb.id, sb.workspace
         self.assert_gone(sid, ws)
 
+    def test_readme_example(self):
+        # The README's Python SDK example, run as it is written there.
+        readme = os.path.join(os.path.dirname(os.path.dirname(HERE)), "README.md")
+        with open(readme) as f:
+            text = f.read()
+        section = text[text.index("## Python SDK\n"):]
+        (block,) = [b for b in haven.parse_code_blocks(section[: section.index("\n## ")]) if b.language == "python"]
+        out = io.StringIO()
+        scope = {}
+        with contextlib.redirect_stdout(out):
+            exec(compile(block.code, readme, "exec"), scope)
+        self.assertEqual((scope["r"].exit_code, scope["r"].stdout), (0, "data\n"))
+        self.assertRegex(out.getvalue(), r"^\[block 1: python\] exit 0, [0-9.]+ s\nstdout:\n3\n$")
+
     def test_run_code_blocks_on_a_model_answer(self):
         results = run_code_blocks(MODEL_ANSWER, policy="offline")
         self.assertEqual([r.language for r in results], ["python", "bash", "", "javascript", "console"])
@@ -206,6 +222,27 @@ class TestService(unittest.TestCase):
             res = sb.run(["no-such-interpreter-h-python"])
             self.assertEqual(res.exit_code, 127)
             self.assertIn("no-such-interpreter-h-python", res.stderr)
+
+    def test_project_sandbox(self):
+        # A project directory, named relative to this process's directory:
+        # the SDK sends it absolute; the sandbox works in it, never pooled.
+        proj = os.path.join(self.dir, "proj")
+        os.mkdir(proj)
+        with open(os.path.join(proj, "a.txt"), "w") as f:
+            f.write("hello\n")
+        cwd = os.getcwd()
+        os.chdir(self.dir)
+        try:
+            sb = Sandbox(policy="offline", project="proj")
+        finally:
+            os.chdir(cwd)
+        with sb:
+            self.assertEqual((sb.workspace, sb.pooled, sb.info.get("project")), (proj, False, True))
+            r = sb.run(["sh", "-c", "pwd; cat a.txt; echo made > b.txt"])
+            self.assertEqual(r.stdout, "%s\nhello\n" % proj)
+            self.assertEqual(sb.files.read("b.txt"), b"made\n")
+        with open(os.path.join(proj, "b.txt")) as f:
+            self.assertEqual(f.read(), "made\n")
 
     def test_refused_policy_names_file_and_line(self):
         path = os.path.join(self.dir, "broken.yaml")
@@ -241,13 +278,49 @@ class TestService(unittest.TestCase):
             self.assertEqual(r.stdout_bytes, b"\0" * 1000)
             r = sb.run(["cat"], stdin=b"\xff\xfe\x00bytes")
             self.assertEqual(r.stdout_bytes, b"\xff\xfe\x00bytes")
-            r = sb.run(["sh", "-c", 'echo "$GREETING" >&2; exit 3'], env={"GREETING": "hi"})
-            self.assertEqual((r.exit_code, r.stderr), (3, "hi\n"))
+            r = sb.run(["sh", "-c", 'echo "$TZ" >&2; exit 3'], env={"TZ": "UTC"})
+            self.assertEqual((r.exit_code, r.stderr), (3, "UTC\n"))
+            # The API never widens the policy: a variable it does not pass is refused.
+            with self.assertRaises(haven.Forbidden) as cm:
+                sb.run(["true"], env={"GREETING": "hi"})
+            self.assertIn("GREETING", cm.exception.message)
             s = sb.stream(["sh", "-c", "echo one; sleep 0.2; echo two >&2"])
             chunks = list(s)
             self.assertEqual(b"".join(d for n, d in chunks if n == "stdout"), b"one\n")
             self.assertEqual(b"".join(d for n, d in chunks if n == "stderr"), b"two\n")
             self.assertEqual(s.result.exit_code, 0)
+
+
+
+@unittest.skipIf(WHY_NOT, WHY_NOT)
+class TestServiceStart(unittest.TestCase):
+    def test_clients_at_once_start_one_service(self):
+        # Four processes find no service at once: one service starts, and
+        # each gets a working sandbox from it.
+        work = tempfile.mkdtemp(prefix="h-python-it.")
+        os.chmod(work, 0o755)
+        sock = os.path.join(work, "run", "haven.sock")
+        code = (
+            "import sys; sys.path.insert(0, %r); from haven import Sandbox\n"
+            "with Sandbox(policy='offline') as sb: print(sb.run(['echo', 'ok']).stdout, end='')" % os.path.dirname(HERE)
+        )
+        env = dict(os.environ, HAVEN_SOCKET=sock)
+        pid = None
+        try:
+            procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True) for _ in range(4)]
+            outs = [p.communicate(timeout=120)[0] for p in procs]
+            pid = _service_pid(sock)
+            self.assertEqual(outs, ["ok\n"] * 4)
+            with open(os.path.join(work, "run", "serve.log")) as f:
+                self.assertEqual(f.read().count("haven serve: listening on"), 1)
+        finally:
+            if pid is not None:
+                os.kill(pid, signal.SIGTERM)
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and os.path.exists(sock):
+                    time.sleep(0.05)
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
