@@ -277,6 +277,13 @@ hv_keeper_serve (int keeper_fd, const char *default_cwd)
 {
   struct keeper k = { .sock = keeper_fd, .sigfd = -1, .default_cwd = default_cwd };
   hv_error *err = NULL;
+  /* The keeper is a copy of the process that made the sandbox, and keeps
+   * its memory (the config, whatever the caller held): not dumpable, so
+   * that no command (same uid, its descendant) can read it through
+   * /proc/1/mem or ptrace, nor open the runtime's binary through
+   * /proc/1/exe.  Each command's execve makes it dumpable again. */
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    keeper_fail (&k, "PR_SET_DUMPABLE: %s", strerror (errno));
   close_all_but (keeper_fd);
   /* Ours alone: a request waits in a blocking read, an event in a
    * blocking send (the caller reads them as they come). */
