@@ -71,6 +71,15 @@ section("umask", "%04o" % old)
 section("limits", read("/proc/self/limits"))
 for f in ("uid_map", "gid_map", "setgroups", "attr/current", "timens_offsets", "oom_score_adj", "cgroup"):
     section(f, read("/proc/self/" + f))
+# Scheduling: a pool's maker at a lower priority must not hand it on.
+def stat_prio(pid):
+    f = read("/proc/%s/stat" % pid).rsplit(")", 1)[-1].split()
+    return "priority %s nice %s policy %s" % (f[15], f[16], f[38]) if len(f) > 38 else "?"
+
+
+section("scheduling", "self: nice %d, policy %d, affinity %s, ioprio %d; %s\nkeeper: %s" % (
+    os.getpriority(os.PRIO_PROCESS, 0), os.sched_getscheduler(0), sorted(os.sched_getaffinity(0)),
+    ctypes.CDLL(None, use_errno=True).syscall(252, 1, 0), stat_prio("self"), stat_prio(1)))
 section("hostname", "%s / %s" % (os.uname().nodename, read("/proc/sys/kernel/domainname").strip()))
 # Namespaces: their inode numbers differ between sandboxes; whether the
 # command shares each one with the keeper does not.
