@@ -102,6 +102,18 @@ class TestSandbox(FakeCase):
             self.assertEqual(sb.run(["y"]).exit_code, 5)
         self.assertEqual(self.fake.connections, 1)
 
+    def test_connection_lost(self):
+        sb = Sandbox(socket=self.sock)
+        self.fake.runner = lambda sb, req: "drop"
+        with self.assertRaises(haven.ConnectionLost) as cm:
+            sb.run(["x"])
+        self.assertIn("the connection to %s broke" % self.sock, str(cm.exception))
+        # The sandbox went with its connection; the next request says so.
+        with self.assertRaises(haven.NotFound):
+            sb.files.read("a")
+        self.assertIsNone(sb.close())
+        self.assertEqual(self.fake.connections, 2)
+
     def test_crashed_client_leaves_nothing(self):
         # A process that dies holding a Sandbox: its connection closes and,
         # because it was created with destroy_on_disconnect, so does the sandbox.
