@@ -193,6 +193,11 @@ class RunStream:
         if self.result is None:
             raise ProtocolError("streamed run: the stream ended without a result", code="protocol")
 
+    @property
+    def done(self) -> bool:
+        """The whole answer was read."""
+        return self._lines.done
+
     def wait(self) -> RunResult:
         """Read the rest and return the result."""
         for _ in self:
@@ -373,7 +378,7 @@ class Sandbox:
         self._closed = True
         answer = None
         try:
-            if self._stream is None:
+            if self._stream is None or self._stream.done:
                 answer = self._client.delete_sandbox(self.id)
             # else: a run still streams; closing the connection ends it and
             # destroys the sandbox (destroy_on_disconnect) without waiting.

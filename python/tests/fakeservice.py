@@ -158,6 +158,10 @@ class FakeService:
                 req = json.loads(body)
                 sb["runs"] += 1
                 out = fake.runner(sb, req)
+                if out == "drop":
+                    # As a service that died mid-run: no answer, the connection closed.
+                    self.close_connection = True
+                    return
                 if not req.get("stream"):
                     return self._json(200, out)
                 # Streamed: the runner's answer is a list of lines, the last the result.

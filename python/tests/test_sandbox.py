@@ -100,7 +100,40 @@ class TestSandbox(FakeCase):
             self.assertEqual(sb.stream(["x"]).wait().stdout, "a")
             self.fake.runner = lambda sb, req: {"exit_code": 5, "stdout": "", "stderr": "", "duration_s": 0}
             self.assertEqual(sb.run(["y"]).exit_code, 5)
+            self.fake.runner = runner
+            s = sb.stream(["x"])
+            s.wait()
+            self.assertTrue(s.done)
+        # A stream read to its end leaves the connection free for the DELETE.
+        self.assertEqual(self.fake.targets()[-1], "DELETE /v1/sandboxes/" + sb.id)
         self.assertEqual(self.fake.connections, 1)
+
+    def test_close_during_a_stream(self):
+        self.fake.runner = lambda sb, req: [{"stream": "stdout", "data": "a"},
+                                            {"exit_code": 0, "stdout": "a", "stderr": "", "duration_s": 0}]
+        sb = Sandbox(socket=self.sock)
+        s = sb.stream(["x"])
+        self.assertEqual(next(iter(s)), ("stdout", b"a"))
+        # Not read to its end: closing drops the connection (the service
+        # then ends the run and the sandbox) rather than wait for the run.
+        self.assertIsNone(sb.close())
+        self.assertNotIn("DELETE /v1/sandboxes/" + sb.id, self.fake.targets())
+        deadline = time.monotonic() + 5
+        while self.fake.sandboxes and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.assertEqual(self.fake.sandboxes, {})
+
+    def test_connection_lost(self):
+        sb = Sandbox(socket=self.sock)
+        self.fake.runner = lambda sb, req: "drop"
+        with self.assertRaises(haven.ConnectionLost) as cm:
+            sb.run(["x"])
+        self.assertIn("the connection to %s broke" % self.sock, str(cm.exception))
+        # The sandbox went with its connection; the next request says so.
+        with self.assertRaises(haven.NotFound):
+            sb.files.read("a")
+        self.assertIsNone(sb.close())
+        self.assertEqual(self.fake.connections, 2)
 
     def test_crashed_client_leaves_nothing(self):
         # A process that dies holding a Sandbox: its connection closes and,
