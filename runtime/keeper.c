@@ -159,6 +159,7 @@ run_child (struct keeper *k, const struct hv_keeper_request *req, int fds[3])
   const char *name = req->argv[0];
   char *exe = NULL, *refused = NULL;
   int e = hv_process_find_exe (name, req->envp, &exe, &refused);
+  bool in_path = e == ENOENT && !strchr (name, '/');
   if (e == 0)
     {
       execve (exe, req->argv, req->envp);
@@ -166,7 +167,7 @@ run_child (struct keeper *k, const struct hv_keeper_request *req, int fds[3])
        * program; ENOENT: its interpreter or loader is missing. */
       e = errno;
     }
-  exec_failed ("exec", name, e == ENOENT && !strchr (name, '/') ? "command not found" : strerror (e),
+  exec_failed ("exec", name, in_path ? "command not found" : strerror (e),
                e == ENOENT ? HV_EXIT_NOT_FOUND : HV_EXIT_CANNOT_EXECUTE);
   __builtin_unreachable ();
 }

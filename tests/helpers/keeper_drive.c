@@ -18,6 +18,9 @@
  *       COUNT spawns of "echo x" one after the other; prints the medians
  *       (microseconds) from the request to STARTED, to the first byte of
  *       output (the program runs) and to EXITED.
+ *   garbage
+ *       sends a message that is no request; prints "keeper ended" once
+ *       init is gone and the socket says so.
  *   pid
  *       prints "init P" (the keeper's pid on the host).
  *   pause SECONDS
@@ -233,6 +236,23 @@ step_spawn (char **a, int n)
   fflush (stdout);
 }
 
+static void
+step_garbage (void)
+{
+  if (send (keeper, "bad", 3, MSG_NOSIGNAL) != 3)
+    die ("send: %s", strerror (errno));
+  struct pollfd p = { .fd = init_pidfd, .events = POLLIN };
+  if (poll (&p, 1, 5000) != 1)
+    die ("init still runs 5 s after a malformed request");
+  struct hv_keeper_event ev;
+  hv_error *err = NULL;
+  if (hv_keeper_event_read (keeper, &ev, &err) != -1)
+    die ("an event after a malformed request");
+  printf ("%s\n", err->msg);
+  fflush (stdout);
+  hv_error_free (&err);
+}
+
 static int
 cmp_ll (const void *a, const void *b)
 {
@@ -345,6 +365,8 @@ main (int argc, char **argv)
         step_run (a + 1, n - 1);
       else if (n >= 1 && strcmp (a[0], "spawn") == 0)
         step_spawn (a + 1, n - 1);
+      else if (n == 1 && strcmp (a[0], "garbage") == 0)
+        step_garbage ();
       else if (n == 2 && strcmp (a[0], "bench") == 0)
         step_bench (atoi (a[1]));
       else if (n == 1 && strcmp (a[0], "pid") == 0)

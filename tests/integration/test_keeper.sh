@@ -8,7 +8,8 @@ KEEPER_DRIVE=$(cd "$(dirname "$RUNTIME")" && pwd)/tests/helpers/keeper_drive
 
 # keeper_bundle: a config with something of every restriction the keeper
 # must hand on: a user with groups, capabilities, no_new_privs, a
-# seccomp profile and a stacked one (run.haven.seccomp), a umask.
+# seccomp profile and a stacked one (run.haven.seccomp), Landlock rules
+# (run.haven.landlock: programs only from /bin), a umask.
 keeper_bundle() {
   skip_on_runc "keeper mode is haven-runc's"
   [ -x "$KEEPER_DRIVE" ] || skip "tests/helpers/keeper_drive not built (make check builds it)"
@@ -19,10 +20,16 @@ keeper_bundle() {
     | .process.noNewPrivileges = true
     | .linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["ptrace"], action: "SCMP_ACT_ERRNO"}]}
     | .annotations["run.haven.seccomp"] = ({seccomp: {defaultAction: "SCMP_ACT_ALLOW",
-        syscalls: [{names: ["unshare"], action: "SCMP_ACT_ERRNO"}]}} | tojson)'
+        syscalls: [{names: ["unshare"], action: "SCMP_ACT_ERRNO"}]}} | tojson)
+    | .annotations["run.haven.landlock"] = ({read: ["/"], write: ["/tmp", "/dev", "/home/user"], exec: ["/bin"],
+        bestEffort: false} | tojson)'
   chown 1000:1000 "$B/rootfs/home/user"
   printf 'echo never\n' > "$B/rootfs/home/user/not-executable"
   chmod 644 "$B/rootfs/home/user/not-executable"
+  printf '#!/bin/sh\necho ran\n' > "$B/rootfs/home/user/script"
+  chmod 755 "$B/rootfs/home/user/script"
+  printf '#!/nonexistent/sh\necho ran\n' > "$B/rootfs/bin/no-interpreter"
+  chmod 755 "$B/rootfs/bin/no-interpreter"
 }
 
 drive() { # ID STEP...: the driver, its lines in $DRIVE, its status in $DRIVE_RC
@@ -46,6 +53,8 @@ test_keeper_commands() {
     run cwd=/nonexistent true , \
     run sig=15 sh -c 'echo ready; sleep 100' , \
     run cat /proc/self/status , \
+    run /home/user/script , \
+    run no-interpreter , \
     close
   [ "$DRIVE_RC" = 0 ] || fail "keeper_drive failed: $DRIVE"
   # stdin, stdout, stderr, cwd, environment (the request's alone), the
@@ -64,6 +73,12 @@ test_keeper_commands() {
   assert_contains "$(grep '^run 6:' <<< "$DRIVE")" "status 126" "a missing cwd"
   assert_eq "haven: cwd /nonexistent: No such file or directory" "$(cat 6.err)"
   assert_contains "$(grep '^run 7:' <<< "$DRIVE")" "status 143" "SIGTERM to the run's group"
+  # Landlock's exec rule: an executable file outside /bin is refused.
+  assert_contains "$(grep '^run 9:' <<< "$DRIVE")" "status 126" "Landlock's exec rule"
+  assert_eq "haven: exec /home/user/script: Permission denied" "$(cat 9.err)"
+  # Found in PATH, but its interpreter is not there: 127, and not "not found".
+  assert_contains "$(grep '^run 10:' <<< "$DRIVE")" "status 127" "a missing interpreter"
+  assert_eq "haven: exec no-interpreter: No such file or directory" "$(cat 10.err)"
   assert_contains "$DRIVE" $'keeper ended\nleft 0' "the keeper's end"
   # A command has exactly what the config's process gets: compared with
   # the same config run as a container of its own.
@@ -73,6 +88,9 @@ test_keeper_commands() {
   printf '%s\n' "$OUT" > plain.status
   assert_eq "$(powers plain.status)" "$(powers 8.out)" "uid, groups, no_new_privs, seccomp, capabilities"
   assert_contains "$(powers 8.out)" "Seccomp_filters:"$'\t'"2" "both seccomp profiles"
+  # Every signal at its default, none blocked (the keeper's own SIGPIPE
+  # and SIGCHLD settings stay with it).
+  assert_eq $'SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000' "$(grep -E '^Sig(Blk|Ign):' 8.out)" "signals"
 }
 
 # pid 1 of its pid namespace: the orphans of a command are reaped, and
@@ -89,6 +107,22 @@ test_keeper_orphans_and_end() {
   [ "$DRIVE_RC" = 0 ] || fail "keeper_drive failed: $DRIVE"
   assert_eq "" "$(cat 3.out)" "zombies in the sandbox"
   assert_contains "$DRIVE" $'keeper ended\nleft 0' "a command's background process outlived the keeper"
+}
+
+# What the keeper refuses: at create, a terminal (a command gets its own
+# stdio); from its caller, a message that is no request (it ends rather
+# than guess, and says why on its stderr).
+test_keeper_refusals() {
+  keeper_bundle
+  cfg "$B" '.process.terminal = true'
+  drive "$(new_id keeper)" "$PWD" close
+  [ "$DRIVE_RC" != 0 ] || fail "created with a terminal: $DRIVE"
+  assert_contains "$DRIVE" "keeper: process.terminal is not supported"
+  cfg "$B" '.process.terminal = false'
+  drive "$(new_id keeper)" "$PWD" run true , garbage
+  [ "$DRIVE_RC" = 0 ] || fail "keeper_drive failed: $DRIVE"
+  assert_contains "$DRIVE" "haven-keeper: keeper request: 3 bytes"
+  assert_contains "$DRIVE" $'\nkeeper ended' "the keeper after a malformed request"
 }
 
 # Without a pid namespace of its own, the keeper ends the commands still

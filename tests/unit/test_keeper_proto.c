@@ -371,6 +371,31 @@ test_client_requests (void **state)
   assert_int_equal (req.run_id, 5);
   assert_string_equal (req.argv[1], "-c");
   hv_keeper_request_clear (&req);
+  /* The largest request goes through a socket pair's default buffers
+   * whole, as one message. */
+  cleanup_free char *big = xmalloc0 (HV_KEEPER_MAX_REQUEST);
+  memset (big, 'a', HV_KEEPER_MAX_REQUEST - 1);
+  char *args[] = { big, NULL };
+  struct hv_keeper_spawn s2 = { .run_id = 6, .argv = args, .stdio = { 0, 1, 2 } };
+  assert_int_equal (hv_keeper_spawn (sv[0], &s2, &err), 0);
+  cleanup_free char *whole = xmalloc0 (HV_KEEPER_MAX_MESSAGE + 1);
+  struct iovec iov2 = { .iov_base = whole, .iov_len = HV_KEEPER_MAX_MESSAGE + 1 };
+  struct msghdr msg2 = { .msg_iov = &iov2, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof (ctl.b) };
+  assert_int_equal (recvmsg (sv[1], &msg2, MSG_CMSG_CLOEXEC), HV_KEEPER_MAX_MESSAGE);
+  memcpy (fds, CMSG_DATA (CMSG_FIRSTHDR (&msg2)), sizeof (fds));
+  for (int i = 0; i < 3; i++)
+    close (fds[i]);
+  assert_int_equal (decode (whole, HV_KEEPER_MAX_MESSAGE, 3, &req), 0);
+  assert_int_equal (req.run_id, 6);
+  hv_keeper_request_clear (&req);
+  /* A send buffer below the largest request is raised for it. */
+  int small = 4096;
+  assert_int_equal (setsockopt (sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof (small)), 0);
+  assert_int_equal (hv_keeper_spawn (sv[0], &s2, &err), 0);
+  assert_int_equal (recvmsg (sv[1], &msg2, MSG_CMSG_CLOEXEC), HV_KEEPER_MAX_MESSAGE);
+  memcpy (fds, CMSG_DATA (CMSG_FIRSTHDR (&msg2)), sizeof (fds));
+  for (int i = 0; i < 3; i++)
+    close (fds[i]);
   assert_int_equal (hv_keeper_signal (sv[0], 5, 9, &err), 0);
   n = recv (sv[1], buf, sizeof (buf), 0);
   assert_int_equal (n, HV_KEEPER_SIGNAL_SIZE);
