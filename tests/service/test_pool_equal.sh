@@ -70,6 +70,10 @@ check_pool_equal() {
   local d
   d=$(diff -u fresh.txt pooled.txt) || fail "$pol: the pooled sandbox sees what the fresh one does not:
 $d"
+  # The keeper is a copy of the service: its memory holds the service's
+  # environment (the caller's secrets when the SDK started it), which no
+  # command may read.
+  ! grep -q "^read /proc/1/\(environ\|mem\): ok" fresh.txt || fail "$pol: a command reads the keeper's memory: $(grep '^read /proc/1/' fresh.txt)"
   # A fresh create's probe is its first command: pid 2, beside the keeper.
   assert_eq "2" "$(sed -n '/^== my pid/{n;p}' pooled.txt)" "the probe's pid in the pooled sandbox"
 }
