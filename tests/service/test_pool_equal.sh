@@ -3,7 +3,8 @@
 # the same probe (pool_probe.py: credentials, capabilities, seccomp,
 # limits, mounts, environment, cgroup limits, network, what is hidden or
 # refused, the keeper) as their first command, and what they saw must be
-# the same once the ids are normalised.  Also: a pooled sandbox is handed
+# the same once the ids are normalised; and so must their cgroups' limits,
+# read from the host.  Also: a pooled sandbox is handed
 # out once, nothing ran in it before its claim, nothing of an earlier
 # claimant is in it, and a changed policy file drops its pool.
 
@@ -18,6 +19,31 @@ pool_pids_of() {
   for p in /proc/[0-9]*; do
     [ "$(readlink "$p/ns/pid" 2> /dev/null)" = "$ns" ] && echo "${p#/proc/}"
   done
+}
+
+# pool_cgroup_limits ID: the limits of sandbox ID's cgroups, read from
+# the host (inside, the cgroup namespace and the host's sysfs show the
+# root's), the id normalised; "none" for a policy that has no cgroup.
+pool_cgroup_limits() {
+  local init line ctrl path f dir
+  init=$(jq -r .pid "/run/haven/$1/state.json")
+  while IFS= read -r line; do
+    ctrl=$(cut -d: -f2 <<< "$line")
+    path=$(cut -d: -f3- <<< "$line")
+    echo "$ctrl:${path//$1/<ID>}"
+    case $ctrl in
+      memory) dir=/sys/fs/cgroup/memory; f="memory.limit_in_bytes memory.memsw.limit_in_bytes memory.soft_limit_in_bytes" ;;
+      pids) dir=/sys/fs/cgroup/pids; f=pids.max ;;
+      cpu) dir=/sys/fs/cgroup/cpu; f="cpu.cfs_quota_us cpu.cfs_period_us cpu.shares" ;;
+      cpuset) dir=/sys/fs/cgroup/cpuset; f="cpuset.cpus cpuset.mems" ;;
+      "") dir=/sys/fs/cgroup/unified; [ -d "$dir" ] || dir=/sys/fs/cgroup
+          f="memory.max memory.swap.max memory.high pids.max cpu.max cpu.weight" ;;
+      *) continue ;;
+    esac
+    for f in $f; do
+      [ -e "$dir$path/$f" ] && echo "  $f $(cat "$dir$path/$f")"
+    done
+  done < "/proc/$init/cgroup"
 }
 
 # pool_wait_made POLICY N: until the service has logged N sandboxes of
@@ -58,16 +84,19 @@ check_pool_equal() {
   pool_wait_made "$pol" 1
   create "$pol" '"pool":true'
   assert_eq true "$(jq -r .pooled <<< "$BODY")" "a claim once the pool of $pol is full"
-  local pooled=$ID pooled_ws=$WS
+  local pooled=$ID pooled_ws=$WS d
   # Nothing ran in it: the keeper is its one process.
   local procs
   procs=$(pool_pids_of "$pooled")
   assert_eq 1 "$(wc -w <<< "$procs")" "processes of the claimed $pooled before its first run: $procs"
   assert_eq "$(jq -r .pid "/run/haven/$pooled/state.json")" "$procs" "its one process is its init, the keeper"
+  pool_cgroup_limits "$fresh" > fresh-cgroup.txt
+  pool_cgroup_limits "$pooled" > pooled-cgroup.txt
+  d=$(diff -u fresh-cgroup.txt pooled-cgroup.txt) || fail "$pol: the pooled sandbox's cgroup limits differ:
+$d"
   pool_probe "$fresh" "$fresh_ws" fresh.txt
   pool_probe "$pooled" "$pooled_ws" pooled.txt
   grep -q "^== mountinfo" fresh.txt || fail "the probe printed no mount table: $(head -5 fresh.txt)"
-  local d
   d=$(diff -u fresh.txt pooled.txt) || fail "$pol: the pooled sandbox sees what the fresh one does not:
 $d"
   # The keeper is a copy of the service: its memory holds the service's
