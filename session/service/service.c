@@ -265,7 +265,11 @@ loop (struct svc *s)
     {
       size_t n = 0;
       add (&pfd, &n, &cap, s->signal_fd, POLLIN, SLOT_SIGNAL, s);
-      add (&pfd, &n, &cap, s->listen_fd, POLLIN, SLOT_LISTEN, s);
+      uint64_t now = svc_now_ms (), next = UINT64_MAX;
+      if (s->n_conns < SVC_CONNS_MAX && now >= s->accept_pause_until)
+        add (&pfd, &n, &cap, s->listen_fd, POLLIN, SLOT_LISTEN, s);
+      else if (s->n_conns < SVC_CONNS_MAX)
+        next = s->accept_pause_until;
       for (struct svc_conn *c = s->conns; c; c = c->next)
         {
           /* While a request is answered, the next one waits in the
@@ -289,7 +293,6 @@ loop (struct svc *s)
           add (&pfd, &n, &cap, r->err_fd, POLLIN, SLOT_RUN, r);
         }
       n_slots = n;
-      uint64_t now = svc_now_ms (), next = UINT64_MAX;
       for (struct svc_conn *c = s->conns; c; c = c->next)
         if (c->drain_until && c->drain_until <= now)
           c->dead = true;

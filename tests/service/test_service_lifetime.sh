@@ -102,19 +102,27 @@ test_service_keeper_killed() {
   sandbox_gone "$ID"
 }
 
-test_service_hundred_sandboxes() {
-  start_service
-  local ids=() i jobs_=()
-  for i in $(seq 100); do
+# create_many N: N sandboxes asked for at once; ids: theirs.
+create_many() {
+  local i pids=()
+  ids=()
+  for i in $(seq "$1"); do
     curl -sS --unix-socket "$SOCK" -X POST -H 'Content-Type: application/json' \
       --data-binary '{"policy":"offline","pool":false}' -o "c$i" "http://haven/v1/sandboxes" &
-    jobs_+=($!)
+    pids+=($!)
   done
-  wait "${jobs_[@]}"
-  for i in $(seq 100); do
+  # (a bare wait would wait for the service too)
+  wait "${pids[@]}"
+  for i in $(seq "$1"); do
     ids+=("$(jq -r .id < "c$i")")
     note_sandbox "${ids[-1]}"
   done
+}
+
+test_service_hundred_sandboxes() {
+  start_service
+  local i jobs_=()
+  create_many 100
   api GET /v1/sandboxes
   assert_eq 100 "$(jq '.sandboxes | length' <<< "$BODY")" "100 sandboxes at once"
   # The cap: one more is refused.
@@ -130,23 +138,13 @@ test_service_hundred_sandboxes() {
 
 test_service_hundred_deleted() {
   start_service
-  local i ids=() jobs_=()
-  for i in $(seq 100); do
-    curl -sS --unix-socket "$SOCK" -X POST -H 'Content-Type: application/json' \
-      --data-binary '{"policy":"offline","pool":false}' -o "c$i" "http://haven/v1/sandboxes" &
-    jobs_+=($!)
-  done
-  wait "${jobs_[@]}"
-  for i in $(seq 100); do
-    ids+=("$(jq -r .id < "c$i")")
-    note_sandbox "${ids[-1]}"
-  done
+  local i jobs_=()
+  create_many 100
   for i in "${ids[@]}"; do
     curl -sS --unix-socket "$SOCK" -X DELETE -o "d-$i" -w '%{http_code}\n' "http://haven/v1/sandboxes/$i" >> deletes &
     jobs_+=($!)
   done
   wait "${jobs_[@]}"
-  # (wait without pids would wait for the service too)
   assert_eq 100 "$(grep -c '^200$' deletes)" "deletes answered 200"
   api GET /v1/sandboxes
   assert_eq 0 "$(jq '.sandboxes | length' <<< "$BODY")" "all deleted"
