@@ -535,6 +535,11 @@ check_keeper_fd (const oci_spec *spec, const struct hv_create_opts *opts, hv_err
     return hv_error_set (err, 0, "keeper: process.terminal is not supported (commands get their own stdio)");
   if (opts->preserve_fds)
     return hv_error_set (err, 0, "keeper: --preserve-fds is not supported (commands get their own stdio)");
+  /* No hook or helper this process starts (pasta, a createRuntime hook)
+   * may hold the sandbox's end: its caller learns that the keeper ended
+   * only once every copy is closed. */
+  if (fcntl (opts->keeper_fd, F_SETFD, FD_CLOEXEC) < 0)
+    return hv_error_set (err, errno, "keeper: fd %d", opts->keeper_fd);
   return 0;
 }
 
@@ -543,6 +548,8 @@ check_config (const oci_spec *spec, const struct hv_create_opts *opts, const cha
 {
   if (!spec->has_process)
     return hv_error_set (err, 0, "%s/config.json: .process: required to create a container", bundle);
+  if (check_keeper_fd (spec, opts, err) < 0)
+    return -1;
   if (spec->process.terminal && opts->console_socket == NULL && opts->console_master == NULL)
     return hv_error_set (err, 0, "process.terminal is true but no --console-socket was given");
   if (!spec->process.terminal && opts->console_socket)
@@ -554,7 +561,7 @@ check_config (const oci_spec *spec, const struct hv_create_opts *opts, const cha
   if (spec->linux_cfg.net_devices.n)
     return hv_error_set (err, 0, "%s/config.json: .linux.netDevices: moving network devices is not supported",
                          bundle);
-  return check_keeper_fd (spec, opts, err);
+  return 0;
 }
 
 static int

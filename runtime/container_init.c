@@ -345,9 +345,6 @@ hv_container_init (struct hv_init_ctx *ctx)
 {
   hv_error *err = NULL;
   close (ctx->parent_sync_fd);
-  /* The keeper's socket reaches no hook or command init starts. */
-  if (ctx->opts->keeper_fd > 0)
-    fcntl (ctx->opts->keeper_fd, F_SETFD, FD_CLOEXEC);
   /* If the create process dies before we are ready, so do we. */
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   init_main (ctx, &err);

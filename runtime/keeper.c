@@ -159,6 +159,7 @@ run_child (struct keeper *k, const struct hv_keeper_request *req, int fds[3])
   const char *name = req->argv[0];
   char *exe = NULL, *refused = NULL;
   int e = hv_process_find_exe (name, req->envp, &exe, &refused);
+  bool in_path = e == ENOENT && !strchr (name, '/');
   if (e == 0)
     {
       execve (exe, req->argv, req->envp);
@@ -166,7 +167,7 @@ run_child (struct keeper *k, const struct hv_keeper_request *req, int fds[3])
        * program; ENOENT: its interpreter or loader is missing. */
       e = errno;
     }
-  exec_failed ("exec", name, e == ENOENT && !strchr (name, '/') ? "command not found" : strerror (e),
+  exec_failed ("exec", name, in_path ? "command not found" : strerror (e),
                e == ENOENT ? HV_EXIT_NOT_FOUND : HV_EXIT_CANNOT_EXECUTE);
   __builtin_unreachable ();
 }
@@ -277,6 +278,13 @@ hv_keeper_serve (int keeper_fd, const char *default_cwd)
 {
   struct keeper k = { .sock = keeper_fd, .sigfd = -1, .default_cwd = default_cwd };
   hv_error *err = NULL;
+  /* The keeper is a copy of the process that made the sandbox, and keeps
+   * its memory (the config, whatever the caller held): not dumpable, so
+   * that no command (same uid, its descendant) can read it through
+   * /proc/1/mem or ptrace, nor open the runtime's binary through
+   * /proc/1/exe.  Each command's execve makes it dumpable again. */
+  if (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    keeper_fail (&k, "PR_SET_DUMPABLE: %s", strerror (errno));
   close_all_but (keeper_fd);
   /* Ours alone: a request waits in a blocking read, an event in a
    * blocking send (the caller reads them as they come). */

@@ -37,6 +37,7 @@ send_request (int keeper_fd, const void *buf, size_t len, const int *fds, size_t
       c->cmsg_len = CMSG_LEN (nfds * sizeof (int));
       memcpy (CMSG_DATA (c), fds, nfds * sizeof (int));
     }
+  bool grown = false;
   for (;;)
     {
       ssize_t n = sendmsg (keeper_fd, &msg, MSG_NOSIGNAL);
@@ -55,6 +56,16 @@ send_request (int keeper_fd, const void *buf, size_t len, const int *fds, size_t
           if (r > 0 || (r < 0 && errno == EINTR))
             continue;
           return hv_error_set (err, r == 0 ? ETIMEDOUT : errno, "keeper: request not taken");
+        }
+      if (errno == EMSGSIZE && !grown)
+        {
+          /* One message must fit the socket's send buffer: a host whose
+           * default is below the largest request gets it raised once
+           * (up to net.core.wmem_max). */
+          int size = (int) len + 4096;
+          setsockopt (keeper_fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof (size));
+          grown = true;
+          continue;
         }
       if (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN)
         return hv_error_set (err, 0, "keeper ended");

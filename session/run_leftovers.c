@@ -58,6 +58,27 @@ hv_run_bundle_create (const char *parent, char **out, hv_error **err)
  * a killed run stays, with what is under it) and never deeper than
  * max_depth.  A bundle can hold secrets (config.json's environment,
  * git/'s token file): a killed run's must not stay. */
+/* A directory of ours, opened to be emptied.  One the sandbox made
+ * unreadable or unwritable (chmod 000, 500: it runs as our uid when
+ * rootless) is given rwx back first, never through a link: the chmod goes
+ * through our O_PATH fd of it. */
+static int
+open_to_empty (int dirfd, const char *name)
+{
+  int fd = openat (dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno != EACCES)
+    return -1;
+  cleanup_close int p = fd < 0 ? openat (dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+  struct stat st;
+  if (fstat (fd >= 0 ? fd : p, &st) < 0 || st.st_uid != geteuid () || (st.st_mode & 0700) == 0700)
+    return fd;
+  char self[64];
+  snprintf (self, sizeof (self), "/proc/self/fd/%d", fd >= 0 ? fd : p);
+  if (chmod (self, (st.st_mode & 07777) | 0700) < 0 || fd >= 0)
+    return fd;
+  return openat (p, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
 static void
 empty_dir (int dirfd, int depth, int max_depth)
 {
@@ -76,7 +97,7 @@ empty_dir (int dirfd, int depth, int max_depth)
         continue;
       if (depth < max_depth)
         {
-          cleanup_close int sub = openat (dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          cleanup_close int sub = open_to_empty (dirfd, de->d_name);
           struct stat st;
           if (sub >= 0 && fstat (sub, &st) == 0 && st.st_dev == here.st_dev)
             empty_dir (sub, depth + 1, max_depth);
@@ -89,7 +110,7 @@ empty_dir (int dirfd, int depth, int max_depth)
 int
 hv_remove_tree_at (int parentfd, const char *name, int max_depth)
 {
-  cleanup_close int fd = openat (parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int fd = open_to_empty (parentfd, name);
   if (fd < 0)
     return errno == ENOENT ? 0 : -1;
   empty_dir (fd, 0, max_depth);

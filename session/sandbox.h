@@ -10,6 +10,9 @@
  * paths, the keeper's socket and init's pidfd), then exits; the sandbox's
  * processes are then the caller's (it must be a child subreaper:
  * PR_SET_CHILD_SUBREAPER, so that they are reparented to it, not to pid 1).
+ * destroy reaps init, pasta and the audit listener; the caller reaps the
+ * rest of what is reparented to it (the container's monitor: waitpid(-1,
+ * WNOHANG) on SIGCHLD), as any subreaper must.
  * What must be in the caller's memory before the sandbox runs (the project
  * guard's snapshot of a project) is taken in the caller by make_start. */
 #ifndef HAVEN_SANDBOX_H

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -22,8 +23,9 @@
 #include "utils.h"
 
 /* Names in the config's environment that the policy or haven set (env.set,
- * set_from_*, what credentials give): a command's request never replaces
- * them.  Every name there that the host rules would not pass was set so. */
+ * set_from_*, what credentials and the gateway give): a command's request
+ * never replaces them.  Every name there that the host rules would not
+ * pass, or whose value is not the host's, was set so. */
 static void
 fixed_names (const hv_policy *p, const oci_strv *env, oci_strv *out)
 {
@@ -33,8 +35,13 @@ fixed_names (const hv_policy *p, const oci_strv *env, oci_strv *out)
     oci_strv_push_unique (out, p->env_from[i].name);
   for (size_t i = 0; i < env->n; i++)
     {
-      cleanup_free char *name = strndup (env->v[i], strcspn (env->v[i], "="));
-      if (name && !hv_env_passes (p, name))
+      size_t klen = strcspn (env->v[i], "=");
+      cleanup_free char *name = strndup (env->v[i], klen);
+      if (name == NULL)
+        continue;
+      const char *host = getenv (name);
+      const char *value = env->v[i][klen] == '=' ? env->v[i] + klen + 1 : "";
+      if (!hv_env_passes (p, name) || host == NULL || strcmp (host, value) != 0)
         oci_strv_push_unique (out, name);
     }
 }

@@ -67,9 +67,8 @@ struct hv_create_opts
    * the config's process, then, instead of executing process.args (not
    * even resolved), serves this socket once started.  Not with a
    * terminal or preserve_fds: a command gets exactly its three stdio fds.
-   * Best made close-on-exec by the caller (hooks and helpers started
-   * from this process must not hold it: the keeper's end of the sandbox
-   * is known to be gone only once every copy is closed). */
+   * Create makes it close-on-exec (no hook or helper may hold it: the
+   * keeper is known to be gone only once every copy is closed). */
   int keeper_fd;
 };
 

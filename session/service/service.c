@@ -135,18 +135,18 @@ signals_read (struct svc *s)
 /* --- the socket ------------------------------------------------------- */
 
 /* The socket's directory: made 0700 if missing; an existing one must be a
- * directory of ours (not a link), and is made 0700: the socket's mode
- * alone would leave a window between bind and chmod. */
+ * directory of ours (not a link) that no one else may write to (a
+ * socket there could be replaced under us).  The default one is made
+ * 0700; one the user named keeps its mode (--socket ~/x.sock must not
+ * change the home directory's). */
 static int
-socket_dir (const char *path, hv_error **err)
+socket_dir (const char *path, bool is_default, hv_error **err)
 {
   cleanup_free char *copy = xstrdup (path);
   const char *dir = dirname (copy);
-  if (mkdir (dir, 0700) < 0 && errno != EEXIST)
-    {
-      /* The default's parent (/run/haven's /run exists; $XDG_RUNTIME_DIR too). */
-      return hv_error_set (err, errno, "mkdir %s", dir);
-    }
+  bool made = mkdir (dir, 0700) == 0;
+  if (!made && errno != EEXIST)
+    return hv_error_set (err, errno, "mkdir %s", dir);
   cleanup_close int fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return hv_error_set (err, errno, "socket directory %s", dir);
@@ -156,7 +156,10 @@ socket_dir (const char *path, hv_error **err)
   if (st.st_uid != geteuid ())
     return hv_error_set (err, 0, "socket directory %s belongs to uid %u, not to this user", dir,
                          (unsigned) st.st_uid);
-  if ((st.st_mode & 07777) != 0700 && fchmod (fd, 0700) < 0)
+  if (!made && !is_default && (st.st_mode & (S_IWGRP | S_IWOTH)))
+    return hv_error_set (err, 0, "socket directory %s may be written by others (mode %04o)", dir,
+                         (unsigned) (st.st_mode & 07777));
+  if ((made || is_default) && (st.st_mode & 07777) != 0700 && fchmod (fd, 0700) < 0)
     return hv_error_set (err, errno, "chmod 0700 %s", dir);
   return 0;
 }
@@ -191,7 +194,7 @@ socket_stale (const char *path, hv_error **err)
 static int
 socket_open (struct svc *s, hv_error **err)
 {
-  if (socket_dir (s->socket_path, err) < 0 || socket_stale (s->socket_path, err) < 0)
+  if (socket_dir (s->socket_path, s->o->socket_path == NULL, err) < 0 || socket_stale (s->socket_path, err) < 0)
     return -1;
   /* Made 0600 by the umask: never reachable by others, not even briefly. */
   mode_t old = umask (0177);
@@ -262,7 +265,11 @@ loop (struct svc *s)
     {
       size_t n = 0;
       add (&pfd, &n, &cap, s->signal_fd, POLLIN, SLOT_SIGNAL, s);
-      add (&pfd, &n, &cap, s->listen_fd, POLLIN, SLOT_LISTEN, s);
+      uint64_t now = svc_now_ms (), next = UINT64_MAX;
+      if (s->n_conns < SVC_CONNS_MAX && now >= s->accept_pause_until)
+        add (&pfd, &n, &cap, s->listen_fd, POLLIN, SLOT_LISTEN, s);
+      else if (s->n_conns < SVC_CONNS_MAX)
+        next = s->accept_pause_until;
       for (struct svc_conn *c = s->conns; c; c = c->next)
         {
           /* While a request is answered, the next one waits in the
@@ -286,7 +293,6 @@ loop (struct svc *s)
           add (&pfd, &n, &cap, r->err_fd, POLLIN, SLOT_RUN, r);
         }
       n_slots = n;
-      uint64_t now = svc_now_ms (), next = UINT64_MAX;
       for (struct svc_conn *c = s->conns; c; c = c->next)
         if (c->drain_until && c->drain_until <= now)
           c->dead = true;

@@ -187,15 +187,19 @@ conn_reset_request (struct svc_conn *c)
 void
 svc_conn_accept (struct svc *s)
 {
-  for (;;)
+  while (s->n_conns < SVC_CONNS_MAX)
     {
       int fd = accept4 (s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0)
         {
+          /* The socket stays readable: without a pause the loop would spin. */
+          if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+            s->accept_pause_until = svc_now_ms () + 100;
           if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
             svc_log (s, false, "accept: %s", strerror (errno));
           return;
         }
+      s->n_conns++;
       struct svc_conn *c = xmalloc0 (sizeof (*c));
       c->fd = fd;
       c->keep_alive = true;
@@ -400,6 +404,7 @@ svc_conn_free (struct svc *s, struct svc_conn *c)
 {
   svc_conn_gone (s, c);
   svc_forget (c);
+  s->n_conns--;
   close (c->fd);
   free (c->parser);
   free (c->method);

@@ -39,16 +39,23 @@ file_error (struct svc_conn *c, hv_error *err)
     }
 }
 
+/* A path the API takes, or false after answering 400. */
+static bool
+path_ok (struct svc_conn *c, const char *path)
+{
+  if (path && hv_workspace_path_ok (path))
+    return true;
+  svc_reply_error (c, 400, "bad_request", "a path: relative, without . or .. components");
+  return false;
+}
+
 void
 svc_handle_file_put (struct svc *s, struct svc_conn *c, struct svc_sandbox *x, const char *path)
 {
   (void) s;
   cleanup_error hv_error *err = NULL;
-  if (path == NULL || !hv_workspace_path_ok (path))
-    {
-      svc_reply_error (c, 400, "bad_request", "a file's path: relative, without . or .. components");
-      return;
-    }
+  if (!path_ok (c, path))
+    return;
   if (hv_workspace_write (hv_sandbox_workspace_fd (x->sb), path, c->body.data ? c->body.data : "", c->body.len, 0,
                           true, &err)
       < 0)
@@ -73,11 +80,8 @@ svc_handle_file_get (struct svc *s, struct svc_conn *c, struct svc_sandbox *x, c
   cleanup_free char *data = NULL;
   size_t len = 0;
   bool truncated = false;
-  if (path == NULL || !hv_workspace_path_ok (path))
-    {
-      svc_reply_error (c, 400, "bad_request", "a file's path: relative, without . or .. components");
-      return;
-    }
+  if (!path_ok (c, path))
+    return;
   if (hv_workspace_read (hv_sandbox_workspace_fd (x->sb), path, HV_API_BODY_MAX, &data, &len, &truncated, &err) < 0)
     {
       file_error (c, err);
@@ -100,11 +104,8 @@ svc_handle_file_list (struct svc *s, struct svc_conn *c, struct svc_sandbox *x, 
   size_t n = 0;
   bool truncated = false;
   const char *rel = path && path[0] ? path : "";
-  if (rel[0] && !hv_workspace_path_ok (rel))
-    {
-      svc_reply_error (c, 400, "bad_request", "a directory's path: relative, without . or .. components");
-      return;
-    }
+  if (rel[0] && !path_ok (c, rel))
+    return;
   if (hv_workspace_list (hv_sandbox_workspace_fd (x->sb), rel, LIST_MAX, &e, &n, &truncated, &err) < 0)
     {
       file_error (c, err);

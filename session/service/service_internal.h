@@ -22,6 +22,9 @@
 #define SVC_ID_LEN 12 /* "hvs-" + 8 hex */
 #define SVC_LABEL_PREFIX "hvs-"
 #define SVC_PREFIX_LEN 8 /* "hvs-" + 4 hex of the socket's path: this service's sandboxes */
+/* Connections at once: beyond, new ones wait in the listen backlog (the
+ * descriptors are the sandboxes' too). */
+#define SVC_CONNS_MAX 256
 #define SVC_ENDED_KEEP 256 /* ids of sandboxes whose keeper ended, remembered for their 404 */
 
 struct svc_buf
@@ -146,6 +149,8 @@ struct svc
   int listen_fd, signal_fd;
   uid_t uid;
   bool stopping;
+  unsigned n_conns;
+  uint64_t accept_pause_until; /* out of descriptors: accept again after this */
   struct svc_conn *conns;
   struct svc_sandbox *sandboxes;
   struct svc_maker *makers;

@@ -224,11 +224,10 @@ svc_maker_abort (struct svc *s, struct svc_maker *mk)
   maker_free (mk);
 }
 
+/* What create answers, and the start of each list entry. */
 static void
-create_answer (struct svc_conn *c, struct svc_sandbox *x)
+sandbox_members (yajl_gen g, struct svc_sandbox *x)
 {
-  yajl_gen g = yajl_gen_alloc (NULL);
-  yajl_gen_map_open (g);
   jg_kv (g, "id", x->id);
   jg_kv (g, "policy", x->policy);
   jg_kv (g, "workspace", hv_sandbox_workspace (x->sb));
@@ -236,6 +235,14 @@ create_answer (struct svc_conn *c, struct svc_sandbox *x)
   yajl_gen_bool (g, x->pooled);
   jg_str (g, "project");
   yajl_gen_bool (g, x->project);
+}
+
+static void
+create_answer (struct svc_conn *c, struct svc_sandbox *x)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (g);
+  sandbox_members (g, x);
   yajl_gen_map_close (g);
   svc_reply_json (c, 201, jg_finish (g));
 }
@@ -372,13 +379,7 @@ static void
 sandbox_json (yajl_gen g, struct svc_sandbox *x, uint64_t now)
 {
   yajl_gen_map_open (g);
-  jg_kv (g, "id", x->id);
-  jg_kv (g, "policy", x->policy);
-  jg_kv (g, "workspace", hv_sandbox_workspace (x->sb));
-  jg_str (g, "pooled");
-  yajl_gen_bool (g, x->pooled);
-  jg_str (g, "project");
-  yajl_gen_bool (g, x->project);
+  sandbox_members (g, x);
   jg_str (g, "created_s");
   yajl_gen_integer (g, (long long) ((now - x->created_ms) / 1000));
   jg_str (g, "idle_s");

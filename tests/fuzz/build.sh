@@ -15,7 +15,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$top/tests/fuzz/build}
 CC=${CC:-clang}
 TARGETS="fuzz_dns_message fuzz_oci_spec fuzz_state fuzz_policy fuzz_audit_records fuzz_netlink fuzz_landlock_audit
-  fuzz_agent_config fuzz_home_commands fuzz_http_message fuzz_git_credential fuzz_ssh_agent fuzz_containerd_config"
+  fuzz_agent_config fuzz_home_commands fuzz_http_message fuzz_git_credential fuzz_ssh_agent fuzz_containerd_config fuzz_keeper_proto"
 if ! command -v "$CC" >/dev/null 2>&1; then
   echo "build.sh: $CC not found: the fuzz targets need clang with libFuzzer" >&2
   exit 77

@@ -199,3 +199,21 @@ put("http_message", "sse-response", flags(response=True, piece=5) + b'HTTP/1.1 2
 put("http_message", "close-response", flags(response=True, close=True, limit=True, piece=4)
     + b'HTTP/1.0 200\r\nContent-Type: text/event-stream\r\n\r\ndata: 1\n\ndata: 2\n\n')
 put("http_message", "head-response", flags(response=True, head=True) + b'HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n')
+
+# --- keeper_proto: the keeper's requests (even first byte: (b/2)%5 fds) and
+# events (odd first byte) --------------------------------------------------
+def keeper_spawn(run_id, argv, env, cwd=None):
+    strings = argv + env + ([cwd] if cwd is not None else [])
+    body = b"".join(s.encode() + b"\0" for s in strings)
+    return struct.pack("=IIIII", 1, run_id, len(argv), len(env), 1 if cwd is not None else 0) + body
+
+put("keeper_proto", "spawn", bytes([6]) + keeper_spawn(1, ["sh", "-c", "echo hi"], ["PATH=/bin", "HOME=/root"], "/work"))
+put("keeper_proto", "spawn-no-cwd", bytes([6]) + keeper_spawn(2, ["true", ""], []))
+put("keeper_proto", "spawn-two-fds", bytes([4]) + keeper_spawn(3, ["true"], []))
+put("keeper_proto", "spawn-cut", bytes([6]) + keeper_spawn(4, ["ls", "-l"], ["A=1"])[:-2])
+put("keeper_proto", "spawn-counts-wrap", bytes([6]) + struct.pack("=IIIII", 1, 5, 0xffffffff, 1, 0) + b"x\0")
+put("keeper_proto", "signal", bytes([0]) + struct.pack("=IIi", 2, 7, 15))
+put("keeper_proto", "signal-out-of-range", bytes([0]) + struct.pack("=IIi", 2, 7, 65))
+put("keeper_proto", "event-started", bytes([1]) + struct.pack("=IIi", 1, 9, 42))
+put("keeper_proto", "event-exited", bytes([1]) + struct.pack("=IIi", 2, 9, 137))
+put("keeper_proto", "event-bad-status", bytes([1]) + struct.pack("=IIi", 2, 9, 256))

@@ -146,7 +146,7 @@ main (int argc, char **argv)
   hv_error *err = NULL;
   if (times > 0)
     {
-      double *ms = calloc ((size_t) times, sizeof (double));
+      double *ms = calloc ((size_t) times, sizeof (double)), *dms = calloc ((size_t) times, sizeof (double));
       for (int k = 0; k < times; k++)
         {
           hv_sandbox *sb = NULL;
@@ -154,13 +154,19 @@ main (int argc, char **argv)
           if (hv_sandbox_create (&o, &sb, &err) < 0)
             return fail (err);
           ms[k] = now_ms () - t0;
+          t0 = now_ms ();
           if (hv_sandbox_destroy (sb, NULL, &err) < 0)
             return fail (err);
+          dms[k] = now_ms () - t0;
           reap_all ();
         }
       qsort (ms, (size_t) times, sizeof (double), cmp_double);
+      qsort (dms, (size_t) times, sizeof (double), cmp_double);
       printf ("create: n=%d median %.2f ms p90 %.2f ms min %.2f ms\n", times, ms[times / 2], ms[times * 9 / 10], ms[0]);
+      printf ("destroy: n=%d median %.2f ms p90 %.2f ms min %.2f ms\n", times, dms[times / 2], dms[times * 9 / 10],
+              dms[0]);
       free (ms);
+      free (dms);
       return 0;
     }
   hv_sandbox *sb = NULL;

@@ -96,7 +96,47 @@ test_sandbox_leftovers_cleaned() {
     [ -z "$(pgrep -x sandbox_probe)" ] && break
     sleep 0.1
   done
+  [ -z "$(pgrep -x sandbox_probe)" ] || fail "the sandbox outlived its caller: $(pgrep -a -x sandbox_probe)"
   probe --clean "$SB_LABEL" --scratch "$SB_SCRATCH"
   assert_eq 0 "$RC" "clean ($OUT)"
   assert_sandbox_gone "$SB_LABEL"
+}
+
+# A policy that does not load: the maker's error comes back whole
+# (FILE:LINE:COL), and the scratch workspace made for it is gone.
+test_sandbox_policy_error() {
+  need_sandbox_probe
+  make_project
+  printf 'name: bad\nextends: default\nnetwork:\n  mode: sideways\n' > "$P.pol/bad.yaml"
+  probe --policy "$P.pol/bad.yaml" --scratch "$SB_SCRATCH" --label "$SB_LABEL" -- true
+  assert_eq 125 "$RC" "exit status ($OUT)"
+  assert_contains "$OUT" "$P.pol/bad.yaml:4:9: network.mode: expected none, open or allowlist"
+  assert_sandbox_gone "$SB_LABEL"
+}
+
+# Rootless: the commands run as the caller's uid, and a file the command
+# writes is the caller's; the state root is the caller's.  Directories
+# the command made unreadable and unwritable are removed all the same.
+test_sandbox_unprivileged() {
+  need_sandbox_probe
+  chmod 755 "$WORK"
+  chown 65534:65534 "$SB_SCRATCH"
+  local probe_copy pols
+  probe_copy=$(world_readable_copy "$SANDBOX_PROBE")
+  pols=$(mktemp -d "$WORK/sb-pols-XXXXXX")
+  cp "$SANDBOX_POLICIES"/*.yaml "$pols"/
+  chmod -R a+rX "$pols"
+  OUT=$(cd "$WORK" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent XDG_RUNTIME_DIR= \
+        HAVEN_POLICY_PATH="$pols" timeout 60 "$probe_copy" --policy offline --scratch "$SB_SCRATCH/ws" \
+        --label "$SB_LABEL" -- sh -c 'id -u; pwd; echo w > written; stat -c %u written;
+          mkdir -p a/b/c && touch a/b/c/f && chmod 000 a/b && chmod 500 a' 2>&1 </dev/null)
+  RC=$?
+  assert_eq 0 "$RC" "exit status ($OUT)"
+  assert_contains "$OUT" "65534
+$SB_SCRATCH/ws/$SB_LABEL
+65534
+status: 0"
+  [ ! -e "$SB_SCRATCH/ws/$SB_LABEL" ] || fail "scratch workspace left"
+  [ ! -e "/tmp/haven-65534/$SB_LABEL" ] || fail "state directory left"
+  [ ! -e "/tmp/haven-sandbox-$SB_LABEL" ] || fail "bundle left"
 }

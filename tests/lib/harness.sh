@@ -35,6 +35,19 @@ stop_process() {
   wait "$1" 2> /dev/null
 }
 
+# run_one_test FUNCTION DIR: the body of `RUNNER --one` once the suite's
+# helpers and tests are sourced: the test in DIR, its failures and skips
+# in DIR/.fail and DIR/.skip, its deferred cleanups run however it ends.
+run_one_test() {
+  FAIL_FILE=$2/.fail
+  SKIP_FILE=$2/.skip
+  trap 'run_deferred' EXIT
+  trap 'exit 143' TERM INT
+  cd "$2" || exit 1
+  "$1"
+  exit $?
+}
+
 report_fail() { # NAME REASON
   echo "not ok $1: $2"
   failed=$((failed + 1))

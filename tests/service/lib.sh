@@ -90,9 +90,8 @@ sandbox_pids() {
   local ns init start p pids=() other=0
   read -r ns init start < "$PWD/ns.$1" 2> /dev/null || return 0
   [ -n "$ns" ] || return 0
-  for p in /proc/[0-9]*; do
-    [ "$(readlink "$p/ns/pid" 2> /dev/null)" = "$ns" ] || continue
-    p=${p#/proc/}
+  # One stat for all of /proc (a readlink per process is slow).
+  for p in $(stat -c '%n %N' /proc/[0-9]*/ns/pid 2> /dev/null | grep -F "'$ns'" | cut -d/ -f3); do
     pids+=("$p")
     if [ "$(awk '/^NSpid:/ {print $NF}' "/proc/$p/status" 2> /dev/null)" = 1 ]; then
       [ "$p" = "$init" ] && [ "$(start_time "$p")" = "$start" ] || other=1

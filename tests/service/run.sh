@@ -11,16 +11,10 @@ SERVICE_TEST_TIMEOUT=${SERVICE_TEST_TIMEOUT:-120}
 
 if [ "${1:-}" = --one ]; then
   # Internal: one test in its own process, bounded by the harness.
-  t=$2 tdir=$3
   source "$here/lib.sh"
   for f in "$here"/test_*.sh; do source "$f"; done
-  FAIL_FILE=$tdir/.fail
-  SKIP_FILE=$tdir/.skip
-  trap 'run_deferred' EXIT
-  trap 'exit 143' TERM INT
-  cd "$tdir" || exit 1
-  "$t"
-  exit $?
+  source "$here/../lib/harness.sh"
+  run_one_test "$2" "$3"
 fi
 
 if [ "$(id -u)" != 0 ]; then

@@ -29,9 +29,10 @@ test_service_client_leaves_mid_run() {
 
 test_service_destroy_on_disconnect() {
   start_service
-  # One connection creates (kept alive while python holds it), then closes.
-  local id
-  id=$(timeout 20 python3 -c '
+  # One connection creates, stays open while the test looks, then closes
+  # (when its stdin, the fifo, ends).
+  mkfifo go
+  timeout 30 python3 -c '
 import json, socket, sys
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
 body = json.dumps({"policy": "offline", "pool": False, "destroy_on_disconnect": True}).encode()
@@ -43,10 +44,22 @@ head, rest = data.split(b"\r\n\r\n", 1)
 n = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
 while len(rest) < n:
     rest += s.recv(65536)
-print(json.loads(rest)["id"])
-s.close()' "$SOCK") || fail "create over one connection failed"
-  [ -n "$id" ] || fail "no id"
-  local i
+print(json.loads(rest)["id"], flush=True)
+sys.stdin.read()
+s.close()' "$SOCK" < go > created &
+  local client=$! i id=
+  exec 3> go
+  for i in $(seq 100); do
+    id=$(cat created)
+    [ -n "$id" ] && break
+    sleep 0.1
+  done
+  [ -n "$id" ] || fail "no sandbox created over the connection"
+  note_sandbox "$id"
+  api GET "/v1/sandboxes/$id"
+  assert_eq 200 "$CODE" "the sandbox while its connection is open"
+  exec 3>&-
+  wait "$client"
   for i in $(seq 50); do
     api GET "/v1/sandboxes/$id"
     [ "$CODE" = 404 ] && break
@@ -89,18 +102,27 @@ test_service_keeper_killed() {
   sandbox_gone "$ID"
 }
 
-test_service_hundred_sandboxes() {
-  start_service
-  local ids=() i
-  for i in $(seq 100); do
+# create_many N: N sandboxes asked for at once; ids: theirs.
+create_many() {
+  local i pids=()
+  ids=()
+  for i in $(seq "$1"); do
     curl -sS --unix-socket "$SOCK" -X POST -H 'Content-Type: application/json' \
       --data-binary '{"policy":"offline","pool":false}' -o "c$i" "http://haven/v1/sandboxes" &
+    pids+=($!)
   done
-  wait
-  for i in $(seq 100); do
+  # (a bare wait would wait for the service too)
+  wait "${pids[@]}"
+  for i in $(seq "$1"); do
     ids+=("$(jq -r .id < "c$i")")
     note_sandbox "${ids[-1]}"
   done
+}
+
+test_service_hundred_sandboxes() {
+  start_service
+  local i jobs_=()
+  create_many 100
   api GET /v1/sandboxes
   assert_eq 100 "$(jq '.sandboxes | length' <<< "$BODY")" "100 sandboxes at once"
   # The cap: one more is refused.
@@ -116,20 +138,14 @@ test_service_hundred_sandboxes() {
 
 test_service_hundred_deleted() {
   start_service
-  local i ids=()
-  for i in $(seq 100); do
-    curl -sS --unix-socket "$SOCK" -X POST -H 'Content-Type: application/json' \
-      --data-binary '{"policy":"offline","pool":false}' -o "c$i" "http://haven/v1/sandboxes" &
-  done
-  wait
-  for i in $(seq 100); do
-    ids+=("$(jq -r .id < "c$i")")
-    note_sandbox "${ids[-1]}"
-  done
+  local i jobs_=()
+  create_many 100
   for i in "${ids[@]}"; do
-    curl -sS --unix-socket "$SOCK" -X DELETE -o /dev/null "http://haven/v1/sandboxes/$i" &
+    curl -sS --unix-socket "$SOCK" -X DELETE -o "d-$i" -w '%{http_code}\n' "http://haven/v1/sandboxes/$i" >> deletes &
+    jobs_+=($!)
   done
-  wait
+  wait "${jobs_[@]}"
+  assert_eq 100 "$(grep -c '^200$' deletes)" "deletes answered 200"
   api GET /v1/sandboxes
   assert_eq 0 "$(jq '.sandboxes | length' <<< "$BODY")" "all deleted"
   for i in "${ids[@]}"; do sandbox_gone "$i"; done
@@ -235,4 +251,22 @@ test_service_pool_policy_changed() {
   create "$PWD/pol.yaml"
   assert_eq false "$(jq -r .pooled <<< "$BODY")" "a claim after the policy changed"
   assert_contains "$(cat serve.log)" "changed"
+}
+
+test_service_socket_checks() {
+  start_service
+  assert_eq 700 "$(stat -c %a "$SVC_DIR")" "the socket's directory"
+  assert_eq 600 "$(stat -c %a "$SOCK")" "the socket"
+  stop_service
+  [ ! -e "$SOCK" ] || fail "the socket is left after SIGTERM"
+  # Not a socket: never replaced.
+  echo keep > "$SOCK"
+  "$HAVEN" serve --socket "$SOCK" --pool-size 0 2> refused.log && fail "started over a regular file"
+  assert_contains "$(cat refused.log)" "not a socket"
+  assert_eq keep "$(cat "$SOCK")" "the file"
+  # A directory others may write to.
+  mkdir -m 0777 open
+  chmod 0777 open
+  "$HAVEN" serve --socket "$PWD/open/haven.sock" --pool-size 0 2> refused.log && fail "started in a 0777 directory"
+  assert_contains "$(cat refused.log)" "written by others"
 }
