@@ -344,7 +344,14 @@ init_main (struct hv_init_ctx *ctx, hv_error **err)
        * keys, whatever their shell exported) is on our stack; execve
        * would replace it, the keeper keeps it for its life: wiped. */
       wipe_environment ();
-      hv_keeper_serve (ctx->opts->keeper_fd, spec->process.cwd);
+      /* The parsed config is the create's, of no use to the keeper but
+       * its cwd: freed with the process context, so that an idle keeper
+       * (a pooled sandbox waiting) holds as little of it as it can. */
+      char *cwd = xstrdup (spec->process.cwd);
+      int keeper_fd = ctx->opts->keeper_fd;
+      hv_process_ctx_free (&pctx);
+      oci_spec_free ((oci_spec *) ctx->spec);
+      hv_keeper_serve (keeper_fd, cwd);
     }
   hv_process_exec (&pctx, err);
 out:
