@@ -293,3 +293,26 @@ test_service_pool_max_age() {
   grep -q "sandbox $ID (offline) made for the pool" serve.log || fail "$ID was not made for the pool"
   ! grep -q "sandbox $ID (offline) destroyed: older than" serve.log || fail "$ID was handed out after it aged out"
 }
+
+# The systemd user unit make install ships: generated with the installed
+# haven's absolute path, and a unit systemd reads without a complaint
+# (systemd-analyze verify, with the build's haven standing in at that
+# path; this machine has no user manager to start it, so only its text is
+# checked here).
+test_service_systemd_unit() {
+  command -v systemd-analyze > /dev/null || skip "systemd-analyze missing (Debian package systemd)"
+  local top bin
+  top=$(cd "$(dirname "$RUNTIME")" && pwd)
+  bin=$PWD/prefix/bin
+  mkdir -p "$bin" "$PWD/unit"
+  ln -s "$HAVEN" "$bin/haven"
+  make -s -C "$top" deploy/systemd/haven.service > /dev/null
+  grep -q "^ExecStart=.*/bin/haven serve$" "$top/deploy/systemd/haven.service" ||
+    fail "the unit's ExecStart: $(grep ExecStart "$top/deploy/systemd/haven.service")"
+  sed "s|^ExecStart=.*/bin/haven serve$|ExecStart=$bin/haven serve|" "$top/deploy/systemd/haven.service" \
+    > "$PWD/unit/haven.service"
+  local out
+  out=$(systemd-analyze verify --man=no "$PWD/unit/haven.service" 2>&1)
+  assert_eq 0 "$?" "systemd-analyze verify: $out"
+  assert_eq "" "$out" "systemd-analyze's complaints"
+}
