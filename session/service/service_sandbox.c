@@ -81,6 +81,18 @@ pidfd_pid (int pidfd)
 /* Reap the children that are no one else's: processes of destroyed
  * sandboxes reparented to us.  Never a maker (make_finish reaps it) nor a
  * live sandbox's init (destroy waits for it), so not waitpid (-1). */
+static bool
+reaped_by_others (struct svc *s, pid_t pid)
+{
+  for (struct svc_maker *m = s->makers; m; m = m->next)
+    if (m->m.pid == pid)
+      return true;
+  for (struct svc_sandbox *x = s->sandboxes; x; x = x->next)
+    if (x->init_pid == pid)
+      return true;
+  return false;
+}
+
 void
 svc_reap (struct svc *s)
 {
@@ -88,7 +100,19 @@ svc_reap (struct svc *s)
   snprintf (path, sizeof (path), "/proc/self/task/%d/children", (int) getpid ());
   FILE *f = fopen (path, "re");
   if (f == NULL)
-    return;
+    {
+      /* A kernel without the children file: reap the exited children in
+       * turn until one that is someone else's comes first. */
+      siginfo_t si;
+      for (;;)
+        {
+          si.si_pid = 0;
+          if (waitid (P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0
+              || reaped_by_others (s, si.si_pid))
+            return;
+          waitpid (si.si_pid, NULL, WNOHANG);
+        }
+    }
   long pid;
   pid_t pids[512];
   size_t n = 0;
@@ -96,15 +120,8 @@ svc_reap (struct svc *s)
     pids[n++] = (pid_t) pid;
   fclose (f);
   for (size_t i = 0; i < n; i++)
-    {
-      bool ours = false;
-      for (struct svc_maker *m = s->makers; m && !ours; m = m->next)
-        ours = m->m.pid == pids[i];
-      for (struct svc_sandbox *x = s->sandboxes; x && !ours; x = x->next)
-        ours = x->init_pid == pids[i];
-      if (!ours)
-        waitpid (pids[i], NULL, WNOHANG);
-    }
+    if (!reaped_by_others (s, pids[i]))
+      waitpid (pids[i], NULL, WNOHANG);
 }
 
 struct svc_sandbox *

@@ -140,3 +140,54 @@ print(s.recv(4096).decode(errors="replace").split("\r\n")[0])' "$SOCK")
   assert_eq 200 "$CODE" "the service survived"
   kill -0 "$SVC_PID" || fail "the service died"
 }
+
+test_service_max_runs() {
+  start_service --max-runs 1
+  create offline '"pool":false'
+  curl -sS --unix-socket "$SOCK" -X POST -H 'Content-Type: application/json' -o long \
+    --data-binary '{"argv":["sleep","3"]}' "http://haven/v1/sandboxes/$ID/run" &
+  local long=$! i
+  for i in $(seq 50); do
+    api GET "/v1/sandboxes/$ID"
+    [ "$(jq -r .runs <<< "$BODY")" = 1 ] && break
+    sleep 0.1
+  done
+  run_in "$ID" '{"argv":["true"]}'
+  assert_eq 429 "$CODE" "a second run past --max-runs 1: $BODY"
+  assert_eq limit "$(jq -r .error.code <<< "$BODY")"
+  wait "$long"
+  assert_eq 0 "$(jq -r .exit_code < long)" "the first run"
+  run_in "$ID" '{"argv":["true"]}'
+  assert_eq 0 "$EXIT" "a run once the first ended"
+}
+
+test_service_project_sandbox() {
+  start_service
+  mkdir -p "$PWD/proj"
+  echo mine > "$PWD/proj/kept.txt"
+  create default "\"project\":\"$PWD/proj\""
+  assert_eq true "$(jq -r .project <<< "$BODY")" "project"
+  assert_eq false "$(jq -r .pooled <<< "$BODY")" "a project sandbox is never pooled"
+  assert_eq "$PWD/proj" "$WS" "its workspace is the project"
+  run_in "$ID" '{"argv":["sh","-c","pwd; cat kept.txt; echo new > made.txt"]}'
+  assert_eq "$PWD/proj
+mine" "$OUT" "the command in the project"
+  api DELETE "/v1/sandboxes/$ID"
+  assert_eq 200 "$CODE" "delete: $BODY"
+  sandbox_gone "$ID"
+  assert_eq new "$(cat "$PWD/proj/made.txt")" "the project keeps what the command wrote"
+  api POST /v1/sandboxes '{"policy":"default","project":"relative/dir"}'
+  assert_eq 400 "$CODE" "a relative project"
+}
+
+test_service_max_output_cap() {
+  start_service --max-output 100
+  create offline '"pool":false'
+  # A run may not keep more than the service's --max-output, whatever it asks.
+  run_in "$ID" '{"argv":["sh","-c","yes | head -c 5000; yes e | head -c 300 >&2"],"max_output":100000}'
+  assert_eq 100 "$(jq '.stdout | length' <<< "$BODY")" "stdout kept"
+  assert_eq 100 "$(jq '.stderr | length' <<< "$BODY")" "stderr kept"
+  assert_eq "true true" "$(jq -r '"\(.stdout_truncated) \(.stderr_truncated)"' <<< "$BODY")" "truncated flags"
+  run_in "$ID" '{"argv":["sh","-c","echo small"]}'
+  assert_eq false "$(jq -r .stdout_truncated <<< "$BODY")" "a small output"
+}

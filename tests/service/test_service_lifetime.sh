@@ -270,3 +270,26 @@ test_service_socket_checks() {
   "$HAVEN" serve --socket "$PWD/open/haven.sock" --pool-size 0 2> refused.log && fail "started in a 0777 directory"
   assert_contains "$(cat refused.log)" "written by others"
 }
+
+# wait_log TEXT N: up to 10 s for N lines of the service's log to have TEXT.
+wait_log() {
+  local i
+  for i in $(seq 100); do
+    [ "$(grep -c -- "$1" serve.log)" -ge "$2" ] && return 0
+    sleep 0.1
+  done
+  fail "the service's log has not $2 line(s) with \"$1\": $(tail -3 serve.log)"
+}
+
+test_service_pool_max_age() {
+  start_service --pool-size 1 --pool-max-age 2 --verbose
+  create offline
+  wait_log "made for the pool" 1
+  # Older than --pool-max-age: destroyed and made again, never claimed.
+  wait_log "older than --pool-max-age" 1
+  wait_log "made for the pool" 2
+  create offline
+  assert_eq true "$(jq -r .pooled <<< "$BODY")" "a claim from the remade pool"
+  grep -q "sandbox $ID (offline) made for the pool" serve.log || fail "$ID was not made for the pool"
+  ! grep -q "sandbox $ID (offline) destroyed: older than" serve.log || fail "$ID was handed out after it aged out"
+}
