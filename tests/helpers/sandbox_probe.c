@@ -29,6 +29,7 @@ static int
 fail (hv_error *err)
 {
   fprintf (stderr, "sandbox_probe: %s\n", err->msg);
+  hv_error_free (&err);
   return 125;
 }
 
@@ -40,7 +41,8 @@ run (hv_sandbox *sb, char **argv, char **env, int *status, hv_error **err)
   if (hv_sandbox_command_env (sb, env, &envp, err) < 0)
     return -1;
   char **envv = xmalloc0 ((envp.n + 1) * sizeof (char *));
-  memcpy (envv, envp.v, envp.n * sizeof (char *));
+  for (size_t k = 0; k < envp.n; k++)
+    envv[k] = envp.v[k];
   int kfd = hv_sandbox_keeper_fd (sb);
   struct hv_keeper_spawn req = { .run_id = 7, .argv = argv, .envp = envv, .cwd = NULL, .stdio = { 0, 1, 2 } };
   int r = hv_keeper_spawn (kfd, &req, err);
@@ -93,7 +95,7 @@ int
 main (int argc, char **argv)
 {
   struct hv_sandbox_opts o = { .policy = "default", .label = "hv-sbprobe", .haven_argv0 = "haven" };
-  oci_strv env = { 0 };
+  cleanup_strv oci_strv env = { 0 };
   const char *clean = NULL;
   bool kill_self = false;
   int times = 0;
@@ -141,8 +143,9 @@ main (int argc, char **argv)
   /* The service is a subreaper: the sandbox's processes become its
    * children once the maker exits. */
   prctl (PR_SET_CHILD_SUBREAPER, 1);
-  char **envv = xmalloc0 ((env.n + 1) * sizeof (char *));
-  memcpy (envv, env.v, env.n * sizeof (char *));
+  cleanup_free char **envv = xmalloc0 ((env.n + 1) * sizeof (char *));
+  for (size_t k = 0; k < env.n; k++)
+    envv[k] = env.v[k];
   hv_error *err = NULL;
   if (times > 0)
     {
