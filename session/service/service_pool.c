@@ -103,6 +103,17 @@ pool_find (struct svc *s, const char *policy)
 }
 
 static void
+pool_release (struct svc_pool *p)
+{
+  for (size_t i = 0; i < p->n_chain; i++)
+    free (p->chain[i].path);
+  free (p->chain);
+  free (p->policy);
+  free (p->config);
+  free (p);
+}
+
+static void
 pool_free (struct svc *s, struct svc_pool *p)
 {
   for (struct svc_pool **pp = &s->pools; *pp; pp = &(*pp)->next)
@@ -127,12 +138,7 @@ pool_free (struct svc *s, struct svc_pool *p)
       }
     else
       m = m->next;
-  for (size_t i = 0; i < p->n_chain; i++)
-    free (p->chain[i].path);
-  free (p->chain);
-  free (p->policy);
-  free (p->config);
-  free (p);
+  pool_release (p);
 }
 
 struct svc_sandbox *
@@ -173,12 +179,7 @@ svc_pool_want (struct svc *s, const char *policy, const char *config)
   if (chain_record (p, &err) < 0)
     {
       svc_log (s, false, "no pool for %s: %s", policy, err->msg);
-      free (p->policy);
-      free (p->config);
-      for (size_t i = 0; i < p->n_chain; i++)
-        free (p->chain[i].path);
-      free (p->chain);
-      free (p);
+      pool_release (p);
       return;
     }
   p->next = s->pools;
