@@ -9,7 +9,6 @@
 #include <libgen.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -17,36 +16,17 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "service_internal.h"
+#include "service.h"
+#include "service_base.h"
+#include "service_conn.h"
+#include "service_pool.h"
+#include "service_reply.h"
+#include "service_run.h"
+#include "service_sandbox.h"
 #include "unix_socket.h"
 #include "utils.h"
-
-uint64_t
-svc_now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
-
-void
-svc_log (struct svc *s, bool verbose_only, const char *fmt, ...)
-{
-  if (verbose_only && !s->o->verbose)
-    return;
-  char when[32];
-  time_t t = time (NULL);
-  struct tm tm;
-  strftime (when, sizeof (when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r (&t, &tm));
-  va_list ap;
-  va_start (ap, fmt);
-  cleanup_free char *line = xvasprintf (fmt, ap);
-  va_end (ap);
-  fprintf (stderr, "%s haven serve: %s\n", when, line);
-}
 
 char *
 hv_service_default_socket (void)
@@ -60,64 +40,6 @@ hv_service_default_socket (void)
 }
 
 /* --- signals ---------------------------------------------------------- */
-
-static volatile sig_atomic_t stop_flag;
-
-static void
-on_stop (int sig)
-{
-  (void) sig;
-  stop_flag = 1;
-}
-
-static void
-signal_set (sigset_t *set)
-{
-  sigemptyset (set);
-  sigaddset (set, SIGCHLD);
-  sigaddset (set, SIGTERM);
-  sigaddset (set, SIGINT);
-}
-
-void
-svc_signals_open (void)
-{
-  sigset_t set;
-  signal_set (&set);
-  signal (SIGPIPE, SIG_DFL);
-  sigprocmask (SIG_UNBLOCK, &set, NULL);
-}
-
-void
-svc_signals_close (struct svc *s)
-{
-  sigset_t set;
-  signal_set (&set);
-  sigprocmask (SIG_BLOCK, &set, NULL);
-  /* Writes to a pipe whose reader left (a command that stopped reading
-   * its stdin) fail with EPIPE instead of killing the service. */
-  signal (SIGPIPE, SIG_IGN);
-  if (stop_flag)
-    s->stopping = true;
-}
-
-static int
-signals_init (struct svc *s, hv_error **err)
-{
-  struct sigaction sa = { .sa_handler = on_stop };
-  sigemptyset (&sa.sa_mask);
-  sigaction (SIGTERM, &sa, NULL);
-  sigaction (SIGINT, &sa, NULL);
-  signal (SIGCHLD, SIG_DFL);
-  sigset_t set;
-  signal_set (&set);
-  sigprocmask (SIG_BLOCK, &set, NULL);
-  signal (SIGPIPE, SIG_IGN);
-  s->signal_fd = signalfd (-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-  if (s->signal_fd < 0)
-    return hv_error_set (err, errno, "signalfd");
-  return 0;
-}
 
 static void
 signals_read (struct svc *s)
@@ -213,7 +135,6 @@ socket_open (struct svc *s, hv_error **err)
 
 enum slot_kind
 {
-  SLOT_NONE,
   SLOT_LISTEN,
   SLOT_SIGNAL,
   SLOT_CONN,
@@ -223,25 +144,9 @@ enum slot_kind
   SLOT_RUN,
 };
 
-struct slot
-{
-  enum slot_kind kind;
-  void *ptr;
-};
-
-static struct slot *slots;
-static size_t n_slots;
-
-void
-svc_forget (void *ptr)
-{
-  for (size_t i = 0; i < n_slots; i++)
-    if (slots[i].ptr == ptr)
-      slots[i].kind = SLOT_NONE;
-}
-
 static void
-add (struct pollfd **pfd, size_t *n, size_t *cap, int fd, short events, enum slot_kind kind, void *ptr)
+add (struct svc *s, struct pollfd **pfd, size_t *n, size_t *cap, int fd, short events, enum slot_kind kind,
+     void *ptr)
 {
   if (fd < 0)
     return;
@@ -249,10 +154,10 @@ add (struct pollfd **pfd, size_t *n, size_t *cap, int fd, short events, enum slo
     {
       *cap = *cap ? *cap * 2 : 64;
       *pfd = xrealloc (*pfd, *cap * sizeof (**pfd));
-      slots = xrealloc (slots, *cap * sizeof (*slots));
+      s->slots = xrealloc (s->slots, *cap * sizeof (*s->slots));
     }
   (*pfd)[*n] = (struct pollfd){ .fd = fd, .events = events };
-  slots[*n] = (struct slot){ kind, ptr };
+  s->slots[*n] = (struct svc_slot){ kind, ptr };
   (*n)++;
 }
 
@@ -264,10 +169,10 @@ loop (struct svc *s)
   while (!s->stopping)
     {
       size_t n = 0;
-      add (&pfd, &n, &cap, s->signal_fd, POLLIN, SLOT_SIGNAL, s);
+      add (s, &pfd, &n, &cap, s->signal_fd, POLLIN, SLOT_SIGNAL, s);
       uint64_t now = svc_now_ms (), next = UINT64_MAX;
       if (s->n_conns < SVC_CONNS_MAX && now >= s->accept_pause_until)
-        add (&pfd, &n, &cap, s->listen_fd, POLLIN, SLOT_LISTEN, s);
+        add (s, &pfd, &n, &cap, s->listen_fd, POLLIN, SLOT_LISTEN, s);
       else if (s->n_conns < SVC_CONNS_MAX)
         next = s->accept_pause_until;
       for (struct svc_conn *c = s->conns; c; c = c->next)
@@ -277,22 +182,22 @@ loop (struct svc *s)
           short ev = c->drain_until ? POLLIN : c->busy || c->close_after ? POLLRDHUP : (POLLIN | POLLRDHUP);
           if (c->out.len)
             ev |= POLLOUT;
-          add (&pfd, &n, &cap, c->fd, ev, SLOT_CONN, c);
+          add (s, &pfd, &n, &cap, c->fd, ev, SLOT_CONN, c);
         }
       for (struct svc_maker *m = s->makers; m; m = m->next)
-        add (&pfd, &n, &cap, m->m.fd, POLLIN, SLOT_MAKER, m);
+        add (s, &pfd, &n, &cap, m->m.fd, POLLIN, SLOT_MAKER, m);
       for (struct svc_sandbox *x = s->sandboxes; x; x = x->next)
         {
-          add (&pfd, &n, &cap, hv_sandbox_keeper_fd (x->sb), POLLIN, SLOT_KEEPER, x);
-          add (&pfd, &n, &cap, hv_sandbox_pidfd (x->sb), POLLIN, SLOT_INIT, x);
+          add (s, &pfd, &n, &cap, hv_sandbox_keeper_fd (x->sb), POLLIN, SLOT_KEEPER, x);
+          add (s, &pfd, &n, &cap, hv_sandbox_pidfd (x->sb), POLLIN, SLOT_INIT, x);
         }
       for (struct svc_run *r = s->runs; r; r = r->next)
         {
-          add (&pfd, &n, &cap, r->in_fd, POLLOUT, SLOT_RUN, r);
-          add (&pfd, &n, &cap, r->out_fd, POLLIN, SLOT_RUN, r);
-          add (&pfd, &n, &cap, r->err_fd, POLLIN, SLOT_RUN, r);
+          add (s, &pfd, &n, &cap, r->in_fd, POLLOUT, SLOT_RUN, r);
+          add (s, &pfd, &n, &cap, r->out_fd, POLLIN, SLOT_RUN, r);
+          add (s, &pfd, &n, &cap, r->err_fd, POLLIN, SLOT_RUN, r);
         }
-      n_slots = n;
+      s->n_slots = n;
       for (struct svc_conn *c = s->conns; c; c = c->next)
         if (c->drain_until && c->drain_until <= now)
           c->dead = true;
@@ -313,10 +218,10 @@ loop (struct svc *s)
       for (size_t i = 0; k > 0 && i < n; i++)
         {
           short re = pfd[i].revents;
-          if (re == 0 || slots[i].kind == SLOT_NONE)
+          void *p = s->slots[i].ptr;
+          if (re == 0 || p == NULL)
             continue;
-          void *p = slots[i].ptr;
-          switch (slots[i].kind)
+          switch ((enum slot_kind) s->slots[i].kind)
             {
             case SLOT_SIGNAL:
               signals_read (s);
@@ -339,7 +244,7 @@ loop (struct svc *s)
               svc_maker_done (s, p);
               break;
             case SLOT_KEEPER:
-              svc_run_keeper_input (s, p);
+              svc_sandbox_keeper_input (s, p);
               break;
             case SLOT_INIT:
               svc_sandbox_ended (s, p);
@@ -347,11 +252,9 @@ loop (struct svc *s)
             case SLOT_RUN:
               svc_run_io (s, p, pfd[i].fd, re);
               break;
-            case SLOT_NONE:
-              break;
             }
         }
-      n_slots = 0;
+      s->n_slots = 0;
       /* Connections marked dead are freed here, outside the handlers. */
       for (struct svc_conn **pc = &s->conns; *pc;)
         {
@@ -414,7 +317,7 @@ hv_service_run (const struct hv_service_opts *o, hv_error **err)
       hv_error_set (err, errno, "prctl PR_SET_CHILD_SUBREAPER");
       goto out;
     }
-  if (signals_init (&s, err) < 0 || socket_open (&s, err) < 0)
+  if (svc_signals_init (&s, err) < 0 || socket_open (&s, err) < 0)
     goto out;
   if (mkdir (s.scratch_dir, 0700) < 0 && errno != EEXIST)
     {
@@ -442,7 +345,6 @@ out:
     close (s.signal_fd);
   free (s.socket_path);
   free (s.scratch_dir);
-  free (slots);
-  slots = NULL;
+  free (s.slots);
   return r;
 }

@@ -1,115 +1,25 @@
 /* The service's connections: who may connect (the service's own user,
  * by SO_PEERCRED), HTTP/1.1 through the gateway's strict parser, bodies
- * bounded, keep-alive, one request answered at a time per connection. */
+ * bounded, keep-alive, one request answered at a time per connection,
+ * each routed to its handler.  The answers are service_reply.c's. */
 #include "config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "service_internal.h"
+#include "service_conn.h"
+#include "service_files.h"
+#include "service_handlers.h"
+#include "service_reply.h"
+#include "service_run.h"
+#include "service_sandbox.h"
 #include "utils.h"
 
-#define DRAIN_MS 2000
 #define DRAIN_MAX (1024 * 1024)
-
-void
-svc_buf_add (struct svc_buf *b, const void *data, size_t len)
-{
-  if (len == 0)
-    return;
-  if (b->len + len > b->cap)
-    {
-      size_t cap = b->cap ? b->cap : 4096;
-      while (cap < b->len + len)
-        cap *= 2;
-      b->data = xrealloc (b->data, cap);
-      b->cap = cap;
-    }
-  memcpy (b->data + b->len, data, len);
-  b->len += len;
-}
-
-void
-svc_buf_drop (struct svc_buf *b, size_t n)
-{
-  if (n >= b->len)
-    {
-      b->len = 0;
-      return;
-    }
-  memmove (b->data, b->data + n, b->len - n);
-  b->len -= n;
-}
-
-void
-svc_buf_free (struct svc_buf *b)
-{
-  free (b->data);
-  *b = (struct svc_buf){ 0 };
-}
-
-static const char *
-reason (int status)
-{
-  switch (status)
-    {
-    case 200:
-      return "OK";
-    case 201:
-      return "Created";
-    case 400:
-      return "Bad Request";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 409:
-      return "Conflict";
-    case 413:
-      return "Content Too Large";
-    case 422:
-      return "Unprocessable Content";
-    case 429:
-      return "Too Many Requests";
-    case 503:
-      return "Service Unavailable";
-    default:
-      return status >= 500 ? "Internal Server Error" : "Unknown";
-    }
-}
-
-static void
-flush (struct svc *s, struct svc_conn *c)
-{
-  (void) s;
-  while (c->out.len)
-    {
-      ssize_t w = send (c->fd, c->out.data, c->out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-        return;
-      if (w <= 0)
-        {
-          c->out.len = 0;
-          c->dead = true;
-          return;
-        }
-      svc_buf_drop (&c->out, (size_t) w);
-    }
-  if (c->close_after && !c->drain_until)
-    {
-      shutdown (c->fd, SHUT_WR);
-      c->drain_until = svc_now_ms () + DRAIN_MS;
-    }
-}
 
 /* A connection being closed: drop what the peer still sends. */
 static void
@@ -131,48 +41,6 @@ drain (struct svc_conn *c)
   c->dead = true;
 }
 
-void
-svc_reply (struct svc_conn *c, int status, const char *content_type, const char *body, size_t len)
-{
-  char head[512];
-  int n = snprintf (head, sizeof (head),
-                    "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s\r\n", status, reason (status),
-                    content_type, len, c->keep_alive ? "" : "Connection: close\r\n");
-  svc_buf_add (&c->out, head, (size_t) n);
-  svc_buf_add (&c->out, body, len);
-  if (!c->keep_alive)
-    c->close_after = true;
-}
-
-void
-svc_reply_json (struct svc_conn *c, int status, char *json)
-{
-  svc_reply (c, status, "application/json", json, strlen (json));
-  free (json);
-}
-
-void
-svc_reply_error (struct svc_conn *c, int status, const char *code, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  cleanup_free char *msg = xvasprintf (fmt, ap);
-  va_end (ap);
-  svc_reply_json (c, status, hv_api_error_json (code, msg));
-}
-
-void
-svc_chunk (struct svc_conn *c, const char *data, size_t len)
-{
-  char size[32];
-  int n = snprintf (size, sizeof (size), "%zx\r\n", len);
-  svc_buf_add (&c->out, size, (size_t) n);
-  svc_buf_add (&c->out, data, len);
-  svc_buf_add (&c->out, "\r\n", 2);
-  if (len == 0 && !c->keep_alive)
-    c->close_after = true;
-}
-
 static void
 conn_reset_request (struct svc_conn *c)
 {
@@ -183,6 +51,8 @@ conn_reset_request (struct svc_conn *c)
   c->method = c->target = NULL;
   c->have_head = false;
 }
+
+static void read_next (struct svc *s, struct svc_conn *c);
 
 void
 svc_conn_accept (struct svc *s)
@@ -204,6 +74,7 @@ svc_conn_accept (struct svc *s)
       c->fd = fd;
       c->keep_alive = true;
       c->parser = xmalloc0 (sizeof (*c->parser));
+      c->read_next = read_next;
       conn_reset_request (c);
       c->next = s->conns;
       s->conns = c;
@@ -217,7 +88,7 @@ svc_conn_accept (struct svc *s)
                    len ? (int) cred.pid : -1);
           c->keep_alive = false;
           svc_reply_error (c, 403, "forbidden", "this service belongs to uid %u", (unsigned) s->uid);
-          flush (s, c);
+          svc_conn_output (s, c);
         }
     }
 }
@@ -329,15 +200,13 @@ process (struct svc *s, struct svc_conn *c)
       else if (ev == HV_HTTP_MORE)
         break;
     }
-  flush (s, c);
+  svc_conn_output (s, c);
 }
 
-void
-svc_request_done (struct svc *s, struct svc_conn *c)
+/* Its answer is queued (svc_request_done): the next request. */
+static void
+read_next (struct svc *s, struct svc_conn *c)
 {
-  c->busy = false;
-  c->run = NULL;
-  c->maker = NULL;
   conn_reset_request (c);
   process (s, c);
 }
@@ -365,12 +234,6 @@ svc_conn_input (struct svc *s, struct svc_conn *c)
    * bytes are read only while no request is being answered. */
   svc_buf_add (&c->in, buf, (size_t) r);
   process (s, c);
-}
-
-void
-svc_conn_output (struct svc *s, struct svc_conn *c)
-{
-  flush (s, c);
 }
 
 void
@@ -403,7 +266,7 @@ void
 svc_conn_free (struct svc *s, struct svc_conn *c)
 {
   svc_conn_gone (s, c);
-  svc_forget (c);
+  svc_forget (s, c);
   s->n_conns--;
   close (c->fd);
   free (c->parser);

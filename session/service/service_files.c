@@ -8,7 +8,8 @@
 
 #include "json_gen.h"
 #include "sandbox_files.h"
-#include "service_internal.h"
+#include "service_files.h"
+#include "service_reply.h"
 #include "utils.h"
 
 #define LIST_MAX 10000

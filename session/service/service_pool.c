@@ -14,7 +14,8 @@
 
 #include "policy.h"
 #include "policy_load.h"
-#include "service_internal.h"
+#include "service_pool.h"
+#include "service_sandbox.h"
 #include "utils.h"
 
 #define POOL_MAKERS_MAX 2
@@ -102,6 +103,17 @@ pool_find (struct svc *s, const char *policy)
 }
 
 static void
+pool_release (struct svc_pool *p)
+{
+  for (size_t i = 0; i < p->n_chain; i++)
+    free (p->chain[i].path);
+  free (p->chain);
+  free (p->policy);
+  free (p->config);
+  free (p);
+}
+
+static void
 pool_free (struct svc *s, struct svc_pool *p)
 {
   for (struct svc_pool **pp = &s->pools; *pp; pp = &(*pp)->next)
@@ -126,12 +138,7 @@ pool_free (struct svc *s, struct svc_pool *p)
       }
     else
       m = m->next;
-  for (size_t i = 0; i < p->n_chain; i++)
-    free (p->chain[i].path);
-  free (p->chain);
-  free (p->policy);
-  free (p->config);
-  free (p);
+  pool_release (p);
 }
 
 struct svc_sandbox *
@@ -172,12 +179,7 @@ svc_pool_want (struct svc *s, const char *policy, const char *config)
   if (chain_record (p, &err) < 0)
     {
       svc_log (s, false, "no pool for %s: %s", policy, err->msg);
-      free (p->policy);
-      free (p->config);
-      for (size_t i = 0; i < p->n_chain; i++)
-        free (p->chain[i].path);
-      free (p->chain);
-      free (p);
+      pool_release (p);
       return;
     }
   p->next = s->pools;
@@ -185,9 +187,18 @@ svc_pool_want (struct svc *s, const char *policy, const char *config)
   svc_log (s, false, "pool of %s: %u sandboxes", policy, s->o->pool_size);
 }
 
-void
-svc_pool_made (struct svc *s, struct svc_pool *p, struct svc_sandbox *x)
+/* A refill's maker is done: its sandbox waits in the pool. */
+static void
+pool_maker_made (struct svc *s, struct svc_maker *mk, struct svc_sandbox *x, hv_error *err)
 {
+  (void) err;
+  struct svc_pool *p = mk->pool;
+  if (x == NULL)
+    {
+      /* A policy whose sandboxes cannot be made now is not retried in a loop. */
+      p->retry_ms = svc_now_ms () + POOL_RETRY_MS;
+      return;
+    }
   x->pool = p;
   x->pooled = true;
   x->idle_timeout_s = 0;
@@ -204,8 +215,8 @@ svc_pool_made (struct svc *s, struct svc_pool *p, struct svc_sandbox *x)
   svc_log (s, true, "sandbox %s (%s) made for the pool", x->id, p->policy);
 }
 
-unsigned
-svc_pool_makers (struct svc *s)
+static unsigned
+pool_makers (struct svc *s)
 {
   unsigned n = 0;
   for (struct svc_maker *m = s->makers; m; m = m->next)
@@ -219,7 +230,7 @@ svc_pool_refill (struct svc *s)
   if (s->stopping)
     return;
   uint64_t now = svc_now_ms ();
-  unsigned makers = svc_pool_makers (s);
+  unsigned makers = pool_makers (s);
   for (struct svc_pool *p = s->pools; p && makers < POOL_MAKERS_MAX; p = p->next)
     {
       if (p->retry_ms > now)
@@ -236,12 +247,12 @@ svc_pool_refill (struct svc *s)
           svc_new_id (s, mk->id);
           mk->policy = xstrdup (p->policy);
           mk->pool = p;
+          mk->made = pool_maker_made;
           cleanup_error hv_error *err = NULL;
           if (svc_maker_start (s, mk, &err) < 0)
             {
               svc_log (s, false, "pool of %s: %s", p->policy, err->msg);
-              free (mk->policy);
-              free (mk);
+              svc_maker_free (mk);
               p->retry_ms = now + POOL_RETRY_MS;
               break;
             }
@@ -250,13 +261,6 @@ svc_pool_refill (struct svc *s)
           makers++;
         }
     }
-}
-
-void
-svc_pool_maker_failed (struct svc_pool *p)
-{
-  /* A policy whose sandboxes cannot be made now is not retried in a loop. */
-  p->retry_ms = svc_now_ms () + POOL_RETRY_MS;
 }
 
 void

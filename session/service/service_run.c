@@ -14,7 +14,8 @@
 #include <unistd.h>
 
 #include "keeper.h"
-#include "service_internal.h"
+#include "service_reply.h"
+#include "service_run.h"
 #include "utils.h"
 
 static void
@@ -275,33 +276,16 @@ finished (struct svc *s, struct svc_run *r, int status)
   answer (s, r);
 }
 
-void
-svc_run_keeper_input (struct svc *s, struct svc_sandbox *x)
+bool
+svc_run_exited (struct svc *s, struct svc_sandbox *x, uint32_t run_id, int status)
 {
-  for (;;)
-    {
-      struct hv_keeper_event ev;
-      cleanup_error hv_error *err = NULL;
-      int k = hv_keeper_event_read (hv_sandbox_keeper_fd (x->sb), &ev, &err);
-      if (k == 0)
-        return;
-      if (k < 0)
-        {
-          svc_log (s, false, "sandbox %s: %s", x->id, err->msg);
-          svc_sandbox_ended (s, x);
-          return;
-        }
-      if (ev.kind != HV_KEEPER_EXITED)
-        continue;
-      for (struct svc_run *r = s->runs; r; r = r->next)
-        if (r->sb == x && r->run_id == ev.run_id && !r->exited)
-          {
-            /* Its answer may let the connection's next request run,
-             * which may delete x: the poll brings the next event. */
-            finished (s, r, ev.status);
-            return;
-          }
-    }
+  for (struct svc_run *r = s->runs; r; r = r->next)
+    if (r->sb == x && r->run_id == run_id && !r->exited)
+      {
+        finished (s, r, status);
+        return true;
+      }
+  return false;
 }
 
 static void
@@ -386,7 +370,7 @@ svc_run_reap (struct svc *s)
       if (r->done && r->conn == NULL && (r->exited || r->sb == NULL))
         {
           *p = r->next;
-          svc_forget (r);
+          svc_forget (s, r);
           close_fd (&r->in_fd);
           close_fd (&r->out_fd);
           close_fd (&r->err_fd);

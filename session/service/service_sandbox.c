@@ -1,7 +1,8 @@
-/* The service's sandboxes: create (from the pool, or by a maker in a
- * child process, answered when its fd says it is done), list, get,
- * delete, idle timeouts, a keeper that ended, and the reaping of the
- * processes that become ours (the service is a child subreaper). */
+/* The service's sandboxes' lives: their ids, their makers (a child
+ * process each, done when its fd says so; whoever started one is told),
+ * their keepers' events, idle timeouts, destroy, and the reaping of the
+ * processes that become ours (the service is a child subreaper).  The
+ * requests on them are service_handlers.c's. */
 #include "config.h"
 
 #include <dirent.h>
@@ -14,10 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "json_gen.h"
-#include "policy.h"
-#include "policy_load.h"
-#include "service_internal.h"
+#include "keeper.h"
+#include "service_reply.h"
+#include "service_run.h"
+#include "service_sandbox.h"
 #include "utils.h"
 
 static bool
@@ -47,17 +48,6 @@ svc_new_id (struct svc *s, char id[SVC_ID_LEN + 1])
       snprintf (id, SVC_ID_LEN + 1, "%s%04x", s->id_prefix, (unsigned) v);
     }
   while (id_taken (s, id));
-}
-
-unsigned
-svc_user_count (struct svc *s)
-{
-  unsigned n = 0;
-  for (struct svc_sandbox *x = s->sandboxes; x; x = x->next)
-    n += x->pool == NULL;
-  for (struct svc_maker *m = s->makers; m; m = m->next)
-    n += m->pool == NULL;
-  return n;
 }
 
 /* The pid of a pidfd ("Pid:" in its fdinfo): the sweep must not reap
@@ -159,7 +149,7 @@ void
 svc_sandbox_destroy (struct svc *s, struct svc_sandbox *x, oci_strv *notes, const char *why)
 {
   unlink_sandbox (s, x);
-  svc_forget (x);
+  svc_forget (s, x);
   svc_run_sandbox_gone (s, x);
   cleanup_error hv_error *err = NULL;
   cleanup_strv oci_strv own = { 0 };
@@ -216,15 +206,15 @@ maker_unlink (struct svc *s, struct svc_maker *mk)
         *p = mk->next;
         break;
       }
-  svc_forget (mk);
+  svc_forget (s, mk);
   if (mk->pool)
     mk->pool->making--;
   if (mk->conn)
     mk->conn->maker = NULL;
 }
 
-static void
-maker_free (struct svc_maker *mk)
+void
+svc_maker_free (struct svc_maker *mk)
 {
   free (mk->policy);
   free (mk->project);
@@ -238,30 +228,7 @@ svc_maker_abort (struct svc *s, struct svc_maker *mk)
   svc_signals_open ();
   hv_sandbox_make_abort (&mk->m);
   svc_signals_close (s);
-  maker_free (mk);
-}
-
-/* What create answers, and the start of each list entry. */
-static void
-sandbox_members (yajl_gen g, struct svc_sandbox *x)
-{
-  jg_kv (g, "id", x->id);
-  jg_kv (g, "policy", x->policy);
-  jg_kv (g, "workspace", hv_sandbox_workspace (x->sb));
-  jg_str (g, "pooled");
-  yajl_gen_bool (g, x->pooled);
-  jg_str (g, "project");
-  yajl_gen_bool (g, x->project);
-}
-
-static void
-create_answer (struct svc_conn *c, struct svc_sandbox *x)
-{
-  yajl_gen g = yajl_gen_alloc (NULL);
-  yajl_gen_map_open (g);
-  sandbox_members (g, x);
-  yajl_gen_map_close (g);
-  svc_reply_json (c, 201, jg_finish (g));
+  svc_maker_free (mk);
 }
 
 void
@@ -270,27 +237,11 @@ svc_maker_done (struct svc *s, struct svc_maker *mk)
   maker_unlink (s, mk);
   hv_sandbox *sb = NULL;
   cleanup_error hv_error *err = NULL;
-  uint64_t t0 = svc_now_ms ();
-  int r = hv_sandbox_make_finish (&mk->m, &sb, &err);
-  struct svc_conn *c = mk->conn;
-  if (r < 0)
+  if (hv_sandbox_make_finish (&mk->m, &sb, &err) < 0)
     {
       svc_log (s, false, "sandbox %s (%s) not made: %s", mk->id, mk->policy, err->msg);
-      if (mk->pool)
-        svc_pool_maker_failed (mk->pool);
-      if (c)
-        {
-          /* What the maker refused without a system error (a policy that
-           * does not compile here, a project haven run would refuse, a
-           * trust check) is the request's: 422 with the reason.  A system
-           * call that failed is ours: 500. */
-          if (err->errno_code == 0)
-            svc_reply_error (c, 422, "policy_error", "%s", err->msg);
-          else
-            svc_reply_error (c, 500, "internal", "%s", err->msg);
-          svc_request_done (s, c);
-        }
-      maker_free (mk);
+      mk->made (s, mk, NULL, err);
+      svc_maker_free (mk);
       return;
     }
   struct svc_sandbox *x = xmalloc0 (sizeof (*x));
@@ -303,163 +254,33 @@ svc_maker_done (struct svc *s, struct svc_maker *mk)
   x->idle_timeout_s = mk->idle_timeout_s ? mk->idle_timeout_s : s->o->idle_timeout_s;
   x->next = s->sandboxes;
   s->sandboxes = x;
-  (void) t0;
-  if (mk->pool)
-    {
-      svc_pool_made (s, mk->pool, x);
-      maker_free (mk);
-      return;
-    }
-  if (c == NULL)
-    {
-      /* Its client left before it was made: no one knows its id. */
-      svc_sandbox_destroy (s, x, NULL, "its client left before it was made");
-      maker_free (mk);
-      return;
-    }
-  if (mk->destroy_on_disconnect)
-    x->owner = c;
-  svc_log (s, false, "sandbox %s (%s) made", x->id, x->policy);
-  create_answer (c, x);
-  if (mk->want_pool)
-    svc_pool_want (s, x->policy, hv_sandbox_config (sb));
-  maker_free (mk);
-  svc_request_done (s, c);
+  mk->made (s, mk, x, NULL);
+  svc_maker_free (mk);
 }
 
-/* --- handlers --------------------------------------------------------- */
+/* --- keepers and timeouts --------------------------------------------- */
 
 void
-svc_handle_create (struct svc *s, struct svc_conn *c)
+svc_sandbox_keeper_input (struct svc *s, struct svc_sandbox *x)
 {
-  struct hv_api_create req = { 0 };
-  cleanup_error hv_error *err = NULL;
-  if (hv_api_parse_create (c->body.data ? c->body.data : "", c->body.len, &req, &err) < 0)
+  for (;;)
     {
-      svc_reply_error (c, 400, "bad_request", "%s", err->msg);
-      return;
-    }
-  if (req.idle_timeout_s > HV_SERVICE_MAX_IDLE_S)
-    {
-      svc_reply_error (c, 400, "bad_request", "idle_timeout_s: at most %d", HV_SERVICE_MAX_IDLE_S);
-      goto out;
-    }
-  if (req.project && req.project[0] != '/')
-    {
-      /* The service's working directory is not the client's. */
-      svc_reply_error (c, 400, "bad_request", "project: an absolute path, not \"%s\"", req.project);
-      goto out;
-    }
-  bool pool = req.pool && req.project == NULL;
-  if (pool)
-    {
-      struct svc_sandbox *x = svc_pool_claim (s, req.policy);
-      if (x)
+      struct hv_keeper_event ev;
+      cleanup_error hv_error *err = NULL;
+      int k = hv_keeper_event_read (hv_sandbox_keeper_fd (x->sb), &ev, &err);
+      if (k == 0)
+        return;
+      if (k < 0)
         {
-          x->owner = req.destroy_on_disconnect ? c : NULL;
-          x->idle_timeout_s = req.idle_timeout_s ? req.idle_timeout_s : s->o->idle_timeout_s;
-          x->active_ms = svc_now_ms ();
-          svc_log (s, false, "sandbox %s (%s) claimed from the pool", x->id, x->policy);
-          create_answer (c, x);
-          goto out;
+          svc_log (s, false, "sandbox %s: %s", x->id, err->msg);
+          svc_sandbox_ended (s, x);
+          return;
         }
+      /* A run's answer may let the connection's next request run, which
+       * may delete x: the poll brings the next event. */
+      if (ev.kind == HV_KEEPER_EXITED && svc_run_exited (s, x, ev.run_id, ev.status))
+        return;
     }
-  if (svc_user_count (s) >= s->o->max_sandboxes)
-    {
-      svc_reply_error (c, 429, "limit", "at most %u sandboxes (--max-sandboxes)", s->o->max_sandboxes);
-      goto out;
-    }
-  {
-    /* A policy that does not load is the request's fault, with its
-     * FILE:LINE:COL; the maker would only say so later. */
-    cleanup_policy hv_policy *p = NULL;
-    if (hv_policy_load (req.policy, &p, &err) < 0)
-      {
-        svc_reply_error (c, 422, "policy_error", "%s", err->msg);
-        goto out;
-      }
-  }
-  struct svc_maker *mk = xmalloc0 (sizeof (*mk));
-  svc_new_id (s, mk->id);
-  mk->policy = xstrdup (req.policy);
-  mk->project = req.project ? xstrdup (req.project) : NULL;
-  mk->conn = c;
-  mk->destroy_on_disconnect = req.destroy_on_disconnect;
-  mk->idle_timeout_s = req.idle_timeout_s;
-  mk->want_pool = pool && s->o->pool_size > 0;
-  if (svc_maker_start (s, mk, &err) < 0)
-    {
-      svc_log (s, false, "sandbox %s (%s): %s", mk->id, mk->policy, err->msg);
-      svc_reply_error (c, 500, "internal", "%s", err->msg);
-      maker_free (mk);
-      goto out;
-    }
-  c->maker = mk;
-out:
-  hv_api_create_free (&req);
-}
-
-static void
-sandbox_json (yajl_gen g, struct svc_sandbox *x, uint64_t now)
-{
-  yajl_gen_map_open (g);
-  sandbox_members (g, x);
-  jg_str (g, "created_s");
-  yajl_gen_integer (g, (long long) ((now - x->created_ms) / 1000));
-  jg_str (g, "idle_s");
-  yajl_gen_integer (g, x->runs ? 0 : (long long) ((now - x->active_ms) / 1000));
-  jg_str (g, "runs");
-  yajl_gen_integer (g, x->runs);
-  yajl_gen_map_close (g);
-}
-
-void
-svc_handle_list (struct svc *s, struct svc_conn *c)
-{
-  uint64_t now = svc_now_ms ();
-  yajl_gen g = yajl_gen_alloc (NULL);
-  yajl_gen_map_open (g);
-  jg_str (g, "sandboxes");
-  yajl_gen_array_open (g);
-  for (struct svc_sandbox *x = s->sandboxes; x; x = x->next)
-    if (x->pool == NULL)
-      sandbox_json (g, x, now);
-  yajl_gen_array_close (g);
-  yajl_gen_map_close (g);
-  svc_reply_json (c, 200, jg_finish (g));
-}
-
-void
-svc_handle_get (struct svc *s, struct svc_conn *c, const char *id)
-{
-  struct svc_sandbox *x = svc_sandbox_find (s, c, id);
-  if (x == NULL)
-    return;
-  yajl_gen g = yajl_gen_alloc (NULL);
-  sandbox_json (g, x, svc_now_ms ());
-  svc_reply_json (c, 200, jg_finish (g));
-}
-
-void
-svc_handle_delete (struct svc *s, struct svc_conn *c, const char *id)
-{
-  struct svc_sandbox *x = svc_sandbox_find (s, c, id);
-  if (x == NULL)
-    return;
-  cleanup_strv oci_strv notes = { 0 };
-  svc_sandbox_destroy (s, x, &notes, "deleted");
-  yajl_gen g = yajl_gen_alloc (NULL);
-  yajl_gen_map_open (g);
-  jg_kv (g, "id", id);
-  jg_str (g, "destroyed");
-  yajl_gen_bool (g, 1);
-  jg_str (g, "notes");
-  yajl_gen_array_open (g);
-  for (size_t i = 0; i < notes.n; i++)
-    jg_str (g, notes.v[i]);
-  yajl_gen_array_close (g);
-  yajl_gen_map_close (g);
-  svc_reply_json (c, 200, jg_finish (g));
 }
 
 void

@@ -1,10 +1,26 @@
-/* The service's state, shared by its parts: the loop and the socket
- * (service.c), connections and HTTP (service_conn.c), sandboxes and their
- * makers (service_sandbox.c), runs (service_run.c), the pool
- * (service_pool.c), the files API (service_files.c).  Everything lives in
- * one process and one thread: no locks, and nothing here may block. */
-#ifndef HAVEN_SERVICE_INTERNAL_H
-#define HAVEN_SERVICE_INTERNAL_H
+/* The service's state and the helpers every part of it uses.  Everything
+ * lives in one process and one thread: no locks, and nothing here may
+ * block.
+ *
+ * The parts, each using only those above it in this list (each file's
+ * header declares what it gives the parts that may use it):
+ *   service_base.c      this header's helpers: the clock, the log, buffers,
+ *                       forgetting a freed object's poll slots, the signals
+ *   service_reply.c     the HTTP answers: queued, sent, a request done
+ *   service_run.c       commands in a sandbox: start, pipes, exits, answers
+ *   service_files.c     the files API
+ *   service_sandbox.c   sandboxes' lives: makers, ids, keepers, destroy,
+ *                       idle timeouts, reaping
+ *   service_pool.c      the warm pool
+ *   service_handlers.c  create, list, get, delete
+ *   service_conn.c      connections: reading requests, routing them
+ *   service.c           the socket and the poll loop
+ * Where a lower part must reach a higher one, it calls a function the
+ * higher one left in the object: a request answered reads the
+ * connection's next (svc_conn.read_next), a maker done tells whoever
+ * started it (svc_maker.made). */
+#ifndef HAVEN_SERVICE_BASE_H
+#define HAVEN_SERVICE_BASE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,7 +32,7 @@
 #include "http_message.h"
 #include "oci_spec.h"
 #include "sandbox.h"
-#include "service.h"
+#include "service_opts.h"
 #include "service_api.h"
 
 #define SVC_ID_LEN 12 /* "hvs-" + 8 hex */
@@ -72,6 +88,10 @@ struct svc_maker
   bool destroy_on_disconnect;
   uint32_t idle_timeout_s;
   bool want_pool; /* a create that may start a pool of its policy once made */
+  /* Whoever started it (the pool's refill, a create): told when it is
+   * done, with the sandbox made (x, in the service's list) or, x NULL, why
+   * not (err).  mk is freed after. */
+  void (*made) (struct svc *s, struct svc_maker *mk, struct svc_sandbox *x, hv_error *err);
 };
 
 struct svc_conn
@@ -94,6 +114,9 @@ struct svc_conn
   bool keep_alive;
   struct svc_run *run;     /* the run answering this connection */
   struct svc_maker *maker; /* the maker answering it */
+  /* The reader's (service_conn.c): once a request is answered
+   * (svc_request_done), read and answer the next one. */
+  void (*read_next) (struct svc *s, struct svc_conn *c);
 };
 
 struct svc_run
@@ -137,6 +160,13 @@ struct svc_pool
   uint64_t retry_ms; /* after a maker failed: no refill before this */
 };
 
+/* What a polled descriptor belongs to (service.c's loop). */
+struct svc_slot
+{
+  int kind;
+  void *ptr; /* NULL: forgotten (svc_forget) */
+};
+
 struct svc
 {
   const struct hv_service_opts *o;
@@ -159,12 +189,14 @@ struct svc
   struct svc_pool *pools;
   char ended[SVC_ENDED_KEEP][SVC_ID_LEN + 1];
   size_t n_ended;
+  struct svc_slot *slots; /* of the poll whose results are being handled */
+  size_t n_slots;
 };
 
 uint64_t svc_now_ms (void);
 /* An object freed while the poll's results are handled: its later poll
  * slots are skipped. */
-void svc_forget (void *ptr);
+void svc_forget (struct svc *s, void *ptr);
 void svc_log (struct svc *s, bool verbose_only, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
 /* Fork-safe windows: signals the service takes through its signalfd are
  * blocked, and a child forked meanwhile would inherit the mask (a command
@@ -172,61 +204,8 @@ void svc_log (struct svc *s, bool verbose_only, const char *fmt, ...) __attribut
  * (makers, destroy), they are unblocked; a SIGTERM meanwhile sets a flag. */
 void svc_signals_open (void);
 void svc_signals_close (struct svc *s);
-
-/* service_conn.c */
-void svc_conn_accept (struct svc *s);
-void svc_conn_input (struct svc *s, struct svc_conn *c);
-void svc_conn_output (struct svc *s, struct svc_conn *c);
-void svc_conn_gone (struct svc *s, struct svc_conn *c); /* the peer left */
-void svc_conn_free (struct svc *s, struct svc_conn *c);
-void svc_reply (struct svc_conn *c, int status, const char *content_type, const char *body, size_t len);
-void svc_reply_json (struct svc_conn *c, int status, char *json); /* takes json */
-void svc_reply_error (struct svc_conn *c, int status, const char *code, const char *fmt, ...)
-    __attribute__ ((format (printf, 4, 5)));
-void svc_request_done (struct svc *s, struct svc_conn *c); /* the answer is queued: read the next request */
-void svc_chunk (struct svc_conn *c, const char *data, size_t len); /* one chunk; len 0: the last */
-
-/* service_sandbox.c */
-void svc_handle_create (struct svc *s, struct svc_conn *c);
-void svc_handle_list (struct svc *s, struct svc_conn *c);
-void svc_handle_get (struct svc *s, struct svc_conn *c, const char *id);
-void svc_handle_delete (struct svc *s, struct svc_conn *c, const char *id);
-/* The sandbox named id, or NULL after answering 404 (ended or unknown). */
-struct svc_sandbox *svc_sandbox_find (struct svc *s, struct svc_conn *c, const char *id);
-void svc_sandbox_destroy (struct svc *s, struct svc_sandbox *x, oci_strv *notes, const char *why);
-void svc_sandbox_ended (struct svc *s, struct svc_sandbox *x); /* its keeper is gone */
-void svc_maker_done (struct svc *s, struct svc_maker *mk);
-int svc_maker_start (struct svc *s, struct svc_maker *mk, hv_error **err);
-void svc_maker_abort (struct svc *s, struct svc_maker *mk);
-void svc_new_id (struct svc *s, char id[SVC_ID_LEN + 1]);
-unsigned svc_user_count (struct svc *s); /* sandboxes and creates that count against max_sandboxes */
-void svc_idle_check (struct svc *s, uint64_t now, uint64_t *next);
-void svc_reap (struct svc *s);
-
-/* service_run.c */
-void svc_handle_run (struct svc *s, struct svc_conn *c, struct svc_sandbox *x);
-void svc_run_keeper_input (struct svc *s, struct svc_sandbox *x); /* events from the keeper */
-void svc_run_io (struct svc *s, struct svc_run *r, int fd, short revents);
-void svc_run_timers (struct svc *s, uint64_t now, uint64_t *next);
-void svc_run_client_gone (struct svc *s, struct svc_run *r);
-void svc_run_sandbox_gone (struct svc *s, struct svc_sandbox *x); /* fail its runs */
-void svc_run_reap (struct svc *s); /* free runs that are finished and answered */
-
-/* service_pool.c */
-/* A pristine sandbox of policy, or NULL (none, or the pool was stale). */
-struct svc_sandbox *svc_pool_claim (struct svc *s, const char *policy);
-/* After the first create of a policy: keep a pool of it. */
-void svc_pool_want (struct svc *s, const char *policy, const char *config);
-void svc_pool_made (struct svc *s, struct svc_pool *p, struct svc_sandbox *x);
-void svc_pool_refill (struct svc *s);
-void svc_pool_age_check (struct svc *s, uint64_t now, uint64_t *next);
-void svc_pool_free_all (struct svc *s);
-void svc_pool_maker_failed (struct svc_pool *p);
-unsigned svc_pool_makers (struct svc *s);
-
-/* service_files.c */
-void svc_handle_file_put (struct svc *s, struct svc_conn *c, struct svc_sandbox *x, const char *path);
-void svc_handle_file_get (struct svc *s, struct svc_conn *c, struct svc_sandbox *x, const char *path);
-void svc_handle_file_list (struct svc *s, struct svc_conn *c, struct svc_sandbox *x, const char *path);
+/* Blocks them and opens the signalfd; SIGTERM and SIGINT in an open
+ * window set the flag svc_signals_close reads. */
+int svc_signals_init (struct svc *s, hv_error **err);
 
 #endif
