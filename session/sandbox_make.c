@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -154,6 +155,11 @@ hv_sandbox_maker_run (const struct hv_sandbox_opts *o, const struct hv_sandbox_m
   sock = reset_process (sock);
   if (sock < 0)
     return HV_EXIT_HAVEN_FAILED;
+  /* The sandbox's init is cloned from this process and, as a keeper,
+   * keeps its memory: what is freed here from now on (the credentials
+   * read for the monitor's services, the policy's steps) is overwritten
+   * as it is freed (glibc), not left for the keeper to hold. */
+  mallopt (M_PERTURB, 0xa5);
   static char keeper_arg[] = "haven-keeper";
   static char *keeper_argv[] = { keeper_arg, NULL };
   struct hv_run_steps_opts so = { .policy = o->policy, .project = mk->workspace, .cmd = keeper_argv,

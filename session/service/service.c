@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <poll.h>
@@ -299,7 +300,11 @@ hv_service_run (const struct hv_service_opts *o, hv_error **err)
     return hv_error_set (err, 0, "--socket %s: a relative path this long cannot be bound", s.socket_path);
   {
     cleanup_free char *copy = xstrdup (s.socket_path);
-    s.scratch_dir = xasprintf ("%s/workspaces", dirname (copy));
+    /* Beside the socket, which by default is in the runtime's state root
+     * (root's /run/haven, a user's $XDG_RUNTIME_DIR/haven): a name that
+     * is no container id (ids never start with a dot), so that
+     * `haven-runc list` and the leftover cleaners never take it for one. */
+    s.scratch_dir = xasprintf ("%s/.workspaces", dirname (copy));
   }
   {
     /* FNV-1a of the socket's path. */
@@ -309,6 +314,12 @@ hv_service_run (const struct hv_service_opts *o, hv_error **err)
     snprintf (s.id_prefix, sizeof (s.id_prefix), SVC_LABEL_PREFIX "%04x", (unsigned) ((h >> 16) ^ (h & 0xffff)));
   }
   int r = -1;
+  /* Every sandbox's keeper is a copy of this process's memory (through
+   * its maker), and keeps it: what was freed must not still hold what it
+   * held (a request's environment or stdin for another sandbox, the
+   * secrets a maker read for a monitor).  glibc overwrites freed memory
+   * with this byte from now on. */
+  mallopt (M_PERTURB, 0xa5);
   /* The sandboxes' processes (init, its monitor, pasta) outlive the
    * makers that started them: they become ours, not pid 1's, so that
    * destroy can wait for them. */

@@ -126,5 +126,5 @@ sandbox_gone() {
   [ -z "$(find /sys/fs/cgroup -maxdepth 5 -name "*$id*" 2> /dev/null | head -1)" ] || fail "$id: cgroup left"
   ! grep -q "$id" /proc/self/mountinfo || fail "$id: mount left"
   [ ! -e "/run/haven/$id" ] || fail "$id: state directory /run/haven/$id left"
-  [ ! -e "$SVC_DIR/workspaces/$id" ] || fail "$id: workspace left"
+  [ ! -e "$SVC_DIR/.workspaces/$id" ] || fail "$id: workspace left"
 }
