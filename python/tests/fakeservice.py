@@ -19,8 +19,11 @@ import http.server
 import json
 import os
 import socketserver
+import subprocess
 import sys
+import tempfile
 import threading
+import unittest
 import urllib.parse
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -235,3 +238,17 @@ def main(argv: List[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
+
+
+class FakeCase(unittest.TestCase):
+    """A test with its own stand-in service on a socket in a temporary
+    directory (self.sock), stopped and removed after."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="h-python-")
+        self.sock = os.path.join(self.dir, "haven.sock")
+        self.fake = FakeService(self.sock).start()
+
+    def tearDown(self):
+        self.fake.stop()
+        subprocess.run(["rm", "-rf", self.dir])

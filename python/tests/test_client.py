@@ -14,7 +14,7 @@ from unittest import mock
 import haven
 from haven.client import Client, default_socket_path
 
-from .fakeservice import FakeService
+from .fakeservice import FakeCase, FakeService
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -35,17 +35,6 @@ class TestSocketPath(unittest.TestCase):
             del os.environ["XDG_RUNTIME_DIR"]
             with mock.patch("os.geteuid", return_value=1000):
                 self.assertEqual(default_socket_path(), "/run/user/1000/haven/haven.sock")
-
-
-class FakeCase(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="h-python-")
-        self.sock = os.path.join(self.dir, "haven.sock")
-        self.fake = FakeService(self.sock).start()
-
-    def tearDown(self):
-        self.fake.stop()
-        subprocess.run(["rm", "-rf", self.dir])
 
 
 class TestRequests(FakeCase):

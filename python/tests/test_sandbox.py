@@ -3,27 +3,15 @@
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 import haven
 from haven import Sandbox, format_results, run_code_blocks
 
-from .fakeservice import FakeService, b64
+from .fakeservice import FakeCase, b64
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-class FakeCase(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="h-python-")
-        self.sock = os.path.join(self.dir, "haven.sock")
-        self.fake = FakeService(self.sock).start()
-
-    def tearDown(self):
-        self.fake.stop()
-        subprocess.run(["rm", "-rf", self.dir])
 
 
 class TestSandbox(FakeCase):
