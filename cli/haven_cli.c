@@ -38,6 +38,7 @@
 #include "k8s_token.h"
 #include "policy_network_explain.h"
 #include "run_context.h"
+#include "sandbox.h"
 #include "serve_cmd.h"
 #include "self_exe.h"
 #include "utils.h"
@@ -580,6 +581,18 @@ haven_main (int argc, char **argv)
   int r = -1;
   int status = 0; /* the sandboxed command's, for haven run */
   haven_argv0 = argv[0];
+  /* Not a user's command: haven serve executes it to make a sandbox in a
+   * fresh process (session/sandbox.h, maker_exe). */
+  if (argc >= 2 && strcmp (argv[1], "__sandbox-maker") == 0)
+    {
+      if (hv_ensure_sealed_self (argv, &err) < 0)
+        {
+          fprintf (stderr, "haven: %s\n", err->msg);
+          hv_error_free (&err);
+          return HV_EXIT_HAVEN_FAILED;
+        }
+      return hv_sandbox_maker_main (argc, argv);
+    }
   if (argc < 2 || strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)
     {
       hv_haven_usage (stdout, NULL);

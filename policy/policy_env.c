@@ -162,6 +162,10 @@ gateway_env (const hv_policy *p, const struct hv_run_ctx *ctx, char ***out, size
                                                name, c->key.where, c->key.name);
           oci_strv_push (ctx->notes, note);
         }
+      /* The entry holds the host's key itself: wiped, not only freed (the
+       * memory of the process that compiles may live on: a service's
+       * sandbox init keeps its maker's). */
+      explicit_bzero ((*out)[i], strlen ((*out)[i]));
       free ((*out)[i]);
       memmove (&(*out)[i], &(*out)[i + 1], (*n - i) * sizeof (char *));
       (*n)--;

@@ -72,6 +72,34 @@ make_scratch (const char *scratch_dir, const char *label, hv_error **err)
   return 0;
 }
 
+/* The maker as a fresh process (hv_sandbox_opts.maker_exe): the socket
+ * as fd 3, what it needs as arguments, the environment as it is (the
+ * policy reads HOME, XDG_*, the variables of env.set_from_env and
+ * credentials).  Only returns... never: exits 125 when exec fails. */
+static __attribute__ ((noreturn)) void
+exec_maker (const struct hv_sandbox_opts *o, const struct hv_sandbox_making *mk, int sock)
+{
+  if (hv_sandbox_maker_fd3 (sock) < 0)
+    _exit (HV_EXIT_HAVEN_FAILED);
+  char *argv[] = { (char *) "haven", (char *) "__sandbox-maker", (char *) o->policy, mk->workspace, mk->label,
+                   (char *) (mk->scratch_dir ? mk->scratch_dir : ""), (char *) (o->haven_argv0 ? o->haven_argv0 : ""),
+                   NULL };
+  execv (o->maker_exe, argv);
+  _exit (HV_EXIT_HAVEN_FAILED);
+}
+
+int
+hv_sandbox_maker_main (int argc, char **argv)
+{
+  if (argc != 7 || strcmp (argv[1], "__sandbox-maker") != 0)
+    return HV_EXIT_HAVEN_FAILED;
+  struct hv_sandbox_opts o = { .policy = argv[2], .label = argv[4], .haven_argv0 = argv[6][0] ? argv[6] : NULL };
+  struct hv_sandbox_making mk = { .workspace = argv[3], .label = argv[4], .scratch_dir = argv[5][0] ? argv[5] : NULL };
+  o.scratch_dir = mk.scratch_dir;
+  o.project = mk.scratch_dir ? NULL : mk.workspace;
+  return hv_sandbox_maker_run (&o, &mk, 3);
+}
+
 int
 hv_sandbox_make_start (const struct hv_sandbox_opts *o, struct hv_sandbox_maker *m, hv_error **err)
 {
@@ -128,6 +156,8 @@ hv_sandbox_make_start (const struct hv_sandbox_opts *o, struct hv_sandbox_maker 
       prctl (PR_SET_PDEATHSIG, SIGKILL);
       if (getppid () != parent)
         _exit (HV_EXIT_HAVEN_FAILED);
+      if (o->maker_exe)
+        exec_maker (o, mk, sp[1]);
       _exit (hv_sandbox_maker_run (o, mk, sp[1]));
     }
   close (sp[1]);

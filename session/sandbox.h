@@ -35,7 +35,19 @@ struct hv_sandbox_opts
   const char *scratch_dir; /* where scratch workspaces are made (0700, the caller's); NULL: none allowed */
   const char *haven_argv0; /* how haven was invoked (run_trust.h) */
   const char *label;       /* the service's sandbox id, for the container id and the trail */
+  /* A haven binary the maker executes (`haven __sandbox-maker`, which
+   * calls hv_sandbox_maker_main): the sandbox's init, cloned from the
+   * maker and keeping its memory for life as a keeper, then holds only
+   * what the maker itself allocated, nothing of the caller's (another
+   * sandbox's requests, a long-lived heap).  NULL: the maker is a fork
+   * of the caller (tests that are no haven binary). */
+  const char *maker_exe;
 };
+
+/* `haven __sandbox-maker POLICY WORKSPACE LABEL SCRATCH HAVEN_ARGV0`,
+ * with the caller's end of the record's socket as fd 3: the maker's
+ * work in a fresh process (maker_exe above).  Returns its exit status. */
+int hv_sandbox_maker_main (int argc, char **argv);
 
 /* A sandbox being made in a child process. */
 struct hv_sandbox_maker

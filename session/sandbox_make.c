@@ -4,7 +4,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -135,8 +134,8 @@ fill_record (struct hv_run_steps *st, const struct hv_sandbox_making *mk, struct
  * sockets) must not reach the monitor, pasta or the audit listener,
  * which outlive the maker: a keeper socket held there would keep that
  * sandbox alive after the caller is gone. */
-static int
-reset_process (int sock)
+int
+hv_sandbox_maker_fd3 (int sock)
 {
   sigset_t all;
   sigemptyset (&all);
@@ -144,9 +143,22 @@ reset_process (int sock)
   for (int sig = 1; sig < NSIG; sig++)
     if (sig != SIGKILL && sig != SIGSTOP)
       signal (sig, SIG_DFL);
-  if (sock != 3 && dup3 (sock, 3, O_CLOEXEC) < 0)
+  if (sock != 3 && dup3 (sock, 3, 0) < 0)
+    return -1;
+  /* Kept across an exec of the maker (exec_maker), closed on the
+   * maker's own execs (hooks, pasta). */
+  if (sock == 3 && fcntl (3, F_SETFD, 0) < 0)
     return -1;
   return close_range (4, ~0U, 0) < 0 ? -1 : 3;
+}
+
+static int
+reset_process (int sock)
+{
+  sock = hv_sandbox_maker_fd3 (sock);
+  if (sock >= 0 && fcntl (sock, F_SETFD, FD_CLOEXEC) < 0)
+    return -1;
+  return sock;
 }
 
 int
@@ -155,11 +167,6 @@ hv_sandbox_maker_run (const struct hv_sandbox_opts *o, const struct hv_sandbox_m
   sock = reset_process (sock);
   if (sock < 0)
     return HV_EXIT_HAVEN_FAILED;
-  /* The sandbox's init is cloned from this process and, as a keeper,
-   * keeps its memory: what is freed here from now on (the credentials
-   * read for the monitor's services, the policy's steps) is overwritten
-   * as it is freed (glibc), not left for the keeper to hold. */
-  mallopt (M_PERTURB, 0xa5);
   static char keeper_arg[] = "haven-keeper";
   static char *keeper_argv[] = { keeper_arg, NULL };
   struct hv_run_steps_opts so = { .policy = o->policy, .project = mk->workspace, .cmd = keeper_argv,

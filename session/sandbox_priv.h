@@ -35,6 +35,9 @@ struct hv_sandbox
 /* The maker child's work (sandbox_make.c): make the sandbox and send the
  * record (or the error) on sock.  Returns the child's exit status. */
 int hv_sandbox_maker_run (const struct hv_sandbox_opts *o, const struct hv_sandbox_making *mk, int sock);
+/* The maker's process: signals back to their defaults, sock as fd 3
+ * (inherited by an exec), every other fd above 2 closed.  3, or -1. */
+int hv_sandbox_maker_fd3 (int sock);
 
 /* Remove what sandbox `label` left: its container (killed), bundle and
  * scratch workspace under scratch_dir (NULL: none). */

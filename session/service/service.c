@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <poll.h>
@@ -314,12 +313,6 @@ hv_service_run (const struct hv_service_opts *o, hv_error **err)
     snprintf (s.id_prefix, sizeof (s.id_prefix), SVC_LABEL_PREFIX "%04x", (unsigned) ((h >> 16) ^ (h & 0xffff)));
   }
   int r = -1;
-  /* Every sandbox's keeper is a copy of this process's memory (through
-   * its maker), and keeps it: what was freed must not still hold what it
-   * held (a request's environment or stdin for another sandbox, the
-   * secrets a maker read for a monitor).  glibc overwrites freed memory
-   * with this byte from now on. */
-  mallopt (M_PERTURB, 0xa5);
   /* The sandboxes' processes (init, its monitor, pasta) outlive the
    * makers that started them: they become ours, not pid 1's, so that
    * destroy can wait for them. */

@@ -185,7 +185,11 @@ svc_maker_start (struct svc *s, struct svc_maker *mk, hv_error **err)
                                 .project = mk->project,
                                 .scratch_dir = s->scratch_dir,
                                 .haven_argv0 = s->o->haven_argv0,
-                                .label = mk->id };
+                                .label = mk->id,
+                                /* This very binary, executed afresh: the
+                                 * sandbox's keeper keeps the maker's memory,
+                                 * which then holds nothing of ours. */
+                                .maker_exe = "/proc/self/exe" };
   mk->m = (struct hv_sandbox_maker) HV_SANDBOX_MAKER_INIT;
   svc_signals_open ();
   int r = hv_sandbox_make_start (&so, &mk->m, err);

@@ -159,43 +159,9 @@ test_sandbox_keeper_holds_no_api_key() {
     sleep 0.05
   done
   [ -n "$keeper" ] || { wait $bg; fail "no keeper with its command seen: $(cat "$WORK/probe.out")"; }
-  local found
-  # A sanitizer build's runtime keeps its own copy of the initial
-  # environment (it reads /proc/self/environ before libc starts) in an
-  # anonymous mapping of its own: not haven's memory, skipped there.
-  local asan=0
-  ldd "$SANDBOX_PROBE" 2> /dev/null | grep -q libasan && asan=1
-  found=$(python3 - "$keeper" "$key" "$asan" <<'PY'
-import re, sys
-pid, key, asan = sys.argv[1], sys.argv[2].encode(), sys.argv[3] == "1"
-env_entry = b"ANTHROPIC_API_KEY=" + key + b"\0"
-hits = 0
-with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
-    for line in maps:
-        m = re.match(r"([0-9a-f]+)-([0-9a-f]+) r", line)
-        if not m:
-            continue
-        lo, hi = int(m.group(1), 16), int(m.group(2), 16)
-        # A sanitizer build reserves terabytes of shadow memory: regions
-        # above 1 GiB are not the heap or the stack that held the key.
-        if hi - lo > 1 << 30:
-            continue
-        anonymous = len(line.split()) < 6
-        tail = b""
-        for at in range(lo, hi, 1 << 20):
-            try:
-                mem.seek(at)
-                chunk = tail + mem.read(min(1 << 20, hi - at))
-            except (OSError, ValueError, OverflowError):
-                tail = b""
-                continue
-            hits += chunk.count(key)
-            if asan and anonymous:
-                hits -= chunk.count(env_entry)
-            tail = chunk[-(len(env_entry) - 1):]
-print(hits)
-PY
-)
+  local found san=()
+  ldd "$SANDBOX_PROBE" 2> /dev/null | grep -q libasan && san=(--sanitizer-env ANTHROPIC_API_KEY)
+  found=$(python3 "$(dirname "$SANDBOX_POLICIES")/tests/lib/memory_holds.py" "${san[@]}" "$keeper" "$key")
   wait $bg
   assert_contains "$(cat "$WORK/probe.out")" "status: 0"
   assert_eq 0 "$found" "copies of the API key in the keeper's memory"

@@ -316,3 +316,41 @@ test_service_systemd_unit() {
   assert_eq 0 "$?" "systemd-analyze verify: $out"
   assert_eq "" "$out" "systemd-analyze's complaints"
 }
+
+# A sandbox's init (its keeper) keeps a copy of the memory of the process
+# that made it, for its whole life.  The service executes a fresh maker
+# for each sandbox, so a keeper holds nothing of the service's: not the
+# model API key in the service's environment (the claude-code policy
+# keeps it on haven's side, for the gateway), not what another sandbox's
+# requests carried through the service.  Read from the host (root).
+test_service_keepers_hold_nothing_of_others() {
+  local key marker
+  key="sk-ant-svctest-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+  marker="request-marker-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+  ANTHROPIC_API_KEY=$key start_service
+  create offline
+  local first=$ID
+  api POST "/v1/sandboxes/$first/run" "{\"argv\":[\"sh\",\"-c\",\"cat > got\"],\"stdin\":\"$marker\",\"env\":{\"GIT_AUTHOR_NAME\":\"$marker\"}}"
+  assert_eq 200 "$CODE" "run in the first sandbox: $BODY"
+  api PUT "/v1/sandboxes/$first/files/put.txt" "$marker"
+  assert_eq 200 "$CODE" "file: $BODY"
+  create claude-code '"pool":false'
+  local second=$ID san=() id keeper found
+  ldd "$HAVEN" 2> /dev/null | grep -q libasan && san=(--sanitizer-env ANTHROPIC_API_KEY)
+  for id in "$first" "$second"; do
+    keeper=$(jq -r .pid "/run/haven/$id/state.json")
+    [ -n "$keeper" ] && [ -d "/proc/$keeper" ] || fail "$id: no keeper ($keeper)"
+    assert_contains "$(tr -d '\0' < "/proc/$keeper/cmdline")" "haven-keeper"
+    found=$(python3 "$here/../lib/memory_holds.py" "${san[@]}" "$keeper" "$key")
+    assert_eq 0 "$found" "$id: copies of the service's API key in its keeper"
+  done
+  # The first sandbox's keeper read its own command's request; the
+  # second's must hold nothing of it.
+  found=$(python3 "$here/../lib/memory_holds.py" "$keeper" "$marker")
+  assert_eq 0 "$found" "copies of the first sandbox's request in the second's keeper"
+  # What the test looks for is there to be found: the service holds both.
+  found=$(python3 "$here/../lib/memory_holds.py" "$SVC_PID" "$key")
+  [ "$found" -gt 0 ] || fail "the service's memory holds no API key: the test proves nothing"
+  api DELETE "/v1/sandboxes/$first"
+  api DELETE "/v1/sandboxes/$second"
+}
