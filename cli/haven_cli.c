@@ -591,7 +591,9 @@ haven_main (int argc, char **argv)
           hv_error_free (&err);
           return HV_EXIT_HAVEN_FAILED;
         }
-      return hv_sandbox_maker_main (argc, argv);
+      /* _exit, as a forked maker ends: what it made is its caller's
+       * now, and nothing of it is released here. */
+      _exit (hv_sandbox_maker_main (argc, argv));
     }
   if (argc < 2 || strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0)
     {
