@@ -331,3 +331,9 @@ hv_sandbox_config (const hv_sandbox *sb)
 {
   return sb->r.config;
 }
+
+unsigned
+hv_sandbox_timeout_s (const hv_sandbox *sb)
+{
+  return sb->r.timeout_s;
+}

@@ -81,6 +81,9 @@ const char *hv_sandbox_policy_name (const hv_sandbox *sb);
 const char *hv_sandbox_workspace (const hv_sandbox *sb);
 int hv_sandbox_workspace_fd (const hv_sandbox *sb);
 bool hv_sandbox_is_scratch (const hv_sandbox *sb);
+/* The policy's time limit (`run: timeout:`), which bounds each command
+ * as it bounds `haven run`'s; 0: none. */
+unsigned hv_sandbox_timeout_s (const hv_sandbox *sb);
 /* The compiled config the sandbox was made from (the pool compares). */
 const char *hv_sandbox_config (const hv_sandbox *sb);
 

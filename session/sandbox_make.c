@@ -111,6 +111,8 @@ fill_record (struct hv_run_steps *st, const struct hv_sandbox_making *mk, struct
   r->home_state = xstrdup (st->home_state ? st->home_state : "");
   r->scratch = mk->scratch_dir != NULL;
   r->refuse_project_links = st->policy->refuse_project_links.value;
+  /* The parser bounds timeouts to 30 days: the cast cannot truncate. */
+  r->timeout_s = st->policy->timeout_s.set ? (uint32_t) st->policy->timeout_s.value : 0;
   copy_strv (&r->env, &spec->process.env);
   copy_strv (&r->env_pass, &st->policy->env_pass);
   copy_strv (&r->env_deny, &st->policy->env_deny);

@@ -94,6 +94,7 @@ hv_sandbox_record_send (int sock, const struct hv_sandbox_record *r, hv_error **
         put (&items, strs[i]);
       put_num (&items, r->scratch);
       put_num (&items, r->refuse_project_links);
+      put_num (&items, r->timeout_s);
       put_num (&items, r->init_pid);
       put_num (&items, r->audit_listener);
       put_num (&items, r->pasta_pid);
@@ -290,6 +291,7 @@ hv_sandbox_record_recv (int sock, struct hv_sandbox_record *r, hv_error **err)
         *strs[i] = next_dup (&c);
       r->scratch = next_num (&c, 0, 1);
       r->refuse_project_links = next_num (&c, 0, 1);
+      r->timeout_s = (uint32_t) next_num (&c, 0, UINT32_MAX);
       r->init_pid = (pid_t) next_num (&c, 1, INT32_MAX);
       r->audit_listener = (pid_t) next_num (&c, 0, INT32_MAX);
       r->pasta_pid = (pid_t) next_num (&c, 0, INT32_MAX);

@@ -34,6 +34,7 @@ struct hv_sandbox_record
   char *id, *state_root, *bundle, *workspace, *policy_name, *config, *audit_socket;
   char *home_state; /* the copy-on-write home layers' directory, or "" */
   bool scratch, refuse_project_links;
+  uint32_t timeout_s; /* the policy's time limit (run.timeout), 0: none */
   pid_t init_pid, audit_listener, pasta_pid;
   struct timespec audit_start;
   oci_strv env;       /* the config's process.env */

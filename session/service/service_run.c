@@ -120,7 +120,13 @@ svc_handle_run (struct svc *s, struct svc_conn *c, struct svc_sandbox *x)
   r->max_output = max > s->o->max_output ? s->o->max_output : max;
   r->stream = req.stream;
   r->start_ms = svc_now_ms ();
-  r->deadline_ms = r->start_ms + (uint64_t) (req.timeout_s ? req.timeout_s : HV_SERVICE_DEFAULT_RUN_TIMEOUT_S) * 1000;
+  /* The policy's own time limit bounds every command, as it bounds
+   * haven run's: a request asks for less, never for more. */
+  uint64_t limit_s = req.timeout_s ? req.timeout_s : HV_SERVICE_DEFAULT_RUN_TIMEOUT_S;
+  unsigned policy_s = hv_sandbox_timeout_s (x->sb);
+  if (policy_s && limit_s > policy_s)
+    limit_s = policy_s;
+  r->deadline_ms = r->start_ms + limit_s * 1000;
   for (size_t i = 0; i < req.argv.n; i++)
     oci_strv_push (&r->argv, req.argv.v[i]);
   if (r->stdin_len == 0)

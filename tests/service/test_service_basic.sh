@@ -196,3 +196,21 @@ test_service_max_output_cap() {
   run_in "$ID" '{"argv":["sh","-c","echo small"]}'
   assert_eq false "$(jq -r .stdout_truncated <<< "$BODY")" "a small output"
 }
+
+# The policy's own time limit (resources.timeout) bounds every command, as
+# it bounds haven run's: a request may ask for less, never for more.
+test_service_policy_timeout() {
+  start_service
+  printf 'name: short\nextends: offline\nresources:\n  timeout: 2s\n' > "$PWD/short.yaml"
+  create "$PWD/short.yaml" '"pool":false'
+  local t0=$SECONDS
+  run_in "$ID" '{"argv":["sleep","20"],"timeout_s":600}'
+  assert_eq 124 "$EXIT" "past the policy's time limit ($BODY)"
+  assert_eq true "$(jq -r .timed_out <<< "$BODY")" "timed_out"
+  [ $((SECONDS - t0)) -lt 10 ] || fail "the policy's 2 s limit took $((SECONDS - t0)) s"
+  # Less than the policy's: the request's.
+  run_in "$ID" '{"argv":["sleep","20"],"timeout_s":1}'
+  assert_eq 124 "$EXIT" "past the request's limit"
+  run_in "$ID" '{"argv":["true"],"timeout_s":600}'
+  assert_eq 0 "$EXIT" "a command within both"
+}
