@@ -7,6 +7,8 @@
 #include <yajl/yajl_gen.h>
 #include <yajl/yajl_tree.h>
 
+#include "utf8.h"
+
 /* The text generated so far, as a new string (the generator stays the
  * caller's to free). */
 static inline char *
@@ -35,6 +37,27 @@ static inline void
 jg_str (yajl_gen g, const char *s)
 {
   yajl_gen_string (g, (const unsigned char *) s, strlen (s));
+}
+
+/* A string whose bytes nobody checked (a file name the sandbox chose, a
+ * path a request or the host gave): written as valid UTF-8, every byte
+ * that is not part of a well-formed sequence as U+FFFD (yajl would pass
+ * it through and the document would not be JSON). */
+static inline void
+jg_utf8 (yajl_gen g, const char *s)
+{
+  size_t len = 0;
+  char *clean = hv_utf8_sanitize (s ? s : "", s ? strlen (s) : 0, &len);
+  yajl_gen_string (g, (const unsigned char *) clean, len);
+  free (clean);
+}
+
+/* "key": text, as jg_utf8 writes it. */
+static inline void
+jg_kv_utf8 (yajl_gen g, const char *key, const char *value)
+{
+  jg_str (g, key);
+  jg_utf8 (g, value);
 }
 
 /* "key": "value" (a NULL value is written as ""). */

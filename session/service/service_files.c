@@ -66,7 +66,7 @@ svc_handle_file_put (struct svc *s, struct svc_conn *c, struct svc_sandbox *x, c
     }
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_map_open (g);
-  jg_kv (g, "path", path);
+  jg_kv_utf8 (g, "path", path);
   jg_str (g, "size");
   yajl_gen_integer (g, (long long) c->body.len);
   yajl_gen_map_close (g);
@@ -114,14 +114,14 @@ svc_handle_file_list (struct svc *s, struct svc_conn *c, struct svc_sandbox *x, 
     }
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_map_open (g);
-  jg_kv (g, "path", rel);
+  jg_kv_utf8 (g, "path", rel);
   jg_str (g, "entries");
   yajl_gen_array_open (g);
   for (size_t i = 0; i < n; i++)
     {
       const char *type = e[i].type == 'f' ? "file" : e[i].type == 'd' ? "dir" : e[i].type == 'l' ? "link" : "other";
       yajl_gen_map_open (g);
-      jg_kv (g, "name", e[i].name);
+      jg_kv_utf8 (g, "name", e[i].name);
       jg_kv (g, "type", type);
       jg_str (g, "size");
       yajl_gen_integer (g, (long long) e[i].size);

@@ -33,8 +33,8 @@ static void
 sandbox_members (yajl_gen g, struct svc_sandbox *x)
 {
   jg_kv (g, "id", x->id);
-  jg_kv (g, "policy", x->policy);
-  jg_kv (g, "workspace", hv_sandbox_workspace (x->sb));
+  jg_kv_utf8 (g, "policy", x->policy);
+  jg_kv_utf8 (g, "workspace", hv_sandbox_workspace (x->sb));
   jg_str (g, "pooled");
   yajl_gen_bool (g, x->pooled);
   jg_str (g, "project");
@@ -214,7 +214,7 @@ svc_handle_delete (struct svc *s, struct svc_conn *c, const char *id)
   jg_str (g, "notes");
   yajl_gen_array_open (g);
   for (size_t i = 0; i < notes.n; i++)
-    jg_str (g, notes.v[i]);
+    jg_utf8 (g, notes.v[i]);
   yajl_gen_array_close (g);
   yajl_gen_map_close (g);
   svc_reply_json (c, 200, jg_finish (g));

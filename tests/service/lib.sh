@@ -66,6 +66,12 @@ api() {
   BODY=$(cat "$PWD/answer" 2> /dev/null)
 }
 
+# strict_json FILE: FILE is JSON in valid UTF-8 (jq replaces bad bytes
+# on input, so it cannot tell).
+strict_json() {
+  python3 -c 'import json, sys; json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))' "$1" 2> /dev/null
+}
+
 # create POLICY [EXTRA-JSON-MEMBERS]: a sandbox; ID is its id.
 create() {
   api POST /v1/sandboxes "{\"policy\":\"$1\"${2:+,$2}}"

@@ -24,6 +24,20 @@ $WS" "$OUT" "stdout"
   api GET "/v1/sandboxes/$ID/list"
   assert_eq 200 "$CODE"
   assert_eq "dir:dir out.txt:file" "$(jq -r '[.entries[] | "\(.name):\(.type)"] | join(" ")' <<< "$BODY")" "list"
+  # A name the sandbox chose that is not UTF-8: the answer stays JSON
+  # (U+FFFD for the byte), for the list and for the path a request gave.
+  run_in "$ID" '{"argv":["sh","-c","mkdir odd && touch \"odd/a$(printf \"\\\\377\")b\""]}'
+  assert_eq 0 "$EXIT" "a file with a name of bytes ($BODY)"
+  api GET "/v1/sandboxes/$ID/list?path=odd"
+  assert_eq 200 "$CODE"
+  strict_json "$PWD/answer" || fail "the list is not JSON (valid UTF-8): $BODY"
+  assert_eq "$(printf 'a\357\277\275b')" "$(jq -r '.entries[0].name' <<< "$BODY")" "a name of bytes, listed"
+  api GET "/v1/sandboxes/$ID/files/odd/a%FFb"
+  assert_eq 200 "$CODE" "a file named by bytes"
+  api PUT "/v1/sandboxes/$ID/files/odd/c%FEd" 'x'
+  assert_eq 200 "$CODE" "a file put by a name of bytes"
+  strict_json "$PWD/answer" || fail "the answer is not JSON (valid UTF-8): $BODY"
+  assert_eq "$(printf 'odd/c\357\277\275d')" "$(jq -r .path <<< "$BODY")" "its path in the answer"
   api GET "/v1/sandboxes/$ID/files/missing"
   assert_eq 404 "$CODE" "a missing file"
   api GET "/v1/sandboxes/$ID/files/..%2Fetc%2Fpasswd"
