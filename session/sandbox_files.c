@@ -15,7 +15,6 @@
 #include "safe_path.h"
 #include "utils.h"
 
-#define MAX_REL 4096
 
 /* The sandbox wrote the workspace: no link, no "..", no mount crossed. */
 #define RESOLVE_WS (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
@@ -23,28 +22,16 @@
 bool
 hv_workspace_path_ok (const char *rel)
 {
-  if (rel == NULL || rel[0] == '\0' || rel[0] == '/' || strnlen (rel, MAX_REL + 1) > MAX_REL)
-    return false;
-  for (const char *c = rel; *c;)
-    {
-      size_t n = strcspn (c, "/");
-      /* Empty ("a//b", "a/"), "." and "..": a path says each step once. */
-      if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
-        return false;
-      c += n;
-      if (*c == '/')
-        c++;
-      if (*c == '\0' && c[-1] == '/')
-        return false;
-    }
-  return true;
+  /* The API's rule for a relative path (base/safe_path.h), the one its
+   * router applies: one rule, whoever calls. */
+  return rel != NULL && hv_relative_path_check (rel, strlen (rel), "path", NULL) == 0;
 }
 
 static int
 bad_path (const char *rel, hv_error **err)
 {
   return hv_error_set (err, EINVAL, "\"%s\": not a path of the workspace (relative, no \".\" or \"..\", no empty part, "
-                                    "at most %d bytes)", rel ? rel : "", MAX_REL);
+                                    "at most %d bytes)", rel ? rel : "", HV_RELATIVE_PATH_MAX);
 }
 
 /* What an entry is, for errors and listings. */

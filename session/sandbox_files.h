@@ -14,7 +14,8 @@
 #include "error.h"
 
 /* A relative path as the API takes it: not empty, not absolute, no NUL,
- * no "." or ".." component, at most 4096 bytes. */
+ * no ".", ".." or empty component, at most HV_RELATIVE_PATH_MAX bytes
+ * (hv_relative_path_check, base/safe_path.h). */
 bool hv_workspace_path_ok (const char *rel);
 
 /* Write data to rel (made, or replaced atomically: a temporary beside it,

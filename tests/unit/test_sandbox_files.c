@@ -97,10 +97,13 @@ test_path_ok (void **state)
   memset (long_path, 'a', sizeof (long_path) - 1);
   long_path[sizeof (long_path) - 1] = '\0';
   assert_false (hv_workspace_path_ok (long_path));
-  for (size_t i = 100; i < 4096; i += 101)
+  for (size_t i = 100; i < 4095; i += 101)
     long_path[i] = '/';
-  long_path[4096] = '\0';
+  long_path[4095] = '\0';
   assert_true (hv_workspace_path_ok (long_path));
+  long_path[4095] = 'a';
+  long_path[4096] = '\0';
+  assert_false (hv_workspace_path_ok (long_path));
 }
 
 static void
