@@ -132,6 +132,10 @@ struct svc_run
   uint64_t max_output;
   bool out_trunc, err_trunc;
   bool stream;
+  /* Streaming: the last bytes of a read that start a character the next
+   * read may complete, held back so that a line never splits one. */
+  char out_tail[4], err_tail[4];
+  size_t out_tail_len, err_tail_len;
   bool exited, killed, timed_out;
   bool done; /* answered (or no one to answer): freed by svc_run_reap */
   int status;

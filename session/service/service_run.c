@@ -16,6 +16,7 @@
 #include "keeper.h"
 #include "service_reply.h"
 #include "service_run.h"
+#include "utf8.h"
 #include "utils.h"
 
 static void
@@ -158,10 +159,35 @@ out:
   hv_api_run_free (&req);
 }
 
+/* One streamed line of a run's output: the bytes held back from the
+ * read before (tail) and data, less the start of a character the next
+ * read may complete, which is held back in its turn (all of it when
+ * flush: the stream's end). */
+static void
+stream_out (struct svc_run *r, const char *name, char *tail, size_t *tail_len, const char *data, size_t len,
+            bool flush)
+{
+  cleanup_free char *joined = xmalloc0 (*tail_len + len + 1);
+  memcpy (joined, tail, *tail_len);
+  if (len)
+    memcpy (joined + *tail_len, data, len);
+  size_t total = *tail_len + len;
+  size_t hold = flush ? 0 : hv_utf8_partial_tail (joined, total);
+  *tail_len = hold;
+  memcpy (tail, joined + total - hold, hold);
+  if (total - hold == 0 || r->conn == NULL)
+    return;
+  cleanup_free char *line = hv_api_stream_line (name, joined, total - hold);
+  svc_chunk (r->conn, line, strlen (line));
+}
+
 /* Read what a pipe holds now (until EAGAIN or its end). */
 static void
 read_pipe (struct svc_run *r, int *fd, struct svc_buf *keep, bool *trunc, const char *name)
 {
+  bool is_out = fd == &r->out_fd;
+  char *tail = is_out ? r->out_tail : r->err_tail;
+  size_t *tail_len = is_out ? &r->out_tail_len : &r->err_tail_len;
   char buf[65536];
   for (;;)
     {
@@ -172,6 +198,8 @@ read_pipe (struct svc_run *r, int *fd, struct svc_buf *keep, bool *trunc, const 
         return;
       if (n <= 0)
         {
+          if (r->stream)
+            stream_out (r, name, tail, tail_len, NULL, 0, true);
           close_fd (fd);
           return;
         }
@@ -185,11 +213,7 @@ read_pipe (struct svc_run *r, int *fd, struct svc_buf *keep, bool *trunc, const 
         {
           /* Counted against max_output as kept output is, sent at once. */
           keep->len += take;
-          if (r->conn)
-            {
-              cleanup_free char *line = hv_api_stream_line (name, buf, take);
-              svc_chunk (r->conn, line, strlen (line));
-            }
+          stream_out (r, name, tail, tail_len, buf, take, false);
         }
       else
         svc_buf_add (keep, buf, take);
@@ -267,6 +291,12 @@ finished (struct svc *s, struct svc_run *r, int status)
     read_pipe (r, &r->out_fd, &r->out, &r->out_trunc, "stdout");
   if (r->err_fd >= 0)
     read_pipe (r, &r->err_fd, &r->err, &r->err_trunc, "stderr");
+  if (r->stream)
+    {
+      /* What was held back of a character never completed. */
+      stream_out (r, "stdout", r->out_tail, &r->out_tail_len, NULL, 0, true);
+      stream_out (r, "stderr", r->err_tail, &r->err_tail_len, NULL, 0, true);
+    }
   close_fd (&r->out_fd);
   close_fd (&r->err_fd);
   close_fd (&r->in_fd);

@@ -124,6 +124,14 @@ test_service_stream() {
   assert_eq "stdout:one
 stderr:two" "$(jq -r 'select(.stream) | "\(.stream):\(.data)"' < stream | sed 's/\n$//' | tr -s '\n')" "streamed lines"
   assert_eq 3 "$(tail -1 stream | jq -r .exit_code)" "the last line is the result"
+  # A character split between two writes comes whole in one line, never
+  # as two halves in base64; a start of one that never completes comes
+  # at the end, as the bytes it is.
+  curl -sS -N --unix-socket "$SOCK" -X POST -H 'Content-Type: application/json' \
+    --data-binary '{"argv":["sh","-c","printf \"caf\\303\"; sleep 0.3; printf \"\\251!\"; sleep 0.3; printf \"\\342\\202\""],"stream":true}' \
+    -o stream2 "http://haven/v1/sandboxes/$ID/run" || fail "curl: stream of split characters"
+  assert_eq "$(printf 'caf\303\251!')" "$(jq -j 'select(.stream and (.data_b64 | not)) | .data' < stream2)" "the text"
+  assert_eq "4oI=" "$(jq -r 'select(.data_b64) | .data_b64' < stream2)" "the unfinished character's bytes"
 }
 
 test_service_bad_requests() {
