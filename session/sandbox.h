@@ -94,6 +94,9 @@ const char *hv_sandbox_config (const hv_sandbox *sb);
  * it and the rule. */
 int hv_sandbox_command_env (const hv_sandbox *sb, char *const *request_env, oci_strv *envp, hv_error **err);
 
+/* The trail (when the policy keeps one): a pooled sandbox handed to a
+ * client now (its start record is from when it was made, for the pool). */
+void hv_sandbox_trail_claimed (hv_sandbox *sb);
 /* The trail (when the policy keeps one): one record per command. */
 void hv_sandbox_trail_command (hv_sandbox *sb, uint32_t run_id, char *const *argv, int exit_status);
 

@@ -81,6 +81,19 @@ gen_key (yajl_gen g, const char *k)
 }
 
 void
+hv_sandbox_trail_claimed (hv_sandbox *sb)
+{
+  if (sb->audit.log_fd < 0)
+    return;
+  struct hv_audit_trail t;
+  hv_audit_trail_init (&t, sb->audit.log_fd, sb->r.policy_name, NULL);
+  yajl_gen g = hv_audit_trail_record (&t, "claimed");
+  hv_audit_put_kv (g, "sandbox", sb->r.id);
+  hv_audit_trail_emit (&t, g);
+  hv_audit_trail_release (&t);
+}
+
+void
 hv_sandbox_trail_command (hv_sandbox *sb, uint32_t run_id, char *const *argv, int exit_status)
 {
   if (sb->audit.log_fd < 0)

@@ -117,6 +117,7 @@ svc_handle_create (struct svc *s, struct svc_conn *c)
           x->idle_timeout_s = req.idle_timeout_s ? req.idle_timeout_s : s->o->idle_timeout_s;
           x->active_ms = svc_now_ms ();
           svc_log (s, false, "sandbox %s (%s) claimed from the pool", x->id, x->policy);
+          hv_sandbox_trail_claimed (x->sb);
           create_answer (c, x);
           goto out;
         }

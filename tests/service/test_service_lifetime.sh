@@ -354,3 +354,32 @@ test_service_keepers_hold_nothing_of_others() {
   api DELETE "/v1/sandboxes/$first"
   api DELETE "/v1/sandboxes/$second"
 }
+
+# The policy's trail: a sandbox's start (when it is made, for a pooled one
+# before any client has it), the claim of a pooled one, one record per
+# command with its argv and status, and its end.
+test_service_trail() {
+  start_service --pool-size 1 --verbose
+  printf 'name: svc-trail-test\nextends: offline\naudit:\n  log: %s\n' "$PWD/trail.jsonl" > "$PWD/pol.yaml"
+  create "$PWD/pol.yaml"
+  local fresh=$ID i
+  for i in $(seq 50); do
+    grep -q "made for the pool" serve.log && break
+    sleep 0.1
+  done
+  create "$PWD/pol.yaml"
+  assert_eq true "$(jq -r .pooled <<< "$BODY")" "the second came from the pool"
+  local pooled=$ID
+  run_in "$pooled" '{"argv":["sh","-c","exit 4"]}'
+  assert_eq 4 "$EXIT"
+  api DELETE "/v1/sandboxes/$pooled"
+  api DELETE "/v1/sandboxes/$fresh"
+  jq -e . "$PWD/trail.jsonl" > /dev/null || fail "the trail is not JSON lines"
+  assert_eq 1 "$(jq -c "select(.event == \"claimed\" and .sandbox == \"$pooled\")" "$PWD/trail.jsonl" | wc -l)" \
+    "the claim's record: $(cat "$PWD/trail.jsonl")"
+  assert_eq '["sh","-c","exit 4"] 4' \
+    "$(jq -r "select(.event == \"command\" and .sandbox == \"$pooled\") | \"\(.argv | tojson) \(.status)\"" "$PWD/trail.jsonl")" \
+    "the command's record"
+  assert_eq 0 "$(jq -c "select(.event == \"claimed\" and .sandbox == \"$fresh\")" "$PWD/trail.jsonl" | wc -l)" \
+    "a sandbox made for its client is not claimed"
+}
