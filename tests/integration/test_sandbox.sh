@@ -11,12 +11,29 @@ need_sandbox_probe() {
   [ -x "$SANDBOX_PROBE" ] || skip "tests/helpers/sandbox_probe not built (make check builds it)"
   SB_SCRATCH=$(mktemp -d "$WORK/sb-scratch-XXXXXX")
   SB_LABEL=hv-sandbox-$(basename "$SB_SCRATCH" | cut -d- -f3 | tr 'A-Z' 'a-z')
+  # The sandboxes' inits name themselves haven-keeper: those there before.
+  SB_KEEPERS_BEFORE=$(pgrep -x haven-keeper | sort)
 }
 
-# probe ARGS...: the probe's output (stdout and stderr) in $OUT, status $RC.
-probe() {
+# sb_probe ARGS...: the probe's output (stdout and stderr) in $OUT, status $RC.
+sb_probe() {
   OUT=$(cd "$WORK" && HOME=${HOME} HAVEN_POLICY_PATH=$SANDBOX_POLICIES timeout 60 "$SANDBOX_PROBE" "$@" 2>&1 </dev/null)
   RC=$?
+}
+
+# The keepers that appeared since need_sandbox_probe (its sandboxes').
+new_keepers() { comm -13 <(echo "$SB_KEEPERS_BEFORE") <(pgrep -x haven-keeper | sort); }
+
+# wait_caller_gone: a killed caller's sandbox ends on its own (its keeper
+# sees the socket's end close), within a bounded wait.
+wait_caller_gone() {
+  local i
+  for i in $(seq 100); do
+    [ -z "$(pgrep -f -- "--label $SB_LABEL ")" ] && [ -z "$(new_keepers)" ] && return 0
+    sleep 0.1
+  done
+  [ -z "$(pgrep -f -- "--label $SB_LABEL ")" ] || fail "the sandbox's caller is still there: $(pgrep -a -f -- "--label $SB_LABEL ")"
+  fail "the sandbox outlived its caller: keeper $(new_keepers)"
 }
 
 # Nothing of sandbox $1 is left: process, mount, cgroup, state directory,
@@ -29,14 +46,15 @@ assert_sandbox_gone() {
   ! grep -q "$label" /proc/self/mountinfo || fail "a mount of $label left: $(grep "$label" /proc/self/mountinfo)"
   [ -z "$(find /sys/fs/cgroup -name "*$label*" 2>/dev/null | head -1)" ] ||
     fail "cgroup left: $(find /sys/fs/cgroup -name "*$label*" | head -3)"
-  [ -z "$(pgrep -x sandbox_probe)" ] || fail "a process of the sandbox left: $(pgrep -a -x sandbox_probe)"
+  [ -z "$(pgrep -f -- "--label $label ")" ] || fail "a process of the sandbox left: $(pgrep -a -f -- "--label $label ")"
+  [ -z "$(new_keepers)" ] || fail "a keeper left: $(new_keepers)"
 }
 
 test_sandbox_command_runs_offline_default_claude_code() {
   need_sandbox_probe
   local pol
   for pol in offline default claude-code; do
-    probe --policy "$pol" --scratch "$SB_SCRATCH" --label "$SB_LABEL" -- sh -c 'pwd; echo x > made; cat made; exit 7'
+    sb_probe --policy "$pol" --scratch "$SB_SCRATCH" --label "$SB_LABEL" -- sh -c 'pwd; echo x > made; cat made; exit 7'
     assert_eq 7 "$RC" "$pol: exit status ($OUT)"
     assert_contains "$OUT" "workspace: $SB_SCRATCH/$SB_LABEL"
     # The workspace is the command's cwd, at the same path, writable.
@@ -49,18 +67,18 @@ status: 7"
 
 test_sandbox_env_refused_and_allowed() {
   need_sandbox_probe
-  probe --policy default --scratch "$SB_SCRATCH" --label "$SB_LABEL" --env GIT_AUTHOR_NAME=probe -- sh -c 'echo "n=$GIT_AUTHOR_NAME h=$HAVEN"'
+  sb_probe --policy default --scratch "$SB_SCRATCH" --label "$SB_LABEL" --env GIT_AUTHOR_NAME=probe -- sh -c 'echo "n=$GIT_AUTHOR_NAME h=$HAVEN"'
   assert_eq 0 "$RC" "allowed variable ($OUT)"
   assert_contains "$OUT" "n=probe h=1"
-  probe --policy default --scratch "$SB_SCRATCH" --label "$SB_LABEL" --env FOO=1 -- true
+  sb_probe --policy default --scratch "$SB_SCRATCH" --label "$SB_LABEL" --env FOO=1 -- true
   assert_eq 125 "$RC" "FOO ($OUT)"
   assert_contains "$OUT" "env FOO: not passed by the policy default"
   # A policy-set variable is not replaced; a credential-looking name
   # does not pass through a glob.
-  probe --policy default --scratch "$SB_SCRATCH" --label "$SB_LABEL" --env HAVEN=0 -- true
+  sb_probe --policy default --scratch "$SB_SCRATCH" --label "$SB_LABEL" --env HAVEN=0 -- true
   assert_eq 125 "$RC" "HAVEN ($OUT)"
   assert_contains "$OUT" "env HAVEN: set by the policy default"
-  probe --policy default --scratch "$SB_SCRATCH" --label "$SB_LABEL" --env LC_API_KEY=k -- true
+  sb_probe --policy default --scratch "$SB_SCRATCH" --label "$SB_LABEL" --env LC_API_KEY=k -- true
   assert_eq 125 "$RC" "LC_API_KEY ($OUT)"
   assert_contains "$OUT" "env LC_API_KEY: looks like a credential"
   assert_sandbox_gone "$SB_LABEL"
@@ -71,7 +89,7 @@ test_sandbox_env_refused_and_allowed() {
 test_sandbox_project_guard() {
   need_sandbox_probe
   make_project
-  probe --policy default --project "$P" --label "$SB_LABEL" -- sh -c 'pwd; mv .git .git2 && cp -a .git2 .git &&
+  sb_probe --policy default --project "$P" --label "$SB_LABEL" -- sh -c 'pwd; mv .git .git2 && cp -a .git2 .git &&
     rm -rf .git/hooks && mkdir .git/hooks && printf "#!/bin/sh\n" > .git/hooks/pre-commit && echo planted'
   assert_eq 0 "$RC" "exit status ($OUT)"
   assert_contains "$OUT" "workspace: $P
@@ -87,17 +105,12 @@ planted"
 # workspace stay until clean_leftovers.
 test_sandbox_leftovers_cleaned() {
   need_sandbox_probe
-  probe --policy offline --scratch "$SB_SCRATCH" --label "$SB_LABEL" --kill-self -- true
+  sb_probe --policy offline --scratch "$SB_SCRATCH" --label "$SB_LABEL" --kill-self -- true
   assert_eq 137 "$RC" "killed probe ($OUT)"
   [ -d "/run/haven/$SB_LABEL" ] || fail "no state directory left to clean: the test proves nothing"
   [ -d "$SB_SCRATCH/$SB_LABEL" ] || fail "no scratch workspace left to clean"
-  local i
-  for i in $(seq 50); do
-    [ -z "$(pgrep -x sandbox_probe)" ] && break
-    sleep 0.1
-  done
-  [ -z "$(pgrep -x sandbox_probe)" ] || fail "the sandbox outlived its caller: $(pgrep -a -x sandbox_probe)"
-  probe --clean "$SB_LABEL" --scratch "$SB_SCRATCH"
+  wait_caller_gone
+  sb_probe --clean "$SB_LABEL" --scratch "$SB_SCRATCH"
   assert_eq 0 "$RC" "clean ($OUT)"
   assert_sandbox_gone "$SB_LABEL"
 }
@@ -108,7 +121,7 @@ test_sandbox_policy_error() {
   need_sandbox_probe
   make_project
   printf 'name: bad\nextends: default\nnetwork:\n  mode: sideways\n' > "$P.pol/bad.yaml"
-  probe --policy "$P.pol/bad.yaml" --scratch "$SB_SCRATCH" --label "$SB_LABEL" -- true
+  sb_probe --policy "$P.pol/bad.yaml" --scratch "$SB_SCRATCH" --label "$SB_LABEL" -- true
   assert_eq 125 "$RC" "exit status ($OUT)"
   assert_contains "$OUT" "$P.pol/bad.yaml:4:9: network.mode: expected none, open or allowlist"
   assert_sandbox_gone "$SB_LABEL"
@@ -172,7 +185,7 @@ test_sandbox_keeper_holds_no_api_key() {
 # line of the process that made the sandbox (its paths on the host).
 test_sandbox_keeper_named() {
   need_sandbox_probe
-  probe --policy default --scratch "$SB_SCRATCH" --label "$SB_LABEL" -- sh -c 'tr -d "\0" </proc/1/cmdline; echo "|$(cat /proc/1/comm)"'
+  sb_probe --policy default --scratch "$SB_SCRATCH" --label "$SB_LABEL" -- sh -c 'tr -d "\0" </proc/1/cmdline; echo "|$(cat /proc/1/comm)"'
   assert_eq 0 "$RC" "($OUT)"
   assert_contains "$OUT" "haven-keeper|haven-keeper"
   assert_not_contains "$OUT" "sandbox_probe"
@@ -187,19 +200,15 @@ test_sandbox_home_layers_removed() {
   local home=$WORK/sb-home layers
   mkdir -p "$home/.claude" && echo '{}' > "$home/.claude/settings.json"
   layers=${XDG_STATE_HOME:-$home/.local/state}/haven/projects
-  HOME=$home probe --policy claude-code --scratch "$SB_SCRATCH" --label "$SB_LABEL" -- true
+  HOME=$home sb_probe --policy claude-code --scratch "$SB_SCRATCH" --label "$SB_LABEL" -- true
   assert_eq 0 "$RC" "($OUT)"
   [ -d "$layers" ] || fail "no home layers made: the test proves nothing ($OUT)"
   assert_eq "" "$(ls "$layers" | grep "^$SB_LABEL-")" "home layers left after destroy"
-  HOME=$home probe --policy claude-code --scratch "$SB_SCRATCH" --label "$SB_LABEL" --kill-self -- true
+  HOME=$home sb_probe --policy claude-code --scratch "$SB_SCRATCH" --label "$SB_LABEL" --kill-self -- true
   assert_eq 137 "$RC" "killed probe ($OUT)"
   [ -n "$(ls "$layers" | grep "^$SB_LABEL-")" ] || fail "a killed caller left no home layers: the test proves nothing"
-  local i
-  for i in $(seq 50); do
-    [ -z "$(pgrep -x sandbox_probe)" ] && break
-    sleep 0.1
-  done
-  HOME=$home probe --clean "$SB_LABEL" --scratch "$SB_SCRATCH"
+  wait_caller_gone
+  HOME=$home sb_probe --clean "$SB_LABEL" --scratch "$SB_SCRATCH"
   assert_eq 0 "$RC" "clean ($OUT)"
   assert_eq "" "$(ls "$layers" | grep "^$SB_LABEL-")" "home layers left after clean"
   assert_sandbox_gone "$SB_LABEL"

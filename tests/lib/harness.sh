@@ -97,9 +97,23 @@ prepare_test() {
   return 1
 }
 
+# check_distinct_helpers DIR: a suite sources all its files into one
+# shell, so a function two of them define is the last one's for every
+# test: a helper of one file silently replaced by another's (a new file's
+# probe() once broke 21 egress tests).  One failure naming each.
+check_distinct_helpers() {
+  local dup
+  for dup in $(cat "$1"/lib.sh "$1"/test_*.sh 2> /dev/null | grep -oE '^[A-Za-z_][A-Za-z0-9_]*\(\) *\{' \
+      | sed 's/(.*//' | sort | uniq -d); do
+    report_fail "helpers_distinct" "$dup() is defined in more than one file: $(grep -lE "^$dup\(\) *\{" \
+      "$1"/lib.sh "$1"/test_*.sh 2> /dev/null | xargs -n1 basename | tr '\n' ' ')"
+  done
+}
+
 run_test_functions() {
   local runner=$1 limit=$2 between=$3
   shift 3
+  check_distinct_helpers "$(dirname "$runner")"
   local t name match p tdir rc reason tlimit t0 took
   for t in $(declare -F | awk '{print $3}' | grep '^test_' | sort); do
     name=${t#test_}
