@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -64,13 +65,31 @@ close_all_but (int keep)
  * or the caller's end closing must not kill the keeper) and SIGCHLD,
  * blocked for the signalfd.  A command gets all of them back as they
  * were (run_child). */
+/* The kernel's struct sigaction, for rt_sigaction itself: glibc's
+ * sigaction refuses the two real-time signals it keeps for itself (32 and
+ * 33), and one of them ignored by whoever started the runtime would stay
+ * ignored in every command (an ignored signal survives execve). */
+struct kernel_sigaction
+{
+  void (*handler) (int);
+  unsigned long flags;
+  void (*restorer) (void);
+  uint64_t mask;
+};
+
+static void
+signal_default (int sig)
+{
+  struct kernel_sigaction dfl = { .handler = SIG_DFL };
+  syscall (SYS_rt_sigaction, sig, &dfl, NULL, sizeof (dfl.mask));
+}
+
 static int
 set_up_signals (hv_error **err)
 {
-  struct sigaction dfl = { .sa_handler = SIG_DFL };
   for (int sig = 1; sig < NSIG; sig++)
     if (sig != SIGKILL && sig != SIGSTOP)
-      sigaction (sig, &dfl, NULL);
+      signal_default (sig);
   signal (SIGPIPE, SIG_IGN);
   sigset_t chld;
   sigemptyset (&chld);
@@ -144,6 +163,10 @@ run_child (struct keeper *k, const struct hv_keeper_request *req, int fds[3])
   sigset_t none;
   sigemptyset (&none);
   signal (SIGPIPE, SIG_DFL);
+  /* The real-time signals glibc keeps for itself, which no sigaction of
+   * glibc's reaches: default again here too, whatever set them since. */
+  for (int sig = 32; sig < SIGRTMIN; sig++)
+    signal_default (sig);
   sigprocmask (SIG_SETMASK, &none, NULL);
   setsid ();
   /* Onto 0, 1, 2; one received below 3 (init's stdio closed) is moved
