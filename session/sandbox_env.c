@@ -80,28 +80,43 @@ gen_key (yajl_gen g, const char *k)
   yajl_gen_string (g, (const unsigned char *) k, strlen (k));
 }
 
+/* A record of this sandbox's in the policy's trail, event and the
+ * sandbox's id written; NULL when the policy keeps no trail.  The caller
+ * adds its members and ends it with end_record. */
+static yajl_gen
+begin_record (hv_sandbox *sb, struct hv_audit_trail *t, const char *event)
+{
+  if (sb->audit.log_fd < 0)
+    return NULL;
+  hv_audit_trail_init (t, sb->audit.log_fd, sb->r.policy_name, NULL);
+  yajl_gen g = hv_audit_trail_record (t, event);
+  hv_audit_put_kv (g, "sandbox", sb->r.id);
+  return g;
+}
+
+static void
+end_record (struct hv_audit_trail *t, yajl_gen g)
+{
+  hv_audit_trail_emit (t, g);
+  hv_audit_trail_release (t);
+}
+
 void
 hv_sandbox_trail_claimed (hv_sandbox *sb)
 {
-  if (sb->audit.log_fd < 0)
-    return;
   struct hv_audit_trail t;
-  hv_audit_trail_init (&t, sb->audit.log_fd, sb->r.policy_name, NULL);
-  yajl_gen g = hv_audit_trail_record (&t, "claimed");
-  hv_audit_put_kv (g, "sandbox", sb->r.id);
-  hv_audit_trail_emit (&t, g);
-  hv_audit_trail_release (&t);
+  yajl_gen g = begin_record (sb, &t, "claimed");
+  if (g)
+    end_record (&t, g);
 }
 
 void
 hv_sandbox_trail_command (hv_sandbox *sb, uint32_t run_id, char *const *argv, int exit_status)
 {
-  if (sb->audit.log_fd < 0)
-    return;
   struct hv_audit_trail t;
-  hv_audit_trail_init (&t, sb->audit.log_fd, sb->r.policy_name, NULL);
-  yajl_gen g = hv_audit_trail_record (&t, "command");
-  hv_audit_put_kv (g, "sandbox", sb->r.id);
+  yajl_gen g = begin_record (sb, &t, "command");
+  if (g == NULL)
+    return;
   gen_key (g, "run_id");
   yajl_gen_integer (g, run_id);
   gen_key (g, "argv");
@@ -111,6 +126,5 @@ hv_sandbox_trail_command (hv_sandbox *sb, uint32_t run_id, char *const *argv, in
   yajl_gen_array_close (g);
   gen_key (g, "status");
   yajl_gen_integer (g, exit_status);
-  hv_audit_trail_emit (&t, g);
-  hv_audit_trail_release (&t);
+  end_record (&t, g);
 }
