@@ -36,8 +36,9 @@ struct hv_svc_endpoint
  * private `haven_exe serve --socket DIR/haven.sock --pool-size 0` in a new
  * 0700 directory, a child of this process that dies with it
  * (PR_SET_PDEATHSIG: SIGTERM, so that it destroys its sandboxes) and
- * answers before this returns (bounded wait).  haven_exe is a path that
- * is executed as it is (no PATH search; "/proc/self/exe" will do).  The
+ * answers before this returns (bounded wait).  haven_exe: how haven was
+ * invoked (argv[0]); a name without a '/' (found in PATH) runs the
+ * binary running now (/proc/self/exe) under that name.  The
  * private service's stdout and stderr go to a log in its directory (this
  * process's stdout is the MCP stream), quoted in the error when it fails
  * to start. */
