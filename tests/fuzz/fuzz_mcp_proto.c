@@ -15,7 +15,9 @@
  * call the tools only for an id not in flight, cancel only one that is,
  * and every line it writes is one JSON-RPC answer: one line, valid UTF-8,
  * an object with "jsonrpc":"2.0", an id, and a result object or an error
- * with a known code and a message. */
+ * with a known code and a message.  Each request line is answered exactly
+ * once with its id unless cancelled, each line refused with a code once
+ * (with its id, or null), nothing else. */
 #include "config.h"
 
 #include <stdbool.h>
@@ -41,7 +43,32 @@ struct fake
   size_t n_pending;
   const char *raw; /* the stream, for answers */
   size_t raw_len;
+  /* The ids ("null" for none) of the answers owed: one per request line
+   * and per line refused with a code, taken off by each answer written
+   * and by a cancel.  Every answer must be owed, and none owed at the end. */
+  char **owed;
+  size_t n_owed;
 };
+
+static void
+owe (struct fake *f, const char *id)
+{
+  f->owed = xrealloc (f->owed, (f->n_owed + 1) * sizeof (*f->owed));
+  f->owed[f->n_owed++] = xstrdup (id ? id : "null");
+}
+
+static void
+paid (struct fake *f, const char *id)
+{
+  for (size_t i = 0; i < f->n_owed; i++)
+    if (strcmp (f->owed[i], id) == 0)
+      {
+        free (f->owed[i]);
+        f->owed[i] = f->owed[--f->n_owed];
+        return;
+      }
+  fuzz_fail ("an answer for %s, which nothing asked for (or asked once)", id);
+}
 
 static const char *
 fake_list (void *ctx)
@@ -154,6 +181,7 @@ fake_cancel (void *ctx, const char *id)
   if (hv_mcp_session_in_flight (f->s, id))
     fuzz_fail ("a call cancelled is still in flight");
   pending_drop (f, (size_t) i);
+  paid (f, id); /* a cancelled call is never answered */
 }
 
 static const struct hv_mcp_tools_ops fake_ops = { .list_json = fake_list, .call = fake_call, .cancel = fake_cancel };
@@ -179,7 +207,9 @@ member (yajl_val obj, const char *key)
   return NULL;
 }
 
-static void
+/* The answer's id as the session's texts spell ids, "null" for null
+ * (malloc'd). */
+static char *
 check_answer (const char *line, size_t len)
 {
   if (!hv_utf8_valid (line, len))
@@ -214,12 +244,17 @@ check_answer (const char *line, size_t len)
           && c != HV_JSONRPC_INVALID_PARAMS && c != HV_JSONRPC_INTERNAL_ERROR && c != HV_MCP_NOT_INITIALIZED)
         fuzz_fail ("an unknown error code: %s", text);
     }
+  char *id_text = YAJL_IS_NULL (id) ? xstrdup ("null") : hv_mcp_id_json (id);
+  if (id_text == NULL)
+    fuzz_fail ("an answer's id that no request could have had: %s", text);
   yajl_tree_free (v);
+  return id_text;
 }
 
 static void
-drain (hv_mcp_session *s)
+drain (struct fake *f)
 {
+  hv_mcp_session *s = f->s;
   size_t len;
   const char *out = hv_mcp_session_output (s, &len);
   if (len > 0 && out[len - 1] != '\n')
@@ -227,15 +262,19 @@ drain (hv_mcp_session *s)
   for (size_t off = 0; off < len;)
     {
       const char *nl = memchr (out + off, '\n', len - off);
-      check_answer (out + off, (size_t) (nl - (out + off)));
+      cleanup_free char *id = check_answer (out + off, (size_t) (nl - (out + off)));
+      paid (f, id);
       off = (size_t) (nl - out) + 1;
     }
   hv_mcp_session_output_consumed (s, len);
 }
 
-static void
-check_parse (const char *line, size_t len)
+/* Checks hv_mcp_parse on line; whether an answer is owed for it, and
+ * its id in *id_owed (NULL: null). */
+static bool
+check_parse (const char *line, size_t len, char **id_owed)
 {
+  *id_owed = NULL;
   struct hv_mcp_message m;
   int code = -1;
   char *id = NULL;
@@ -256,12 +295,12 @@ check_parse (const char *line, size_t len)
           /* The answer the session gives (its message may hold a cut
            * character of the line's). */
           char *l = hv_mcp_error_line (id, code, err->msg);
-          check_answer (l, strlen (l) - 1);
+          free (check_answer (l, strlen (l) - 1));
           free (l);
         }
-      free (id);
+      *id_owed = id;
       hv_error_free (&err);
-      return;
+      return code != 0;
     }
   if (id || code != 0)
     fuzz_fail ("parse: taken with an id or a code out");
@@ -281,7 +320,11 @@ check_parse (const char *line, size_t len)
         fuzz_fail ("parse: the id %s is written again as %s", m.id, again ? again : "nothing");
       yajl_tree_free (v);
     }
+  bool owed = m.kind == HV_MCP_REQUEST;
+  if (owed)
+    *id_owed = steal_pointer (&m.id);
   hv_mcp_message_free (&m);
+  return owed;
 }
 
 int
@@ -322,12 +365,16 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
             {
               if (n == 0 || n > line_max || memchr (line, '\n', n) || line[n] != '\0')
                 fuzz_fail ("the reader gave a line it should not have");
-              check_parse (line, n);
+              cleanup_free char *id = NULL;
+              if (check_parse (line, n, &id))
+                owe (&f, id);
             }
+          else
+            owe (&f, NULL);
           hv_mcp_session_input (f.s, rc == 1 ? line : "", rc == 1 ? n : 0, rc == 2);
           if (answer_each && f.n_pending > 0)
             answer_oldest (&f, false);
-          drain (f.s);
+          drain (&f);
         }
       if (rc < 0)
         break;
@@ -335,8 +382,11 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   while (f.n_pending > 0)
     {
       answer_oldest (&f, f.n_pending & 1);
-      drain (f.s);
+      drain (&f);
     }
+  if (f.n_owed > 0)
+    fuzz_fail ("%zu answers never written (the first for %s)", f.n_owed, f.owed[0]);
+  free (f.owed);
   hv_mcp_reader_free (r);
   hv_mcp_session_free (f.s);
   return 0;
