@@ -135,7 +135,8 @@ child_fail (const char *what)
 /* In the child: descriptors at pasta's numbers, nothing else open, caps
  * bounded, then exec with an empty environment. */
 static void __attribute__ ((noreturn))
-child_exec (pid_t parent, bool sibling, const char *binary, char **argv, int netns_fd, int userns_fd, int ready_fd, int log_fd)
+child_exec (pid_t parent, bool sibling, const char *binary, char **argv, int netns_fd, int userns_fd, int ready_fd,
+            int log_fd)
 {
   /* pasta dies with its parent: haven, or for a sibling haven's parent
    * (hv_pasta.sibling).  Nothing of the sandbox can reach pasta to undo
@@ -199,9 +200,9 @@ child_exec (pid_t parent, bool sibling, const char *binary, char **argv, int net
 }
 
 /* pasta as a child of our parent, its pidfd in *pidfd (taken with the
- * process: no pid to race with the parent's reaping).  A fork in
- * effect: nothing shared, the child runs only async-signal-safe calls
- * up to its exec. */
+ * process: no pid to race with the parent's reaping).  A fork in effect
+ * (nothing shared), without fork's handlers: the child runs only
+ * child_exec, as after fork. */
 static pid_t
 clone_sibling (int *pidfd)
 {
