@@ -227,6 +227,21 @@ hv_run_steps_create_opts (struct hv_run_steps *s, const char *id, struct hv_crea
   co->egress_connect = connect_pasta;
   co->egress_ready = hv_pasta_connected;
   co->egress_connect_data = &s->pasta;
+  /* How long pasta lives.  `haven run`: as long as haven (its child, dying
+   * with it).  A service's sandbox (a label): as long as the sandbox,
+   * whose maker (this process) exits once it is handed over, so pasta
+   * must not die with the maker.  It cannot outlive the service either,
+   * and nothing else bounds it: this pasta cannot quit with its namespace
+   * (it holds the namespace by a descriptor, which also keeps it alive),
+   * nor with a process it watches (it has no such option).  So pasta is
+   * started as the maker's sibling (egress_pasta.h): the service's child,
+   * dying with the service (PR_SET_PDEATHSIG, which the sandbox cannot
+   * undo; the service forks makers from its one thread, the parent that
+   * counts), killed and reaped by the service at destroy
+   * (hv_sandbox_destroy).  A maker that dies before it hands the sandbox
+   * over leaves its pasta to the service, which kills its own children
+   * in the maker's session then (sandbox.c). */
+  s->pasta.sibling = s->o->label != NULL;
   /* The run's trail gets the egress records too (dns-refused, net-denied). */
   co->egress_trail_fd = s->audit.log_fd;
   co->trail_sandbox = s->o->label;

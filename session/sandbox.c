@@ -156,6 +156,11 @@ hv_sandbox_make_start (const struct hv_sandbox_opts *o, struct hv_sandbox_maker 
       prctl (PR_SET_PDEATHSIG, SIGKILL);
       if (getppid () != parent)
         _exit (HV_EXIT_HAVEN_FAILED);
+      /* A session of its own: what the maker starts that becomes ours
+       * without passing through the sandbox's record (its pasta, a
+       * sibling of it; its audit listener, reparented) stays in it, and
+       * is found by it if the maker dies first (kill_maker_session). */
+      setsid ();
       if (o->maker_exe)
         exec_maker (o, mk, sp[1]);
       _exit (hv_sandbox_maker_run (o, mk, sp[1]));
@@ -171,6 +176,31 @@ fail_made:
 fail:
   making_free (mk);
   return -1;
+}
+
+/* A maker that died before it handed its sandbox over (killed, crashed,
+ * aborted) leaves us what it started outside the container: its pasta
+ * (our child from the start: egress_pasta.h's sibling, which dies only
+ * with us) and its audit listener (reparented).  They are the children
+ * of ours in its session.  The maker is a zombie here, not reaped: its
+ * pid, which names the session, is no one else's yet. */
+static void
+kill_maker_session (pid_t maker)
+{
+  siginfo_t si;
+  while (waitid (P_PID, (id_t) maker, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+    ;
+  char path[64];
+  snprintf (path, sizeof (path), "/proc/self/task/%d/children", (int) gettid ());
+  FILE *f = fopen (path, "re");
+  if (f == NULL)
+    return;
+  long pid;
+  /* Our children, unreaped until we reap them: their pids are theirs. */
+  while (fscanf (f, "%ld", &pid) == 1)
+    if ((pid_t) pid != maker && getsid ((pid_t) pid) == maker)
+      kill ((pid_t) pid, SIGKILL);
+  fclose (f);
 }
 
 static char *
@@ -237,6 +267,8 @@ hv_sandbox_make_finish (struct hv_sandbox_maker *m, hv_sandbox **out, hv_error *
   close (m->fd);
   m->fd = -1;
   int status = 0;
+  if (rr < 0)
+    kill_maker_session (m->pid);
   while (waitpid (m->pid, &status, 0) < 0 && errno == EINTR)
     ;
   m->pid = 0;
@@ -270,6 +302,7 @@ hv_sandbox_make_abort (struct hv_sandbox_maker *m)
   if (m->pid > 0)
     {
       kill (m->pid, SIGKILL);
+      kill_maker_session (m->pid);
       while (waitpid (m->pid, NULL, 0) < 0 && errno == EINTR)
         ;
     }

@@ -10,6 +10,11 @@
  * paths, the keeper's socket and init's pidfd), then exits; the sandbox's
  * processes are then the caller's (it must be a child subreaper:
  * PR_SET_CHILD_SUBREAPER, so that they are reparented to it, not to pid 1).
+ * pasta (an allowlist's network) is the caller's child from the start (the
+ * maker starts it as its sibling, egress_pasta.h), so it dies with the
+ * caller, not with the maker.  A maker that dies before it hands its
+ * sandbox over has what it started outside the container (in its session:
+ * it calls setsid) killed by make_finish or make_abort.
  * destroy reaps init, pasta and the audit listener; the caller reaps the
  * rest of what is reparented to it (the container's monitor: waitpid(-1,
  * WNOHANG) on SIGCHLD), as any subreaper must.

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/capability.h>
+#include <linux/sched.h> /* struct clone_args, CLONE_PIDFD */
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +30,9 @@
 #endif
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
+#endif
+#ifndef SYS_clone3
+#define SYS_clone3 435
 #endif
 
 /* pasta's descriptors, as its command line names them. */
@@ -131,19 +135,25 @@ child_fail (const char *what)
 /* In the child: descriptors at pasta's numbers, nothing else open, caps
  * bounded, then exec with an empty environment. */
 static void __attribute__ ((noreturn))
-child_exec (pid_t parent, const char *binary, char **argv, int netns_fd, int userns_fd, int ready_fd, int log_fd)
+child_exec (pid_t parent, bool sibling, const char *binary, char **argv, int netns_fd, int userns_fd, int ready_fd,
+            int log_fd)
 {
-  /* pasta dies with the process that started it (haven): nothing of the
-   * sandbox can reach pasta to undo this, unlike init's own prctl.  It
-   * survives exec (pasta has no file capabilities) and pasta's
-   * setuid/setgid to the ids it already has (no change of credentials). */
+  /* pasta dies with its parent: haven, or for a sibling haven's parent
+   * (hv_pasta.sibling).  Nothing of the sandbox can reach pasta to undo
+   * this, unlike init's own prctl.  It survives exec (pasta has no file
+   * capabilities) and pasta's setuid/setgid to the ids it already has
+   * (no change of credentials).  parent is who getppid must be: the
+   * parent that died before the prctl would not kill us. */
   if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
     child_fail ("PR_SET_PDEATHSIG");
   if (getppid () != parent)
     _exit (HV_EXIT_NOT_FOUND);
   /* Its own session: a Ctrl-C at haven's terminal is the sandbox's, and
-   * must not end its network. */
-  setsid ();
+   * must not end its network.  A sibling stays in its maker's, which has
+   * no terminal: that is how the maker's caller finds it should the maker
+   * die before handing the sandbox over (sandbox.c). */
+  if (!sibling)
+    setsid ();
   sigset_t none;
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
@@ -187,6 +197,23 @@ child_exec (pid_t parent, const char *binary, char **argv, int netns_fd, int use
   char *envp[] = { NULL };
   execve (binary, argv, envp);
   child_fail (binary);
+}
+
+/* pasta as a child of our parent, its pidfd in *pidfd (taken with the
+ * process: no pid to race with the parent's reaping).  A fork in effect
+ * (nothing shared), without fork's handlers: the child runs only
+ * child_exec, as after fork. */
+static pid_t
+clone_sibling (int *pidfd)
+{
+  struct clone_args args = {
+    .flags = CLONE_PARENT | CLONE_PIDFD,
+    .pidfd = (uint64_t) (uintptr_t) pidfd,
+    /* None may be asked with CLONE_PARENT: the child's is ours (SIGCHLD,
+     * we were forked), to the parent we share. */
+    .exit_signal = 0,
+  };
+  return (pid_t) syscall (SYS_clone3, &args, sizeof (args));
 }
 
 static long
@@ -312,21 +339,23 @@ hv_pasta_spawn (const struct hv_pasta_opts *o, struct hv_pasta *p, hv_error **er
   if (pipe2 (ready, O_CLOEXEC) < 0)
     return hv_error_set (err, errno, "pasta: readiness pipe");
   cleanup_close int ready_r = ready[0];
-  pid_t parent = getpid ();
-  pid_t pid = fork ();
+  pid_t parent = p->sibling ? getppid () : getpid ();
+  int pidfd = -1;
+  pid_t pid = p->sibling ? clone_sibling (&pidfd) : fork ();
   if (pid < 0)
     {
       int e = errno;
       close (ready[1]);
-      return hv_error_set (err, e, "pasta: fork");
+      return hv_error_set (err, e, p->sibling ? "pasta: clone3 (CLONE_PARENT)" : "pasta: fork");
     }
   if (pid == 0)
-    child_exec (parent, exec_path, (char **) argv, o->netns_fd, o->userns_fd, ready[1], log_fd);
+    child_exec (parent, p->sibling, exec_path, (char **) argv, o->netns_fd, o->userns_fd, ready[1], log_fd);
   close (ready[1]);
   p->pid = pid;
   p->log_fd = steal_fd (&log_fd);
-  /* Our child, not reaped before we wait: the pid is its. */
-  p->pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  /* Our child, not reaped before we wait: the pid is its.  A sibling's
+   * came with it. */
+  p->pidfd = p->sibling ? pidfd : (int) syscall (SYS_pidfd_open, pid, 0);
   if (p->pidfd < 0)
     {
       int e = errno;
@@ -353,13 +382,28 @@ hv_pasta_wait_ready (struct hv_pasta *p, hv_error **err)
   char log[PASTA_LOG_MAX];
   if (r == 0)
     {
-      /* Exited: reap it first, so its whole log is there. */
+      /* Exited: reap it first, so its whole log is there.  A sibling is
+       * its parent's to reap: its exit shows on the pidfd, its status
+       * is not ours to know. */
       int status = 0;
-      while (waitpid (p->pid, &status, 0) < 0 && errno == EINTR)
-        ;
-      p->pid = 0;
+      if (p->sibling)
+        {
+          struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+          while (poll (&pfd, 1, 2000) < 0 && errno == EINTR)
+            ;
+        }
+      else
+        {
+          while (waitpid (p->pid, &status, 0) < 0 && errno == EINTR)
+            ;
+          p->pid = 0;
+        }
+      bool sibling = p->sibling;
       read_log (p->log_fd, log, sizeof (log));
       hv_pasta_stop (p);
+      if (sibling)
+        return hv_error_set (err, 0, "pasta exited before the sandbox's network was up: %s",
+                             *log ? log : "(no message)");
       if (WIFEXITED (status))
         return hv_error_set (err, 0, "pasta exited with status %d before the sandbox's network was up: %s",
                              WEXITSTATUS (status), *log ? log : "(no message)");
@@ -425,7 +469,8 @@ hv_pasta_stop (struct hv_pasta *p)
   if (p->pid > 0)
     {
       send_kill (p);
-      while (waitpid (p->pid, NULL, 0) < 0 && errno == EINTR)
+      /* A sibling is not ours to reap (hv_pasta.sibling). */
+      while (!p->sibling && waitpid (p->pid, NULL, 0) < 0 && errno == EINTR)
         ;
       p->pid = 0;
     }

@@ -135,8 +135,34 @@ for f in ("memory.max", "memory.swap.max", "memory.high", "pids.max", "cpu.max",
 section("cgroup limits", "\n".join(cg))
 # Traffic counters are what happened on the link, not its setup.
 section("net dev", "\n".join(l.split(":")[0].strip() for l in read("/proc/net/dev").splitlines()[2:]))
-for f in ("route", "if_inet6", "ipv6_route"):
-    section("net " + f, read("/proc/net/" + f))
+section("net route", read("/proc/net/route"))
+
+
+# The kernel's own link-local address of the sandbox's interface (pasta's
+# tap) is made from the tap's MAC, a random one: two sandboxes, fresh or
+# pooled, never have the same.  It is tentative until its duplicate
+# address detection ends (about a second after the interface is up), and
+# only then gets its local route.  So: the address as "<link-local>", its
+# flags and its /128 route left out; the rest sorted (the kernel lists
+# addresses in hash order).
+def link_local(text, route):
+    lines = []
+    for l in text.splitlines():
+        f = l.split()
+        if f and f[0].startswith("fe80") and f[0] != "fe80" + "0" * 28:
+            if route:
+                continue
+            l = "<link-local> %s" % f[-1]
+        elif route and len(f) == 10:
+            # A route's reference and use counts are what used it, not
+            # its setup.
+            l = " ".join(f[:6] + ["<refcnt>", "<use>"] + f[8:])
+        lines.append(l)
+    return "\n".join(sorted(lines))
+
+
+section("net if_inet6", link_local(read("/proc/net/if_inet6"), False))
+section("net ipv6_route", link_local(read("/proc/net/ipv6_route"), True))
 for f in ("/etc/resolv.conf", "/etc/hosts", "/etc/hostname", "/etc/passwd", "/etc/group"):
     section(f, read(f))
 

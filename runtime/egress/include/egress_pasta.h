@@ -44,7 +44,8 @@
  *                                     empty mount namespace, seccomp);
  *   -f -P /proc/self/fd/5             in the foreground (so it stays
  *                                     haven's child and dies with haven:
- *                                     PR_SET_PDEATHSIG), writing its pid
+ *                                     PR_SET_PDEATHSIG; or, as a sibling,
+ *                                     with haven's parent), writing its pid
  *                                     into a pipe once the interface is
  *                                     configured: that is the readiness
  *                                     signal.
@@ -83,8 +84,16 @@ struct hv_pasta
   /* hv_pasta_connect found the host without a route and started nothing:
    * the caller tells the user (the library prints nothing). */
   bool no_route;
+  /* Set by the caller before spawn: pasta is started as the caller's
+   * sibling (a child of the caller's parent, CLONE_PARENT) and dies with
+   * that parent, not with the caller: for a sandbox that outlives the
+   * process that makes it (sandbox.h's maker, whose parent, the service,
+   * holds the sandbox).  The caller cannot reap it then: its parent does
+   * (hv_pasta_stop kills it and leaves the zombie to that parent). */
+  bool sibling;
 };
-#define HV_PASTA_INIT { .pid = 0, .pidfd = -1, .log_fd = -1, .ready_fd = -1, .ready_ms = 0, .no_route = false }
+#define HV_PASTA_INIT                                                                                                  \
+  { .pid = 0, .pidfd = -1, .log_fd = -1, .ready_fd = -1, .ready_ms = 0, .no_route = false, .sibling = false }
 
 /* Start pasta into o->netns_fd and return once the interface is up.  On
  * failure nothing of it is left, and the error says what pasta said. */
@@ -95,7 +104,8 @@ int hv_pasta_start (const struct hv_pasta_opts *o, struct hv_pasta *p, hv_error 
  * as hv_pasta_start does; a no-op when nothing was spawned). */
 int hv_pasta_spawn (const struct hv_pasta_opts *o, struct hv_pasta *p, hv_error **err);
 int hv_pasta_wait_ready (struct hv_pasta *p, hv_error **err);
-/* Kill pasta and reap it (idempotent). */
+/* Kill pasta and reap it (idempotent; a sibling is killed, its parent
+ * reaps it). */
 void hv_pasta_stop (struct hv_pasta *p);
 /* Kill pasta and do not wait for its exit to finish (idempotent): for a
  * caller that exits soon after.  pasta runs nothing of its own after
