@@ -31,6 +31,7 @@ file_error (struct svc_conn *c, hv_error *err)
     case EXDEV:
     case EINVAL:
     case EISDIR:
+    case EEXIST: /* a link, fifo or device where a file is to be written: not replaced */
     case EACCES:
     case EPERM:
       svc_reply_error (c, 400, "bad_request", "%s", err->msg);

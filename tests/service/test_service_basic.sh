@@ -40,6 +40,15 @@ $WS" "$OUT" "stdout"
   assert_eq "$(printf 'odd/c\357\277\275d')" "$(jq -r .path <<< "$BODY")" "its path in the answer"
   api GET "/v1/sandboxes/$ID/files/missing"
   assert_eq 404 "$CODE" "a missing file"
+  # A link the sandbox made is not written through, nor replaced: the
+  # request is refused (a 400 naming it, not a failure of the service).
+  echo 'the host file' > "$PWD/host-file"
+  run_in "$ID" "{\"argv\":[\"ln\",\"-s\",\"$PWD/host-file\",\"link\"]}"
+  api PUT "/v1/sandboxes/$ID/files/link" 'through the link'
+  assert_eq 400 "$CODE" "a put onto a link: $BODY"
+  jq -e '.error.message | test("^link: a symbolic link, not replaced")' <<< "$BODY" > /dev/null \
+    || fail "the refusal names the link: $BODY"
+  assert_eq 'the host file' "$(cat "$PWD/host-file")" "the link's target"
   api GET "/v1/sandboxes/$ID/files/..%2Fetc%2Fpasswd"
   [ "$CODE" = 400 ] || [ "$CODE" = 404 ] || fail "a path out of the workspace: $CODE $BODY"
   api GET /v1/sandboxes
