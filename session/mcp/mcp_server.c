@@ -31,10 +31,6 @@
 #include "svc_client.h"
 #include "utils.h"
 
-/* Past this many bytes of answers the client has not read, stop reading
- * its requests until it reads them (a client that only writes must not
- * grow this process without bound). */
-#define OUTPUT_HIGH (32 * 1024 * 1024)
 /* At the end, how long answers already made may take to go out, and
  * how long the sandbox's DELETE may take. */
 #define FLUSH_MS 2000
@@ -274,7 +270,10 @@ loop (struct server *sv)
       int timeout = -1;
       size_t n = hv_mcp_tools_pollfds (sv->tools, fds + FD_CALLS, HV_MCP_CALLS_MAX, &timeout);
       fds[FD_SIGNAL] = (struct pollfd) { .fd = signal_pipe[0], .events = POLLIN };
-      fds[FD_STDIN] = (struct pollfd) { .fd = pending < OUTPUT_HIGH ? STDIN_FILENO : -1, .events = POLLIN };
+      /* Past the session's bound on answers the client has not read, its
+       * requests wait (a client that only writes must not grow this
+       * process without bound). */
+      fds[FD_STDIN] = (struct pollfd) { .fd = hv_mcp_session_output_full (sv->session) ? -1 : STDIN_FILENO, .events = POLLIN };
       fds[FD_HELD] = (struct pollfd) { .fd = sv->held_fd, .events = POLLIN };
       fds[FD_STDOUT] = (struct pollfd) { .fd = pending ? STDOUT_FILENO : -1, .events = POLLOUT };
       if (poll (fds, FD_CALLS + n, timeout) < 0 && errno != EINTR)

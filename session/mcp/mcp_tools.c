@@ -263,10 +263,8 @@ run_request (hv_mcp_tools *t, const char *tool, const char *const *argv, yajl_va
   return NULL;
 }
 
-static const char *const shell_names[] = { "sh", "bash", "dash", "zsh", "ksh", "busybox", NULL };
-
 static problem
-run_command (hv_mcp_tools *t, yajl_val args, struct request *r)
+tool_run_command (hv_mcp_tools *t, yajl_val args, struct request *r)
 {
   static const char *const known[] = { "argv", "command", "stdin", "cwd", "env", "timeout_s", NULL };
   const char *tool = "run_command", *command = NULL;
@@ -314,7 +312,7 @@ run_command (hv_mcp_tools *t, yajl_val args, struct request *r)
 }
 
 static problem
-run_code (hv_mcp_tools *t, yajl_val args, struct request *r)
+tool_run_code (hv_mcp_tools *t, yajl_val args, struct request *r)
 {
   static const char *const known[] = { "language", "code", "stdin", "timeout_s", NULL };
   static const struct
@@ -350,7 +348,7 @@ run_code (hv_mcp_tools *t, yajl_val args, struct request *r)
 }
 
 static problem
-read_file (hv_mcp_tools *t, yajl_val args, struct request *r)
+tool_read_file (hv_mcp_tools *t, yajl_val args, struct request *r)
 {
   static const char *const known[] = { "path", NULL };
   const char *path;
@@ -365,7 +363,7 @@ read_file (hv_mcp_tools *t, yajl_val args, struct request *r)
 }
 
 static problem
-write_file (hv_mcp_tools *t, yajl_val args, struct request *r)
+tool_write_file (hv_mcp_tools *t, yajl_val args, struct request *r)
 {
   static const char *const known[] = { "path", "content", "encoding", NULL };
   const char *tool = "write_file", *path, *content, *encoding;
@@ -399,7 +397,7 @@ write_file (hv_mcp_tools *t, yajl_val args, struct request *r)
 }
 
 static problem
-list_files (hv_mcp_tools *t, yajl_val args, struct request *r)
+tool_list_files (hv_mcp_tools *t, yajl_val args, struct request *r)
 {
   static const char *const known[] = { "path", NULL };
   const char *path;
@@ -416,7 +414,7 @@ list_files (hv_mcp_tools *t, yajl_val args, struct request *r)
 }
 
 static problem
-why (hv_mcp_tools *t, yajl_val args, struct request *r)
+tool_why (hv_mcp_tools *t, yajl_val args, struct request *r)
 {
   static const char *const known[] = { "limit", NULL };
   long limit;
@@ -480,23 +478,23 @@ tools_call (void *ctx, const char *id_json, const char *name, yajl_val args, int
   switch ((enum hv_mcp_tool) tool)
     {
     case HV_TOOL_RUN_COMMAND:
-      pb = run_command (t, args, &r);
+      pb = tool_run_command (t, args, &r);
       break;
     case HV_TOOL_RUN_CODE:
-      pb = run_code (t, args, &r);
+      pb = tool_run_code (t, args, &r);
       break;
     case HV_TOOL_READ_FILE:
-      pb = read_file (t, args, &r);
+      pb = tool_read_file (t, args, &r);
       break;
     case HV_TOOL_WRITE_FILE:
-      pb = write_file (t, args, &r);
+      pb = tool_write_file (t, args, &r);
       break;
     case HV_TOOL_LIST_FILES:
-      pb = list_files (t, args, &r);
+      pb = tool_list_files (t, args, &r);
       break;
     case HV_TOOL_WHY:
     case HV_TOOL_N:
-      pb = why (t, args, &r);
+      pb = tool_why (t, args, &r);
       break;
     }
   if (pb)

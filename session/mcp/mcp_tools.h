@@ -19,9 +19,9 @@
 #include "mcp_session.h"
 #include "svc_client.h"
 
-/* Calls in flight at once (the service runs 16 commands at once in one
- * sandbox by default); one more gets a tool error. */
-#define HV_MCP_CALLS_MAX 16
+/* Calls in flight: at most HV_MCP_CALLS_MAX (mcp_session.h), as the
+ * session takes them; the service's own cap on commands running at once
+ * (--max-runs) answers 429 past it, a tool error. */
 /* The refusals this session keeps for `why`. */
 #define HV_MCP_REFUSALS_MAX 100
 
