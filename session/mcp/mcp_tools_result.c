@@ -178,8 +178,12 @@ service_error (hv_mcp_tools *t, const struct hv_mcp_pending *p, int status, cons
   const char *kind = status == 403 ? "env" : status == 413 ? "size" : status == 429 ? "limit" : "request";
   if (status == 400 || status == 403 || status == 413 || status == 429)
     hv_mcp_tools_refused (t, kind, p->what ? p->what : tool, msg);
+  /* The sandbox itself gone (it ended on its own, or someone destroyed
+   * it): the later calls say so without asking. */
   if (status == 404 && strstr (msg, " ended"))
     hv_mcp_tools_sandbox_gone (t, "it ended: killed, or out of memory");
+  else if (status == 404 && strncmp (msg, "no sandbox ", 11) == 0)
+    hv_mcp_tools_sandbox_gone (t, "it was destroyed");
   return hv_mcp_tool_error ("%s%s%s: the sandbox service refused it: %s", tool, p->what ? " " : "",
                             p->what ? p->what : "", msg);
 }
