@@ -120,7 +120,7 @@ private_dir_remove (const char *dir)
  * rather than SIGKILL, so that it destroys its sandboxes first (a killed
  * service's sandboxes end too, but leave their files for the next one). */
 static void __attribute__ ((noreturn))
-private_exec (const char *haven_exe, const char *socket, pid_t parent)
+private_exec (const char *haven_exe, const char *socket, const char *log, pid_t parent)
 {
   if (prctl (PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0 || getppid () != parent)
     _exit (127);
@@ -129,9 +129,12 @@ private_exec (const char *haven_exe, const char *socket, pid_t parent)
   sigprocmask (SIG_SETMASK, &none, NULL);
   signal (SIGPIPE, SIG_DFL);
   /* stdout is the MCP client's protocol stream: nothing else may reach
-   * it.  stderr stays: the service's errors are the user's to see. */
+   * it; and its stderr carries only what the client says itself.  The
+   * service's log goes to a file beside its socket, which a failed start
+   * quotes. */
   int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null < 0 || dup2 (null, 0) < 0 || dup2 (null, 1) < 0)
+  int logfd = open (log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (null < 0 || logfd < 0 || dup2 (null, 0) < 0 || dup2 (logfd, 1) < 0 || dup2 (logfd, 2) < 0)
     _exit (127);
 #ifdef SYS_close_range
   /* No fd of this process (the MCP client's pipes, a held connection) is
@@ -143,6 +146,27 @@ private_exec (const char *haven_exe, const char *socket, pid_t parent)
   _exit (127);
 }
 
+/* The private service's last log lines, for an error: what it said
+ * before it failed to start. */
+static void
+log_tail_append (const char *log, hv_error **err)
+{
+  cleanup_close int fd = open (log, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  char buf[1024];
+  off_t end = lseek (fd, 0, SEEK_END);
+  off_t from = end > (off_t) sizeof (buf) - 1 ? end - (off_t) sizeof (buf) + 1 : 0;
+  ssize_t n = pread (fd, buf, sizeof (buf) - 1, from);
+  if (n <= 0)
+    return;
+  buf[n] = '\0';
+  while (n > 0 && buf[n - 1] == '\n')
+    buf[--n] = '\0';
+  if (n > 0)
+    hv_error_append (err, " (its log: %s)", buf);
+}
+
 static int
 private_start (const char *haven_exe, struct hv_svc_endpoint *e, hv_error **err)
 {
@@ -150,12 +174,13 @@ private_start (const char *haven_exe, struct hv_svc_endpoint *e, hv_error **err)
   if (e->private_dir == NULL)
     return -1;
   e->socket = xasprintf ("%s/haven.sock", e->private_dir);
+  cleanup_free char *log = xasprintf ("%s/serve.log", e->private_dir);
   pid_t parent = getpid ();
   pid_t pid = fork ();
   if (pid < 0)
     return hv_error_set (err, errno, "fork");
   if (pid == 0)
-    private_exec (haven_exe, e->socket, parent);
+    private_exec (haven_exe, e->socket, log, parent);
   e->private_pid = pid;
   int64_t deadline = now_ms () + START_TIMEOUT_MS;
   for (;;)
@@ -166,8 +191,11 @@ private_start (const char *haven_exe, struct hv_svc_endpoint *e, hv_error **err)
         {
           e->private_pid = 0;
           if (WIFEXITED (status))
-            return hv_error_set (err, 0, "the private haven serve exited with status %d", WEXITSTATUS (status));
-          return hv_error_set (err, 0, "the private haven serve was killed by signal %d", WTERMSIG (status));
+            hv_error_set (err, 0, "the private haven serve exited with status %d", WEXITSTATUS (status));
+          else
+            hv_error_set (err, 0, "the private haven serve was killed by signal %d", WTERMSIG (status));
+          log_tail_append (log, err);
+          return -1;
         }
       hv_error *perr = NULL;
       if (probe (e, &perr) == 0)
@@ -176,6 +204,7 @@ private_start (const char *haven_exe, struct hv_svc_endpoint *e, hv_error **err)
         {
           hv_error_wrap (&perr, "the private haven serve did not answer at %s within %d s", e->socket,
                          START_TIMEOUT_MS / 1000);
+          log_tail_append (log, &perr);
           *err = perr;
           return -1;
         }

@@ -511,6 +511,48 @@ test_endpoint_private (void **state)
   assert_int_equal (rmdir (rt), 0);
 }
 
+static void
+test_endpoint_private_fails (void **state)
+{
+  (void) state;
+  /* A "haven" whose serve fails at once: the error says how, with what
+   * it logged (its stdout and stderr go to the log, never to ours), and
+   * its directory is gone. */
+  char rt[] = "/tmp/h-mcpclient-rt-XXXXXX";
+  assert_non_null (mkdtemp (rt));
+  char *exe = xasprintf ("%s/fake-haven", rt);
+  FILE *f = fopen (exe, "w");
+  assert_non_null (f);
+  fputs ("#!/bin/sh\necho \"to stdout $1\"\necho 'fake serve: cannot listen' >&2\nexit 3\n", f);
+  fclose (f);
+  assert_int_equal (chmod (exe, 0700), 0);
+  char *old = getenv ("XDG_RUNTIME_DIR") ? xstrdup (getenv ("XDG_RUNTIME_DIR")) : NULL;
+  char *sub = xasprintf ("%s/rt", rt);
+  assert_int_equal (mkdir (sub, 0700), 0);
+  setenv ("XDG_RUNTIME_DIR", sub, 1);
+  struct hv_svc_endpoint e;
+  hv_error *err = NULL;
+  if (geteuid () == 0 && access ("/run/haven/haven.sock", F_OK) == 0)
+    skip (); /* root's default socket answers: no private start */
+  assert_int_equal (hv_svc_endpoint_open (exe, NULL, &e, &err), -1);
+  assert_non_null (strstr (err->msg, "the private haven serve exited with status 3"));
+  assert_non_null (strstr (err->msg, "fake serve: cannot listen"));
+  assert_non_null (strstr (err->msg, "to stdout serve"));
+  hv_error_free (&err);
+  assert_null (e.private_dir);
+  /* Nothing left under the runtime directory. */
+  assert_int_equal (rmdir (sub), 0);
+  if (old)
+    setenv ("XDG_RUNTIME_DIR", old, 1);
+  else
+    unsetenv ("XDG_RUNTIME_DIR");
+  free (old);
+  unlink (exe);
+  free (exe);
+  free (sub);
+  assert_int_equal (rmdir (rt), 0);
+}
+
 int
 main (void)
 {
@@ -521,7 +563,7 @@ main (void)
     cmocka_unit_test (test_oversize),         cmocka_unit_test (test_early_close),
     cmocka_unit_test (test_requests),         cmocka_unit_test (test_timeout),
     cmocka_unit_test (test_create_held),      cmocka_unit_test (test_endpoint_explicit_none),
-    cmocka_unit_test (test_endpoint_private),
+    cmocka_unit_test (test_endpoint_private),  cmocka_unit_test (test_endpoint_private_fails),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
