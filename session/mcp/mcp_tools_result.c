@@ -221,12 +221,25 @@ run_result (hv_mcp_tools *t, const struct hv_mcp_pending *p, yajl_val v)
   text_add (&x, "\n", 1);
   if (not_started && exit_code == 126)
     {
-      cleanup_free char *rule = xasprintf ("process.allow_exec / process.block_shell of policy \"%s\"", t->policy);
+      /* A shell where the service said none may run: that rule alone. */
+      const char *base = strrchr (p->what, '/') ? strrchr (p->what, '/') + 1 : p->what;
+      static const char *const shells[] = { "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", NULL };
+      bool shell = false;
+      for (size_t i = 0; shells[i] && !shell; i++)
+        shell = t->shell == 0 && strcmp (base, shells[i]) == 0;
+      cleanup_free char *rule = xasprintf ("%s of policy \"%s\"",
+                                           shell ? "process.block_shell" : "process.allow_exec / process.block_shell",
+                                           t->policy);
       hv_mcp_tools_refused (t, "exec", p->what, rule);
-      text_printf (&x, "%s could not be executed: policy \"%s\" does not let it run (process.allow_exec or "
-                       "process.block_shell: haven policy explain %s lists what may run), or it is not an "
-                       "executable file\n",
-                   p->what, t->policy, t->policy);
+      if (shell)
+        text_printf (&x, "%s could not be executed: policy \"%s\" lets no shell run (process.block_shell): run "
+                         "the program itself with argv\n",
+                     p->what, t->policy);
+      else
+        text_printf (&x, "%s could not be executed: policy \"%s\" does not let it run (process.allow_exec or "
+                         "process.block_shell: haven policy explain %s lists what may run), or it is not an "
+                         "executable file\n",
+                     p->what, t->policy, t->policy);
     }
   else if (not_started)
     text_printf (&x, "%s was not found in the sandbox (the PATH of its environment)\n", p->what);
