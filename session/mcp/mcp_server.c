@@ -417,8 +417,8 @@ hv_mcp_main (const struct hv_mcp_opts *o)
 
   loop (&sv);
   if (o->verbose)
-    fprintf (stderr, "haven mcp: ending: %zu calls in flight cancelled, sandbox %s destroyed\n",
-             hv_mcp_tools_in_flight (sv.tools), sb.id);
+    fprintf (stderr, "haven mcp: ending: %zu calls in flight cancelled, sandbox %s %s\n",
+             hv_mcp_tools_in_flight (sv.tools), sb.id, sv.held_fd >= 0 ? "destroyed" : "already gone");
   finish (&sv);
   return HV_MCP_EXIT_OK;
 }
