@@ -53,9 +53,18 @@ mcp_session() {
   MCP_N=$((MCP_N + 1))
   local scn=$PWD/scenario.$MCP_N.json
   OUT=$PWD/out.$MCP_N.json
-  jq -n --arg cmd "$HAVEN" --argjson steps "$steps" '{command: $cmd, args: ["mcp"] + $ARGS.positional, steps: $steps}' \
-    --args "$@" > "$scn" || fail "scenario $MCP_N: bad steps: $steps"
-  timeout -k 5 300 node "$MCP_HERE/client.mjs" "$MCP_SDK_DIR" "$scn" > "$OUT" 2> "$PWD/client.$MCP_N.err"
+  # (Each argument through jq -R: jq's --args would take "--policy" as
+  # one of its own options.)
+  local args a
+  args=$(for a in "$@"; do printf '%s' "$a" | jq -Rs .; done | jq -cs .)
+  jq -n --arg cmd "$HAVEN" --argjson steps "$steps" --argjson args "$args" \
+    '{command: $cmd, args: (["mcp"] + $args), steps: $steps}' > "$scn" || fail "scenario $MCP_N: bad steps: $steps"
+  # In the background, so that a test killed at its limit ends the client
+  # (and with its pipe haven mcp) through its deferred kill.
+  timeout -k 5 150 node "$MCP_HERE/client.mjs" "$MCP_SDK_DIR" "$scn" > "$OUT" 2> "$PWD/client.$MCP_N.err" &
+  local cpid=$!
+  defer "kill -TERM $cpid"
+  wait "$cpid"
   local rc=$?
   [ $rc = 0 ] && jq -e . "$OUT" > /dev/null 2>&1 \
     || fail "client.mjs exited $rc: $(tail -c 600 "$PWD/client.$MCP_N.err") $(tail -c 300 "$OUT")"
@@ -145,7 +154,10 @@ mcp_raw() {
   shift
   printf '%s' "$script" > "$PWD/raw-script.json"
   RAW=$PWD/raw.json
-  timeout -k 5 300 python3 "$MCP_HERE/raw_client.py" "$PWD/raw-script.json" -- "$HAVEN" mcp "$@" \
-    > "$RAW" 2> "$PWD/raw.err" || fail "raw_client.py: $(tail -c 600 "$PWD/raw.err")"
+  timeout -k 5 150 python3 "$MCP_HERE/raw_client.py" "$PWD/raw-script.json" -- "$HAVEN" mcp "$@" \
+    > "$RAW" 2> "$PWD/raw.err" &
+  local cpid=$!
+  defer "kill -TERM $cpid"
+  wait "$cpid" || fail "raw_client.py: $(tail -c 600 "$PWD/raw.err")"
   jq -r .stderr "$RAW" | sed 's/^/mcp stderr: /' >&2
 }

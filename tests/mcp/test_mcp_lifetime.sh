@@ -6,7 +6,7 @@
 # host_step AS COMMAND: a host step of a scenario; COMMAND runs with this
 # suite's helpers (lib.sh) and the service's.
 host_step() {
-  jq -cn --arg as "$1" --arg cmd "here=\$MCP_HERE; source \"\$MCP_HERE/lib.sh\"; $2" '{op: "host", as: $as, cmd: $cmd}'
+  jq -cn --arg name "$1" --arg cmd "here=\$MCP_HERE; source \"\$MCP_HERE/lib.sh\"; $2" '{op: "host", "as": $name, cmd: $cmd}'
 }
 
 # The host-step command that prints the processes of the noted sandbox

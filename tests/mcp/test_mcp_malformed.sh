@@ -117,7 +117,7 @@ test_mcp_eof_in_flight() {
     {send: "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"},
     {send: "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\",\"arguments\":{\"argv\":[\"sleep\",\"120\"]}}}"},
     {send: "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}", wait_id: 3},
-    {host: $note, as: "note"},
+    {host: $note, "as": "note"},
     {eof: true, timeout: 30}
   ]' --arg note "here=$MCP_HERE; source $MCP_HERE/lib.sh; SOCK=$SOCK; for i in \$(seq 100); do api GET /v1/sandboxes; id=\$(jq -r '.sandboxes[0].id // empty' <<< \"\$BODY\"); [ -n \"\$id\" ] && [ \"\$(jq -r '.sandboxes[0].runs' <<< \"\$BODY\")\" = 1 ] && break; sleep 0.1; done; note_sandbox \$id; echo \$id")
   local t0=$SECONDS

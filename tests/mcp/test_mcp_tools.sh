@@ -4,7 +4,7 @@
 
 # call_step AS TOOL ARGUMENTS-JSON: a call step of a scenario.
 call_step() {
-  jq -cn --arg as "$1" --arg tool "$2" --argjson a "$3" '{op: "call", as: $as, tool: $tool, arguments: $a}'
+  jq -cn --arg name "$1" --arg tool "$2" --argjson a "$3" '{op: "call", "as": $name, tool: $tool, arguments: $a}'
 }
 
 # steps STEP...: the STEPs (JSON objects) as a scenario's array.
