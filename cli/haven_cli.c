@@ -3,6 +3,7 @@
  *   haven run [--policy NAME|FILE] [--project DIR] -- CMD ARGS...
  *   haven policy check|compile|list|explain ...
  *   haven serve [--socket PATH] ...   (the sandbox service)
+ *   haven mcp [--policy P] ...        (an MCP server over stdio, a client of the service)
  *
  * `haven run` compiles the policy into a bundle (the host's root mounted
  * read-only, the project writable) and runs it with the runtime in this
@@ -36,6 +37,7 @@
 #include "policy_compile.h"
 #include "policy_env.h"
 #include "k8s_token.h"
+#include "mcp_cmd.h"
 #include "policy_network_explain.h"
 #include "run_context.h"
 #include "sandbox.h"
@@ -621,6 +623,10 @@ haven_main (int argc, char **argv)
       if (hv_ensure_sealed_self (argv, &err) == 0)
         r = hv_cmd_serve (argc - 1, argv + 1, haven_argv0, &err);
     }
+  else if (strcmp (argv[1], "mcp") == 0)
+    /* A client of the service: it runs no runtime itself (a private
+     * service it starts is `haven serve`, which protects itself). */
+    return hv_cmd_mcp (argc - 1, argv + 1, haven_argv0);
   else if (strcmp (argv[1], "policy") == 0)
     r = cmd_policy (argc - 1, argv + 1, &err);
   else if (strcmp (argv[1], "audit") == 0)

@@ -13,6 +13,7 @@
 #include "engine_install.h"
 #include "haven_annotations.h"
 #include "exit_status.h"
+#include "mcp_server.h"
 #include "service.h"
 
 struct help_section
@@ -117,9 +118,28 @@ help_serve (FILE *out)
            HV_SERVICE_DEFAULT_IDLE_S, HV_SERVICE_DEFAULT_POOL_MAX_AGE_S, HV_SERVICE_MAX_OUTPUT);
 }
 
+static void
+help_mcp (FILE *out)
+{
+  fprintf (out,
+           "  haven mcp [--policy NAME|FILE] [--project DIR] [--socket PATH] [--max-output BYTES]\n"
+           "            [--timeout S] [--verbose]\n"
+           "      An MCP server on stdin/stdout (docs/mcp.md) for an agent's MCP client: its tools\n"
+           "      (run_command, run_code, read_file, write_file, list_files, why) run in one sandbox of\n"
+           "      the policy (default \"%s\"), made at the start and destroyed at the end, by haven\n"
+           "      serve at --socket (default: the user's; if none answers, one started for the session).\n"
+           "      --project DIR      the sandbox's workspace is DIR (default: an empty scratch one)\n"
+           "      --max-output BYTES what the model gets of each output stream (default %d)\n"
+           "      --timeout S        a command's time limit when the call names none (default %d)\n"
+           "      --verbose          diagnostics on stderr\n"
+           "      Exit status: 0 at the end of input, 1 when the sandbox cannot be made, 2 on bad options.\n",
+           HV_MCP_DEFAULT_POLICY, HV_MCP_DEFAULT_MAX_OUTPUT, HV_MCP_DEFAULT_TIMEOUT_S);
+}
+
 static const struct help_section sections[] = {
   { "run", help_run },         { "policy", help_policy },       { "audit", help_audit },
   { "install", help_install }, { "uninstall", help_uninstall }, { "serve", help_serve },
+  { "mcp", help_mcp },
 };
 
 void

@@ -150,7 +150,7 @@ start_audit (struct hv_run_steps *s, hv_error **err)
   if (path == NULL || path[0] != '/')
     return hv_error_set (err, 0, "%s: audit.log: \"%s\" is not an absolute path (or ~/... with HOME set)",
                          p->file ? p->file : p->name, p->audit_log);
-  return hv_audit_begin (path, p->name, s->bundle, s->o->cmd, s->rc.project, &s->audit, err);
+  return hv_audit_begin (path, p->name, s->o->label, s->bundle, s->o->cmd, s->rc.project, &s->audit, err);
 }
 
 /* A state root in a shared directory must be ours, not planted. */
@@ -229,6 +229,7 @@ hv_run_steps_create_opts (struct hv_run_steps *s, const char *id, struct hv_crea
   co->egress_connect_data = &s->pasta;
   /* The run's trail gets the egress records too (dns-refused, net-denied). */
   co->egress_trail_fd = s->audit.log_fd;
+  co->trail_sandbox = s->o->label;
   /* ... and the first name the resolver refuses is said on our stderr. */
   s->notice_fd = hv_run_notice_open (s->policy);
   co->notice_fd = s->notice_fd > 2 ? s->notice_fd : 0;

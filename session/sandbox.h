@@ -94,6 +94,15 @@ const char *hv_sandbox_config (const hv_sandbox *sb);
  * it and the rule. */
 int hv_sandbox_command_env (const hv_sandbox *sb, char *const *request_env, oci_strv *envp, hv_error **err);
 
+/* Whether a shell (sh) may run in it: not under process.block_shell, nor
+ * under an allow_exec list that does not name sh. */
+bool hv_sandbox_shell (const hv_sandbox *sb);
+/* GET /v1/sandboxes/ID/denials (docs/api.md): the last `limit` (>= 1)
+ * denial records of this sandbox in its policy's trail, oldest first,
+ * each with its kind, what was refused and the rule, as that answer's
+ * JSON; a note instead when the policy keeps no trail. */
+char *hv_sandbox_denials_json (const hv_sandbox *sb, unsigned limit, hv_error **err);
+
 /* The trail (when the policy keeps one): a pooled sandbox handed to a
  * client now (its start record is from when it was made, for the pool). */
 void hv_sandbox_trail_claimed (hv_sandbox *sb);

@@ -89,8 +89,8 @@ begin_record (hv_sandbox *sb, struct hv_audit_trail *t, const char *event)
   if (sb->audit.log_fd < 0)
     return NULL;
   hv_audit_trail_init (t, sb->audit.log_fd, sb->r.policy_name, NULL);
+  t->sandbox = sb->r.id;
   yajl_gen g = hv_audit_trail_record (t, event);
-  hv_audit_put_kv (g, "sandbox", sb->r.id);
   return g;
 }
 

@@ -53,6 +53,25 @@ copy_strv (oci_strv *to, const oci_strv *from)
     oci_strv_push (to, from->v[i]);
 }
 
+/* Whether `sh` may run in the sandbox (what a client that runs shell
+ * lines needs to know): not under process.block_shell, and under an
+ * allow_exec list only when it names sh. */
+static bool
+shell_allowed (const hv_policy *p)
+{
+  if (p->block_shell.value)
+    return false;
+  if (p->allow_exec.n == 0)
+    return true;
+  for (size_t i = 0; i < p->allow_exec.n; i++)
+    {
+      const char *slash = strrchr (p->allow_exec.v[i], '/');
+      if (strcmp (slash ? slash + 1 : p->allow_exec.v[i], "sh") == 0)
+        return true;
+    }
+  return false;
+}
+
 /* create + start in keeper mode; the container is the caller's once the
  * maker exits: it does not die with the maker. */
 static int
@@ -94,6 +113,12 @@ fill_record (struct hv_run_steps *st, const struct hv_sandbox_making *mk, struct
   oci_spec *spec = NULL;
   if (oci_spec_parse (st->config_json, strlen (st->config_json), "the sandbox's config", &spec, err) < 0)
     return -1;
+  /* The audit listener is this process's child until it has the filter's
+   * connection, which init made while it was created (a pipe's worth of
+   * microseconds behind): the sandbox outlives this process, and so must
+   * it (audit_monitor.h). */
+  if (spec->linux_cfg.seccomp.listener_path)
+    hv_audit_wait_connected (&st->audit, 2000);
   int ws = hv_open_host_nofollow (mk->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (ws < 0)
     {
@@ -111,6 +136,10 @@ fill_record (struct hv_run_steps *st, const struct hv_sandbox_making *mk, struct
   r->home_state = xstrdup (st->home_state ? st->home_state : "");
   r->scratch = mk->scratch_dir != NULL;
   r->refuse_project_links = st->policy->refuse_project_links.value;
+  r->audit_log = xstrdup (st->audit.log_path ? st->audit.log_path : "");
+  r->syscall_profile = xstrdup (st->policy->syscall_profile ? st->policy->syscall_profile : "agent");
+  copy_strv (&r->syscall_deny, &st->policy->syscall_deny);
+  r->shell = shell_allowed (st->policy);
   /* The parser bounds timeouts to 30 days: the cast cannot truncate. */
   r->timeout_s = st->policy->timeout_s.set ? (uint32_t) st->policy->timeout_s.value : 0;
   copy_strv (&r->env, &spec->process.env);

@@ -36,7 +36,7 @@ void
 hv_sandbox_record_release (struct hv_sandbox_record *r)
 {
   char **strs[] = { &r->error, &r->id, &r->state_root, &r->bundle, &r->workspace, &r->policy_name, &r->config,
-                    &r->audit_socket, &r->home_state };
+                    &r->audit_socket, &r->home_state, &r->audit_log, &r->syscall_profile };
   for (size_t i = 0; i < N_ELEMENTS (strs); i++)
     {
       free (*strs[i]);
@@ -46,6 +46,7 @@ hv_sandbox_record_release (struct hv_sandbox_record *r)
   oci_strv_free (&r->env_pass);
   oci_strv_free (&r->env_deny);
   oci_strv_free (&r->env_fixed);
+  oci_strv_free (&r->syscall_deny);
   for (int i = 0; i < HV_SBR_NFDS; i++)
     if (r->fds[i] >= 0)
       {
@@ -89,11 +90,13 @@ hv_sandbox_record_send (int sock, const struct hv_sandbox_record *r, hv_error **
   else
     {
       const char *strs[] = { r->id,          r->state_root, r->bundle,       r->workspace,
-                             r->policy_name, r->config,     r->audit_socket, r->home_state };
+                             r->policy_name, r->config,     r->audit_socket, r->home_state,
+                             r->audit_log,   r->syscall_profile };
       for (size_t i = 0; i < N_ELEMENTS (strs); i++)
         put (&items, strs[i]);
       put_num (&items, r->scratch);
       put_num (&items, r->refuse_project_links);
+      put_num (&items, r->shell);
       put_num (&items, r->timeout_s);
       put_num (&items, r->init_pid);
       put_num (&items, r->audit_listener);
@@ -104,6 +107,7 @@ hv_sandbox_record_send (int sock, const struct hv_sandbox_record *r, hv_error **
       put_list (&items, &r->env_pass);
       put_list (&items, &r->env_deny);
       put_list (&items, &r->env_fixed);
+      put_list (&items, &r->syscall_deny);
     }
   size_t len = 0;
   for (size_t i = 0; i < items.n; i++)
@@ -286,11 +290,12 @@ hv_sandbox_record_recv (int sock, struct hv_sandbox_record *r, hv_error **err)
   else
     {
       char **strs[] = { &r->id, &r->state_root, &r->bundle, &r->workspace, &r->policy_name, &r->config,
-                        &r->audit_socket, &r->home_state };
+                        &r->audit_socket, &r->home_state, &r->audit_log, &r->syscall_profile };
       for (size_t i = 0; i < N_ELEMENTS (strs); i++)
         *strs[i] = next_dup (&c);
       r->scratch = next_num (&c, 0, 1);
       r->refuse_project_links = next_num (&c, 0, 1);
+      r->shell = next_num (&c, 0, 1);
       r->timeout_s = (uint32_t) next_num (&c, 0, UINT32_MAX);
       r->init_pid = (pid_t) next_num (&c, 1, INT32_MAX);
       r->audit_listener = (pid_t) next_num (&c, 0, INT32_MAX);
@@ -301,6 +306,7 @@ hv_sandbox_record_recv (int sock, struct hv_sandbox_record *r, hv_error **err)
       next_list (&c, &r->env_pass);
       next_list (&c, &r->env_deny);
       next_list (&c, &r->env_fixed);
+      next_list (&c, &r->syscall_deny);
       if (!c.bad && (r->fds[HV_SBR_KEEPER] < 0 || r->fds[HV_SBR_PIDFD] < 0 || r->fds[HV_SBR_WORKSPACE] < 0))
         c.bad = true;
     }

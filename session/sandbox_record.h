@@ -33,6 +33,12 @@ struct hv_sandbox_record
   /* ok == true */
   char *id, *state_root, *bundle, *workspace, *policy_name, *config, *audit_socket;
   char *home_state; /* the copy-on-write home layers' directory, or "" */
+  char *audit_log;  /* the trail's path as the maker opened it, or "" (none) */
+  /* What the denials' reader says of a refused system call: the policy's
+   * syscalls.profile and syscalls.deny. */
+  char *syscall_profile;
+  oci_strv syscall_deny;
+  bool shell; /* a shell may run: no process.block_shell, no allow_exec without one */
   bool scratch, refuse_project_links;
   uint32_t timeout_s; /* the policy's time limit (run.timeout), 0: none */
   pid_t init_pid, audit_listener, pasta_pid;

@@ -75,6 +75,8 @@ hv_audit_trail_record (const struct hv_audit_trail *t, const char *event)
   hv_audit_put_kv (g, "policy", t->policy);
   if (t->container)
     hv_audit_put_kv (g, "container", t->container);
+  if (t->sandbox)
+    hv_audit_put_kv (g, "sandbox", t->sandbox);
   if (t->pod)
     {
       jg_str (g, "pod");

@@ -49,6 +49,9 @@ struct hv_create_opts
    * monitor writes the egress records (dns-refused, net-denied) there,
    * and no start or exit record of its own (the session writes those). */
   int egress_trail_fd;
+  /* ... and a service's sandbox: its id, which those records name
+   * ("sandbox", audit_trail.h), or NULL. */
+  const char *trail_sandbox;
   /* haven run: where the monitor says, once, the first name the egress
    * resolver refused (egress_notice.h); above 2, 0: nowhere (engine
    * containers: their trail's dns-refused records say it). */

@@ -24,7 +24,8 @@
 /* The listener process: answers every notification with EPERM after
  * recording it, until no process uses the filter any more (POLLHUP). */
 static void __attribute__ ((noreturn))
-listener_main (int listen_fd, int log_fd, const char *policy, const char *sock_path, pid_t parent)
+listener_main (int listen_fd, int log_fd, const char *policy, const char *sandbox, const char *sock_path,
+               pid_t parent)
 {
   prctl (PR_SET_PDEATHSIG, SIGKILL);
   if (getppid () != parent)
@@ -36,6 +37,13 @@ listener_main (int listen_fd, int log_fd, const char *policy, const char *sock_p
     for (int i = 0; i < 3; i++)
       dup2 (devnull, i);
   int conn = accept4 (listen_fd, NULL, NULL, SOCK_CLOEXEC);
+  /* A service's sandbox outlives the process that made it (its maker
+   * exits once the sandbox is handed over): once the filter's connection
+   * is here, the listener lives as long as the filter has users (POLLHUP
+   * below), not as long as its parent.  Killed with the maker, every
+   * denied call of the sandbox would get ENOSYS and go unrecorded. */
+  if (conn >= 0 && sandbox != NULL)
+    prctl (PR_SET_PDEATHSIG, 0);
   close (listen_fd);
   /* Connected: the socket has served its one use (and its absence tells
    * haven the listener has a container to wait for). */
@@ -46,6 +54,7 @@ listener_main (int listen_fd, int log_fd, const char *policy, const char *sock_p
   close (conn);
   struct hv_audit_trail trail;
   hv_audit_trail_init (&trail, log_fd, policy, NULL);
+  trail.sandbox = sandbox;
   for (;;)
     {
       struct pollfd pfd = { .fd = notify_fd, .events = POLLIN };
@@ -74,8 +83,8 @@ listener_main (int listen_fd, int log_fd, const char *policy, const char *sock_p
 }
 
 int
-hv_audit_begin (const char *path, const char *policy_name, const char *bundle, char **cmd, const char *project,
-                struct hv_audit *a, hv_error **err)
+hv_audit_begin (const char *path, const char *policy_name, const char *sandbox, const char *bundle, char **cmd,
+                const char *project, struct hv_audit *a, hv_error **err)
 {
   memset (a, 0, sizeof (*a));
   a->log_fd = -1;
@@ -108,18 +117,21 @@ hv_audit_begin (const char *path, const char *policy_name, const char *bundle, c
       return hv_error_set (err, errno, "fork audit listener");
     }
   if (pid == 0)
-    listener_main (listen_fd, log_fd, policy_name, sock_path, parent);
+    listener_main (listen_fd, log_fd, policy_name, sandbox, sock_path, parent);
 
   a->listener = pid;
   a->socket_path = sock_path;
   sock_path = NULL;
   a->policy_name = xstrdup (policy_name);
+  a->sandbox = sandbox ? xstrdup (sandbox) : NULL;
+  a->log_path = xstrdup (path);
   a->log_fd = log_fd;
   log_fd = -1;
   clock_gettime (CLOCK_MONOTONIC, &a->start);
 
   struct hv_audit_trail trail;
   hv_audit_trail_init (&trail, a->log_fd, a->policy_name, NULL);
+  trail.sandbox = a->sandbox;
   yajl_gen g = hv_audit_trail_record (&trail, "start");
   hv_audit_put_kv (g, "project", project);
   jg_str (g, "command");
@@ -131,6 +143,16 @@ hv_audit_begin (const char *path, const char *policy_name, const char *bundle, c
   yajl_gen_integer (g, parent);
   hv_audit_trail_emit (&trail, g);
   return 0;
+}
+
+void
+hv_audit_wait_connected (const struct hv_audit *a, int timeout_ms)
+{
+  if (a->log_fd < 0 || a->listener <= 0 || a->socket_path == NULL)
+    return;
+  /* The listener removes its socket once it has accepted. */
+  for (int waited = 0; waited < timeout_ms && access (a->socket_path, F_OK) == 0; waited += 2)
+    usleep (2000);
 }
 
 void
@@ -160,6 +182,7 @@ hv_audit_end (struct hv_audit *a, int status)
   clock_gettime (CLOCK_MONOTONIC, &end);
   struct hv_audit_trail trail;
   hv_audit_trail_init (&trail, a->log_fd, a->policy_name, NULL);
+  trail.sandbox = a->sandbox;
   yajl_gen g = hv_audit_trail_record (&trail, "exit");
   jg_str (g, "status");
   yajl_gen_integer (g, status);
@@ -175,5 +198,7 @@ hv_audit_end (struct hv_audit *a, int status)
     unlink (a->socket_path);
   free (a->socket_path);
   free (a->policy_name);
-  a->socket_path = a->policy_name = NULL;
+  free (a->sandbox);
+  free (a->log_path);
+  a->socket_path = a->policy_name = a->sandbox = a->log_path = NULL;
 }

@@ -37,6 +37,8 @@ struct hv_monitor_args
   int notice_fd;
   /* The trail is another's (haven run's): no start or exit record. */
   bool borrowed_trail;
+  /* A borrowed trail's: the service's sandbox id its records name, or NULL. */
+  const char *sandbox;
   /* The run.haven.landlock.audit annotation, or NULL: Landlock's refusals
    * of init's domain go into the trail (landlock_audit.h). */
   const char *landlock_audit;

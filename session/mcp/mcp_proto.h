@@ -21,6 +21,9 @@
 #define HV_MCP_LINE_MAX (24 * 1024 * 1024)
 /* JSON nesting a message may have (yajl's tree is recursive). */
 #define HV_MCP_DEPTH_MAX 64
+/* A request's id, as JSON text: it is echoed in the answer, so a client
+ * cannot make each answer as long as its request. */
+#define HV_MCP_ID_MAX 1024
 
 /* JSON-RPC 2.0's error codes. */
 #define HV_JSONRPC_PARSE_ERROR (-32700)
@@ -65,22 +68,39 @@ struct hv_mcp_message
 
 /* Parse one line.  0: *m filled (free with hv_mcp_message_free).  -1: the
  * line is no valid message; *code is the JSON-RPC error to answer
- * (PARSE_ERROR: not JSON, too deep, not UTF-8; INVALID_REQUEST: not an
- * object, no "jsonrpc":"2.0", a bad id or method, params not an object,
- * a batch: MCP since 2025-06-18 has none), *id_out the request's id as
+ * (PARSE_ERROR: not JSON (comments included), a NUL byte, too deep, not
+ * UTF-8; INVALID_REQUEST: not an object, no "jsonrpc":"2.0", a bad id
+ * (not a string or an integer, or longer than HV_MCP_ID_MAX), a method
+ * that is not a string, params not an object, a member JSON-RPC does not
+ * define, a member name given twice in any object, a string holding
+ * U+0000 or a lone surrogate (yajl's tree would cut or change it), a
+ * batch: MCP since 2025-06-18 has none), *id_out the request's id as
  * JSON text when it could be read (else NULL: answer with id null), and
  * *err the reason, for the error's message.  Never answers a line that
- * was a notification or a response with an id (*code 0 then: say nothing). */
+ * was a notification (a "method" without an "id") or a response (a
+ * "result" or "error" without a "method"): *code 0 then, say nothing.
+ * A message taken holds only strings that are valid UTF-8 without NUL,
+ * and no member name twice in one object. */
 int hv_mcp_parse (const char *line, size_t len, struct hv_mcp_message *m, int *code, char **id_out, hv_error **err);
 void hv_mcp_message_free (struct hv_mcp_message *m);
 
-/* The lines haven writes, each a malloc'd '\n'-terminated string.
- * result_json: a JSON object as text (the caller made it with json_gen).
+/* A request id (a tree value) as JSON text, as hv_mcp_message.id holds
+ * it: a string (at most HV_MCP_ID_MAX bytes) written again by yajl_gen,
+ * or an integer's digits as sent; NULL for anything else.  Two ids are
+ * the same id exactly when these texts are equal (7 and "7" are not). */
+char *hv_mcp_id_json (yajl_val v);
+
+/* The lines haven writes, each a malloc'd '\n'-terminated string of
+ * one JSON object, its strings made valid UTF-8 (bytes that are not:
+ * U+FFFD; a U+0000 is kept, escaped).
+ * result_json: a JSON object as text (the caller made it with json_gen);
+ * text that is not one gives an INTERNAL_ERROR line for the id instead.
  * id_json: as hv_mcp_message.id, or NULL for null. */
 char *hv_mcp_result_line (const char *id_json, const char *result_json);
 char *hv_mcp_error_line (const char *id_json, int code, const char *message);
 /* A notification (haven sends notifications/message for logging only if
- * the client asked): params_json an object as text, or NULL. */
+ * the client asked): params_json an object as text, or NULL; NULL when
+ * params_json is not an object. */
 char *hv_mcp_notification_line (const char *method, const char *params_json);
 
 /* Typed access to params: the member key of params, or NULL if absent or

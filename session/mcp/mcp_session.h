@@ -19,6 +19,17 @@
 #include "error.h"
 #include "mcp_proto.h"
 
+/* Calls in flight at once: one more is answered INTERNAL_ERROR "too
+ * many calls in flight" (each holds a connection to the service). */
+#define HV_MCP_CALLS_MAX 64
+/* The output queue: above HIGH the server stops reading the client until
+ * it has read what waits (each line read adds at most one answer, each
+ * call in flight one result, so the queue stays near HIGH); above MAX a
+ * result is answered with an INTERNAL_ERROR line instead, should a
+ * caller not do so. */
+#define HV_MCP_OUTPUT_HIGH (4 * 1024 * 1024)
+#define HV_MCP_OUTPUT_MAX (256 * 1024 * 1024)
+
 /* Newest first. */
 extern const char *const HV_MCP_VERSIONS[];
 extern const size_t HV_MCP_N_VERSIONS;
@@ -41,7 +52,10 @@ struct hv_mcp_tools_ops
   int (*call) (void *ctx, const char *id_json, const char *name, yajl_val arguments, int *code, char **message);
   /* notifications/cancelled for a call in flight: stop it; the session
    * then answers nothing for that id (the spec: a cancelled request gets
-   * no response), so hv_mcp_session_complete for it is dropped. */
+   * no response), so hv_mcp_session_complete for it is dropped.  The
+   * call is over for the session when this returns: the tools layer must
+   * not complete it later (the client may reuse the id for a new call,
+   * which that late answer would then answer). */
   void (*cancel) (void *ctx, const char *id_json);
 };
 
@@ -69,6 +83,10 @@ void hv_mcp_session_complete (hv_mcp_session *s, const char *id_json, const char
  * calls hv_mcp_session_output_consumed with what it wrote. */
 const char *hv_mcp_session_output (hv_mcp_session *s, size_t *len);
 void hv_mcp_session_output_consumed (hv_mcp_session *s, size_t n);
+
+/* Whether the server should stop reading the client for now (more than
+ * HV_MCP_OUTPUT_HIGH bytes wait to be written). */
+bool hv_mcp_session_output_full (const hv_mcp_session *s);
 
 /* The negotiated protocol revision, or NULL before initialize. */
 const char *hv_mcp_session_version (const hv_mcp_session *s);

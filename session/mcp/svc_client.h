@@ -77,4 +77,11 @@ int hv_svc_request (const struct hv_svc_endpoint *e, const char *method, const c
  * body (the sandbox's JSON) in *out. */
 int hv_svc_create_held (const struct hv_svc_endpoint *e, const char *body, int *held_fd, char **out, hv_error **err);
 
+/* The answer's parser alone, without a connection (the unit tests read
+ * canned answers through it): a call with no fd, and the bytes a
+ * connection would have given (eof: it closed after them), with
+ * progress()'s result. */
+hv_svc_call *hv_svc_call_new_for_test (void);
+int hv_svc_call_feed_for_test (hv_svc_call *c, const void *data, size_t len, bool eof, hv_error **err);
+
 #endif

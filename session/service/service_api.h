@@ -31,13 +31,19 @@ enum hv_api_route
   HV_API_FILE_PUT,           /* PUT    /v1/sandboxes/ID/files/PATH   (body: the bytes) */
   HV_API_FILE_GET,           /* GET    /v1/sandboxes/ID/files/PATH */
   HV_API_FILE_LIST,          /* GET    /v1/sandboxes/ID/list[?path=DIR] */
+  HV_API_SANDBOX_DENIALS,    /* GET    /v1/sandboxes/ID/denials[?limit=N] */
 };
+
+/* GET .../denials: how many of the last denials (limit=N). */
+#define HV_API_DENIALS_DEFAULT 50
+#define HV_API_DENIALS_MAX 1000
 
 struct hv_api_target
 {
   enum hv_api_route route;
   char *sandbox_id; /* [A-Za-z0-9_-]{1,HV_API_ID_MAX}, or NULL */
   char *path;       /* percent-decoded, relative (files, list), or NULL */
+  unsigned limit;   /* denials: 1..HV_API_DENIALS_MAX (HV_API_DENIALS_DEFAULT when not given) */
 };
 /* Route a request: method and target (origin-form, with its query) as the
  * HTTP parser gave them.  -1 with *err for a malformed target (bad escape,

@@ -145,6 +145,42 @@ list_query (const char *q, size_t len, char **path, hv_error **err)
   return 0;
 }
 
+/* The query of GET .../denials: only `limit`, once, a decimal number
+ * from 1 to HV_API_DENIALS_MAX. */
+static int
+denials_query (const char *q, size_t len, unsigned *limit, hv_error **err)
+{
+  bool seen = false;
+  for (size_t at = 0; at < len;)
+    {
+      const char *amp = memchr (q + at, '&', len - at);
+      size_t end = amp ? (size_t) (amp - q) : len;
+      if (end == at || (amp && end + 1 == len))
+        return hv_error_set (err, 0, "query: an empty parameter (\"&&\" or a '&' at an end)");
+      cleanup_free char *param = NULL;
+      size_t plen;
+      if (percent_decode (q + at, end - at, true, &param, &plen, "query", err) < 0)
+        return -1;
+      if (plen < 6 || memcmp (param, "limit=", 6) != 0)
+        return hv_error_set (err, 0, "query: only \"limit=N\" is taken");
+      if (seen)
+        return hv_error_set (err, 0, "query: \"limit\" given twice");
+      seen = true;
+      unsigned long v = 0;
+      bool ok = plen > 6 && plen <= 6 + 4;
+      for (size_t i = 6; ok && i < plen; i++)
+        {
+          ok = param[i] >= '0' && param[i] <= '9';
+          v = v * 10 + (unsigned long) (param[i] - '0');
+        }
+      if (!ok || v < 1 || v > HV_API_DENIALS_MAX)
+        return hv_error_set (err, 0, "query: limit: not a number from 1 to %d", HV_API_DENIALS_MAX);
+      *limit = (unsigned) v;
+      at = end + (amp ? 1 : 0);
+    }
+  return 0;
+}
+
 struct segs
 {
   const char *at[5]; /* v1, sandboxes, ID, ACTION, the rest (files' path) */
@@ -201,6 +237,8 @@ route_of (const struct segs *s, const char *method)
         return post ? HV_API_SANDBOX_RUN : HV_API_METHOD_NOT_ALLOWED;
       if (seg_is (s, 3, "list"))
         return get ? HV_API_FILE_LIST : HV_API_METHOD_NOT_ALLOWED;
+      if (seg_is (s, 3, "denials"))
+        return get ? HV_API_SANDBOX_DENIALS : HV_API_METHOD_NOT_ALLOWED;
       return HV_API_NOT_FOUND;
     default:
       if (seg_is (s, 3, "files"))
@@ -238,13 +276,20 @@ hv_api_route (const char *method, const char *target, struct hv_api_target *t, h
       if (relative_path (s.at[4], s.len[4], false, "file path", &path, err) < 0)
         return -1;
     }
+  unsigned limit = r == HV_API_SANDBOX_DENIALS ? HV_API_DENIALS_DEFAULT : 0;
   if (query && *query)
     {
-      if (r != HV_API_FILE_LIST)
+      if (r == HV_API_SANDBOX_DENIALS)
+        {
+          if (denials_query (query, strlen (query), &limit, err) < 0)
+            return -1;
+        }
+      else if (r != HV_API_FILE_LIST)
         return hv_error_set (err, 0, "query: this endpoint takes no query parameters");
-      if (list_query (query, strlen (query), &path, err) < 0)
+      else if (list_query (query, strlen (query), &path, err) < 0)
         return -1;
     }
+  t->limit = limit;
   t->route = r;
   t->sandbox_id = steal_pointer (&id);
   t->path = steal_pointer (&path);

@@ -147,6 +147,9 @@ dispatch (struct svc *s, struct svc_conn *c)
       if ((x = svc_sandbox_find (s, c, t.sandbox_id)))
         svc_handle_file_list (s, c, x, t.path);
       break;
+    case HV_API_SANDBOX_DENIALS:
+      svc_handle_denials (s, c, t.sandbox_id, t.limit);
+      break;
     }
   hv_api_target_free (&t);
 }

@@ -39,6 +39,9 @@ sandbox_members (yajl_gen g, struct svc_sandbox *x)
   yajl_gen_bool (g, x->pooled);
   jg_str (g, "project");
   yajl_gen_bool (g, x->project);
+  /* Whether sh may run (a client that runs shell lines asks first). */
+  jg_str (g, "shell");
+  yajl_gen_bool (g, hv_sandbox_shell (x->sb));
 }
 
 static void
@@ -219,4 +222,22 @@ svc_handle_delete (struct svc *s, struct svc_conn *c, const char *id)
   yajl_gen_array_close (g);
   yajl_gen_map_close (g);
   svc_reply_json (c, 200, jg_finish (g));
+}
+
+/* The sandbox's denials in its policy's trail (sandbox_denials.c): the
+ * trail is read here, in the loop, but bounded (its last few MiB). */
+void
+svc_handle_denials (struct svc *s, struct svc_conn *c, const char *id, unsigned limit)
+{
+  struct svc_sandbox *x = svc_sandbox_find (s, c, id);
+  if (x == NULL)
+    return;
+  cleanup_error hv_error *err = NULL;
+  char *json = hv_sandbox_denials_json (x->sb, limit, &err);
+  if (json == NULL)
+    {
+      svc_reply_error (c, 500, "internal", "%s", err->msg);
+      return;
+    }
+  svc_reply_json (c, 200, json);
 }

@@ -9,7 +9,8 @@
  *    an id of [A-Za-z0-9_-]{1,64} exactly when it is a sandbox's, a path
  *    exactly for files (and maybe for list), relative, without an empty,
  *    "." or ".." component; an id and path written again with every byte
- *    percent-encoded route again to the same;
+ *    percent-encoded route again to the same; a limit (1 to
+ *    HV_API_DENIALS_MAX) exactly for denials;
  *  - a create body and a run body: each parser fails exactly when it sets
  *    an error ("request body: ..."), and what it takes keeps the bounds
  *    docs/api.md gives (policy non-empty, project absolute, argv not
@@ -152,9 +153,12 @@ check_route (const char *method, const char *target)
       hv_error_free (&err);
       return;
     }
-  bool has_id = t.route >= HV_API_SANDBOX_GET && t.route <= HV_API_FILE_LIST;
+  bool has_id = t.route >= HV_API_SANDBOX_GET && t.route <= HV_API_SANDBOX_DENIALS;
   bool file = t.route == HV_API_FILE_GET || t.route == HV_API_FILE_PUT;
-  if (t.route > HV_API_FILE_LIST || (t.sandbox_id != NULL) != has_id || (has_id && !id_ok (t.sandbox_id)))
+  bool denials = t.route == HV_API_SANDBOX_DENIALS;
+  if (denials ? t.limit < 1 || t.limit > HV_API_DENIALS_MAX : t.limit != 0)
+    fuzz_fail ("route %d with limit %u", (int) t.route, t.limit);
+  if (t.route > HV_API_SANDBOX_DENIALS || (t.sandbox_id != NULL) != has_id || (has_id && !id_ok (t.sandbox_id)))
     fuzz_fail ("route %d with id %s", (int) t.route, t.sandbox_id ? t.sandbox_id : "(none)");
   if ((file && t.path == NULL) || (t.path && t.route != HV_API_FILE_LIST && !file))
     fuzz_fail ("route %d with path %s", (int) t.route, t.path ? t.path : "(none)");
@@ -175,6 +179,8 @@ check_route (const char *method, const char *target)
           fputs ("/files/", f);
           put_encoded (f, t.path);
         }
+      else if (denials)
+        fprintf (f, "/denials?limit=%u", t.limit);
       else if (t.route == HV_API_FILE_LIST)
         {
           fputs ("/list", f);
@@ -188,7 +194,7 @@ check_route (const char *method, const char *target)
       struct hv_api_target t2;
       if (hv_api_route (method, again, &t2, &err) < 0)
         fuzz_fail ("%s refused: %s", again, err->msg);
-      if (t2.route != t.route || strcmp (t2.sandbox_id, t.sandbox_id) != 0
+      if (t2.route != t.route || t2.limit != t.limit || strcmp (t2.sandbox_id, t.sandbox_id) != 0
           || (t.path == NULL) != (t2.path == NULL) || (t.path && strcmp (t.path, t2.path) != 0))
         fuzz_fail ("%s does not route as %s", again, target);
       hv_api_target_free (&t2);

@@ -80,6 +80,26 @@ test_routes (void **state)
   expect_route ("GET", "/v1/sandboxes/s1/list?path=a+b/c%2Bd", HV_API_FILE_LIST, "s1", "a b/c+d");
   expect_route ("GET", "/v1/sandboxes/s1/list?p%61th=x", HV_API_FILE_LIST, "s1", "x");
   expect_route ("GET", "/v1/sandboxes/%41bc", HV_API_SANDBOX_GET, "Abc", NULL);
+  expect_route ("GET", "/v1/sandboxes/s1/denials", HV_API_SANDBOX_DENIALS, "s1", NULL);
+  expect_route ("POST", "/v1/sandboxes/s1/denials", HV_API_METHOD_NOT_ALLOWED, NULL, NULL);
+  {
+    /* The limit: 50 when not given, else what the query says. */
+    static const struct
+    {
+      const char *target;
+      unsigned limit;
+    } limits[] = { { "/v1/sandboxes/s1/denials", 50 },          { "/v1/sandboxes/s1/denials?", 50 },
+                   { "/v1/sandboxes/s1/denials?limit=1", 1 },    { "/v1/sandboxes/s1/denials?limit=1000", 1000 },
+                   { "/v1/sandboxes/s1/denials?limit=%37", 7 },   { "/v1/sandboxes/s1", 0 } };
+    for (size_t i = 0; i < sizeof (limits) / sizeof (limits[0]); i++)
+      {
+        struct hv_api_target t;
+        hv_error *err = NULL;
+        assert_int_equal (hv_api_route ("GET", limits[i].target, &t, &err), 0);
+        assert_int_equal (t.limit, limits[i].limit);
+        hv_api_target_free (&t);
+      }
+  }
   char id64[128];
   snprintf (id64, sizeof (id64), "/v1/sandboxes/%s", "0123456789012345678901234567890123456789012345678901234567890123");
   expect_route ("GET", id64, HV_API_SANDBOX_GET, id64 + strlen ("/v1/sandboxes/"), NULL);
@@ -194,6 +214,17 @@ test_route_refusals (void **state)
   expect_route_error ("GET", "/v1/sandboxes/s1/list?path=a&", empty_param);
   expect_route_error ("GET", "/v1/sandboxes/s1/list?&path=a", empty_param);
   expect_route_error ("GET", "/v1/sandboxes/s1/list?&", empty_param);
+  const char *limit_range = "query: limit: not a number from 1 to 1000";
+  expect_route_error ("GET", "/v1/sandboxes/s1/denials?limit=0", limit_range);
+  expect_route_error ("GET", "/v1/sandboxes/s1/denials?limit=1001", limit_range);
+  expect_route_error ("GET", "/v1/sandboxes/s1/denials?limit=", limit_range);
+  expect_route_error ("GET", "/v1/sandboxes/s1/denials?limit=-1", limit_range);
+  expect_route_error ("GET", "/v1/sandboxes/s1/denials?limit=00001", limit_range);
+  expect_route_error ("GET", "/v1/sandboxes/s1/denials?limit=1x", limit_range);
+  expect_route_error ("GET", "/v1/sandboxes/s1/denials?limit=5&limit=6", "query: \"limit\" given twice");
+  expect_route_error ("GET", "/v1/sandboxes/s1/denials?path=a", "query: only \"limit=N\" is taken");
+  expect_route_error ("GET", "/v1/sandboxes/s1/denials?limit=5&", "query: an empty parameter (\"&&\" or a '&' at an end)");
+  expect_route_error ("GET", "/v1/sandboxes/s1/list?limit=5", "query: unknown parameter \"limit\" (only \"path\" is taken)");
   const char *no_query = "query: this endpoint takes no query parameters";
   expect_route_error ("GET", "/v1/version?x", no_query);
   expect_route_error ("GET", "/v1/sandboxes?path=a", no_query);

@@ -53,6 +53,10 @@ struct hv_audit_trail
   int fd;                /* the log (not owned) */
   const char *policy;    /* every record's "policy" */
   const char *container; /* every record's "container", or NULL (haven run) */
+  /* every record's "sandbox": the id `haven serve` gave the sandbox, so
+   * that one trail shared by many sandboxes of a policy tells whose each
+   * record is; NULL for any other run.  Set after init. */
+  const char *sandbox;
   const struct hv_audit_pod *pod; /* every record's "pod", or NULL (not a pod's) */
   /* The limit: a token bucket of HV_AUDIT_RATE per second, HV_AUDIT_BURST
    * at most, and HV_AUDIT_MAX_BYTES in all. */

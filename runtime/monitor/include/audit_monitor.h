@@ -37,14 +37,23 @@ struct hv_audit
   pid_t listener;      /* the listener process, or 0 */
   char *socket_path;   /* where the runtime sends the notify fd */
   char *policy_name;
+  char *sandbox; /* the records' "sandbox" (audit_trail.h), or NULL */
+  char *log_path; /* the log's path as it was opened */
   struct timespec start;
 };
 
 /* Open the log at log_path (an absolute path; its directory is created),
  * start the listener on <bundle>/audit.sock and write the start record,
- * naming policy_name.  Does nothing when log_path is NULL. */
-int hv_audit_begin (const char *log_path, const char *policy_name, const char *bundle, char **cmd,
-                    const char *project, struct hv_audit *a, hv_error **err);
+ * naming policy_name.  Does nothing when log_path is NULL.  sandbox: a
+ * service's sandbox id, which every record of the listener's names
+ * ("sandbox"), or NULL. */
+int hv_audit_begin (const char *log_path, const char *policy_name, const char *sandbox, const char *bundle,
+                    char **cmd, const char *project, struct hv_audit *a, hv_error **err);
+/* A sandbox that outlives this process (a service's, whose maker exits):
+ * wait, at most timeout_ms, until the listener has taken the filter's
+ * connection (with a sandbox id given to hv_audit_begin, from then on it
+ * no longer dies with this process). */
+void hv_audit_wait_connected (const struct hv_audit *a, int timeout_ms);
 /* Stop the listener and write the exit record (status as haven returns
  * it).  Safe to call on a struct that was never begun. */
 void hv_audit_end (struct hv_audit *a, int status);

@@ -105,6 +105,9 @@ struct hv_monitor_target
   const char *id;
   const char *dir;    /* its state directory: the monitor's socket and pid file go there */
   const char *bundle;
+  /* A service's sandbox (hv_create_opts.trail_sandbox): the borrowed
+   * trail's records name it, or NULL. */
+  const char *sandbox;
   /* Secrets the monitor's services need (hv_create_opts.service_secrets):
    * the monitor gets its copy by fork. */
   const struct hv_service_secret *service_secrets;
