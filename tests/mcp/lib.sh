@@ -130,8 +130,8 @@ NOTE_STEP='{"op":"host","as":"note","cmd":"here=$MCP_HERE; source \"$MCP_HERE/..
 private_service_of() {
   local p
   for p in $(ps -o pid= --ppid "$1"); do
-    if [ "$(cat "/proc/$p/comm" 2> /dev/null)" = haven ]; then
-      tr '\0' '\n' < "/proc/$p/cmdline" | grep -qx serve || continue
+    # (Its comm is the executable's: haven-runc, haven's link target.)
+    if [ "$(tr '\0' '\n' < "/proc/$p/cmdline" 2> /dev/null | sed -n 2p)" = serve ]; then
       echo "$p $(tr '\0' '\n' < "/proc/$p/cmdline" | grep -A1 -x -- --socket | tail -1)"
       return 0
     fi

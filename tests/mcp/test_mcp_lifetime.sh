@@ -45,17 +45,17 @@ test_mcp_session_end_private() {
   default_service_answers && skip "a service answers on /run/haven/haven.sock: haven mcp would use it"
   mcp_session "$(jq -cs . <<< "
     $WHERE_STEP $NOTE_STEP
-    $(host_step svc 'private_service_of $MCP_PID')
+    $(host_step svc 'set -- $(private_service_of $MCP_PID) && echo $1 $2 $(stat -c %a $(dirname $2))')
     $(host_step listed 'sock=$(private_service_of $MCP_PID | cut -d" " -f2); curl -sS --unix-socket $sock http://haven/v1/sandboxes')
     {\"op\":\"call\",\"as\":\"bg\",\"tool\":\"run_command\",\"arguments\":{\"command\":\"sleep 300 > /dev/null 2>&1 &\"}}
     $(host_step bgseen "$(sandbox_cmd_wait 1 'sleep 300')")
     {\"op\":\"close\",\"as\":\"close\"}")" --policy default
   sandbox_of_session
   host_ok svc "the private service"
-  local svc_pid sock
-  read -r svc_pid sock <<< "$HOST_OUT"
+  local svc_pid sock mode
+  read -r svc_pid sock mode <<< "$HOST_OUT"
   [ -n "$sock" ] || fail "haven mcp started no private haven serve (its children: $HOST_OUT)"
-  [ "$(stat -c %a "$(dirname "$sock")" 2> /dev/null)" = 700 ] || fail "the private service's directory is not 0700"
+  assert_eq 700 "$mode" "the mode of the private service's directory"
   host_ok listed "the private service's sandboxes"
   assert_eq "$ID" "$(jq -r '.sandboxes[].id' <<< "$HOST_OUT")" "the private service's sandboxes"
   assert_eq false "$(jq -r '.sandboxes[0].pooled' <<< "$HOST_OUT")" "a private service has no pool"

@@ -98,9 +98,9 @@ test_mcp_malformed() {
   raw_error huge -32700 '[null]'
   local got
   got=$(jq -c '.cases.crlf.answers' "$RAW")
-  jq -e 'length == 1 and .[0].id == 17 and has("result")' <<< "$got" > /dev/null || fail "a line ending in CRLF: $got"
+  jq -e 'length == 1 and .[0].id == 17 and (.[0] | has("result"))' <<< "$got" > /dev/null || fail "a line ending in CRLF: $got"
   got=$(jq -c '.cases.string_id.answers' "$RAW")
-  jq -e 'length == 1 and .[0].id == "abc" and has("result")' <<< "$got" > /dev/null || fail "a string id: $got"
+  jq -e 'length == 1 and .[0].id == "abc" and (.[0] | has("result"))' <<< "$got" > /dev/null || fail "a string id: $got"
   assert_eq 6 "$(jq '.waited["20"].result.tools | length' "$RAW")" "tools/list after all that"
   assert_eq null "$(jq -c '.unexpected' "$RAW")" "answers nobody asked for"
   # Only protocol on stdout, and a clean exit at the end of the input.
@@ -127,7 +127,7 @@ test_mcp_eof_in_flight() {
   assert_eq "[]" "$(jq -c .bad_lines "$RAW")" "stdout lines that are not JSON-RPC"
   api GET /v1/sandboxes
   assert_eq 0 "$(jq '.sandboxes | length' <<< "$BODY")" "the session's sandbox after EOF: $BODY"
-  ID=$(jq -r .host.note.stdout "$RAW" | tail -1)
+  ID=$(jq -r .host.note.stdout "$RAW" | grep . | tail -1)
   [[ "$ID" =~ ^hvs- ]] || fail "the session's sandbox was not seen running its command: $(jq -c .host "$RAW")"
   sandbox_gone "$ID"
 }
