@@ -248,6 +248,8 @@ test_mcp_env() {
   call_refused badname "a bad variable name"
   call_ok why "why"
   assert_contains "$(tool_text why)" H_MCPTESTS_SECRET "why after a refused variable"
+  # offline keeps no trail: said, rather than an empty list.
+  assert_contains "$(tool_text why)" trail "why under a policy without a trail"
 }
 
 TEST_PREPARE_mcp_truncation=need_mcp_sdk
@@ -296,4 +298,26 @@ test_mcp_timeout() {
   assert_not_contains "$HOST_OUT" "sleep 30" "the timed-out command's processes"
   call_ok why "why"
   assert_contains "$(tool_text why)" "time" "why after a time limit"
+}
+
+TEST_PREPARE_mcp_why_trail=need_mcp_sdk
+test_mcp_why_trail() {
+  # A policy that keeps a trail: why gives the sandbox's denials from it
+  # (here a ptrace the agent profile refuses), with the rule.
+  printf 'extends: offline\naudit:\n  log: %s/audit.log\n' "$PWD" > "$PWD/trail.yaml"
+  local code='import ctypes, os
+nr = {"x86_64": 101, "aarch64": 117}[os.uname().machine]
+print(ctypes.CDLL(None).syscall(nr, 0, 0, 0, 0))'
+  mcp_session "$(steps \
+    "$(call_step before why '{}')" \
+    "$(call_step ptrace run_code "$(jq -cn --arg c "$code" '{language: "python3", code: $c}')")" \
+    "$(call_step why why '{"limit":5}')")" --policy "$PWD/trail.yaml"
+  call_ok before "why before any denial"
+  assert_not_contains "$(tool_text before)" ptrace "why before the denial"
+  call_ok ptrace "the ptrace"
+  assert_eq -1 "$(tool_sc ptrace stdout)" "ptrace in the sandbox: $(tool_sc ptrace stderr)"
+  call_ok why "why"
+  assert_contains "$(tool_text why)" ptrace "why after a denied ptrace"
+  assert_contains "$(tool_text why)" syscalls "the rule behind the denial"
+  grep -q '"ptrace"\|ptrace' "$PWD/audit.log" || fail "the trail has no ptrace record"
 }
