@@ -194,6 +194,8 @@ test_mcp_outside_workspace() {
     "$(call_step writeLink write_file '{"path":"up/h-mcptests-escaped","content":"x"}')" \
     "$(call_step listOut list_files '{"path":".."}')" \
     "$(call_step why why '{"limit":50}')")" --policy offline
+  call_ok link "making the links"
+  assert_eq 0 "$(tool_sc link exit_code)" "making the links: $(tool_sc link stderr)"
   local c
   for c in dotdot dotdot2 abs etc viaLink viaShadow viaUp writeOut writeLink listOut; do
     call_refused "$c" "a path outside the workspace ($c)"
