@@ -11,6 +11,7 @@
 //    "steps": [STEP...]}
 // Each STEP has an "op" and, optionally, "as": the name its result is
 // stored under in the output's "results" (default: its index):
+//   {"op": "ping"}                       ping: {"pong": {}}
 //   {"op": "list"}                       tools/list: {"tools": [...]}
 //   {"op": "call", "tool": T, "arguments": {...}, "timeout_ms": N,
 //    "background": true}                 tools/call: {"result": R} or
@@ -103,6 +104,8 @@ const background = new Map();
 
 async function runStep(step) {
   switch (step.op) {
+    case 'ping':
+      return { pong: await client.ping() };
     case 'list': {
       const r = await client.listTools();
       return { tools: r.tools };

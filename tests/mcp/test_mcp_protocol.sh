@@ -4,7 +4,7 @@
 
 TEST_PREPARE_mcp_initialize=need_mcp_sdk
 test_mcp_initialize() {
-  mcp_session '[{"op":"close","as":"close"}]' --policy offline
+  mcp_session '[{"op":"ping","as":"ping"},{"op":"close","as":"close"}]' --policy offline
   local latest
   latest=$(res .sdk_latest_protocol)
   [ -n "$latest" ] && [ "$latest" != null ] || fail "the SDK's latest protocol revision is unknown"
@@ -14,7 +14,10 @@ test_mcp_initialize() {
   [ -n "$(res '.connect.serverVersion.version // empty')" ] || fail "serverInfo has no version"
   assert_eq object "$(res '.connect.capabilities.tools | type')" "capabilities.tools"
   [ -n "$(res '.connect.instructions // empty')" ] || fail "the initialize result has no instructions"
+  assert_eq "{}" "$(jq -c .results.ping.pong "$OUT")" "ping"
   assert_eq true "$(res '.results.close.closed')" "close"
+  # Without --verbose, a session that went well says nothing on stderr.
+  assert_eq "" "$(res .stderr)" "haven mcp's stderr"
   [ "$(res .exit)" != null ] || fail "haven mcp did not exit after the client closed"
 }
 

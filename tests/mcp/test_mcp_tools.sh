@@ -106,6 +106,7 @@ test_mcp_run_code() {
     "$(call_step py3stdin run_code '{"language":"python3","code":"import sys; print(sys.stdin.read().upper())","stdin":"abc"}')" \
     "$(call_step sh run_code '{"language":"sh","code":"x=5; echo $((x * 2))"}')" \
     "$(call_step bash run_code '{"language":"bash","code":"a=(1 2 3); echo ${#a[@]}"}')" \
+    "$(call_step node run_code '{"language":"node","code":"console.log(6 * 7)"}')" \
     "$(call_step cobol run_code '{"language":"cobol","code":"x"}')" \
     "$(call_step nocode run_code '{"language":"sh"}')" \
     "$(call_step ls run_command '{"argv":["sh","-c","ls -A | wc -l"]}')")" --policy offline
@@ -119,6 +120,9 @@ test_mcp_run_code() {
   assert_eq 10 "$(tool_sc sh stdout)" "sh's output"
   call_ok bash "bash"
   assert_eq 3 "$(tool_sc bash stdout)" "bash's output"
+  # (node is on the host: the suite's client runs on it.)
+  call_ok node "node"
+  assert_eq 42 "$(tool_sc node stdout)" "node's output"
   # A language it does not know: refused, listing the known ones.
   call_refused cobol "cobol"
   assert_contains "$(tool_text cobol)" python "the languages known"
@@ -322,4 +326,26 @@ print(ctypes.CDLL(None).syscall(nr, 0, 0, 0, 0))'
   assert_contains "$(tool_text why)" ptrace "why after a denied ptrace"
   assert_contains "$(tool_text why)" syscalls "the rule behind the denial"
   grep -q '"ptrace"\|ptrace' "$PWD/audit.log" || fail "the trail has no ptrace record"
+}
+
+TEST_PREPARE_mcp_project=need_mcp_sdk
+test_mcp_project() {
+  # --project: the sandbox works in a project directory of the host; what
+  # a call writes there stays after the session.
+  mkdir -p "$PWD/proj"
+  echo "from the host" > "$PWD/proj/README"
+  mcp_session "$(steps \
+    "$WHERE_STEP" \
+    "$(call_step read read_file '{"path":"README"}')" \
+    "$(call_step write write_file '{"path":"made.txt","content":"by the model\n"}')" \
+    "$(call_step ls run_command '{"argv":["ls"]}')")" --policy default --project "$PWD/proj"
+  call_ok where "pwd"
+  assert_eq "$PWD/proj" "$(tool_sc where stdout)" "the working directory is the project"
+  call_ok read "read_file in the project"
+  assert_eq "from the host" "$(tool_text read)"
+  call_ok write "write_file in the project"
+  call_ok ls "ls"
+  assert_eq "README
+made.txt" "$(tool_sc ls stdout)" "the project's files"
+  assert_eq "by the model" "$(cat "$PWD/proj/made.txt" 2> /dev/null)" "the file on the host after the session"
 }
