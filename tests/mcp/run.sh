@@ -8,7 +8,9 @@
 # Prints "ok NAME", "not ok NAME: reason" or "skip NAME: reason" per test
 # and ends with "N passed, N failed"; exits non-zero if any failed, 77
 # when not root.  Needs curl, jq, python3, util-linux (setpriv); node and
-# npm (the SDK's tests skip without them).
+# npm (the SDK's tests skip without them).  HAVEN_MCP_SDK: where the SDK
+# is installed (default /var/cache/haven-tests/mcp-sdk; npm's registry is
+# needed only the first time); MCP_TEST_TIMEOUT: each test's limit (180 s).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 MCP_TEST_TIMEOUT=${MCP_TEST_TIMEOUT:-180}

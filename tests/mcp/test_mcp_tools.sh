@@ -154,6 +154,11 @@ test_mcp_files() {
   call_ok read "read_file"
   assert_eq "hello from the model
 line two" "$(tool_text read)" "the file read back"
+  # The structured result holds what the text says (for clients that give
+  # the model structuredContent instead).
+  assert_eq "$(tool_text read)" "$(tool_sc read text)" "read_file's structuredContent.text"
+  assert_eq "30 false" "$(tool_sc read size) $(tool_sc read truncated)" "read_file's size and truncated"
+  assert_eq 30 "$(tool_sc write size)" "write_file's structuredContent.size"
   call_ok cat "cat"
   assert_eq "hello from the model
 line two" "$(tool_sc cat stdout)" "a command reads what write_file wrote"
@@ -173,6 +178,8 @@ line two" "$(tool_sc cat stdout)" "a command reads what write_file wrote"
   done
   grep -E "(^|[[:space:]])made.txt\$" <<< "$list" | grep -qw 18 || fail "list_files: made.txt's size (18) not said: $list"
   grep -E "(^|[[:space:]])dir/?\$" <<< "$list" | grep -qiE "dir" || fail "list_files: dir's type: $list"
+  assert_eq "18 file" "$(res '.results.list.result.structuredContent.entries[] | select(.name == "made.txt") | "\(.size) \(.type)"')" \
+    "list_files' structuredContent for made.txt"
   call_ok listdir "list_files dir"
   assert_contains "$(tool_text listdir)" hello.txt "list_files of a directory"
   assert_not_contains "$(tool_text listdir)" made.txt "list_files of a directory"
@@ -325,6 +332,8 @@ print(ctypes.CDLL(None).syscall(nr, 0, 0, 0, 0))'
   call_ok why "why"
   assert_contains "$(tool_text why)" ptrace "why after a denied ptrace"
   assert_contains "$(tool_text why)" syscalls "the rule behind the denial"
+  assert_eq trail "$(res '[.results.why.result.structuredContent.denials[] | select(.what | test("ptrace")) | .source] | first')" \
+    "the ptrace's denial comes from the trail: $(jq -c .results.why.result.structuredContent "$OUT")"
   grep -q '"ptrace"\|ptrace' "$PWD/audit.log" || fail "the trail has no ptrace record"
 }
 
