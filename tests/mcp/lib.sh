@@ -68,8 +68,11 @@ mcp_session() {
   local rc=$?
   [ $rc = 0 ] && jq -e . "$OUT" > /dev/null 2>&1 \
     || fail "client.mjs exited $rc: $(tail -c 600 "$PWD/client.$MCP_N.err") $(tail -c 300 "$OUT")"
-  # What haven mcp wrote on stderr, for the test's log.
+  # What haven mcp wrote on stderr, for the test's log; a sanitizer
+  # build's report there (a leak at exit) fails the test.
   jq -r '.stderr' "$OUT" | sed "s/^/mcp.$MCP_N stderr: /" >&2
+  ! jq -r .stderr "$OUT" | grep -q "ERROR: .*Sanitizer" \
+    || fail "haven mcp: $(jq -r .stderr "$OUT" | grep -m1 -A3 "ERROR: .*Sanitizer" | tr '\n' ' ')"
   if [ "${MCP_EXPECT_CONNECT:-1}" = 1 ]; then
     [ "$(jq -r .connect.ok "$OUT")" = true ] || fail "the SDK did not connect: $(jq -c .connect.error "$OUT") $(jq -r .stderr "$OUT" | tail -3)"
     # The SDK's transport saw only protocol on stdout (a line that is not
@@ -139,6 +142,14 @@ private_service_of() {
   return 1
 }
 
+# mcp_ended PID: haven mcp (PID) has exited: gone, or a zombie (in a host
+# step node is blocked in it and has not reaped its child yet).
+mcp_ended() {
+  local state
+  state=$(awk '{print $3}' "/proc/$1/stat" 2> /dev/null) || return 0
+  [ -z "$state" ] || [ "$state" = Z ]
+}
+
 # default_service_answers: a service answers on root's default socket
 # (then haven mcp without --socket uses it, and a test of the private
 # service cannot run).
@@ -160,4 +171,6 @@ mcp_raw() {
   defer "kill -TERM $cpid"
   wait "$cpid" || fail "raw_client.py: $(tail -c 600 "$PWD/raw.err")"
   jq -r .stderr "$RAW" | sed 's/^/mcp stderr: /' >&2
+  ! jq -r .stderr "$RAW" | grep -q "ERROR: .*Sanitizer" \
+    || fail "haven mcp: $(jq -r .stderr "$RAW" | grep -m1 -A3 "ERROR: .*Sanitizer" | tr '\n' ' ')"
 }

@@ -161,3 +161,41 @@ test_mcp_bad_policy() {
   [ ! -s "$PWD/usage.out" ] || fail "a bad option wrote on stdout: $(head -c 200 "$PWD/usage.out")"
   grep -qi usage "$PWD/usage.err" || fail "no usage on stderr: $(head -c 200 "$PWD/usage.err")"
 }
+
+TEST_PREPARE_mcp_sigterm=need_mcp_sdk
+test_mcp_sigterm() {
+  # SIGTERM (a client that stops its servers so): the runs in flight
+  # cancelled, the sandbox destroyed, exit 0.
+  start_service
+  MCP_EXPECT_CONNECT=0 mcp_session "$(jq -cs . <<< "
+    $WHERE_STEP $NOTE_STEP
+    {\"op\":\"call\",\"as\":\"sleeper\",\"background\":true,\"tool\":\"run_command\",\"arguments\":{\"argv\":[\"sleep\",\"60\"]}}
+    $(host_step running "$(sandbox_cmd_wait 1 'sleep 60')")
+    $(host_step term 'kill -TERM $MCP_PID; for i in $(seq 100); do mcp_ended $MCP_PID && break; sleep 0.1; done; mcp_ended $MCP_PID')
+    {\"op\":\"await\",\"as\":\"ended\",\"name\":\"sleeper\"}")" --socket "$SOCK" --policy offline
+  assert_eq true "$(res .connect.ok)" "connected"
+  sandbox_of_session
+  host_ok running "the call's command"
+  assert_contains "$HOST_OUT" "sleep 60"
+  host_ok term "haven mcp ends within 10 s of SIGTERM"
+  assert_eq 0 "$(res .exit.code)" "haven mcp's exit status after SIGTERM ($(jq -c .exit "$OUT"))"
+  api GET /v1/sandboxes
+  assert_eq 0 "$(jq '.sandboxes | length' <<< "$BODY")" "the sandbox after SIGTERM: $BODY"
+  sandbox_gone "$ID"
+}
+
+TEST_PREPARE_mcp_concurrent=need_mcp_sdk
+test_mcp_concurrent() {
+  # Calls run at once: a quick one answers while a slow one runs.
+  mcp_session "$(jq -cs . <<< '
+    {"op":"call","as":"slow","background":true,"tool":"run_command","arguments":{"argv":["sh","-c","sleep 3; echo slow"]}}
+    {"op":"call","as":"quick","tool":"run_command","arguments":{"argv":["echo","quick"]}}
+    {"op":"call","as":"file","tool":"write_file","arguments":{"path":"f","content":"x"}}
+    {"op":"await","as":"slowdone","name":"slow"}')" --policy offline
+  call_ok quick "the quick call"
+  assert_eq quick "$(tool_sc quick stdout)"
+  [ "$(res .results.quick.elapsed_ms)" -lt 2500 ] || fail "the quick call waited for the slow one ($(res .results.quick.elapsed_ms) ms)"
+  call_ok file "write_file beside a run"
+  call_ok slowdone "the slow call"
+  assert_eq slow "$(tool_sc slowdone stdout)"
+}
