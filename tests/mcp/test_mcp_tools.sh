@@ -204,15 +204,20 @@ test_mcp_outside_workspace() {
     "$(call_step writeOut write_file '{"path":"../h-mcptests-escaped","content":"x"}')" \
     "$(call_step writeLink write_file '{"path":"up/h-mcptests-escaped","content":"x"}')" \
     "$(call_step listOut list_files '{"path":".."}')" \
+    "$(call_step listUp list_files '{"path":"up"}')" \
+    "$(call_step writeFileLink write_file '{"path":"out","content":"overwritten"}')" \
     "$(call_step why why '{"limit":50}')")" --policy offline
   call_ok link "making the links"
   assert_eq 0 "$(tool_sc link exit_code)" "making the links: $(tool_sc link stderr)"
   local c
-  for c in dotdot dotdot2 abs etc viaLink viaShadow viaUp writeOut writeLink listOut; do
+  for c in dotdot dotdot2 abs etc viaLink viaShadow viaUp writeOut writeLink listOut listUp; do
     call_refused "$c" "a path outside the workspace ($c)"
     assert_not_contains "$(tool_text "$c")" "h-mcptests-host-secret" "$c"
     assert_not_contains "$(tool_text "$c")" "root:" "$c"
   done
+  # A write to a link that leads out: refused, or it replaced the link;
+  # the host's file is untouched either way.
+  assert_eq h-mcptests-host-secret "$(cat "$PWD/secret")" "the host file a link in the workspace names"
   sandbox_of_session
   [ ! -e "$(dirname "$WS")/h-mcptests-escaped" ] && [ ! -e "$(dirname "$(dirname "$WS")")/h-mcptests-escaped" ] \
     || fail "write_file wrote outside the workspace $WS"
