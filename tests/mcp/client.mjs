@@ -14,8 +14,9 @@
 //   {"op": "ping"}                       ping: {"pong": {}}
 //   {"op": "list"}                       tools/list: {"tools": [...]}
 //   {"op": "call", "tool": T, "arguments": {...}, "timeout_ms": N,
-//    "background": true}                 tools/call: {"result": R} or
-//                                        {"error": {"code", "message"}};
+//    "background": true}                 tools/call: {"result": R, "text",
+//                                        "elapsed_ms", "done_at_ms"} or
+//                                        {"error": {"code", "message"}, ...};
 //                                        background: started, awaited by "await"
 //   {"op": "abort", "name": AS}          abort a background call (the SDK
 //                                        sends notifications/cancelled)
@@ -118,8 +119,8 @@ async function runStep(step) {
           signal: ac.signal,
           timeout: step.timeout_ms ?? 300000,
         })
-        .then((result) => ({ result, text: textOf(result), elapsed_ms: Date.now() - t0 }))
-        .catch((e) => ({ error: errorOf(e), aborted: ac.signal.aborted, elapsed_ms: Date.now() - t0 }));
+        .then((result) => ({ result, text: textOf(result), elapsed_ms: Date.now() - t0, done_at_ms: Date.now() }))
+        .catch((e) => ({ error: errorOf(e), aborted: ac.signal.aborted, elapsed_ms: Date.now() - t0, done_at_ms: Date.now() }));
       if (step.background) {
         background.set(step.as, { p, ac });
         return { started: true };
