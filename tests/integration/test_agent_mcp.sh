@@ -203,7 +203,9 @@ TEST_TIMEOUT_agent_mcp_claude_code_project=180
 # read-only in a project (.git/hooks, .git/config: what the user's own git
 # on the host would run) stays so through the tools too, while the
 # session runs (the host's git runs meanwhile: an editor's, a prompt's)
-# and after it.  The host is checked while a step waits for it.
+# and after it; the secrets it hides in a project (.env, private keys)
+# stay hidden from read_file as from a command.  The host is checked
+# while a step waits for it.
 test_agent_mcp_claude_code_project() {
   need_haven
   need_claude_code
@@ -218,8 +220,15 @@ test_agent_mcp_claude_code_project() {
     {tool: "run_command", input: {command: "echo \"[alias] x = !id\" >> .git/config && echo appended"}},
     {tool: "run_command", input: {command: "touch mcp-check-now; for i in $(seq 600); do [ -e mcp-checked ] && break; sleep 0.1; done; echo checked"}},
     {tool: "run_command", input: {command: $scan}},
+    {tool: "read_file", input: {path: ".env"}},
+    {tool: "read_file", input: {path: "deploy/id_ed25519"}},
+    {tool: "run_command", input: {command: "cat .env deploy/id_ed25519 2>&1"}},
     {text: "all done"}
   ] | map(if .tool then .tool = $pfx + .tool else . end)' > script.json
+  # Secrets in the project, which the policy hides from the sandbox.
+  echo "DB_PASSWORD=PROJECT-SECRET-MARKER" > "$P/.env"
+  mkdir -p "$P/deploy"
+  echo "PROJECT-KEY-MARKER" > "$P/deploy/id_ed25519"
   agent_world api.anthropic.com "$PWD/script.json" registry.npmjs.org statsig.anthropic.com sentry.io
   jq -n --arg h "$HAVEN" --arg p "$P" \
     '{mcpServers: {haven: {command: $h, args: ["mcp", "--policy", "offline", "--project", $p]}}}' > "$P.pol/mcp.json"
@@ -251,6 +260,10 @@ test_agent_mcp_claude_code_project() {
   [ ! -e "$P/.git/hooks/pre-commit" ] || fail "the agent planted .git/hooks/pre-commit: $(cat "$P/.git/hooks/pre-commit")"
   cmp -s git-config.orig "$P/.git/config" || fail "the host's .git/config after the session: $(cat "$P/.git/config")"
   assert_contains "$(mcp_text 6)" $'\nclean' "the leak scan in the sandbox"
+  for i in 7 8 9; do
+    assert_not_contains "$(mcp_text $i)" "PROJECT-SECRET-MARKER" "the project's .env (step $i)"
+    assert_not_contains "$(mcp_text $i)" "PROJECT-KEY-MARKER" "the project's private key (step $i)"
+  done
   for i in $(seq 50); do [ -z "$(pids_with_key "$key")" ] && break; sleep 0.2; done
   [ -z "$(pids_with_key "$key")" ] || fail "processes with the agent's key outlived Claude Code"
   check_no_key_on_host "$key" "the MCP session in the project"
