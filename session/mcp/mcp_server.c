@@ -360,11 +360,6 @@ hv_mcp_main (const struct hv_mcp_opts *o)
 {
   struct server sv = { .o = o, .endpoint = HV_SVC_ENDPOINT_INIT, .held_fd = -1, .stdout_flags = -1 };
   cleanup_error hv_error *err = NULL;
-  if (signals_setup () < 0)
-    {
-      fprintf (stderr, "haven mcp: pipe: %s\n", strerror (errno));
-      return HV_MCP_EXIT_START;
-    }
   cleanup_free char *body = create_body (o, &err);
   if (body == NULL)
     {
@@ -379,6 +374,14 @@ hv_mcp_main (const struct hv_mcp_opts *o)
   if (o->verbose)
     fprintf (stderr, "haven mcp: the sandbox service at %s%s\n", sv.endpoint.socket,
              sv.endpoint.private_pid ? " (started for this session)" : "");
+  /* Only now: a private service started above must not inherit SIGPIPE
+   * ignored (an ignored signal survives exec; a handled one does not). */
+  if (signals_setup () < 0)
+    {
+      fprintf (stderr, "haven mcp: pipe: %s\n", strerror (errno));
+      finish (&sv);
+      return HV_MCP_EXIT_START;
+    }
   /* The sandbox before the first message: a policy that does not load is
    * said at once (the service's message names FILE:LINE), never as an
    * error to the first call. */
@@ -414,8 +417,8 @@ hv_mcp_main (const struct hv_mcp_opts *o)
 
   loop (&sv);
   if (o->verbose)
-    fprintf (stderr, "haven mcp: ending: %zu calls in flight cancelled, sandbox %s destroyed\n",
-             hv_mcp_tools_in_flight (sv.tools), sb.id);
+    fprintf (stderr, "haven mcp: ending: %zu calls in flight cancelled, sandbox %s %s\n",
+             hv_mcp_tools_in_flight (sv.tools), sb.id, sv.held_fd >= 0 ? "destroyed" : "already gone");
   finish (&sv);
   return HV_MCP_EXIT_OK;
 }

@@ -301,9 +301,10 @@ read_result (hv_mcp_tools *t, const struct hv_mcp_pending *p, const char *body, 
                      "[\"tail\", \"-c\", \"+%zu\", \"%s\"]]\n",
                  shown, len, shown + 1, p->what);
   yajl_gen g = result_open (x.s ? x.s : "", false);
-  free (x.s);
   jg_str (g, "structuredContent");
   yajl_gen_map_open (g);
+  jg_kv_utf8 (g, "text", x.s ? x.s : "");
+  free (x.s);
   jg_kv_utf8 (g, "path", p->what);
   jg_str (g, "size");
   yajl_gen_integer (g, (long long) len);

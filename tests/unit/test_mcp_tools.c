@@ -327,6 +327,9 @@ test_read_result (void **state)
   assert_false (is_error (r));
   cleanup_free char *text = result_text (r);
   assert_string_equal ("abc", text);
+  /* The text in structuredContent too: a client that gives the model
+   * structuredContent when there is one (Claude Code) shows it. */
+  assert_string_equal ("abc", YAJL_GET_STRING (get (r, "structuredContent", "text")));
   yajl_tree_free (r);
   /* Cut at --max-output (4), at a character's start: "ab" and "é". */
   r = answer_of (t, HV_TOOL_READ_FILE, "b.txt", 200, "abc\xc3\xa9xyz");
