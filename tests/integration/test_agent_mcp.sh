@@ -57,7 +57,7 @@ mcp_text() {
 }
 
 # mcp_claude_env KEY: the environment Claude Code runs with (NAME=VALUE
-# words): the test's home, the key, the stand-in as the API (plain HTTP
+# words): the haven under test first in PATH, the test's home, the key, the stand-in as the API (plain HTTP
 # on 443, the world's name for it), nothing non-essential, and host
 # secrets that must reach no sandbox either.  ENABLE_TOOL_SEARCH=false:
 # the MCP tools are offered to the model as they are, never deferred
@@ -65,7 +65,7 @@ mcp_text() {
 # MCP_TIMEOUT: the server's start (a private `haven serve`, then the
 # sandbox) may take longer than the default on a loaded machine.
 mcp_claude_env() {
-  echo "PATH=/usr/local/bin:/usr/bin:/bin HOME=$AGENT_HOME USER=root LANG=C.UTF-8 ANTHROPIC_API_KEY=$1
+  echo "PATH=$(dirname "$HAVEN"):/usr/local/bin:/usr/bin:/bin HOME=$AGENT_HOME USER=root LANG=C.UTF-8 ANTHROPIC_API_KEY=$1
     ANTHROPIC_BASE_URL=http://api.anthropic.com:443 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
     DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 DISABLE_ERROR_REPORTING=1 ENABLE_TOOL_SEARCH=false
     MCP_TIMEOUT=60000 GITHUB_TOKEN=ghp_SECRET_MARKER AWS_SECRET_ACCESS_KEY=AWS_SECRET_MARKER"
@@ -100,9 +100,10 @@ pids_with_key() {
 TEST_PREPARE_agent_mcp_claude_code=need_claude_code
 TEST_TIMEOUT_agent_mcp_claude_code=240
 
-# The server added as the README shows it (`claude mcp add haven -- haven
-# mcp --policy offline`, run non-interactively in the test's home: the
-# project's entry in ~/.claude.json), the permission given to its tools
+# The server added as the README shows it, word for word (`claude mcp add
+# haven -- haven mcp --policy offline`, run non-interactively in the
+# test's home: the project's entry in ~/.claude.json; haven found in
+# PATH), the permission given to its tools
 # alone (--allowedTools mcp__haven), the Bash tool taken away.
 test_agent_mcp_claude_code() {
   need_haven
@@ -115,9 +116,9 @@ test_agent_mcp_claude_code() {
   # MOCK_DUMP: the stand-in logs each request whole, to see the tools
   # offered.
   MOCK_DUMP=1 agent_world api.anthropic.com "$PWD/script.json" registry.npmjs.org statsig.anthropic.com sentry.io
-  mcp_claude "$key" mcp add haven -- "$HAVEN" mcp --policy offline
+  mcp_claude "$key" mcp add haven -- haven mcp --policy offline
   assert_eq 0 "$AGENT_RC" "claude mcp add ($(tail -3 agent.err))"
-  jq -e --arg p "$P" --arg h "$HAVEN" '.projects[$p].mcpServers.haven | .command == $h and .args == ["mcp", "--policy", "offline"]' \
+  jq -e --arg p "$P" '.projects[$p].mcpServers.haven | .command == "haven" and .args == ["mcp", "--policy", "offline"]' \
     "$AGENT_HOME/.claude.json" > /dev/null || fail "claude mcp add wrote: $(jq -c '.projects' "$AGENT_HOME/.claude.json")"
   mcp_claude "$key" -p "Add a calculator with a test and run it" --allowedTools mcp__haven --disallowedTools Bash
   echo "claude: rc=$AGENT_RC: $AGENT_OUT"
