@@ -86,6 +86,13 @@ mcp_claude() {
   [ -z "${GW_KEEP:-}" ] || cp "$err" "$MOCKLOG" "$PDNSLOG" "$GW_KEEP/"
 }
 
+# mcp_server_log: the end of what Claude Code logged of the MCP server
+# (its stderr, its start), to say why no tool came.
+mcp_server_log() {
+  find "$AGENT_HOME/.cache/claude-cli-nodejs" -path '*mcp-logs-haven*' -type f -exec cat {} + 2> /dev/null \
+    | jq -r '.error // .debug // empty' 2> /dev/null | tail -5
+}
+
 # pids_with_key KEY: the processes on the host whose environment holds
 # KEY (Claude Code and what it started with its environment: haven mcp
 # and the service it starts).
@@ -134,7 +141,8 @@ test_agent_mcp_claude_code() {
   offered=$(jq -rs '[.[] | select(.event == "dump" and (.body.tools | length) > 0) | .body.tools[].name] | unique | join(" ")' \
     "$MOCKLOG")
   for t in run_command run_code read_file write_file list_files why; do
-    [[ " $offered " == *" $MCP_TOOL_PREFIX$t "* ]] || fail "$MCP_TOOL_PREFIX$t was not offered: $offered"
+    [[ " $offered " == *" $MCP_TOOL_PREFIX$t "* ]] \
+      || fail "$MCP_TOOL_PREFIX$t was not offered: $offered; the server's log: $(mcp_server_log)"
   done
   [[ " $offered " != *" Bash "* ]] || fail "Bash was offered: $offered"
   mcp_check_work
