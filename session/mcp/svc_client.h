@@ -35,7 +35,13 @@ struct hv_svc_endpoint
  * unless socket_path was given explicitly (then: the error), start a
  * private `haven_exe serve --socket DIR/haven.sock --pool-size 0` in a new
  * 0700 directory, a child of this process that dies with it
- * (PR_SET_PDEATHSIG) and answers before this returns (bounded wait). */
+ * (PR_SET_PDEATHSIG: SIGTERM, so that it destroys its sandboxes) and
+ * answers before this returns (bounded wait).  haven_exe: how haven was
+ * invoked (argv[0]); a name without a '/' (found in PATH) runs the
+ * binary running now (/proc/self/exe) under that name.  The
+ * private service's stdout and stderr go to a log in its directory (this
+ * process's stdout is the MCP stream), quoted in the error when it fails
+ * to start. */
 int hv_svc_endpoint_open (const char *haven_exe, const char *socket_path, struct hv_svc_endpoint *e, hv_error **err);
 /* Stop a private service (SIGTERM, bounded wait, then SIGKILL; it destroys
  * its sandboxes on SIGTERM), remove its directory, free. */
@@ -64,8 +70,10 @@ const char *hv_svc_call_body (const hv_svc_call *c, size_t *len);
 void hv_svc_call_free (hv_svc_call *c);
 
 /* start + wait + check: the body of a 2xx answer (malloc'd, *len), or -1
- * with *err: the service's error message ({"error":{"message":..}}) and
- * its status. */
+ * with *err: the service's error message ({"error":{"message":..}}) as
+ * it is (a policy's FILE:LINE:COL kept), and its status (*status 0 when
+ * no answer came: a timeout, a connection refused or cut short; *out is
+ * then left as it was).  status, out and out_len may be NULL. */
 int hv_svc_request (const struct hv_svc_endpoint *e, const char *method, const char *target, const char *content_type,
                     const void *body, size_t len, int timeout_ms, char **out, size_t *out_len, int *status, hv_error **err);
 

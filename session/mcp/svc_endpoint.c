@@ -120,7 +120,7 @@ private_dir_remove (const char *dir)
  * rather than SIGKILL, so that it destroys its sandboxes first (a killed
  * service's sandboxes end too, but leave their files for the next one). */
 static void __attribute__ ((noreturn))
-private_exec (const char *haven_exe, const char *socket, const char *log, pid_t parent)
+private_exec (const char *path, const char *argv0, const char *socket, const char *log, pid_t parent)
 {
   if (prctl (PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0 || getppid () != parent)
     _exit (127);
@@ -141,8 +141,8 @@ private_exec (const char *haven_exe, const char *socket, const char *log, pid_t 
    * the service's. */
   syscall (SYS_close_range, 3, ~0U, 0);
 #endif
-  execl (haven_exe, haven_exe, "serve", "--socket", socket, "--pool-size", "0", (char *) NULL);
-  fprintf (stderr, "haven mcp: exec %s serve: %s\n", haven_exe, strerror (errno));
+  execl (path, argv0, "serve", "--socket", socket, "--pool-size", "0", (char *) NULL);
+  fprintf (stderr, "haven mcp: exec %s serve: %s\n", path, strerror (errno));
   _exit (127);
 }
 
@@ -175,12 +175,28 @@ private_start (const char *haven_exe, struct hv_svc_endpoint *e, hv_error **err)
     return -1;
   e->socket = xasprintf ("%s/haven.sock", e->private_dir);
   cleanup_free char *log = xasprintf ("%s/serve.log", e->private_dir);
+  /* haven as it was invoked: a name without a '/' was found in PATH, and
+   * the binary running now is the one meant (not whatever PATH finds
+   * next); argv[0] stays the name, which is how the binary knows it is
+   * `haven` (not haven-runc). */
+  cleanup_free char *self = NULL;
+  const char *path = haven_exe, *argv0 = haven_exe;
+  if (haven_exe == NULL || strchr (haven_exe, '/') == NULL)
+    {
+      char buf[4096];
+      ssize_t n = readlink ("/proc/self/exe", buf, sizeof (buf) - 1);
+      if (n <= 0)
+        return hv_error_set (err, errno, "readlink /proc/self/exe");
+      buf[n] = '\0';
+      path = self = xstrdup (buf);
+      argv0 = haven_exe ? haven_exe : "haven";
+    }
   pid_t parent = getpid ();
   pid_t pid = fork ();
   if (pid < 0)
     return hv_error_set (err, errno, "fork");
   if (pid == 0)
-    private_exec (haven_exe, e->socket, log, parent);
+    private_exec (path, argv0, e->socket, log, parent);
   e->private_pid = pid;
   int64_t deadline = now_ms () + START_TIMEOUT_MS;
   for (;;)
