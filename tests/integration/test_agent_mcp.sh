@@ -254,6 +254,14 @@ test_agent_mcp_claude_code_project() {
   local during_hook=no during_config
   [ ! -e "$P/.git/hooks/pre-commit" ] || during_hook=$(cat "$P/.git/hooks/pre-commit")
   during_config=$(cat "$P/.git/config")
+  # Every process holding the key in its environment is in the host's pid
+  # namespace: none in the sandbox, even one whose environ the sandbox
+  # cannot read (its init's).
+  local pid in_sandbox="" host_ns
+  host_ns=$(readlink /proc/self/ns/pid)
+  for pid in $(pids_with_key "$key"); do
+    [ "$(readlink "/proc/$pid/ns/pid" 2> /dev/null)" = "$host_ns" ] || in_sandbox+=" $(ps -o pid=,args= -p "$pid")"
+  done
   touch "$P/mcp-checked"
   wait $bg
   AGENT_OUT=$(cat agent.out)
@@ -269,6 +277,7 @@ test_agent_mcp_claude_code_project() {
   [ ! -e "$P/.git/hooks/pre-commit" ] || fail "the agent planted .git/hooks/pre-commit: $(cat "$P/.git/hooks/pre-commit")"
   cmp -s git-config.orig "$P/.git/config" || fail "the host's .git/config after the session: $(cat "$P/.git/config")"
   assert_contains "$(mcp_text 6)" $'\nclean' "the leak scan in the sandbox"
+  assert_eq "" "$in_sandbox" "processes with the agent's key in another pid namespace"
   for i in 7 8 9; do
     assert_not_contains "$(mcp_text $i)" "PROJECT-SECRET-MARKER" "the project's .env (step $i)"
     assert_not_contains "$(mcp_text $i)" "PROJECT-KEY-MARKER" "the project's private key (step $i)"
