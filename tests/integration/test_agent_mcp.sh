@@ -9,8 +9,8 @@
 # ~/.ssh through the tools, reach a host no policy lists, leave a process
 # behind, write outside the workspace), checked on the host; the agent's
 # key never appears inside the sandbox.  need_claude_code and the
-# version it installs are test_agent_claude.sh's; the world, the project
-# and the checks of what the sandbox wrote are agent_lib.sh's.
+# version it installs are test_agent_claude.sh's; the world, the project,
+# the leak scan and the search of the host for the key are agent_lib.sh's.
 
 source "$(dirname "${BASH_SOURCE[0]}")/agent_lib.sh"
 
