@@ -5,6 +5,7 @@
  * anything but valid, one-line JSON. */
 #include "config.h"
 
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,11 +144,38 @@ hv_mcp_reader_next (hv_mcp_reader *r, const char **line, size_t *len)
 
 /* --- checks before the tree -------------------------------------------- */
 
-/* The strict pass needs no events, but a number yajl's event parser
- * converts itself fails past a long long: taken as text, as the tree
- * takes it (an argument may be any JSON number). */
+/* The strict pass: where the top-level value ends.  yajl takes a
+ * token that is still open at the end of the text as one more may come
+ * ({...}" passes yajl_complete_parse, and yajl's tree): the caller
+ * checks that only blanks follow the end. */
+struct strict
+{
+  yajl_handle h;
+  unsigned depth;
+  size_t end; /* just past the top-level object or array, 0 before */
+};
+
 static int
-scan_number (void *ctx, const char *s, size_t len)
+strict_open (void *ctx)
+{
+  struct strict *st = ctx;
+  st->depth++;
+  return 1;
+}
+static int
+strict_close (void *ctx)
+{
+  struct strict *st = ctx;
+  /* yajl counts the bytes it has lexed as it goes: here, up to this
+   * bracket. */
+  if (--st->depth == 0)
+    st->end = yajl_get_bytes_consumed (st->h);
+  return 1;
+}
+/* A number yajl's event parser converts itself fails past a long long:
+ * taken as text, as the tree takes it (an argument may be any number). */
+static int
+strict_number (void *ctx, const char *s, size_t len)
 {
   (void) ctx;
   (void) s;
@@ -155,8 +183,16 @@ scan_number (void *ctx, const char *s, size_t len)
   return 1;
 }
 
-static const yajl_callbacks scan_callbacks = { .yajl_number = scan_number };
+static const yajl_callbacks strict_callbacks = {
+  .yajl_number = strict_number,
+  .yajl_start_map = strict_open,
+  .yajl_end_map = strict_close,
+  .yajl_start_array = strict_open,
+  .yajl_end_array = strict_close,
+};
 
+/* Four hex digits' value, or 0x10000 when s does not start with four
+ * (never read past a NUL). */
 static unsigned
 hex4 (const char *s)
 {
@@ -164,8 +200,9 @@ hex4 (const char *s)
   for (int i = 0; i < 4; i++)
     {
       char c = s[i];
-      unsigned d = c >= '0' && c <= '9' ? (unsigned) (c - '0') : (unsigned) ((c | 0x20) - 'a' + 10);
-      v = v << 4 | d;
+      if (!isxdigit ((unsigned char) c))
+        return 0x10000;
+      v = v << 4 | (unsigned) (c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
     }
   return v;
 }
@@ -183,14 +220,21 @@ bad_escape (const char *text)
     {
       if (*s != '"')
         continue;
-      for (s++; *s != '"'; s++)
+      /* (The NUL checks and hex4's make this safe on any text.) */
+      for (s++; *s && *s != '"'; s++)
         {
           if (*s != '\\')
             continue;
           s++;
           if (*s != 'u')
-            continue;
+            {
+              if (*s == '\0')
+                return NULL;
+              continue;
+            }
           unsigned u = hex4 (s + 1);
+          if (u > 0xffff)
+            return NULL; /* not from yajl: nothing to say */
           s += 4;
           if (u == 0)
             return "a string holds U+0000 (\\u0000), which haven cannot carry (write such bytes with encoding "
@@ -207,6 +251,8 @@ bad_escape (const char *text)
               s += 6;
             }
         }
+      if (*s == '\0')
+        break;
     }
   return NULL;
 }
@@ -289,15 +335,11 @@ hv_mcp_id_json (yajl_val v)
       jg_str (g, v->u.string);
       return jg_finish (g);
     }
+  /* yajl's INTEGER: digits only (a fraction or an exponent, 1.0 or 1e3,
+   * is not one), within a long long; echoed as the client wrote it. */
   if (!YAJL_IS_INTEGER (v))
     return NULL;
-  /* yajl's INTEGER is any number that fits a long long, 1e3 and 1.0
-   * included: an id is written without fraction or exponent. */
-  const char *t = v->u.number.r;
-  size_t n = strlen (t);
-  if (n == 0 || n > HV_MCP_ID_MAX || strspn (t + (t[0] == '-'), "0123456789") != n - (t[0] == '-'))
-    return NULL;
-  return xstrdup (t);
+  return xstrdup (v->u.number.r);
 }
 
 static int
@@ -373,10 +415,17 @@ hv_mcp_parse (const char *line, size_t len, struct hv_mcp_message *m, int *code,
 
   /* yajl's event parser first, strict (no comments, one value; the tree
    * allows comments): it does not recurse. */
-  yajl_handle h = yajl_alloc (&scan_callbacks, NULL, NULL);
+  struct strict strict = { 0 };
+  yajl_handle h = strict.h = yajl_alloc (&strict_callbacks, NULL, &strict);
   yajl_status st = yajl_parse (h, (const unsigned char *) text, len);
   if (st == yajl_status_ok)
     st = yajl_complete_parse (h);
+  /* (A scalar's end is not seen: it is no message, and refused below.) */
+  if (st == yajl_status_ok && strict.end > 0 && text[strict.end + strspn (text + strict.end, " \t\r\n")] != '\0')
+    {
+      yajl_free (h);
+      return refuse (code, HV_JSONRPC_PARSE_ERROR, err, "invalid JSON: trailing garbage after the message");
+    }
   if (st != yajl_status_ok)
     {
       unsigned char *e = yajl_get_error (h, 1, (const unsigned char *) text, len);
@@ -387,7 +436,6 @@ hv_mcp_parse (const char *line, size_t len, struct hv_mcp_message *m, int *code,
       return refuse (code, HV_JSONRPC_PARSE_ERROR, err, "invalid JSON: %s", msg);
     }
   yajl_free (h);
-  const char *escape = bad_escape (text);
 
   char ebuf[256] = "";
   yajl_val root = yajl_tree_parse (text, ebuf, sizeof (ebuf));
@@ -406,6 +454,7 @@ hv_mcp_parse (const char *line, size_t len, struct hv_mcp_message *m, int *code,
       yajl_tree_free (root);
       return refuse (code, HV_JSONRPC_INVALID_REQUEST, err, "not a JSON object");
     }
+  const char *escape = bad_escape (text);
 
   /* What the message is, and its id, before anything else is checked:
    * a request's refusal is answered with its id (its sender is waiting

@@ -38,7 +38,10 @@
 typedef struct hv_mcp_reader hv_mcp_reader;
 hv_mcp_reader *hv_mcp_reader_new (size_t line_max);
 void hv_mcp_reader_free (hv_mcp_reader *r);
-/* Hand the reader bytes as they arrive (any split). */
+/* Hand the reader bytes as they arrive (any split), then take lines
+ * until hv_mcp_reader_next answers 0: the reader then holds at most
+ * line_max + 1 bytes of a line besides the piece fed (the rest of a line
+ * too long is dropped as it comes, never held). */
 void hv_mcp_reader_feed (hv_mcp_reader *r, const void *buf, size_t len);
 /* The next complete line (without its '\n', and without a '\r' before it),
  * valid until the next call: 1 a line, 0 none yet, 2 a line was too long

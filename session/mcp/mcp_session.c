@@ -60,9 +60,12 @@ queue (hv_mcp_session *s, char *line)
   if (s->out_end + n > s->out_cap)
     {
       /* What was written goes first, then the queue grows. */
-      memmove (s->out, s->out + s->out_start, s->out_end - s->out_start);
-      s->out_end -= s->out_start;
-      s->out_start = 0;
+      if (s->out_start > 0)
+        {
+          memmove (s->out, s->out + s->out_start, s->out_end - s->out_start);
+          s->out_end -= s->out_start;
+          s->out_start = 0;
+        }
       if (s->out_end + n > s->out_cap)
         {
           size_t cap = s->out_cap ? s->out_cap : 4096;

@@ -240,3 +240,53 @@ put("service_api", "run-b64", api(1, 12, '{"argv":["cat"],"stdin_b64":"AAEC/w=="
 put("service_api", "run-bad", api(1, 12, '{"argv":["ls","a\\u0000"],"env":{"A\\u0000B":"v"},"stdin":"a","stdin_b64":"QR=="}'))
 put("service_api", "outputs", api(0, 16, b"ok \xc3\xa9\n\xff\xfe\x00tail\xe2\x82\xf0\x9f\x98\x80\xed\xa0\x80\xc3"))
 put("service_api", "output-cut-char", api(0, 0, b"h\xc3\xa9llo \xc3"))
+# --- mcp_proto: first byte: bits 0-3 the piece size the stream is fed in (0:
+# whole), bit 4 a 64-byte line bound, bit 5 calls answered after each line;
+# the rest is what an MCP client writes to haven mcp's stdin ----------------
+def mcp(sel, *lines, end="\n"):
+    return bytes([sel]) + end.join(l if isinstance(l, str) else json.dumps(l, separators=(",", ":"))
+                                   for l in lines).encode() + end.encode()
+init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {"roots": {"listChanged": True}},
+                   "clientInfo": {"name": "claude-code", "version": "2.1.197"}}}
+ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+put("mcp_proto", "session", mcp(0, init, ready, {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+     "params": {"name": "now", "arguments": {"argv": ["ls", "-l"], "env": {"A": "\u00e9"}, "timeout_s": 5}}},
+    {"jsonrpc": "2.0", "id": "s-3", "method": "tools/call", "params": {"name": "later", "arguments": {"code": "print(1)"}}},
+    {"jsonrpc": "2.0", "id": 4, "method": "ping"}))
+put("mcp_proto", "session-pieces-crlf", mcp(3 | 32, init, ready,
+    {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "later"}},
+    {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "later", "arguments": None}}, end="\r\n"))
+put("mcp_proto", "cancel", mcp(7, init, ready,
+    {"jsonrpc": "2.0", "id": "c", "method": "tools/call", "params": {"name": "later"}},
+    {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "later"}},
+    {"jsonrpc": "2.0", "id": "c", "method": "ping"},
+    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "c", "reason": "user"}},
+    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "9"}},
+    {"jsonrpc": "2.0", "id": "c", "method": "tools/call", "params": {"name": "now"}}))
+put("mcp_proto", "before-init", mcp(0, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    {"jsonrpc": "2.0", "id": 2, "method": "ping"}, ready,
+    dict(init, params=dict(init["params"], protocolVersion="1999-01-01")),
+    dict(init, id=3), {"jsonrpc": "2.0", "id": 4, "method": "resources/list"}))
+put("mcp_proto", "errors", mcp(0, "not json", "[]", "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", "7",
+    '{"jsonrpc":"2.0","id":1.5,"method":"ping"}', '{"jsonrpc":"2.0","id":true,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":null,"method":"ping"}', '{"jsonrpc":"1.0","id":1,"method":"ping"}',
+    '{"jsonrpc":"2.0","id":1,"method":"ping","params":[]}', '{"jsonrpc":"2.0","id":1,"method":"ping","x":1}',
+    '{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}', '{"jsonrpc":"2.0","id":1,"method":"ping"/**/}',
+    '{"jsonrpc":"2.0","id":"a\\u0000b","method":"ping"}', '{"jsonrpc":"2.0","id":2,"method":"x","params":{"s":"\\ud800"}}',
+    '{"jsonrpc":"2.0","id":3,"method":"x","params":{"s":"\\udc00\\ud83d\\ude00"}}',
+    '{"jsonrpc":"2.0","id":1,"result":{}}', '{"jsonrpc":"2.0","method":"x","params":5}',
+    '{"jsonrpc":"2.0","id":99999999999999999999,"method":"ping"}', '{"jsonrpc":"2.0","id":-0,"method":"ping"}'))
+put("mcp_proto", "call-errors", mcp(0, init, {"jsonrpc": "2.0", "id": 1, "method": "tools/call"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": 5}},
+    {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "nope"}},
+    {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "now", "arguments": [1]}},
+    {"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {"cursor": 1}}))
+put("mcp_proto", "bytes", bytes([0]) + b'{"jsonrpc":"2.0","id":"\xc3\xa9","method":"p\xffing"}\n\x00\n'
+    b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"later"}}\n\xed\xa0\x80\n\xc3')
+put("mcp_proto", "too-long", mcp(16 | 5, init, "x" * 200,
+    {"jsonrpc": "2.0", "id": 1, "method": "ping"}, "y" * 65 + "\r", "z" * 64))
+put("mcp_proto", "deep", mcp(0, init, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"now","arguments":{"a":'
+    + "[" * 61 + "]" * 61 + "}}}", '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"now","arguments":{"a":'
+    + "[" * 62 + "]" * 62 + "}}}", "[" * 3000))

@@ -188,6 +188,11 @@ test_parse_errors (void **state)
   expect_refused ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"", HV_JSONRPC_PARSE_ERROR, NULL, "invalid JSON");
   expect_refused ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} {}", HV_JSONRPC_PARSE_ERROR, NULL, NULL);
   expect_refused ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"/* c */}", HV_JSONRPC_PARSE_ERROR, NULL, NULL);
+  /* yajl takes a token still open at the end as one more may come. */
+  expect_refused ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\"", HV_JSONRPC_PARSE_ERROR, NULL, "trailing");
+  expect_refused ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} \"\\u00", HV_JSONRPC_PARSE_ERROR, NULL,
+                  "trailing");
+  expect_refused ("[]\"", HV_JSONRPC_PARSE_ERROR, NULL, "trailing");
   expect_refused ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffing\"}", HV_JSONRPC_PARSE_ERROR, NULL, "UTF-8");
   expect_refused ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xc0\xae\"}", HV_JSONRPC_PARSE_ERROR, NULL, "UTF-8");
   expect_refused_n ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\0{}", 43, HV_JSONRPC_PARSE_ERROR, NULL, "NUL");
