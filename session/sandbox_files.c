@@ -47,7 +47,7 @@ resolve_error (const char *rel, hv_error **err)
   if (errno == ELOOP)
     return hv_error_set (err, ELOOP, "%s: a symbolic link on the way, not followed", rel);
   if (errno == EXDEV)
-    return hv_error_set (err, EXDEV, "%s: leaves the workspace (a mount or an escape), refused", rel);
+    return hv_error_set (err, EXDEV, "%s: leaves the workspace (a mount: a path the policy protects or hides, or an escape), refused", rel);
   return hv_error_set (err, errno, "%s", rel);
 }
 
@@ -101,6 +101,16 @@ hv_workspace_write (int ws_fd, const char *rel, const void *data, size_t len, mo
   cleanup_close int dirfd = open_parent (ws_fd, rel, mkdirs, &name, err);
   if (dirfd < 0)
     return -1;
+  /* A name something is mounted on in the sandbox (a protected file bound
+   * read-only, a masked secret: the workspace's fd is the sandbox's view)
+   * is refused: renamed over from here, the mount would be detached in the
+   * sandbox (a rename checks mount points only in the caller's namespace),
+   * and the file beneath it replaced. */
+  {
+    cleanup_close int old = hv_openat2 (dirfd, name, O_PATH, 0, RESOLVE_WS);
+    if (old < 0 && errno == EXDEV)
+      return resolve_error (rel, err);
+  }
   /* Only a regular file is replaced: a directory stays (rename would
    * fail on it anyway), a link, fifo or device is the sandbox's own. */
   struct stat st;

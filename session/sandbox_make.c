@@ -8,7 +8,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
+#include <stdio.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,6 +109,32 @@ make_container (struct hv_run_steps *st, const char *label, struct hv_sandbox_re
   return 0;
 }
 
+/* The workspace as the sandbox sees it, opened through its init's root:
+ * the files API (sandbox_files.h) crosses no mount, so every mount the
+ * policy put over part of the workspace (protected paths read-only, hidden
+ * secrets masked) is a refusal there, where the host's path would give the
+ * files beneath them (a hook written into the host's .git/hooks, the
+ * secrets read), and a write never renames onto a path the sandbox has
+ * mounted over (which would detach that mount in the sandbox).  The path
+ * is resolved in the sandbox's root before any command of it has run. */
+static int
+open_workspace_in_sandbox (const struct hv_sandbox_record *r, const char *workspace, hv_error **err)
+{
+  char proc[64];
+  snprintf (proc, sizeof proc, "/proc/%d/root", (int) r->init_pid);
+  cleanup_close int root = open (proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0)
+    return hv_error_set (err, errno, "open the sandbox's root %s", proc);
+  /* /proc answered for the pid: the pidfd says it was still the init's. */
+  if (syscall (SYS_pidfd_send_signal, r->fds[HV_SBR_PIDFD], 0, NULL, 0) < 0)
+    return hv_error_set (err, errno, "the sandbox's init (pid %d)", (int) r->init_pid);
+  int ws = hv_openat2 (root, workspace, O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+                       RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+  if (ws < 0)
+    return hv_error_set (err, errno, "open the workspace %s in the sandbox", workspace);
+  return ws;
+}
+
 static int
 fill_record (struct hv_run_steps *st, const struct hv_sandbox_making *mk, struct hv_sandbox_record *r,
              hv_error **err)
@@ -119,11 +148,21 @@ fill_record (struct hv_run_steps *st, const struct hv_sandbox_making *mk, struct
    * it (audit_monitor.h). */
   if (spec->linux_cfg.seccomp.listener_path)
     hv_audit_wait_connected (&st->audit, 2000);
-  int ws = hv_open_host_nofollow (mk->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int ws = open_workspace_in_sandbox (r, mk->workspace, err);
+  if (ws < 0 && ((*err)->errno_code == EACCES || (*err)->errno_code == EPERM))
+    {
+      /* A rootless service may not look into its sandbox's root (its
+       * init is not dumpable to it): the host's path, as before, where
+       * the files API does not see the policy's mounts. */
+      hv_error_free (err);
+      ws = hv_open_host_nofollow (mk->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (ws < 0)
+        hv_error_set (err, errno, "open the workspace %s", mk->workspace);
+    }
   if (ws < 0)
     {
       oci_spec_free (spec);
-      return hv_error_set (err, errno, "open the workspace %s", mk->workspace);
+      return -1;
     }
   r->fds[HV_SBR_WORKSPACE] = ws;
   r->id = xstrdup (mk->label);

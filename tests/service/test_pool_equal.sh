@@ -60,11 +60,12 @@ pool_wait_made() {
 }
 
 # pool_probe ID WS FILE: the probe as the sandbox's first command, its
-# output in FILE.
+# output in FILE.  Its code is an argument (python3 -c): the files API
+# writes only where the sandbox itself may, and strict's workspace is
+# read-only.
 pool_probe() {
-  api PUT "/v1/sandboxes/$1/files/pool_probe.py" "$(cat "$here/pool_probe.py")"
-  assert_eq 200 "$CODE" "writing the probe into $1: $BODY"
-  run_in "$1" "{\"argv\":[\"python3\",\"pool_probe.py\",\"$1\",\"$2\"]}"
+  run_in "$1" "$(jq -cn --rawfile code "$here/pool_probe.py" --arg id "$1" --arg ws "$2" \
+    '{argv: ["python3", "-c", $code, $id, $ws]}')"
   assert_eq 0 "$EXIT" "the probe in $1: $BODY"
   printf '%s\n' "$OUT" > "$3"
 }
