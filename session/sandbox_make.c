@@ -77,9 +77,13 @@ shell_allowed (const hv_policy *p)
 
 /* create + start in keeper mode; the container is the caller's once the
  * maker exits: it does not die with the maker. */
+static int open_workspace (const struct hv_sandbox_making *mk, struct hv_sandbox_record *r, hv_error **err);
+
 static int
-make_container (struct hv_run_steps *st, const char *label, struct hv_sandbox_record *r, hv_error **err)
+make_container (struct hv_run_steps *st, const struct hv_sandbox_making *mk, struct hv_sandbox_record *r,
+                hv_error **err)
 {
+  const char *label = mk->label;
   if (hv_run_steps_state_root (st, err) < 0)
     return -1;
   struct hv_runtime rt = { .root = st->state_root };
@@ -96,10 +100,17 @@ make_container (struct hv_run_steps *st, const char *label, struct hv_sandbox_re
     return -1;
   r->fds[HV_SBR_PIDFD] = pidfd;
   r->init_pid = c->pid;
-  if (pidfd < 0 || hv_container_start (&rt, c, err) < 0)
+  /* The workspace is opened between create and start: the sandbox's
+   * mounts are all made, nothing of it has run yet, and its init is not
+   * yet the keeper, which makes itself non-dumpable (then a rootless
+   * service may no longer open its root). */
+  bool failed = pidfd < 0;
+  if (failed)
+    hv_error_set (err, errno, "pidfd of the sandbox's init");
+  else
+    failed = open_workspace (mk, r, err) < 0 || hv_container_start (&rt, c, err) < 0;
+  if (failed)
     {
-      if (pidfd < 0)
-        hv_error_set (err, errno, "pidfd of the sandbox's init");
       cleanup_error hv_error *ignored = NULL;
       kill (c->pid, SIGKILL);
       hv_wait_exit (c->pid, 5000);
@@ -135,6 +146,29 @@ open_workspace_in_sandbox (const struct hv_sandbox_record *r, const char *worksp
   return ws;
 }
 
+/* The workspace's fd for the files API: the sandbox's own view.  Where
+ * that cannot be opened (a kernel or a setup that refuses /proc/INIT/root
+ * to the service), a scratch workspace may use the host's path (nothing
+ * is mounted over a part of it, nothing in it is the host's), a
+ * project's may not: the host's copy holds what the policy hides and
+ * protects, so the sandbox is not made (fail closed). */
+static int
+open_workspace (const struct hv_sandbox_making *mk, struct hv_sandbox_record *r, hv_error **err)
+{
+  int ws = open_workspace_in_sandbox (r, mk->workspace, err);
+  if (ws < 0 && mk->scratch_dir && ((*err)->errno_code == EACCES || (*err)->errno_code == EPERM))
+    {
+      hv_error_free (err);
+      ws = hv_open_host_nofollow (mk->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (ws < 0)
+        return hv_error_set (err, errno, "open the workspace %s", mk->workspace);
+    }
+  if (ws < 0)
+    return -1;
+  r->fds[HV_SBR_WORKSPACE] = ws;
+  return 0;
+}
+
 static int
 fill_record (struct hv_run_steps *st, const struct hv_sandbox_making *mk, struct hv_sandbox_record *r,
              hv_error **err)
@@ -148,23 +182,6 @@ fill_record (struct hv_run_steps *st, const struct hv_sandbox_making *mk, struct
    * it (audit_monitor.h). */
   if (spec->linux_cfg.seccomp.listener_path)
     hv_audit_wait_connected (&st->audit, 2000);
-  int ws = open_workspace_in_sandbox (r, mk->workspace, err);
-  if (ws < 0 && ((*err)->errno_code == EACCES || (*err)->errno_code == EPERM))
-    {
-      /* A rootless service may not look into its sandbox's root (its
-       * init is not dumpable to it): the host's path, as before, where
-       * the files API does not see the policy's mounts. */
-      hv_error_free (err);
-      ws = hv_open_host_nofollow (mk->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
-      if (ws < 0)
-        hv_error_set (err, errno, "open the workspace %s", mk->workspace);
-    }
-  if (ws < 0)
-    {
-      oci_spec_free (spec);
-      return -1;
-    }
-  r->fds[HV_SBR_WORKSPACE] = ws;
   r->id = xstrdup (mk->label);
   r->state_root = xstrdup (st->state_root);
   r->bundle = xstrdup (st->bundle);
@@ -247,7 +264,7 @@ hv_sandbox_maker_run (const struct hv_sandbox_opts *o, const struct hv_sandbox_m
   hv_error *err = NULL;
   int ret = hv_run_steps_make (&st, &err);
   if (ret == 0)
-    ret = make_container (&st, mk->label, &r, &err);
+    ret = make_container (&st, mk, &r, &err);
   if (ret == 0)
     ret = fill_record (&st, mk, &r, &err);
   if (ret < 0)

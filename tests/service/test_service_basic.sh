@@ -245,3 +245,38 @@ test_service_policy_timeout() {
   run_in "$ID" '{"argv":["true"],"timeout_s":600}'
   assert_eq 0 "$EXIT" "a command within both"
 }
+
+# A user's service (rootless) makes project sandboxes whose files API is
+# the sandbox's own view, as root's is: what the policy hides in the
+# project (.env) and protects (.git/hooks) is refused through the API,
+# not read or written on the host's copy.
+test_service_project_files_as_user() {
+  local home=$PWD/nobody-run proj=$PWD/nobody-proj
+  mkdir -p "$home" "$proj/.git/hooks"
+  echo 'visible' > "$proj/a.txt"
+  echo 'SECRET_TOKEN=hvt-user-secret' > "$proj/.env"
+  chown -R nobody:nogroup "$home" "$proj"
+  chmod 0755 "$PWD"
+  SOCK=$home/haven/haven.sock
+  setpriv --reuid=nobody --regid=nogroup --clear-groups env XDG_RUNTIME_DIR="$home" HOME="$home" \
+    "$HAVEN" serve --socket "$SOCK" --pool-size 0 2> serve.log &
+  SVC_PID=$!
+  defer "stop_service"
+  local i
+  for i in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
+  [ -S "$SOCK" ] || skip "haven serve does not start as nobody here: $(tail -1 serve.log)"
+  as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups curl -s -w '\n%{http_code}' --unix-socket "$SOCK" "$@"; }
+  local answer id
+  answer=$(as_nobody -d "{\"policy\":\"default\",\"project\":\"$proj\"}" http://haven/v1/sandboxes)
+  assert_eq 201 "$(tail -1 <<< "$answer")" "create as nobody: $answer"
+  id=$(head -1 <<< "$answer" | jq -r .id)
+  answer=$(as_nobody "http://haven/v1/sandboxes/$id/files/a.txt")
+  assert_eq "visible 200" "$(tr -s '\n' ' ' <<< "$answer" | sed 's/ $//')" "a project file read"
+  answer=$(as_nobody "http://haven/v1/sandboxes/$id/files/.env")
+  assert_eq 400 "$(tail -1 <<< "$answer")" "the hidden .env through the API: $answer"
+  ! grep -q hvt-user-secret <<< "$answer" || fail "the API answered the hidden secret: $answer"
+  answer=$(as_nobody -X PUT --data-binary 'echo planted' "http://haven/v1/sandboxes/$id/files/.git/hooks/pre-commit")
+  assert_eq 400 "$(tail -1 <<< "$answer")" "a hook written through the API: $answer"
+  [ ! -e "$proj/.git/hooks/pre-commit" ] || fail "a hook was planted in the host's project"
+  as_nobody -X DELETE "http://haven/v1/sandboxes/$id" > /dev/null
+}
