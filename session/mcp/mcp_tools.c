@@ -608,13 +608,6 @@ hv_mcp_tools_progress (hv_mcp_tools *t)
 }
 
 void
-hv_mcp_tools_sandbox_gone (hv_mcp_tools *t, const char *why_gone)
-{
-  if (t->gone == NULL)
-    t->gone = xstrdup (why_gone);
-}
-
-void
 hv_mcp_tools_cancel_all (hv_mcp_tools *t)
 {
   for (size_t i = 0; i < HV_MCP_CALLS_MAX; i++)

@@ -498,3 +498,12 @@ hv_mcp_tools_answer (hv_mcp_tools *t, const struct hv_mcp_pending *p, int status
   yajl_tree_free (v);
   return r;
 }
+
+/* The sandbox is gone (a call's answer said so, or the service closed
+ * the held connection): every later call is answered with why. */
+void
+hv_mcp_tools_sandbox_gone (hv_mcp_tools *t, const char *why_gone)
+{
+  if (t->gone == NULL)
+    t->gone = xstrdup (why_gone);
+}
