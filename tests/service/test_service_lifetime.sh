@@ -393,12 +393,18 @@ test_service_trail() {
 # no state directory, no bundle, no scratch workspace.  The service goes
 # on serving.
 test_service_maker_killed_early() {
-  local point id left i
-  for point in create.init-cloned create.init-ready create.state-saved start.config-loaded start.init-released; do
+  local point policy id left i
+  # With a trail, the audit listener (forked by the maker, outliving it)
+  # is another copy of the maker to check.
+  printf 'name: svc-killed-test\nextends: offline\naudit:\n  log: %s\n' "$PWD/trail.jsonl" > "$PWD/trail.yaml"
+  for point in create.init-cloned create.init-ready create.state-saved start.config-loaded start.init-released \
+    trail:create.init-ready trail:start.config-loaded; do
+    policy=offline
+    case $point in trail:*) point=${point#trail:} policy=$PWD/trail.yaml ;; esac
     HAVEN_TEST_KILL_AT=$point start_service
     rm -f "$PWD/answer"
     CODE=$(curl -sS -m 10 --unix-socket "$SOCK" -X POST -o "$PWD/answer" -w '%{http_code}' \
-      -H 'Content-Type: application/json' --data-binary '{"policy":"offline","pool":false}' \
+      -H 'Content-Type: application/json' --data-binary "{\"policy\":\"$policy\",\"pool\":false}" \
       http://haven/v1/sandboxes 2> "$PWD/curl.err")
     BODY=$(cat "$PWD/answer" 2> /dev/null)
     case $CODE in
