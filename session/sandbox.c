@@ -306,7 +306,11 @@ hv_sandbox_make_finish (struct hv_sandbox_maker *m, hv_sandbox **out, hv_error *
       cleanup_free char *how = describe_status (status);
       hv_sandbox_remove_leftover (mk->label, mk->scratch_dir);
       making_free (mk);
-      return hv_error_set (err, 0, "sandbox: %s (the maker %s)", rerr->msg, how);
+      hv_error_set (err, 0, "sandbox: %s (the maker %s)", rerr->msg, how);
+      /* Not the request's doing but ours (a service answers 500): a
+       * system error, the record's when it had one. */
+      (*err)->errno_code = rerr->errno_code ? rerr->errno_code : EPIPE;
+      return -1;
     }
   if (!r.ok)
     {
