@@ -296,7 +296,12 @@ hv_sandbox_make_finish (struct hv_sandbox_maker *m, hv_sandbox **out, hv_error *
   m->pidfd = -1;
   int status = 0;
   if (rr < 0)
-    kill_maker_session (m->pid);
+    {
+      /* One still alive sent a record cut short, or none within the
+       * bound: it is done all the same (unreaped, the pid is its). */
+      kill (m->pid, SIGKILL);
+      kill_maker_session (m->pid);
+    }
   while (waitpid (m->pid, &status, 0) < 0 && errno == EINTR)
     ;
   m->pid = 0;
