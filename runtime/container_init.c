@@ -365,6 +365,8 @@ hv_container_init (struct hv_init_ctx *ctx)
 {
   hv_error *err = NULL;
   close (ctx->parent_sync_fd);
+  if (ctx->opts->caller_only_fd > 2 && ctx->opts->caller_only_fd != ctx->opts->keeper_fd)
+    close (ctx->opts->caller_only_fd);
   /* If the create process dies before we are ready, so do we. */
   prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   /* Our memory is a copy of the caller's, secrets for the monitor's

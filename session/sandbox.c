@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,8 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -168,6 +171,8 @@ hv_sandbox_make_start (const struct hv_sandbox_opts *o, struct hv_sandbox_maker 
   close (sp[1]);
   m->pid = pid;
   m->fd = sp[0];
+  /* Always close-on-exec.  Our child, not yet reaped: the pid is its. */
+  m->pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
   m->priv = mk;
   return 0;
 fail_made:
@@ -252,6 +257,19 @@ hold (struct hv_sandbox_record *r, struct hv_sandbox_making *mk)
   return sb;
 }
 
+/* Until the maker has sent something or exited; whether it has exited. */
+static bool
+wait_maker (const struct hv_sandbox_maker *m)
+{
+  struct pollfd p[2] = { { .fd = m->fd, .events = POLLIN }, { .fd = m->pidfd, .events = POLLIN } };
+  while (poll (p, 2, -1) < 0 && errno == EINTR)
+    ;
+  siginfo_t si = { .si_pid = 0 };
+  while (waitid (P_PID, (id_t) m->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == EINTR)
+    ;
+  return si.si_pid == m->pid;
+}
+
 int
 hv_sandbox_make_finish (struct hv_sandbox_maker *m, hv_sandbox **out, hv_error **err)
 {
@@ -259,16 +277,31 @@ hv_sandbox_make_finish (struct hv_sandbox_maker *m, hv_sandbox **out, hv_error *
   struct hv_sandbox_making *mk = m->priv;
   m->priv = NULL;
   int fl = fcntl (m->fd, F_GETFL);
-  if (fl >= 0 && (fl & O_NONBLOCK))
-    fcntl (m->fd, F_SETFL, fl & ~O_NONBLOCK);
+  bool exited = wait_maker (m);
+  /* A maker that has exited sent all it ever will: a record cut short
+   * is read as far as it goes (the copies of its end that outlive it
+   * would keep a blocking read waiting for ever).  One that lives is
+   * sending: a read waits, bounded in case it dies halfway. */
+  if (fl >= 0)
+    fcntl (m->fd, F_SETFL, exited ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
+  struct timeval bound = { .tv_sec = 10 };
+  setsockopt (m->fd, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof (bound));
   struct hv_sandbox_record r;
   cleanup_error hv_error *rerr = NULL;
   int rr = hv_sandbox_record_recv (m->fd, &r, &rerr);
   close (m->fd);
   m->fd = -1;
+  if (m->pidfd >= 0)
+    close (m->pidfd);
+  m->pidfd = -1;
   int status = 0;
   if (rr < 0)
-    kill_maker_session (m->pid);
+    {
+      /* One still alive sent a record cut short, or none within the
+       * bound: it is done all the same (unreaped, the pid is its). */
+      kill (m->pid, SIGKILL);
+      kill_maker_session (m->pid);
+    }
   while (waitpid (m->pid, &status, 0) < 0 && errno == EINTR)
     ;
   m->pid = 0;
@@ -278,7 +311,11 @@ hv_sandbox_make_finish (struct hv_sandbox_maker *m, hv_sandbox **out, hv_error *
       cleanup_free char *how = describe_status (status);
       hv_sandbox_remove_leftover (mk->label, mk->scratch_dir);
       making_free (mk);
-      return hv_error_set (err, 0, "sandbox: %s (the maker %s)", rerr->msg, how);
+      hv_error_set (err, 0, "sandbox: %s (the maker %s)", rerr->msg, how);
+      /* Not the request's doing but ours (a service answers 500): a
+       * system error, the record's when it had one. */
+      (*err)->errno_code = rerr->errno_code ? rerr->errno_code : EPIPE;
+      return -1;
     }
   if (!r.ok)
     {
@@ -308,6 +345,8 @@ hv_sandbox_make_abort (struct hv_sandbox_maker *m)
     }
   if (m->fd >= 0)
     close (m->fd);
+  if (m->pidfd >= 0)
+    close (m->pidfd);
   if (mk)
     hv_sandbox_remove_leftover (mk->label, mk->scratch_dir);
   making_free (mk);

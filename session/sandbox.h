@@ -59,14 +59,22 @@ struct hv_sandbox_maker
 {
   pid_t pid;
   int fd;    /* readable (or hung up) when the child is done: poll it, then make_finish */
+  /* The child's pidfd (close-on-exec; -1 where the kernel has none),
+   * readable once it has exited: poll it beside fd.  fd alone may never
+   * hang up: a process the maker forked and that outlives it (the
+   * sandbox's init before it serves, the audit listener) holds a copy
+   * of its end. */
+  int pidfd;
   void *priv; /* what the caller keeps meanwhile (the project guard's snapshot) */
 };
-#define HV_SANDBOX_MAKER_INIT { .pid = 0, .fd = -1, .priv = NULL }
+#define HV_SANDBOX_MAKER_INIT { .pid = 0, .fd = -1, .pidfd = -1, .priv = NULL }
 
 int hv_sandbox_make_start (const struct hv_sandbox_opts *o, struct hv_sandbox_maker *m, hv_error **err);
-/* Blocks until the child is done (poll m->fd first to avoid it); reaps
- * the child; *out is the sandbox, or -1 with *err the reason the child
- * gave (a policy's error keeps its FILE:LINE:COL). */
+/* Blocks until the child is done (poll m->fd and m->pidfd first to
+ * avoid it); reaps the child; *out is the sandbox, or -1 with *err the
+ * reason the child gave (a policy's error keeps its FILE:LINE:COL), or,
+ * for a child that exited without handing over a whole record, how it
+ * ended (everything it made is removed then, as by make_abort). */
 int hv_sandbox_make_finish (struct hv_sandbox_maker *m, hv_sandbox **out, hv_error **err);
 /* Give up on a maker (kill it, reap it, remove whatever it had made). */
 void hv_sandbox_make_abort (struct hv_sandbox_maker *m);

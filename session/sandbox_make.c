@@ -80,8 +80,8 @@ shell_allowed (const hv_policy *p)
 static int open_workspace (const struct hv_sandbox_making *mk, struct hv_sandbox_record *r, hv_error **err);
 
 static int
-make_container (struct hv_run_steps *st, const struct hv_sandbox_making *mk, struct hv_sandbox_record *r,
-                hv_error **err)
+make_container (struct hv_run_steps *st, const struct hv_sandbox_making *mk, int record_fd,
+                struct hv_sandbox_record *r, hv_error **err)
 {
   const char *label = mk->label;
   if (hv_run_steps_state_root (st, err) < 0)
@@ -94,6 +94,10 @@ make_container (struct hv_run_steps *st, const struct hv_sandbox_making *mk, str
   cleanup_close int sandbox_end = kp[1];
   struct hv_create_opts co = { .die_with_runtime = false, .keep_child_reapable = false, .keeper_fd = sandbox_end };
   hv_run_steps_create_opts (st, label, &co);
+  /* Init is our copy and, until it serves, holds all we hold: with our
+   * end of the record's socket, a maker killed before init serves would
+   * leave the caller waiting for a hang-up that never comes. */
+  co.caller_only_fd = record_fd;
   cleanup_container hv_container *c = NULL;
   int pidfd = -1;
   if (hv_container_create (&rt, &co, &c, &pidfd, err) < 0)
@@ -264,7 +268,7 @@ hv_sandbox_maker_run (const struct hv_sandbox_opts *o, const struct hv_sandbox_m
   hv_error *err = NULL;
   int ret = hv_run_steps_make (&st, &err);
   if (ret == 0)
-    ret = make_container (&st, mk, &r, &err);
+    ret = make_container (&st, mk, sock, &r, &err);
   if (ret == 0)
     ret = fill_record (&st, mk, &r, &err);
   if (ret < 0)

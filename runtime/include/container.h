@@ -73,6 +73,12 @@ struct hv_create_opts
    * Create makes it close-on-exec (no hook or helper may hold it: the
    * keeper is known to be gone only once every copy is closed). */
   int keeper_fd;
+  /* A descriptor of the caller's that init, a copy of the caller that
+   * may outlive it without ever executing (a keeper), must not hold:
+   * closed first thing in init (above 2; 0: none).  A service's maker
+   * names its record's socket, whose hang-up tells the service that
+   * the maker is gone. */
+  int caller_only_fd;
 };
 
 /* What the init process needs; built by the parent before clone (the child

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +21,29 @@
 #include "json_gen.h"
 #include "log.h"
 #include "utils.h"
+
+/* Close every descriptor above stdio but those of keep (-1: none). */
+static void
+close_all_but (int *keep, size_t n)
+{
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; j--)
+      {
+        int t = keep[j];
+        keep[j] = keep[j - 1];
+        keep[j - 1] = t;
+      }
+  unsigned from = 3;
+  for (size_t i = 0; i < n; i++)
+    {
+      if (keep[i] < (int) from)
+        continue;
+      if ((unsigned) keep[i] > from)
+        syscall (SYS_close_range, from, (unsigned) keep[i] - 1, 0U);
+      from = (unsigned) keep[i] + 1;
+    }
+  syscall (SYS_close_range, from, ~0U, 0U);
+}
 
 /* The listener process: answers every notification with EPERM after
  * recording it, until no process uses the filter any more (POLLHUP). */
@@ -36,6 +60,11 @@ listener_main (int listen_fd, int log_fd, const char *policy, const char *sandbo
   if (devnull >= 0)
     for (int i = 0; i < 3; i++)
       dup2 (devnull, i);
+  /* Nothing else of our creator's: we may outlive it (below), and a
+   * copy of one of its sockets held here (a service's maker's record
+   * socket) would hide its end from whoever waits for that. */
+  int keep[] = { listen_fd, log_fd, hv_log_fd () };
+  close_all_but (keep, sizeof (keep) / sizeof (keep[0]));
   int conn = accept4 (listen_fd, NULL, NULL, SOCK_CLOEXEC);
   /* A service's sandbox outlives the process that made it (its maker
    * exits once the sandbox is handed over): once the filter's connection

@@ -185,7 +185,12 @@ loop (struct svc *s)
           add (s, &pfd, &n, &cap, c->fd, ev, SLOT_CONN, c);
         }
       for (struct svc_maker *m = s->makers; m; m = m->next)
-        add (s, &pfd, &n, &cap, m->m.fd, POLLIN, SLOT_MAKER, m);
+        {
+          add (s, &pfd, &n, &cap, m->m.fd, POLLIN, SLOT_MAKER, m);
+          /* Its death ends the create even while a process it forked
+           * (init before it serves) keeps its end of fd open. */
+          add (s, &pfd, &n, &cap, m->m.pidfd, POLLIN, SLOT_MAKER, m);
+        }
       for (struct svc_sandbox *x = s->sandboxes; x; x = x->next)
         {
           add (s, &pfd, &n, &cap, hv_sandbox_keeper_fd (x->sb), POLLIN, SLOT_KEEPER, x);

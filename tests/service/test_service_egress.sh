@@ -241,3 +241,40 @@ test_service_egress_maker_killed() {
   # Nor its workspace.
   [ -z "$(ls "$SVC_DIR/.workspaces" 2> /dev/null)" ] || fail "workspace left: $(ls "$SVC_DIR/.workspaces")"
 }
+
+# The maker killed around the way out's start (pasta up, the resolver
+# passed, the way out checked), before the sandbox's init serves: the
+# create answers within a bound with the maker's death (init held a copy
+# of the maker's end of the record's socket: no hang-up came), and no
+# pasta, init, state directory or workspace of it is left.
+test_service_egress_maker_killed_early() {
+  svc_egress_world
+  local point id left i
+  for point in create.pasta-started create.resolver-started create.egress-up; do
+    HAVEN_TEST_KILL_AT=$point start_egress_service
+    rm -f "$PWD/answer"
+    CODE=$(curl -sS -m 10 --unix-socket "$SOCK" -X POST -o "$PWD/answer" -w '%{http_code}' \
+      -H 'Content-Type: application/json' --data-binary "{\"policy\":\"$PWD/egress.yaml\",\"pool\":false}" \
+      http://haven/v1/sandboxes 2> "$PWD/curl.err")
+    BODY=$(cat "$PWD/answer" 2> /dev/null)
+    # The service's failure, not the request's.
+    [ "$CODE" = 500 ] || fail "$point: create answered '$CODE' ($(cat "$PWD/curl.err")): $BODY"
+    assert_contains "$BODY" "maker killed by signal 9"
+    id=$(sed -n 's/.*sandbox \([^ ]*\) ([^)]*) not made: .*/\1/p' serve.log | tail -1)
+    [ -n "$id" ] || fail "$point: the log names no sandbox not made: $(tail -3 serve.log)"
+    # The service's children: pasta, and init and the monitor reparented.
+    for i in $(seq 50); do
+      left=$(ps --ppid "$SVC_PID" -o pid=,stat=,args= | awk '$2 !~ /^Z/')
+      [ -z "$left" ] && break
+      sleep 0.1
+    done
+    [ -z "$left" ] || fail "$point: processes of the dead maker's sandbox left: $left"
+    [ ! -e "/run/haven/$id" ] || fail "$point: state directory /run/haven/$id left"
+    [ -z "$(ls -d /run/haven-sandbox-*"$id"* 2> /dev/null)" ] || fail "$point: bundle left"
+    [ -z "$(ls "$SVC_DIR/.workspaces" 2> /dev/null)" ] || fail "$point: workspace left: $(ls "$SVC_DIR/.workspaces")"
+    api GET /v1/version
+    assert_eq 200 "$CODE" "$point: the service after: $BODY"
+    stop_service
+    rm -f serve.log
+  done
+}

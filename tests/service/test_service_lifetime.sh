@@ -383,3 +383,56 @@ test_service_trail() {
   assert_eq 0 "$(jq -c "select(.event == \"claimed\" and .sandbox == \"$fresh\")" "$PWD/trail.jsonl" | wc -l)" \
     "a sandbox made for its client is not claimed"
 }
+
+# A maker killed after the sandbox's init was cloned, before that init
+# serves (it waits for start, or is being started): the create still
+# ends, with the maker's death as its reason, within a bound (the client
+# of such a create waited forever while that init held the maker's end
+# of the record's socket), and nothing of the sandbox is left: no process
+# (the service's children: init and the monitor are reparented to it),
+# no state directory, no bundle, no scratch workspace.  The service goes
+# on serving.
+test_service_maker_killed_early() {
+  local point policy id left i
+  # With a trail, the audit listener (forked by the maker, outliving it)
+  # is another copy of the maker to check.
+  printf 'name: svc-killed-test\nextends: offline\naudit:\n  log: %s\n' "$PWD/trail.jsonl" > "$PWD/trail.yaml"
+  for point in create.init-cloned create.init-ready create.state-saved start.config-loaded start.init-released \
+    trail:create.init-ready trail:start.config-loaded; do
+    policy=offline
+    case $point in trail:*) point=${point#trail:} policy=$PWD/trail.yaml ;; esac
+    HAVEN_TEST_KILL_AT=$point start_service
+    rm -f "$PWD/answer"
+    CODE=$(curl -sS -m 10 --unix-socket "$SOCK" -X POST -o "$PWD/answer" -w '%{http_code}' \
+      -H 'Content-Type: application/json' --data-binary "{\"policy\":\"$policy\",\"pool\":false}" \
+      http://haven/v1/sandboxes 2> "$PWD/curl.err")
+    BODY=$(cat "$PWD/answer" 2> /dev/null)
+    # The service's failure, not the request's.
+    [ "$CODE" = 500 ] || fail "$point: create answered '$CODE' ($(cat "$PWD/curl.err")): $BODY"
+    assert_contains "$BODY" "maker killed by signal 9"
+    id=$(sed -n 's/.*sandbox \([^ ]*\) ([^)]*) not made: .*/\1/p' serve.log | tail -1)
+    [ -n "$id" ] || fail "$point: the log names no sandbox not made: $(tail -3 serve.log)"
+    for i in $(seq 50); do
+      left=$(ps --ppid "$SVC_PID" -o pid=,stat=,args= | awk '$2 !~ /^Z/')
+      [ -z "$left" ] && break
+      sleep 0.1
+    done
+    [ -z "$left" ] || fail "$point: processes of the dead maker's sandbox left: $left"
+    [ ! -e "/run/haven/$id" ] || fail "$point: state directory /run/haven/$id left"
+    [ -z "$(ls -d /run/haven-sandbox-*"$id"* 2> /dev/null)" ] || fail "$point: bundle left: $(ls -d /run/haven-sandbox-*"$id"*)"
+    [ -z "$(ls "$SVC_DIR/.workspaces" 2> /dev/null)" ] || fail "$point: workspace left: $(ls "$SVC_DIR/.workspaces")"
+    [ -z "$(find /sys/fs/cgroup -maxdepth 5 -name "*$id*" 2> /dev/null | head -1)" ] || fail "$point: cgroup left"
+    ! grep -q "$id" /proc/self/mountinfo || fail "$point: mount left"
+    api GET /v1/version
+    assert_eq 200 "$CODE" "$point: the service after: $BODY"
+    stop_service
+    rm -f serve.log
+  done
+  # Without the fault, the same service's create works.
+  start_service
+  create offline
+  run_in "$ID" '{"argv":["true"]}'
+  assert_eq 0 "$EXIT" "a command after: $BODY"
+  api DELETE "/v1/sandboxes/$ID"
+  sandbox_gone "$ID"
+}
