@@ -7,6 +7,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/assert.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/state_name.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/test_ca.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/egress_world.sh"
 
 : "${RUNTIME:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/haven-runc}"
 # Set once by the harness and inherited by the per-test processes.

@@ -21,27 +21,9 @@ POLICIES_WORLD_PY=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/egress_world.py
 # addresses and listeners are the caller's.
 policies_world() {
   need_haven
-  [ -x /usr/bin/pasta ] || skip "pasta missing (Debian package passt)"
-  command -v nft > /dev/null || skip "nft missing (Debian package nftables)"
   EH=$CTR_PREFIX-eh-$RANDOM
   EW=$CTR_PREFIX-ew-$RANDOM
-  ip netns add "$EH" || fail "ip netns add $EH"
-  defer "ip netns del $EH"
-  ip netns add "$EW" || fail "ip netns add $EW"
-  defer "ip netns del $EW"
-  mkdir -p "/etc/netns/$EH"
-  defer "rm -rf /etc/netns/$EH"
-  echo "nameserver 198.51.100.54" > "/etc/netns/$EH/resolv.conf"
-  ip link add eh0 netns "$EH" type veth peer name ew0 netns "$EW" || fail "veth"
-  ip -n "$EH" link set lo up
-  ip -n "$EW" link set lo up
-  ip -n "$EH" addr add 192.0.2.2/24 dev eh0
-  ip -n "$EW" addr add 192.0.2.1/24 dev ew0
-  ip -n "$EH" link set eh0 up
-  ip -n "$EW" link set ew0 up
-  ip -n "$EH" route add default via 192.0.2.1
-  ip -n "$EW" addr add 198.51.100.54/32 dev lo
-  ip -n "$EW" addr add 203.0.113.200/32 dev lo
+  egress_world_link "$EH" "$EW"
   local i=0 n specs=() zone="{"
   for n in "$@"; do
     i=$((i + 1))

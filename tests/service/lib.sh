@@ -3,6 +3,7 @@
 # directory (start_service), talks to it with curl (api), and checks that
 # what a sandbox made is gone after it (sandbox_gone).
 source "$here/../lib/assert.sh"
+source "$here/../lib/egress_world.sh"
 
 RUNTIME=${RUNTIME:-$here/../../haven-runc}
 HAVEN=${HAVEN:-$(dirname "$RUNTIME")/haven}
@@ -27,7 +28,9 @@ between_tests() {
 start_service() {
   SOCK=$PWD/run/haven.sock
   SVC_DIR=$PWD/run
-  "$HAVEN" serve --socket "$SOCK" --pool-size 0 "$@" 2>> "$PWD/serve.log" &
+  # SVC_NETNS: a network namespace to run it in (ip netns exec execs
+  # haven: SVC_PID is the service all the same).
+  ${SVC_NETNS:+ip netns exec "$SVC_NETNS"} "$HAVEN" serve --socket "$SOCK" --pool-size 0 "$@" 2>> "$PWD/serve.log" &
   SVC_PID=$!
   defer "stop_service"
   local i
@@ -37,6 +40,41 @@ start_service() {
     sleep 0.05
   done
   fail "haven serve did not answer on $SOCK: $(tail -3 "$PWD/serve.log")"
+}
+
+# check_create_maker_killed POINT POLICY: with a service started under
+# HAVEN_TEST_KILL_AT=POINT, a create of POLICY answers 500 within 10 s
+# naming the maker's death, nothing of that sandbox is left (the
+# service's children: pasta, init and the monitor reparented; its state,
+# bundle, workspace, cgroup, mounts), and the service still answers;
+# then stops it.
+check_create_maker_killed() {
+  local point=$1 policy=$2 id left i
+  rm -f "$PWD/answer"
+  CODE=$(curl -sS -m 10 --unix-socket "$SOCK" -X POST -o "$PWD/answer" -w '%{http_code}' \
+    -H 'Content-Type: application/json' --data-binary "{\"policy\":\"$policy\",\"pool\":false}" \
+    http://haven/v1/sandboxes 2> "$PWD/curl.err")
+  BODY=$(cat "$PWD/answer" 2> /dev/null)
+  # The service's failure, not the request's.
+  [ "$CODE" = 500 ] || fail "$point: create answered '$CODE' ($(cat "$PWD/curl.err")): $BODY"
+  assert_contains "$BODY" "maker killed by signal 9"
+  id=$(sed -n 's/.*sandbox \([^ ]*\) ([^)]*) not made: .*/\1/p' serve.log | tail -1)
+  [ -n "$id" ] || fail "$point: the log names no sandbox not made: $(tail -3 serve.log)"
+  for i in $(seq 50); do
+    left=$(ps --ppid "$SVC_PID" -o pid=,stat=,args= | awk '$2 !~ /^Z/')
+    [ -z "$left" ] && break
+    sleep 0.1
+  done
+  [ -z "$left" ] || fail "$point: processes of the dead maker's sandbox left: $left"
+  [ ! -e "/run/haven/$id" ] || fail "$point: state directory /run/haven/$id left"
+  [ -z "$(ls -d /run/haven-sandbox-*"$id"* 2> /dev/null)" ] || fail "$point: bundle left: $(ls -d /run/haven-sandbox-*"$id"*)"
+  [ -z "$(ls "$SVC_DIR/.workspaces" 2> /dev/null)" ] || fail "$point: workspace left: $(ls "$SVC_DIR/.workspaces")"
+  [ -z "$(find /sys/fs/cgroup -maxdepth 5 -name "*$id*" 2> /dev/null | head -1)" ] || fail "$point: cgroup left"
+  ! grep -q "$id" /proc/self/mountinfo || fail "$point: mount left"
+  api GET /v1/version
+  assert_eq 200 "$CODE" "$point: the service after: $BODY"
+  stop_service
+  rm -f serve.log
 }
 
 # stop_service: SIGTERM, and it must exit 0 within 20 s.

@@ -14,29 +14,10 @@ SVC_EGRESS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../integration" && pwd)
 # svc_egress_world: the namespaces, the DNS stand-in and the listeners;
 # sets SEH (the host namespace), SDNSLOG, SWLOG.
 svc_egress_world() {
-  [ -x /usr/bin/pasta ] || skip "pasta missing (Debian package passt)"
-  command -v nft > /dev/null || skip "nft missing (Debian package nftables)"
-  command -v ip > /dev/null || skip "ip missing (iproute2)"
   SEH=h-svcegress-eh-$RANDOM
   local ew=h-svcegress-ew-$RANDOM i
-  ip netns add "$SEH" || fail "ip netns add $SEH"
-  defer "ip netns del $SEH"
-  ip netns add "$ew" || fail "ip netns add $ew"
-  defer "ip netns del $ew"
-  mkdir -p "/etc/netns/$SEH"
-  defer "rm -rf /etc/netns/$SEH"
-  echo "nameserver 198.51.100.54" > "/etc/netns/$SEH/resolv.conf"
-  ip link add eh0 netns "$SEH" type veth peer name ew0 netns "$ew" || fail "veth"
-  ip -n "$SEH" link set lo up
-  ip -n "$ew" link set lo up
-  ip -n "$SEH" addr add 192.0.2.2/24 dev eh0
-  ip -n "$ew" addr add 192.0.2.1/24 dev ew0
-  ip -n "$SEH" link set eh0 up
-  ip -n "$ew" link set ew0 up
-  ip -n "$SEH" route add default via 192.0.2.1
-  ip -n "$ew" addr add 198.51.100.54/32 dev lo
+  egress_world_link "$SEH" "$ew"
   ip -n "$ew" addr add 203.0.113.1/32 dev lo
-  ip -n "$ew" addr add 203.0.113.200/32 dev lo
   echo '{"good.example": {"A": [["203.0.113.1", 300]]}, "evil.example": {"A": [["203.0.113.200", 300]]}}' \
     > zone.json
   SDNSLOG=$PWD/dns.log
@@ -55,22 +36,8 @@ svc_egress_world() {
     > "$PWD/egress.yaml"
 }
 
-# start_egress_service [ARGS...]: start_service's, in the host namespace
-# (ip netns exec execs haven: SVC_PID is the service).
-start_egress_service() {
-  SOCK=$PWD/run/haven.sock
-  SVC_DIR=$PWD/run
-  ip netns exec "$SEH" "$HAVEN" serve --socket "$SOCK" --pool-size 0 "$@" 2>> "$PWD/serve.log" &
-  SVC_PID=$!
-  defer "stop_service"
-  local i
-  for i in $(seq 100); do
-    curl -sf --unix-socket "$SOCK" http://haven/v1/version > /dev/null 2>&1 && return 0
-    kill -0 "$SVC_PID" 2> /dev/null || fail "haven serve exited: $(tail -3 "$PWD/serve.log")"
-    sleep 0.05
-  done
-  fail "haven serve did not answer on $SOCK: $(tail -3 "$PWD/serve.log")"
-}
+# start_egress_service [ARGS...]: start_service's, in the host namespace.
+start_egress_service() { SVC_NETNS=$SEH start_service "$@"; }
 
 SVC_EGRESS_CLIENT='
 import socket, sys
@@ -249,32 +216,9 @@ test_service_egress_maker_killed() {
 # pasta, init, state directory or workspace of it is left.
 test_service_egress_maker_killed_early() {
   svc_egress_world
-  local point id left i
+  local point
   for point in create.pasta-started create.resolver-started create.egress-up; do
     HAVEN_TEST_KILL_AT=$point start_egress_service
-    rm -f "$PWD/answer"
-    CODE=$(curl -sS -m 10 --unix-socket "$SOCK" -X POST -o "$PWD/answer" -w '%{http_code}' \
-      -H 'Content-Type: application/json' --data-binary "{\"policy\":\"$PWD/egress.yaml\",\"pool\":false}" \
-      http://haven/v1/sandboxes 2> "$PWD/curl.err")
-    BODY=$(cat "$PWD/answer" 2> /dev/null)
-    # The service's failure, not the request's.
-    [ "$CODE" = 500 ] || fail "$point: create answered '$CODE' ($(cat "$PWD/curl.err")): $BODY"
-    assert_contains "$BODY" "maker killed by signal 9"
-    id=$(sed -n 's/.*sandbox \([^ ]*\) ([^)]*) not made: .*/\1/p' serve.log | tail -1)
-    [ -n "$id" ] || fail "$point: the log names no sandbox not made: $(tail -3 serve.log)"
-    # The service's children: pasta, and init and the monitor reparented.
-    for i in $(seq 50); do
-      left=$(ps --ppid "$SVC_PID" -o pid=,stat=,args= | awk '$2 !~ /^Z/')
-      [ -z "$left" ] && break
-      sleep 0.1
-    done
-    [ -z "$left" ] || fail "$point: processes of the dead maker's sandbox left: $left"
-    [ ! -e "/run/haven/$id" ] || fail "$point: state directory /run/haven/$id left"
-    [ -z "$(ls -d /run/haven-sandbox-*"$id"* 2> /dev/null)" ] || fail "$point: bundle left"
-    [ -z "$(ls "$SVC_DIR/.workspaces" 2> /dev/null)" ] || fail "$point: workspace left: $(ls "$SVC_DIR/.workspaces")"
-    api GET /v1/version
-    assert_eq 200 "$CODE" "$point: the service after: $BODY"
-    stop_service
-    rm -f serve.log
+    check_create_maker_killed "$point" "$PWD/egress.yaml"
   done
 }

@@ -393,7 +393,7 @@ test_service_trail() {
 # no state directory, no bundle, no scratch workspace.  The service goes
 # on serving.
 test_service_maker_killed_early() {
-  local point policy id left i
+  local point policy
   # With a trail, the audit listener (forked by the maker, outliving it)
   # is another copy of the maker to check.
   printf 'name: svc-killed-test\nextends: offline\naudit:\n  log: %s\n' "$PWD/trail.jsonl" > "$PWD/trail.yaml"
@@ -402,31 +402,7 @@ test_service_maker_killed_early() {
     policy=offline
     case $point in trail:*) point=${point#trail:} policy=$PWD/trail.yaml ;; esac
     HAVEN_TEST_KILL_AT=$point start_service
-    rm -f "$PWD/answer"
-    CODE=$(curl -sS -m 10 --unix-socket "$SOCK" -X POST -o "$PWD/answer" -w '%{http_code}' \
-      -H 'Content-Type: application/json' --data-binary "{\"policy\":\"$policy\",\"pool\":false}" \
-      http://haven/v1/sandboxes 2> "$PWD/curl.err")
-    BODY=$(cat "$PWD/answer" 2> /dev/null)
-    # The service's failure, not the request's.
-    [ "$CODE" = 500 ] || fail "$point: create answered '$CODE' ($(cat "$PWD/curl.err")): $BODY"
-    assert_contains "$BODY" "maker killed by signal 9"
-    id=$(sed -n 's/.*sandbox \([^ ]*\) ([^)]*) not made: .*/\1/p' serve.log | tail -1)
-    [ -n "$id" ] || fail "$point: the log names no sandbox not made: $(tail -3 serve.log)"
-    for i in $(seq 50); do
-      left=$(ps --ppid "$SVC_PID" -o pid=,stat=,args= | awk '$2 !~ /^Z/')
-      [ -z "$left" ] && break
-      sleep 0.1
-    done
-    [ -z "$left" ] || fail "$point: processes of the dead maker's sandbox left: $left"
-    [ ! -e "/run/haven/$id" ] || fail "$point: state directory /run/haven/$id left"
-    [ -z "$(ls -d /run/haven-sandbox-*"$id"* 2> /dev/null)" ] || fail "$point: bundle left: $(ls -d /run/haven-sandbox-*"$id"*)"
-    [ -z "$(ls "$SVC_DIR/.workspaces" 2> /dev/null)" ] || fail "$point: workspace left: $(ls "$SVC_DIR/.workspaces")"
-    [ -z "$(find /sys/fs/cgroup -maxdepth 5 -name "*$id*" 2> /dev/null | head -1)" ] || fail "$point: cgroup left"
-    ! grep -q "$id" /proc/self/mountinfo || fail "$point: mount left"
-    api GET /v1/version
-    assert_eq 200 "$CODE" "$point: the service after: $BODY"
-    stop_service
-    rm -f serve.log
+    check_create_maker_killed "$point" "$policy"
   done
   # Without the fault, the same service's create works.
   start_service
