@@ -16,6 +16,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "run_leftovers.h"
+#include "service_socket.h"
 #include "svc_client.h"
 #include "utils.h"
 
@@ -31,17 +32,6 @@
 /* Depth to which the private directory is removed (its workspaces hold
  * whatever the sandbox made). */
 #define REMOVE_DEPTH 64
-
-static char *
-default_socket (void)
-{
-  if (geteuid () == 0)
-    return xstrdup ("/run/haven/haven.sock");
-  const char *rt = getenv ("XDG_RUNTIME_DIR");
-  if (rt && rt[0] == '/')
-    return xasprintf ("%s/haven/haven.sock", rt);
-  return xasprintf ("/run/user/%u/haven/haven.sock", (unsigned) geteuid ());
-}
 
 /* Whether the service at e answers GET /v1/version with API version 1. */
 static int
@@ -233,7 +223,7 @@ int
 hv_svc_endpoint_open (const char *haven_exe, const char *socket_path, struct hv_svc_endpoint *e, hv_error **err)
 {
   *e = (struct hv_svc_endpoint) HV_SVC_ENDPOINT_INIT;
-  e->socket = socket_path ? xstrdup (socket_path) : default_socket ();
+  e->socket = socket_path ? xstrdup (socket_path) : hv_service_default_socket ();
   hv_error *perr = NULL;
   if (probe (e, &perr) == 0)
     return 0;

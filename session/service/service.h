@@ -10,9 +10,6 @@
 #include "error.h"
 #include "service_opts.h"
 
-/* $XDG_RUNTIME_DIR/haven/haven.sock; root: /run/haven/haven.sock. */
-char *hv_service_default_socket (void);
-
 /* Serve until SIGTERM or SIGINT (0: every sandbox destroyed, the socket
  * removed), or fail to start (-1 with *err: a live service already
  * answers on the socket, the socket cannot be made). */
