@@ -39,6 +39,7 @@
 #include "landlock.h"
 #include "policy_compile.h"
 #include "policy_load.h"
+#include "policy_parse.h"
 #include "unit_skip.h"
 #include "utils.h"
 
@@ -538,6 +539,29 @@ test_landlock_abi (void **state)
     }
 }
 
+/* The parser knows every weaker form's entry, and refuses an unknown
+ * one by file:line:column. */
+static void
+test_best_effort_parsed (void **state)
+{
+  (void) state;
+  const char *ok = "best_effort: [landlock, " HV_WEAKER_PRIVATE_TMP ", " HV_WEAKER_NETWORK_PORTS ", "
+                   HV_WEAKER_PROTECT_AFTER_RUN ", " HV_WEAKER_UNIX_SOCKETS ", " HV_WEAKER_CGROUPS "]\n";
+  hv_policy p = { 0 };
+  hv_error *err = NULL;
+  if (hv_policy_parse (ok, strlen (ok), "t.yaml", &p, NULL, &err) < 0)
+    fail_msg ("%s", err->msg);
+  assert_int_equal (p.best_effort.n, 6);
+  hv_policy_free_fields (&p);
+  const char *bad = "name: t\nbest_effort:\n  - private_tmp\n  - private-tmp\n";
+  memset (&p, 0, sizeof (p));
+  assert_int_equal (hv_policy_parse (bad, strlen (bad), "t.yaml", &p, NULL, &err), -1);
+  hv_policy_free_fields (&p);
+  assert_non_null (err);
+  assert_true (str_has_prefix (err->msg, "t.yaml:4:5: best_effort: unknown entry \"private-tmp\" (known: landlock, "));
+  hv_error_free (&err);
+}
+
 int
 main (void)
 {
@@ -545,6 +569,7 @@ main (void)
     cmocka_unit_test (test_shipped_verdicts),   cmocka_unit_test (test_best_effort_accepts),
     cmocka_unit_test (test_hidden_never_granted), cmocka_unit_test (test_landlock_applied),
     cmocka_unit_test (test_refusal_names),      cmocka_unit_test (test_landlock_abi),
+    cmocka_unit_test (test_best_effort_parsed),
   };
   int failed = cmocka_run_group_tests (tests, setup_world, teardown_world);
   return unit_tests_status (failed, N_ELEMENTS (tests));
