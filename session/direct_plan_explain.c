@@ -59,6 +59,11 @@ hv_direct_plan_explain (const hv_policy *p, FILE *out)
     fprintf (out, "  On this host (Landlock ABI %d), with %s as the project:\n", abi, project);
   else
     fprintf (out, "  On this host (no Landlock), with %s as the project:\n", project);
+  for (size_t i = 0; i < p->best_effort.n; i++)
+    {
+      const char *what = hv_policy_best_effort_what (p->best_effort.v[i]);
+      fprintf (out, "  best_effort %s: %s\n", p->best_effort.v[i], what ? what : "?");
+    }
   for (size_t i = 0; i < plan.n_rules; i++)
     fprintf (out, "  %-8s  %s: %s\n", verdict_word (plan.rules[i].verdict), plan.rules[i].rule, plan.rules[i].how);
   if (plan.n_refused)

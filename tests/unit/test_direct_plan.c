@@ -588,6 +588,18 @@ test_explain_section (void **state)
   assert_non_null (strstr (text, "\n  enforced  filesystem.hide_home: "));
   assert_non_null (strstr (text, "\n  It would not start: 6 rules refused "));
   free (text);
+  /* The policy's best_effort entries, each said, and the weaker rules. */
+  cleanup_policy hv_policy *d = load ("default", all_weaker);
+  text = NULL;
+  out = open_memstream (&text, &len);
+  assert_int_equal (chdir (project), 0);
+  hv_direct_plan_explain (d, out);
+  fclose (out);
+  assert_int_equal (chdir (here), 0);
+  assert_non_null (strstr (text, "\n  best_effort private_tmp: without namespaces: filesystem.tmpfs "));
+  assert_non_null (strstr (text, "\n  weaker    filesystem.protect .git/hooks: "));
+  assert_non_null (strstr (text, "\n  It would start, 5 rules weaker as said above.\n"));
+  free (text);
 }
 
 int
