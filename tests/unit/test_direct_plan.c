@@ -624,6 +624,45 @@ test_explain_section (void **state)
   free (text);
 }
 
+/* network_ports: the allowlist's ports, one by one; an entry of every
+ * port is refused by name, never turned into TCP anywhere. */
+static void
+test_network_ports (void **state)
+{
+  (void) state;
+  static const struct
+  {
+    const char *allow;
+    bool refused;
+    uint16_t port;
+  } cases[] = { { "[example.com:22, example.org]", false, 22 }, { "[10.0.0.0/8]", true, 0 } };
+  for (size_t c = 0; c < N_ELEMENTS (cases); c++)
+    {
+      cleanup_free char *file = xasprintf ("%s/ports.yaml", world);
+      cleanup_free char *text = xasprintf ("name: ports\nextends: default\nnetwork:\n  mode: allowlist\n"
+                                           "  allow: %s\nbest_effort: [network_ports]\n",
+                                           cases[c].allow);
+      put ("ports.yaml", text);
+      cleanup_policy hv_policy *p = load (file, NULL);
+      cleanup_spec oci_spec *spec = compile (p);
+      cleanup_direct_plan hv_direct_plan plan;
+      plan_of (p, spec, 7, &plan);
+      unlink (file);
+      if (cases[c].refused)
+        {
+          assert_verdict (&plan, "network.allow 10.0.0.0/8", HV_DIRECT_REFUSED, p->name);
+          assert_null (rule (&plan, "network.allow"));
+          continue;
+        }
+      assert_verdict (&plan, "network.allow", HV_DIRECT_WEAKER, p->name);
+      assert_int_equal (plan.n_tcp_connect_ports, 3);
+      assert_int_equal (plan.tcp_connect_ports[0], cases[c].port);
+      assert_int_equal (plan.tcp_connect_ports[1], 443);
+      assert_int_equal (plan.tcp_connect_ports[2], 80);
+      assert_true (plan.tcp_handled && plan.udp);
+    }
+}
+
 int
 main (void)
 {
@@ -632,6 +671,7 @@ main (void)
     cmocka_unit_test (test_hidden_never_granted), cmocka_unit_test (test_landlock_applied),
     cmocka_unit_test (test_refusal_names),      cmocka_unit_test (test_landlock_abi),
     cmocka_unit_test (test_best_effort_parsed), cmocka_unit_test (test_explain_section),
+    cmocka_unit_test (test_network_ports),
   };
   int failed = cmocka_run_group_tests (tests, setup_world, teardown_world);
   return unit_tests_status (failed, N_ELEMENTS (tests));
