@@ -64,7 +64,6 @@ view_set (struct hv_direct_view *view, const char *path, unsigned acc, bool moun
       {
         view->v[i].acc = acc;
         view->v[i].mount_x = mount_x;
-        view->v[i].tmpfs = false;
         view->v[i].protect = false;
         return &view->v[i];
       }
@@ -149,8 +148,7 @@ view_mount (struct hv_direct_view *view, const oci_mount *m)
    * socket; a project's copy of a home file; the hidden home's scratch
    * tmpfs; devpts, /dev/shm): without the mount the host's file would
    * show instead, so the path is hidden (fail closed). */
-  struct hv_direct_entry *e = view_set (view, m->destination, 0, false);
-  e->tmpfs = strcmp (type, "tmpfs") == 0;
+  view_set (view, m->destination, 0, false);
 }
 
 void
