@@ -236,12 +236,15 @@ add_rule (struct granter *g, const char *path, unsigned acc, hv_error **err)
   if (++g->n_rules > HV_DIRECT_MAX_RULES)
     return hv_error_set (err, 0, "more than %d Landlock rules are needed to hide what lies in %s", HV_DIRECT_MAX_RULES,
                          path);
+  /* write holds read; exec holds reading files only, not listing a
+   * directory (runtime/landlock.c): a readable, executable tree is in
+   * read and exec both. */
   if (acc & HV_DIRECT_W)
     oci_strv_push_unique (&g->plan->write, path);
+  else if (acc & HV_DIRECT_R)
+    oci_strv_push_unique (&g->plan->read, path);
   if (acc & HV_DIRECT_X)
     oci_strv_push_unique (&g->plan->exec, path);
-  if ((acc & (HV_DIRECT_W | HV_DIRECT_X)) == 0 && (acc & HV_DIRECT_R))
-    oci_strv_push_unique (&g->plan->read, path);
   return 0;
 }
 

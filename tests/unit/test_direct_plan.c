@@ -464,7 +464,8 @@ test_landlock_applied (void **state)
       cleanup_free char *made = xasprintf ("%s/project/new.txt", world);
       if (open (main_py, O_WRONLY | O_APPEND) < 0 || open (made, O_WRONLY | O_CREAT, 0644) < 0)
         _exit (30);
-      if (open ("/etc/passwd", O_RDONLY) < 0)
+      /* Read and listed (a directory of the host, executable). */
+      if (open ("/etc/passwd", O_RDONLY) < 0 || open ("/usr/bin", O_RDONLY | O_DIRECTORY) < 0)
         _exit (31);
       /* The host is read-only (even as root). */
       if (open ("/etc/haven-direct-plan-test", O_WRONLY | O_CREAT, 0644) >= 0 || errno != EACCES)
