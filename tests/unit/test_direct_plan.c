@@ -744,6 +744,46 @@ test_network_ports (void **state)
     }
 }
 
+/* A hidden file among more entries than the plan grants one by one:
+ * refused, naming the directory (never granted whole). */
+static void
+test_rule_cap (void **state)
+{
+  (void) state;
+  put ("big", NULL);
+  for (int i = 0; i <= HV_DIRECT_MAX_RULES; i++)
+    {
+      cleanup_free char *rel = xasprintf ("big/f%d", i);
+      put (rel, "");
+    }
+  put ("big/secret", "x\n");
+  cleanup_free char *text = xasprintf ("name: cap\nextends: default\nfilesystem:\n  block: [%s/big/secret]\n"
+                                       "best_effort: [private_tmp, protect_after_run]\n",
+                                       world);
+  put ("cap.yaml", text);
+  cleanup_free char *file = xasprintf ("%s/cap.yaml", world);
+  cleanup_policy hv_policy *p = load (file, NULL);
+  cleanup_spec oci_spec *spec = compile (p);
+  cleanup_direct_plan hv_direct_plan plan;
+  plan_of (p, spec, 7, &plan);
+  cleanup_free char *big = xasprintf ("%s/big", world);
+  cleanup_free char *secret = xasprintf ("%s/big/secret", world);
+  assert_null (granted_at (&plan, secret));
+  const hv_direct_rule *r = rule (&plan, "filesystem.block");
+  assert_non_null (r);
+  assert_int_equal (r->verdict, HV_DIRECT_REFUSED);
+  cleanup_free char *words = xasprintf ("to hide what lies in %s", big);
+  assert_non_null (strstr (r->how, words));
+  for (int i = 0; i <= HV_DIRECT_MAX_RULES; i++)
+    {
+      cleanup_free char *path = xasprintf ("%s/big/f%d", world, i);
+      unlink (path);
+    }
+  unlink (secret);
+  rmdir (big);
+  unlink (file);
+}
+
 int
 main (void)
 {
@@ -753,6 +793,7 @@ main (void)
     cmocka_unit_test (test_refusal_names),      cmocka_unit_test (test_landlock_abi),
     cmocka_unit_test (test_best_effort_parsed), cmocka_unit_test (test_explain_section),
     cmocka_unit_test (test_network_ports),      cmocka_unit_test (test_landlock_exec_rules),
+    cmocka_unit_test (test_rule_cap),
   };
   int failed = cmocka_run_group_tests (tests, setup_world, teardown_world);
   return unit_tests_status (failed, N_ELEMENTS (tests));
