@@ -199,7 +199,8 @@ plan_files (const hv_policy *p, const struct hv_run_ctx *ctx, const oci_spec *sp
         {
         case HV_HOME_COPY:
           add (plan, HV_DIRECT_ENFORCED, rule,
-               "read-only (stricter: copy-on-write needs a mount; a copied file is not shown)");
+               "read-only (stricter: copy-on-write needs a mount; what the namespaced sandbox shows from the "
+               "project's own copy is not shown)");
           break;
         case HV_HOME_DATA:
           add (plan, HV_DIRECT_ENFORCED, rule,

@@ -184,6 +184,12 @@ hv_direct_view_build (const oci_spec *spec, bool exec_rules, struct hv_direct_vi
           continue;
         }
       view_set (view, masked->v[i], 0, false);
+      /* The runtime resolves maskedPaths in the container, following
+       * links (a socket under /var/run is masked at /run): hide where it
+       * leads too. */
+      cleanup_free char *real = realpath (masked->v[i], NULL);
+      if (real && strcmp (real, masked->v[i]) != 0 && !hv_direct_path_under (real, "/proc"))
+        view_set (view, real, 0, false);
     }
   /* readonlyPaths: read-only where a writable entry would show them. */
   const oci_strv *ro = &spec->linux_cfg.readonly_paths;

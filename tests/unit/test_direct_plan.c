@@ -34,6 +34,7 @@
 
 #include "array_size.h"
 #include "direct_plan.h"
+#include "direct_plan_explain.h"
 #include "direct_plan_fs.h"
 #include "json_gen.h"
 #include "landlock.h"
@@ -562,6 +563,45 @@ test_best_effort_parsed (void **state)
   hv_error_free (&err);
 }
 
+/* explain's section: each rule's verdict for the current directory. */
+static void
+test_explain_section (void **state)
+{
+  (void) state;
+  char *text = NULL;
+  size_t len = 0;
+  char here[PATH_MAX];
+  assert_non_null (getcwd (here, sizeof (here)));
+  cleanup_free char *project = xasprintf ("%s/project", world);
+  assert_int_equal (chdir (project), 0);
+  cleanup_policy hv_policy *p = load ("claude-code", NULL);
+  FILE *out = open_memstream (&text, &len);
+  hv_direct_plan_explain (p, out);
+  fclose (out);
+  assert_int_equal (chdir (here), 0);
+  print_message ("%s", text);
+  assert_true (str_has_prefix (text, "\nWithout namespaces "));
+  cleanup_free char *on = xasprintf ("with %s as the project:\n", project);
+  assert_non_null (strstr (text, on));
+  assert_non_null (strstr (text, "\n  refused   filesystem.tmpfs /tmp: "));
+  assert_non_null (strstr (text, "\n  refused   credentials.api: "));
+  assert_non_null (strstr (text, "\n  enforced  filesystem.hide_home: "));
+  assert_non_null (strstr (text, "\n  It would not start: 6 rules refused "));
+  free (text);
+  /* The policy's best_effort entries, each said, and the weaker rules. */
+  cleanup_policy hv_policy *d = load ("default", all_weaker);
+  text = NULL;
+  out = open_memstream (&text, &len);
+  assert_int_equal (chdir (project), 0);
+  hv_direct_plan_explain (d, out);
+  fclose (out);
+  assert_int_equal (chdir (here), 0);
+  assert_non_null (strstr (text, "\n  best_effort private_tmp: without namespaces: filesystem.tmpfs "));
+  assert_non_null (strstr (text, "\n  weaker    filesystem.protect .git/hooks: "));
+  assert_non_null (strstr (text, "\n  It would start, 5 rules weaker as said above.\n"));
+  free (text);
+}
+
 int
 main (void)
 {
@@ -569,7 +609,7 @@ main (void)
     cmocka_unit_test (test_shipped_verdicts),   cmocka_unit_test (test_best_effort_accepts),
     cmocka_unit_test (test_hidden_never_granted), cmocka_unit_test (test_landlock_applied),
     cmocka_unit_test (test_refusal_names),      cmocka_unit_test (test_landlock_abi),
-    cmocka_unit_test (test_best_effort_parsed),
+    cmocka_unit_test (test_best_effort_parsed), cmocka_unit_test (test_explain_section),
   };
   int failed = cmocka_run_group_tests (tests, setup_world, teardown_world);
   return unit_tests_status (failed, N_ELEMENTS (tests));
