@@ -110,13 +110,9 @@ plan_files (const hv_policy *p, const struct hv_run_ctx *ctx, const oci_spec *sp
   add (plan, HV_DIRECT_ENFORCED, "filesystem (the host read-only)",
        "Landlock: read%s on what the policy shows; write only to the project and the policy's writable paths",
        exec_rules (p) ? "" : " and execute");
-  for (size_t i = 0; i < view.unhideable.n; i++)
-    {
-      cleanup_free char *rule = xasprintf ("filesystem.block %s", view.unhideable.v[i]);
-      add (plan, HV_DIRECT_REFUSED, rule,
-           "hiding a file of /proc needs a private /proc (a mount namespace); no weaker form");
-    }
-
+  add (plan, HV_DIRECT_ENFORCED, "/proc",
+       "read-only, without any process's directory (/proc/self included: the run's processes are made after "
+       "the plan; the caller's others are not shown)");
   /* filesystem.tmpfs: a private directory needs a mount. */
   for (size_t i = 0; i < p->n_tmpfs; i++)
     {

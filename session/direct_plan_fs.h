@@ -21,13 +21,6 @@
  * the kernel may refuse or that takes long to load. */
 #define HV_DIRECT_MAX_RULES 8192
 
-/* The runtime's masks of kernel files under /proc
- * (policy_compile.c's default_masked): /proc is granted read-only as a
- * whole instead (hiding one of its files would mean granting each
- * process's directory by name, and the run's own processes, made later,
- * could then not read /proc/self). */
-bool hv_direct_default_kernel_mask (const char *path);
-
 struct hv_direct_entry
 {
   char *path;
@@ -41,8 +34,6 @@ struct hv_direct_view
 {
   struct hv_direct_entry *v;
   size_t n;
-  /* kernel paths the plan cannot hide (a block under /proc) */
-  oci_strv unhideable;
 };
 
 void hv_direct_view_free (struct hv_direct_view *view);

@@ -328,7 +328,7 @@ granted_at (const hv_direct_plan *plan, const char *path)
 
 /* What the spec hides, read from the spec itself: every mount that does
  * not show the host's own path there (a bind of another source, a tmpfs,
- * devpts), and maskedPaths outside /proc. */
+ * devpts), and maskedPaths. */
 static void
 spec_hidden (const oci_spec *spec, oci_strv *out)
 {
@@ -342,8 +342,7 @@ spec_hidden (const oci_spec *spec, oci_strv *out)
       oci_strv_push (out, m->destination);
     }
   for (size_t i = 0; i < spec->linux_cfg.masked_paths.n; i++)
-    if (strncmp (spec->linux_cfg.masked_paths.v[i], "/proc/", 6) != 0)
-      oci_strv_push (out, spec->linux_cfg.masked_paths.v[i]);
+    oci_strv_push (out, spec->linux_cfg.masked_paths.v[i]);
 }
 
 static void
@@ -391,6 +390,11 @@ check_nothing_hidden_granted (const char *name, const char *const *extra)
       if (g)
         fail_msg ("%s: the secret %s is granted by %s", name, real, g);
     }
+  /* No process's directory in /proc: the caller's others are not shown. */
+  cleanup_free char *own = xasprintf ("/proc/%d/environ", (int) getpid ());
+  assert_null (granted_at (&plan, own));
+  assert_null (granted_at (&plan, "/proc/1/environ"));
+  assert_non_null (granted_at (&plan, "/proc/cpuinfo"));
   if (access ("/etc/shadow", F_OK) == 0)
     assert_null (granted_at (&plan, "/etc/shadow"));
   /* What is shown stays shown: the host's programs, the home's cache. */
@@ -419,6 +423,9 @@ test_landlock_applied (void **state)
   (void) state;
   if (hv_landlock_abi () < 1)
     SKIP_BECAUSE ("this kernel has no Landlock");
+  cleanup_free char *link = xasprintf ("%s/project/sshdir", world);
+  cleanup_free char *ssh = xasprintf ("%s/home/.ssh", world);
+  assert_int_equal (symlink (ssh, link), 0);
   cleanup_policy hv_policy *p = load ("default", all_weaker);
   cleanup_spec oci_spec *spec = compile (p);
   cleanup_direct_plan hv_direct_plan plan;
@@ -465,10 +472,25 @@ test_landlock_applied (void **state)
       cleanup_free char *cache = xasprintf ("%s/home/.cache/pip.log", world);
       if (open (cache, O_RDONLY) < 0 || open (cache, O_WRONLY) >= 0)
         _exit (33);
+      /* A link planted in the project leads nowhere granted. */
+      cleanup_free char *via_link = xasprintf ("%s/project/sshdir/id_rsa", world);
+      if (open (via_link, O_RDONLY) >= 0 || errno != EACCES)
+        _exit (34);
+      /* The devices a command needs; not the host's shared memory. */
+      if (open ("/dev/null", O_WRONLY) < 0 || open ("/dev/shm/h-nsplan-test", O_WRONLY | O_CREAT, 0600) >= 0)
+        _exit (35);
+      /* Another process's environment (the test's, outside the domain). */
+      cleanup_free char *environ_path = xasprintf ("/proc/%d/environ", (int) getppid ());
+      if (open (environ_path, O_RDONLY) >= 0 || errno != EACCES)
+        _exit (36);
+      /* The kernel's files of /proc are read. */
+      if (open ("/proc/cpuinfo", O_RDONLY) < 0)
+        _exit (37);
       _exit (0);
     }
   int status;
   assert_int_equal (waitpid (pid, &status, 0), pid);
+  unlink (link);
   assert_true (WIFEXITED (status));
   assert_int_equal (WEXITSTATUS (status), 0);
 }
