@@ -157,8 +157,10 @@ hv_doctor_print (FILE *out, const struct hv_doctor_report *r)
     }
   fprintf (out, "haven run uses: %s%s%s\n", r->namespaces ? "namespaces" : "Landlock and seccomp only (no namespaces)",
            r->isolation_why[0] ? ": " : "", r->isolation_why);
-  fprintf (out, "Allowlists go out through: %s%s%s\n", r->egress ? r->egress : "(unknown)",
-           r->egress_why[0] ? ": " : "", r->egress_why);
+  if (r->egress)
+    fprintf (out, "Allowlists go out through: %s%s%s\n", r->egress, r->egress_why[0] ? ": " : "", r->egress_why);
+  else
+    fprintf (out, "Allowlists go out through: %s\n", r->egress_why);
   fprintf (out, "Policies, for the project %s%s%s%s:\n", r->project ? r->project : "(none)",
            r->project_note ? " (" : "", r->project_note ? r->project_note : "", r->project_note ? ")" : "");
   for (size_t i = 0; i < r->n_policies; i++)
