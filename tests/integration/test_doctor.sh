@@ -24,6 +24,7 @@ doctor_no_probe_cgroup() {
 
 test_doctor_as_root() {
   need_haven
+  unset HAVEN_ISOLATION HAVEN_EGRESS_WAY
   make_project
   haven_in "$P" doctor
   assert_eq 0 "$RC" "haven doctor ($OUT)"
@@ -56,6 +57,7 @@ test_doctor_as_root() {
 
 test_doctor_as_user() {
   need_haven
+  unset HAVEN_ISOLATION HAVEN_EGRESS_WAY
   make_project
   chown -R 65534:65534 "$P"
   chmod 755 "$WORK"
@@ -91,6 +93,7 @@ test_doctor_as_user() {
 
 test_doctor_policy_errors_and_options() {
   need_haven
+  unset HAVEN_ISOLATION HAVEN_EGRESS_WAY
   make_project
   printf 'name: broken\nnetwork:\n  mode: none\nfilesystem:\n  hide_hme: true\n' > "$P.pol/broken.yaml"
   printf 'extends: default\nname: open\nnetwork:\n  mode: open\n' > "$P.pol/open.yaml"
@@ -135,6 +138,7 @@ doctor_without_namespaces() {
 
 test_doctor_without_namespaces() {
   need_haven
+  unset HAVEN_ISOLATION HAVEN_EGRESS_WAY
   unshare --user --map-root-user sh -c 'echo 0 > /proc/sys/user/max_user_namespaces' 2>/dev/null \
     || skip "user.max_user_namespaces cannot be set in a user namespace here"
   make_project
@@ -163,6 +167,11 @@ test_doctor_without_namespaces() {
   # files are named.
   assert_contains "$OUT" "  default: refused here: filesystem.block $P/.env: "
   assert_contains "$OUT" "  default: refused here: filesystem.block $P/src/deep/.env: "
+
+  # Namespaces asked for where they cannot be made: every policy refused,
+  # saying so.
+  HAVEN_ISOLATION=namespaces doctor_without_namespaces "$P" --policy default
+  assert_contains "$OUT" "  default: refused here: HAVEN_ISOLATION=namespaces: they cannot be made here ("
 
   # A project without secrets, and a policy that accepts the weaker
   # forms of what needs a mount: it runs, and says what is weaker.
