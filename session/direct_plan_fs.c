@@ -64,7 +64,6 @@ view_set (struct hv_direct_view *view, const char *path, unsigned acc, bool moun
       {
         view->v[i].acc = acc;
         view->v[i].mount_x = mount_x;
-        view->v[i].tmpfs = false;
         view->v[i].protect = false;
         return &view->v[i];
       }
@@ -149,8 +148,7 @@ view_mount (struct hv_direct_view *view, const oci_mount *m)
    * socket; a project's copy of a home file; the hidden home's scratch
    * tmpfs; devpts, /dev/shm): without the mount the host's file would
    * show instead, so the path is hidden (fail closed). */
-  struct hv_direct_entry *e = view_set (view, m->destination, 0, false);
-  e->tmpfs = strcmp (type, "tmpfs") == 0;
+  view_set (view, m->destination, 0, false);
 }
 
 void
@@ -238,12 +236,15 @@ add_rule (struct granter *g, const char *path, unsigned acc, hv_error **err)
   if (++g->n_rules > HV_DIRECT_MAX_RULES)
     return hv_error_set (err, 0, "more than %d Landlock rules are needed to hide what lies in %s", HV_DIRECT_MAX_RULES,
                          path);
+  /* write holds read; exec holds reading files only, not listing a
+   * directory (runtime/landlock.c): a readable, executable tree is in
+   * read and exec both. */
   if (acc & HV_DIRECT_W)
     oci_strv_push_unique (&g->plan->write, path);
+  else if (acc & HV_DIRECT_R)
+    oci_strv_push_unique (&g->plan->read, path);
   if (acc & HV_DIRECT_X)
     oci_strv_push_unique (&g->plan->exec, path);
-  if ((acc & (HV_DIRECT_W | HV_DIRECT_X)) == 0 && (acc & HV_DIRECT_R))
-    oci_strv_push_unique (&g->plan->read, path);
   return 0;
 }
 

@@ -26,7 +26,6 @@ struct hv_direct_entry
   char *path;
   unsigned acc;  /* HV_DIRECT_*: 0 is hidden */
   bool mount_x;  /* the mount did not say noexec (exec rules strip X from acc) */
-  bool tmpfs;    /* a tmpfs the spec lays (the policy's tmpfs, the hidden home) */
   bool protect;  /* a read-only bind below a writable one (protect, read_only) */
 };
 

@@ -416,6 +416,101 @@ test_hidden_never_granted (void **state)
     }
 }
 
+/* The plan's file rules as the runtime's run.haven.landlock document. */
+static char *
+landlock_json (const hv_direct_plan *plan)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (g);
+  const char *keys[] = { "read", "write", "exec" };
+  const oci_strv *lists[] = { &plan->read, &plan->write, &plan->exec };
+  for (size_t l = 0; l < 3; l++)
+    {
+      jg_str (g, keys[l]);
+      yajl_gen_array_open (g);
+      for (size_t i = 0; i < lists[l]->n; i++)
+        jg_str (g, lists[l]->v[i]);
+      yajl_gen_array_close (g);
+    }
+  jg_str (g, "bestEffort");
+  yajl_gen_bool (g, false);
+  yajl_gen_map_close (g);
+  return jg_finish (g);
+}
+
+/* The status of a program run by a child confined by json. */
+static int
+confined_exec (const char *json, const char *program)
+{
+  pid_t pid = fork ();
+  assert_true (pid >= 0);
+  if (pid == 0)
+    {
+      hv_error *err = NULL;
+      if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || hv_landlock_apply (json, false, &err) < 0)
+        _exit (10);
+      /* A shell told to do nothing; true ignores its arguments. */
+      char *argv[] = { (char *) program, (char *) "-c", (char *) ":", NULL };
+      execv (program, argv);
+      _exit (errno == EACCES ? 13 : 12);
+    }
+  int status;
+  assert_int_equal (waitpid (pid, &status, 0), pid);
+  assert_true (WIFEXITED (status));
+  return WEXITSTATUS (status);
+}
+
+/* Exec rules (strict: block_shell): the host's programs run, a shell
+ * does not (Landlock refuses its execve). */
+static void
+test_landlock_exec_rules (void **state)
+{
+  (void) state;
+  if (hv_landlock_abi () < 1)
+    SKIP_BECAUSE ("this kernel has no Landlock");
+  char sh[PATH_MAX], tru[PATH_MAX];
+  if (realpath ("/bin/sh", sh) == NULL || realpath ("/bin/true", tru) == NULL)
+    SKIP_BECAUSE ("no /bin/sh or /bin/true here");
+  /* A program outside the allowed ones, on a mount that is not noexec. */
+  put ("tools", NULL);
+  cleanup_free char *tool = xasprintf ("%s/tools/true", world);
+  {
+    cleanup_free char *bytes = NULL;
+    size_t len = 0;
+    FILE *in = fopen (tru, "re");
+    FILE *out = open_memstream (&bytes, &len);
+    int c;
+    while (in && (c = fgetc (in)) != EOF)
+      fputc (c, out);
+    fclose (out);
+    if (in)
+      fclose (in);
+    FILE *t = fopen (tool, "we");
+    assert_non_null (t);
+    assert_int_equal (fwrite (bytes, 1, len, t), len);
+    assert_int_equal (fclose (t), 0);
+    assert_int_equal (chmod (tool, 0755), 0);
+  }
+  cleanup_policy hv_policy *p = load ("strict", all_weaker);
+  cleanup_spec oci_spec *spec = compile (p);
+  cleanup_direct_plan hv_direct_plan plan;
+  plan_of (p, spec, hv_landlock_abi (), &plan);
+  cleanup_free char *json = landlock_json (&plan);
+  assert_int_equal (confined_exec (json, tru), 0);
+  assert_int_equal (confined_exec (json, sh), 13);
+  assert_int_equal (confined_exec (json, tool), 13);
+  /* Without the plan's exec rules the shell runs: the check above is
+   * theirs. */
+  cleanup_policy hv_policy *d = load ("default", all_weaker);
+  cleanup_spec oci_spec *dspec = compile (d);
+  cleanup_direct_plan hv_direct_plan dplan;
+  plan_of (d, dspec, hv_landlock_abi (), &dplan);
+  cleanup_free char *djson = landlock_json (&dplan);
+  assert_int_equal (confined_exec (djson, tru), 0);
+  assert_int_equal (confined_exec (djson, sh), 0);
+  assert_int_equal (confined_exec (djson, tool), 0);
+}
+
 /* The plan's rules applied by the runtime's Landlock code, in a child. */
 static void
 test_landlock_applied (void **state)
@@ -430,22 +525,7 @@ test_landlock_applied (void **state)
   cleanup_spec oci_spec *spec = compile (p);
   cleanup_direct_plan hv_direct_plan plan;
   plan_of (p, spec, hv_landlock_abi (), &plan);
-  yajl_gen g = yajl_gen_alloc (NULL);
-  yajl_gen_map_open (g);
-  const char *keys[] = { "read", "write", "exec" };
-  const oci_strv *lists[] = { &plan.read, &plan.write, &plan.exec };
-  for (size_t l = 0; l < 3; l++)
-    {
-      jg_str (g, keys[l]);
-      yajl_gen_array_open (g);
-      for (size_t i = 0; i < lists[l]->n; i++)
-        jg_str (g, lists[l]->v[i]);
-      yajl_gen_array_close (g);
-    }
-  jg_str (g, "bestEffort");
-  yajl_gen_bool (g, false);
-  yajl_gen_map_close (g);
-  cleanup_free char *json = jg_finish (g);
+  cleanup_free char *json = landlock_json (&plan);
   pid_t pid = fork ();
   assert_true (pid >= 0);
   if (pid == 0)
@@ -464,7 +544,8 @@ test_landlock_applied (void **state)
       cleanup_free char *made = xasprintf ("%s/project/new.txt", world);
       if (open (main_py, O_WRONLY | O_APPEND) < 0 || open (made, O_WRONLY | O_CREAT, 0644) < 0)
         _exit (30);
-      if (open ("/etc/passwd", O_RDONLY) < 0)
+      /* Read and listed (a directory of the host, executable). */
+      if (open ("/etc/passwd", O_RDONLY) < 0 || open ("/usr/bin", O_RDONLY | O_DIRECTORY) < 0)
         _exit (31);
       /* The host is read-only (even as root). */
       if (open ("/etc/haven-direct-plan-test", O_WRONLY | O_CREAT, 0644) >= 0 || errno != EACCES)
@@ -624,6 +705,45 @@ test_explain_section (void **state)
   free (text);
 }
 
+/* network_ports: the allowlist's ports, one by one; an entry of every
+ * port is refused by name, never turned into TCP anywhere. */
+static void
+test_network_ports (void **state)
+{
+  (void) state;
+  static const struct
+  {
+    const char *allow;
+    bool refused;
+    uint16_t port;
+  } cases[] = { { "[example.com:22, example.org]", false, 22 }, { "[10.0.0.0/8]", true, 0 } };
+  for (size_t c = 0; c < N_ELEMENTS (cases); c++)
+    {
+      cleanup_free char *file = xasprintf ("%s/ports.yaml", world);
+      cleanup_free char *text = xasprintf ("name: ports\nextends: default\nnetwork:\n  mode: allowlist\n"
+                                           "  allow: %s\nbest_effort: [network_ports]\n",
+                                           cases[c].allow);
+      put ("ports.yaml", text);
+      cleanup_policy hv_policy *p = load (file, NULL);
+      cleanup_spec oci_spec *spec = compile (p);
+      cleanup_direct_plan hv_direct_plan plan;
+      plan_of (p, spec, 7, &plan);
+      unlink (file);
+      if (cases[c].refused)
+        {
+          assert_verdict (&plan, "network.allow 10.0.0.0/8", HV_DIRECT_REFUSED, p->name);
+          assert_null (rule (&plan, "network.allow"));
+          continue;
+        }
+      assert_verdict (&plan, "network.allow", HV_DIRECT_WEAKER, p->name);
+      assert_int_equal (plan.n_tcp_connect_ports, 3);
+      assert_int_equal (plan.tcp_connect_ports[0], cases[c].port);
+      assert_int_equal (plan.tcp_connect_ports[1], 443);
+      assert_int_equal (plan.tcp_connect_ports[2], 80);
+      assert_true (plan.tcp_handled && plan.udp);
+    }
+}
+
 int
 main (void)
 {
@@ -632,6 +752,7 @@ main (void)
     cmocka_unit_test (test_hidden_never_granted), cmocka_unit_test (test_landlock_applied),
     cmocka_unit_test (test_refusal_names),      cmocka_unit_test (test_landlock_abi),
     cmocka_unit_test (test_best_effort_parsed), cmocka_unit_test (test_explain_section),
+    cmocka_unit_test (test_network_ports),      cmocka_unit_test (test_landlock_exec_rules),
   };
   int failed = cmocka_run_group_tests (tests, setup_world, teardown_world);
   return unit_tests_status (failed, N_ELEMENTS (tests));
