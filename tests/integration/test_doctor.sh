@@ -35,6 +35,10 @@ test_doctor_as_root() {
     echo "$OUT" | grep -qF -- "  $m" || fail "no \"$m\" line in: $OUT"
   done
   assert_contains "$OUT" "haven run uses: namespaces: they can be made here"
+  # root opens /dev/net/tun: pasta, where it is installed.
+  if [ -x /usr/bin/pasta ]; then
+    assert_contains "$OUT" "Allowlists go out through: pasta: "
+  fi
   assert_contains "$OUT" "Policies, for the project $P:"
   doctor_every_policy_said "$OUT"
   assert_contains "$OUT" "  default: runs (namespaces)"
