@@ -65,7 +65,9 @@ test_doctor_as_user() {
   make_project
   chown -R 65534:65534 "$P"
   chmod 755 "$WORK"
-  [ "$(stat -c %a /dev/net/tun 2>/dev/null)" = 600 ] || skip "/dev/net/tun is not mode 0600 here"
+  # /dev/net/tun is root's alone here (CI's VMs may open it to all).
+  local tun_600=false
+  [ "$(stat -c %a /dev/net/tun 2>/dev/null)" = 600 ] && tun_600=true
   local haven
   haven=$(world_readable_copy "$HAVEN")
   OUT=$(cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent XDG_RUNTIME_DIR= \
@@ -73,25 +75,31 @@ test_doctor_as_user() {
   RC=$?
   assert_eq 0 "$RC" "haven doctor as uid 65534 ($OUT)"
   assert_contains "$OUT" "haven doctor: uid 65534 in "
-  echo "$OUT" | grep -qE "^  /dev/net/tun     missing: .*(Permission denied|permission denied)" \
-    || fail "/dev/net/tun not missing for uid 65534: $OUT"
+  if $tun_600; then
+    echo "$OUT" | grep -qE "^  /dev/net/tun     missing: .*(Permission denied|permission denied)" \
+      || fail "/dev/net/tun not missing for uid 65534: $OUT"
+    assert_contains "$OUT" "Allowlists go out through: forwarder"
+  fi
   echo "$OUT" | grep -qE "^  cgroups          missing: .*(Permission denied|permission denied|Read-only)" \
     || fail "cgroups not missing for uid 65534: $OUT"
-  assert_contains "$OUT" "Allowlists go out through: forwarder"
   doctor_every_policy_said "$OUT"
   if echo "$OUT" | grep -q "^haven run uses: namespaces"; then
     assert_contains "$OUT" "  default: runs (namespaces)"
     # Limits need a cgroup, which this user cannot make: refused by name.
     assert_contains "$OUT" "  strict: refused here: resources.memory, resources.cpus, resources.pids: needs a cgroup"
     assert_contains "$OUT" "  ci: refused here: resources.memory, resources.pids: needs a cgroup"
-    echo "$OUT" | grep -A1 "^  claude-code: runs (namespaces)" | grep -q "its allowlist goes out through forwarder" \
-      || fail "claude-code's allowlist does not go out through the forwarder: $OUT"
+    if $tun_600; then
+      echo "$OUT" | grep -A1 "^  claude-code: runs (namespaces)" | grep -q "its allowlist goes out through forwarder" \
+        || fail "claude-code's allowlist does not go out through the forwarder: $OUT"
+    fi
   fi
   OUT=$(cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent XDG_RUNTIME_DIR= \
         HAVEN_POLICY_PATH= timeout 60 "$haven" doctor --json 2>/dev/null)
   echo "$OUT" | jq -e . >/dev/null || fail "not JSON: $OUT"
-  assert_eq "false false forwarder 65534" \
-    "$(echo "$OUT" | jq -r '"\(.mechanisms.tun.ok) \(.mechanisms.cgroups.ok) \(.egress) \(.uid)"')"
+  assert_eq "false 65534" "$(echo "$OUT" | jq -r '"\(.mechanisms.cgroups.ok) \(.uid)"')"
+  if $tun_600; then
+    assert_eq "false forwarder" "$(echo "$OUT" | jq -r '"\(.mechanisms.tun.ok) \(.egress)"')"
+  fi
   doctor_no_probe_cgroup
 }
 
