@@ -26,10 +26,15 @@ static void
 help_run (FILE *out)
 {
   fprintf (out,
-           "  haven run [--policy NAME|FILE] [--project DIR] [--keep-bundle] -- CMD [ARGS...]\n"
+           "  haven run [--policy NAME|FILE] [--project DIR] [--isolation MODE] [--keep-bundle] -- CMD [ARGS...]\n"
            "      Run CMD sandboxed under a policy (default \"%s\", or $HAVEN_POLICY).\n"
            "      --project DIR  the writable project (default: the current directory); CMD starts\n"
            "                     there, or in the current directory when that is inside DIR\n"
+           "      --isolation auto|namespaces|landlock  (default auto, or $HAVEN_ISOLATION)\n"
+           "                     namespaces: the full sandbox, or fail; landlock: Landlock and\n"
+           "                     seccomp only, in this host's namespaces (rules they cannot hold\n"
+           "                     are refused, or weaker where the policy accepts it: haven doctor);\n"
+           "                     auto: namespaces where they can be made here, else landlock\n"
            "      --keep-bundle  keep the generated OCI bundle (for debugging)\n"
            "      Exit status: CMD's; %d when CMD may not be executed, %d when it is not found,\n"
            "      %d past the policy's timeout, %d when haven itself failed.\n",
@@ -136,10 +141,27 @@ help_mcp (FILE *out)
            HV_MCP_DEFAULT_POLICY, HV_MCP_DEFAULT_MAX_OUTPUT, HV_MCP_DEFAULT_TIMEOUT_S);
 }
 
+static void
+help_doctor (FILE *out)
+{
+  fprintf (out,
+           "  haven doctor [--json] [--policy NAME|FILE]... [--project DIR]\n"
+           "      What this host or container offers haven (namespaces, user namespaces, mount, Landlock\n"
+           "      and its parts, seccomp, cgroups, nftables, /dev/net/tun, pasta), each ok or missing and\n"
+           "      why; the isolation haven run uses here (namespaces, or Landlock and seccomp only) and\n"
+           "      how allowlists go out (pasta or haven's forwarder); then, for each policy on the search\n"
+           "      path (or each --policy), whether it runs here, runs with rules in a weaker form it\n"
+           "      accepts (best_effort), or is refused, naming each rule and why.\n"
+           "      --policy P     only these policies (repeatable)\n"
+           "      --project DIR  compile them for DIR (default: the current directory)\n"
+           "      --json         the report as one JSON object\n"
+           "      Exit status: 0 (a report, whatever it says), 2 on bad options.\n");
+}
+
 static const struct help_section sections[] = {
   { "run", help_run },         { "policy", help_policy },       { "audit", help_audit },
   { "install", help_install }, { "uninstall", help_uninstall }, { "serve", help_serve },
-  { "mcp", help_mcp },
+  { "mcp", help_mcp },         { "doctor", help_doctor },
 };
 
 void
