@@ -40,7 +40,7 @@
 #include "egress_table.h"
 #include "error.h"
 
-#define HV_FWD_MAX_CONNS 256
+#define HV_FWD_MAX_CONNS 128
 /* A connect from the host that has not completed by then is closed. */
 #define HV_FWD_CONNECT_MS 30000
 /* Pins remembered for the forwarder's own check (the oldest to expire
