@@ -100,8 +100,8 @@ pinned (const hv_egress_forward *f, int family, const uint8_t addr[16], uint16_t
  * is checked by the monitor too (a table changed under it, a pin that
  * expired in between), and the monitor never connects where the table
  * would not. */
-static bool
-allowed (const hv_egress_forward *f, int family, const uint8_t addr[16], uint16_t port)
+bool
+hv_egress_forward_allows (const hv_egress_forward *f, int family, const uint8_t addr[16], uint16_t port)
 {
   static const uint8_t loop4[1] = { 127 }, meta4[2] = { 169, 254 };
   static const uint8_t loop6[16] = { [15] = 1 };
@@ -165,7 +165,7 @@ take (hv_egress_forward *f, int conn, int family)
       ((struct sockaddr_in6 *) &dst)->sin6_scope_id = 0;
       ((struct sockaddr_in6 *) &dst)->sin6_flowinfo = 0;
     }
-  if (!allowed (f, family, addr, port))
+  if (!hv_egress_forward_allows (f, family, addr, port))
     {
       refuse (f, conn, family, addr, port);
       return;

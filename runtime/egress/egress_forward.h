@@ -77,6 +77,8 @@ int hv_egress_forward_fd (const hv_egress_forward *f);
 int hv_egress_forward_dispatch (hv_egress_forward *f, hv_error **err);
 /* The resolver pinned these (the kernel acknowledged them). */
 void hv_egress_forward_pinned (hv_egress_forward *f, const hv_egress_pin *pins, size_t n);
+/* Would a connection to addr:port (family's bytes first) be relayed? */
+bool hv_egress_forward_allows (const hv_egress_forward *f, int family, const uint8_t addr[16], uint16_t port);
 /* Connections being relayed now. */
 unsigned hv_egress_forward_active (hv_egress_forward *f);
 void hv_egress_forward_free (hv_egress_forward *f);
