@@ -258,6 +258,34 @@ test_egress_forward_connection_cap() {
   fwd_nothing_left
 }
 
+# IPv6 through the forwarder (SO_ORIGINAL_DST of SOL_IPV6, the [::1]
+# listener, a connect from the host over IPv6): the world gets IPv6
+# addresses and the host a default route for it; an allow CIDR on 443.
+test_egress_forward_ipv6() {
+  need_haven
+  policies_world allowed.example
+  ip -n "$EH" addr add 2001:db8:ff::2/64 dev eh0 nodad
+  ip -n "$EW" addr add 2001:db8:ff::1/64 dev ew0 nodad
+  ip -n "$EH" -6 route add default via 2001:db8:ff::1
+  ip -n "$EW" addr add 2001:db8:1::5/128 dev lo
+  ip netns exec "$EW" python3 "$POLICIES_WORLD_PY" listen "$PWD/world6.log" "$PWD/world6.ready" \
+    "tcp:[2001:db8:1::5]:443" "tcp:[2001:db8:1::5]:80" > world6.err 2>&1 &
+  defer "kill $!"
+  local i
+  for i in $(seq 50); do [ -e world6.ready ] && break; sleep 0.1; done
+  local pol=$WORK/fwd-v6-$$.yaml
+  printf 'extends: claude-code\nname: fwd-v6\nnetwork:\n  allow: ["[2001:db8:1::5]:443"]\n' > "$pol"
+  chmod 644 "$pol"
+  fwd_run_65534 "$pol" "ip:[2001:db8:1::5]:443" "ip:[2001:db8:1::5]:80" "ip:[2001:db8:1::6]:443"
+  assert_eq 0 "$FWD_RC" "haven run ($FWD_ERR)"
+  assert_contains "$FWD_OUT" "route lo" "the forwarder"
+  assert_contains "$FWD_OUT" "ip:[2001:db8:1::5]:443 connected hi_2001:db8:1::5_443" "an allowed IPv6 destination"
+  assert_contains "$FWD_OUT" "ip:[2001:db8:1::5]:80 refused" "a port the CIDR does not allow"
+  assert_contains "$FWD_OUT" "ip:[2001:db8:1::6]:443 refused" "an address nothing allows"
+  assert_not_contains "$(cat world6.log)" " 80" "the world's log"
+  fwd_nothing_left
+}
+
 # Root opens /dev/net/tun: pasta stays the way out (egress_way.h).
 test_egress_forward_root_keeps_pasta() {
   need_haven
