@@ -30,6 +30,7 @@
 #ifndef HAVEN_EGRESS_FORWARD_H
 #define HAVEN_EGRESS_FORWARD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -39,7 +40,7 @@
 #include "egress_table.h"
 #include "error.h"
 
-#define HV_FWD_MAX_CONNS 256
+#define HV_FWD_MAX_CONNS 128
 /* A connect from the host that has not completed by then is closed. */
 #define HV_FWD_CONNECT_MS 30000
 /* Pins remembered for the forwarder's own check (the oldest to expire
@@ -48,9 +49,13 @@
 #define HV_FWD_MAX_PINS 8192
 
 /* In the sandbox's namespace (the helper, which has the rights there):
- * the routes, and the listeners (fds[0] IPv4, fds[1] IPv6 or -1 when the
- * namespace has no IPv6 loopback) on one port, *port. */
-int hv_egress_forward_setup (int fds[2], uint16_t *port, hv_error **err);
+ * the routes of the families v4, v6 (those the host has a default route
+ * for: a connect to a family the host cannot reach then fails at once,
+ * as under pasta, and a client falls back to the other family, instead
+ * of being accepted by the forwarder and reset), and the listeners
+ * (fds[0] IPv4, fds[1] IPv6 or -1 when the namespace has no IPv6
+ * loopback) on one port, *port. */
+int hv_egress_forward_setup (int fds[2], uint16_t *port, bool v4, bool v6, hv_error **err);
 
 typedef struct hv_egress_forward hv_egress_forward;
 
@@ -72,6 +77,8 @@ int hv_egress_forward_fd (const hv_egress_forward *f);
 int hv_egress_forward_dispatch (hv_egress_forward *f, hv_error **err);
 /* The resolver pinned these (the kernel acknowledged them). */
 void hv_egress_forward_pinned (hv_egress_forward *f, const hv_egress_pin *pins, size_t n);
+/* Would a connection to addr:port (family's bytes first) be relayed? */
+bool hv_egress_forward_allows (const hv_egress_forward *f, int family, const uint8_t addr[16], uint16_t port);
 /* Connections being relayed now. */
 unsigned hv_egress_forward_active (hv_egress_forward *f);
 void hv_egress_forward_free (hv_egress_forward *f);

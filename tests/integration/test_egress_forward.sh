@@ -6,7 +6,9 @@
 # (test_egress_policies.sh's policies_world), and nothing else: an
 # unlisted name, a listed one's address on a port it does not allow, an
 # address no name gave, all refused at once and recorded in the trail;
-# DNS to any address is haven's resolver's.  Afterwards nothing of the
+# DNS to any address is haven's resolver's; IPv6, which this host has no
+# route for, fails at connect (ENETUNREACH, as under pasta: a client falls
+# back to IPv4).  Afterwards nothing of the
 # run is left: no process, no connection.  As root (tun opens) pasta is
 # still the way out.
 
@@ -23,7 +25,7 @@ for l in open("/proc/net/route").read().splitlines()[1:]:
 print("route", route)
 q = bytes.fromhex("123401000001000000000000076578616d706c6503636f6d0000010001")
 def connect(label, addr):
-    s = socket.socket(); s.settimeout(5)
+    s = socket.socket(socket.AF_INET6 if ":" in addr[0] else socket.AF_INET); s.settimeout(5)
     try:
         s.connect(addr); line = s.makefile().readline().strip()
         r = "connected " + line.replace(" ", "_")
@@ -34,7 +36,7 @@ def connect(label, addr):
 for arg in sys.argv[1:]:
     kind, rest = arg.split(":", 1)
     if kind == "ip":
-        a, p = rest.rsplit(":", 1); connect(arg, (a, int(p)))
+        a, p = rest.rsplit(":", 1); connect(arg, (a.strip("[]"), int(p)))
     elif kind == "dns":
         for t in (socket.SOCK_DGRAM, socket.SOCK_STREAM):
             s = socket.socket(socket.AF_INET, t); s.settimeout(3)
@@ -112,7 +114,7 @@ test_egress_forward_claude_code_as_user() {
   # name's address does not allow, an address no answer held; DNS sent
   # to the world's own server and to another address.
   args+=("evil.example:443" "x.$first:443" "$first:8443" "ip:203.0.113.1:8443" "ip:203.0.113.200:443"
-         "dns:198.51.100.54" "dns:192.0.2.1")
+         "dns:198.51.100.54" "dns:192.0.2.1" "ip:[2001:db8::1]:443")
   fwd_run_65534 claude-code "${args[@]}"
   echo "$FWD_OUT" > client.out
   assert_eq 0 "$FWD_RC" "haven run as uid 65534 ($FWD_ERR)"
@@ -126,7 +128,8 @@ test_egress_forward_claude_code_as_user() {
   for line in "evil.example:443 no-address" "x.$first:443 no-address" "$first:8443 refused" \
               "ip:203.0.113.1:8443 refused" "ip:203.0.113.200:443 refused" \
               "dns:198.51.100.54:udp answered rcode 3" "dns:198.51.100.54:tcp answered rcode 3" \
-              "dns:192.0.2.1:udp answered rcode 3" "dns:192.0.2.1:tcp answered rcode 3"; do
+              "dns:192.0.2.1:udp answered rcode 3" "dns:192.0.2.1:tcp answered rcode 3" \
+              "ip:[2001:db8::1]:443 error:101"; do
     assert_contains "$FWD_OUT" "$line" "$line"
   done
   assert_not_contains "$FWD_OUT" "timeout"
@@ -200,6 +203,86 @@ test_egress_forward_bulk_half_close() {
   [ -n "$sent" ] || fail "the client did not finish: $FWD_OUT $FWD_ERR"
   assert_contains "$FWD_OUT" "echo $sent" "what the world received"
   assert_contains "$FWD_OUT" "back 8388608 True" "what the client received after its half-close"
+  fwd_nothing_left
+}
+
+# The cap on connections (HV_FWD_MAX_CONNS, 128): the sandbox holds 128
+# open to a world server that waits for their end; one more is reset at
+# once (not queued); once they end, a new one is relayed again.
+FWD_HOLD_SERVER='
+import socket, sys, threading
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 80)); s.listen(256); open(sys.argv[2], "w").close()
+def hold(c):
+    c.sendall(b"held\n")
+    while c.recv(4096): pass
+    c.close()
+while True:
+    c, _ = s.accept(); threading.Thread(target=hold, args=(c,), daemon=True).start()
+'
+FWD_CAP_CLIENT='
+import socket, time
+def one():
+    s = socket.create_connection(("bulk.example", 80), timeout=5)
+    try: return s, s.makefile().readline().strip()
+    except OSError as e: return s, type(e).__name__
+held = []
+for i in range(128):
+    s, r = one(); held.append(s)
+    if r != "held": print("connection", i, r)
+s, r = one(); print("over the cap:", r or "closed"); s.close()
+for s in held: s.close()
+time.sleep(1)
+s, r = one(); print("after:", r); s.close()
+'
+test_egress_forward_connection_cap() {
+  need_haven
+  POLICIES_EXTRA_ZONE='"bulk.example": {"A": [["203.0.113.150", 300]]}, '
+  policies_world allowed.example
+  ip -n "$EW" addr add 203.0.113.150/32 dev lo
+  ip netns exec "$EW" python3 -c "$FWD_HOLD_SERVER" 203.0.113.150 "$PWD/hold.ready" > hold.err 2>&1 &
+  defer "kill $!"
+  local i
+  for i in $(seq 50); do [ -e hold.ready ] && break; sleep 0.1; done
+  local pol=$WORK/fwd-cap-$$.yaml
+  printf 'extends: claude-code\nname: fwd-cap\nnetwork:\n  allow: ["bulk.example:80"]\n' > "$pol"
+  chmod 644 "$pol"
+  FWD_CLIENT=$FWD_CAP_CLIENT fwd_run_65534 "$pol"
+  assert_eq 0 "$FWD_RC" "haven run ($FWD_ERR)"
+  assert_not_contains "$FWD_OUT" "connection " "the first 128 ($FWD_OUT)"
+  case "$FWD_OUT" in
+    *"over the cap: ConnectionResetError"* | *"over the cap: closed"*) ;;
+    *) fail "the connection over the cap was not refused at once: $FWD_OUT" ;;
+  esac
+  assert_contains "$FWD_OUT" "after: held" "a connection once the others ended"
+  fwd_nothing_left
+}
+
+# IPv6 through the forwarder (SO_ORIGINAL_DST of SOL_IPV6, the [::1]
+# listener, a connect from the host over IPv6): the world gets IPv6
+# addresses and the host a default route for it; an allow CIDR on 443.
+test_egress_forward_ipv6() {
+  need_haven
+  policies_world allowed.example
+  ip -n "$EH" addr add 2001:db8:ff::2/64 dev eh0 nodad
+  ip -n "$EW" addr add 2001:db8:ff::1/64 dev ew0 nodad
+  ip -n "$EH" -6 route add default via 2001:db8:ff::1
+  ip -n "$EW" addr add 2001:db8:1::5/128 dev lo
+  ip netns exec "$EW" python3 "$POLICIES_WORLD_PY" listen "$PWD/world6.log" "$PWD/world6.ready" \
+    "tcp:[2001:db8:1::5]:443" "tcp:[2001:db8:1::5]:80" > world6.err 2>&1 &
+  defer "kill $!"
+  local i
+  for i in $(seq 50); do [ -e world6.ready ] && break; sleep 0.1; done
+  local pol=$WORK/fwd-v6-$$.yaml
+  printf 'extends: claude-code\nname: fwd-v6\nnetwork:\n  allow: ["[2001:db8:1::5]:443"]\n' > "$pol"
+  chmod 644 "$pol"
+  fwd_run_65534 "$pol" "ip:[2001:db8:1::5]:443" "ip:[2001:db8:1::5]:80" "ip:[2001:db8:1::6]:443"
+  assert_eq 0 "$FWD_RC" "haven run ($FWD_ERR)"
+  assert_contains "$FWD_OUT" "route lo" "the forwarder"
+  assert_contains "$FWD_OUT" "ip:[2001:db8:1::5]:443 connected hi_2001:db8:1::5_443" "an allowed IPv6 destination"
+  assert_contains "$FWD_OUT" "ip:[2001:db8:1::5]:80 refused" "a port the CIDR does not allow"
+  assert_contains "$FWD_OUT" "ip:[2001:db8:1::6]:443 refused" "an address nothing allows"
+  assert_not_contains "$(cat world6.log)" " 80" "the world's log"
   fwd_nothing_left
 }
 
