@@ -1,5 +1,5 @@
 /* The way out of an allowlist sandbox, and the host probes it rests on:
- * egress_way.h, host_probe.h (hv_probe_tun, hv_probe_pasta). */
+ * egress_way.h (hv_probe_tun, hv_probe_pasta). */
 #include "config.h"
 #include "egress_way.h"
 
@@ -15,9 +15,6 @@
 #include <unistd.h>
 
 #include "array_size.h"
-/* The contract header of every host probe (the core's face, which the
- * egress part does not otherwise see): only its plain struct is used. */
-#include "../include/host_probe.h"
 #include "utils.h"
 
 static const char *const pasta_paths[] = { "/usr/bin/pasta", "/usr/local/bin/pasta" };

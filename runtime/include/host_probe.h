@@ -10,14 +10,8 @@
 
 #include <stdbool.h>
 
-/* One mechanism: usable or not, and when not, the step that failed with
- * the kernel's answer, in words a user can act on
- * ("clone(CLONE_NEWUSER): Operation not permitted"). */
-typedef struct
-{
-  bool ok;
-  char why[256];
-} hv_probe;
+#include "egress_way.h" /* hv_probe_tun, hv_probe_pasta */
+#include "probe.h"
 
 /* The sandbox's namespaces exactly as `haven run` makes them for this
  * caller: as root the mount, pid, network, ipc and uts namespaces (no user
@@ -42,12 +36,6 @@ void hv_probe_cgroups (hv_probe *out);
 /* An nf_tables table can be made in a fresh network namespace (the egress
  * table of an allowlist). (host_probe_host.c) */
 void hv_probe_nftables (hv_probe *out);
-/* /dev/net/tun opens read-write for this caller (pasta needs it).
- * (runtime/egress/egress_way.c) */
-void hv_probe_tun (hv_probe *out);
-/* pasta is installed and answers --version; out->why holds its path and
- * version when ok. (runtime/egress/egress_way.c) */
-void hv_probe_pasta (hv_probe *out);
 /* What haven itself runs in: "docker", "podman", "kubernetes",
  * "devcontainer" (a container of one of these started by the devcontainer
  * CLI or VS Code), "container" (another), or NULL for a host.  From

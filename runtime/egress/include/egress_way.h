@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "probe.h"
 
 typedef enum hv_egress_way
 {
@@ -32,6 +33,11 @@ typedef enum hv_egress_way
  * haven doctor and notes.  -1 with *err for an override that names no
  * way. */
 int hv_egress_way_choose (const char *override, hv_egress_way *out, char *why, size_t size, hv_error **err);
+/* /dev/net/tun opens read-write for this caller (pasta needs it). */
+void hv_probe_tun (hv_probe *out);
+/* pasta is installed and answers --version; out->why holds its path and
+ * version when ok. */
+void hv_probe_pasta (hv_probe *out);
 /* "pasta" or "forwarder". */
 const char *hv_egress_way_name (hv_egress_way w);
 #endif
