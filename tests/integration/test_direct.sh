@@ -200,12 +200,50 @@ test_direct_left_processes_killed() {
   for u in root nobody; do
     direct_project "$u"
     mark=4242.$$$RANDOM
-    direct_in "$u" sh -c "setsid sleep $mark > /dev/null 2>&1 < /dev/null & (sleep $mark.1 &) ; echo started"
+    direct_in "$u" sh -c "setsid sleep $mark > /dev/null 2>&1 < /dev/null & (sleep ${mark}9 &) ; echo started"
     assert_eq 0 "$RC" "$u: exit status ($OUT)"
     assert_contains "$OUT" started
-    if pgrep -f "sleep $mark" >/dev/null; then
-      pkill -KILL -f "sleep $mark"
+    local left
+    left=$(pgrep -f "sleep $mark")
+    if [ -n "$left" ]; then
+      kill -KILL $left
       fail "$u: a process the command left outlived the run"
+    fi
+  done
+}
+
+# haven killed with SIGKILL mid-run: its reaper (in its own process
+# group) kills the command and what it left.
+test_direct_haven_killed() {
+  need_haven
+  local u mark pid left
+  for u in root nobody; do
+    direct_project "$u"
+    mark=4244.$$$RANDOM
+    local cmd=("$HAVEN_COPY" run --isolation landlock --policy "$P.pol/p.yaml" -- sh -c
+      "setsid sleep $mark > /dev/null 2>&1 < /dev/null & sleep ${mark}9")
+    if [ "$u" = root ]; then
+      (cd "$P" && exec env HOME="$P.home" PATH=/usr/sbin:/usr/bin:/sbin:/bin "${cmd[@]}") > "$P.out" 2>&1 < /dev/null &
+    else
+      (cd "$P" && exec setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$P.home" XDG_RUNTIME_DIR= \
+        PATH=/usr/sbin:/usr/bin:/sbin:/bin "${cmd[@]}") > "$P.out" 2>&1 < /dev/null &
+    fi
+    pid=$!
+    for _ in $(seq 100); do
+      pgrep -f "sleep $mark\$" > /dev/null && pgrep -f "sleep ${mark}9" > /dev/null && break
+      sleep 0.1
+    done
+    pgrep -f "sleep $mark\$" > /dev/null || fail "$u: the command did not start: $(cat "$P.out")"
+    kill -KILL "$pid"
+    wait "$pid" 2> /dev/null
+    for _ in $(seq 50); do
+      pgrep -f "sleep $mark" > /dev/null || break
+      sleep 0.1
+    done
+    left=$(pgrep -f "sleep $mark")
+    if [ -n "$left" ]; then
+      kill -KILL $left
+      fail "$u: processes of the command outlived haven"
     fi
   done
 }
