@@ -181,8 +181,9 @@ read_full (int fd, void *buf, size_t len)
  * command is left.  alive_fd: EOF when haven is gone.  result_fd: the
  * command's pid, then a struct reaper_result. */
 static _Noreturn void
-reaper (const struct hv_direct_child *c, int alive_fd, int result_fd)
+reaper (const struct hv_direct_child *c, int alive_fd, int result_fd, const struct hv_guard_after *after)
 {
+  bool haven_gone = false;
   struct reaper_result res = { 0 };
   signal (SIGPIPE, SIG_IGN);
   setpgid (0, 0);
@@ -210,6 +211,7 @@ reaper (const struct hv_direct_child *c, int alive_fd, int result_fd)
         {
           /* haven is gone: nothing may run on unsupervised. */
           kill (pid, SIGKILL);
+          haven_gone = true;
           break;
         }
       if (fds[0].revents)
@@ -219,6 +221,16 @@ reaper (const struct hv_direct_child *c, int alive_fd, int result_fd)
     ;
   cleanup_error hv_error *err = NULL;
   res.kill_failed = kill_left (NULL, &res.killed, &err) < 0;
+  /* What haven would have done after the run (the project's check, the
+   * trail's end), now that nothing of the command is left. */
+  if (haven_gone && after && after->fn)
+    {
+      signal (SIGINT, SIG_IGN);
+      signal (SIGTERM, SIG_IGN);
+      signal (SIGHUP, SIG_IGN);
+      after->fn (after->data);
+      _exit (0);
+    }
   if (write_all (result_fd, &res, sizeof (res)) < 0)
     _exit (1);
   _exit (0);
@@ -302,6 +314,13 @@ int
 hv_direct_run (const oci_spec *spec, const hv_direct_plan *plan, unsigned timeout_s, int trail_fd, int *exit_status,
                hv_error **err)
 {
+  return hv_direct_run_guarded (spec, plan, timeout_s, trail_fd, NULL, exit_status, err);
+}
+
+int
+hv_direct_run_guarded (const oci_spec *spec, const hv_direct_plan *plan, unsigned timeout_s, int trail_fd,
+                       const struct hv_guard_after *after_haven_died, int *exit_status, hv_error **err)
+{
   *exit_status = 0;
   if (plan->n_refused > 0)
     return hv_error_set (err, 0, "the plan refuses %zu rule(s): not started", plan->n_refused);
@@ -344,7 +363,7 @@ hv_direct_run (const oci_spec *spec, const hv_direct_plan *plan, unsigned timeou
       close (res[0]);
       close (alive[1]);
       struct hv_direct_child c = { .spec = spec, .plan = plan, .write = &write, .envp = envp, .report_fd = rep[1] };
-      reaper (&c, alive[0], res[1]);
+      reaper (&c, alive[0], res[1], after_haven_died);
     }
   close (rep[1]);
   close (res[1]);

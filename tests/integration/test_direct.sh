@@ -213,12 +213,13 @@ test_direct_left_processes_killed() {
 }
 
 # haven killed with SIGKILL mid-run: its reaper (in its own process
-# group) kills the command and what it left.
+# group) kills the command and what it left, then does what haven would
+# have done after the run (the project's check, the trail's end).
 test_direct_haven_killed() {
   need_haven
   local u mark pid left
   for u in root nobody; do
-    direct_project "$u"
+    direct_project "$u" "$(printf 'best_effort: [private_tmp]\naudit: {log: ~/trail.jsonl}')"
     mark=4244.$$$RANDOM
     local cmd=("$HAVEN_COPY" run --isolation landlock --policy "$P.pol/p.yaml" -- sh -c
       "setsid sleep $mark > /dev/null 2>&1 < /dev/null & sleep ${mark}9")
@@ -245,6 +246,13 @@ test_direct_haven_killed() {
       kill -KILL $left
       fail "$u: processes of the command outlived haven"
     fi
+    for _ in $(seq 50); do
+      jq -se 'map(select(.event == "exit")) | length == 1' "$P.home/trail.jsonl" > /dev/null 2>&1 && break
+      sleep 0.1
+    done
+    jq -se 'map(select(.event == "exit")) | length == 1 and .[0].status == 137' "$P.home/trail.jsonl" > /dev/null \
+      || fail "$u: no exit record with status 137: $(cat "$P.home/trail.jsonl")"
+    assert_contains "$(cat "$P.out")" "haven ended before the run did" "$u: the check after haven's end"
   done
 }
 
