@@ -336,3 +336,40 @@ test_direct_trail() {
   jq -se 'map(select(.event == "exit")) | length == 1 and .[0].status == 3' "$log" >/dev/null \
     || fail "no exit record with status 3: $(cat "$log")"
 }
+
+# An allowlist under best_effort network_ports: TCP connect only to the
+# allowlist's ports (at any address), UDP open for DNS.
+test_direct_network_ports() {
+  need_haven
+  local u
+  for u in root nobody; do
+    direct_project "$u" "$(printf 'best_effort: [private_tmp, network_ports]\nnetwork: {mode: allowlist, allow: ["example.com:18443"]}')"
+    rm -f "$P.pol/ready"
+    python3 -c '
+import os, socket, sys, time
+ls = []
+for p in (18443, 18444):
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", p)); s.listen(8); ls.append(s)
+open(sys.argv[1], "w").close()
+time.sleep(30)' "$P.pol/ready" &
+    local lpid=$!
+    defer "kill $lpid 2>/dev/null"
+    for _ in $(seq 50); do [ -e "$P.pol/ready" ] && break; sleep 0.1; done
+    direct_in "$u" /usr/bin/python3 -c '
+import socket
+for p in (18443, 18444):
+    try:
+        socket.create_connection(("127.0.0.1", p), timeout=3).close(); print(p, "ok")
+    except OSError as e:
+        print(p, e.errno)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1", 53)); print("udp ok")'
+    assert_eq 0 "$RC" "$u: exit status ($OUT)"
+    assert_contains "$OUT" "18443 ok" "$u: the allowlist's port"
+    assert_contains "$OUT" "18444 13" "$u: another port refused"
+    assert_contains "$OUT" "udp ok" "$u: UDP for DNS"
+    assert_contains "$OUT" "best_effort network_ports" "$u: the weaker rule said"
+    kill "$lpid" 2>/dev/null
+    wait "$lpid" 2>/dev/null || true
+  done
+}
