@@ -161,6 +161,17 @@ except PermissionError:
     assert_contains "$OUT" "ls-refused" "$u: allow_exec ($OUT)"
     direct_in "$u" ls /
     assert_eq 126 "$RC" "$u: a program not allowed as the command ($OUT)"
+    # The program copied into an executable memory file: outside
+    # Landlock's view, so such files are refused under exec rules.
+    direct_in "$u" /usr/bin/python3 -c 'import os
+try:
+    fd = os.memfd_create("x", 0)
+    os.write(fd, open("/usr/bin/ls", "rb").read())
+    os.execv("/proc/self/fd/%d" % fd, ["ls", "-d", "/memfd-ls-ran"])
+except OSError as e:
+    print("memfd-refused", e.errno)'
+    assert_contains "$OUT" "memfd-refused" "$u: an executable memory file ($OUT)"
+    assert_not_contains "$OUT" "memfd-ls-ran" "$u: a program from a memory file"
   done
 }
 
