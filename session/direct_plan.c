@@ -70,6 +70,8 @@ landlock_exec_list (const oci_spec *spec, oci_strv *out)
 static const char *
 protect_name (const hv_policy *p, const struct hv_run_ctx *ctx, const char *path)
 {
+  if (ctx->project == NULL)
+    return NULL;
   size_t n = strlen (ctx->project);
   if (strncmp (path, ctx->project, n) != 0 || path[n] != '/')
     return NULL;
@@ -110,13 +112,9 @@ plan_files (const hv_policy *p, const struct hv_run_ctx *ctx, const oci_spec *sp
   add (plan, HV_DIRECT_ENFORCED, "filesystem (the host read-only)",
        "Landlock: read%s on what the policy shows; write only to the project and the policy's writable paths",
        exec_rules (p) ? "" : " and execute");
-  for (size_t i = 0; i < view.unhideable.n; i++)
-    {
-      cleanup_free char *rule = xasprintf ("filesystem.block %s", view.unhideable.v[i]);
-      add (plan, HV_DIRECT_REFUSED, rule,
-           "hiding a file of /proc needs a private /proc (a mount namespace); no weaker form");
-    }
-
+  add (plan, HV_DIRECT_ENFORCED, "/proc",
+       "read-only, without any process's directory (/proc/self included: the run's processes are made after "
+       "the plan; the caller's others are not shown)");
   /* filesystem.tmpfs: a private directory needs a mount. */
   for (size_t i = 0; i < p->n_tmpfs; i++)
     {
@@ -142,7 +140,7 @@ plan_files (const hv_policy *p, const struct hv_run_ctx *ctx, const oci_spec *sp
    * grants: a part of it can be neither hidden nor read-only (granting
    * the project entry by entry would also stop the command from making
    * a new file at those levels). */
-  bool rw = project_writable (p);
+  bool rw = ctx->project && project_writable (p);
   size_t hidden_outside = 0;
   for (size_t i = 0; i < view.n;)
     {
@@ -234,7 +232,8 @@ plan_files (const hv_policy *p, const struct hv_run_ctx *ctx, const oci_spec *sp
   return 0;
 }
 
-static void
+/* False when refused (too many ports). */
+static bool
 plan_ports (const hv_policy *p, hv_direct_plan *plan)
 {
   for (size_t i = 0; i < p->net_allow.n; i++)
@@ -247,14 +246,18 @@ plan_ports (const hv_policy *p, hv_direct_plan *plan)
           continue;
         if (plan->n_tcp_connect_ports == MAX_PORTS)
           {
-            add (plan, HV_DIRECT_REFUSED, "network.allow",
-                 "more than %d distinct ports: one Landlock rule each (no weaker form)", MAX_PORTS);
-            return;
+            cleanup_free char *rule = xasprintf ("network.allow %s", p->net_allow.v[i].entry);
+            add (plan, HV_DIRECT_REFUSED, rule,
+                 "with the others, more than %d distinct ports (ports %u-%u): the weaker form allows ports one "
+                 "by one (no weaker form for this many)",
+                 MAX_PORTS, p->net_allow.v[i].port_lo, p->net_allow.v[i].port_hi);
+            return false;
           }
         plan->tcp_connect_ports
             = xrealloc (plan->tcp_connect_ports, (plan->n_tcp_connect_ports + 1) * sizeof (uint16_t));
         plan->tcp_connect_ports[plan->n_tcp_connect_ports++] = (uint16_t) port;
       }
+  return true;
 }
 
 /* Sockets: Landlock's TCP rules, seccomp's socket() filter, the scopes. */
@@ -288,7 +291,8 @@ plan_network (const hv_policy *p, int abi, hv_direct_plan *plan)
         }
       plan->tcp_handled = true;
       plan->udp = true;
-      plan_ports (p, plan);
+      if (!plan_ports (p, plan))
+        break;
       add (plan, HV_DIRECT_WEAKER, "network.allow",
            "TCP connect only to the allowlist's %zu ports, at any address; UDP open (DNS); no name is checked "
            "(best_effort %s)",

@@ -13,12 +13,6 @@
 #include "safe_path.h"
 #include "utils.h"
 
-/* Keep in step with policy_compile.c's default_masked (those under /proc). */
-static const char *const kernel_masks[] = { "/proc/acpi",      "/proc/asound",         "/proc/kcore",
-                                            "/proc/keys",      "/proc/latency_stats",  "/proc/timer_list",
-                                            "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
-                                            NULL };
-
 /* The device nodes a command needs, granted read and write one by one:
  * the namespaced sandbox's /dev is a tmpfs holding only these, and the
  * host's /dev holds disks (root, even without capabilities, owns
@@ -26,15 +20,6 @@ static const char *const kernel_masks[] = { "/proc/acpi",      "/proc/asound",  
  * shared /dev/shm: none of those is granted. */
 static const char *const dev_nodes[]
     = { "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", NULL };
-
-bool
-hv_direct_default_kernel_mask (const char *path)
-{
-  for (size_t i = 0; kernel_masks[i]; i++)
-    if (strcmp (kernel_masks[i], path) == 0)
-      return true;
-  return false;
-}
 
 bool
 hv_direct_path_under (const char *path, const char *dir)
@@ -55,7 +40,6 @@ hv_direct_view_free (struct hv_direct_view *view)
   for (size_t i = 0; i < view->n; i++)
     free (view->v[i].path);
   free (view->v);
-  oci_strv_free (&view->unhideable);
   memset (view, 0, sizeof (*view));
 }
 
@@ -80,7 +64,6 @@ view_set (struct hv_direct_view *view, const char *path, unsigned acc, bool moun
       {
         view->v[i].acc = acc;
         view->v[i].mount_x = mount_x;
-        view->v[i].tmpfs = false;
         view->v[i].protect = false;
         return &view->v[i];
       }
@@ -130,9 +113,12 @@ view_mount (struct hv_direct_view *view, const oci_mount *m)
   bool noexec = has_opt (m, "noexec");
   if (strcmp (type, "proc") == 0)
     {
-      /* The caller's /proc, read-only: another process's sensitive files
-       * (environ, mem, fd) need ptrace access, which Landlock refuses
-       * outside the sandbox's domain. */
+      /* The caller's /proc, read-only, without any process's directory
+       * (hv_direct_grant): the namespaced sandbox has a /proc of its own
+       * PID namespace, and here another process's environ or mem would
+       * be read as far as ptrace's checks allow (Landlock's ptrace
+       * restriction did not stop a read of the parent's environ in
+       * tests/unit/test_direct_plan.c). */
       view_set (view, m->destination, HV_DIRECT_R, false);
       return;
     }
@@ -162,8 +148,7 @@ view_mount (struct hv_direct_view *view, const oci_mount *m)
    * socket; a project's copy of a home file; the hidden home's scratch
    * tmpfs; devpts, /dev/shm): without the mount the host's file would
    * show instead, so the path is hidden (fail closed). */
-  struct hv_direct_entry *e = view_set (view, m->destination, 0, false);
-  e->tmpfs = strcmp (type, "tmpfs") == 0;
+  view_set (view, m->destination, 0, false);
 }
 
 void
@@ -174,21 +159,12 @@ hv_direct_view_build (const oci_spec *spec, bool exec_rules, struct hv_direct_vi
   const oci_strv *masked = &spec->linux_cfg.masked_paths;
   for (size_t i = 0; i < masked->n; i++)
     {
-      if (hv_direct_path_under (masked->v[i], "/proc"))
-        {
-          /* The runtime's own masks of kernel files: /proc stays as the
-           * caller sees it (hv_direct_default_kernel_mask).  Anything else
-           * there (a policy's block) cannot be hidden: refused. */
-          if (!hv_direct_default_kernel_mask (masked->v[i]))
-            oci_strv_push_unique (&view->unhideable, masked->v[i]);
-          continue;
-        }
       view_set (view, masked->v[i], 0, false);
       /* The runtime resolves maskedPaths in the container, following
        * links (a socket under /var/run is masked at /run): hide where it
        * leads too. */
       cleanup_free char *real = realpath (masked->v[i], NULL);
-      if (real && strcmp (real, masked->v[i]) != 0 && !hv_direct_path_under (real, "/proc"))
+      if (real && strcmp (real, masked->v[i]) != 0)
         view_set (view, real, 0, false);
     }
   /* readonlyPaths: read-only where a writable entry would show them. */
@@ -260,12 +236,15 @@ add_rule (struct granter *g, const char *path, unsigned acc, hv_error **err)
   if (++g->n_rules > HV_DIRECT_MAX_RULES)
     return hv_error_set (err, 0, "more than %d Landlock rules are needed to hide what lies in %s", HV_DIRECT_MAX_RULES,
                          path);
+  /* write holds read; exec holds reading files only, not listing a
+   * directory (runtime/landlock.c): a readable, executable tree is in
+   * read and exec both. */
   if (acc & HV_DIRECT_W)
     oci_strv_push_unique (&g->plan->write, path);
+  else if (acc & HV_DIRECT_R)
+    oci_strv_push_unique (&g->plan->read, path);
   if (acc & HV_DIRECT_X)
     oci_strv_push_unique (&g->plan->exec, path);
-  if ((acc & (HV_DIRECT_W | HV_DIRECT_X)) == 0 && (acc & HV_DIRECT_R))
-    oci_strv_push_unique (&g->plan->read, path);
   return 0;
 }
 
@@ -285,6 +264,14 @@ leads_to_any (const char *path, const oci_strv *restrictors)
     if (strictly_under (restrictors->v[i], path))
       return true;
   return false;
+}
+
+/* A process's directory in /proc: never granted (the run's own are made
+ * after the plan, and the others are the caller's other processes). */
+static bool
+pid_name (const char *name)
+{
+  return name[0] && strspn (name, "0123456789") == strlen (name);
 }
 
 /* Grant acc on every entry of dir except the view's own entries (each
@@ -311,7 +298,7 @@ split (struct granter *g, const char *dir, unsigned acc, const oci_strv *restric
       if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
         continue;
       cleanup_free char *child = xasprintf ("%s/%s", strcmp (dir, "/") == 0 ? "" : dir, de->d_name);
-      if (is_entry (g->view, child))
+      if (is_entry (g->view, child) || (strcmp (dir, "/proc") == 0 && pid_name (de->d_name)))
         continue;
       struct stat st;
       if (fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISLNK (st.st_mode))
@@ -349,7 +336,7 @@ grant (struct granter *g, const char *path, unsigned acc, bool for_exec, hv_erro
   for (size_t i = 0; i < g->view->n; i++)
     if (strictly_under (g->view->v[i].path, path) && !allows (&g->view->v[i], acc, for_exec))
       oci_strv_push (&restrictors, g->view->v[i].path);
-  if (restrictors.n == 0 || !S_ISDIR (st.st_mode))
+  if ((restrictors.n == 0 && strcmp (path, "/proc") != 0) || !S_ISDIR (st.st_mode))
     return add_rule (g, path, acc, err);
   return split (g, path, acc, &restrictors, err);
 }

@@ -21,19 +21,11 @@
  * the kernel may refuse or that takes long to load. */
 #define HV_DIRECT_MAX_RULES 8192
 
-/* The runtime's masks of kernel files under /proc
- * (policy_compile.c's default_masked): /proc is granted read-only as a
- * whole instead (hiding one of its files would mean granting each
- * process's directory by name, and the run's own processes, made later,
- * could then not read /proc/self). */
-bool hv_direct_default_kernel_mask (const char *path);
-
 struct hv_direct_entry
 {
   char *path;
   unsigned acc;  /* HV_DIRECT_*: 0 is hidden */
   bool mount_x;  /* the mount did not say noexec (exec rules strip X from acc) */
-  bool tmpfs;    /* a tmpfs the spec lays (the policy's tmpfs, the hidden home) */
   bool protect;  /* a read-only bind below a writable one (protect, read_only) */
 };
 
@@ -41,8 +33,6 @@ struct hv_direct_view
 {
   struct hv_direct_entry *v;
   size_t n;
-  /* kernel paths the plan cannot hide (a block under /proc) */
-  oci_strv unhideable;
 };
 
 void hv_direct_view_free (struct hv_direct_view *view);

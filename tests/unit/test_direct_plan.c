@@ -328,7 +328,7 @@ granted_at (const hv_direct_plan *plan, const char *path)
 
 /* What the spec hides, read from the spec itself: every mount that does
  * not show the host's own path there (a bind of another source, a tmpfs,
- * devpts), and maskedPaths outside /proc. */
+ * devpts), and maskedPaths. */
 static void
 spec_hidden (const oci_spec *spec, oci_strv *out)
 {
@@ -342,8 +342,7 @@ spec_hidden (const oci_spec *spec, oci_strv *out)
       oci_strv_push (out, m->destination);
     }
   for (size_t i = 0; i < spec->linux_cfg.masked_paths.n; i++)
-    if (strncmp (spec->linux_cfg.masked_paths.v[i], "/proc/", 6) != 0)
-      oci_strv_push (out, spec->linux_cfg.masked_paths.v[i]);
+    oci_strv_push (out, spec->linux_cfg.masked_paths.v[i]);
 }
 
 static void
@@ -391,6 +390,11 @@ check_nothing_hidden_granted (const char *name, const char *const *extra)
       if (g)
         fail_msg ("%s: the secret %s is granted by %s", name, real, g);
     }
+  /* No process's directory in /proc: the caller's others are not shown. */
+  cleanup_free char *own = xasprintf ("/proc/%d/environ", (int) getpid ());
+  assert_null (granted_at (&plan, own));
+  assert_null (granted_at (&plan, "/proc/1/environ"));
+  assert_non_null (granted_at (&plan, "/proc/cpuinfo"));
   if (access ("/etc/shadow", F_OK) == 0)
     assert_null (granted_at (&plan, "/etc/shadow"));
   /* What is shown stays shown: the host's programs, the home's cache. */
@@ -412,21 +416,14 @@ test_hidden_never_granted (void **state)
     }
 }
 
-/* The plan's rules applied by the runtime's Landlock code, in a child. */
-static void
-test_landlock_applied (void **state)
+/* The plan's file rules as the runtime's run.haven.landlock document. */
+static char *
+landlock_json (const hv_direct_plan *plan)
 {
-  (void) state;
-  if (hv_landlock_abi () < 1)
-    SKIP_BECAUSE ("this kernel has no Landlock");
-  cleanup_policy hv_policy *p = load ("default", all_weaker);
-  cleanup_spec oci_spec *spec = compile (p);
-  cleanup_direct_plan hv_direct_plan plan;
-  plan_of (p, spec, hv_landlock_abi (), &plan);
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_map_open (g);
   const char *keys[] = { "read", "write", "exec" };
-  const oci_strv *lists[] = { &plan.read, &plan.write, &plan.exec };
+  const oci_strv *lists[] = { &plan->read, &plan->write, &plan->exec };
   for (size_t l = 0; l < 3; l++)
     {
       jg_str (g, keys[l]);
@@ -438,7 +435,97 @@ test_landlock_applied (void **state)
   jg_str (g, "bestEffort");
   yajl_gen_bool (g, false);
   yajl_gen_map_close (g);
-  cleanup_free char *json = jg_finish (g);
+  return jg_finish (g);
+}
+
+/* The status of a program run by a child confined by json. */
+static int
+confined_exec (const char *json, const char *program)
+{
+  pid_t pid = fork ();
+  assert_true (pid >= 0);
+  if (pid == 0)
+    {
+      hv_error *err = NULL;
+      if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || hv_landlock_apply (json, false, &err) < 0)
+        _exit (10);
+      /* A shell told to do nothing; true ignores its arguments. */
+      char *argv[] = { (char *) program, (char *) "-c", (char *) ":", NULL };
+      execv (program, argv);
+      _exit (errno == EACCES ? 13 : 12);
+    }
+  int status;
+  assert_int_equal (waitpid (pid, &status, 0), pid);
+  assert_true (WIFEXITED (status));
+  return WEXITSTATUS (status);
+}
+
+/* Exec rules (strict: block_shell): the host's programs run, a shell
+ * does not (Landlock refuses its execve). */
+static void
+test_landlock_exec_rules (void **state)
+{
+  (void) state;
+  if (hv_landlock_abi () < 1)
+    SKIP_BECAUSE ("this kernel has no Landlock");
+  char sh[PATH_MAX], tru[PATH_MAX];
+  if (realpath ("/bin/sh", sh) == NULL || realpath ("/bin/true", tru) == NULL)
+    SKIP_BECAUSE ("no /bin/sh or /bin/true here");
+  /* A program outside the allowed ones, on a mount that is not noexec. */
+  put ("tools", NULL);
+  cleanup_free char *tool = xasprintf ("%s/tools/true", world);
+  {
+    cleanup_free char *bytes = NULL;
+    size_t len = 0;
+    FILE *in = fopen (tru, "re");
+    FILE *out = open_memstream (&bytes, &len);
+    int c;
+    while (in && (c = fgetc (in)) != EOF)
+      fputc (c, out);
+    fclose (out);
+    if (in)
+      fclose (in);
+    FILE *t = fopen (tool, "we");
+    assert_non_null (t);
+    assert_int_equal (fwrite (bytes, 1, len, t), len);
+    assert_int_equal (fclose (t), 0);
+    assert_int_equal (chmod (tool, 0755), 0);
+  }
+  cleanup_policy hv_policy *p = load ("strict", all_weaker);
+  cleanup_spec oci_spec *spec = compile (p);
+  cleanup_direct_plan hv_direct_plan plan;
+  plan_of (p, spec, hv_landlock_abi (), &plan);
+  cleanup_free char *json = landlock_json (&plan);
+  assert_int_equal (confined_exec (json, tru), 0);
+  assert_int_equal (confined_exec (json, sh), 13);
+  assert_int_equal (confined_exec (json, tool), 13);
+  /* Without the plan's exec rules the shell runs: the check above is
+   * theirs. */
+  cleanup_policy hv_policy *d = load ("default", all_weaker);
+  cleanup_spec oci_spec *dspec = compile (d);
+  cleanup_direct_plan hv_direct_plan dplan;
+  plan_of (d, dspec, hv_landlock_abi (), &dplan);
+  cleanup_free char *djson = landlock_json (&dplan);
+  assert_int_equal (confined_exec (djson, tru), 0);
+  assert_int_equal (confined_exec (djson, sh), 0);
+  assert_int_equal (confined_exec (djson, tool), 0);
+}
+
+/* The plan's rules applied by the runtime's Landlock code, in a child. */
+static void
+test_landlock_applied (void **state)
+{
+  (void) state;
+  if (hv_landlock_abi () < 1)
+    SKIP_BECAUSE ("this kernel has no Landlock");
+  cleanup_free char *link = xasprintf ("%s/project/sshdir", world);
+  cleanup_free char *ssh = xasprintf ("%s/home/.ssh", world);
+  assert_int_equal (symlink (ssh, link), 0);
+  cleanup_policy hv_policy *p = load ("default", all_weaker);
+  cleanup_spec oci_spec *spec = compile (p);
+  cleanup_direct_plan hv_direct_plan plan;
+  plan_of (p, spec, hv_landlock_abi (), &plan);
+  cleanup_free char *json = landlock_json (&plan);
   pid_t pid = fork ();
   assert_true (pid >= 0);
   if (pid == 0)
@@ -457,7 +544,8 @@ test_landlock_applied (void **state)
       cleanup_free char *made = xasprintf ("%s/project/new.txt", world);
       if (open (main_py, O_WRONLY | O_APPEND) < 0 || open (made, O_WRONLY | O_CREAT, 0644) < 0)
         _exit (30);
-      if (open ("/etc/passwd", O_RDONLY) < 0)
+      /* Read and listed (a directory of the host, executable). */
+      if (open ("/etc/passwd", O_RDONLY) < 0 || open ("/usr/bin", O_RDONLY | O_DIRECTORY) < 0)
         _exit (31);
       /* The host is read-only (even as root). */
       if (open ("/etc/haven-direct-plan-test", O_WRONLY | O_CREAT, 0644) >= 0 || errno != EACCES)
@@ -465,10 +553,25 @@ test_landlock_applied (void **state)
       cleanup_free char *cache = xasprintf ("%s/home/.cache/pip.log", world);
       if (open (cache, O_RDONLY) < 0 || open (cache, O_WRONLY) >= 0)
         _exit (33);
+      /* A link planted in the project leads nowhere granted. */
+      cleanup_free char *via_link = xasprintf ("%s/project/sshdir/id_rsa", world);
+      if (open (via_link, O_RDONLY) >= 0 || errno != EACCES)
+        _exit (34);
+      /* The devices a command needs; not the host's shared memory. */
+      if (open ("/dev/null", O_WRONLY) < 0 || open ("/dev/shm/h-nsplan-test", O_WRONLY | O_CREAT, 0600) >= 0)
+        _exit (35);
+      /* Another process's environment (the test's, outside the domain). */
+      cleanup_free char *environ_path = xasprintf ("/proc/%d/environ", (int) getppid ());
+      if (open (environ_path, O_RDONLY) >= 0 || errno != EACCES)
+        _exit (36);
+      /* The kernel's files of /proc are read. */
+      if (open ("/proc/cpuinfo", O_RDONLY) < 0)
+        _exit (37);
       _exit (0);
     }
   int status;
   assert_int_equal (waitpid (pid, &status, 0), pid);
+  unlink (link);
   assert_true (WIFEXITED (status));
   assert_int_equal (WEXITSTATUS (status), 0);
 }
@@ -602,6 +705,85 @@ test_explain_section (void **state)
   free (text);
 }
 
+/* network_ports: the allowlist's ports, one by one; an entry of every
+ * port is refused by name, never turned into TCP anywhere. */
+static void
+test_network_ports (void **state)
+{
+  (void) state;
+  static const struct
+  {
+    const char *allow;
+    bool refused;
+    uint16_t port;
+  } cases[] = { { "[example.com:22, example.org]", false, 22 }, { "[10.0.0.0/8]", true, 0 } };
+  for (size_t c = 0; c < N_ELEMENTS (cases); c++)
+    {
+      cleanup_free char *file = xasprintf ("%s/ports.yaml", world);
+      cleanup_free char *text = xasprintf ("name: ports\nextends: default\nnetwork:\n  mode: allowlist\n"
+                                           "  allow: %s\nbest_effort: [network_ports]\n",
+                                           cases[c].allow);
+      put ("ports.yaml", text);
+      cleanup_policy hv_policy *p = load (file, NULL);
+      cleanup_spec oci_spec *spec = compile (p);
+      cleanup_direct_plan hv_direct_plan plan;
+      plan_of (p, spec, 7, &plan);
+      unlink (file);
+      if (cases[c].refused)
+        {
+          assert_verdict (&plan, "network.allow 10.0.0.0/8", HV_DIRECT_REFUSED, p->name);
+          assert_null (rule (&plan, "network.allow"));
+          continue;
+        }
+      assert_verdict (&plan, "network.allow", HV_DIRECT_WEAKER, p->name);
+      assert_int_equal (plan.n_tcp_connect_ports, 3);
+      assert_int_equal (plan.tcp_connect_ports[0], cases[c].port);
+      assert_int_equal (plan.tcp_connect_ports[1], 443);
+      assert_int_equal (plan.tcp_connect_ports[2], 80);
+      assert_true (plan.tcp_handled && plan.udp);
+    }
+}
+
+/* A hidden file among more entries than the plan grants one by one:
+ * refused, naming the directory (never granted whole). */
+static void
+test_rule_cap (void **state)
+{
+  (void) state;
+  put ("big", NULL);
+  for (int i = 0; i <= HV_DIRECT_MAX_RULES; i++)
+    {
+      cleanup_free char *rel = xasprintf ("big/f%d", i);
+      put (rel, "");
+    }
+  put ("big/secret", "x\n");
+  cleanup_free char *text = xasprintf ("name: cap\nextends: default\nfilesystem:\n  block: [%s/big/secret]\n"
+                                       "best_effort: [private_tmp, protect_after_run]\n",
+                                       world);
+  put ("cap.yaml", text);
+  cleanup_free char *file = xasprintf ("%s/cap.yaml", world);
+  cleanup_policy hv_policy *p = load (file, NULL);
+  cleanup_spec oci_spec *spec = compile (p);
+  cleanup_direct_plan hv_direct_plan plan;
+  plan_of (p, spec, 7, &plan);
+  cleanup_free char *big = xasprintf ("%s/big", world);
+  cleanup_free char *secret = xasprintf ("%s/big/secret", world);
+  assert_null (granted_at (&plan, secret));
+  const hv_direct_rule *r = rule (&plan, "filesystem.block");
+  assert_non_null (r);
+  assert_int_equal (r->verdict, HV_DIRECT_REFUSED);
+  cleanup_free char *words = xasprintf ("to hide what lies in %s", big);
+  assert_non_null (strstr (r->how, words));
+  for (int i = 0; i <= HV_DIRECT_MAX_RULES; i++)
+    {
+      cleanup_free char *path = xasprintf ("%s/big/f%d", world, i);
+      unlink (path);
+    }
+  unlink (secret);
+  rmdir (big);
+  unlink (file);
+}
+
 int
 main (void)
 {
@@ -610,6 +792,8 @@ main (void)
     cmocka_unit_test (test_hidden_never_granted), cmocka_unit_test (test_landlock_applied),
     cmocka_unit_test (test_refusal_names),      cmocka_unit_test (test_landlock_abi),
     cmocka_unit_test (test_best_effort_parsed), cmocka_unit_test (test_explain_section),
+    cmocka_unit_test (test_network_ports),      cmocka_unit_test (test_landlock_exec_rules),
+    cmocka_unit_test (test_rule_cap),
   };
   int failed = cmocka_run_group_tests (tests, setup_world, teardown_world);
   return unit_tests_status (failed, N_ELEMENTS (tests));
