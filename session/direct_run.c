@@ -185,7 +185,12 @@ reaper (const struct hv_direct_child *c, int alive_fd, int result_fd, const stru
 {
   bool haven_gone = false;
   struct reaper_result res = { 0 };
-  signal (SIGPIPE, SIG_IGN);
+  /* Out of haven's process group, as the run guard is: a kill of the
+   * whole job leaves it to clean up, and the terminal's job control
+   * never stops it (the command resets these for itself). */
+  static const int ignored[] = { SIGPIPE, SIGTTOU, SIGTTIN, SIGTSTP, SIGINT, SIGQUIT, SIGHUP };
+  for (size_t i = 0; i < N_ELEMENTS (ignored); i++)
+    signal (ignored[i], SIG_IGN);
   setpgid (0, 0);
   if (prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
     _exit (HV_EXIT_HAVEN_FAILED);
@@ -225,9 +230,7 @@ reaper (const struct hv_direct_child *c, int alive_fd, int result_fd, const stru
    * trail's end), now that nothing of the command is left. */
   if (haven_gone && after && after->fn)
     {
-      signal (SIGINT, SIG_IGN);
       signal (SIGTERM, SIG_IGN);
-      signal (SIGHUP, SIG_IGN);
       after->fn (after->data);
       _exit (0);
     }
