@@ -414,3 +414,27 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1
     wait "$lpid" 2>/dev/null || true
   done
 }
+
+# --isolation auto (the default): namespaces where they can be made (the
+# command's pid is a new pid namespace's), else Landlock after one note
+# naming the step the host refused (here: root without CAP_SYS_ADMIN).
+test_direct_auto_fallback() {
+  need_haven
+  command -v capsh > /dev/null || skip "capsh is not installed"
+  direct_project root
+  OUT=$(cd "$P" && HOME=$P.home PATH=/usr/sbin:/usr/bin:/sbin:/bin timeout 30 "$HAVEN_COPY" run \
+    --policy "$P.pol/p.yaml" -- sh -c 'echo pid:$$' 2>&1 < /dev/null)
+  assert_eq 0 $? "namespaces ($OUT)"
+  assert_not_contains "$OUT" "namespaces cannot be made"
+  assert_contains "$OUT" "pid:" "ran"
+  [ "$(echo "$OUT" | sed -n 's/^pid://p')" -le 2 ] || fail "not in a new pid namespace: $OUT"
+  OUT=$(cd "$P" && HOME=$P.home PATH=/usr/sbin:/usr/bin:/sbin:/bin timeout 30 capsh --drop=cap_sys_admin -- -c \
+    '"$0" run --policy "$1" -- sh -c "echo pid:\$\$"' "$HAVEN_COPY" "$P.pol/p.yaml" 2>&1 < /dev/null)
+  assert_eq 0 $? "without CAP_SYS_ADMIN ($OUT)"
+  assert_contains "$OUT" "haven: note: namespaces cannot be made here (unshare(mount, pid, network, ipc, uts, cgroup namespaces): Operation not permitted): Landlock and seccomp only; haven doctor says what that enforces"
+  [ "$(echo "$OUT" | sed -n 's/^pid://p')" -gt 2 ] || fail "in a new pid namespace: $OUT"
+  OUT=$(cd "$P" && HOME=$P.home HAVEN_ISOLATION=namespaces timeout 30 capsh --drop=cap_sys_admin -- -c \
+    '"$0" run --policy "$1" -- true' "$HAVEN_COPY" "$P.pol/p.yaml" 2>&1 < /dev/null)
+  assert_eq 125 $? "HAVEN_ISOLATION=namespaces without CAP_SYS_ADMIN ($OUT)"
+  assert_not_contains "$OUT" "namespaces cannot be made"
+}
