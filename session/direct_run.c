@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -33,6 +34,7 @@
 #include "run_leftovers.h"
 #include "run_steps.h"
 #include "signals.h"
+#include "tty_proxy.h"
 #include "utils.h"
 
 /* How long the end of a run may take to kill what the command left (a
@@ -200,6 +202,8 @@ reaper (const struct hv_direct_child *c, int alive_fd, int result_fd, const stru
   if (pid == 0)
     hv_direct_child_exec (c);
   close (c->report_fd);
+  if (c->tty >= 0)
+    close (c->tty); /* the proxy's end comes when the command's last copy closes */
   if (write_all (result_fd, &pid, sizeof (pid)) < 0)
     kill (pid, SIGKILL);
   cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
@@ -237,6 +241,27 @@ reaper (const struct hv_direct_child *c, int alive_fd, int result_fd, const stru
   if (write_all (result_fd, &res, sizeof (res)) < 0)
     _exit (1);
   _exit (0);
+}
+
+/* A pty for process.terminal when haven's stdin is a terminal: the
+ * master (close-on-exec) for haven's proxy, *slave for the command. */
+static int
+open_pty (int *slave, hv_error **err)
+{
+  *slave = -1;
+  cleanup_close int master = posix_openpt (O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0 || grantpt (master) < 0 || unlockpt (master) < 0)
+    return hv_error_set (err, errno, "open a pty");
+  char name[64];
+  if (ptsname_r (master, name, sizeof (name)) != 0)
+    return hv_error_set (err, errno, "name of the pty");
+  *slave = open (name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (*slave < 0)
+    return hv_error_set (err, errno, "open %s", name);
+  struct winsize ws;
+  if (ioctl (0, TIOCGWINSZ, &ws) == 0)
+    ioctl (master, TIOCSWINSZ, &ws);
+  return steal_fd (&master);
 }
 
 /* A scratch TMPDIR (private_tmp): 0700, under the directory that holds
@@ -347,11 +372,15 @@ hv_direct_run_guarded (const oci_spec *spec, const hv_direct_plan *plan, unsigne
   cleanup_free char **envp = build_env (spec, tmpdir);
   int ret = -1;
   int rep[2] = { -1, -1 }, res[2] = { -1, -1 }, alive[2] = { -1, -1 };
+  int tty = -1;
+  cleanup_close int master = -1;
   if (pipe2 (rep, O_CLOEXEC) < 0 || pipe2 (res, O_CLOEXEC) < 0 || pipe2 (alive, O_CLOEXEC) < 0)
     {
       hv_error_set (err, errno, "pipe");
       goto close_out;
     }
+  if (spec->process.terminal && isatty (0) && (master = open_pty (&tty, err)) < 0)
+    goto close_out;
   /* Nothing buffered may be written twice, by haven and by the child. */
   fflush (NULL);
   pid_t reaper_pid = fork ();
@@ -365,13 +394,17 @@ hv_direct_run_guarded (const oci_spec *spec, const hv_direct_plan *plan, unsigne
       close (rep[0]);
       close (res[0]);
       close (alive[1]);
-      struct hv_direct_child c = { .spec = spec, .plan = plan, .write = &write, .envp = envp, .report_fd = rep[1] };
+      struct hv_direct_child c
+          = { .spec = spec, .plan = plan, .write = &write, .envp = envp, .report_fd = rep[1], .tty = tty };
       reaper (&c, alive[0], res[1], after_haven_died);
     }
   close (rep[1]);
   close (res[1]);
   close (alive[0]);
   rep[1] = res[1] = alive[0] = -1;
+  if (tty >= 0)
+    close (tty);
+  tty = -1;
   pid_t pid = 0;
   struct reaper_result result = { 0 };
   bool reaped = read_full (res[0], &pid, sizeof (pid)) == 0;
@@ -381,6 +414,12 @@ hv_direct_run_guarded (const oci_spec *spec, const hv_direct_plan *plan, unsigne
     hv_kill_after (timeout_s);
   char report[1024];
   size_t report_len = read_report (rep[0], report, sizeof (report));
+  /* Started: the terminal until the command and all it left are gone. */
+  if (report_len == 0 && master >= 0)
+    {
+      cleanup_error hv_error *proxy_err = NULL;
+      hv_tty_proxy (master, &proxy_err);
+    }
   reaped = reaped && read_full (res[0], &result, sizeof (result)) == 0;
   alarm (0);
   hv_forward_signals_to (0);
@@ -427,6 +466,8 @@ close_out:
       if (alive[i] >= 0)
         close (alive[i]);
     }
+  if (tty >= 0)
+    close (tty);
   if (scratch)
     remove_scratch (scratch);
   oci_strv_free (&write);

@@ -15,6 +15,7 @@ struct hv_direct_child
   const oci_strv *write;   /* the plan's write list, with the scratch TMPDIR */
   char **envp;             /* the spec's environment (TMPDIR: the scratch directory) */
   int report_fd;           /* close-on-exec: the reason the command did not start */
+  int tty;                 /* the slave of haven's pty for process.terminal, or -1 */
 };
 
 /* In the forked child: become the sandboxed command (setsid, rlimits,

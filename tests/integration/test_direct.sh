@@ -438,3 +438,25 @@ test_direct_auto_fallback() {
   assert_eq 125 $? "HAVEN_ISOLATION=namespaces without CAP_SYS_ADMIN ($OUT)"
   assert_not_contains "$OUT" "namespaces cannot be made"
 }
+
+# On a terminal (script(1)'s): the command gets a terminal of its own,
+# haven's pty, as its controlling one (/dev/tty opens), not the user's.
+test_direct_terminal() {
+  need_haven
+  command -v script > /dev/null || skip "script is not installed"
+  local u
+  for u in root nobody; do
+    direct_project "$u"
+    OUT=$(printf 'typed\n' | as_user "$u" script -qec "$HAVEN_COPY run --isolation landlock --policy $P.pol/p.yaml \
+      -- sh -c 'echo outer:\$1; echo inner:\$(tty); read x; echo got:\$x; echo ctty > /dev/tty; exit 4' sh \$(tty)" \
+      /dev/null 2>&1)
+    assert_eq 4 $? "$u: exit status ($OUT)"
+    local outer inner
+    outer=$(echo "$OUT" | tr -d '\r' | sed -n 's/^outer://p')
+    inner=$(echo "$OUT" | tr -d '\r' | sed -n 's/^inner://p')
+    [ -n "$inner" ] && [ "$inner" != "not a tty" ] && [ "$inner" != "$outer" ] \
+      || fail "$u: the command's terminal ($inner) is not one of its own (the user's: $outer): $OUT"
+    assert_contains "$OUT" "got:typed" "$u: input reaches the command"
+    assert_contains "$OUT" "ctty" "$u: /dev/tty is the command's terminal"
+  done
+}
