@@ -1,7 +1,8 @@
 /* `haven run` without namespaces (direct_run.h): haven forks a reaper,
  * which forks the command, which restricts itself (direct_run_child.c)
- * and executes.  haven forwards the user's signals to the command and
- * holds the time limit.  The reaper is the command's subreaper: a process
+ * and executes.  haven forwards the user's signals to the command,
+ * holds the time limit and, for process.terminal on a terminal, proxies
+ * the command's own pty.  The reaper is the command's subreaper: a process
  * that leaves its parent (a daemon, `setsid sleep &`) becomes the
  * reaper's child, not init's; when the command has ended, or haven has
  * (killed: the reaper then kills the command), the reaper kills every
