@@ -28,7 +28,6 @@
 #include "direct_run_priv.h"
 #include "exit_status.h"
 #include "json_gen.h"
-#include "run_leftovers.h"
 #include "run_steps.h"
 #include "signals.h"
 #include "tty_proxy.h"
@@ -70,16 +69,6 @@ make_scratch (hv_error **err)
   return path;
 }
 
-static void
-remove_scratch (const char *path)
-{
-  cleanup_free char *copy = xstrdup (path);
-  char *slash = strrchr (copy, '/');
-  *slash = '\0';
-  cleanup_close int parent = open (copy[0] ? copy : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (parent < 0 || hv_remove_tree_at (parent, slash + 1, 64) < 0)
-    fprintf (stderr, "haven: could not remove the scratch TMPDIR %s\n", path);
-}
 
 /* The spec's environment; tmpdir ("TMPDIR=...") in place of its TMPDIR
  * when there is a scratch directory.  The strings are borrowed. */
@@ -186,7 +175,8 @@ hv_direct_run_guarded (const oci_spec *spec, const hv_direct_plan *plan, unsigne
       close (res[0]);
       close (alive[1]);
       struct hv_direct_child c
-          = { .spec = spec, .plan = plan, .write = &write, .envp = envp, .report_fd = rep[1], .tty = tty };
+          = { .spec = spec, .plan = plan, .write = &write, .envp = envp, .report_fd = rep[1], .tty = tty,
+              .scratch = scratch };
       hv_direct_reaper (&c, alive[0], res[1], after_haven_died);
     }
   close (rep[1]);
@@ -260,7 +250,7 @@ close_out:
   if (tty >= 0)
     close (tty);
   if (scratch)
-    remove_scratch (scratch);
+    hv_direct_remove_scratch (scratch);
   oci_strv_free (&write);
   free (before.v);
   return ret;

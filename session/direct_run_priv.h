@@ -20,7 +20,10 @@ struct hv_direct_child
   char **envp;             /* the spec's environment (TMPDIR: the scratch directory) */
   int report_fd;           /* close-on-exec: the reason the command did not start */
   int tty;                 /* the slave of haven's pty for process.terminal, or -1 */
+  const char *scratch;     /* the scratch TMPDIR, or NULL (removed by the reaper when haven is gone) */
 };
+/* Remove the scratch TMPDIR and what the command put there (link-free). */
+void hv_direct_remove_scratch (const char *path);
 
 /* In the forked child: become the sandboxed command (setsid, rlimits,
  * cwd, capabilities, no_new_privs, Landlock, seccomp) and execve it.

@@ -19,6 +19,7 @@
 
 #include "direct_run_priv.h"
 #include "exit_status.h"
+#include "run_leftovers.h"
 #include "utils.h"
 
 /* How long the end of a run may take to kill what the command left (a
@@ -150,6 +151,17 @@ hv_direct_read_full (int fd, void *buf, size_t len)
   return 0;
 }
 
+void
+hv_direct_remove_scratch (const char *path)
+{
+  cleanup_free char *copy = xstrdup (path);
+  char *slash = strrchr (copy, '/');
+  *slash = '\0';
+  cleanup_close int parent = open (copy[0] ? copy : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (parent < 0 || hv_remove_tree_at (parent, slash + 1, 64) < 0)
+    fprintf (stderr, "haven: could not remove the scratch TMPDIR %s\n", path);
+}
+
 /* The reaper: the command's parent and subreaper, until nothing of the
  * command is left.  alive_fd: EOF when haven is gone.  result_fd: the
  * command's pid, then a struct hv_direct_reaper_result. */
@@ -201,8 +213,11 @@ hv_direct_reaper (const struct hv_direct_child *c, int alive_fd, int result_fd, 
     ;
   cleanup_error hv_error *err = NULL;
   res.kill_failed = hv_direct_kill_left (NULL, &res.killed, &err) < 0;
-  /* What haven would have done after the run (the project's check, the
-   * trail's end), now that nothing of the command is left. */
+  /* What haven would have done after the run (the scratch TMPDIR
+   * removed, the project's check, the trail's end), now that nothing of
+   * the command is left. */
+  if (haven_gone && c->scratch)
+    hv_direct_remove_scratch (c->scratch);
   if (haven_gone && after && after->fn)
     {
       signal (SIGTERM, SIG_IGN);

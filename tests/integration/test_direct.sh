@@ -263,7 +263,7 @@ test_direct_haven_killed() {
     direct_project "$u" "$(printf 'best_effort: [private_tmp]\naudit: {log: ~/trail.jsonl}')"
     mark=4244.$$$RANDOM
     local cmd=("$HAVEN_COPY" run --isolation landlock --policy "$P.pol/p.yaml" -- sh -c
-      "setsid sleep $mark > /dev/null 2>&1 < /dev/null & sleep ${mark}9")
+      "echo tmp:\$TMPDIR; setsid sleep $mark > /dev/null 2>&1 < /dev/null & sleep ${mark}9")
     if [ "$u" = root ]; then
       (cd "$P" && exec env HOME="$P.home" PATH=/usr/sbin:/usr/bin:/sbin:/bin "${cmd[@]}") > "$P.out" 2>&1 < /dev/null &
     else
@@ -294,6 +294,9 @@ test_direct_haven_killed() {
     jq -se 'map(select(.event == "exit")) | length == 1 and .[0].status == 137' "$P.home/trail.jsonl" > /dev/null \
       || fail "$u: no exit record with status 137: $(cat "$P.home/trail.jsonl")"
     assert_contains "$(cat "$P.out")" "haven ended before the run did" "$u: the check after haven's end"
+    local tmp
+    tmp=$(sed -n 's/^tmp://p' "$P.out")
+    [ -n "$tmp" ] && [ ! -e "$tmp" ] || fail "$u: the scratch TMPDIR ($tmp) was left behind: $(cat "$P.out")"
   done
 }
 
