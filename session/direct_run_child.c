@@ -3,13 +3,16 @@
 #include "config.h"
 
 #include <errno.h>
+#include <linux/keyctl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "capabilities.h"
@@ -133,17 +136,33 @@ hv_direct_child_exec (const struct hv_direct_child *c)
   for (int sig = 1; sig < NSIG; sig++)
     if (sig != SIGKILL && sig != SIGSTOP)
       signal (sig, SIG_DFL);
-  /* Its own session: no controlling terminal, so nothing in the sandbox
-   * can push input into the user's shell (TIOCSTI) or signal its
-   * process group; haven forwards the user's signals. */
+  /* Its own session: the user's terminal is not its controlling one, so
+   * nothing in the sandbox can push input into the user's shell (TIOCSTI)
+   * or signal its process group; haven forwards the user's signals. */
   if (setsid () < 0)
     fail (c, HV_EXIT_HAVEN_FAILED, "setsid: %s", strerror (errno));
+  /* process.terminal: a terminal of its own, haven's pty (haven copies
+   * between it and the user's, as for the namespaced sandbox). */
+  if (c->tty >= 0)
+    {
+      if (ioctl (c->tty, TIOCSCTTY, 0) < 0)
+        fail (c, HV_EXIT_HAVEN_FAILED, "make the pty the controlling terminal: %s", strerror (errno));
+      for (int fd = 0; fd < 3; fd++)
+        if (dup2 (c->tty, fd) < 0)
+          fail (c, HV_EXIT_HAVEN_FAILED, "pty as fd %d: %s", fd, strerror (errno));
+      if (c->tty > 2)
+        close (c->tty);
+    }
   /* Dies with haven: nothing runs on without its guard. */
   if (prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
     fail (c, HV_EXIT_HAVEN_FAILED, "PR_SET_PDEATHSIG: %s", strerror (errno));
   if (getppid () == 1)
     _exit (HV_EXIT_HAVEN_FAILED);
   set_rlimits (c);
+  /* A session keyring of its own, as the namespaced sandbox's init
+   * joins: the caller's session keys stay out of reach (a kernel
+   * without keyrings goes without). */
+  syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL);
   if (p->cwd && chdir (p->cwd) < 0)
     fail (c, HV_EXIT_HAVEN_FAILED, "chdir to %s: %s", p->cwd, strerror (errno));
   if (p->args.n == 0)

@@ -161,6 +161,17 @@ except PermissionError:
     assert_contains "$OUT" "ls-refused" "$u: allow_exec ($OUT)"
     direct_in "$u" ls /
     assert_eq 126 "$RC" "$u: a program not allowed as the command ($OUT)"
+    # The program copied into an executable memory file: outside
+    # Landlock's view, so such files are refused under exec rules.
+    direct_in "$u" /usr/bin/python3 -c 'import os
+try:
+    fd = os.memfd_create("x", 0)
+    os.write(fd, open("/usr/bin/ls", "rb").read())
+    os.execv("/proc/self/fd/%d" % fd, ["ls", "-d", "/memfd-ls-ran"])
+except OSError as e:
+    print("memfd-refused", e.errno)'
+    assert_contains "$OUT" "memfd-refused" "$u: an executable memory file ($OUT)"
+    assert_not_contains "$OUT" "memfd-ls-ran" "$u: a program from a memory file"
   done
 }
 
@@ -182,16 +193,46 @@ print("io_uring", libc.syscall(425, 1, 0), ctypes.get_errno())'
   done
 }
 
+# Capability sets read with capget and prctl (the plan grants no process's
+# directory in /proc).
+DIRECT_CAPS_PROBE='
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+class Header(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+class Data(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+h = Header(0x20080522, 0)
+d = (Data * 2)()
+assert libc.capget(ctypes.byref(h), d) == 0
+for f in ("effective", "permitted", "inheritable"):
+    print(f, getattr(d[0], f) | getattr(d[1], f) << 32)
+print("bounding", sum(libc.prctl(23, c, 0, 0, 0) == 1 for c in range(64)))
+print("ambient", sum(libc.prctl(47, 1, c, 0, 0) == 1 for c in range(64)))
+print("no_new_privs", libc.prctl(39, 0, 0, 0, 0))
+'
+
 test_direct_capabilities_dropped() {
   need_haven
   direct_project root
   local outside
-  outside=$(as_user root grep CapEff /proc/self/status)
-  [ "$outside" != "CapEff:	0000000000000000" ] || fail "root has no capabilities outside: nothing to show"
-  direct_in root sh -c 'grep -E "^Cap(Eff|Prm|Inh|Bnd|Amb)" /proc/self/status; grep NoNewPrivs /proc/self/status'
+  outside=$(as_user root /usr/bin/python3 -c "$DIRECT_CAPS_PROBE")
+  assert_not_contains "$outside" "effective 0" "root has capabilities outside: something to drop"
+  direct_in root /usr/bin/python3 -c "$DIRECT_CAPS_PROBE"
   assert_eq 0 "$RC" "exit status ($OUT)"
-  assert_eq 5 "$(echo "$OUT" | grep -c "	0000000000000000")" "every capability set empty ($OUT)"
-  assert_contains "$OUT" "NoNewPrivs:	1"
+  assert_contains "$OUT" "effective 0
+permitted 0
+inheritable 0
+bounding 0
+ambient 0
+no_new_privs 1"
+  # And as it shows: root cannot write another user's file in the project.
+  echo theirs > "$P/theirs"
+  chown 65534:65534 "$P/theirs"
+  chmod 644 "$P/theirs"
+  direct_in root sh -c 'echo mine > theirs'
+  assert_eq 2 "$RC" "root writing another user's file ($OUT)"
+  assert_eq theirs "$(cat "$P/theirs")"
 }
 
 test_direct_left_processes_killed() {
@@ -200,13 +241,62 @@ test_direct_left_processes_killed() {
   for u in root nobody; do
     direct_project "$u"
     mark=4242.$$$RANDOM
-    direct_in "$u" sh -c "setsid sleep $mark > /dev/null 2>&1 < /dev/null & (sleep $mark.1 &) ; echo started"
+    direct_in "$u" sh -c "setsid sleep $mark > /dev/null 2>&1 < /dev/null & (sleep ${mark}9 &) ; echo started"
     assert_eq 0 "$RC" "$u: exit status ($OUT)"
     assert_contains "$OUT" started
-    if pgrep -f "sleep $mark" >/dev/null; then
-      pkill -KILL -f "sleep $mark"
+    local left
+    left=$(pgrep -f "sleep $mark")
+    if [ -n "$left" ]; then
+      kill -KILL $left
       fail "$u: a process the command left outlived the run"
     fi
+  done
+}
+
+# haven killed with SIGKILL mid-run: its reaper (in its own process
+# group) kills the command and what it left, then does what haven would
+# have done after the run (the project's check, the trail's end).
+test_direct_haven_killed() {
+  need_haven
+  local u mark pid left
+  for u in root nobody; do
+    direct_project "$u" "$(printf 'best_effort: [private_tmp]\naudit: {log: ~/trail.jsonl}')"
+    mark=4244.$$$RANDOM
+    local cmd=("$HAVEN_COPY" run --isolation landlock --policy "$P.pol/p.yaml" -- sh -c
+      "echo tmp:\$TMPDIR; setsid sleep $mark > /dev/null 2>&1 < /dev/null & sleep ${mark}9")
+    if [ "$u" = root ]; then
+      (cd "$P" && exec env HOME="$P.home" PATH=/usr/sbin:/usr/bin:/sbin:/bin "${cmd[@]}") > "$P.out" 2>&1 < /dev/null &
+    else
+      (cd "$P" && exec setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$P.home" XDG_RUNTIME_DIR= \
+        PATH=/usr/sbin:/usr/bin:/sbin:/bin "${cmd[@]}") > "$P.out" 2>&1 < /dev/null &
+    fi
+    pid=$!
+    for _ in $(seq 100); do
+      pgrep -f "sleep $mark\$" > /dev/null && pgrep -f "sleep ${mark}9" > /dev/null && break
+      sleep 0.1
+    done
+    pgrep -f "sleep $mark\$" > /dev/null || fail "$u: the command did not start: $(cat "$P.out")"
+    kill -KILL "$pid"
+    wait "$pid" 2> /dev/null
+    for _ in $(seq 50); do
+      pgrep -f "sleep $mark" > /dev/null || break
+      sleep 0.1
+    done
+    left=$(pgrep -f "sleep $mark")
+    if [ -n "$left" ]; then
+      kill -KILL $left
+      fail "$u: processes of the command outlived haven"
+    fi
+    for _ in $(seq 50); do
+      jq -se 'map(select(.event == "exit")) | length == 1' "$P.home/trail.jsonl" > /dev/null 2>&1 && break
+      sleep 0.1
+    done
+    jq -se 'map(select(.event == "exit")) | length == 1 and .[0].status == 137' "$P.home/trail.jsonl" > /dev/null \
+      || fail "$u: no exit record with status 137: $(cat "$P.home/trail.jsonl")"
+    assert_contains "$(cat "$P.out")" "haven ended before the run did" "$u: the check after haven's end"
+    local tmp
+    tmp=$(sed -n 's/^tmp://p' "$P.out")
+    [ -n "$tmp" ] && [ ! -e "$tmp" ] || fail "$u: the scratch TMPDIR ($tmp) was left behind: $(cat "$P.out")"
   done
 }
 
@@ -289,4 +379,87 @@ test_direct_trail() {
     || fail "no record of the process killed: $(cat "$log")"
   jq -se 'map(select(.event == "exit")) | length == 1 and .[0].status == 3' "$log" >/dev/null \
     || fail "no exit record with status 3: $(cat "$log")"
+}
+
+# An allowlist under best_effort network_ports: TCP connect only to the
+# allowlist's ports (at any address), UDP open for DNS.
+test_direct_network_ports() {
+  need_haven
+  local u
+  for u in root nobody; do
+    direct_project "$u" "$(printf 'best_effort: [private_tmp, network_ports]\nnetwork: {mode: allowlist, allow: ["example.com:18443"]}')"
+    rm -f "$P.pol/ready"
+    python3 -c '
+import os, socket, sys, time
+ls = []
+for p in (18443, 18444):
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", p)); s.listen(8); ls.append(s)
+open(sys.argv[1], "w").close()
+time.sleep(30)' "$P.pol/ready" &
+    local lpid=$!
+    defer "kill $lpid 2>/dev/null"
+    for _ in $(seq 50); do [ -e "$P.pol/ready" ] && break; sleep 0.1; done
+    direct_in "$u" /usr/bin/python3 -c '
+import socket
+for p in (18443, 18444):
+    try:
+        socket.create_connection(("127.0.0.1", p), timeout=3).close(); print(p, "ok")
+    except OSError as e:
+        print(p, e.errno)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1", 53)); print("udp ok")'
+    assert_eq 0 "$RC" "$u: exit status ($OUT)"
+    assert_contains "$OUT" "18443 ok" "$u: the allowlist's port"
+    assert_contains "$OUT" "18444 13" "$u: another port refused"
+    assert_contains "$OUT" "udp ok" "$u: UDP for DNS"
+    assert_contains "$OUT" "best_effort network_ports" "$u: the weaker rule said"
+    kill "$lpid" 2>/dev/null
+    wait "$lpid" 2>/dev/null || true
+  done
+}
+
+# --isolation auto (the default): namespaces where they can be made (the
+# command's pid is a new pid namespace's), else Landlock after one note
+# naming the step the host refused (here: root without CAP_SYS_ADMIN).
+test_direct_auto_fallback() {
+  need_haven
+  command -v capsh > /dev/null || skip "capsh is not installed"
+  direct_project root
+  OUT=$(cd "$P" && HOME=$P.home PATH=/usr/sbin:/usr/bin:/sbin:/bin timeout 30 "$HAVEN_COPY" run \
+    --policy "$P.pol/p.yaml" -- sh -c 'echo pid:$$' 2>&1 < /dev/null)
+  assert_eq 0 $? "namespaces ($OUT)"
+  assert_not_contains "$OUT" "namespaces cannot be made"
+  assert_contains "$OUT" "pid:" "ran"
+  [ "$(echo "$OUT" | sed -n 's/^pid://p')" -le 2 ] || fail "not in a new pid namespace: $OUT"
+  OUT=$(cd "$P" && HOME=$P.home PATH=/usr/sbin:/usr/bin:/sbin:/bin timeout 30 capsh --drop=cap_sys_admin -- -c \
+    '"$0" run --policy "$1" -- sh -c "echo pid:\$\$"' "$HAVEN_COPY" "$P.pol/p.yaml" 2>&1 < /dev/null)
+  assert_eq 0 $? "without CAP_SYS_ADMIN ($OUT)"
+  assert_contains "$OUT" "haven: note: namespaces cannot be made here (unshare(mount, pid, network, ipc, uts, cgroup namespaces): Operation not permitted): Landlock and seccomp only; haven doctor says what that enforces"
+  [ "$(echo "$OUT" | sed -n 's/^pid://p')" -gt 2 ] || fail "in a new pid namespace: $OUT"
+  OUT=$(cd "$P" && HOME=$P.home HAVEN_ISOLATION=namespaces timeout 30 capsh --drop=cap_sys_admin -- -c \
+    '"$0" run --policy "$1" -- true' "$HAVEN_COPY" "$P.pol/p.yaml" 2>&1 < /dev/null)
+  assert_eq 125 $? "HAVEN_ISOLATION=namespaces without CAP_SYS_ADMIN ($OUT)"
+  assert_not_contains "$OUT" "namespaces cannot be made"
+}
+
+# On a terminal (script(1)'s): the command gets a terminal of its own,
+# haven's pty, as its controlling one (/dev/tty opens), not the user's.
+test_direct_terminal() {
+  need_haven
+  command -v script > /dev/null || skip "script is not installed"
+  local u
+  for u in root nobody; do
+    direct_project "$u"
+    OUT=$(printf 'typed\n' | as_user "$u" script -qec "$HAVEN_COPY run --isolation landlock --policy $P.pol/p.yaml \
+      -- sh -c 'echo outer:\$1; echo inner:\$(tty); read x; echo got:\$x; echo ctty > /dev/tty; exit 4' sh \$(tty)" \
+      /dev/null 2>&1)
+    assert_eq 4 $? "$u: exit status ($OUT)"
+    local outer inner
+    outer=$(echo "$OUT" | tr -d '\r' | sed -n 's/^outer://p')
+    inner=$(echo "$OUT" | tr -d '\r' | sed -n 's/^inner://p')
+    [ -n "$inner" ] && [ "$inner" != "not a tty" ] && [ "$inner" != "$outer" ] \
+      || fail "$u: the command's terminal ($inner) is not one of its own (the user's: $outer): $OUT"
+    assert_contains "$OUT" "got:typed" "$u: input reaches the command"
+    assert_contains "$OUT" "ctty" "$u: /dev/tty is the command's terminal"
+  done
 }

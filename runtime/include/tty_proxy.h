@@ -1,7 +1,7 @@
 /* Foreground `run` of a container with process.terminal and no console
- * socket: the runtime holds the pty master and connects it to its own
- * stdin/stdout, with the local terminal in raw mode and window size
- * changes passed on. */
+ * socket (and `haven run` without namespaces, direct_run.h): the runtime
+ * holds the pty master and connects it to its own stdin/stdout, with the
+ * local terminal in raw mode and window size changes passed on. */
 #ifndef HAVEN_TTY_PROXY_H
 #define HAVEN_TTY_PROXY_H
 
