@@ -113,7 +113,10 @@ verdict() {
     if grep -q 'haven doctor' "$err" && grep -qE "$RULE_RE" "$err"; then
       say "$p" "$c" "refused: $(grep -m1 -E "$RULE_RE" "$err" | cut -c1-200)"
       OUTCOME[$p]=${OUTCOME[$p]:-refused}
-      REFUSAL[$p]="${REFUSAL[$p]:-} $(grep -oE "$RULE_RE" "$err" | sort -u | tr '\n' ' ')"
+      local r
+      for r in $(grep -oE "$RULE_RE" "$err" | sort -u); do
+        [[ " ${REFUSAL[$p]:-} " == *" $r "* ]] || REFUSAL[$p]="${REFUSAL[$p]:-} $r"
+      done
     else
       say "$p" "$c" "FAIL: refused (exit 125) without naming the rule or pointing at haven doctor: $(oneline "$err")"
       OUTCOME[$p]=unnamed

@@ -88,7 +88,7 @@ build_image() {
   tar -C "$r" -cf "$WORK/image.tar" .
   chmod 644 "$WORK/image.tar"
   mkdir -p "$WORK/probe"
-  cp "$here/probe.sh" "$WORK/probe/probe.sh"
+  cp "$here/probe.sh" "$here/fake-haven.sh" "$WORK/probe/"
   chmod -R a+rX "$WORK/probe"
 }
 

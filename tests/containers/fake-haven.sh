@@ -1,0 +1,21 @@
+#!/usr/bin/bash
+# A stand-in for haven, for the suite's own check (test_probe_verdicts):
+# probe.sh must call each of its ways out for what it is.  FAKE_MODE:
+#   drop     runs the command as is: every rule silently dropped
+#   unnamed  exit 125 naming no rule (as "clone container init:
+#            operation not permitted" does)
+#   named    exit 125 naming a rule and pointing at haven doctor
+# FAKE_DOCTOR: what `doctor` says of each policy ("runs with namespaces"
+# or "refused here: network.allow").
+if [ "${1:-}" = doctor ]; then
+  for p in default claude-code; do echo "$p: ${FAKE_DOCTOR:-runs with namespaces}"; done
+  exit 0
+fi
+while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done
+shift
+case ${FAKE_MODE:-drop} in
+  drop) exec "$@" ;;
+  unnamed) echo "haven: create container haven-run-1: clone container init: operation not permitted" >&2 ;;
+  named) echo "haven: refused here: network.allow: a name allowlist needs a network namespace (see haven doctor)" >&2 ;;
+esac
+exit 125
