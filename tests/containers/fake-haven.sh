@@ -5,10 +5,10 @@
 #   unnamed  exit 125 naming no rule (as "clone container init:
 #            operation not permitted" does)
 #   named    exit 125 naming a rule and pointing at haven doctor
-# FAKE_DOCTOR: what `doctor` says of each policy ("runs with namespaces"
-# or "refused here: network.allow").
+# FAKE_DOCTOR: what `doctor` says of each policy, as its report does
+# ("runs (namespaces)" or "refused here: network.allow: WHY").
 if [ "${1:-}" = doctor ]; then
-  for p in default claude-code; do echo "$p: ${FAKE_DOCTOR:-runs with namespaces}"; done
+  for p in default claude-code; do echo "  $p: ${FAKE_DOCTOR:-runs (namespaces)}"; done
   exit 0
 fi
 while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done

@@ -182,7 +182,7 @@ for p in $POLICIES; do
   fi
   case ${OUTCOME[$p]:-} in
     refused)
-      if [[ "$line" != *refused* ]]; then
+      if [[ "$line" != *": refused here: "* ]]; then
         say "$p" doctor "FAIL: haven run refused ($(echo ${REFUSAL[$p]})) but doctor says: $line"
         continue
       fi
@@ -191,10 +191,10 @@ for p in $POLICIES; do
       done
       say "$p" doctor "agrees: $line" ;;
     landlock)
-      if [[ "$line" == *"without namespaces"* ]]; then say "$p" doctor "agrees: $line"
+      if [[ "$line" == *": runs without namespaces"* ]]; then say "$p" doctor "agrees: $line"
       else say "$p" doctor "FAIL: haven run ran without namespaces but doctor says: $line"; fi ;;
     namespaces)
-      if [[ "$line" == *"with namespaces"* && "$line" != *"without namespaces"* ]]; then say "$p" doctor "agrees: $line"
+      if [[ "$line" == *": runs"* && "$line" != *"without namespaces"* ]]; then say "$p" doctor "agrees: $line"
       else say "$p" doctor "FAIL: haven run ran with namespaces but doctor says: $line"; fi ;;
     *)
       say "$p" doctor "FAIL: haven run neither ran nor refused by name; doctor says: $line" ;;

@@ -29,24 +29,24 @@ test_probe_verdicts() {
   defer "dk rm -f $n"
   # shellcheck disable=SC2046
   dk run -d --name "$n" $(ct_mounts -v) "$IMAGE" /usr/bin/sleep infinity > run.out 2>&1 || fail "docker run: $(cat run.out)"
-  ct_fake_probe "$n" drop "runs with namespaces"
+  ct_fake_probe "$n" drop "runs (namespaces)"
   for c in secrets_home secrets_shadow network_tcp exec_block_shell; do
     ct_expect fake-drop.out "$c" 'FAIL: ran with the rule silently dropped'
   done
   ct_expect fake-drop.out project_writable ' enforced$'
   ct_expect fake-drop.out doctor ' agrees: '
-  ct_fake_probe "$n" unnamed "runs with namespaces"
+  ct_fake_probe "$n" unnamed "runs (namespaces)"
   for c in secrets_home secrets_shadow project_writable network_tcp exec_block_shell; do
     ct_expect fake-unnamed.out "$c" 'FAIL: refused \(exit 125\) without naming the rule'
   done
   ct_expect fake-unnamed.out doctor 'FAIL: haven run neither ran nor refused by name'
   # Refused by name, and a doctor that says the policy runs: disagreement.
-  ct_fake_probe "$n" named "runs with namespaces"
+  ct_fake_probe "$n" named "runs (namespaces)"
   for c in secrets_home secrets_shadow project_writable network_tcp exec_block_shell; do
     ct_expect fake-named.out "$c" 'refused: .*network\.allow'
   done
   ct_expect fake-named.out doctor 'FAIL: haven run refused \(network\.allow\) but doctor says'
   mv fake-named.out fake-named-disagrees.out
-  ct_fake_probe "$n" named "refused here: network.allow needs a network namespace"
+  ct_fake_probe "$n" named "refused here: network.allow: a name allowlist needs a network namespace"
   ct_expect fake-named.out doctor ' agrees: '
 }
