@@ -67,12 +67,13 @@ ct_record() {
     echo "$env as $user:"
     grep '^RESULT ' probe.out | sed 's/^RESULT /  /'
   } >> "$SUMMARY"
-  # The failed checks by name, then each distinct reason once.
-  local names reasons
+  # Each distinct reason once (the first three), then the checks by name.
+  local names reasons n
+  n=$(grep -c '^RESULT .* FAIL' probe.out)
   names=$(grep '^RESULT .* FAIL' probe.out | awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $3}')
   reasons=$(grep '^RESULT .* FAIL' probe.out | sed 's/^RESULT [^ ]* [^ ]* FAIL: //' | sed 's/haven-run-[0-9]*/haven-run-N/g' \
-    | sort -u | head -3 | cut -c1-300 | tr '\n' '|')
-  [ -z "$names" ] || fail "$env as $user: $names: $reasons"
+    | sort | uniq -c | sort -rn | head -3 | sed 's/^ *\([0-9]*\) /\1x /' | cut -c1-250 | tr '\n' '|')
+  [ -z "$names" ] || fail "$env as $user: $n check(s) FAIL: $reasons checks: $names"
 }
 
 # dk_probe NAME ENV USER DOCKER-RUN-OPTION...: a container of the image

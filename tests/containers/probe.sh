@@ -36,6 +36,8 @@ trap cleanup EXIT
 
 say() { echo "RESULT $*"; }
 oneline() { tr '\n' ' ' < "$1" | cut -c1-"${2:-300}"; }
+# The error a failed run ended with (its last line: the notes come first).
+lasterr() { grep -v '^[[:space:]]*$' "$1" | tail -1 | cut -c1-300; }
 
 # The secrets and the project.
 mkdir -p "$PROJECT" "$HOME/.ssh" || { say setup - FAIL: cannot make "$PROJECT" or "$HOME/.ssh"; exit 0; }
@@ -118,13 +120,13 @@ verdict() {
         [[ " ${REFUSAL[$p]:-} " == *" $r "* ]] || REFUSAL[$p]="${REFUSAL[$p]:-} $r"
       done
     else
-      say "$p" "$c" "FAIL: refused (exit 125) without naming the rule or pointing at haven doctor: $(oneline "$err")"
+      say "$p" "$c" "FAIL: refused (exit 125) without naming the rule or pointing at haven doctor: $(lasterr "$err")"
       OUTCOME[$p]=unnamed
     fi
     return
   fi
   if ! grep -qx "$RAN" "$out"; then
-    say "$p" "$c" "FAIL: did not run (exit $RC) and was not refused by name: $(oneline "$err")"
+    say "$p" "$c" "FAIL: did not run (exit $RC) and was not refused by name: $(lasterr "$err")"
     OUTCOME[$p]=unnamed
     return
   fi
