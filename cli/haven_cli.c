@@ -39,6 +39,7 @@
 #include "k8s_token.h"
 #include "mcp_cmd.h"
 #include "policy_network_explain.h"
+#include "direct_plan_explain.h"
 #include "run_context.h"
 #include "sandbox.h"
 #include "serve_cmd.h"
@@ -556,6 +557,7 @@ policy_explain (int argc, char **argv, hv_error **err)
   hv_env_explain (p, environ, stdout);
   hv_k8s_token_explain (p, stdout);
   explain_audit (p);
+  hv_direct_plan_explain (p, stdout);
   return 0;
 }
 

@@ -7,6 +7,46 @@
 
 #include "utils.h"
 
+/* Keep in step with session/direct_plan.h's HV_WEAKER_* (the policy
+ * layer does not see the session's headers) and policies/README.md. */
+static const struct
+{
+  const char *name, *what;
+} best_effort_entries[] = {
+  { "landlock", "runs where the kernel has no Landlock (namespaces only)" },
+  { "private_tmp", "without namespaces: filesystem.tmpfs becomes a private scratch directory as TMPDIR, the real "
+                   "path visible read-only" },
+  { "network_ports", "without namespaces: network.allow becomes TCP connect to its ports at any address, UDP open "
+                     "(DNS)" },
+  { "protect_after_run", "without namespaces: filesystem.protect is writable during the run, and what changed there "
+                         "is quarantined after it" },
+  { "unix_sockets", "without namespaces: pathname Unix sockets the visible files hold are reachable" },
+  { "cgroups", "without namespaces: resources.memory, cpus and pids are not limited where haven cannot make a "
+               "cgroup" },
+};
+
+const char *
+hv_policy_best_effort_what (const char *entry)
+{
+  for (size_t i = 0; i < sizeof (best_effort_entries) / sizeof (best_effort_entries[0]); i++)
+    if (strcmp (best_effort_entries[i].name, entry) == 0)
+      return best_effort_entries[i].what;
+  return NULL;
+}
+
+char *
+hv_policy_best_effort_names (void)
+{
+  char *out = xstrdup ("");
+  for (size_t i = 0; i < sizeof (best_effort_entries) / sizeof (best_effort_entries[0]); i++)
+    {
+      char *next = xasprintf ("%s%s%s", out, i ? ", " : "", best_effort_entries[i].name);
+      free (out);
+      out = next;
+    }
+  return out;
+}
+
 static const char *const shells[] = { "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "ash", NULL };
 
 bool

@@ -175,6 +175,14 @@ typedef struct
   oci_strv best_effort;
 } hv_policy;
 
+/* The best_effort entries haven knows: "landlock" (run where the kernel
+ * has no Landlock) and the weaker forms a run without namespaces may
+ * take (session/direct_plan.h's HV_WEAKER_*; policies/README.md,
+ * "Without namespaces").  What an entry accepts, or NULL for an unknown
+ * one; the names, comma-separated (free it). */
+const char *hv_policy_best_effort_what (const char *entry);
+char *hv_policy_best_effort_names (void);
+
 /* The model's own functions (policy.c); loading is policy_load.h,
  * parsing policy_parse.h. */
 void hv_policy_free (hv_policy *p);

@@ -412,7 +412,24 @@ STRV_FIELD (f_env_containers_pass, env_containers_pass)
 STRING_FIELD (f_audit_log, audit_log)
 STRING_FIELD (f_name, name)
 STRING_FIELD (f_description, description)
-STRV_FIELD (f_best_effort, best_effort)
+/* best_effort: only the entries haven knows (hv_policy_best_effort): a
+ * misspelt one would otherwise leave the run refused with no word on
+ * why the entry did not count, or, worse, be read later as something. */
+static int
+f_best_effort (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  size_t before = p->best_effort.n;
+  if (as_strv (w, v, key, &p->best_effort) < 0)
+    return -1;
+  for (size_t i = before; i < p->best_effort.n; i++)
+    if (hv_policy_best_effort_what (p->best_effort.v[i]) == NULL)
+      {
+        yaml_node_t *item = yaml_document_get_node (w->doc, v->data.sequence.items.start[i - before]);
+        cleanup_free char *known = hv_policy_best_effort_names ();
+        return yw_fail (w, item, key, "unknown entry \"%s\" (known: %s)", p->best_effort.v[i], known);
+      }
+  return 0;
+}
 
 static void
 push_home_allow (hv_policy *p, const char *path, hv_home_access *access)

@@ -27,6 +27,29 @@
 #ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
 #define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
 #endif
+#ifndef LANDLOCK_ACCESS_NET_BIND_TCP
+#define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)
+#define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)
+#define LANDLOCK_RULE_NET_PORT 2
+struct landlock_net_port_attr
+{
+  __u64 allowed_access;
+  __u64 port;
+};
+#endif
+#ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+#endif
+
+/* The ruleset attribute of ABI 6 (handled network access and scopes),
+ * whatever the installed header declares: the kernel takes the size. */
+struct ruleset_attr_v6
+{
+  __u64 handled_access_fs;
+  __u64 handled_access_net;
+  __u64 scoped;
+};
 
 #define READ_RIGHTS (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
 #define WRITE_RIGHTS                                                                               \
@@ -95,6 +118,64 @@ add_paths (int ruleset, const oci_strv *paths, uint64_t rights, uint64_t handled
   return 0;
 }
 
+/* A TCP port the sandbox may connect to (Landlock network rule). */
+static int
+add_port (int ruleset, uint16_t port, hv_error **err)
+{
+  struct landlock_net_port_attr attr = { .allowed_access = LANDLOCK_ACCESS_NET_CONNECT_TCP, .port = port };
+  if (syscall (SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_NET_PORT, &attr, 0) < 0)
+    return hv_error_set (err, errno, "landlock: add rule for TCP port %u", (unsigned) port);
+  return 0;
+}
+
+int
+hv_landlock_restrict (const struct hv_landlock_rules *r, bool log_new_exec, hv_error **err)
+{
+  static const oci_strv none = { 0 };
+  int abi = hv_landlock_abi ();
+  if (abi < 1)
+    return hv_error_set (err, 0, "landlock: this kernel does not provide Landlock");
+  /* Asked for and not there: fail, never run with a rule dropped. */
+  if (r->tcp_handled && abi < 4)
+    return hv_error_set (err, 0, "landlock: network rules need Landlock ABI 4, this kernel has %d", abi);
+  if ((r->scope_abstract_unix || r->scope_signal) && abi < 6)
+    return hv_error_set (err, 0, "landlock: scopes need Landlock ABI 6, this kernel has %d", abi);
+  uint64_t handled = handled_for_abi (abi);
+  struct ruleset_attr_v6 rs = { .handled_access_fs = handled };
+  size_t size = sizeof (uint64_t); /* ABI 1-3: only the file system */
+  if (r->tcp_handled)
+    {
+      rs.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+      size = 2 * sizeof (uint64_t);
+    }
+  if (r->scope_abstract_unix || r->scope_signal)
+    {
+      rs.scoped = (r->scope_abstract_unix ? LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET : 0)
+                  | (r->scope_signal ? LANDLOCK_SCOPE_SIGNAL : 0);
+      size = sizeof (rs);
+    }
+  cleanup_close int ruleset = (int) syscall (SYS_landlock_create_ruleset, &rs, size, 0);
+  if (ruleset < 0)
+    return hv_error_set (err, errno, "landlock: create ruleset");
+  if (add_paths (ruleset, r->read ? r->read : &none, READ_RIGHTS, handled, err) < 0
+      || add_paths (ruleset, r->write ? r->write : &none, READ_RIGHTS | WRITE_RIGHTS, handled, err) < 0
+      || add_paths (ruleset, r->exec ? r->exec : &none, LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE,
+                    handled, err)
+             < 0)
+    return -1;
+  for (size_t i = 0; r->tcp_handled && i < r->n_tcp_connect_ports; i++)
+    if (add_port (ruleset, r->tcp_connect_ports[i], err) < 0)
+      return -1;
+  /* By default Landlock logs only the refusals of the program that made
+   * the domain, not of what it executes (the command): ask for those too
+   * when a trail reads them (ABI 7; they still reach the audit log only
+   * when the kernel's audit is on, which haven never turns on). */
+  uint32_t flags = log_new_exec && abi >= 7 ? LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON : 0;
+  if (syscall (SYS_landlock_restrict_self, ruleset, flags) < 0)
+    return hv_error_set (err, errno, "landlock: restrict self");
+  return 0;
+}
+
 int
 hv_landlock_apply (const char *rules_json, bool log_new_exec, hv_error **err)
 {
@@ -103,7 +184,6 @@ hv_landlock_apply (const char *rules_json, bool log_new_exec, hv_error **err)
   oci_strv read = { 0 }, write = { 0 }, exec = { 0 };
   bool best_effort = false;
   int r = -1;
-  cleanup_close int ruleset = -1;
   jw_init (&w, "annotation " HV_LANDLOCK_ANNOTATION, err);
   if (jw_parse (&w, rules_json, &root) < 0)
     return -1;
@@ -111,8 +191,7 @@ hv_landlock_apply (const char *rules_json, bool log_new_exec, hv_error **err)
       || jw_field_strv (&w, root, "write", &write) < 0 || jw_field_strv (&w, root, "exec", &exec) < 0
       || jw_field_bool (&w, root, "bestEffort", &best_effort) < 0)
     goto out;
-  int abi = hv_landlock_abi ();
-  if (abi < 1)
+  if (hv_landlock_abi () < 1)
     {
       /* Refuse to run weaker than asked, unless the policy allows it. */
       if (best_effort)
@@ -122,29 +201,8 @@ hv_landlock_apply (const char *rules_json, bool log_new_exec, hv_error **err)
                               "(list \"landlock\" under best_effort to run without it)");
       goto out;
     }
-  uint64_t handled = handled_for_abi (abi);
-  struct landlock_ruleset_attr rs = { .handled_access_fs = handled };
-  ruleset = (int) syscall (SYS_landlock_create_ruleset, &rs, sizeof (rs), 0);
-  if (ruleset < 0)
-    {
-      hv_error_set (err, errno, "landlock: create ruleset");
-      goto out;
-    }
-  if (add_paths (ruleset, &read, READ_RIGHTS, handled, err) < 0
-      || add_paths (ruleset, &write, READ_RIGHTS | WRITE_RIGHTS, handled, err) < 0
-      || add_paths (ruleset, &exec, LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE, handled, err) < 0)
-    goto out;
-  /* By default Landlock logs only the refusals of the program that made
-   * the domain, not of what it executes (the command): ask for those too
-   * when a trail reads them (ABI 7; they still reach the audit log only
-   * when the kernel's audit is on, which haven never turns on). */
-  uint32_t flags = log_new_exec && abi >= 7 ? LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON : 0;
-  if (syscall (SYS_landlock_restrict_self, ruleset, flags) < 0)
-    {
-      hv_error_set (err, errno, "landlock: restrict self");
-      goto out;
-    }
-  r = 0;
+  struct hv_landlock_rules rules = { .read = &read, .write = &write, .exec = &exec };
+  r = hv_landlock_restrict (&rules, log_new_exec, err);
 out:
   yajl_tree_free (root);
   oci_strv_free (&read);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "error.h"
+#include "landlock_rules.h"
 
 /* Landlock ABI version of the running kernel, or -1 if unavailable. */
 int hv_landlock_abi (void);

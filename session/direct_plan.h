@@ -30,6 +30,7 @@
 #define HV_WEAKER_NETWORK_PORTS "network_ports"         /* network.allow: ports, any address; UDP open */
 #define HV_WEAKER_PROTECT_AFTER_RUN "protect_after_run" /* filesystem.protect: the guard, after the run */
 #define HV_WEAKER_UNIX_SOCKETS "unix_sockets"           /* pathname Unix sockets reachable */
+#define HV_WEAKER_CGROUPS "cgroups"                     /* resources.memory, cpus, pids: not limited */
 
 enum hv_direct_verdict
 {

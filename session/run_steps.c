@@ -150,7 +150,11 @@ start_audit (struct hv_run_steps *s, hv_error **err)
   if (path == NULL || path[0] != '/')
     return hv_error_set (err, 0, "%s: audit.log: \"%s\" is not an absolute path (or ~/... with HOME set)",
                          p->file ? p->file : p->name, p->audit_log);
-  return hv_audit_begin (path, p->name, s->o->label, s->bundle, s->o->cmd, s->rc.project, &s->audit, err);
+  if (s->isolation == NULL)
+    return hv_audit_begin (path, p->name, s->o->label, s->bundle, s->o->cmd, s->rc.project, &s->audit, err);
+  struct hv_audit_isolation iso = { s->isolation, s->weaker.v, s->weaker.n };
+  return hv_audit_begin_isolated (path, p->name, s->o->label, s->bundle, s->o->cmd, s->rc.project, &iso, &s->audit,
+                                  err);
 }
 
 /* A state root in a shared directory must be ours, not planted. */
@@ -201,6 +205,8 @@ hv_run_steps_make (struct hv_run_steps *s, hv_error **err)
   if (write_config (s, err) < 0)
     return -1;
   hv_fault_point ("session.config-written");
+  if (s->o->config_ready && s->o->config_ready (s, s->o->config_ready_data, err) < 0)
+    return -1;
   if (start_audit (s, err) < 0)
     return -1;
   hv_fault_point ("session.audit-started");
@@ -281,6 +287,7 @@ hv_run_steps_release (struct hv_run_steps *s)
   free (s->nsswitch);
   oci_strv_free (&s->git_shown);
   oci_strv_free (&s->git_shown_snapshots);
+  oci_strv_free (&s->weaker);
   free (s->config_json);
   s->state_root = s->bundle = s->rootfs = s->audit_socket = s->home_state = NULL;
   s->git_identity = s->git_excludes = s->git_attributes = s->nsswitch = s->config_json = NULL;

@@ -21,6 +21,8 @@
 #include "run_context.h"
 #include "run_credentials.h"
 
+struct hv_run_steps;
+
 struct hv_run_steps_opts
 {
   const char *policy;      /* name or file */
@@ -33,6 +35,12 @@ struct hv_run_steps_opts
    * next run removes once its owner is gone), no terminal, and the
    * commands start in the project.  NULL: `haven run`. */
   const char *label;
+  /* Called once the config is compiled and checked, before the audit
+   * trail begins (a run without namespaces builds its plan there and sets
+   * isolation and weaker, which the trail's start record says).  NULL:
+   * nothing. */
+  int (*config_ready) (struct hv_run_steps *s, void *data, hv_error **err);
+  void *config_ready_data;
 };
 
 #define HV_SANDBOX_BUNDLE_PREFIX "haven-sandbox-"
@@ -59,6 +67,10 @@ struct hv_run_steps
   /* What the layers below noted for the user (rc.ctx.notes points here),
    * said on stderr right after the call that noted it. */
   oci_strv notes;
+  /* Set by config_ready: "landlock" and the rules held weaker
+   * (direct_plan.h), for the trail's start record.  NULL: namespaces. */
+  const char *isolation;
+  oci_strv weaker;
 };
 
 #define HV_RUN_STEPS_INIT(opts)                                                                                        \

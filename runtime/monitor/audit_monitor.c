@@ -115,6 +115,14 @@ int
 hv_audit_begin (const char *path, const char *policy_name, const char *sandbox, const char *bundle, char **cmd,
                 const char *project, struct hv_audit *a, hv_error **err)
 {
+  return hv_audit_begin_isolated (path, policy_name, sandbox, bundle, cmd, project, NULL, a, err);
+}
+
+int
+hv_audit_begin_isolated (const char *path, const char *policy_name, const char *sandbox, const char *bundle,
+                         char **cmd, const char *project, const struct hv_audit_isolation *iso, struct hv_audit *a,
+                         hv_error **err)
+{
   memset (a, 0, sizeof (*a));
   a->log_fd = -1;
   if (path == NULL)
@@ -170,6 +178,15 @@ hv_audit_begin (const char *path, const char *policy_name, const char *sandbox, 
   yajl_gen_array_close (g);
   jg_str (g, "haven_pid");
   yajl_gen_integer (g, parent);
+  if (iso)
+    {
+      hv_audit_put_kv (g, "isolation", iso->isolation);
+      jg_str (g, "weaker");
+      yajl_gen_array_open (g);
+      for (size_t i = 0; i < iso->n_weaker; i++)
+        hv_audit_put_str (g, iso->weaker[i]);
+      yajl_gen_array_close (g);
+    }
   hv_audit_trail_emit (&trail, g);
   return 0;
 }

@@ -49,6 +49,18 @@ struct hv_audit
  * ("sandbox"), or NULL. */
 int hv_audit_begin (const char *log_path, const char *policy_name, const char *sandbox, const char *bundle,
                     char **cmd, const char *project, struct hv_audit *a, hv_error **err);
+/* hv_audit_begin of a run without namespaces (direct_run.h): the start
+ * record also says "isolation" and the policy's rules that hold only in a
+ * weaker form there ("weaker": [rule: how]). */
+struct hv_audit_isolation
+{
+  const char *isolation;
+  char *const *weaker;
+  size_t n_weaker;
+};
+int hv_audit_begin_isolated (const char *log_path, const char *policy_name, const char *sandbox, const char *bundle,
+                             char **cmd, const char *project, const struct hv_audit_isolation *iso,
+                             struct hv_audit *a, hv_error **err);
 /* A sandbox that outlives this process (a service's, whose maker exits):
  * wait, at most timeout_ms, until the listener has taken the filter's
  * connection (with a sandbox id given to hv_audit_begin, from then on it

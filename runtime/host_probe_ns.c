@@ -1,0 +1,189 @@
+/* Can this caller make the sandbox's namespaces here?  Tried the way
+ * `haven run` makes them, in a throwaway child: what a container's
+ * seccomp profile, a missing capability or a sysctl refuses shows up as
+ * the step that failed, with the kernel's answer. */
+#include "config.h"
+#include "host_probe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "network.h"
+#include "utils.h"
+
+/* The namespaces a sandbox gets besides the user namespace
+ * (policy_compile.c's list, with the network namespace of every policy
+ * but network: open). */
+#define SANDBOX_NS_FLAGS (CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWNET)
+
+/* The child's answer: the failed step, in the pipe, and exit status 1. */
+static _Noreturn void
+child_fail (int fd, const char *fmt, ...)
+{
+  char buf[256];
+  int e = errno;
+  va_list ap;
+  va_start (ap, fmt);
+  int n = vsnprintf (buf, sizeof (buf), fmt, ap);
+  va_end (ap);
+  if (n > 0 && (size_t) n < sizeof (buf))
+    snprintf (buf + n, sizeof (buf) - (size_t) n, ": %s", strerror (e));
+  if (write_all (fd, buf, strlen (buf)) < 0)
+    _exit (2);
+  _exit (1);
+}
+
+static int
+write_proc_self (const char *file, const char *text)
+{
+  char path[64];
+  snprintf (path, sizeof (path), "/proc/self/%s", file);
+  int fd = open (path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  int r = write_all (fd, text, strlen (text));
+  int e = errno;
+  close (fd);
+  errno = e;
+  return r;
+}
+
+/* A new user namespace mapping the caller to itself, as `haven run` maps
+ * it (the setgroups "deny" an unprivileged gid map needs). */
+static void
+enter_user_namespace (int fd, uid_t uid, gid_t gid)
+{
+  char map[64];
+  if (unshare (CLONE_NEWUSER) < 0)
+    child_fail (fd, "clone(CLONE_NEWUSER)");
+  if (write_proc_self ("setgroups", "deny") < 0 && errno != ENOENT)
+    child_fail (fd, "write /proc/self/setgroups");
+  snprintf (map, sizeof (map), "%u %u 1\n", (unsigned) uid, (unsigned) uid);
+  if (write_proc_self ("uid_map", map) < 0)
+    child_fail (fd, "write uid_map");
+  snprintf (map, sizeof (map), "%u %u 1\n", (unsigned) gid, (unsigned) gid);
+  if (write_proc_self ("gid_map", map) < 0)
+    child_fail (fd, "write gid_map");
+}
+
+/* In the new pid namespace's first process: the mounts the sandbox's
+ * setup makes first (a tmpfs, a procfs of the new pid namespace) and its
+ * loopback. */
+static _Noreturn void
+in_pid_namespace (int fd)
+{
+  if (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+    child_fail (fd, "make the mounts private");
+  struct stat st;
+  const char *dir = stat ("/tmp", &st) == 0 && S_ISDIR (st.st_mode) ? "/tmp" : "/";
+  if (mount ("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=64k") < 0)
+    child_fail (fd, "mount tmpfs on %s", dir);
+  char proc[64];
+  snprintf (proc, sizeof (proc), "%s/proc", strcmp (dir, "/") == 0 ? "" : dir);
+  if (mkdir (proc, 0700) < 0)
+    child_fail (fd, "mkdir %s on the tmpfs", proc);
+  if (mount ("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+    child_fail (fd, "mount proc (of the new pid namespace)");
+  hv_error *err = NULL;
+  if (hv_net_loopback_up (&err) < 0)
+    {
+      /* The message has the kernel's answer already. */
+      if (write_all (fd, err->msg, strlen (err->msg)) < 0)
+        _exit (2);
+      _exit (1);
+    }
+  _exit (0);
+}
+
+static _Noreturn void
+probe_child (int fd, bool user_only, uid_t uid, gid_t gid)
+{
+  if (uid != 0 || user_only)
+    enter_user_namespace (fd, uid, gid);
+  if (user_only)
+    _exit (0);
+  if (unshare (SANDBOX_NS_FLAGS) < 0)
+    child_fail (fd, "unshare(mount, pid, network, ipc, uts, cgroup namespaces)");
+  pid_t pid = fork ();
+  if (pid < 0)
+    child_fail (fd, "fork into the new pid namespace");
+  if (pid == 0)
+    in_pid_namespace (fd);
+  int status = 0;
+  while (waitpid (pid, &status, 0) < 0)
+    if (errno != EINTR)
+      child_fail (fd, "wait");
+  _exit (WIFEXITED (status) ? WEXITSTATUS (status) : 1);
+}
+
+static void
+run_probe (hv_probe *out, bool user_only)
+{
+  int p[2];
+  out->ok = false;
+  out->why[0] = '\0';
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    {
+      snprintf (out->why, sizeof (out->why), "pipe: %s", strerror (errno));
+      return;
+    }
+  uid_t uid = geteuid ();
+  gid_t gid = getegid ();
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      snprintf (out->why, sizeof (out->why), "fork: %s", strerror (errno));
+      close (p[0]);
+      close (p[1]);
+      return;
+    }
+  if (pid == 0)
+    {
+      close (p[0]);
+      probe_child (p[1], user_only, uid, gid);
+    }
+  close (p[1]);
+  size_t len = 0;
+  for (;;)
+    {
+      ssize_t n = read (p[0], out->why + len, sizeof (out->why) - 1 - len);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      len += (size_t) n;
+      if (len == sizeof (out->why) - 1)
+        break;
+    }
+  out->why[len] = '\0';
+  close (p[0]);
+  int status = 0;
+  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  out->ok = WIFEXITED (status) && WEXITSTATUS (status) == 0;
+  if (!out->ok && out->why[0] == '\0')
+    snprintf (out->why, sizeof (out->why), "the probe's child ended with status %d", status);
+  if (out->ok)
+    out->why[0] = '\0';
+}
+
+void
+hv_probe_namespaces (hv_probe *out)
+{
+  run_probe (out, false);
+}
+
+void
+hv_probe_user_namespace (hv_probe *out)
+{
+  run_probe (out, true);
+}
