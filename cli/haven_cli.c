@@ -57,6 +57,7 @@ struct run_opts
   const char *project;
   bool keep_bundle;
   const char *config;
+  const char *isolation;
   bool help;
   char **cmd;
 };
@@ -66,7 +67,8 @@ parse_run (const char *what, int argc, char **argv, struct run_opts *o, hv_error
 {
   static const struct hv_opt opts[] = { { "policy", 'p', true, 1 }, { "project", 0, true, 2 },
                                         { "keep-bundle", 0, false, 3 }, { "config", 0, true, 4 },
-                                        { "help", 'h', false, 5 }, { NULL, 0, false, 0 } };
+                                        { "help", 'h', false, 5 }, { "isolation", 0, true, 6 },
+                                        { NULL, 0, false, 0 } };
   struct hv_opt_iter it = { argc, argv, 1, what };
   const char *arg;
   int id;
@@ -79,11 +81,31 @@ parse_run (const char *what, int argc, char **argv, struct run_opts *o, hv_error
       o->config = arg;
     else if (id == 5)
       o->help = true;
+    else if (id == 6)
+      o->isolation = arg;
     else
       o->keep_bundle = true;
   if (id < 0)
     return -1;
   o->cmd = argv + it.index;
+  return 0;
+}
+
+/* --isolation, else $HAVEN_ISOLATION, else auto. */
+static int
+parse_isolation (const char *opt, enum hv_isolation *out, hv_error **err)
+{
+  const char *env = getenv ("HAVEN_ISOLATION");
+  const char *v = opt ? opt : (env && env[0] ? env : "auto");
+  if (strcmp (v, "auto") == 0)
+    *out = HV_ISOLATION_AUTO;
+  else if (strcmp (v, "namespaces") == 0)
+    *out = HV_ISOLATION_NAMESPACES;
+  else if (strcmp (v, "landlock") == 0)
+    *out = HV_ISOLATION_LANDLOCK;
+  else
+    return hv_error_set (err, 0, "haven run: %s \"%s\": expected auto, namespaces or landlock",
+                         opt ? "--isolation" : "HAVEN_ISOLATION", v);
   return 0;
 }
 
@@ -99,11 +121,15 @@ cmd_haven_run (int argc, char **argv, int *exit_status, hv_error **err)
       hv_haven_usage (stdout, "run");
       return 0;
     }
+  enum hv_isolation isolation = HV_ISOLATION_AUTO;
+  if (parse_isolation (o.isolation, &isolation, err) < 0)
+    return -1;
   struct hv_session_opts so = { .policy = o.policy ? o.policy : DEFAULT_POLICY,
                                 .project = o.project,
                                 .keep_bundle = o.keep_bundle,
                                 .cmd = o.cmd,
-                                .haven_argv0 = haven_argv0 };
+                                .haven_argv0 = haven_argv0,
+                                .isolation = isolation };
   return hv_session_run (&so, exit_status, err);
 }
 

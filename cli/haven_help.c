@@ -26,10 +26,15 @@ static void
 help_run (FILE *out)
 {
   fprintf (out,
-           "  haven run [--policy NAME|FILE] [--project DIR] [--keep-bundle] -- CMD [ARGS...]\n"
+           "  haven run [--policy NAME|FILE] [--project DIR] [--isolation MODE] [--keep-bundle] -- CMD [ARGS...]\n"
            "      Run CMD sandboxed under a policy (default \"%s\", or $HAVEN_POLICY).\n"
            "      --project DIR  the writable project (default: the current directory); CMD starts\n"
            "                     there, or in the current directory when that is inside DIR\n"
+           "      --isolation auto|namespaces|landlock  (default auto, or $HAVEN_ISOLATION)\n"
+           "                     namespaces: the full sandbox, or fail; landlock: Landlock and\n"
+           "                     seccomp only, in this host's namespaces (rules they cannot hold\n"
+           "                     are refused, or weaker where the policy accepts it: haven doctor);\n"
+           "                     auto: namespaces where they can be made here, else landlock\n"
            "      --keep-bundle  keep the generated OCI bundle (for debugging)\n"
            "      Exit status: CMD's; %d when CMD may not be executed, %d when it is not found,\n"
            "      %d past the policy's timeout, %d when haven itself failed.\n",

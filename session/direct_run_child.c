@@ -101,7 +101,14 @@ static void
 restrict_landlock (const struct hv_direct_child *c)
 {
   const hv_direct_plan *plan = c->plan;
-  struct hv_landlock_rules rules = { .read = &plan->read,
+  /* The plan's exec list is "execute (and read)": its directories are
+   * listed too (a rule for a path already granted adds to its rights). */
+  cleanup_strv oci_strv read = { 0 };
+  for (size_t i = 0; i < plan->read.n; i++)
+    oci_strv_push (&read, plan->read.v[i]);
+  for (size_t i = 0; i < plan->exec.n; i++)
+    oci_strv_push (&read, plan->exec.v[i]);
+  struct hv_landlock_rules rules = { .read = &read,
                                      .write = c->write,
                                      .exec = &plan->exec,
                                      .tcp_handled = plan->tcp_handled,

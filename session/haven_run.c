@@ -3,12 +3,16 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "audit_monitor.h"
 #include "container.h"
+#include "direct_plan.h"
+#include "direct_run.h"
 #include "exit_status.h"
 #include "fault_point.h"
+#include "host_probe.h"
 #include "policy.h"
 #include "project_guard.h"
 #include "project_links.h"
@@ -40,6 +44,11 @@ struct session
   struct hv_project_links links; /* links the run leaves that lead outside (project_links.h) */
   struct hv_guard run_guard; /* ended in finish_session, after the git check */
   struct after_haven_died after;
+  /* Without namespaces (direct_run.h): the compiled config as a spec and
+   * the plan of the policy's rules. */
+  bool direct;
+  oci_spec *spec;
+  hv_direct_plan plan;
 };
 
 static void
@@ -94,6 +103,65 @@ run_sandbox (struct session *s, int *exit_status, hv_error **err)
   ro.after_runtime_died = (struct hv_guard_after){ after_haven_died, &s->after, st->audit.log_fd };
   hv_run_steps_create_opts (st, id, &ro.create);
   return hv_container_run (&rt, &ro, &s->run_guard, exit_status, err);
+}
+
+/* hv_run_steps_opts.config_ready of a run without namespaces: the plan
+ * of the policy's rules from the compiled config; a refused rule stops
+ * the start (exit status 125), a weaker one is said now and in the
+ * trail's start record. */
+static int
+plan_direct (struct hv_run_steps *st, void *data, hv_error **err)
+{
+  struct session *s = data;
+  if (oci_spec_parse (st->config_json, strlen (st->config_json), "the compiled config", &s->spec, err) < 0)
+    return -1;
+  if (hv_direct_plan_build (st->policy, &st->rc.ctx, s->spec, hv_probe_landlock_abi (), &s->plan, err) < 0)
+    return -1;
+  if (s->plan.n_refused > 0)
+    return hv_direct_plan_refusal (&s->plan, st->policy, err);
+  st->isolation = "landlock";
+  for (size_t i = 0; i < s->plan.n_rules; i++)
+    if (s->plan.rules[i].verdict == HV_DIRECT_WEAKER)
+      {
+        fprintf (stderr, "haven: note: without namespaces, %s: %s\n", s->plan.rules[i].rule, s->plan.rules[i].how);
+        oci_strv_pushf (&st->weaker, "%s: %s", s->plan.rules[i].rule, s->plan.rules[i].how);
+      }
+  return 0;
+}
+
+/* The command without namespaces: the project guard around it as around
+ * the sandbox; haven has killed every process the command left before
+ * the guard looks (hv_direct_run). */
+static int
+run_direct (struct session *s, int *exit_status, hv_error **err)
+{
+  struct hv_run_steps *st = &s->st;
+  if (hv_project_guard_snapshot (st->rc.project, &s->project_guard, err) < 0)
+    return -1;
+  hv_fault_point ("session.project-snapshot");
+  hv_project_links_start (&s->links);
+  /* The parser bounds timeouts to 30 days: the cast cannot truncate. */
+  unsigned timeout_s = st->policy->timeout_s.set ? (unsigned) st->policy->timeout_s.value : 0;
+  return hv_direct_run (s->spec, &s->plan, timeout_s, st->audit.log_fd, exit_status, err);
+}
+
+/* auto: namespaces where they can be made here, else Landlock and
+ * seccomp, said in one line. */
+static bool
+choose_direct (enum hv_isolation isolation)
+{
+  if (isolation == HV_ISOLATION_LANDLOCK)
+    return true;
+  if (isolation == HV_ISOLATION_NAMESPACES)
+    return false;
+  hv_probe ns;
+  hv_probe_namespaces (&ns);
+  if (ns.ok)
+    return false;
+  fprintf (stderr, "haven: note: namespaces cannot be made here (%s): Landlock and seccomp only; haven doctor says "
+                   "what that enforces\n",
+           ns.why);
+  return true;
 }
 
 /* However the run went: check the project, end the audit trail, stop the
@@ -151,6 +219,8 @@ finish_session (struct session *s, int ret, int *exit_status, hv_error **err)
   hv_fault_point ("session.guard-stopped");
   hv_run_steps_release (&s->st);
   hv_project_guard_free (s->project_guard);
+  hv_direct_plan_free (&s->plan);
+  oci_spec_free (s->spec);
   return ret;
 }
 
@@ -165,12 +235,23 @@ hv_session_run (const struct hv_session_opts *o, int *exit_status, hv_error **er
   *exit_status = 0;
   if (o->cmd == NULL || o->cmd[0] == NULL)
     return hv_error_set (err, 0, "haven run: no command given (haven run -- CMD ARGS...)");
+  s.direct = choose_direct (o->isolation);
+  if (s.direct)
+    {
+      s.steps_opts.config_ready = plan_direct;
+      s.steps_opts.config_ready_data = &s;
+    }
   int ret = -1;
   if (hv_run_steps_make (&s.st, err) < 0)
     goto out;
-  ret = run_sandbox (&s, exit_status, err);
-  if (ret < 0)
-    hv_run_hint_rootless_limits (s.st.policy, s.st.rc.ctx.rootless, err);
+  if (s.direct)
+    ret = run_direct (&s, exit_status, err);
+  else
+    {
+      ret = run_sandbox (&s, exit_status, err);
+      if (ret < 0)
+        hv_run_hint_rootless_limits (s.st.policy, s.st.rc.ctx.rootless, err);
+    }
 out:
   return finish_session (&s, ret, exit_status, err);
 }

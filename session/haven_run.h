@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 
+#include "direct_run.h"
 #include "error.h"
 
 struct hv_session_opts
@@ -16,6 +17,7 @@ struct hv_session_opts
   bool keep_bundle;        /* leave the bundle for inspection */
   char **cmd;              /* the command, NULL-terminated, not empty */
   const char *haven_argv0; /* how haven was invoked (run_trust.h checks it too) */
+  enum hv_isolation isolation; /* --isolation (direct_run.h) */
 };
 
 /* Returns -1 with *err when the sandbox could not run or the project
