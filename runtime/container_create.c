@@ -294,7 +294,8 @@ follow_grandchild (struct create_run *r, const char *payload)
 static bool
 connects_egress (const struct create_run *r, const struct hv_create_opts *opts)
 {
-  return r->egress.config && r->egress.config->connect == HV_EGRESS_CONNECT_PASTA && opts->egress_connect;
+  return r->egress.config && r->egress.config->connect == HV_EGRESS_CONNECT_PASTA && opts->egress_connect
+         && !opts->egress_forward;
 }
 
 /* The way out works (egress_ready), or create fails. */
@@ -385,7 +386,9 @@ install_egress (struct create_run *r, const struct hv_create_opts *opts, hv_erro
    * pod's processes only: all of its DNS goes to the resolver (no
    * cgroup tells the sandbox's sockets from an engine's there). */
   const char *own_cgroup = r->cgroup_made && r->pod.role == HV_POD_NONE ? r->c->cgroup_path : NULL;
-  r->egress.deny_host_addrs = connects_egress (r, opts);
+  /* The forwarder, like pasta, connects from the caller's namespace. */
+  r->egress.forward = opts->egress_forward && r->egress.config->connect == HV_EGRESS_CONNECT_PASTA;
+  r->egress.deny_host_addrs = connects_egress (r, opts) || r->egress.forward;
   if (hv_egress_netns_record (r->c->dir, r->spec, err) < 0
       || hv_egress_sandbox_install (&r->egress, r->pid, own_cgroup, err) < 0)
     return -1;

@@ -207,6 +207,14 @@ hv_run_steps_make (struct hv_run_steps *s, hv_error **err)
   hv_fault_point ("session.config-written");
   if (s->o->config_ready && s->o->config_ready (s, s->o->config_ready_data, err) < 0)
     return -1;
+  /* An allowlist's way out: pasta, or where it cannot run here haven's
+   * forwarder (egress_way.h). */
+  if (s->policy->net_mode == HV_NET_ALLOWLIST)
+    {
+      char why[512];
+      if (hv_egress_way_choose (getenv (HV_EGRESS_WAY_ENV), &s->egress_way, why, sizeof (why), err) < 0)
+        return -1;
+    }
   if (start_audit (s, err) < 0)
     return -1;
   hv_fault_point ("session.audit-started");
@@ -233,6 +241,8 @@ hv_run_steps_create_opts (struct hv_run_steps *s, const char *id, struct hv_crea
   co->egress_connect = connect_pasta;
   co->egress_ready = hv_pasta_connected;
   co->egress_connect_data = &s->pasta;
+  /* ... or haven's forwarder where pasta cannot run (egress_way.h). */
+  co->egress_forward = s->egress_way == HV_EGRESS_WAY_FORWARD;
   /* How long pasta lives.  `haven run`: as long as haven (its child, dying
    * with it).  A service's sandbox (a label): as long as the sandbox,
    * whose maker (this process) exits once it is handed over, so pasta

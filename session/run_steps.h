@@ -15,6 +15,7 @@
 #include "audit_monitor.h"
 #include "container.h"
 #include "egress_pasta.h"
+#include "egress_way.h"
 #include "error.h"
 #include "oci_spec.h"
 #include "policy.h"
@@ -62,6 +63,7 @@ struct hv_run_steps
   char *config_json;
   struct hv_audit audit;
   struct hv_pasta pasta;           /* the sandbox's network (allowlist) */
+  hv_egress_way egress_way;        /* pasta, or haven's forwarder (egress_way.h) */
   struct hv_run_credentials creds; /* what credentials: and env.set_from_* give */
   int notice_fd; /* allowlist: the monitor's line about a refused name (run_notice.h) */
   /* What the layers below noted for the user (rc.ctx.notes points here),

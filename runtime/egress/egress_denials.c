@@ -634,3 +634,15 @@ hv_egress_denials_refused (hv_egress_denials *d, const char *qname, uint16_t qty
     d->events.refused (d->events.data, qname, qtype, why);
   arm_timer (d);
 }
+
+void
+hv_egress_denials_denied (hv_egress_denials *d, const hv_egress_denial *x)
+{
+  uint64_t now = now_ms ();
+  flush_summary (d, now);
+  char key[96];
+  size_t klen = denial_key (x, key);
+  if (admit (d, key, klen, now) && d->events.denied)
+    d->events.denied (d->events.data, x);
+  arm_timer (d);
+}

@@ -123,6 +123,9 @@ void hv_egress_denials_finish (hv_egress_denials *d);
 /* A resolver refusal, through the same limiter (may call events.refused
  * at once). */
 void hv_egress_denials_refused (hv_egress_denials *d, const char *qname, uint16_t qtype, const char *why);
+/* A denial seen elsewhere (the forwarder's own refusal of a connection:
+ * egress_forward.h), through the same limiter as the kernel's. */
+void hv_egress_denials_denied (hv_egress_denials *d, const hv_egress_denial *x);
 /* Messages skipped as malformed; socket overruns (ENOBUFS) seen. */
 uint64_t hv_egress_denials_malformed (const hv_egress_denials *d);
 uint64_t hv_egress_denials_lost (const hv_egress_denials *d);

@@ -6,7 +6,7 @@
 
 #include "egress_fds.h"
 
-const char *const hv_egress_socket_names[HV_EGRESS_N_SOCKETS] = { "udp4", "tcp4", "udp6", "tcp6", "nft", "nflog" };
+const char *const hv_egress_socket_names[HV_EGRESS_N_SOCKETS] = { "udp4", "tcp4", "udp6", "tcp6", "nft", "nflog", "fwd4", "fwd6" };
 
 int
 hv_egress_fd_take (int *fd)
@@ -19,7 +19,7 @@ hv_egress_fd_take (int *fd)
 int *
 hv_egress_fds_socket (struct hv_egress_fds *f, unsigned i)
 {
-  int *slots[HV_EGRESS_N_SOCKETS] = { &f->udp4, &f->tcp4, &f->udp6, &f->tcp6, &f->nft, &f->nflog };
+  int *slots[HV_EGRESS_N_SOCKETS] = { &f->udp4, &f->tcp4, &f->udp6, &f->tcp6, &f->nft, &f->nflog, &f->fwd4, &f->fwd6 };
   return i < HV_EGRESS_N_SOCKETS ? slots[i] : NULL;
 }
 

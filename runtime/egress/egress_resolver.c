@@ -560,6 +560,8 @@ answer (hv_egress_resolver *r, uint32_t slot, const hv_dns_message *resp, hv_err
       hv_dns_chain_free (&chain);
       return hv_error_wrap (err, "egress resolver: %s", p->qname);
     }
+  if (cfg->events.pins_added && n_pins)
+    cfg->events.pins_added (cfg->events.data, pins, n_pins);
   cleanup_dns_message hv_dns_message reply = { 0 };
   int ok = hv_dns_reply_init (&reply, &p->query, resp->rcode, HV_RES_UPSTREAM_EDNS, &soft);
   /* Every record gets the lowest TTL on the chain: a client never holds a

@@ -15,6 +15,7 @@
 
 #include "array_size.h"
 #include "cgroup_ident.h"
+#include "egress_forward.h"
 #include "egress_host_addrs.h"
 #include "haven_annotations.h"
 #include "netns_sockets.h"
@@ -120,11 +121,20 @@ helper_netlink (hv_error **err)
 static int
 make_all (void *data, int *fds, hv_error **err)
 {
-  (void) data;
+  const struct hv_egress_sandbox *s = data;
   struct hv_egress_fds made = HV_EGRESS_FDS_INIT;
   if (make_sockets (&made, err) < 0 || (made.nft = helper_netlink (err)) < 0
       || (made.nflog = helper_netlink (err)) < 0)
     return -1; /* the helper exits: nothing to close */
+  uint16_t port;
+  int fwd[2];
+  if (s->forward && hv_egress_forward_setup (fwd, &port, err) < 0)
+    return -1;
+  if (s->forward)
+    {
+      made.fwd4 = fwd[0];
+      made.fwd6 = fwd[1];
+    }
   for (unsigned i = 0; i < HV_EGRESS_N_SOCKETS; i++)
     fds[i] = *hv_egress_fds_socket (&made, i);
   return 0;
@@ -134,7 +144,7 @@ static int
 make_sockets_in (struct hv_egress_sandbox *s, hv_error **err)
 {
   int fds[HV_EGRESS_N_SOCKETS];
-  if (hv_netns_sockets (s->fds.netns, hv_egress_socket_names, HV_EGRESS_N_SOCKETS, make_all, NULL, fds, err) < 0)
+  if (hv_netns_sockets (s->fds.netns, hv_egress_socket_names, HV_EGRESS_N_SOCKETS, make_all, s, fds, err) < 0)
     {
       if (*err && (*err)->errno_code == EPERM)
         hv_error_append (err, " (a runtime without capabilities over that namespace cannot install the egress table "
@@ -144,8 +154,21 @@ make_sockets_in (struct hv_egress_sandbox *s, hv_error **err)
   for (unsigned i = 0; i < HV_EGRESS_N_SOCKETS; i++)
     *hv_egress_fds_socket (&s->fds, i) = fds[i];
   const struct hv_egress_fds *f = &s->fds;
-  if (f->udp4 < 0 || f->tcp4 < 0 || f->nft < 0 || f->nflog < 0 || (f->udp6 < 0) != (f->tcp6 < 0))
+  if (f->udp4 < 0 || f->tcp4 < 0 || f->nft < 0 || f->nflog < 0 || (f->udp6 < 0) != (f->tcp6 < 0)
+      || (s->forward && f->fwd4 < 0) || (!s->forward && (f->fwd4 >= 0 || f->fwd6 >= 0)))
     return hv_error_set (err, 0, "the helper in the container's network namespace sent too few sockets");
+  return 0;
+}
+
+/* The port the forwarder's listeners took (both the same). */
+static int
+forward_port (const struct hv_egress_sandbox *s, uint16_t *port, hv_error **err)
+{
+  struct sockaddr_in a;
+  socklen_t len = sizeof (a);
+  if (getsockname (s->fds.fwd4, (struct sockaddr *) &a, &len) < 0 || a.sin_family != AF_INET)
+    return hv_error_set (err, errno, "the forwarder's listener");
+  *port = ntohs (a.sin_port);
   return 0;
 }
 
@@ -189,6 +212,9 @@ build_table (struct hv_egress_sandbox *s, pid_t pid, const char *own_cgroup, hv_
   spec.dns6.set = s->fds.udp6 >= 0;
   inet_pton (AF_INET6, "::1", spec.dns6.addr);
   spec.dns6.port = RESOLVER_PORT;
+  if (s->forward && forward_port (s, &spec.forward_port, err) < 0)
+    return -1;
+  spec.forward6 = s->fds.fwd6 >= 0;
   if (hv_egress_table_open_socket (HV_EGRESS_TABLE_NAME, hv_egress_fd_take (&s->fds.nft), &s->table, err) < 0)
     return -1;
   char *fingerprint = s->fingerprint;

@@ -105,8 +105,11 @@ hv_egress_table_create (hv_egress_table *t, const hv_egress_spec *spec, char fin
   hv_nft_add_range_elems (&b, t, HV_NFT_SET_DENY4, d4, nd4, AF_INET);
   hv_nft_add_range_elems (&b, t, HV_NFT_SET_DENY6, d6, nd6, AF_INET6);
   add_chain (&b, t, "deny", NULL, 0, 0, 0);
-  add_chain (&b, t, "output", "filter", NF_INET_LOCAL_OUT, 0, NF_DROP);
+  add_chain (&b, t, "output", "filter", NF_INET_LOCAL_OUT, spec->forward_port ? HV_EGRESS_FORWARD_FILTER_PRIORITY : 0,
+             NF_DROP);
   add_chain (&b, t, "dns", "nat", NF_INET_LOCAL_OUT, HV_EGRESS_DNS_PRIORITY, NF_ACCEPT);
+  if (spec->forward_port)
+    add_chain (&b, t, "forward", "nat", NF_INET_LOCAL_OUT, HV_EGRESS_FORWARD_PRIORITY, NF_ACCEPT);
   if (spec->drop_inbound)
     add_chain (&b, t, "input", "filter", NF_INET_LOCAL_IN, 0, NF_DROP);
   hv_nft_add_rules (&b, t, spec);

@@ -67,6 +67,28 @@ add_lookup_rule (hv_nft_batch *b, hv_egress_table *t, const set_ref *set, bool d
   rule_add (b, t, r, what);
 }
 
+/* ip daddr 127.0.0.0/8 and ip6 daddr ::1, each to verdict (accept, or
+ * return from a nat chain). */
+static void
+add_loopback_daddr (hv_nft_batch *b, hv_egress_table *t, const char *chain, int verdict)
+{
+  static const uint8_t net4[4] = { 127 }, mask4[4] = { 0xff };
+  static const uint8_t lo6[16] = { [15] = 1 };
+  struct nftnl_rule *r = rule_new (t, chain);
+  hv_nft_nfproto (r, AF_INET);
+  hv_nft_payload (r, NFT_PAYLOAD_NETWORK_HEADER, hv_nft_daddr_off (AF_INET), 4, NFT_REG_1);
+  hv_nft_mask (r, mask4, 4);
+  hv_nft_cmp (r, NFT_CMP_EQ, net4, 4);
+  hv_nft_verdict (r, verdict, NULL);
+  rule_add (b, t, r, "ip daddr 127.0.0.0/8");
+  r = rule_new (t, chain);
+  hv_nft_nfproto (r, AF_INET6);
+  hv_nft_payload (r, NFT_PAYLOAD_NETWORK_HEADER, hv_nft_daddr_off (AF_INET6), 16, NFT_REG_1);
+  hv_nft_cmp (r, NFT_CMP_EQ, lo6, 16);
+  hv_nft_verdict (r, verdict, NULL);
+  rule_add (b, t, r, "ip6 daddr ::1");
+}
+
 static void
 add_output_rules (hv_nft_batch *b, hv_egress_table *t, const hv_egress_spec *spec)
 {
@@ -95,13 +117,20 @@ add_output_rules (hv_nft_batch *b, hv_egress_table *t, const hv_egress_spec *spe
   hv_nft_verdict (r, NFT_GOTO, "deny");
   rule_add (b, t, r, "ip daddr " HV_EGRESS_DOCKER_DNS " meta mark != (the resolver's) goto deny");
 
-  /* Loopback: the index of "lo" is 1 in every network namespace. */
-  r = rule_new (t, "output");
-  uint32_t lo = 1;
-  hv_nft_meta (r, NFT_META_OIF, NFT_REG_1);
-  hv_nft_cmp (r, NFT_CMP_EQ, &lo, 4);
-  hv_nft_verdict (r, NF_ACCEPT, NULL);
-  rule_add (b, t, r, "oif lo accept");
+  /* Loopback: the index of "lo" is 1 in every network namespace.  With
+   * the forwarder every packet leaves by lo (its default route): there
+   * loopback is told by destination. */
+  if (spec->forward_port)
+    add_loopback_daddr (b, t, "output", NF_ACCEPT);
+  else
+    {
+      r = rule_new (t, "output");
+      uint32_t lo = 1;
+      hv_nft_meta (r, NFT_META_OIF, NFT_REG_1);
+      hv_nft_cmp (r, NFT_CMP_EQ, &lo, 4);
+      hv_nft_verdict (r, NF_ACCEPT, NULL);
+      rule_add (b, t, r, "oif lo accept");
+    }
 
   /* Neighbour discovery: without it no IPv6 address on a link is
    * reachable.  Hop limit 255 is what RFC 4861 requires of it. */
@@ -226,6 +255,18 @@ add_output_rules (hv_nft_batch *b, hv_egress_table *t, const hv_egress_spec *spe
         rule_add (b, t, r, "DNS to the resolver accept");
       }
 
+  /* With the forwarder this chain runs before chain "dns": port 53 of
+   * any address is still on its way there, and goes nowhere else (the
+   * namespace's only interface is lo). */
+  for (size_t p = 0; p < 2 && spec->forward_port; p++)
+    {
+      r = rule_new (t, "output");
+      hv_nft_l4proto (r, protos[p]);
+      hv_nft_dport_eq (r, 53);
+      hv_nft_verdict (r, NF_ACCEPT, NULL);
+      rule_add (b, t, r, "th dport 53 accept (chain dns sends it to the resolver)");
+    }
+
   /* TCP to allowed and pinned (address . port). */
   static const set_ref lookups[] = { { HV_NFT_SET_ALLOW4, HV_NFT_ID_ALLOW4, AF_INET },
                                      { HV_NFT_SET_PIN4, HV_NFT_ID_PIN4, AF_INET },
@@ -310,6 +351,40 @@ add_dns_rules (hv_nft_batch *b, hv_egress_table *t, const hv_egress_spec *spec)
       }
 }
 
+/* Chain "forward": TCP that chain "output" let through, to anywhere but
+ * loopback, to the forwarder's listener of its family (an IPv6
+ * connection without an IPv6 listener has no route but lo, and fails). */
+static void
+add_forward_rules (hv_nft_batch *b, hv_egress_table *t, const hv_egress_spec *spec)
+{
+  add_loopback_daddr (b, t, "forward", NFT_RETURN);
+  for (int f = 0; f < 2; f++)
+    {
+      int family = f == 0 ? AF_INET : AF_INET6;
+      if (family == AF_INET6 && !spec->forward6)
+        continue;
+      uint8_t to[16] = { 0 };
+      if (family == AF_INET)
+        inet_pton (AF_INET, "127.0.0.1", to);
+      else
+        to[15] = 1;
+      uint16_t port = htons (spec->forward_port);
+      struct nftnl_rule *r = rule_new (t, "forward");
+      hv_nft_nfproto (r, family);
+      hv_nft_l4proto (r, IPPROTO_TCP);
+      hv_nft_imm (r, NFT_REG_1, to, (uint32_t) hv_egress_addr_len (family));
+      hv_nft_imm (r, NFT_REG_2, &port, 2);
+      struct nftnl_expr *e = nftnl_expr_alloc ("nat");
+      nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_TYPE, NFT_NAT_DNAT);
+      nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_FAMILY, family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6);
+      nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_REG_ADDR_MIN, NFT_REG_1);
+      nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_REG_PROTO_MIN, NFT_REG_2);
+      nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
+      nftnl_rule_add_expr (r, e);
+      rule_add (b, t, r, "tcp dnat to the forwarder");
+    }
+}
+
 /* Chain "input" (drop_inbound): only what arrives on loopback, so that
  * nothing from outside reaches the namespace and no reply to it can be
  * "established" on the way out. */
@@ -330,6 +405,8 @@ hv_nft_add_rules (hv_nft_batch *b, hv_egress_table *t, const hv_egress_spec *spe
   add_deny_rules (b, t, spec);
   add_output_rules (b, t, spec);
   add_dns_rules (b, t, spec);
+  if (spec->forward_port)
+    add_forward_rules (b, t, spec);
   if (spec->drop_inbound)
     add_input_rules (b, t);
 }

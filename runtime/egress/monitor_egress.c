@@ -13,6 +13,7 @@
 #include "egress_config.h"
 #include "egress_decide.h"
 #include "egress_denials.h"
+#include "egress_forward.h"
 #include "egress_notice.h"
 #include "egress_resolver.h"
 #include "egress_table.h"
@@ -34,6 +35,7 @@ struct hv_monitor_egress
   hv_egress_table *table;
   hv_egress_resolver *resolver;
   hv_egress_denials *denials;
+  hv_egress_forward *forward; /* haven's way out (egress_forward.h), or NULL */
   struct stat home; /* this thread's network namespace at start */
   hv_denial_summary held; /* summaries past the trail's size cap, for the final one */
   bool holding;
@@ -54,6 +56,9 @@ record_error (hv_monitor_egress *e, const char *part, const hv_error *err, const
 
 static const char resolver_effect[]
     = "the resolver is not running: every DNS query of the sandbox fails and nothing more is pinned";
+
+static const char forward_effect[]
+    = "the forwarder is not running: the sandbox's connections to allowed hosts fail";
 
 /* Did a failed setns back leave this thread in the sandbox's namespace? */
 static int
@@ -96,6 +101,24 @@ on_denied (void *data, const hv_egress_denial *d)
 {
   hv_monitor_egress *e = data;
   hv_egress_audit_denied (e->trail, d, names_for, e);
+}
+
+/* The forwarder refused a connection the table let through: through
+ * the listener's limiter, like the kernel's denials. */
+static void
+on_forward_denied (void *data, const hv_egress_denial *d)
+{
+  hv_monitor_egress *e = data;
+  if (e->denials)
+    hv_egress_denials_denied (e->denials, d);
+}
+
+static void
+on_pins_added (void *data, const hv_egress_pin *pins, size_t n)
+{
+  hv_monitor_egress *e = data;
+  if (e->forward)
+    hv_egress_forward_pinned (e->forward, pins, n);
 }
 
 static void
@@ -174,7 +197,7 @@ start_resolver (hv_monitor_egress *e, const struct hv_monitor_egress_args *a, st
     .upstream_netns_fd = engine ? a->fds->netns : -1,
     .upstream_mark = engine ? HV_EGRESS_RESOLVER_MARK : 0,
     .policy_name = c->policy,
-    .events = { .refused = on_refused, .data = e },
+    .events = { .refused = on_refused, .pins_added = on_pins_added, .data = e },
   };
   return hv_egress_resolver_new (&rcfg, &e->resolver, err);
 }
@@ -219,6 +242,19 @@ hv_monitor_egress_start (const struct hv_monitor_egress_args *a, struct hv_audit
           hv_error_free (&part_err);
         }
     }
+  /* The forwarder before the resolver, which tells it every pin. */
+  if (own.fwd4 >= 0)
+    {
+      hv_egress_forward_args fa = { .config = e->config, .listen4 = hv_egress_fd_take (&own.fwd4),
+                                    .listen6 = hv_egress_fd_take (&own.fwd6), .denied = on_forward_denied,
+                                    .data = e };
+      e->forward = hv_egress_forward_new (&fa, &part_err);
+      if (e->forward == NULL)
+        {
+          record_error (e, "forwarder", part_err, forward_effect);
+          hv_error_free (&part_err);
+        }
+    }
   /* No trail, no listener: its socket is not used (closed on return). */
   int t = own.nft >= 0
               ? hv_egress_table_open_socket (HV_EGRESS_TABLE_NAME, hv_egress_fd_take (&own.nft), &e->table, &part_err)
@@ -241,6 +277,8 @@ hv_monitor_egress_free (hv_monitor_egress *e)
   if (e == NULL)
     return;
   hv_egress_resolver_free (e->resolver);
+  /* Before the config it borrows: every relay ends here. */
+  hv_egress_forward_free (e->forward);
   hv_egress_denials_free (e->denials);
   hv_egress_table_close (e->table);
   hv_egress_config_free (e->config);
@@ -257,6 +295,28 @@ int
 hv_monitor_egress_denials_fd (const hv_monitor_egress *e)
 {
   return e->denials ? hv_egress_denials_fd (e->denials) : -1;
+}
+
+int
+hv_monitor_egress_forward_fd (const hv_monitor_egress *e)
+{
+  return e->forward ? hv_egress_forward_fd (e->forward) : -1;
+}
+
+int
+hv_monitor_egress_forward_ready (hv_monitor_egress *e)
+{
+  cleanup_error hv_error *ferr = NULL;
+  if (e->forward == NULL)
+    return 0;
+  if (hv_egress_forward_dispatch (e->forward, &ferr) == 0)
+    return 1;
+  /* Fail closed: its listeners close with it, so the sandbox's connects
+   * are refused from now on. */
+  hv_egress_forward_free (e->forward);
+  e->forward = NULL;
+  record_error (e, "forwarder", ferr, forward_effect);
+  return 0;
 }
 
 int

@@ -45,6 +45,11 @@ struct hv_create_opts
   int (*egress_connect) (void *data, pid_t init_pid, int netns_fd, hv_error **err);
   int (*egress_ready) (void *data, hv_error **err);
   void *egress_connect_data;
+  /* Egress with "connect": "pasta", the way out being haven's forwarder
+   * instead (egress_way.h, egress_forward.h): the namespace gets routes
+   * on lo and the forwarder's listeners, the monitor serves them;
+   * egress_connect is then not called. */
+  bool egress_forward;
   /* haven run with an audit trail: its log's fd (above 2; 0: none).  The
    * monitor writes the egress records (dns-refused, net-denied) there,
    * and no start or exit record of its own (the session writes those). */

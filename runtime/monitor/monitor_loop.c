@@ -341,6 +341,14 @@ on_denials (struct monitor *m, struct source *s, uint32_t events)
     monitor_remove_source (m, s);
 }
 
+static void
+on_forward (struct monitor *m, struct source *s, uint32_t events)
+{
+  (void) events;
+  if (hv_monitor_egress_forward_ready (m->egress) <= 0)
+    monitor_remove_source (m, s);
+}
+
 /* The loop watches a copy of an egress part's fd (the part keeps its
  * own); not watched: that part is not served, which fails closed. */
 static void
@@ -374,6 +382,7 @@ start_egress (struct monitor *m)
     }
   watch_egress_fd (m, hv_monitor_egress_resolver_fd (m->egress), on_resolver);
   watch_egress_fd (m, hv_monitor_egress_denials_fd (m->egress), on_denials);
+  watch_egress_fd (m, hv_monitor_egress_forward_fd (m->egress), on_forward);
 }
 
 /* create: GO brings init; a close before it means create failed. */

@@ -17,9 +17,10 @@ struct hv_egress_fds
   int udp4, tcp4, udp6, tcp6; /* the resolver's listening sockets; udp6/tcp6 -1 without IPv6 */
   int nft;                    /* the table's socket */
   int nflog;                  /* unbound, for the denial listener */
+  int fwd4, fwd6;             /* the forwarder's listeners (egress_forward.h); -1: pasta, an engine */
 };
 #define HV_EGRESS_FDS_INIT                                                                                     \
-  { .netns = -1, .udp4 = -1, .tcp4 = -1, .udp6 = -1, .tcp6 = -1, .nft = -1, .nflog = -1 }
+  { .netns = -1, .udp4 = -1, .tcp4 = -1, .udp6 = -1, .tcp6 = -1, .nft = -1, .nflog = -1, .fwd4 = -1, .fwd6 = -1 }
 
 /* The descriptor *fd, its ownership moved to the caller; *fd is -1 after. */
 int hv_egress_fd_take (int *fd);
@@ -30,7 +31,7 @@ void hv_egress_fds_close (struct hv_egress_fds *f);
 /* The names the sockets travel under (HV_SYNC_EGRESS payloads, from the
  * helper in the namespace to create, and from create to the monitor,
  * where the namespace travels as "netns CONFIG"), in this order. */
-#define HV_EGRESS_N_SOCKETS 6
+#define HV_EGRESS_N_SOCKETS 8
 #define HV_EGRESS_N_RESOLVER_SOCKETS 4 /* the first four: the resolver's */
 extern const char *const hv_egress_socket_names[HV_EGRESS_N_SOCKETS];
 /* The slot of f for hv_egress_socket_names[i] (i < HV_EGRESS_N_SOCKETS). */

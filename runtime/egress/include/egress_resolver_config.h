@@ -53,6 +53,10 @@ typedef struct hv_egress_resolver_events
   /* An address pinned for qname (the name asked, not the chain's end);
    * timeout_s: the pin's, TTL clamped plus grace. */
   void (*pinned) (void *data, const char *qname, int family, const uint8_t addr[16], uint32_t timeout_s);
+  /* The pins of one answer, as the kernel acknowledged them (the
+   * forwarder's own record: egress_forward.h).  The table's pin type is
+   * egress_table.h's. */
+  void (*pins_added) (void *data, const struct hv_egress_pin *pins, size_t n);
   void *data;
 } hv_egress_resolver_events;
 

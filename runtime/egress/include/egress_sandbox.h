@@ -51,6 +51,10 @@ struct hv_egress_sandbox
    * also denies the caller's own addresses (egress_host_addrs.h).  Set
    * before hv_egress_sandbox_install. */
   bool deny_host_addrs;
+  /* The way out is haven's forwarder (egress_forward.h): the namespace
+   * gets its routes and listeners, the table its redirect.  Set before
+   * hv_egress_sandbox_install. */
+  bool forward;
   /* The table as the kernel held it once made (hv_egress_table_verify). */
   char fingerprint[HV_EGRESS_FINGERPRINT_LEN];
 };

@@ -26,6 +26,7 @@
  *     admin-prohibited for everything else, so a tool fails at once.
  * Chain "dns" (nat, hook output, priority HV_EGRESS_DNS_PRIORITY) sends
  * UDP and TCP to port 53 of any address to the redirect target.
+ * With forward_port, the forwarder's variant (hv_egress_spec.forward_port).
  * With drop_inbound, chain "input" (filter, hook input, policy drop)
  * accepts only what arrives on loopback: network `none` in a namespace
  * that has interfaces (a pod's, which CNI made). */
@@ -45,6 +46,13 @@
  * that maps a connection decides, so `dig @127.0.0.11` reaches haven's
  * resolver too.  After conntrack (-200), which NAT needs. */
 #define HV_EGRESS_DNS_PRIORITY (-110)
+/* With the forwarder (spec.forward_port), chain "output" filters before
+ * every NAT chain (after conntrack, -200), so what it refuses is refused
+ * and logged with its real destination, not the forwarder's listener;
+ * chain "forward" then redirects what it let through, after chain
+ * "dns" (the first nat chain that maps a connection decides). */
+#define HV_EGRESS_FORWARD_FILTER_PRIORITY (-150)
+#define HV_EGRESS_FORWARD_PRIORITY (-100)
 /* Hex digits of a table fingerprint, plus the terminating NUL. */
 #define HV_EGRESS_FINGERPRINT_LEN 17
 
@@ -101,6 +109,16 @@ typedef struct hv_egress_spec
   uint16_t nflog_group;
   /* Nothing but loopback enters either (chain "input"). */
   bool drop_inbound;
+  /* The forwarder's listeners' port (egress_forward.h), 0: none.  Then
+   * chain "output" runs at HV_EGRESS_FORWARD_FILTER_PRIORITY, accepts
+   * loopback by destination (127.0.0.0/8, ::1: the namespace's default
+   * route is lo, so every packet leaves by lo), accepts port 53 of any
+   * address (chain "dns" sends it to the resolver next), and chain
+   * "forward" (nat, output, HV_EGRESS_FORWARD_PRIORITY) sends TCP to any
+   * other address to 127.0.0.1:forward_port, and with forward6 IPv6 to
+   * [::1]:forward_port. */
+  uint16_t forward_port;
+  bool forward6;
   /* Pins added in the same batch (names resolved before the sandbox). */
   const hv_egress_pin *pins;
   size_t n_pins;

@@ -14,6 +14,9 @@
  *     (Docker's 127.0.0.11) answers as it would without haven; for
  *     "pasta" (`haven run`) the host's /etc/resolv.conf, asked from the
  *     monitor's own namespace (the host's).
+ *   - The forwarder (egress_forward.h), when create made its listeners:
+ *     the sandbox's TCP, checked again against the pins and relayed from
+ *     the monitor's namespace.
  *   - The denial listener (egress_denials.h), only when the monitor has a
  *     trail: net-denied records naming the names whose answers held the
  *     destination, and the resolver's dns-refused through the same
@@ -62,11 +65,15 @@ void hv_monitor_egress_free (hv_monitor_egress *e);
 /* The fds for the caller's loop, -1 when that part is not running. */
 int hv_monitor_egress_resolver_fd (const hv_monitor_egress *e);
 int hv_monitor_egress_denials_fd (const hv_monitor_egress *e);
+/* The forwarder's (egress_forward.h: the way out where pasta cannot
+ * run), -1 when there is none. */
+int hv_monitor_egress_forward_fd (const hv_monitor_egress *e);
 /* Handle what is ready: 1, keep watching; 0, that part has ended
  * (recorded, freed: stop watching its fd); -1 with *err, fatal for the
  * monitor (this thread was left in the sandbox's network namespace). */
 int hv_monitor_egress_resolver_ready (hv_monitor_egress *e, hv_error **err);
 int hv_monitor_egress_denials_ready (hv_monitor_egress *e);
+int hv_monitor_egress_forward_ready (hv_monitor_egress *e);
 /* The sandbox is gone: the summary of what the limiter still holds. */
 void hv_monitor_egress_denials_finish (hv_monitor_egress *e);
 #endif

@@ -1,0 +1,161 @@
+/* The way out of an allowlist sandbox, and the host probes it rests on:
+ * egress_way.h, host_probe.h (hv_probe_tun, hv_probe_pasta). */
+#include "config.h"
+#include "egress_way.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "array_size.h"
+/* The contract header of every host probe (the core's face, which the
+ * egress part does not otherwise see): only its plain struct is used. */
+#include "../include/host_probe.h"
+#include "utils.h"
+
+static const char *const pasta_paths[] = { "/usr/bin/pasta", "/usr/local/bin/pasta" };
+/* pasta --version answers at once; a binary that hangs is not usable. */
+#define PASTA_VERSION_MS 2000
+
+void
+hv_probe_tun (hv_probe *out)
+{
+  /* What pasta does first in the sandbox's namespace: the open's
+   * permission check is the file's mode against the caller's ids, the
+   * same there (an unmapped owner counts as other) as here. */
+  int fd = open ("/dev/net/tun", O_RDWR | O_CLOEXEC);
+  if (fd < 0)
+    {
+      out->ok = false;
+      snprintf (out->why, sizeof (out->why), "open /dev/net/tun: %s", strerror (errno));
+      return;
+    }
+  close (fd);
+  out->ok = true;
+  snprintf (out->why, sizeof (out->why), "/dev/net/tun opens read-write");
+}
+
+/* The first line of `path --version`, or -1 with why. */
+static int
+pasta_version (const char *path, char *line, size_t size)
+{
+  int p[2];
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    return -1;
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      close (p[0]);
+      close (p[1]);
+      return -1;
+    }
+  if (pid == 0)
+    {
+      int devnull = open ("/dev/null", O_RDWR);
+      if (devnull < 0 || dup2 (devnull, 0) < 0 || dup2 (p[1], 1) < 0 || dup2 (p[1], 2) < 0)
+        _exit (127);
+      char *argv[] = { (char *) "pasta", (char *) "--version", NULL };
+      char *envp[] = { NULL };
+      execve (path, argv, envp);
+      _exit (127);
+    }
+  close (p[1]);
+  cleanup_close int rd = p[0];
+  size_t used = 0;
+  struct timespec start, now;
+  clock_gettime (CLOCK_MONOTONIC, &start);
+  for (;;)
+    {
+      clock_gettime (CLOCK_MONOTONIC, &now);
+      long left = PASTA_VERSION_MS - ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000);
+      struct pollfd pf = { .fd = rd, .events = POLLIN };
+      if (left <= 0 || poll (&pf, 1, (int) left) <= 0)
+        break;
+      ssize_t n = read (rd, line + used, size - 1 - used);
+      if (n <= 0)
+        break;
+      used += (size_t) n;
+      if (used == size - 1)
+        break;
+    }
+  line[used] = '\0';
+  kill (pid, SIGKILL);
+  int status = 0;
+  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  char *nl = strchr (line, '\n');
+  if (nl)
+    *nl = '\0';
+  /* Killed above only if it had not answered: an answer ends with exit 0. */
+  return WIFEXITED (status) && WEXITSTATUS (status) == 0 && line[0] ? 0 : -1;
+}
+
+void
+hv_probe_pasta (hv_probe *out)
+{
+  out->ok = false;
+  for (size_t i = 0; i < N_ELEMENTS (pasta_paths); i++)
+    {
+      if (access (pasta_paths[i], X_OK) < 0)
+        continue;
+      char line[160];
+      if (pasta_version (pasta_paths[i], line, sizeof (line)) < 0)
+        {
+          snprintf (out->why, sizeof (out->why), "%s does not answer --version", pasta_paths[i]);
+          return;
+        }
+      out->ok = true;
+      snprintf (out->why, sizeof (out->why), "%s: %s", pasta_paths[i], line);
+      return;
+    }
+  snprintf (out->why, sizeof (out->why), "pasta not found in /usr/bin or /usr/local/bin (Debian package passt)");
+}
+
+const char *
+hv_egress_way_name (hv_egress_way w)
+{
+  return w == HV_EGRESS_WAY_PASTA ? "pasta" : "forwarder";
+}
+
+int
+hv_egress_way_choose (const char *override, hv_egress_way *out, char *why, size_t size, hv_error **err)
+{
+  if (override && *override)
+    {
+      if (strcmp (override, "pasta") == 0)
+        *out = HV_EGRESS_WAY_PASTA;
+      else if (strcmp (override, "forwarder") == 0)
+        *out = HV_EGRESS_WAY_FORWARD;
+      else
+        return hv_error_set (err, 0, "%s=%s: the way out is pasta or forwarder", HV_EGRESS_WAY_ENV, override);
+      snprintf (why, size, "%s=%s", HV_EGRESS_WAY_ENV, override);
+      return 0;
+    }
+  /* pasta where it can run: on this host it relayed faster than the
+   * forwarder for one bulk stream, and starts in about the same time
+   * (tests/bench/README.md, "The way out"); the forwarder where it cannot. */
+  hv_probe tun, pasta;
+  hv_probe_tun (&tun);
+  if (!tun.ok)
+    {
+      *out = HV_EGRESS_WAY_FORWARD;
+      snprintf (why, size, "pasta cannot make its device here (%s)", tun.why);
+      return 0;
+    }
+  hv_probe_pasta (&pasta);
+  if (!pasta.ok)
+    {
+      *out = HV_EGRESS_WAY_FORWARD;
+      snprintf (why, size, "%s", pasta.why);
+      return 0;
+    }
+  *out = HV_EGRESS_WAY_PASTA;
+  snprintf (why, size, "%s, %s", tun.why, pasta.why);
+  return 0;
+}
