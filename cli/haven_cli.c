@@ -4,6 +4,7 @@
  *   haven policy check|compile|list|explain ...
  *   haven serve [--socket PATH] ...   (the sandbox service)
  *   haven mcp [--policy P] ...        (an MCP server over stdio, a client of the service)
+ *   haven doctor [--json] ...         (what this host offers, what each policy gets here)
  *
  * `haven run` compiles the policy into a bundle (the host's root mounted
  * read-only, the project writable) and runs it with the runtime in this
@@ -24,6 +25,7 @@
 
 #include "cli.h"
 #include "audit_monitor.h"
+#include "doctor_cmd.h"
 #include "engine_install.h"
 #include "install_cmd.h"
 #include "exit_status.h"
@@ -655,6 +657,9 @@ haven_main (int argc, char **argv)
     /* A client of the service: it runs no runtime itself (a private
      * service it starts is `haven serve`, which protects itself). */
     return hv_cmd_mcp (argc - 1, argv + 1, haven_argv0);
+  else if (strcmp (argv[1], "doctor") == 0)
+    /* A report: its own exit status (0, or 2 for bad options). */
+    return hv_cmd_doctor (argc - 1, argv + 1);
   else if (strcmp (argv[1], "policy") == 0)
     r = cmd_policy (argc - 1, argv + 1, &err);
   else if (strcmp (argv[1], "audit") == 0)

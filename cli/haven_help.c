@@ -141,10 +141,27 @@ help_mcp (FILE *out)
            HV_MCP_DEFAULT_POLICY, HV_MCP_DEFAULT_MAX_OUTPUT, HV_MCP_DEFAULT_TIMEOUT_S);
 }
 
+static void
+help_doctor (FILE *out)
+{
+  fprintf (out,
+           "  haven doctor [--json] [--policy NAME|FILE]... [--project DIR]\n"
+           "      What this host or container offers haven (namespaces, user namespaces, mount, Landlock\n"
+           "      and its parts, seccomp, cgroups, nftables, /dev/net/tun, pasta), each ok or missing and\n"
+           "      why; the isolation haven run uses here (namespaces, or Landlock and seccomp only) and\n"
+           "      how allowlists go out (pasta or haven's forwarder); then, for each policy on the search\n"
+           "      path (or each --policy), whether it runs here, runs with rules in a weaker form it\n"
+           "      accepts (best_effort), or is refused, naming each rule and why.\n"
+           "      --policy P     only these policies (repeatable)\n"
+           "      --project DIR  compile them for DIR (default: the current directory)\n"
+           "      --json         the report as one JSON object\n"
+           "      Exit status: 0 (a report, whatever it says), 2 on bad options.\n");
+}
+
 static const struct help_section sections[] = {
   { "run", help_run },         { "policy", help_policy },       { "audit", help_audit },
   { "install", help_install }, { "uninstall", help_uninstall }, { "serve", help_serve },
-  { "mcp", help_mcp },
+  { "mcp", help_mcp },         { "doctor", help_doctor },
 };
 
 void
