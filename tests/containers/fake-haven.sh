@@ -16,6 +16,6 @@ shift
 case ${FAKE_MODE:-drop} in
   drop) exec "$@" ;;
   unnamed) echo "haven: create container haven-run-1: clone container init: operation not permitted" >&2 ;;
-  named) echo "haven: refused here: network.allow: a name allowlist needs a network namespace (see haven doctor)" >&2 ;;
+  named) printf "haven: the policy default cannot run without namespaces here: 1 rule cannot be enforced\n  network.allow: a name allowlist needs a network namespace\nhaven doctor says what this host offers\n" >&2 ;;
 esac
 exit 125

@@ -8,7 +8,7 @@
 # ct_fake_probe NAME MODE DOCTOR: the probe in container NAME with the
 # stand-in; its lines in fake-MODE.out.
 ct_fake_probe() {
-  dk exec -e HAVEN=/opt/h-ctests/fake-haven.sh -e FAKE_MODE="$2" -e FAKE_DOCTOR="$3" "$1" \
+  dk exec -e CT_POLICIES="default claude-code" -e HAVEN=/opt/h-ctests/fake-haven.sh -e FAKE_MODE="$2" -e FAKE_DOCTOR="$3" "$1" \
     /usr/bin/bash /opt/h-ctests/probe.sh > "fake-$2.out" 2>&1
   sed "s/^/$2: /" "fake-$2.out"
 }
