@@ -60,7 +60,7 @@ ct_mounts() { # FLAG: -v (docker, podman)
 # summary and the verdict: every "FAIL" line fails the test, all of them
 # named; a probe that said nothing (it did not run) fails too.
 ct_record() {
-  local env=$1 user=$2 fails
+  local env=$1 user=$2
   sed 's/^/    /' probe.out
   grep -q '^RESULT ' probe.out || fail "$env as $user: probe.sh printed no result: $(tail -5 probe.out | tr '\n' ' ')"
   {
@@ -85,8 +85,8 @@ dk_probe() {
   need_docker
   local u=()
   [ "$user" = root ] || u=(--user "$CT_USER_ID:$CT_USER_ID")
-  # shellcheck disable=SC2046
   defer "dk rm -f $n"
+  # shellcheck disable=SC2046 # the mounts are words
   if ! dk run -d --name "$n" "$@" $(ct_mounts -v) "${u[@]}" "$IMAGE" /usr/bin/sleep infinity > run.out 2>&1; then
     # --privileged asks for every capability: where this machine's own
     # bounding set lacks one (CAP_SYS_RESOURCE on some CI machines),
@@ -117,6 +117,6 @@ ct_missing_caps() {
   bnd=$((16#$(awk '/^CapBnd:/ {print $2}' /proc/self/status)))
   last=$(cat /proc/sys/kernel/cap_last_cap)
   for i in $(seq 0 "$last"); do
-    (( (bnd >> i) & 1 )) || capsh --decode=$(printf '%x' $((1 << i))) | sed 's/.*=cap_//' | tr 'a-z' 'A-Z'
+    (( (bnd >> i) & 1 )) || capsh --decode="$(printf '%x' $((1 << i)))" | sed 's/.*=cap_//' | tr 'a-z' 'A-Z'
   done
 }

@@ -126,7 +126,7 @@ verdict() {
       # Every rule the refusal names (its lines "  RULE: why"), else the
       # first line that names one.
       local rules
-      rules=$(grep -E "^[[:space:]]+$RULE_RE[^:]*:" "$err" | sed 's/^[[:space:]]*//; s/: .*//' | paste -sd ';' | sed 's/;/; /g')
+      rules=$(grep -E "^[[:space:]]+${RULE_RE}[^:]*:" "$err" | sed 's/^[[:space:]]*//; s/: .*//' | paste -sd ';' | sed 's/;/; /g')
       [ -n "$rules" ] || rules=$(grep -v 'note:' "$err" | grep -m1 -E "$RULE_RE" | cut -c1-200)
       say "$p" "$c" "refused: $rules"
       OUTCOME[$p]=${OUTCOME[$p]:-refused}
