@@ -147,6 +147,10 @@ policy_check (int argc, char **argv, hv_error **err)
   for (size_t i = 0; i < p->warnings.n; i++)
     fprintf (stderr, "haven: warning: %s\n", p->warnings.v[i]);
   printf ("%s: ok (policy \"%s\")\n", p->file ? p->file : argv[1], p->name);
+  /* What each weaker form the policy accepts means (parse refuses an
+   * entry with no meaning). */
+  for (size_t i = 0; i < p->best_effort.n; i++)
+    printf ("  best_effort %s: %s\n", p->best_effort.v[i], hv_policy_best_effort_what (p->best_effort.v[i]));
   return 0;
 }
 

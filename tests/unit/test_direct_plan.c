@@ -416,6 +416,101 @@ test_hidden_never_granted (void **state)
     }
 }
 
+/* The plan's file rules as the runtime's run.haven.landlock document. */
+static char *
+landlock_json (const hv_direct_plan *plan)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (g);
+  const char *keys[] = { "read", "write", "exec" };
+  const oci_strv *lists[] = { &plan->read, &plan->write, &plan->exec };
+  for (size_t l = 0; l < 3; l++)
+    {
+      jg_str (g, keys[l]);
+      yajl_gen_array_open (g);
+      for (size_t i = 0; i < lists[l]->n; i++)
+        jg_str (g, lists[l]->v[i]);
+      yajl_gen_array_close (g);
+    }
+  jg_str (g, "bestEffort");
+  yajl_gen_bool (g, false);
+  yajl_gen_map_close (g);
+  return jg_finish (g);
+}
+
+/* The status of a program run by a child confined by json. */
+static int
+confined_exec (const char *json, const char *program)
+{
+  pid_t pid = fork ();
+  assert_true (pid >= 0);
+  if (pid == 0)
+    {
+      hv_error *err = NULL;
+      if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || hv_landlock_apply (json, false, &err) < 0)
+        _exit (10);
+      /* A shell told to do nothing; true ignores its arguments. */
+      char *argv[] = { (char *) program, (char *) "-c", (char *) ":", NULL };
+      execv (program, argv);
+      _exit (errno == EACCES ? 13 : 12);
+    }
+  int status;
+  assert_int_equal (waitpid (pid, &status, 0), pid);
+  assert_true (WIFEXITED (status));
+  return WEXITSTATUS (status);
+}
+
+/* Exec rules (strict: block_shell): the host's programs run, a shell
+ * does not (Landlock refuses its execve). */
+static void
+test_landlock_exec_rules (void **state)
+{
+  (void) state;
+  if (hv_landlock_abi () < 1)
+    SKIP_BECAUSE ("this kernel has no Landlock");
+  char sh[PATH_MAX], tru[PATH_MAX];
+  if (realpath ("/bin/sh", sh) == NULL || realpath ("/bin/true", tru) == NULL)
+    SKIP_BECAUSE ("no /bin/sh or /bin/true here");
+  /* A program outside the allowed ones, on a mount that is not noexec. */
+  put ("tools", NULL);
+  cleanup_free char *tool = xasprintf ("%s/tools/true", world);
+  {
+    cleanup_free char *bytes = NULL;
+    size_t len = 0;
+    FILE *in = fopen (tru, "re");
+    FILE *out = open_memstream (&bytes, &len);
+    int c;
+    while (in && (c = fgetc (in)) != EOF)
+      fputc (c, out);
+    fclose (out);
+    if (in)
+      fclose (in);
+    FILE *t = fopen (tool, "we");
+    assert_non_null (t);
+    assert_int_equal (fwrite (bytes, 1, len, t), len);
+    assert_int_equal (fclose (t), 0);
+    assert_int_equal (chmod (tool, 0755), 0);
+  }
+  cleanup_policy hv_policy *p = load ("strict", all_weaker);
+  cleanup_spec oci_spec *spec = compile (p);
+  cleanup_direct_plan hv_direct_plan plan;
+  plan_of (p, spec, hv_landlock_abi (), &plan);
+  cleanup_free char *json = landlock_json (&plan);
+  assert_int_equal (confined_exec (json, tru), 0);
+  assert_int_equal (confined_exec (json, sh), 13);
+  assert_int_equal (confined_exec (json, tool), 13);
+  /* Without the plan's exec rules the shell runs: the check above is
+   * theirs. */
+  cleanup_policy hv_policy *d = load ("default", all_weaker);
+  cleanup_spec oci_spec *dspec = compile (d);
+  cleanup_direct_plan hv_direct_plan dplan;
+  plan_of (d, dspec, hv_landlock_abi (), &dplan);
+  cleanup_free char *djson = landlock_json (&dplan);
+  assert_int_equal (confined_exec (djson, tru), 0);
+  assert_int_equal (confined_exec (djson, sh), 0);
+  assert_int_equal (confined_exec (djson, tool), 0);
+}
+
 /* The plan's rules applied by the runtime's Landlock code, in a child. */
 static void
 test_landlock_applied (void **state)
@@ -430,22 +525,7 @@ test_landlock_applied (void **state)
   cleanup_spec oci_spec *spec = compile (p);
   cleanup_direct_plan hv_direct_plan plan;
   plan_of (p, spec, hv_landlock_abi (), &plan);
-  yajl_gen g = yajl_gen_alloc (NULL);
-  yajl_gen_map_open (g);
-  const char *keys[] = { "read", "write", "exec" };
-  const oci_strv *lists[] = { &plan.read, &plan.write, &plan.exec };
-  for (size_t l = 0; l < 3; l++)
-    {
-      jg_str (g, keys[l]);
-      yajl_gen_array_open (g);
-      for (size_t i = 0; i < lists[l]->n; i++)
-        jg_str (g, lists[l]->v[i]);
-      yajl_gen_array_close (g);
-    }
-  jg_str (g, "bestEffort");
-  yajl_gen_bool (g, false);
-  yajl_gen_map_close (g);
-  cleanup_free char *json = jg_finish (g);
+  cleanup_free char *json = landlock_json (&plan);
   pid_t pid = fork ();
   assert_true (pid >= 0);
   if (pid == 0)
@@ -664,6 +744,46 @@ test_network_ports (void **state)
     }
 }
 
+/* A hidden file among more entries than the plan grants one by one:
+ * refused, naming the directory (never granted whole). */
+static void
+test_rule_cap (void **state)
+{
+  (void) state;
+  put ("big", NULL);
+  for (int i = 0; i <= HV_DIRECT_MAX_RULES; i++)
+    {
+      cleanup_free char *rel = xasprintf ("big/f%d", i);
+      put (rel, "");
+    }
+  put ("big/secret", "x\n");
+  cleanup_free char *text = xasprintf ("name: cap\nextends: default\nfilesystem:\n  block: [%s/big/secret]\n"
+                                       "best_effort: [private_tmp, protect_after_run]\n",
+                                       world);
+  put ("cap.yaml", text);
+  cleanup_free char *file = xasprintf ("%s/cap.yaml", world);
+  cleanup_policy hv_policy *p = load (file, NULL);
+  cleanup_spec oci_spec *spec = compile (p);
+  cleanup_direct_plan hv_direct_plan plan;
+  plan_of (p, spec, 7, &plan);
+  cleanup_free char *big = xasprintf ("%s/big", world);
+  cleanup_free char *secret = xasprintf ("%s/big/secret", world);
+  assert_null (granted_at (&plan, secret));
+  const hv_direct_rule *r = rule (&plan, "filesystem.block");
+  assert_non_null (r);
+  assert_int_equal (r->verdict, HV_DIRECT_REFUSED);
+  cleanup_free char *words = xasprintf ("to hide what lies in %s", big);
+  assert_non_null (strstr (r->how, words));
+  for (int i = 0; i <= HV_DIRECT_MAX_RULES; i++)
+    {
+      cleanup_free char *path = xasprintf ("%s/big/f%d", world, i);
+      unlink (path);
+    }
+  unlink (secret);
+  rmdir (big);
+  unlink (file);
+}
+
 int
 main (void)
 {
@@ -672,7 +792,8 @@ main (void)
     cmocka_unit_test (test_hidden_never_granted), cmocka_unit_test (test_landlock_applied),
     cmocka_unit_test (test_refusal_names),      cmocka_unit_test (test_landlock_abi),
     cmocka_unit_test (test_best_effort_parsed), cmocka_unit_test (test_explain_section),
-    cmocka_unit_test (test_network_ports),
+    cmocka_unit_test (test_network_ports),      cmocka_unit_test (test_landlock_exec_rules),
+    cmocka_unit_test (test_rule_cap),
   };
   int failed = cmocka_run_group_tests (tests, setup_world, teardown_world);
   return unit_tests_status (failed, N_ELEMENTS (tests));
