@@ -30,6 +30,7 @@
 #ifndef HAVEN_EGRESS_FORWARD_H
 #define HAVEN_EGRESS_FORWARD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -48,9 +49,13 @@
 #define HV_FWD_MAX_PINS 8192
 
 /* In the sandbox's namespace (the helper, which has the rights there):
- * the routes, and the listeners (fds[0] IPv4, fds[1] IPv6 or -1 when the
- * namespace has no IPv6 loopback) on one port, *port. */
-int hv_egress_forward_setup (int fds[2], uint16_t *port, hv_error **err);
+ * the routes of the families v4, v6 (those the host has a default route
+ * for: a connect to a family the host cannot reach then fails at once,
+ * as under pasta, and a client falls back to the other family, instead
+ * of being accepted by the forwarder and reset), and the listeners
+ * (fds[0] IPv4, fds[1] IPv6 or -1 when the namespace has no IPv6
+ * loopback) on one port, *port. */
+int hv_egress_forward_setup (int fds[2], uint16_t *port, bool v4, bool v6, hv_error **err);
 
 typedef struct hv_egress_forward hv_egress_forward;
 

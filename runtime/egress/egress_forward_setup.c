@@ -123,7 +123,7 @@ listener (int family, uint16_t *port, hv_error **err)
 }
 
 int
-hv_egress_forward_setup (int fds[2], uint16_t *port, hv_error **err)
+hv_egress_forward_setup (int fds[2], uint16_t *port, bool v4, bool v6, hv_error **err)
 {
   fds[0] = fds[1] = -1;
   *port = 0;
@@ -138,14 +138,14 @@ hv_egress_forward_setup (int fds[2], uint16_t *port, hv_error **err)
       close (fd4);
       return -1;
     }
-  if (route_default_lo (AF_INET, err) < 0)
+  if (v4 && route_default_lo (AF_INET, err) < 0)
     {
       close (fd4);
       if (fd6 >= 0)
         close (fd6);
       return hv_error_wrap (err, "the forwarder's route");
     }
-  if (fd6 >= 0)
+  if (fd6 >= 0 && v6)
     {
       int r = route_default_lo (AF_INET6, err);
       if (r == -1)

@@ -17,6 +17,7 @@
 #include "cgroup_ident.h"
 #include "egress_forward.h"
 #include "egress_host_addrs.h"
+#include "egress_pasta_route.h"
 #include "haven_annotations.h"
 #include "netns_sockets.h"
 #include "network.h"
@@ -128,7 +129,7 @@ make_all (void *data, int *fds, hv_error **err)
     return -1; /* the helper exits: nothing to close */
   uint16_t port;
   int fwd[2];
-  if (s->forward && hv_egress_forward_setup (fwd, &port, err) < 0)
+  if (s->forward && hv_egress_forward_setup (fwd, &port, s->forward_v4, s->forward_v6, err) < 0)
     return -1;
   if (s->forward)
     {
@@ -256,6 +257,16 @@ hv_egress_sandbox_install (struct hv_egress_sandbox *s, pid_t pid, const char *o
 {
   if (s->config == NULL)
     return 0;
+  if (s->forward)
+    {
+      /* What the host reaches, seen from here (the forwarder connects
+       * from the caller's namespace). */
+      struct hv_pasta_route route;
+      if (hv_pasta_route (&route, err) < 0)
+        return hv_error_wrap (err, "egress: the host's routes");
+      s->forward_v4 = route.v4 || route.pasta_picks;
+      s->forward_v6 = route.v6 || route.pasta_picks;
+    }
   s->fds.netns = hv_netns_open_of_pid (pid, err);
   if (s->fds.netns < 0 || make_sockets_in (s, err) < 0 || build_table (s, pid, own_cgroup, err) < 0)
     return hv_error_wrap (err, "egress rules of policy %s (%s)", s->config->policy, HV_EGRESS_ANNOTATION);

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -77,12 +78,15 @@ pasta_version (const char *path, char *line, size_t size)
       struct pollfd pf = { .fd = rd, .events = POLLIN };
       if (left <= 0 || poll (&pf, 1, (int) left) <= 0)
         break;
-      ssize_t n = read (rd, line + used, size - 1 - used);
+      /* Read to the end (it exits once it has written all): only the
+       * start is kept. */
+      char sink[512];
+      bool full = used == size - 1;
+      ssize_t n = full ? read (rd, sink, sizeof (sink)) : read (rd, line + used, size - 1 - used);
       if (n <= 0)
         break;
-      used += (size_t) n;
-      if (used == size - 1)
-        break;
+      if (!full)
+        used += (size_t) n;
     }
   line[used] = '\0';
   kill (pid, SIGKILL);

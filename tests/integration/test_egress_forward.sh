@@ -6,7 +6,9 @@
 # (test_egress_policies.sh's policies_world), and nothing else: an
 # unlisted name, a listed one's address on a port it does not allow, an
 # address no name gave, all refused at once and recorded in the trail;
-# DNS to any address is haven's resolver's.  Afterwards nothing of the
+# DNS to any address is haven's resolver's; IPv6, which this host has no
+# route for, fails at connect (ENETUNREACH, as under pasta: a client falls
+# back to IPv4).  Afterwards nothing of the
 # run is left: no process, no connection.  As root (tun opens) pasta is
 # still the way out.
 
@@ -23,7 +25,7 @@ for l in open("/proc/net/route").read().splitlines()[1:]:
 print("route", route)
 q = bytes.fromhex("123401000001000000000000076578616d706c6503636f6d0000010001")
 def connect(label, addr):
-    s = socket.socket(); s.settimeout(5)
+    s = socket.socket(socket.AF_INET6 if ":" in addr[0] else socket.AF_INET); s.settimeout(5)
     try:
         s.connect(addr); line = s.makefile().readline().strip()
         r = "connected " + line.replace(" ", "_")
@@ -34,7 +36,7 @@ def connect(label, addr):
 for arg in sys.argv[1:]:
     kind, rest = arg.split(":", 1)
     if kind == "ip":
-        a, p = rest.rsplit(":", 1); connect(arg, (a, int(p)))
+        a, p = rest.rsplit(":", 1); connect(arg, (a.strip("[]"), int(p)))
     elif kind == "dns":
         for t in (socket.SOCK_DGRAM, socket.SOCK_STREAM):
             s = socket.socket(socket.AF_INET, t); s.settimeout(3)
@@ -112,7 +114,7 @@ test_egress_forward_claude_code_as_user() {
   # name's address does not allow, an address no answer held; DNS sent
   # to the world's own server and to another address.
   args+=("evil.example:443" "x.$first:443" "$first:8443" "ip:203.0.113.1:8443" "ip:203.0.113.200:443"
-         "dns:198.51.100.54" "dns:192.0.2.1")
+         "dns:198.51.100.54" "dns:192.0.2.1" "ip:[2001:db8::1]:443")
   fwd_run_65534 claude-code "${args[@]}"
   echo "$FWD_OUT" > client.out
   assert_eq 0 "$FWD_RC" "haven run as uid 65534 ($FWD_ERR)"
@@ -126,7 +128,8 @@ test_egress_forward_claude_code_as_user() {
   for line in "evil.example:443 no-address" "x.$first:443 no-address" "$first:8443 refused" \
               "ip:203.0.113.1:8443 refused" "ip:203.0.113.200:443 refused" \
               "dns:198.51.100.54:udp answered rcode 3" "dns:198.51.100.54:tcp answered rcode 3" \
-              "dns:192.0.2.1:udp answered rcode 3" "dns:192.0.2.1:tcp answered rcode 3"; do
+              "dns:192.0.2.1:udp answered rcode 3" "dns:192.0.2.1:tcp answered rcode 3" \
+              "ip:[2001:db8::1]:443 error:101"; do
     assert_contains "$FWD_OUT" "$line" "$line"
   done
   assert_not_contains "$FWD_OUT" "timeout"

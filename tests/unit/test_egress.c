@@ -280,8 +280,11 @@ test_egress_fds_take_close (void **state)
       assert_int_equal (*hv_egress_fds_socket (&f, i), -1);
       *hv_egress_fds_socket (&f, i) = opened[1 + i];
     }
-  assert_int_equal (f.nflog, opened[HV_EGRESS_N_SOCKETS]);
-  assert_string_equal (hv_egress_socket_names[HV_EGRESS_N_SOCKETS - 1], "nflog");
+  assert_int_equal (f.nflog, opened[HV_EGRESS_N_SOCKETS - 2]);
+  assert_string_equal (hv_egress_socket_names[HV_EGRESS_N_SOCKETS - 3], "nflog");
+  /* The forwarder's listeners last (egress_forward.h). */
+  assert_int_equal (f.fwd6, opened[HV_EGRESS_N_SOCKETS]);
+  assert_string_equal (hv_egress_socket_names[HV_EGRESS_N_SOCKETS - 1], "fwd6");
   assert_null (hv_egress_fds_socket (&f, HV_EGRESS_N_SOCKETS));
   int taken = hv_egress_fd_take (&f.tcp4);
   assert_int_equal (taken, opened[2]);

@@ -55,6 +55,7 @@ struct hv_egress_sandbox
    * gets its routes and listeners, the table its redirect.  Set before
    * hv_egress_sandbox_install. */
   bool forward;
+  bool forward_v4, forward_v6; /* the families the host has a route for (install fills them) */
   /* The table as the kernel held it once made (hv_egress_table_verify). */
   char fingerprint[HV_EGRESS_FINGERPRINT_LEN];
 };
