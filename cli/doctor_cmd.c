@@ -129,6 +129,16 @@ cgroup_limits (const hv_policy *p)
 static void
 verdict_namespaces (const struct hv_doctor_report *r, const hv_policy *p, struct hv_doctor_policy *out)
 {
+  const hv_probe *ns = &r->mech[HV_DOCTOR_NAMESPACES];
+  if (!ns->ok)
+    {
+      /* Asked for (HAVEN_ISOLATION=namespaces) where they cannot be made:
+       * haven run fails before any rule. */
+      cleanup_free char *how = xasprintf ("they cannot be made here (%s); leave " ISOLATION_ENV
+                                          " unset to run with Landlock and seccomp only",
+                                          ns->why);
+      hv_doctor_rules_add (&out->refused, &out->n_refused, ISOLATION_ENV "=namespaces", how);
+    }
   cleanup_free char *limits = cgroup_limits (p);
   if (limits && !r->mech[HV_DOCTOR_CGROUPS].ok)
     {
