@@ -22,3 +22,11 @@ test_docker_privileged_root() {
 test_docker_privileged_user() {
   dk_probe "$CTR_PREFIX-privileged-user" docker_privileged user --privileged
 }
+
+# A container whose hard limit on open files is below the policies'
+# nofile (4096): the limit cannot be raised there (that needs
+# CAP_SYS_RESOURCE), and the lower one already holds the rule (stricter),
+# so the run must neither fail nor refuse without naming the rule.
+test_docker_low_nofile_user() {
+  dk_probe "$CTR_PREFIX-lownofile-user" docker_low_nofile user --ulimit nofile=1024:1024
+}

@@ -21,10 +21,10 @@ pm_user_setup() {
     || usermod --add-subuids 400000-465535 --add-subgids 400000-465535 "$PM_USER" \
     || fail "no subuid range for $PM_USER"
   mkdir -m 700 "$PM_DIR/xdg" && chown "$PM_USER:" "$PM_DIR/xdg"
-  # No systemd user session: cgroupfs and file events; limits an
-  # unprivileged user may set (Podman's default nofile of 1048576 needs
-  # CAP_SYS_RESOURCE); vfs storage (no fuse-overlayfs needed).
-  printf '[containers]\ndefault_ulimits = ["nofile=1024:1024"]\nlog_driver = "k8s-file"\n\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n' \
+  # No systemd user session: cgroupfs and file events; vfs storage (no
+  # fuse-overlayfs needed).  No default_ulimits: rootless Podman then
+  # gives the container the user's own limits, as it does for any user.
+  printf '[containers]\nlog_driver = "k8s-file"\n\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n' \
     > "$PM_DIR/containers.conf"
   printf '[storage]\ndriver = "vfs"\n' > "$PM_DIR/storage.conf"
   chmod 644 "$PM_DIR/containers.conf" "$PM_DIR/storage.conf"
