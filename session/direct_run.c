@@ -1,21 +1,27 @@
-/* `haven run` without namespaces (direct_run.h): haven forks the command,
- * which restricts itself (direct_run_child.c) and executes; haven
- * forwards the user's signals, holds the time limit, and at the end
- * kills every process the command left.  haven is their subreaper: a
- * process that leaves its parent (a daemon, `setsid sleep &`) becomes
- * haven's child, not init's, and so cannot outlive the run. */
+/* `haven run` without namespaces (direct_run.h): haven forks a reaper,
+ * which forks the command, which restricts itself (direct_run_child.c)
+ * and executes.  haven forwards the user's signals to the command and
+ * holds the time limit.  The reaper is the command's subreaper: a process
+ * that leaves its parent (a daemon, `setsid sleep &`) becomes the
+ * reaper's child, not init's; when the command has ended, or haven has
+ * (killed: the reaper then kills the command), the reaper kills every
+ * process left and says so.  It is in its own process group, so a kill
+ * of haven's group leaves it to do that; haven is a subreaper too, for
+ * what a dead reaper would leave. */
 #include "config.h"
 #include "direct_run.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -147,6 +153,89 @@ kill_left (const struct pids *before, size_t *killed, hv_error **err)
   return r;
 }
 
+/* What the reaper tells haven at the end. */
+struct reaper_result
+{
+  int status; /* the command's, as waitpid gives it */
+  size_t killed;
+  int kill_failed;
+};
+
+static int
+read_full (int fd, void *buf, size_t len)
+{
+  size_t got = 0;
+  while (got < len)
+    {
+      ssize_t n = read (fd, (char *) buf + got, len - got);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return -1;
+      got += (size_t) n;
+    }
+  return 0;
+}
+
+/* The reaper: the command's parent and subreaper, until nothing of the
+ * command is left.  alive_fd: EOF when haven is gone.  result_fd: the
+ * command's pid, then a struct reaper_result. */
+static _Noreturn void
+reaper (const struct hv_direct_child *c, int alive_fd, int result_fd, const struct hv_guard_after *after)
+{
+  bool haven_gone = false;
+  struct reaper_result res = { 0 };
+  signal (SIGPIPE, SIG_IGN);
+  setpgid (0, 0);
+  if (prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+    _exit (HV_EXIT_HAVEN_FAILED);
+  pid_t pid = fork ();
+  if (pid < 0)
+    _exit (HV_EXIT_HAVEN_FAILED);
+  if (pid == 0)
+    hv_direct_child_exec (c);
+  close (c->report_fd);
+  if (write_all (result_fd, &pid, sizeof (pid)) < 0)
+    kill (pid, SIGKILL);
+  cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  for (;;)
+    {
+      struct pollfd fds[2] = { { .fd = pidfd, .events = POLLIN }, { .fd = alive_fd, .events = POLLIN } };
+      if (pidfd < 0 || poll (fds, 2, -1) < 0)
+        {
+          if (pidfd >= 0 && errno == EINTR)
+            continue;
+          break; /* no pidfd: wait for the command alone */
+        }
+      if (fds[1].revents)
+        {
+          /* haven is gone: nothing may run on unsupervised. */
+          kill (pid, SIGKILL);
+          haven_gone = true;
+          break;
+        }
+      if (fds[0].revents)
+        break;
+    }
+  while (waitpid (pid, &res.status, 0) < 0 && errno == EINTR)
+    ;
+  cleanup_error hv_error *err = NULL;
+  res.kill_failed = kill_left (NULL, &res.killed, &err) < 0;
+  /* What haven would have done after the run (the project's check, the
+   * trail's end), now that nothing of the command is left. */
+  if (haven_gone && after && after->fn)
+    {
+      signal (SIGINT, SIG_IGN);
+      signal (SIGTERM, SIG_IGN);
+      signal (SIGHUP, SIG_IGN);
+      after->fn (after->data);
+      _exit (0);
+    }
+  if (write_all (result_fd, &res, sizeof (res)) < 0)
+    _exit (1);
+  _exit (0);
+}
+
 /* A scratch TMPDIR (private_tmp): 0700, under the directory that holds
  * the run's bundle, removed after the run. */
 static char *
@@ -225,6 +314,13 @@ int
 hv_direct_run (const oci_spec *spec, const hv_direct_plan *plan, unsigned timeout_s, int trail_fd, int *exit_status,
                hv_error **err)
 {
+  return hv_direct_run_guarded (spec, plan, timeout_s, trail_fd, NULL, exit_status, err);
+}
+
+int
+hv_direct_run_guarded (const oci_spec *spec, const hv_direct_plan *plan, unsigned timeout_s, int trail_fd,
+                       const struct hv_guard_after *after_haven_died, int *exit_status, hv_error **err)
+{
   *exit_status = 0;
   if (plan->n_refused > 0)
     return hv_error_set (err, 0, "the plan refuses %zu rule(s): not started", plan->n_refused);
@@ -247,45 +343,55 @@ hv_direct_run (const oci_spec *spec, const hv_direct_plan *plan, unsigned timeou
   cleanup_free char *tmpdir = scratch ? xasprintf ("TMPDIR=%s", scratch) : NULL;
   cleanup_free char **envp = build_env (spec, tmpdir);
   int ret = -1;
-  int p[2] = { -1, -1 };
-  if (pipe2 (p, O_CLOEXEC) < 0)
+  int rep[2] = { -1, -1 }, res[2] = { -1, -1 }, alive[2] = { -1, -1 };
+  if (pipe2 (rep, O_CLOEXEC) < 0 || pipe2 (res, O_CLOEXEC) < 0 || pipe2 (alive, O_CLOEXEC) < 0)
     {
       hv_error_set (err, errno, "pipe");
-      goto out;
+      goto close_out;
     }
   /* Nothing buffered may be written twice, by haven and by the child. */
   fflush (NULL);
-  pid_t pid = fork ();
-  if (pid < 0)
+  pid_t reaper_pid = fork ();
+  if (reaper_pid < 0)
     {
-      hv_error_set (err, errno, "fork the command");
-      close (p[0]);
-      close (p[1]);
-      goto out;
+      hv_error_set (err, errno, "fork the command's reaper");
+      goto close_out;
     }
-  if (pid == 0)
+  if (reaper_pid == 0)
     {
-      close (p[0]);
-      struct hv_direct_child c = { .spec = spec, .plan = plan, .write = &write, .envp = envp, .report_fd = p[1] };
-      hv_direct_child_exec (&c);
+      close (rep[0]);
+      close (res[0]);
+      close (alive[1]);
+      struct hv_direct_child c = { .spec = spec, .plan = plan, .write = &write, .envp = envp, .report_fd = rep[1] };
+      reaper (&c, alive[0], res[1], after_haven_died);
     }
-  close (p[1]);
-  hv_forward_signals_to (pid);
-  if (timeout_s)
+  close (rep[1]);
+  close (res[1]);
+  close (alive[0]);
+  rep[1] = res[1] = alive[0] = -1;
+  pid_t pid = 0;
+  struct reaper_result result = { 0 };
+  bool reaped = read_full (res[0], &pid, sizeof (pid)) == 0;
+  if (reaped)
+    hv_forward_signals_to (pid);
+  if (reaped && timeout_s)
     hv_kill_after (timeout_s);
   char report[1024];
-  size_t report_len = read_report (p[0], report, sizeof (report));
-  close (p[0]);
-  int status = 0;
-  while (waitpid (pid, &status, 0) < 0)
-    if (errno != EINTR)
-      break;
+  size_t report_len = read_report (rep[0], report, sizeof (report));
+  reaped = reaped && read_full (res[0], &result, sizeof (result)) == 0;
   alarm (0);
   hv_forward_signals_to (0);
+  while (waitpid (reaper_pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  int status = result.status;
+  /* What a reaper that died before its end left came to haven. */
   size_t killed = 0;
   cleanup_error hv_error *kill_err = NULL;
   int kr = kill_left (&before, &killed, &kill_err);
-  trail_left (trail_fd, killed);
+  trail_left (trail_fd, killed + result.killed);
+  if (kr == 0 && (!reaped || result.kill_failed))
+    kr = hv_error_set (&kill_err, 0, "the command's reaper %s", reaped ? "could not kill every process the command left"
+                                                                        : "ended before the command's end");
   if (report_len > 0)
     {
       char *msg = NULL;
@@ -293,12 +399,12 @@ hv_direct_run (const oci_spec *spec, const hv_direct_plan *plan, unsigned timeou
       hv_error_set (err, 0, "%s", msg && *msg == ' ' ? msg + 1 : report);
       if (st == HV_EXIT_NOT_FOUND || st == HV_EXIT_CANNOT_EXECUTE)
         hv_error_set_exit_status (err, (int) st);
-      goto out;
+      goto close_out;
     }
   if (kr < 0)
     {
       *err = steal_pointer (&kill_err);
-      goto out;
+      goto close_out;
     }
   *exit_status = WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status);
   if (hv_time_limit_hit ())
@@ -308,7 +414,16 @@ hv_direct_run (const oci_spec *spec, const hv_direct_plan *plan, unsigned timeou
       fprintf (stderr, "haven: the command ran past its time limit and was killed\n");
     }
   ret = 0;
-out:
+close_out:
+  for (int i = 0; i < 2; i++)
+    {
+      if (rep[i] >= 0)
+        close (rep[i]);
+      if (res[i] >= 0)
+        close (res[i]);
+      if (alive[i] >= 0)
+        close (alive[i]);
+    }
   if (scratch)
     remove_scratch (scratch);
   oci_strv_free (&write);

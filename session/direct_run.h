@@ -11,6 +11,7 @@
 #include "direct_plan.h"
 #include "error.h"
 #include "oci_spec.h"
+#include "run_guard.h"
 
 /* What `haven run --isolation` asks for. */
 enum hv_isolation
@@ -25,4 +26,10 @@ enum hv_isolation
  * trail (-1: none). */
 int hv_direct_run (const oci_spec *spec, const hv_direct_plan *plan, unsigned timeout_s, int trail_fd,
                    int *exit_status, hv_error **err);
+/* hv_direct_run, and when haven dies before the command's end: once the
+ * command and everything it left are killed, after_haven_died->fn runs
+ * (in the reaper, a fork of haven made at the start; as run_guard.h's
+ * after).  NULL: nothing. */
+int hv_direct_run_guarded (const oci_spec *spec, const hv_direct_plan *plan, unsigned timeout_s, int trail_fd,
+                           const struct hv_guard_after *after_haven_died, int *exit_status, hv_error **err);
 #endif

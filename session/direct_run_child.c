@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <linux/keyctl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "capabilities.h"
@@ -144,6 +146,10 @@ hv_direct_child_exec (const struct hv_direct_child *c)
   if (getppid () == 1)
     _exit (HV_EXIT_HAVEN_FAILED);
   set_rlimits (c);
+  /* A session keyring of its own, as the namespaced sandbox's init
+   * joins: the caller's session keys stay out of reach (a kernel
+   * without keyrings goes without). */
+  syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL);
   if (p->cwd && chdir (p->cwd) < 0)
     fail (c, HV_EXIT_HAVEN_FAILED, "chdir to %s: %s", p->cwd, strerror (errno));
   if (p->args.n == 0)

@@ -161,6 +161,17 @@ except PermissionError:
     assert_contains "$OUT" "ls-refused" "$u: allow_exec ($OUT)"
     direct_in "$u" ls /
     assert_eq 126 "$RC" "$u: a program not allowed as the command ($OUT)"
+    # The program copied into an executable memory file: outside
+    # Landlock's view, so such files are refused under exec rules.
+    direct_in "$u" /usr/bin/python3 -c 'import os
+try:
+    fd = os.memfd_create("x", 0)
+    os.write(fd, open("/usr/bin/ls", "rb").read())
+    os.execv("/proc/self/fd/%d" % fd, ["ls", "-d", "/memfd-ls-ran"])
+except OSError as e:
+    print("memfd-refused", e.errno)'
+    assert_contains "$OUT" "memfd-refused" "$u: an executable memory file ($OUT)"
+    assert_not_contains "$OUT" "memfd-ls-ran" "$u: a program from a memory file"
   done
 }
 
@@ -200,13 +211,59 @@ test_direct_left_processes_killed() {
   for u in root nobody; do
     direct_project "$u"
     mark=4242.$$$RANDOM
-    direct_in "$u" sh -c "setsid sleep $mark > /dev/null 2>&1 < /dev/null & (sleep $mark.1 &) ; echo started"
+    direct_in "$u" sh -c "setsid sleep $mark > /dev/null 2>&1 < /dev/null & (sleep ${mark}9 &) ; echo started"
     assert_eq 0 "$RC" "$u: exit status ($OUT)"
     assert_contains "$OUT" started
-    if pgrep -f "sleep $mark" >/dev/null; then
-      pkill -KILL -f "sleep $mark"
+    local left
+    left=$(pgrep -f "sleep $mark")
+    if [ -n "$left" ]; then
+      kill -KILL $left
       fail "$u: a process the command left outlived the run"
     fi
+  done
+}
+
+# haven killed with SIGKILL mid-run: its reaper (in its own process
+# group) kills the command and what it left, then does what haven would
+# have done after the run (the project's check, the trail's end).
+test_direct_haven_killed() {
+  need_haven
+  local u mark pid left
+  for u in root nobody; do
+    direct_project "$u" "$(printf 'best_effort: [private_tmp]\naudit: {log: ~/trail.jsonl}')"
+    mark=4244.$$$RANDOM
+    local cmd=("$HAVEN_COPY" run --isolation landlock --policy "$P.pol/p.yaml" -- sh -c
+      "setsid sleep $mark > /dev/null 2>&1 < /dev/null & sleep ${mark}9")
+    if [ "$u" = root ]; then
+      (cd "$P" && exec env HOME="$P.home" PATH=/usr/sbin:/usr/bin:/sbin:/bin "${cmd[@]}") > "$P.out" 2>&1 < /dev/null &
+    else
+      (cd "$P" && exec setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$P.home" XDG_RUNTIME_DIR= \
+        PATH=/usr/sbin:/usr/bin:/sbin:/bin "${cmd[@]}") > "$P.out" 2>&1 < /dev/null &
+    fi
+    pid=$!
+    for _ in $(seq 100); do
+      pgrep -f "sleep $mark\$" > /dev/null && pgrep -f "sleep ${mark}9" > /dev/null && break
+      sleep 0.1
+    done
+    pgrep -f "sleep $mark\$" > /dev/null || fail "$u: the command did not start: $(cat "$P.out")"
+    kill -KILL "$pid"
+    wait "$pid" 2> /dev/null
+    for _ in $(seq 50); do
+      pgrep -f "sleep $mark" > /dev/null || break
+      sleep 0.1
+    done
+    left=$(pgrep -f "sleep $mark")
+    if [ -n "$left" ]; then
+      kill -KILL $left
+      fail "$u: processes of the command outlived haven"
+    fi
+    for _ in $(seq 50); do
+      jq -se 'map(select(.event == "exit")) | length == 1' "$P.home/trail.jsonl" > /dev/null 2>&1 && break
+      sleep 0.1
+    done
+    jq -se 'map(select(.event == "exit")) | length == 1 and .[0].status == 137' "$P.home/trail.jsonl" > /dev/null \
+      || fail "$u: no exit record with status 137: $(cat "$P.home/trail.jsonl")"
+    assert_contains "$(cat "$P.out")" "haven ended before the run did" "$u: the check after haven's end"
   done
 }
 
@@ -289,4 +346,41 @@ test_direct_trail() {
     || fail "no record of the process killed: $(cat "$log")"
   jq -se 'map(select(.event == "exit")) | length == 1 and .[0].status == 3' "$log" >/dev/null \
     || fail "no exit record with status 3: $(cat "$log")"
+}
+
+# An allowlist under best_effort network_ports: TCP connect only to the
+# allowlist's ports (at any address), UDP open for DNS.
+test_direct_network_ports() {
+  need_haven
+  local u
+  for u in root nobody; do
+    direct_project "$u" "$(printf 'best_effort: [private_tmp, network_ports]\nnetwork: {mode: allowlist, allow: ["example.com:18443"]}')"
+    rm -f "$P.pol/ready"
+    python3 -c '
+import os, socket, sys, time
+ls = []
+for p in (18443, 18444):
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", p)); s.listen(8); ls.append(s)
+open(sys.argv[1], "w").close()
+time.sleep(30)' "$P.pol/ready" &
+    local lpid=$!
+    defer "kill $lpid 2>/dev/null"
+    for _ in $(seq 50); do [ -e "$P.pol/ready" ] && break; sleep 0.1; done
+    direct_in "$u" /usr/bin/python3 -c '
+import socket
+for p in (18443, 18444):
+    try:
+        socket.create_connection(("127.0.0.1", p), timeout=3).close(); print(p, "ok")
+    except OSError as e:
+        print(p, e.errno)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1", 53)); print("udp ok")'
+    assert_eq 0 "$RC" "$u: exit status ($OUT)"
+    assert_contains "$OUT" "18443 ok" "$u: the allowlist's port"
+    assert_contains "$OUT" "18444 13" "$u: another port refused"
+    assert_contains "$OUT" "udp ok" "$u: UDP for DNS"
+    assert_contains "$OUT" "best_effort network_ports" "$u: the weaker rule said"
+    kill "$lpid" 2>/dev/null
+    wait "$lpid" 2>/dev/null || true
+  done
 }
