@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/netfilter_ipv4.h> /* SO_ORIGINAL_DST */
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ struct hv_egress_forward
   hv_egress_forward_args a;
   int listen[2];
   int epfd;
+  int spare; /* an fd kept for when accept runs out of them */
   hv_fwd_relays *relays;
   hv_egress_cidr *host; /* the host's own addresses: never a destination */
   size_t n_host;
@@ -100,8 +102,8 @@ pinned (const hv_egress_forward *f, int family, const uint8_t addr[16], uint16_t
  * is checked by the monitor too (a table changed under it, a pin that
  * expired in between), and the monitor never connects where the table
  * would not. */
-static bool
-allowed (const hv_egress_forward *f, int family, const uint8_t addr[16], uint16_t port)
+bool
+hv_egress_forward_allows (const hv_egress_forward *f, int family, const uint8_t addr[16], uint16_t port)
 {
   static const uint8_t loop4[1] = { 127 }, meta4[2] = { 169, 254 };
   static const uint8_t loop6[16] = { [15] = 1 };
@@ -165,7 +167,7 @@ take (hv_egress_forward *f, int conn, int family)
       ((struct sockaddr_in6 *) &dst)->sin6_scope_id = 0;
       ((struct sockaddr_in6 *) &dst)->sin6_flowinfo = 0;
     }
-  if (!allowed (f, family, addr, port))
+  if (!hv_egress_forward_allows (f, family, addr, port))
     {
       refuse (f, conn, family, addr, port);
       return;
@@ -194,7 +196,24 @@ hv_egress_forward_dispatch (hv_egress_forward *f, hv_error **err)
             {
               if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
                 break;
-              /* Out of fds or memory: the next turn tries again. */
+              /* Out of fds: the spare one makes room to take the
+               * connection and reset it, so the listener is not left
+               * readable (the loop would spin on it). */
+              if ((errno == EMFILE || errno == ENFILE) && f->spare >= 0)
+                {
+                  close (f->spare);
+                  f->spare = -1;
+                  int c = accept4 (f->listen[which], NULL, NULL, SOCK_CLOEXEC);
+                  if (c >= 0)
+                    {
+                      struct linger l = { .l_onoff = 1, .l_linger = 0 };
+                      setsockopt (c, SOL_SOCKET, SO_LINGER, &l, sizeof (l));
+                      close (c);
+                    }
+                  f->spare = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+                  continue;
+                }
+              /* Out of memory: the next turn tries again. */
               if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
                 break;
               return hv_error_set (err, errno, "forwarder: accept");
@@ -213,6 +232,7 @@ hv_egress_forward_new (const hv_egress_forward_args *a, hv_error **err)
   f->listen[0] = a->listen4;
   f->listen[1] = a->listen6;
   f->epfd = epoll_create1 (EPOLL_CLOEXEC);
+  f->spare = open ("/dev/null", O_RDONLY | O_CLOEXEC);
   f->pins = xmalloc0 (HV_FWD_MAX_PINS * sizeof (*f->pins));
   if (f->epfd < 0)
     {
@@ -271,6 +291,8 @@ hv_egress_forward_free (hv_egress_forward *f)
   hv_fwd_relays_stop (f->relays);
   if (f->epfd >= 0)
     close (f->epfd);
+  if (f->spare >= 0)
+    close (f->spare);
   free (f->host);
   free (f->pins);
   free (f);

@@ -40,7 +40,7 @@
 #include "egress_table.h"
 #include "error.h"
 
-#define HV_FWD_MAX_CONNS 256
+#define HV_FWD_MAX_CONNS 128
 /* A connect from the host that has not completed by then is closed. */
 #define HV_FWD_CONNECT_MS 30000
 /* Pins remembered for the forwarder's own check (the oldest to expire
@@ -77,6 +77,8 @@ int hv_egress_forward_fd (const hv_egress_forward *f);
 int hv_egress_forward_dispatch (hv_egress_forward *f, hv_error **err);
 /* The resolver pinned these (the kernel acknowledged them). */
 void hv_egress_forward_pinned (hv_egress_forward *f, const hv_egress_pin *pins, size_t n);
+/* Would a connection to addr:port (family's bytes first) be relayed? */
+bool hv_egress_forward_allows (const hv_egress_forward *f, int family, const uint8_t addr[16], uint16_t port);
 /* Connections being relayed now. */
 unsigned hv_egress_forward_active (hv_egress_forward *f);
 void hv_egress_forward_free (hv_egress_forward *f);

@@ -169,6 +169,12 @@ relay_loop (struct relay *r)
         p[1].events |= POLLIN;
       if (up.buffered > 0)
         p[1].events |= POLLOUT;
+      /* Nothing wanted of a side: not watched at all, or a hang-up there
+       * (reported whatever is asked) would wake this loop in a spin while
+       * the other side drains. */
+      for (int i = 0; i < 2; i++)
+        if (p[i].events == 0)
+          p[i].fd = -1;
       if (poll (p, 3, -1) < 0)
         {
           if (errno == EINTR)

@@ -206,6 +206,86 @@ test_egress_forward_bulk_half_close() {
   fwd_nothing_left
 }
 
+# The cap on connections (HV_FWD_MAX_CONNS, 128): the sandbox holds 128
+# open to a world server that waits for their end; one more is reset at
+# once (not queued); once they end, a new one is relayed again.
+FWD_HOLD_SERVER='
+import socket, sys, threading
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 80)); s.listen(256); open(sys.argv[2], "w").close()
+def hold(c):
+    c.sendall(b"held\n")
+    while c.recv(4096): pass
+    c.close()
+while True:
+    c, _ = s.accept(); threading.Thread(target=hold, args=(c,), daemon=True).start()
+'
+FWD_CAP_CLIENT='
+import socket, time
+def one():
+    s = socket.create_connection(("bulk.example", 80), timeout=5)
+    try: return s, s.makefile().readline().strip()
+    except OSError as e: return s, type(e).__name__
+held = []
+for i in range(128):
+    s, r = one(); held.append(s)
+    if r != "held": print("connection", i, r)
+s, r = one(); print("over the cap:", r or "closed"); s.close()
+for s in held: s.close()
+time.sleep(1)
+s, r = one(); print("after:", r); s.close()
+'
+test_egress_forward_connection_cap() {
+  need_haven
+  POLICIES_EXTRA_ZONE='"bulk.example": {"A": [["203.0.113.150", 300]]}, '
+  policies_world allowed.example
+  ip -n "$EW" addr add 203.0.113.150/32 dev lo
+  ip netns exec "$EW" python3 -c "$FWD_HOLD_SERVER" 203.0.113.150 "$PWD/hold.ready" > hold.err 2>&1 &
+  defer "kill $!"
+  local i
+  for i in $(seq 50); do [ -e hold.ready ] && break; sleep 0.1; done
+  local pol=$WORK/fwd-cap-$$.yaml
+  printf 'extends: claude-code\nname: fwd-cap\nnetwork:\n  allow: ["bulk.example:80"]\n' > "$pol"
+  chmod 644 "$pol"
+  FWD_CLIENT=$FWD_CAP_CLIENT fwd_run_65534 "$pol"
+  assert_eq 0 "$FWD_RC" "haven run ($FWD_ERR)"
+  assert_not_contains "$FWD_OUT" "connection " "the first 128 ($FWD_OUT)"
+  case "$FWD_OUT" in
+    *"over the cap: ConnectionResetError"* | *"over the cap: closed"*) ;;
+    *) fail "the connection over the cap was not refused at once: $FWD_OUT" ;;
+  esac
+  assert_contains "$FWD_OUT" "after: held" "a connection once the others ended"
+  fwd_nothing_left
+}
+
+# IPv6 through the forwarder (SO_ORIGINAL_DST of SOL_IPV6, the [::1]
+# listener, a connect from the host over IPv6): the world gets IPv6
+# addresses and the host a default route for it; an allow CIDR on 443.
+test_egress_forward_ipv6() {
+  need_haven
+  policies_world allowed.example
+  ip -n "$EH" addr add 2001:db8:ff::2/64 dev eh0 nodad
+  ip -n "$EW" addr add 2001:db8:ff::1/64 dev ew0 nodad
+  ip -n "$EH" -6 route add default via 2001:db8:ff::1
+  ip -n "$EW" addr add 2001:db8:1::5/128 dev lo
+  ip netns exec "$EW" python3 "$POLICIES_WORLD_PY" listen "$PWD/world6.log" "$PWD/world6.ready" \
+    "tcp:[2001:db8:1::5]:443" "tcp:[2001:db8:1::5]:80" > world6.err 2>&1 &
+  defer "kill $!"
+  local i
+  for i in $(seq 50); do [ -e world6.ready ] && break; sleep 0.1; done
+  local pol=$WORK/fwd-v6-$$.yaml
+  printf 'extends: claude-code\nname: fwd-v6\nnetwork:\n  allow: ["[2001:db8:1::5]:443"]\n' > "$pol"
+  chmod 644 "$pol"
+  fwd_run_65534 "$pol" "ip:[2001:db8:1::5]:443" "ip:[2001:db8:1::5]:80" "ip:[2001:db8:1::6]:443"
+  assert_eq 0 "$FWD_RC" "haven run ($FWD_ERR)"
+  assert_contains "$FWD_OUT" "route lo" "the forwarder"
+  assert_contains "$FWD_OUT" "ip:[2001:db8:1::5]:443 connected hi_2001:db8:1::5_443" "an allowed IPv6 destination"
+  assert_contains "$FWD_OUT" "ip:[2001:db8:1::5]:80 refused" "a port the CIDR does not allow"
+  assert_contains "$FWD_OUT" "ip:[2001:db8:1::6]:443 refused" "an address nothing allows"
+  assert_not_contains "$(cat world6.log)" " 80" "the world's log"
+  fwd_nothing_left
+}
+
 # Root opens /dev/net/tun: pasta stays the way out (egress_way.h).
 test_egress_forward_root_keeps_pasta() {
   need_haven
