@@ -6,6 +6,8 @@
 here_lib=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # fail, skip, defer and the assertions.
 source "$here_lib/../lib/assert.sh"
+# The private dockerd (and wait_for).
+source "$here_lib/../lib/private_dockerd.sh"
 : "${RUNTIME:=$(cd "$here_lib/../.." && pwd)/haven-runc}"
 : "${WORK:=$(mktemp -d /tmp/hvt-eng.XXXXXX)}"
 chmod 755 "$WORK"
@@ -67,17 +69,6 @@ DR=(--runtime "$ENGINE_RUNTIME")
 PR=(--runtime "$ENGINE_RUNTIME")
 
 new_name() { echo "$CTR_PREFIX-$1-$RANDOM"; }
-
-# wait_for SECONDS COMMAND...: until COMMAND succeeds (bounded).
-wait_for() {
-  local limit=$1 i
-  shift
-  for i in $(seq $((limit * 10))); do
-    "$@" >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
-  return 1
-}
 
 # docker/podman update run `haven-runc update`, which is being written
 # separately: until the runtime has it, those tests are skipped (and run
