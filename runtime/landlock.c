@@ -157,7 +157,8 @@ hv_landlock_restrict (const struct hv_landlock_rules *r, bool log_new_exec, hv_e
   cleanup_close int ruleset = (int) syscall (SYS_landlock_create_ruleset, &rs, size, 0);
   if (ruleset < 0)
     return hv_error_set (err, errno, "landlock: create ruleset");
-  if (add_paths (ruleset, r->read ? r->read : &none, READ_RIGHTS, handled, err) < 0
+  if (add_paths (ruleset, r->list ? r->list : &none, LANDLOCK_ACCESS_FS_READ_DIR, handled, err) < 0
+      || add_paths (ruleset, r->read ? r->read : &none, READ_RIGHTS, handled, err) < 0
       || add_paths (ruleset, r->write ? r->write : &none, READ_RIGHTS | WRITE_RIGHTS, handled, err) < 0
       || add_paths (ruleset, r->exec ? r->exec : &none, LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE,
                     handled, err)

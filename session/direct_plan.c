@@ -113,8 +113,10 @@ plan_files (const hv_policy *p, const struct hv_run_ctx *ctx, const oci_spec *sp
        "Landlock: read%s on what the policy shows; write only to the project and the policy's writable paths",
        exec_rules (p) ? "" : " and execute");
   add (plan, HV_DIRECT_ENFORCED, "/proc",
-       "read-only, without any process's directory (/proc/self included: the run's processes are made after "
-       "the plan; the caller's others are not shown)");
+       "the caller's, read-only: the run's own processes read as usual; of the caller's other processes "
+       "(no PID namespace) the list, command lines and status show, their environment, memory and open "
+       "files do not (Landlock refuses ptrace-mode access across its domain, the command holding no "
+       "capability)");
   /* filesystem.tmpfs: a private directory needs a mount. */
   for (size_t i = 0; i < p->n_tmpfs; i++)
     {
@@ -183,13 +185,14 @@ plan_files (const hv_policy *p, const struct hv_run_ctx *ctx, const oci_spec *sp
     }
   if (hidden_outside)
     add (plan, HV_DIRECT_ENFORCED, "filesystem.block (outside the project)",
-         "Landlock: %zu hidden paths never granted; the directories above them are granted entry by entry, "
-         "so what is made there later stays out of reach",
+         "Landlock: %zu hidden paths never granted (their names show in a listing, their content never); the "
+         "directories above them are granted entry by entry, so what is made there later stays out of reach",
          hidden_outside);
 
   if (p->hide_home.value)
     add (plan, HV_DIRECT_ENFORCED, "filesystem.hide_home",
-         "Landlock: the home gets no rule (HOME stays its real path); home_allow entries are granted one by one");
+         "Landlock: nothing in the home is readable but the home_allow entries, granted one by one (HOME stays "
+         "its real path; names in it show in a listing)");
   for (size_t i = 0; i < p->home_allow.n; i++)
     {
       cleanup_free char *rule = xasprintf ("filesystem.home_allow %s", p->home_allow.v[i]);
@@ -222,6 +225,12 @@ plan_files (const hv_policy *p, const struct hv_run_ctx *ctx, const oci_spec *sp
   cleanup_strv oci_strv exec_list = { 0 };
   if (exec_rules (p))
     landlock_exec_list (spec, &exec_list);
+  /* Every directory may be listed, as with namespaces: without it a
+   * directory on the way to a hidden entry (/, /etc, the home's parent)
+   * could not be, which breaks ls, globs and completion.  The price, said
+   * with the hidden rules: a hidden entry's name shows in a listing, its
+   * content never. */
+  oci_strv_push (&plan->list, "/");
   if (hv_direct_grant (&view, exec_rules (p) ? &exec_list : NULL, root, plan, err) < 0)
     {
       /* Too many rules: refused by name rather than an error, so that
@@ -335,15 +344,34 @@ plan_network (const hv_policy *p, int abi, hv_direct_plan *plan)
          abi < 0 ? 0 : abi, ABI_SCOPES);
 }
 
+/* Whether the compiled config mounts something at dest: the services of
+ * credentials.git and ssh_agent are bound into the sandbox only when the
+ * run has something to serve. */
+static bool
+spec_mounts (const oci_spec *spec, const char *dest)
+{
+  for (size_t i = 0; i < spec->n_mounts; i++)
+    if (spec->mounts[i].destination && strcmp (spec->mounts[i].destination, dest) == 0)
+      return true;
+  return false;
+}
+
+/* The credentials' services run only where the run has a secret for them
+ * (a policy naming ANTHROPIC_API_KEY, say, has no gateway while the
+ * variable is unset, and its agent uses its own login, as with
+ * namespaces): a rule with nothing to serve is nothing to refuse. */
 static void
-plan_credentials (const hv_policy *p, hv_direct_plan *plan)
+plan_credentials (const hv_policy *p, const oci_spec *spec, hv_direct_plan *plan)
 {
   static const char why[] = "its socket lives in the sandbox's namespaces (no weaker form)";
-  if (p->n_api_creds)
+  if (p->n_api_creds && oci_kv_get (&spec->annotations, HV_GATEWAY_ANNOTATION) != NULL)
     add (plan, HV_DIRECT_REFUSED, "credentials.api", "the gateway listens on the sandbox's own loopback: %s", why);
-  if (p->n_git_creds)
+  else if (p->n_api_creds)
+    add (plan, HV_DIRECT_ENFORCED, "credentials.api",
+         "no key in the environment: no gateway runs (the agent uses its own login, as with namespaces)");
+  if (p->n_git_creds && spec_mounts (spec, HV_GIT_CREDENTIALS_DIR))
     add (plan, HV_DIRECT_REFUSED, "credentials.git", "the broker is bound into the sandbox's /run: %s", why);
-  if (p->ssh_agent.value)
+  if (p->ssh_agent.value && (spec_mounts (spec, HV_SSH_AGENT_SOCKET) || spec_mounts (spec, HV_SSH_AGENT_VIEW_DIR)))
     add (plan, HV_DIRECT_REFUSED, "credentials.ssh_agent", "the agent's socket is bound into the sandbox: %s",
          why);
 }
@@ -385,7 +413,7 @@ hv_direct_plan_build_at (const hv_policy *p, const struct hv_run_ctx *ctx, const
       return -1;
     }
   plan_network (p, landlock_abi, plan);
-  plan_credentials (p, plan);
+  plan_credentials (p, spec, plan);
   plan_resources (p, plan);
   add (plan, HV_DIRECT_ENFORCED, "syscalls",
        "seccomp: the policy's profile; a denied call fails with EPERM (no denial records: no monitor runs)");
@@ -425,6 +453,7 @@ void
 hv_direct_plan_free (hv_direct_plan *plan)
 {
   oci_strv_free (&plan->read);
+  oci_strv_free (&plan->list);
   oci_strv_free (&plan->write);
   oci_strv_free (&plan->exec);
   free (plan->tcp_connect_ports);

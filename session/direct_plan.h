@@ -57,6 +57,12 @@ typedef struct
   oci_strv read;  /* read files, list directories */
   oci_strv write; /* read, write, make, remove, truncate (no execute) */
   oci_strv exec;  /* execute (and read) */
+  /* List directories only (no file's content): "/", so that a directory
+   * holding a hidden entry can still be listed (Landlock's rights hold
+   * for a whole tree: listing cannot be granted on a directory without
+   * its subdirectories, so the names of hidden entries show; their
+   * content never does). */
+  oci_strv list;
   /* Landlock network (ABI >= 4): TCP bind and connect handled; only
    * these ports may be connected to (none under network: none). */
   bool tcp_handled;

@@ -113,12 +113,12 @@ view_mount (struct hv_direct_view *view, const oci_mount *m)
   bool noexec = has_opt (m, "noexec");
   if (strcmp (type, "proc") == 0)
     {
-      /* The caller's /proc, read-only, without any process's directory
-       * (hv_direct_grant): the namespaced sandbox has a /proc of its own
-       * PID namespace, and here another process's environ or mem would
-       * be read as far as ptrace's checks allow (Landlock's ptrace
-       * restriction did not stop a read of the parent's environ in
-       * tests/unit/test_direct_plan.c). */
+      /* The caller's /proc, read-only.  Another process's environ, mem
+       * or fds need ptrace-mode access, which Landlock refuses across
+       * its domain to a process without CAP_SYS_PTRACE (the runner drops
+       * every capability first: with it, the kernel lets root read the
+       * parent's environ).  The run's own processes need theirs
+       * (/proc/self/fd, /dev/fd, bash's <(...)). */
       view_set (view, m->destination, HV_DIRECT_R, false);
       return;
     }
@@ -159,6 +159,14 @@ hv_direct_view_build (const oci_spec *spec, bool exec_rules, struct hv_direct_vi
   const oci_strv *masked = &spec->linux_cfg.masked_paths;
   for (size_t i = 0; i < masked->n; i++)
     {
+      /* The kernel's files a container masks in /proc (kcore, keys,
+       * timer_list, sched_debug, acpi, scsi...) are read as the caller
+       * reads them outside (kcore needs CAP_SYS_RAWIO, which the command
+       * lacks): hiding them would split /proc into one rule per entry,
+       * and the run's own processes, made after the plan, would then
+       * find no /proc/self. */
+      if (str_has_prefix (masked->v[i], "/proc/"))
+        continue;
       view_set (view, masked->v[i], 0, false);
       /* The runtime resolves maskedPaths in the container, following
        * links (a socket under /var/run is masked at /run): hide where it
@@ -266,14 +274,6 @@ leads_to_any (const char *path, const oci_strv *restrictors)
   return false;
 }
 
-/* A process's directory in /proc: never granted (the run's own are made
- * after the plan, and the others are the caller's other processes). */
-static bool
-pid_name (const char *name)
-{
-  return name[0] && strspn (name, "0123456789") == strlen (name);
-}
-
 /* Grant acc on every entry of dir except the view's own entries (each
  * granted as it says) and the directories on the way to a restrictor,
  * which are split in turn.  Links are skipped: a link carries no rule,
@@ -298,7 +298,7 @@ split (struct granter *g, const char *dir, unsigned acc, const oci_strv *restric
       if (strcmp (de->d_name, ".") == 0 || strcmp (de->d_name, "..") == 0)
         continue;
       cleanup_free char *child = xasprintf ("%s/%s", strcmp (dir, "/") == 0 ? "" : dir, de->d_name);
-      if (is_entry (g->view, child) || (strcmp (dir, "/proc") == 0 && pid_name (de->d_name)))
+      if (is_entry (g->view, child))
         continue;
       struct stat st;
       if (fstatat (dirfd (d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISLNK (st.st_mode))
@@ -336,7 +336,7 @@ grant (struct granter *g, const char *path, unsigned acc, bool for_exec, hv_erro
   for (size_t i = 0; i < g->view->n; i++)
     if (strictly_under (g->view->v[i].path, path) && !allows (&g->view->v[i], acc, for_exec))
       oci_strv_push (&restrictors, g->view->v[i].path);
-  if ((restrictors.n == 0 && strcmp (path, "/proc") != 0) || !S_ISDIR (st.st_mode))
+  if (restrictors.n == 0 || !S_ISDIR (st.st_mode))
     return add_rule (g, path, acc, err);
   return split (g, path, acc, &restrictors, err);
 }

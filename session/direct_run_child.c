@@ -63,9 +63,24 @@ set_rlimits (const struct hv_direct_child *c)
   for (size_t i = 0; i < p->n_rlimits; i++)
     {
       struct rlimit rl = { .rlim_cur = p->rlimits[i].soft, .rlim_max = p->rlimits[i].hard };
-      if (setrlimit (rlimit_resource (p->rlimits[i].resource), &rl) < 0)
-        fail (c, HV_EXIT_HAVEN_FAILED, "setrlimit %s (soft %llu, hard %llu): %s", p->rlimits[i].type,
-              (unsigned long long) rl.rlim_cur, (unsigned long long) rl.rlim_max, strerror (errno));
+      struct rlimit now;
+      if (setrlimit (rlimit_resource (p->rlimits[i].resource), &rl) == 0)
+        continue;
+      int e = errno;
+      /* A policy's limit is a ceiling.  Where the caller's hard limit is
+       * already below it (a container started with --ulimit), the rule
+       * holds with the caller's own, which no process here may raise. */
+      if (e == EPERM && getrlimit (rlimit_resource (p->rlimits[i].resource), &now) == 0 && now.rlim_max < rl.rlim_max)
+        {
+          rl.rlim_max = now.rlim_max;
+          if (rl.rlim_cur > rl.rlim_max)
+            rl.rlim_cur = rl.rlim_max;
+          if (setrlimit (rlimit_resource (p->rlimits[i].resource), &rl) == 0)
+            continue;
+          e = errno;
+        }
+      fail (c, HV_EXIT_HAVEN_FAILED, "setrlimit %s (soft %llu, hard %llu): %s", p->rlimits[i].type,
+            (unsigned long long) rl.rlim_cur, (unsigned long long) rl.rlim_max, strerror (e));
     }
 }
 
@@ -111,7 +126,8 @@ restrict_landlock (const struct hv_direct_child *c)
     oci_strv_push (&read, plan->read.v[i]);
   for (size_t i = 0; i < plan->exec.n; i++)
     oci_strv_push (&read, plan->exec.v[i]);
-  struct hv_landlock_rules rules = { .read = &read,
+  struct hv_landlock_rules rules = { .list = &plan->list,
+                                     .read = &read,
                                      .write = c->write,
                                      .exec = &plan->exec,
                                      .tcp_handled = plan->tcp_handled,

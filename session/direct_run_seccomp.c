@@ -41,7 +41,8 @@ deny (struct filter *f, const char *name, int e, size_t n_args, const struct oci
     abort (); /* a programming error: the table below is fixed */
   size_t i = f->sc.n_syscalls++;
   f->names[i][0] = (char *) name;
-  memcpy (f->args[i], args, n_args * sizeof (*args));
+  if (n_args > 0) /* args may be NULL then, which memcpy may not be given */
+    memcpy (f->args[i], args, n_args * sizeof (*args));
   f->rules[i] = (oci_seccomp_syscall){ .n = 1,
                                        .names = f->names[i],
                                        .action = OCI_SCMP_ERRNO,

@@ -18,6 +18,7 @@
 struct hv_landlock_rules
 {
   const oci_strv *read, *write, *exec; /* NULL: none */
+  const oci_strv *list;                /* listing directories only; NULL: none */
   bool tcp_handled;
   const uint16_t *tcp_connect_ports;
   size_t n_tcp_connect_ports;

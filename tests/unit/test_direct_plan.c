@@ -24,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,6 +40,7 @@
 #include "direct_plan_fs.h"
 #include "json_gen.h"
 #include "landlock.h"
+#include "landlock_rules.h"
 #include "policy_compile.h"
 #include "policy_load.h"
 #include "policy_parse.h"
@@ -131,6 +134,10 @@ load (const char *name, const char *const *extra)
   return p;
 }
 
+/* A variable the next compile's host environment holds besides the
+ * fixed ones ("ANTHROPIC_API_KEY=...": the gateway runs), or NULL. */
+static const char *extra_env;
+
 static oci_spec *
 compile (const hv_policy *p)
 {
@@ -139,7 +146,8 @@ compile (const hv_policy *p)
   cleanup_free char *other = xasprintf ("%s/others/alice", world);
   cleanup_free char *state = xasprintf ("%s/state", world);
   cleanup_free char *env_home = xasprintf ("HOME=%s", home);
-  char *env[] = { (char *) "PATH=/usr/local/bin:/usr/bin:/bin", env_home, (char *) "TERM=xterm", NULL };
+  char *env[] = { (char *) "PATH=/usr/local/bin:/usr/bin:/bin", env_home, (char *) "TERM=xterm", (char *) extra_env,
+                  NULL };
   char *argv[] = { (char *) "agent", NULL };
   oci_strv homes = { 0 }, other_homes = { 0 };
   oci_strv_push (&homes, home);
@@ -206,9 +214,11 @@ static const struct
   /* A read-only project: nothing to protect in it. */
   { "strict", { TMPFS, "resources.memory", "resources.cpus", "resources.pids", NULL } },
   { "ci", { TMPFS, PROTECT, "resources.memory", "resources.pids", NULL } },
-  { "claude-code", { TMPFS, PROTECT, "network.allow", "credentials.api", NULL } },
-  { "codex", { TMPFS, PROTECT, "network.allow", "credentials.api", NULL } },
-  { "gemini-cli", { TMPFS, PROTECT, "network.allow", "credentials.api", NULL } },
+  { "claude-code", { TMPFS, PROTECT, "network.allow", NULL } },
+  { "codex", { TMPFS, PROTECT, "network.allow", NULL } },
+  { "gemini-cli", { TMPFS, PROTECT, "network.allow", NULL } },
+  /* credentials.api without its key in the environment: no gateway, nothing
+   * refused (test_refusal_names_every_rule has the key). */
   { "aider", { TMPFS, PROTECT, "network.allow", NULL } },
   { "devcontainer", { TMPFS, PROTECT, "network.allow", NULL } },
 };
@@ -283,7 +293,19 @@ test_best_effort_accepts (void **state)
       for (size_t i = 0; i < plan.n_rules; i++)
         if (plan.rules[i].verdict == HV_DIRECT_REFUSED)
           assert_true (str_has_prefix (plan.rules[i].rule, "credentials."));
-      assert_int_equal (plan.n_refused, p->n_api_creds ? 1 : 0);
+      assert_int_equal (plan.n_refused, 0); /* no key in the environment: no gateway */
+      if (p->n_api_creds)
+        {
+          /* With the key the gateway runs, and nothing accepts its absence. */
+          extra_env = p->api_creds[0].key.host_var ? xasprintf ("%s=sk-test", p->api_creds[0].key.host_var) : NULL;
+          cleanup_spec oci_spec *gspec = compile (p);
+          free ((char *) extra_env);
+          extra_env = NULL;
+          cleanup_direct_plan hv_direct_plan gplan;
+          plan_of (p, gspec, 7, &gplan);
+          assert_int_equal (gplan.n_refused, 1);
+          assert_verdict (&gplan, "credentials.api", HV_DIRECT_REFUSED, p->name);
+        }
       assert_verdict (&plan, "filesystem.tmpfs /tmp", HV_DIRECT_WEAKER, p->name);
       assert_verdict (&plan, "Unix sockets", HV_DIRECT_WEAKER, p->name);
       assert_true (plan.scratch_tmp && plan.unix_sockets);
@@ -365,6 +387,10 @@ check_nothing_hidden_granted (const char *name, const char *const *extra)
         tmp |= strcmp (p->tmpfs[t].path, h) == 0;
       if (tmp && oci_strv_contains (&p->best_effort, HV_WEAKER_PRIVATE_TMP))
         continue;
+      /* The kernel's files a container masks in /proc: read as the
+       * caller reads them (direct_plan_fs.c says why). */
+      if (str_has_prefix (h, "/proc/"))
+        continue;
       /* Inside the project: refused by name (test_refusal_names). */
       if (strcmp (h, project) != 0 && hv_direct_path_under (h, project))
         continue;
@@ -390,11 +416,12 @@ check_nothing_hidden_granted (const char *name, const char *const *extra)
       if (g)
         fail_msg ("%s: the secret %s is granted by %s", name, real, g);
     }
-  /* No process's directory in /proc: the caller's others are not shown. */
-  cleanup_free char *own = xasprintf ("/proc/%d/environ", (int) getpid ());
-  assert_null (granted_at (&plan, own));
-  assert_null (granted_at (&plan, "/proc/1/environ"));
+  /* /proc read whole: the run's own processes need theirs; another
+   * process's environ is Landlock's ptrace scope's (test_plan_applied). */
+  assert_non_null (granted_at (&plan, "/proc/self/fd"));
   assert_non_null (granted_at (&plan, "/proc/cpuinfo"));
+  assert_int_equal (plan.list.n, 1);
+  assert_string_equal (plan.list.v[0], "/");
   if (access ("/etc/shadow", F_OK) == 0)
     assert_null (granted_at (&plan, "/etc/shadow"));
   /* What is shown stays shown: the host's programs, the home's cache. */
@@ -525,13 +552,20 @@ test_landlock_applied (void **state)
   cleanup_spec oci_spec *spec = compile (p);
   cleanup_direct_plan hv_direct_plan plan;
   plan_of (p, spec, hv_landlock_abi (), &plan);
-  cleanup_free char *json = landlock_json (&plan);
   pid_t pid = fork ();
   assert_true (pid >= 0);
   if (pid == 0)
     {
       hv_error *err = NULL;
-      if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || hv_landlock_apply (json, false, &err) < 0)
+      /* The plan's file rules as the runner applies them (direct_run_child.c). */
+      struct hv_landlock_rules rules = { .list = &plan.list, .read = &plan.read, .write = &plan.write, .exec = &plan.exec };
+      /* As the runner does: no capability (with CAP_SYS_PTRACE, root
+       * reads the parent's environ across Landlock's domain). */
+      struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+      struct __user_cap_data_struct none[2] = { 0 };
+      if (syscall (SYS_capset, &h, none) < 0)
+        _exit (9);
+      if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || hv_landlock_restrict (&rules, false, &err) < 0)
         _exit (10);
       for (size_t i = 0; secrets[i]; i++)
         {
@@ -564,8 +598,13 @@ test_landlock_applied (void **state)
       cleanup_free char *environ_path = xasprintf ("/proc/%d/environ", (int) getppid ());
       if (open (environ_path, O_RDONLY) >= 0 || errno != EACCES)
         _exit (36);
-      /* The kernel's files of /proc are read. */
-      if (open ("/proc/cpuinfo", O_RDONLY) < 0)
+      /* Directories listed, a hidden one's content never read. */
+      cleanup_free char *home_dir = xasprintf ("%s/home", world);
+      if (open ("/", O_RDONLY | O_DIRECTORY) < 0 || open (home_dir, O_RDONLY | O_DIRECTORY) < 0)
+        _exit (38);
+      /* The kernel's files of /proc are read, and the process's own. */
+      if (open ("/proc/cpuinfo", O_RDONLY) < 0 || open ("/proc/self/status", O_RDONLY) < 0
+          || open ("/proc/self/fd", O_RDONLY | O_DIRECTORY) < 0)
         _exit (37);
       _exit (0);
     }
@@ -584,7 +623,9 @@ test_refusal_names (void **state)
   (void) state;
   put ("project/.env", "SECRET=1\n");
   cleanup_policy hv_policy *p = load ("claude-code", NULL);
+  extra_env = "ANTHROPIC_API_KEY=sk-test"; /* the gateway runs: credentials.api refused */
   cleanup_spec oci_spec *spec = compile (p);
+  extra_env = NULL;
   cleanup_direct_plan hv_direct_plan plan;
   plan_of (p, spec, 7, &plan);
   cleanup_free char *env = xasprintf ("%s/project/.env", world);
@@ -679,7 +720,11 @@ test_explain_section (void **state)
   assert_int_equal (chdir (project), 0);
   cleanup_policy hv_policy *p = load ("claude-code", NULL);
   FILE *out = open_memstream (&text, &len);
+  /* explain compiles with this process's environment: with the key, the
+   * gateway runs and credentials.api is refused. */
+  setenv ("ANTHROPIC_API_KEY", "sk-test", 1);
   hv_direct_plan_explain (p, out);
+  unsetenv ("ANTHROPIC_API_KEY");
   fclose (out);
   assert_int_equal (chdir (here), 0);
   print_message ("%s", text);
