@@ -182,3 +182,72 @@ YAML
   assert_not_contains "$(tool_result 0)" "ANTHROPIC_API_KEY=" "the agent's environment"
   check_no_key_on_host "$key" "Claude Code's run with a bearer token"
 }
+
+TEST_PREPARE_agent_claude_code_as_user=need_claude_code
+
+# The same session with haven run by an ordinary user (uid 65534) on
+# this host, whose /dev/net/tun only root opens: pasta cannot run, so the
+# allowlist's way out is haven's forwarder (docs/egress.md, "The way
+# out").  The model API goes through the gateway (the key only in haven's
+# environment); the agent's own TCP to a listed name goes through the
+# forwarder: an extra step prints the sandbox's default route (lo: the
+# forwarder's, pasta's is an interface of its own) and what the world's
+# listener for registry.npmjs.org answered.
+test_agent_claude_code_as_user() {
+  need_haven
+  need_claude_code
+  command -v setpriv > /dev/null || skip "setpriv missing (util-linux)"
+  local way_env=""
+  if setpriv --reuid=65534 --regid=65534 --clear-groups test -w /dev/net/tun; then
+    # Where the user can open tun, pasta would be chosen: force the
+    # forwarder, the way this test is about.
+    way_env=HAVEN_EGRESS_WAY=forwarder
+  fi
+  agent_project
+  local key route_step
+  key=$(gateway_key sk-ant-api03-)
+  route_step='awk '\''$2 == "00000000" {print "route", $1}'\'' /proc/net/route; python3 -c "import socket
+s = socket.create_connection((\"registry.npmjs.org\", 443), 5); print(\"world:\", s.makefile().readline().strip())" 2>&1'
+  claude_script "$P" | jq --arg scan "$(leak_scan_step "$key")" --arg route "$route_step" \
+    '.[:-1] + [{tool: "Bash", input: {command: $scan, description: "scan"}},
+               {tool: "Bash", input: {command: $route, description: "route"}}] + .[-1:]' > script.json
+  gateway_world api.anthropic.com "$PWD/script.json" registry.npmjs.org statsig.anthropic.com
+  claude_gateway_policy "$P.pol/agent.yaml"
+  chmod 755 "$WORK" "$PWD" "$PWD/tls" "$P.pol"
+  chmod 644 "$GW_CA" "$P.pol/agent.yaml" "$GW_HOSTS"
+  chown -R 65534:65534 "$P" "$AGENT_HOME"
+  # The checks read the user's repository as root: git's protected
+  # configuration (command scope) trusts it.
+  export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0=$P
+  AGENT_ENV="ANTHROPIC_API_KEY=$key $way_env"
+  GW_AS_USER=65534
+  GW_HAVEN=$(world_readable_copy "$HAVEN")
+  gateway_run "$P.pol/agent.yaml" -- "$CLAUDE" -p "Add a calculator with a test and commit it" \
+    --dangerously-skip-permissions
+  assert_eq 0 "$AGENT_RC" "claude's exit status as uid 65534 ($(tail -5 agent.err))"
+  assert_contains "$AGENT_OUT" "all done" "claude's final answer"
+  assert_not_contains "$(cat agent.err)" "pasta" "haven's stderr"
+  jq -se 'any(.[]; .event == "request" and .stream)' "$MOCKLOG" > /dev/null || fail "no streamed request"
+  check_stand_in_keys "$key" x-api-key
+  check_agent_work
+  assert_contains "$(tool_result 11)" $'\nclean' "the leak scan in the sandbox"
+  # The forwarder: the sandbox's default route is lo, and a listed name
+  # reached the world (which logged the connection).
+  local way
+  way=$(tool_result 12)
+  assert_contains "$way" "route lo" "the sandbox's default route (the forwarder's)"
+  assert_contains "$way" "world: hi 203.0.113.2 443" "registry.npmjs.org through the forwarder"
+  assert_contains "$(cat "$PWLOG")" "tcp 203.0.113.2 443" "the world's log"
+  assert_contains "$(tool_result 6)" "ANTHROPIC_API_KEY=$GW_PLACEHOLDER" "the agent's environment"
+  check_no_key_on_host "$key" "Claude Code's run as uid 65534"
+  assert_not_contains "$(cat "$PWLOG")" "203.0.113.1 " "a direct connection to api.anthropic.com"
+  local dashed
+  dashed=$(printf '%s' "$P" | sed 's/[^a-zA-Z0-9]/-/g')
+  ls "$AGENT_HOME/.claude/projects/$dashed/"*.jsonl > /dev/null 2>&1 \
+    || fail "no transcript in $AGENT_HOME/.claude/projects/$dashed: $(find "$AGENT_HOME/.claude" | head -20)"
+  check_agent_contained
+  [ ! -s "$EVILLOG" ] || fail "evil.example's listener was reached: $(cat "$EVILLOG")"
+  # Nothing of the run left: no process of uid 65534 (monitor, relays,
+  # sandbox), no connection (test_egress_forward.sh's check).
+  fwd_nothing_left
+}
