@@ -31,8 +31,8 @@ CC_MOCK_PY=$(cd "$(dirname "${BASH_SOURCE[0]}")/../agents" && pwd)/mock_model_ap
 CC_KEY=H-CCDEV-PRIVATE-KEY
 TEST_PREPARE_devcontainer_claude_user=ct_devcontainer_cli
 
-# ct_cc_claude: the CLI's native program (the npm package's platform
-# part), relative to the cache's claude-code directory.
+# ct_cc_claude: CC_REL, the CLI's native program (the npm package's
+# platform part), relative to the cache's claude-code directory.
 ct_cc_claude() {
   local arch
   case $(uname -m) in
@@ -40,7 +40,7 @@ ct_cc_claude() {
     aarch64) arch=arm64 ;;
     *) skip "no Claude Code build for $(uname -m)" ;;
   esac
-  echo "node_modules/@anthropic-ai/claude-code-linux-$arch/claude"
+  CC_REL=node_modules/@anthropic-ai/claude-code-linux-$arch/claude
 }
 
 # ct_cc_result N: what Claude Code sent back to the stand-in for step N.
@@ -51,9 +51,9 @@ ct_cc_result() {
 test_devcontainer_claude_user() {
   need_docker
   [ -x "$DEVC_CLI" ] || fail "the devcontainer CLI is not in $DEVC_CLI_DIR"
-  local rel ws=$PWD/ws-claude ctr=$CTR_PREFIX-devc-claude sleep_n=$((97700 + RANDOM)) proj=/workspaces/ws-claude
-  rel=$(ct_cc_claude)
-  [ -x "$CC_CLAUDE_DIR/$rel" ] \
+  local ws=$PWD/ws-claude ctr=$CTR_PREFIX-devc-claude sleep_n=$((97700 + RANDOM)) proj=/workspaces/ws-claude
+  ct_cc_claude
+  [ -f "$CC_CLAUDE_DIR/$CC_REL" ] && [ -x "$CC_CLAUDE_DIR/$CC_REL" ] \
     || skip "Claude Code is not cached in $CC_CLAUDE_DIR (tests/integration/run.sh agent_claude installs it)"
   mkdir -p "$ws/.devcontainer" cc
   chown "$CT_USER_ID:$CT_USER_ID" "$ws"
@@ -126,7 +126,7 @@ while True:
   rm -f cc/8080.log
   # Claude Code, as dev, from the workspace, under haven.
   ct_devc exec "$ws" /usr/bin/env ANTHROPIC_BASE_URL=http://127.0.0.1:443 ANTHROPIC_AUTH_TOKEN=h-ccdev-token \
-    /usr/local/bin/haven run --policy /opt/cc/claude.yaml -- "/opt/claude-code/$rel" \
+    /usr/local/bin/haven run --policy /opt/cc/claude.yaml -- "/opt/claude-code/$CC_REL" \
     -p "Do the steps" --dangerously-skip-permissions > agent.out 2> agent.err < /dev/null
   local rc=$?
   echo "claude: rc=$rc: $(tail -3 agent.out)"
