@@ -209,39 +209,6 @@ invalid:
   out->error = xstrdup (err ? err->msg : "failed");
 }
 
-static int
-compare_names (const void *a, const void *b)
-{
-  return strcmp (*(char *const *) a, *(char *const *) b);
-}
-
-/* Every policy on the search path once (an earlier directory shadows a
- * later one: names, which hv_policy_load finds the same way), sorted. */
-static void
-shipped_policies (oci_strv *names)
-{
-  char **dirs = hv_policy_search_path ();
-  for (size_t i = 0; dirs[i]; i++)
-    {
-      DIR *d = opendir (dirs[i]);
-      struct dirent *de;
-      while (d && (de = readdir (d)))
-        {
-          size_t l = strlen (de->d_name);
-          if (l < 6 || strcmp (de->d_name + l - 5, ".yaml") != 0)
-            continue;
-          cleanup_free char *name = strndup (de->d_name, l - 5);
-          oci_strv_push_unique (names, name);
-        }
-      if (d)
-        closedir (d);
-      free (dirs[i]);
-    }
-  free (dirs);
-  if (names->n)
-    qsort (names->v, names->n, sizeof (names->v[0]), compare_names);
-}
-
 /* The project the policies are compiled for: --project, or the current
  * directory; where the current directory cannot be one (a home, /), an
  * empty scratch directory, said in the report.  *scratch: the directory
@@ -348,7 +315,7 @@ hv_cmd_doctor (int argc, char **argv)
     }
   probe_host (&r);
   if (names.n == 0)
-    shipped_policies (&names);
+    hv_policy_names (&names);
   r.policies = xmalloc0 ((names.n ? names.n : 1) * sizeof (*r.policies));
   r.n_policies = names.n;
   for (size_t i = 0; i < names.n; i++)

@@ -198,12 +198,6 @@ policy_compile (int argc, char **argv, hv_error **err)
   return 0;
 }
 
-static int
-compare_names (const void *a, const void *b)
-{
-  return strcmp (*(char *const *) a, *(char *const *) b);
-}
-
 /* Every policy on the search path once (an earlier directory shadows a
  * later one), sorted by name: readdir's order is the filesystem's. */
 static int
@@ -211,26 +205,7 @@ policy_list (hv_error **err)
 {
   (void) err;
   oci_strv names = { 0 };
-  char **dirs = hv_policy_search_path ();
-  for (size_t i = 0; dirs[i]; i++)
-    {
-      DIR *d = opendir (dirs[i]);
-      struct dirent *de;
-      while (d && (de = readdir (d)))
-        {
-          size_t l = strlen (de->d_name);
-          if (l < 6 || strcmp (de->d_name + l - 5, ".yaml") != 0)
-            continue;
-          cleanup_free char *name = strndup (de->d_name, l - 5);
-          oci_strv_push_unique (&names, name);
-        }
-      if (d)
-        closedir (d);
-      free (dirs[i]);
-    }
-  free (dirs);
-  if (names.n)
-    qsort (names.v, names.n, sizeof (names.v[0]), compare_names);
+  hv_policy_names (&names);
   for (size_t i = 0; i < names.n; i++)
     {
       /* The file that `--policy NAME` would load. */

@@ -1,9 +1,11 @@
 /* Finding policies by name, `extends` layering, validation. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <libgen.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -489,3 +491,34 @@ hv_policy_load (const char *name_or_file, hv_policy **out, hv_error **err)
   return 0;
 }
 
+
+static int
+compare_names (const void *a, const void *b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+void
+hv_policy_names (oci_strv *names)
+{
+  char **dirs = hv_policy_search_path ();
+  for (size_t i = 0; dirs[i]; i++)
+    {
+      DIR *d = opendir (dirs[i]);
+      struct dirent *de;
+      while (d && (de = readdir (d)))
+        {
+          size_t l = strlen (de->d_name);
+          if (l < 6 || strcmp (de->d_name + l - 5, ".yaml") != 0)
+            continue;
+          cleanup_free char *name = strndup (de->d_name, l - 5);
+          oci_strv_push_unique (names, name);
+        }
+      if (d)
+        closedir (d);
+      free (dirs[i]);
+    }
+  free (dirs);
+  if (names->n)
+    qsort (names->v, names->n, sizeof (names->v[0]), compare_names);
+}

@@ -254,6 +254,8 @@ hv_session_run (const struct hv_session_opts *o, int *exit_status, hv_error **er
       ret = run_sandbox (&s, exit_status, err);
       if (ret < 0)
         hv_run_hint_rootless_limits (s.st.policy, s.st.rc.ctx.rootless, err);
+      if (ret < 0)
+        hv_run_hint_namespaces ("--isolation auto (the default) runs with Landlock and seccomp only instead", err);
     }
 out:
   return finish_session (&s, ret, exit_status, err);

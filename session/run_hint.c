@@ -6,7 +6,23 @@
 #include <string.h>
 
 #include "cgroup.h"
+#include "host_probe.h"
 #include "utils.h"
+
+void
+hv_run_hint_namespaces (const char *fallback, hv_error **err)
+{
+  if (err == NULL || *err == NULL)
+    return;
+  /* Probed after the failure, not before every start: the runtime's own
+   * error is what happened; the probe says whether the host is why. */
+  hv_probe ns;
+  hv_probe_namespaces (&ns);
+  if (ns.ok)
+    return;
+  hv_error_append (err, "\nhaven: namespaces cannot be made here (%s): %s; haven doctor says what this host offers",
+                   ns.why, fallback);
+}
 
 void
 hv_run_hint_rootless_limits (const hv_policy *p, bool rootless, hv_error **err)

@@ -11,4 +11,10 @@
  * cgroup (memory, cpus, pids), refused because this user may not create
  * one: *err gets a hint naming those limits and what to do. */
 void hv_run_hint_rootless_limits (const hv_policy *p, bool rootless, hv_error **err);
+/* A namespaced start that failed where the host cannot make namespaces
+ * (the runtime's error says "clone container init: operation not
+ * permitted" or "bring up loopback"): *err gets the step the host
+ * refuses, named by the same probe haven doctor runs, and what falls
+ * back.  fallback: what the user can do instead, in a few words. */
+void hv_run_hint_namespaces (const char *fallback, hv_error **err);
 #endif

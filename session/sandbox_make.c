@@ -18,6 +18,7 @@
 #include "container.h"
 #include "exit_status.h"
 #include "policy_env.h"
+#include "run_hint.h"
 #include "run_steps.h"
 #include "runtime.h"
 #include "safe_path.h"
@@ -101,7 +102,11 @@ make_container (struct hv_run_steps *st, const struct hv_sandbox_making *mk, int
   cleanup_container hv_container *c = NULL;
   int pidfd = -1;
   if (hv_container_create (&rt, &co, &c, &pidfd, err) < 0)
-    return -1;
+    {
+      hv_run_hint_namespaces ("the service's sandboxes need them (haven run falls back to Landlock and seccomp)",
+                              err);
+      return -1;
+    }
   r->fds[HV_SBR_PIDFD] = pidfd;
   r->init_pid = c->pid;
   /* The workspace is opened between create and start: the sandbox's

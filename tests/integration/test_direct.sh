@@ -439,7 +439,10 @@ test_direct_auto_fallback() {
   OUT=$(cd "$P" && HOME=$P.home HAVEN_ISOLATION=namespaces timeout 30 capsh --drop=cap_sys_admin -- -c \
     '"$0" run --policy "$1" -- true' "$HAVEN_COPY" "$P.pol/p.yaml" 2>&1 < /dev/null)
   assert_eq 125 $? "HAVEN_ISOLATION=namespaces without CAP_SYS_ADMIN ($OUT)"
-  assert_not_contains "$OUT" "namespaces cannot be made"
+  assert_not_contains "$OUT" "haven: note: namespaces cannot be made" "no fallback"
+  # The runtime's refusal, then the step the host refuses and what to do.
+  assert_contains "$OUT" "clone container init: operation not permitted"
+  assert_contains "$OUT" "haven: namespaces cannot be made here (unshare(mount, pid, network, ipc, uts, cgroup namespaces): Operation not permitted): --isolation auto (the default) runs with Landlock and seccomp only instead; haven doctor says what this host offers"
 }
 
 # On a terminal (script(1)'s): the command gets a terminal of its own,
