@@ -123,18 +123,22 @@ plan_files (const hv_policy *p, const struct hv_run_ctx *ctx, const oci_spec *sp
       cleanup_free char *rule = xasprintf ("filesystem.tmpfs %s", p->tmpfs[i].path);
       if (accepts (p, HV_WEAKER_PRIVATE_TMP))
         {
-          /* The real directory, read-only like the rest of the host; the
-           * run's own scratch directory is TMPDIR (runner). */
-          hv_direct_view_drop (&view, p->tmpfs[i].path);
+          /* The real directory stays hidden, as the namespaced sandbox's
+           * empty one hides it (the host's and other users' temporary
+           * files, and whatever the policy blocks there, which the
+           * compiler leaves to the tmpfs); the run's own scratch
+           * directory is TMPDIR (runner).  What is weaker: a program
+           * that writes to the path itself, not to TMPDIR, fails. */
           plan->scratch_tmp = true;
           add (plan, HV_DIRECT_WEAKER, rule,
-               "a private scratch directory as TMPDIR; the real %s stays visible, read-only (best_effort %s)",
+               "a private scratch directory as TMPDIR; the real %s stays hidden and cannot be written (best_effort "
+               "%s)",
                p->tmpfs[i].path, HV_WEAKER_PRIVATE_TMP);
         }
       else
         add (plan, HV_DIRECT_REFUSED, rule,
              "a private %s needs a mount namespace (best_effort %s would accept a private scratch directory as "
-             "TMPDIR, the real %s visible read-only)",
+             "TMPDIR, the real %s hidden and not writable)",
              p->tmpfs[i].path, HV_WEAKER_PRIVATE_TMP, p->tmpfs[i].path);
     }
 

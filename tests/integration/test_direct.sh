@@ -50,10 +50,16 @@ direct_in() {
 test_direct_files() {
   need_haven
   local u
+  # A file of the host's /tmp anyone may read: the namespaced sandbox's
+  # /tmp is empty, and so is this one's (private_tmp hides the real one).
+  TMPF=$(mktemp /tmp/h-direct-tmp.XXXXXX)
+  defer "rm -f $TMPF"
+  echo host-tmp-secret > "$TMPF"
+  chmod 644 "$TMPF"
   for u in root nobody; do
     direct_project "$u"
     direct_in "$u" sh -c 'echo hi > out.txt && cat out.txt; cat ~/.ssh/id_ed25519 2>&1; cat /etc/shadow 2>&1;
-      touch /etc/h-direct-test 2>&1; touch /tmp/h-direct-test 2>&1; touch "$TMPDIR/t" && echo tmpdir-rw:$TMPDIR'
+      touch /etc/h-direct-test 2>&1; touch /tmp/h-direct-test 2>&1; cat "$1" 2>&1; touch "$TMPDIR/t" && echo tmpdir-rw:$TMPDIR' sh "$TMPF"
     assert_eq 0 "$RC" "$u: exit status ($OUT)"
     assert_contains "$OUT" "hi" "$u: project writable"
     assert_eq hi "$(cat "$P/out.txt")" "$u: the write reached the project"
@@ -61,7 +67,9 @@ test_direct_files() {
     assert_contains "$OUT" "id_ed25519: Permission denied" "$u: ~/.ssh refused"
     assert_contains "$OUT" "/etc/shadow: Permission denied" "$u: /etc/shadow refused"
     assert_contains "$OUT" "/etc/h-direct-test': Permission denied" "$u: /etc read-only"
-    assert_contains "$OUT" "/tmp/h-direct-test': Permission denied" "$u: the real /tmp read-only"
+    assert_contains "$OUT" "/tmp/h-direct-test': Permission denied" "$u: the real /tmp not writable"
+    assert_contains "$OUT" "$TMPF: Permission denied" "$u: the real /tmp's files hidden"
+    assert_not_contains "$OUT" "host-tmp-secret" "$u: the real /tmp's files hidden"
     assert_contains "$OUT" "tmpdir-rw:/" "$u: the scratch TMPDIR writable"
     assert_contains "$OUT" "haven: note: without namespaces, filesystem.tmpfs /tmp" "$u: the weaker rule said"
     [ ! -e /etc/h-direct-test ] && [ ! -e /tmp/h-direct-test ] || fail "$u: wrote outside the project"
@@ -124,7 +132,8 @@ test_direct_network_none() {
     local outside
     outside=$(as_user "$u" /usr/bin/python3 "$P.pol/probe.py" "$port" "$abstract-$u" "$P.pol/sock" 2>&1)
     assert_eq "tcp:ok udp:ok unix_abstract:ok unix_path:ok" "$outside" "$u: the probe outside the sandbox"
-    direct_in "$u" /usr/bin/python3 "$P.pol/probe.py" "$port" "$abstract-$u" "$P.pol/sock"
+    # Given as -c: the host's /tmp, where the test's files are, is hidden.
+    direct_in "$u" /usr/bin/python3 -c "$DIRECT_NET_PROBE" "$port" "$abstract-$u" "$P.pol/sock"
     assert_eq 0 "$RC" "$u: exit status ($OUT)"
     # TCP: Landlock refuses the connect (EACCES); UDP and Unix sockets:
     # seccomp refuses socket() (EACCES); the abstract one would be

@@ -381,12 +381,8 @@ check_nothing_hidden_granted (const char *name, const char *const *extra)
   for (size_t i = 0; i < hidden.n; i++)
     {
       const char *h = hidden.v[i];
-      /* Replaced in the plan by the weaker form: the real one read-only. */
-      bool tmp = false;
-      for (size_t t = 0; t < p->n_tmpfs; t++)
-        tmp |= strcmp (p->tmpfs[t].path, h) == 0;
-      if (tmp && oci_strv_contains (&p->best_effort, HV_WEAKER_PRIVATE_TMP))
-        continue;
+      /* A tmpfs's path too, under private_tmp's weaker form: the real
+       * directory stays hidden (the run's scratch directory is TMPDIR). */
       /* The kernel's files a container masks in /proc: read as the
        * caller reads them (direct_plan_fs.c says why). */
       if (str_has_prefix (h, "/proc/"))
