@@ -158,7 +158,7 @@ choose_direct (enum hv_isolation isolation)
   if (isolation == HV_ISOLATION_NAMESPACES)
     return false;
   hv_probe ns;
-  hv_probe_namespaces (&ns);
+  hv_probe_namespaces_quick (&ns);
   if (ns.ok)
     return false;
   fprintf (stderr, "haven: note: namespaces cannot be made here (%s): Landlock and seccomp only; haven doctor says "
@@ -255,7 +255,7 @@ hv_session_run (const struct hv_session_opts *o, int *exit_status, hv_error **er
       if (ret < 0)
         hv_run_hint_rootless_limits (s.st.policy, s.st.rc.ctx.rootless, err);
       if (ret < 0)
-        hv_run_hint_namespaces ("--isolation auto (the default) runs with Landlock and seccomp only instead", err);
+        hv_run_hint_namespaces ("haven run --isolation landlock runs with Landlock and seccomp only instead", err);
     }
 out:
   return finish_session (&s, ret, exit_status, err);

@@ -451,7 +451,7 @@ test_direct_auto_fallback() {
   assert_not_contains "$OUT" "haven: note: namespaces cannot be made" "no fallback"
   # The runtime's refusal, then the step the host refuses and what to do.
   assert_contains "$OUT" "clone container init: operation not permitted"
-  assert_contains "$OUT" "haven: namespaces cannot be made here (unshare(mount, pid, network, ipc, uts, cgroup namespaces): Operation not permitted): --isolation auto (the default) runs with Landlock and seccomp only instead; haven doctor says what this host offers"
+  assert_contains "$OUT" "haven: namespaces cannot be made here (unshare(mount, pid, network, ipc, uts, cgroup namespaces): Operation not permitted): haven run --isolation landlock runs with Landlock and seccomp only instead; haven doctor says what this host offers"
 }
 
 # On a terminal (script(1)'s): the command gets a terminal of its own,
