@@ -21,15 +21,12 @@
  * profile, or CAP_SYS_ADMIN without CAP_NET_ADMIN, refuse).  About 1 ms.
  * (runtime/host_probe_ns.c) */
 void hv_probe_namespaces (hv_probe *out);
-/* The same question at a fraction of the cost (about 0.5 ms against 3-5
- * here), for `haven run --isolation auto` on every start: only the steps
- * that fail first where namespaces cannot be made (the user namespace
- * and the unshare a container's seccomp profile refuses, a mount; as
- * root, CAP_SYS_ADMIN and CAP_NET_ADMIN read off the effective set)
- * without a network namespace or a process in a new pid namespace.  Where
- * it says yes and the full steps fail all the same, the start fails and
- * says so (hv_run_hint_namespaces runs the full probe then).
- * (runtime/host_probe_ns.c) */
+/* The same question at a lower cost, for `haven run --isolation auto` on
+ * every start: the full steps but the network namespace and its loopback
+ * (the costliest); as root, CAP_NET_ADMIN read off the effective set
+ * instead.  Where it says yes and the full steps fail all the same, the
+ * start fails and says so (hv_run_hint_namespaces runs the full probe
+ * then).  (runtime/host_probe_ns.c) */
 void hv_probe_namespaces_quick (hv_probe *out);
 /* An unprivileged user namespace can be made (clone(CLONE_NEWUSER)).
  * (runtime/host_probe_ns.c) */
