@@ -4,6 +4,7 @@
  * would take (host_probe.h), and undoes what it made. */
 #include "config.h"
 #include "host_probe.h"
+#include "host_probe_child.h"
 #include "host_probe_host.h"
 
 #include <errno.h>
@@ -148,62 +149,31 @@ nftables_child (hv_error **err)
   return r;
 }
 
+static void
+nftables_entry (int fd, void *data)
+{
+  (void) data;
+  hv_error *err = NULL;
+  if (nftables_child (&err) == 0)
+    _exit (0);
+  const char *msg = err ? err->msg : "failed";
+  ssize_t ignored = write (fd, msg, strnlen (msg, sizeof (((hv_probe *) NULL)->why) - 1));
+  (void) ignored;
+  _exit (1);
+}
+
 void
 hv_probe_nftables (hv_probe *out)
 {
-  int p[2];
-  if (pipe2 (p, O_CLOEXEC) < 0)
-    {
-      probe_set (out, false, "pipe for the probe's process failed");
-      return;
-    }
-  pid_t child = fork ();
-  if (child < 0)
-    {
-      probe_set (out, false, "fork for the probe's process failed");
-      close (p[0]);
-      close (p[1]);
-      return;
-    }
-  if (child == 0)
-    {
-      close (p[0]);
-      hv_error *err = NULL;
-      int r = nftables_child (&err);
-      if (r < 0)
-        {
-          const char *msg = err ? err->msg : "failed";
-          ssize_t ignored = write (p[1], msg, strnlen (msg, sizeof (out->why) - 1));
-          (void) ignored;
-        }
-      _exit (r < 0 ? 1 : 0);
-    }
-  close (p[1]);
-  char why[sizeof (out->why)] = "";
-  size_t len = 0;
-  for (;;)
-    {
-      ssize_t n = read (p[0], why + len, sizeof (why) - 1 - len);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0 || (len += (size_t) n) == sizeof (why) - 1)
-        break;
-    }
-  why[len] = '\0';
-  close (p[0]);
-  int status = 0;
-  while (waitpid (child, &status, 0) < 0 && errno == EINTR)
-    ;
-  if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
+  int status = hv_probe_in_child (out, nftables_entry, NULL);
+  if (out->ok)
     probe_set (out, true, "an nf_tables table made and deleted in a new network namespace");
-  else if (WIFSIGNALED (status))
+  else if (status >= 0 && WIFSIGNALED (status))
     {
       char msg[sizeof (out->why)];
       snprintf (msg, sizeof (msg), "the probe's process was killed by signal %d", WTERMSIG (status));
       probe_set (out, false, msg);
     }
-  else
-    probe_set (out, false, why[0] ? why : "the probe's process failed");
 }
 
 static bool

@@ -2,6 +2,7 @@
  * seccomp, each probed as a sandbox without namespaces uses them. */
 #include "config.h"
 #include "host_probe.h"
+#include "host_probe_child.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,55 +26,28 @@ hv_probe_landlock_abi (void)
 /* A filter that allows everything, installed after no_new_privs, in a
  * child: the calling process keeps no filter.  A container whose own
  * profile refuses seccomp(2) or prctl(PR_SET_SECCOMP) answers here. */
+static void
+seccomp_child (int fd, void *data)
+{
+  (void) data;
+  struct sock_filter allow[] = { BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
+  struct sock_fprog prog = { .len = 1, .filter = allow };
+  const char *step = "prctl(PR_SET_NO_NEW_PRIVS)";
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0)
+    {
+      step = "seccomp(SECCOMP_SET_MODE_FILTER)";
+      if (syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0)
+        _exit (0);
+    }
+  char buf[128];
+  int n = snprintf (buf, sizeof (buf), "%s: %s", step, strerror (errno));
+  if (write (fd, buf, (size_t) n) < 0)
+    _exit (2);
+  _exit (1);
+}
+
 void
 hv_probe_seccomp (hv_probe *out)
 {
-  int p[2];
-  out->ok = false;
-  out->why[0] = '\0';
-  if (pipe2 (p, O_CLOEXEC) < 0)
-    {
-      snprintf (out->why, sizeof (out->why), "pipe: %s", strerror (errno));
-      return;
-    }
-  pid_t pid = fork ();
-  if (pid < 0)
-    {
-      snprintf (out->why, sizeof (out->why), "fork: %s", strerror (errno));
-      close (p[0]);
-      close (p[1]);
-      return;
-    }
-  if (pid == 0)
-    {
-      struct sock_filter allow[] = { BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
-      struct sock_fprog prog = { .len = 1, .filter = allow };
-      const char *step = "prctl(PR_SET_NO_NEW_PRIVS)";
-      if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0)
-        {
-          step = "seccomp(SECCOMP_SET_MODE_FILTER)";
-          if (syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0)
-            _exit (0);
-        }
-      char buf[128];
-      int n = snprintf (buf, sizeof (buf), "%s: %s", step, strerror (errno));
-      if (write (p[1], buf, (size_t) n) < 0)
-        _exit (2);
-      _exit (1);
-    }
-  close (p[1]);
-  ssize_t n;
-  do
-    n = read (p[0], out->why, sizeof (out->why) - 1);
-  while (n < 0 && errno == EINTR);
-  out->why[n > 0 ? n : 0] = '\0';
-  close (p[0]);
-  int status = 0;
-  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
-    ;
-  out->ok = WIFEXITED (status) && WEXITSTATUS (status) == 0;
-  if (out->ok)
-    out->why[0] = '\0';
-  else if (out->why[0] == '\0')
-    snprintf (out->why, sizeof (out->why), "the probe's child ended with status %d", status);
+  hv_probe_in_child (out, seccomp_child, NULL);
 }

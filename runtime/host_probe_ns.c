@@ -4,6 +4,7 @@
  * the step that failed, with the kernel's answer. */
 #include "config.h"
 #include "host_probe.h"
+#include "host_probe_child.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -185,55 +186,25 @@ probe_child (int fd, enum probe_kind kind, uid_t uid, gid_t gid)
   _exit (WIFEXITED (status) ? WEXITSTATUS (status) : 1);
 }
 
+struct probe_args
+{
+  enum probe_kind kind;
+  uid_t uid;
+  gid_t gid;
+};
+
+static void
+probe_entry (int fd, void *data)
+{
+  const struct probe_args *a = data;
+  probe_child (fd, a->kind, a->uid, a->gid);
+}
+
 static void
 run_probe (hv_probe *out, enum probe_kind kind)
 {
-  int p[2];
-  out->ok = false;
-  out->why[0] = '\0';
-  if (pipe2 (p, O_CLOEXEC) < 0)
-    {
-      snprintf (out->why, sizeof (out->why), "pipe: %s", strerror (errno));
-      return;
-    }
-  uid_t uid = geteuid ();
-  gid_t gid = getegid ();
-  pid_t pid = fork ();
-  if (pid < 0)
-    {
-      snprintf (out->why, sizeof (out->why), "fork: %s", strerror (errno));
-      close (p[0]);
-      close (p[1]);
-      return;
-    }
-  if (pid == 0)
-    {
-      close (p[0]);
-      probe_child (p[1], kind, uid, gid);
-    }
-  close (p[1]);
-  size_t len = 0;
-  for (;;)
-    {
-      ssize_t n = read (p[0], out->why + len, sizeof (out->why) - 1 - len);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
-      len += (size_t) n;
-      if (len == sizeof (out->why) - 1)
-        break;
-    }
-  out->why[len] = '\0';
-  close (p[0]);
-  int status = 0;
-  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
-    ;
-  out->ok = WIFEXITED (status) && WEXITSTATUS (status) == 0;
-  if (!out->ok && out->why[0] == '\0')
-    snprintf (out->why, sizeof (out->why), "the probe's child ended with status %d", status);
-  if (out->ok)
-    out->why[0] = '\0';
+  struct probe_args a = { kind, geteuid (), getegid () };
+  hv_probe_in_child (out, probe_entry, &a);
 }
 
 void
