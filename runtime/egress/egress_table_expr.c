@@ -9,6 +9,7 @@
 #include <libnftnl/expr.h>
 #include <libnftnl/rule.h>
 #include <linux/netfilter.h>
+#include <linux/netfilter/nf_nat.h>
 #include <linux/netfilter/nf_tables.h>
 #include <sys/socket.h>
 
@@ -78,6 +79,18 @@ hv_nft_imm (struct nftnl_rule *r, uint32_t dreg, const void *data, uint32_t len)
   struct nftnl_expr *e = nftnl_expr_alloc ("immediate");
   nftnl_expr_set_u32 (e, NFTNL_EXPR_IMM_DREG, dreg);
   nftnl_expr_set (e, NFTNL_EXPR_IMM_DATA, data, len);
+  nftnl_rule_add_expr (r, e);
+}
+
+void
+hv_nft_dnat (struct nftnl_rule *r, int family)
+{
+  struct nftnl_expr *e = nftnl_expr_alloc ("nat");
+  nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_TYPE, NFT_NAT_DNAT);
+  nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_FAMILY, family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6);
+  nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_REG_ADDR_MIN, NFT_REG_1);
+  nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_REG_PROTO_MIN, NFT_REG_2);
+  nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
   nftnl_rule_add_expr (r, e);
 }
 

@@ -21,6 +21,9 @@ void hv_nft_mask (struct nftnl_rule *r, const void *mask, uint32_t len);
 void hv_nft_verdict (struct nftnl_rule *r, int verdict, const char *chain);
 /* len bytes of data into dreg. */
 void hv_nft_imm (struct nftnl_rule *r, uint32_t dreg, const void *data, uint32_t len);
+/* dnat to address (register 1) and port (register 2) of family
+ * (AF_INET, AF_INET6): ip/ip6 ... dnat to ADDR:PORT. */
+void hv_nft_dnat (struct nftnl_rule *r, int family);
 /* ct KEY into register 1. */
 void hv_nft_ct (struct nftnl_rule *r, uint32_t key);
 /* Register 1 (on) looked up in set (the batch's set_id while it is new). */

@@ -10,7 +10,6 @@
 #include <libnftnl/rule.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_conntrack_common.h>
-#include <linux/netfilter/nf_nat.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netlink.h>
 #include <netinet/in.h>
@@ -340,13 +339,7 @@ add_dns_rules (hv_nft_batch *b, hv_egress_table *t, const hv_egress_spec *spec)
           hv_nft_socket_cgroupv2_eq (r, spec->sandbox_cgroup_level, spec->sandbox_cgroup);
         hv_nft_imm (r, NFT_REG_1, targets[f]->addr, (uint32_t) hv_egress_addr_len (family));
         hv_nft_imm (r, NFT_REG_2, &port, 2);
-        struct nftnl_expr *e = nftnl_expr_alloc ("nat");
-        nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_TYPE, NFT_NAT_DNAT);
-        nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_FAMILY, family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6);
-        nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_REG_ADDR_MIN, NFT_REG_1);
-        nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_REG_PROTO_MIN, NFT_REG_2);
-        nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
-        nftnl_rule_add_expr (r, e);
+        hv_nft_dnat (r, family);
         rule_add (b, t, r, "th dport 53 dnat to the resolver");
       }
 }
@@ -374,13 +367,7 @@ add_forward_rules (hv_nft_batch *b, hv_egress_table *t, const hv_egress_spec *sp
       hv_nft_l4proto (r, IPPROTO_TCP);
       hv_nft_imm (r, NFT_REG_1, to, (uint32_t) hv_egress_addr_len (family));
       hv_nft_imm (r, NFT_REG_2, &port, 2);
-      struct nftnl_expr *e = nftnl_expr_alloc ("nat");
-      nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_TYPE, NFT_NAT_DNAT);
-      nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_FAMILY, family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6);
-      nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_REG_ADDR_MIN, NFT_REG_1);
-      nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_REG_PROTO_MIN, NFT_REG_2);
-      nftnl_expr_set_u32 (e, NFTNL_EXPR_NAT_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
-      nftnl_rule_add_expr (r, e);
+      hv_nft_dnat (r, family);
       rule_add (b, t, r, "tcp dnat to the forwarder");
     }
 }
