@@ -12,6 +12,23 @@
 #include <time.h>
 #include <unistd.h>
 
+size_t
+read_upto (int fd, char *buf, size_t size)
+{
+  size_t len = 0;
+  while (len < size - 1)
+    {
+      ssize_t n = read (fd, buf + len, size - 1 - len);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      len += (size_t) n;
+    }
+  buf[len] = '\0';
+  return len;
+}
+
 int
 write_all (int fd, const void *buf, size_t len)
 {

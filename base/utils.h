@@ -10,6 +10,10 @@
 #include "error.h"
 
 int write_all (int fd, const void *buf, size_t len);
+/* What a child's report pipe holds: read until end of stream, an error,
+ * or size - 1 bytes (the rest is dropped), NUL-terminated; returns the
+ * length.  size > 0. */
+size_t read_upto (int fd, char *buf, size_t size);
 /* Write a whole file relative to dirfd (AT_FDCWD for a path). */
 int write_file_at (int dirfd, const char *path, const char *data, size_t len, int flags, hv_error **err);
 int write_file (const char *path, const char *data, hv_error **err);

@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "utils.h"
+
 int
 hv_probe_in_child (hv_probe *out, void (*child) (int fd, void *data), void *data)
 {
@@ -34,19 +36,7 @@ hv_probe_in_child (hv_probe *out, void (*child) (int fd, void *data), void *data
       _exit (0);
     }
   close (p[1]);
-  size_t len = 0;
-  for (;;)
-    {
-      ssize_t n = read (p[0], out->why + len, sizeof (out->why) - 1 - len);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
-      len += (size_t) n;
-      if (len == sizeof (out->why) - 1)
-        break;
-    }
-  out->why[len] = '\0';
+  read_upto (p[0], out->why, sizeof (out->why));
   close (p[0]);
   int status = 0;
   while (waitpid (pid, &status, 0) < 0 && errno == EINTR)

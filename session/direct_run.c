@@ -86,25 +86,6 @@ build_env (const oci_spec *spec, char *tmpdir)
   return envp;
 }
 
-/* What the child wrote before it exited: "STATUS MESSAGE", or nothing
- * once execve succeeded (the pipe is close-on-exec). */
-static size_t
-read_report (int fd, char *buf, size_t size)
-{
-  size_t len = 0;
-  while (len < size - 1)
-    {
-      ssize_t n = read (fd, buf + len, size - 1 - len);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
-      len += (size_t) n;
-    }
-  buf[len] = '\0';
-  return len;
-}
-
 static void
 trail_left (int trail_fd, size_t killed)
 {
@@ -194,7 +175,9 @@ hv_direct_run_guarded (const oci_spec *spec, const hv_direct_plan *plan, unsigne
   if (reaped && timeout_s)
     hv_kill_after (timeout_s);
   char report[1024];
-  size_t report_len = read_report (rep[0], report, sizeof (report));
+  /* What the child wrote before it exited: "STATUS MESSAGE", or nothing
+   * once execve succeeded (the pipe is close-on-exec). */
+  size_t report_len = read_upto (rep[0], report, sizeof (report));
   /* Started: the terminal until the command and all it left are gone. */
   if (report_len == 0 && master >= 0)
     {
