@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "direct_plan.h"
+#include "direct_run.h"
 #include "doctor_report.h"
 #include "egress_way.h"
 #include "haven_help.h"
@@ -26,7 +27,7 @@
 #include "run_context.h"
 #include "utils.h"
 
-#define ISOLATION_ENV "HAVEN_ISOLATION"
+#define ISOLATION_ENV HV_ISOLATION_ENV
 
 /* Text into one of the report's fixed buffers, cut to fit (a probe's
  * answer inside a longer sentence may not fit whole). */
@@ -61,12 +62,15 @@ choose_isolation (struct hv_doctor_report *r)
 {
   const char *v = getenv (ISOLATION_ENV);
   const hv_probe *ns = &r->mech[HV_DOCTOR_NAMESPACES];
-  if (v && strcmp (v, "landlock") == 0)
+  /* As haven run reads it (unset or empty: auto). */
+  enum hv_isolation asked = HV_ISOLATION_AUTO;
+  bool bad = v && v[0] && hv_isolation_parse (v, &asked) < 0;
+  if (asked == HV_ISOLATION_LANDLOCK)
     {
       r->namespaces = false;
       snprintf (r->isolation_why, sizeof (r->isolation_why), ISOLATION_ENV "=landlock");
     }
-  else if (v && strcmp (v, "namespaces") == 0)
+  else if (asked == HV_ISOLATION_NAMESPACES)
     {
       r->namespaces = true;
       set_text (r->isolation_why, sizeof (r->isolation_why),
@@ -76,11 +80,10 @@ choose_isolation (struct hv_doctor_report *r)
   else
     {
       r->namespaces = ns->ok;
-      const char *bad = v && v[0] && strcmp (v, "auto") != 0 ? v : NULL;
       set_text (r->isolation_why, sizeof (r->isolation_why),
                 xasprintf ("%s%s%s%s", ns->ok ? "they can be made here" : "namespaces cannot be made here: ",
                            ns->ok ? "" : ns->why, bad ? "; and haven run refuses " ISOLATION_ENV "=" : "",
-                           bad ? bad : ""));
+                           bad ? v : ""));
     }
 }
 

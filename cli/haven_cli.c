@@ -97,17 +97,11 @@ parse_run (const char *what, int argc, char **argv, struct run_opts *o, hv_error
 static int
 parse_isolation (const char *opt, enum hv_isolation *out, hv_error **err)
 {
-  const char *env = getenv ("HAVEN_ISOLATION");
+  const char *env = getenv (HV_ISOLATION_ENV);
   const char *v = opt ? opt : (env && env[0] ? env : "auto");
-  if (strcmp (v, "auto") == 0)
-    *out = HV_ISOLATION_AUTO;
-  else if (strcmp (v, "namespaces") == 0)
-    *out = HV_ISOLATION_NAMESPACES;
-  else if (strcmp (v, "landlock") == 0)
-    *out = HV_ISOLATION_LANDLOCK;
-  else
+  if (hv_isolation_parse (v, out) < 0)
     return hv_error_set (err, 0, "haven run: %s \"%s\": expected auto, namespaces or landlock",
-                         opt ? "--isolation" : "HAVEN_ISOLATION", v);
+                         opt ? "--isolation" : HV_ISOLATION_ENV, v);
   return 0;
 }
 

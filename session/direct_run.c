@@ -238,3 +238,22 @@ close_out:
   free (before.v);
   return ret;
 }
+
+int
+hv_isolation_parse (const char *name, enum hv_isolation *out)
+{
+  static const struct
+  {
+    const char *name;
+    enum hv_isolation value;
+  } names[] = { { "auto", HV_ISOLATION_AUTO },
+                { "namespaces", HV_ISOLATION_NAMESPACES },
+                { "landlock", HV_ISOLATION_LANDLOCK } };
+  for (size_t i = 0; i < N_ELEMENTS (names); i++)
+    if (strcmp (name, names[i].name) == 0)
+      {
+        *out = names[i].value;
+        return 0;
+      }
+  return -1;
+}

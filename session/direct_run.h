@@ -21,6 +21,11 @@ enum hv_isolation
   HV_ISOLATION_LANDLOCK,   /* Landlock and seccomp only, even where namespaces work */
 };
 
+/* The variable that chooses the isolation where --isolation is not given. */
+#define HV_ISOLATION_ENV "HAVEN_ISOLATION"
+/* "auto", "namespaces" or "landlock" into *out: 0, or -1 for anything else. */
+int hv_isolation_parse (const char *name, enum hv_isolation *out);
+
 /* Run spec's process under plan; *exit_status as a shell reports it (124
  * past timeout_s, 126/127 as haven run's).  trail_fd: the run's audit
  * trail (-1: none). */
