@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "array_size.h"
+#include "deadline.h"
 #include "utils.h"
 
 static const char *const pasta_paths[] = { "/usr/bin/pasta", "/usr/local/bin/pasta" };
@@ -66,14 +66,10 @@ pasta_version (const char *path, char *line, size_t size)
   close (p[1]);
   cleanup_close int rd = p[0];
   size_t used = 0;
-  struct timespec start, now;
-  clock_gettime (CLOCK_MONOTONIC, &start);
+  int64_t deadline = hv_now_ms () + PASTA_VERSION_MS;
   for (;;)
     {
-      clock_gettime (CLOCK_MONOTONIC, &now);
-      long left = PASTA_VERSION_MS - ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000);
-      struct pollfd pf = { .fd = rd, .events = POLLIN };
-      if (left <= 0 || poll (&pf, 1, (int) left) <= 0)
+      if (hv_wait_fd (rd, POLLIN, deadline) < 0)
         break;
       /* Read to the end (it exits once it has written all): only the
        * start is kept. */
