@@ -385,6 +385,11 @@ test_notice_format (void **state)
   char want[HV_EGRESS_NOTICE_NAME_MAX + 32];
   snprintf (want, sizeof (want), "haven: name %.*s... refused", HV_EGRESS_NOTICE_NAME_MAX, long_name);
   assert_non_null (strstr (buf, want));
+  /* A name asked for and not approved: the reason is the resolver's. */
+  hv_egress_notice_format (buf, "p", "late.example", HV_EGRESS_WHY_ASK_TIMEOUT, false, false);
+  assert_string_equal (buf, "haven: name late.example refused by policy p (not approved in time (ask_timeout)): its "
+                            "lookups fail as not found; to allow it, add it to network.allow in a policy that extends "
+                            "p\n");
 }
 
 int
