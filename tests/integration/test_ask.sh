@@ -156,7 +156,13 @@ test_ask_always_and_mode_ask() {
   deny: [never.example]' kept.example never.example
   ask_run_bg python3 -c "$ASK_CLIENT" kept.example:443 never.example:443
   ask_wait_request kept.example
-  ask_haven approve "$ASK_ID" always > /dev/null || fail "always"
+  # On a terminal, haven approve asks about each pending request.
+  local tty
+  tty=$(cd "$P" && echo a | HOME=$ASK_HOME env -u XDG_STATE_HOME -u XDG_CONFIG_HOME timeout -k 2 20 \
+        script -qec "$HAVEN approve" /dev/null 2>&1)
+  assert_contains "$tty" "$ASK_ID  kept.example (A)  policy ask-test" "$tty"
+  assert_contains "$tty" "[o]nce, [r]un, [a]lways, [d]eny, [s]kip?"
+  assert_contains "$tty" "$ASK_ID: always"
   wait "$ASK_PID"
   assert_contains "$(cat ask.out)" "kept.example 443 connected" "$(cat ask.err)"
   # Deny wins over ask: refused at once, never asked.
