@@ -269,3 +269,35 @@ test_ask_policy_errors() {
   assert_contains "$OUT" "\"maybe\" is not once, run, always or deny"
   assert_contains "$(HOME=$h "$HAVEN" approve 2>&1)" "No pending requests."
 }
+
+# At most 16 names wait at once: the 17th is refused at once, recorded
+# with why, and the others are still held until the timeout.
+test_ask_bound() {
+  need_haven
+  ask_setup 'network:
+  mode: ask
+  ask_timeout: 2s' one.example
+  local client='
+import socket, sys, threading, time
+res = {}
+def look(n):
+    t = time.monotonic()
+    try:
+        socket.getaddrinfo(n, 443, socket.AF_INET, socket.SOCK_STREAM); r = "address"
+    except socket.gaierror as e: r = "gaierror"
+    res[n] = (r, int((time.monotonic() - t) * 1000))
+ts = [threading.Thread(target=look, args=("n%d.example" % i,)) for i in range(17)]
+for t in ts: t.start(); time.sleep(0.02)
+for t in ts: t.join()
+fast = [n for n, (r, ms) in res.items() if ms < 1500]
+print("fast", len(fast), "slow", len([1 for r, ms in res.values() if ms >= 1500]),
+      "all-refused", all(r == "gaierror" for r, ms in res.values()))
+'
+  local out
+  out=$(cd "$P" && HOME=$ASK_HOME env -u XDG_STATE_HOME -u XDG_CONFIG_HOME timeout -k 2 60 \
+        ip netns exec "$EH" "$HAVEN" run --policy "$P.pol/ask.yaml" -- python3 -c "$client" 2> /dev/null)
+  assert_contains "$out" "fast 1 slow 16 all-refused True"
+  assert_eq 1 "$(jq -c 'select(.event == "ask" and .by == "resolver" and .why == "too many names waiting for approval")' \
+    "$ASK_TRAIL" | wc -l)" "the refusal's record"
+  assert_eq 16 "$(jq -c 'select(.event == "ask" and .decision == "timeout")' "$ASK_TRAIL" | wc -l)" "timeouts"
+}
