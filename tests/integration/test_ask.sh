@@ -5,15 +5,16 @@
 # network.ask_timeout.  The world is test_egress_policies.sh's
 # (policies_world): names that resolve, listeners on 443 and 80.
 
-# A client that resolves and connects to each NAME:PORT, printing
-# "NAME PORT RESULT MS".
+# A client that resolves and connects to each NAME:PORT (NAME:PORT:any:
+# A and AAAA asked at once), printing "NAME PORT RESULT MS".
 ASK_CLIENT='
 import socket, sys, time
 for arg in sys.argv[1:]:
-    name, port = arg.split(":")
+    name, port = arg.split(":")[:2]
+    fam = socket.AF_UNSPEC if arg.endswith(":any") else socket.AF_INET
     t = time.monotonic()
     try:
-        addr = socket.getaddrinfo(name, int(port), socket.AF_INET, socket.SOCK_STREAM)[0][4]
+        addr = [a for a in socket.getaddrinfo(name, int(port), fam, socket.SOCK_STREAM) if a[0] == socket.AF_INET][0][4]
         s = socket.socket(); s.settimeout(5)
         try:
             s.connect(addr); r = "connected"
@@ -154,7 +155,7 @@ test_ask_always_and_mode_ask() {
   ask_setup 'network:
   mode: ask
   deny: [never.example]' kept.example never.example
-  ask_run_bg python3 -c "$ASK_CLIENT" kept.example:443 never.example:443
+  ask_run_bg python3 -c "$ASK_CLIENT" kept.example:443:any never.example:443
   ask_wait_request kept.example
   # On a terminal, haven approve asks about each pending request.
   local tty
@@ -165,6 +166,11 @@ test_ask_always_and_mode_ask() {
   assert_contains "$tty" "$ASK_ID: always"
   wait "$ASK_PID"
   assert_contains "$(cat ask.out)" "kept.example 443 connected" "$(cat ask.err)"
+  # The A and the AAAA asked together: one request, both sent upstream
+  # once approved.
+  assert_eq 1 "$(jq -c 'select(.event == "ask" and .name == "kept.example")' "$ASK_TRAIL" | wc -l)" "one request"
+  assert_contains "$(cat "$PDNSLOG")" "kept.example A"
+  assert_contains "$(cat "$PDNSLOG")" "kept.example AAAA"
   # Deny wins over ask: refused at once, never asked.
   assert_contains "$(cat ask.out)" "never.example 443 gaierror:"
   assert_not_contains "$(jq -r 'select(.event == "ask") | .name' "$ASK_TRAIL")" "never.example"
