@@ -96,9 +96,10 @@ test_ask_once_then_deny() {
   local denied_id=$ASK_ID t0 t1
   t0=$(date +%s%N)
   ask_haven approve "$denied_id" deny > /dev/null || fail "deny"
-  # "once": asked.example:80 is asked again; deny it too, then the run ends.
+  # "once": asked.example:80 is asked again; an answer that is not one
+  # (planted by hand) is a deny, then the run ends.
   ask_wait_request asked.example
-  ask_haven approve "$ASK_ID" deny > /dev/null || fail "deny the second lookup"
+  echo '{"decision":"yes please","by":"approve"}' > "$ASK_DIR/$ASK_ID.answer"
   wait "$ASK_PID"
   t1=$(date +%s%N)
   local out
@@ -116,7 +117,7 @@ test_ask_once_then_deny() {
   asks=$(jq -c 'select(.event == "ask") | [.name, .decision, .by]' "$ASK_TRAIL")
   assert_contains "$asks" '["asked.example","once","approve"]'
   assert_contains "$asks" '["denied.example","deny","approve"]'
-  assert_contains "$asks" '["asked.example","deny","approve"]'
+  assert_contains "$asks" '["asked.example","deny","invalid"]'
   jq -se 'any(.[]; .event == "dns-refused" and .name == "denied.example" and .why == "denied by approval")' \
     "$ASK_TRAIL" > /dev/null || fail "no dns-refused record for the denied name: $(cat "$ASK_TRAIL")"
   assert_eq "" "$(ls "$ASK_DIR")" "the approvals directory after the run"
