@@ -311,7 +311,7 @@ print("fast", len(fast), "slow", len([1 for r, ms in res.values() if ms >= 1500]
 
 # As an ordinary user (uid 65534): the monitor that holds the lookup is the
 # user's, the approvals directory too, and haven approve run by the user
-# answers.
+# answers, here "run": the name's next lookup is not asked for.
 test_ask_rootless() {
   need_haven
   ask_setup 'network:
@@ -327,11 +327,11 @@ test_ask_rootless() {
      h=$2; shift 2
      exec setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_STATE_HOME -u XDG_CONFIG_HOME HOME="$h" XDG_RUNTIME_DIR= \
        timeout 30 "$@"' sh "$P" "$ASK_HOME" "$haven" run --policy "$P.pol/ask.yaml" -- \
-       python3 -c "$ASK_CLIENT" asked.example:443 > "$here/ask.out" 2> "$here/ask.err" < /dev/null) &
+       python3 -c "$ASK_CLIENT" asked.example:443 asked.example:80 > "$here/ask.out" 2> "$here/ask.err" < /dev/null) &
   ASK_PID=$!
   defer "kill $ASK_PID 2>/dev/null"
-  local i id=""
-  for i in $(seq 200); do
+  local id=""
+  for _ in $(seq 200); do
     id=$(cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_STATE_HOME -u XDG_CONFIG_HOME HOME="$ASK_HOME" "$haven" approve --json \
          2>/dev/null | jq -r 'select(.name == "asked.example") | .id' | head -1)
     [ -n "$id" ] && break
@@ -339,10 +339,12 @@ test_ask_rootless() {
   done
   [ -n "$id" ] || fail "no request: $(cat ask.err)"
   assert_eq "65534" "$(stat -c %u "$ASK_DIR/$id.request")" "the request's owner"
-  (cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_STATE_HOME -u XDG_CONFIG_HOME HOME="$ASK_HOME" "$haven" approve "$id" once) \
+  (cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_STATE_HOME -u XDG_CONFIG_HOME HOME="$ASK_HOME" "$haven" approve "$id" run) \
     > /dev/null || fail "the user's answer"
   wait "$ASK_PID"
+  # "run": the second lookup of the name is not asked for again.
   assert_contains "$(cat ask.out)" "asked.example 443 connected" "$(cat ask.err)"
-  assert_contains "$(jq -c 'select(.event == "ask") | [.name, .decision, .by]' "$ASK_TRAIL")" \
-    '["asked.example","once","approve"]'
+  assert_contains "$(cat ask.out)" "asked.example 80 connected" "$(cat ask.err)"
+  assert_eq '["asked.example","run","approve"]' "$(jq -c 'select(.event == "ask") | [.name, .decision, .by]' "$ASK_TRAIL")" \
+    "one decision"
 }
