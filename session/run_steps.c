@@ -1,5 +1,6 @@
 #include "config.h"
 #include "run_steps.h"
+#include "run_learn.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -150,9 +151,21 @@ start_audit (struct hv_run_steps *s, hv_error **err)
   if (path == NULL || path[0] != '/')
     return hv_error_set (err, 0, "%s: audit.log: \"%s\" is not an absolute path (or ~/... with HOME set)",
                          p->file ? p->file : p->name, p->audit_log);
+  if (s->o->learn)
+    {
+      /* The base as `haven policy suggest` loads it again: a shipped or
+       * installed policy by name, a file by its path as loaded. */
+      const char *given = s->o->policy;
+      size_t l = strlen (given);
+      bool file = strchr (given, '/') || (l > 5 && strcmp (given + l - 5, ".yaml") == 0);
+      struct hv_audit_isolation iso = { s->isolation, s->weaker.v, s->weaker.n, true,
+                                        file && p->file ? p->file : given };
+      return hv_audit_begin_isolated (path, p->name, s->o->label, s->bundle, s->o->cmd, s->rc.project, &iso,
+                                      &s->audit, err);
+    }
   if (s->isolation == NULL)
     return hv_audit_begin (path, p->name, s->o->label, s->bundle, s->o->cmd, s->rc.project, &s->audit, err);
-  struct hv_audit_isolation iso = { s->isolation, s->weaker.v, s->weaker.n };
+  struct hv_audit_isolation iso = { s->isolation, s->weaker.v, s->weaker.n, false, NULL };
   return hv_audit_begin_isolated (path, p->name, s->o->label, s->bundle, s->o->cmd, s->rc.project, &iso, &s->audit,
                                   err);
 }
@@ -188,6 +201,9 @@ int
 hv_run_steps_make (struct hv_run_steps *s, hv_error **err)
 {
   if (hv_policy_load (s->o->policy, &s->policy, err) < 0)
+    return -1;
+  if (s->o->learn
+      && hv_run_learn_prepare (s->policy, false, hv_audit_kernel_enabled (), geteuid () == 0, stderr, err) < 0)
     return -1;
   if (hv_run_context_init (s->o->project, s->o->cmd, &s->rc, err) < 0)
     return -1;

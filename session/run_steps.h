@@ -36,6 +36,7 @@ struct hv_run_steps_opts
    * next run removes once its owner is gone), no terminal, and the
    * commands start in the project.  NULL: `haven run`. */
   const char *label;
+  bool learn; /* haven run --learn (run_learn.h) */
   /* Called once the config is compiled and checked, before the audit
    * trail begins (a run without namespaces builds its plan there and sets
    * isolation and weaker, which the trail's start record says).  NULL:

@@ -19,6 +19,7 @@
 #include <yajl/yajl_gen.h>
 
 #include "json_gen.h"
+#include "landlock_audit.h"
 #include "log.h"
 #include "utils.h"
 
@@ -178,7 +179,13 @@ hv_audit_begin_isolated (const char *path, const char *policy_name, const char *
   yajl_gen_array_close (g);
   jg_str (g, "haven_pid");
   yajl_gen_integer (g, parent);
-  if (iso)
+  if (iso && iso->learn)
+    {
+      jg_str (g, "learn");
+      yajl_gen_bool (g, 1);
+      hv_audit_put_kv (g, "base", iso->base);
+    }
+  if (iso && iso->isolation)
     {
       hv_audit_put_kv (g, "isolation", iso->isolation);
       jg_str (g, "weaker");
@@ -247,4 +254,10 @@ hv_audit_end (struct hv_audit *a, int status)
   free (a->sandbox);
   free (a->log_path);
   a->socket_path = a->policy_name = a->sandbox = a->log_path = NULL;
+}
+
+int
+hv_audit_kernel_enabled (void)
+{
+  return hv_landlock_audit_enabled ();
 }

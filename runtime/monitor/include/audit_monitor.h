@@ -54,9 +54,14 @@ int hv_audit_begin (const char *log_path, const char *policy_name, const char *s
  * weaker form there ("weaker": [rule: how]). */
 struct hv_audit_isolation
 {
-  const char *isolation;
+  const char *isolation; /* NULL: namespaces (no "isolation", no "weaker") */
   char *const *weaker;
   size_t n_weaker;
+  /* `haven run --learn` (policies/README.md, "Learn mode and haven policy
+   * suggest"): "learn": true, and "base": the policy as loaded (its file,
+   * else its name), which `haven policy suggest` extends. */
+  bool learn;
+  const char *base;
 };
 int hv_audit_begin_isolated (const char *log_path, const char *policy_name, const char *sandbox, const char *bundle,
                              char **cmd, const char *project, const struct hv_audit_isolation *iso,
@@ -69,4 +74,7 @@ void hv_audit_wait_connected (const struct hv_audit *a, int timeout_ms);
 /* Stop the listener and write the exit record (status as haven returns
  * it).  Safe to call on a struct that was never begun. */
 void hv_audit_end (struct hv_audit *a, int status);
+/* Is the kernel's audit on (Landlock's refusals reach a trail only
+ * then)?  1 yes, 0 no, -1 unknown (no CAP_AUDIT_CONTROL to ask). */
+int hv_audit_kernel_enabled (void);
 #endif

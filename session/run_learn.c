@@ -1,0 +1,54 @@
+#include "config.h"
+#include "run_learn.h"
+
+#include <string.h>
+
+/* Under allow_exec or block_shell Landlock refuses execs (and writes in a
+ * writable mount outside the writable paths); it tells only the kernel's
+ * audit (runtime/monitor/landlock_audit.h). */
+static bool
+exec_rules (const hv_policy *p)
+{
+  return p->allow_exec.n > 0 || p->block_shell.value;
+}
+
+int
+hv_run_learn_prepare (hv_policy *p, bool direct, int kernel_audit, bool root, FILE *out, hv_error **err)
+{
+  if (direct)
+    return hv_error_set (err, 0,
+                         "haven run --learn: without namespaces (--isolation landlock, or where they cannot be made) "
+                         "no refusal is recorded (no seccomp listener, no Landlock audit reader): there would be "
+                         "nothing to learn");
+  if (p->audit_log == NULL || p->audit_log[0] == '\0')
+    {
+      free (p->audit_log);
+      p->audit_log = xstrdup (HV_LEARN_DEFAULT_TRAIL);
+      fprintf (out, "haven: learn: the policy \"%s\" keeps no trail: this run writes its records to %s\n", p->name,
+               HV_LEARN_DEFAULT_TRAIL);
+    }
+  fprintf (out, "haven: learn: recorded: denied system calls%s%s; the policy is \"%s\" exactly, nothing is "
+                "widened\n",
+           p->net_mode == HV_NET_ALLOWLIST ? ", refused names and connects" : "",
+           exec_rules (p) && root && kernel_audit == 1 ? ", programs Landlock refused" : "", p->name);
+  fprintf (out, "haven: learn: not seen, so haven policy suggest cannot learn them: reads of hidden paths "
+                "(filesystem.block, the hidden home: they read as empty or missing, nothing is refused) and writes "
+                "outside the writable paths (read-only mounts answer EROFS before anything can record it)\n");
+  if (exec_rules (p))
+    {
+      if (!root)
+        fprintf (out, "haven: learn: not seen: programs allow_exec/block_shell refuse (Landlock tells only the "
+                      "kernel's audit, which only root can read)\n");
+      else if (kernel_audit != 1)
+        fprintf (out, "haven: learn: not seen: programs allow_exec/block_shell refuse (Landlock tells only the "
+                      "kernel's audit, which is %s; haven does not turn it on: `auditctl -e 1` does)\n",
+                 kernel_audit == 0 ? "off" : "not readable here");
+      if (p->block_shell.value)
+        fprintf (out, "haven: learn: not seen: a shell block_shell masks (a device node: the kernel refuses it "
+                      "before Landlock is asked)\n");
+    }
+  if (p->net_mode == HV_NET_ALLOWLIST)
+    fprintf (out, "haven: learn: a refused name's port is not seen (its lookup fails, so nothing connects): haven "
+                  "policy suggest allows such a name on TCP 443 and 80 and says so\n");
+  return 0;
+}
