@@ -249,7 +249,7 @@ hv_session_run (const struct hv_session_opts *o, int *exit_status, hv_error **er
   int ret = -1;
   if (o->learn && s.direct)
     {
-      hv_run_learn_prepare (NULL, true, 0, false, stderr, err);
+      hv_run_learn_prepare (NULL, true, stderr, err);
       goto out;
     }
   if (hv_run_steps_make (&s.st, err) < 0)

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "audit_monitor.h"
+
 /* Under allow_exec or block_shell Landlock refuses execs (and writes in a
  * writable mount outside the writable paths); it tells only the kernel's
  * audit (runtime/monitor/landlock_audit.h). */
@@ -13,7 +15,7 @@ exec_rules (const hv_policy *p)
 }
 
 int
-hv_run_learn_prepare (hv_policy *p, bool direct, int kernel_audit, bool root, FILE *out, hv_error **err)
+hv_run_learn_prepare (hv_policy *p, bool direct, FILE *out, hv_error **err)
 {
   if (direct)
     return hv_error_set (err, 0,
@@ -27,22 +29,21 @@ hv_run_learn_prepare (hv_policy *p, bool direct, int kernel_audit, bool root, FI
       fprintf (out, "haven: learn: the policy \"%s\" keeps no trail: this run writes its records to %s\n", p->name,
                HV_LEARN_DEFAULT_TRAIL);
     }
+  const char *unseen = exec_rules (p) ? hv_audit_landlock_unseen (300) : NULL;
   fprintf (out, "haven: learn: recorded: denied system calls%s%s; the policy is \"%s\" exactly, nothing is "
                 "widened\n",
            p->net_mode == HV_NET_ALLOWLIST ? ", refused names and connects" : "",
-           exec_rules (p) && root && kernel_audit == 1 ? ", programs Landlock refused" : "", p->name);
+           exec_rules (p) && unseen == NULL ? ", programs allow_exec/block_shell refuse (Landlock, through the kernel's audit)"
+                                                : "", p->name);
   fprintf (out, "haven: learn: not seen, so haven policy suggest cannot learn them: reads of hidden paths "
                 "(filesystem.block, the hidden home: they read as empty or missing, nothing is refused) and writes "
                 "outside the writable paths (read-only mounts answer EROFS before anything can record it)\n");
   if (exec_rules (p))
     {
-      if (!root)
+      if (unseen)
         fprintf (out, "haven: learn: not seen: programs allow_exec/block_shell refuse (Landlock tells only the "
-                      "kernel's audit, which only root can read)\n");
-      else if (kernel_audit != 1)
-        fprintf (out, "haven: learn: not seen: programs allow_exec/block_shell refuse (Landlock tells only the "
-                      "kernel's audit, which is %s; haven does not turn it on: `auditctl -e 1` does)\n",
-                 kernel_audit == 0 ? "off" : "not readable here");
+                      "kernel's audit): %s\n",
+                 unseen);
       if (p->block_shell.value)
         fprintf (out, "haven: learn: not seen: a shell block_shell masks (a device node: the kernel refuses it "
                       "before Landlock is asked)\n");

@@ -20,7 +20,7 @@
  * only records: the listener answers every denied call EPERM as the
  * filter would).  direct: a run without namespaces, which records no
  * refusal at all: refused.  Says on out what it did and what the run
- * will not see (kernel_audit: hv_audit_kernel_enabled's answer; root:
- * whether this process can join the kernel's audit log). */
-int hv_run_learn_prepare (hv_policy *p, bool direct, int kernel_audit, bool root, FILE *out, hv_error **err);
+ * will not see (asking the kernel's audit whether Landlock's refusals
+ * can reach the trail from here, when the policy has exec rules). */
+int hv_run_learn_prepare (hv_policy *p, bool direct, FILE *out, hv_error **err);
 #endif

@@ -203,7 +203,7 @@ hv_run_steps_make (struct hv_run_steps *s, hv_error **err)
   if (hv_policy_load (s->o->policy, &s->policy, err) < 0)
     return -1;
   if (s->o->learn
-      && hv_run_learn_prepare (s->policy, false, hv_audit_kernel_enabled (), geteuid () == 0, stderr, err) < 0)
+      && hv_run_learn_prepare (s->policy, false, stderr, err) < 0)
     return -1;
   if (hv_run_context_init (s->o->project, s->o->cmd, &s->rc, err) < 0)
     return -1;

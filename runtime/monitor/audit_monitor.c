@@ -19,7 +19,6 @@
 #include <yajl/yajl_gen.h>
 
 #include "json_gen.h"
-#include "landlock_audit.h"
 #include "log.h"
 #include "utils.h"
 
@@ -254,10 +253,4 @@ hv_audit_end (struct hv_audit *a, int status)
   free (a->sandbox);
   free (a->log_path);
   a->socket_path = a->policy_name = a->sandbox = a->log_path = NULL;
-}
-
-int
-hv_audit_kernel_enabled (void)
-{
-  return hv_landlock_audit_enabled ();
 }

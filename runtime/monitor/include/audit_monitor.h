@@ -74,7 +74,11 @@ void hv_audit_wait_connected (const struct hv_audit *a, int timeout_ms);
 /* Stop the listener and write the exit record (status as haven returns
  * it).  Safe to call on a struct that was never begun. */
 void hv_audit_end (struct hv_audit *a, int status);
-/* Is the kernel's audit on (Landlock's refusals reach a trail only
- * then)?  1 yes, 0 no, -1 unknown (no CAP_AUDIT_CONTROL to ask). */
-int hv_audit_kernel_enabled (void);
+/* Can Landlock's refusals reach a trail from here (audit_probe.c)?  NULL
+ * when they can: the kernel's audit is on and a reader of its log in
+ * this process's network namespace hears it (the kernel multicasts its
+ * records to one namespace only: a reader elsewhere is accepted and
+ * hears nothing); else why not, a static string.  Joining the log is
+ * itself an audit record (AUDIT_EVENT_LISTENER). */
+const char *hv_audit_landlock_unseen (int wait_ms);
 #endif
