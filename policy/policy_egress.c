@@ -43,6 +43,7 @@ hv_policy_egress_annotation (const hv_policy *p, hv_egress_connect connect)
   c->connect = connect;
   add_rules (&p->net_allow, &c->allow, &c->n_allow, &c->names, &c->n_names);
   add_rules (&p->net_deny, &c->deny, &c->n_deny, &c->deny_names, &c->n_deny_names);
+  c->learn = p->learn;
   char *text = hv_egress_config_generate (c);
   hv_egress_config_free (c);
   return text;

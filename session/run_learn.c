@@ -22,6 +22,7 @@ hv_run_learn_prepare (hv_policy *p, bool direct, FILE *out, hv_error **err)
                          "haven run --learn: without namespaces (--isolation landlock, or where they cannot be made) "
                          "no refusal is recorded (no seccomp listener, no Landlock audit reader): there would be "
                          "nothing to learn");
+  p->learn = true;
   if (p->audit_log == NULL || p->audit_log[0] == '\0')
     {
       free (p->audit_log);
@@ -49,7 +50,7 @@ hv_run_learn_prepare (hv_policy *p, bool direct, FILE *out, hv_error **err)
                       "before Landlock is asked)\n");
     }
   if (p->net_mode == HV_NET_ALLOWLIST)
-    fprintf (out, "haven: learn: a refused name's port is not seen (its lookup fails, so nothing connects): haven "
-                  "policy suggest allows such a name on TCP 443 and 80 and says so\n");
+    fprintf (out, "haven: learn: a name the policy does not list resolves to a sinkhole address in 240.0.0.0/8 "
+                  "that no connect reaches (refused and recorded with its port)\n");
   return 0;
 }

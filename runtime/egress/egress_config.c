@@ -212,7 +212,7 @@ parse_connect (json_walk *w, yajl_val root, hv_egress_connect *out)
 int
 hv_egress_config_parse (const char *json, const char *doc, hv_egress_config **out, hv_error **err)
 {
-  static const char *const known[] = { "policy", "connect", "allow", "deny", "names", "deny_names", NULL };
+  static const char *const known[] = { "policy", "connect", "allow", "deny", "names", "deny_names", "learn", NULL };
   json_walk w;
   jw_init (&w, doc, err);
   jw_push_key (&w, "annotations[\"" HV_EGRESS_ANNOTATION "\"]");
@@ -239,6 +239,12 @@ hv_egress_config_parse (const char *json, const char *doc, hv_egress_config **ou
     r = walk_list (&w, root, "names", take_name, &(name_list){ &c->names, &c->n_names });
   if (r == 0)
     r = walk_list (&w, root, "deny_names", take_name, &(name_list){ &c->deny_names, &c->n_deny_names });
+  if (r == 0 && !jw_absent (jw_lookup (root, "learn")))
+    {
+      size_t saved = jw_push_key (&w, "learn");
+      r = jw_as_bool (&w, jw_lookup (root, "learn"), &c->learn);
+      jw_pop (&w, saved);
+    }
   yajl_tree_free (root);
   if (r < 0)
     {
@@ -312,6 +318,11 @@ hv_egress_config_generate (const hv_egress_config *c)
   put_cidrs (g, "deny", c->deny, c->n_deny);
   put_names (g, "names", c->names, c->n_names);
   put_names (g, "deny_names", c->deny_names, c->n_deny_names);
+  if (c->learn)
+    {
+      jg_str (g, "learn");
+      yajl_gen_bool (g, 1);
+    }
   yajl_gen_map_close (g);
   return jg_finish (g);
 }

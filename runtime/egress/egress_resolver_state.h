@@ -127,6 +127,7 @@ struct hv_egress_resolver
   size_t recent_next, n_recent;
   uint8_t *scratch; /* HV_DNS_MESSAGE_MAX bytes: replies are encoded here */
   hv_error *fatal;  /* met while handling a query: dispatch returns it */
+  struct hv_res_learn *learn; /* learn mode's sinkholes (egress_learn.h), or NULL */
 };
 
 /* Milliseconds on CLOCK_MONOTONIC: every deadline is one of these. */

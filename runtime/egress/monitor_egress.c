@@ -198,6 +198,7 @@ start_resolver (hv_monitor_egress *e, const struct hv_monitor_egress_args *a, st
     .upstream_mark = engine ? HV_EGRESS_RESOLVER_MARK : 0,
     .policy_name = c->policy,
     .events = { .refused = on_refused, .pins_added = on_pins_added, .data = e },
+    .learn = c->learn,
   };
   return hv_egress_resolver_new (&rcfg, &e->resolver, err);
 }

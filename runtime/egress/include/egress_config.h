@@ -6,7 +6,7 @@
  *    "allow": [{"cidr": "192.0.2.0/24", "ports": "443" | "1000-2000" | "any"}, ...],
  *    "deny": [same],
  *    "names": [{"name": "api.github.com", "subdomains": false, "ports": "443"}, ...],
- *    "deny_names": [same]}
+ *    "deny_names": [same], "learn": true (haven run --learn only; absent: false)}
  *
  * One entry per port range: a bare name in a policy (TCP 443 and 80)
  * is two entries.  "connect" says who gives the namespace its way out:
@@ -52,6 +52,7 @@ typedef struct hv_egress_config
   /* Names are owned (hv_egress_config_free frees them). */
   struct hv_egress_name_rule *names, *deny_names;
   size_t n_names, n_deny_names;
+  bool learn; /* "learn": true (haven run --learn): the resolver's sinkholes (egress_learn.h) */
 } hv_egress_config;
 
 /* doc names the document in errors ("config.json"). */
