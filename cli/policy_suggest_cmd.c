@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -14,6 +15,7 @@
 #include "haven_help.h"
 #include "policy_load.h"
 #include "policy_suggest.h"
+#include "utils.h"
 
 /* A trail is appended to and never rotated by haven: read it whole,
  * up to a bound far past what months of runs write. */
@@ -178,6 +180,11 @@ check_loads (const char *text, hv_error **err)
 static int
 write_out (const char *path, const char *text, hv_error **err)
 {
+  /* ~/.config/haven/policies, where `haven run --policy NAME` finds it,
+   * may not exist yet. */
+  cleanup_free char *dir = xstrdup (path);
+  if (mkdir_p (dirname (dir), 0700, err) < 0)
+    return hv_error_wrap (err, "-o %s", path);
   cleanup_close int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0)
     return hv_error_set (err, errno, "-o %s", path);

@@ -49,6 +49,9 @@ hv_run_learn_prepare (hv_policy *p, bool direct, FILE *out, hv_error **err)
         fprintf (out, "haven: learn: not seen: a shell block_shell masks (a device node: the kernel refuses it "
                       "before Landlock is asked)\n");
     }
+  if (p->net_mode == HV_NET_NONE || p->net_mode == HV_NET_UNSET)
+    fprintf (out, "haven: learn: not seen: names and connects (network mode none: the sandbox has no network, so "
+                  "nothing is refused by name; a base with network: {mode: allowlist} learns them)\n");
   if (p->net_mode == HV_NET_ALLOWLIST)
     fprintf (out, "haven: learn: a name the policy does not list resolves to a sinkhole address in 240.0.0.0/8 "
                   "that no connect reaches (refused and recorded with its port)\n");
