@@ -139,6 +139,12 @@ test_learn_suggest_then_run() {
   # was refused on, or 443 and 80 where no connect showed it) and the
   # generator; the base by its file.
   assert_eq "extends: \"$P.pol/base.yaml\"" "$(grep '^extends:' "$P.pol/learned.yaml")"
+  # The run by its id: the same suggestion.
+  local id
+  id=$(jq -r 'select(.event == "start") | .run' "$trail" | tail -1)
+  [[ "$id" =~ ^[0-9a-f]{16}$ ]] || fail "the start record's run id: $id"
+  assert_contains "$(head -2 "$P.pol/learned.yaml")" "run $id"
+  assert_eq "$(cat "$P.pol/learned.yaml")" "$(HOME=$P.home "$HAVEN" policy suggest --run "$id" 2>/dev/null)" "--run $id"
   assert_eq "\"$LEARN_TOOLS/gen\"
 \"build.example:$port\"" "$(sed -n 's/^    - \("[^"]*"\).*/\1/p' "$P.pol/learned.yaml" | sort)" "the suggestion's entries"
   assert_not_contains "$(grep -v '^#' "$P.pol/learned.yaml")" ".ssh" "the suggestion"
@@ -175,6 +181,28 @@ test_learn_suggest_bad_input() {
   printf '{"event":"start","policy":"b","project":"%s","command":["x"]}\n' "$P" > "$t"
   out=$("$HAVEN" policy suggest --from "$t" 2>&1) && fail "a trail with no learn run was read: $out"
   assert_contains "$out" "$t: no learn run"
+}
+
+# Two learn runs written at once into one trail: each suggestion has
+# only its own run's records (by the run id every record carries).
+test_learn_suggest_picks_the_run() {
+  need_haven
+  make_project
+  printf 'extends: default\nnetwork: {mode: allowlist}\n' > "$P.pol/base.yaml"
+  local t=$P.pol/trail.log out
+  {
+    printf '{"event":"start","policy":"b","run":"aaaaaaaaaaaaaaaa","learn":true,"base":"%s","project":"%s","command":["a"]}\n' "$P.pol/base.yaml" "$P"
+    printf '{"event":"start","policy":"b","run":"bbbbbbbbbbbbbbbb","learn":true,"base":"%s","project":"%s","command":["b"]}\n' "$P.pol/base.yaml" "$P"
+    printf '{"event":"dns-refused","policy":"b","run":"aaaaaaaaaaaaaaaa","name":"a.example","type":"A","why":"not in the policy"}\n'
+    printf '{"event":"net-denied","policy":"b","run":"bbbbbbbbbbbbbbbb","destination":"240.0.0.1","port":8443,"protocol":"tcp","names":["b.example"]}\n'
+    printf '{"event":"exit","policy":"b","run":"aaaaaaaaaaaaaaaa","status":1}\n'
+  } > "$t"
+  out=$("$HAVEN" policy suggest --from "$t" 2>&1) || fail "$out"
+  assert_contains "$out" '- "b.example:8443"'
+  assert_not_contains "$out" "a.example"
+  out=$("$HAVEN" policy suggest --from "$t" --run aaaaaaaaaaaaaaaa 2>&1) || fail "$out"
+  assert_contains "$out" '- "a.example"   # lookup A, 1 time; no connect showed its port: TCP 443 and 80'
+  assert_not_contains "$out" "b.example"
 }
 
 # Without namespaces nothing is recorded: learn mode refuses to run.
