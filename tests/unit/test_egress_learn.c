@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "dns_message.h"
+#include "egress_config.h"
 #include "egress_decide.h"
 #include "egress_learn.h"
 
@@ -108,12 +109,45 @@ test_no_sinkholes (void **state)
     }
 }
 
+/* run.haven.egress carries learn mode: "learn": true, written only when
+ * set, read back; anything but a boolean is an error naming the key. */
+static void
+test_annotation (void **state)
+{
+  (void) state;
+  hv_error *err = NULL;
+  hv_egress_config *c = NULL;
+  assert_int_equal (hv_egress_config_parse ("{\"policy\":\"p\",\"connect\":\"pasta\",\"learn\":true}", "config.json", &c,
+                                            &err),
+                    0);
+  assert_true (c->learn);
+  char *text = hv_egress_config_generate (c);
+  assert_non_null (strstr (text, "\"learn\":true"));
+  free (text);
+  c->learn = false;
+  text = hv_egress_config_generate (c);
+  assert_null (strstr (text, "learn"));
+  free (text);
+  hv_egress_config_free (c);
+  c = NULL;
+  assert_int_equal (hv_egress_config_parse ("{\"policy\":\"p\",\"connect\":\"pasta\"}", "config.json", &c, &err), 0);
+  assert_false (c->learn);
+  hv_egress_config_free (c);
+  c = NULL;
+  assert_int_equal (hv_egress_config_parse ("{\"policy\":\"p\",\"connect\":\"pasta\",\"learn\":\"yes\"}", "config.json",
+                                            &c, &err),
+                    -1);
+  assert_non_null (strstr (err->msg, "learn"));
+  hv_error_free (&err);
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_sinkholes),
     cmocka_unit_test (test_no_sinkholes),
+    cmocka_unit_test (test_annotation),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
