@@ -3,7 +3,10 @@
 
 #include <string.h>
 
+#include <sys/socket.h>
+
 #include "audit_monitor.h"
+#include "policy_network.h"
 
 /* Under allow_exec or block_shell Landlock refuses execs (and writes in a
  * writable mount outside the writable paths); it tells only the kernel's
@@ -12,6 +15,23 @@ static bool
 exec_rules (const hv_policy *p)
 {
   return p->allow_exec.n > 0 || p->block_shell.value;
+}
+
+/* Does an allow CIDR reach 240.0.0.0/8, where the resolver's sinkholes
+ * are (runtime/egress/egress_learn.c turns them off then)? */
+static bool
+allow_reaches_sinkholes (const hv_policy *p)
+{
+  for (size_t i = 0; i < p->net_allow.n; i++)
+    {
+      const hv_net_rule *r = &p->net_allow.v[i];
+      if (r->kind != HV_NET_RULE_CIDR || r->family != AF_INET)
+        continue;
+      unsigned len = r->prefix < 8 ? r->prefix : 8;
+      if (len == 0 || ((unsigned) r->addr[0] >> (8 - len)) == (240u >> (8 - len)))
+        return true;
+    }
+  return false;
 }
 
 int
@@ -52,8 +72,12 @@ hv_run_learn_prepare (hv_policy *p, bool direct, FILE *out, hv_error **err)
   if (p->net_mode == HV_NET_NONE || p->net_mode == HV_NET_UNSET)
     fprintf (out, "haven: learn: not seen: names and connects (network mode none: the sandbox has no network, so "
                   "nothing is refused by name; a base with network: {mode: allowlist} learns them)\n");
-  if (p->net_mode == HV_NET_ALLOWLIST)
+  if (p->net_mode == HV_NET_ALLOWLIST && !allow_reaches_sinkholes (p))
     fprintf (out, "haven: learn: a name the policy does not list resolves to a sinkhole address in 240.0.0.0/8 "
                   "that no connect reaches (refused and recorded with its port)\n");
+  else if (p->net_mode == HV_NET_ALLOWLIST)
+    fprintf (out, "haven: learn: not seen: the port a refused name would have been reached on (an allow CIDR of "
+                  "the policy reaches 240.0.0.0/8, where the sinkholes would be, so refused names fail as usual): "
+                  "haven policy suggest allows such a name on TCP 443 and 80 and says so\n");
   return 0;
 }

@@ -79,7 +79,11 @@ on_refused (void *data, const char *qname, uint16_t qtype, const char *why)
   /* The first refused name, on haven run's stderr: once, whatever the
    * limiter does, and never for a type refused for an allowed name (the
    * name itself resolves). */
-  if (e->notice_fd >= 0 && !e->noticed && strcmp (why, HV_EGRESS_WHY_TYPE) != 0)
+  /* In learn mode an unlisted name resolves to a sinkhole
+   * (egress_learn.h), which the line would misdescribe: haven run said
+   * so at the start instead. */
+  bool sinkholed = e->config && e->config->learn && strcmp (why, HV_EGRESS_WHY_UNLISTED) == 0;
+  if (e->notice_fd >= 0 && !e->noticed && !sinkholed && strcmp (why, HV_EGRESS_WHY_TYPE) != 0)
     {
       e->noticed = true;
       hv_egress_notice_write (e->notice_fd, e->config ? e->config->policy : NULL, qname, why, e->trail->fd >= 0);

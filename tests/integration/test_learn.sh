@@ -129,6 +129,8 @@ test_learn_suggest_then_run() {
   # DNS server was never asked, its listener never reached.
   jq -se 'any(.[]; .event == "net-denied" and (.destination | startswith("240.")) and .port == '"$port"'
           and .names == ["build.example"])' "$trail" > /dev/null || fail "no net-denied to a sinkhole: $(cat "$trail")"
+  assert_contains "$(cat "$err")" "haven: learn: a name the policy does not list resolves to a sinkhole address"
+  assert_not_contains "$(cat "$err")" "lookups fail as not found" "the learn run's stderr"
   assert_eq "" "$(cat "$LDNSLOG")" "the world's DNS log during the learn run"
   assert_eq "" "$(cat "$LWLOG")" "the world's connection log during the learn run"
 
