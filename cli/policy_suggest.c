@@ -59,8 +59,17 @@ struct hv_suggest
 };
 
 hv_suggest *
-hv_suggest_new (const hv_policy *base, const char *base_ref, const char *home)
+hv_suggest_new (const hv_policy *base, const char *base_ref, const char *home, hv_error **err)
 {
+  /* `extends:` is written from printable ASCII only, as every value. */
+  for (const char *c = base_ref; *c; c++)
+    if ((unsigned char) *c < 0x20 || (unsigned char) *c > 0x7e)
+      {
+        hv_error_set (err, 0, "the base policy's name or path \"%s\" holds control or non-ASCII characters: "
+                              "give --base with a name or path without them",
+                      base_ref);
+        return NULL;
+      }
   hv_suggest *s = xmalloc0 (sizeof (*s));
   s->base = base;
   s->base_ref = xstrdup (base_ref);
@@ -580,6 +589,14 @@ on_net_denied (hv_suggest *s, yajl_val rec, const char *where, hv_error **err)
     }
   if (named > 0)
     return 0;
+  /* A learn run's sinkhole (runtime/egress/egress_learn.h) whose name
+   * the resolver no longer remembered: the address leads nowhere. */
+  if (strncmp (dest, "240.", 4) == 0)
+    {
+      flag (s, dest, "a learn-mode sinkhole whose name was not kept (run again with fewer names at once)", seen,
+            NULL);
+      return 0;
+    }
   if (!valid_address (dest))
     flag (s, "an address", "not an address the policy language holds", seen, NULL);
   else
@@ -783,10 +800,7 @@ hv_suggest_yaml (const hv_suggest *s, const char *from)
       fputc ('\n', f);
     }
   fputs ("extends: ", f);
-  if (printable (s->base_ref))
-    put_quoted (f, s->base_ref);
-  else
-    fputs ("\"default\"", f); /* never reached: the caller loaded it by this text */
+  put_quoted (f, s->base_ref);
   fputc ('\n', f);
   if (has (s, S_READ_WRITE, S_READ_ONLY))
     {

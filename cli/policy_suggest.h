@@ -30,9 +30,10 @@ typedef struct hv_suggest hv_suggest;
 
 /* base: the run's policy, loaded (its block list, block_shell and
  * syscalls decide what is flagged); base_ref: what `extends:` says (its
- * name or file); home: the caller's $HOME (NULL: none).  The strings are
+ * name or file: NULL with *err when it holds a character a value is not
+ * written with); home: the caller's $HOME (NULL: none).  The strings are
  * copied; base must outlive the builder. */
-hv_suggest *hv_suggest_new (const hv_policy *base, const char *base_ref, const char *home);
+hv_suggest *hv_suggest_new (const hv_policy *base, const char *base_ref, const char *home, hv_error **err);
 void hv_suggest_free (hv_suggest *s);
 
 /* One record of the run, a parsed JSON object; where: "FILE:LINE", for

@@ -269,7 +269,9 @@ hv_policy_suggest_cmd (int argc, char **argv, hv_error **err)
     }
   /* extends: names the file as loaded, so that the suggestion loads
    * wherever it is written. */
-  s = hv_suggest_new (p, p->file && strchr (base_ref, '/') ? p->file : base_ref, getenv ("HOME"));
+  s = hv_suggest_new (p, p->file && strchr (base_ref, '/') ? p->file : base_ref, getenv ("HOME"), err);
+  if (s == NULL)
+    goto out;
   bool ended = false;
   for (size_t i = start; i < t.n && !ended; i++)
     {

@@ -69,7 +69,7 @@ teardown (void **state)
 static char *
 suggest (const char *const *records, hv_suggest **out)
 {
-  hv_suggest *s = hv_suggest_new (fx.base, fx.base_file, fx.home);
+  hv_suggest *s = hv_suggest_new (fx.base, fx.base_file, fx.home, NULL);
   for (size_t i = 0; records[i]; i++)
     {
       char why[256];
@@ -215,6 +215,7 @@ test_flags (void **state)
     "{\"event\":\"landlock-denied\",\"access\":\"fs.write_file\",\"path\":\"/srv/app/.env\",\"comm\":\"x\"}",
     "{\"event\":\"denied\",\"syscall\":\"memfd_create\",\"comm\":\"x\"}",
     "{\"event\":\"denied\",\"syscall\":\"ioctl\",\"comm\":\"x\"}",
+    "{\"event\":\"net-denied\",\"destination\":\"240.0.0.7\",\"port\":443,\"protocol\":\"tcp\",\"names\":[]}",
     "{\"event\":\"dns-refused\",\"name\":\"evil.example\",\"type\":\"A\",\"why\":\"denied by the policy\"}",
     "{\"event\":\"net-denied\",\"destination\":\"192.0.2.1\",\"port\":53,\"protocol\":\"udp\",\"names\":[]}",
     NULL,
@@ -222,7 +223,7 @@ test_flags (void **state)
   hv_suggest *s = NULL;
   cleanup_free char *yaml = suggest (rec, &s);
   assert_int_equal (hv_suggest_entries (s), 0);
-  assert_int_equal (hv_suggest_flags (s), 12);
+  assert_int_equal (hv_suggest_flags (s), 13);
   hv_suggest_free (s);
   assert_non_null (strstr (yaml, "/.ssh/id_rsa: a secret"));
   assert_non_null (strstr (yaml, "/.bashrc: a home file the host user later executes or sources"));
@@ -236,6 +237,7 @@ test_flags (void **state)
   assert_non_null (strstr (yaml, "ioctl: denied for its arguments"));
   assert_non_null (strstr (yaml, "evil.example: the base policy denies it"));
   assert_non_null (strstr (yaml, "TCP only"));
+  assert_non_null (strstr (yaml, "240.0.0.7: a learn-mode sinkhole"));
   hv_policy *p = load_suggestion (yaml);
   assert_int_equal (p->read_write.n, 0);
   assert_int_equal (p->allow_exec.n, 0);
@@ -298,11 +300,22 @@ test_hostile_text (void **state)
 }
 
 static void
+test_bad_base_ref (void **state)
+{
+  (void) state;
+  load_base ("extends: none\n");
+  hv_error *err = NULL;
+  assert_null (hv_suggest_new (fx.base, "/srv/a\nb", fx.home, &err));
+  assert_non_null (strstr (err->msg, "control or non-ASCII"));
+  hv_error_free (&err);
+}
+
+static void
 test_bad_records (void **state)
 {
   (void) state;
   load_base ("extends: none\n");
-  hv_suggest *s = hv_suggest_new (fx.base, fx.base_file, fx.home);
+  hv_suggest *s = hv_suggest_new (fx.base, fx.base_file, fx.home, NULL);
   const char *bad[] = {
     "{\"event\":\"landlock-denied\",\"access\":\"fs.execute\"}",
     "{\"event\":\"net-denied\",\"destination\":\"192.0.2.1\",\"protocol\":\"tcp\"}",
@@ -333,6 +346,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_flags, setup, teardown),
     cmocka_unit_test_setup_teardown (test_hostile_text, setup, teardown),
     cmocka_unit_test_setup_teardown (test_bad_records, setup, teardown),
+    cmocka_unit_test_setup_teardown (test_bad_base_ref, setup, teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
