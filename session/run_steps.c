@@ -158,8 +158,9 @@ start_audit (struct hv_run_steps *s, hv_error **err)
       const char *given = s->o->policy;
       size_t l = strlen (given);
       bool file = strchr (given, '/') || (l > 5 && strcmp (given + l - 5, ".yaml") == 0);
-      struct hv_audit_isolation iso = { s->isolation, s->weaker.v, s->weaker.n, true,
-                                        file && p->file ? p->file : given };
+      /* Absolute: policy suggest runs from any directory. */
+      cleanup_free char *abs = file && p->file ? realpath (p->file, NULL) : NULL;
+      struct hv_audit_isolation iso = { s->isolation, s->weaker.v, s->weaker.n, true, abs ? abs : given };
       return hv_audit_begin_isolated (path, p->name, s->o->label, s->run_id, s->bundle, s->o->cmd, s->rc.project,
                                       &iso, &s->audit, err);
     }
