@@ -43,6 +43,7 @@
 #include "k8s_token.h"
 #include "mcp_cmd.h"
 #include "policy_network_explain.h"
+#include "policy_suggest_cmd.h"
 #include "direct_plan_explain.h"
 #include "run_context.h"
 #include "sandbox.h"
@@ -62,6 +63,7 @@ struct run_opts
   bool keep_bundle;
   const char *config;
   const char *isolation;
+  bool learn;
   bool help;
   char **cmd;
 };
@@ -72,6 +74,7 @@ parse_run (const char *what, int argc, char **argv, struct run_opts *o, hv_error
   static const struct hv_opt opts[] = { { "policy", 'p', true, 1 }, { "project", 0, true, 2 },
                                         { "keep-bundle", 0, false, 3 }, { "config", 0, true, 4 },
                                         { "help", 'h', false, 5 }, { "isolation", 0, true, 6 },
+                                        { "learn", 0, false, 7 },
                                         { NULL, 0, false, 0 } };
   struct hv_opt_iter it = { argc, argv, 1, what };
   const char *arg;
@@ -87,6 +90,8 @@ parse_run (const char *what, int argc, char **argv, struct run_opts *o, hv_error
       o->help = true;
     else if (id == 6)
       o->isolation = arg;
+    else if (id == 7)
+      o->learn = true;
     else
       o->keep_bundle = true;
   if (id < 0)
@@ -127,7 +132,8 @@ cmd_haven_run (int argc, char **argv, int *exit_status, hv_error **err)
                                 .keep_bundle = o.keep_bundle,
                                 .cmd = o.cmd,
                                 .haven_argv0 = haven_argv0,
-                                .isolation = isolation };
+                                .isolation = isolation,
+                                .learn = o.learn };
   return hv_session_run (&so, exit_status, err);
 }
 
@@ -578,7 +584,9 @@ cmd_policy (int argc, char **argv, hv_error **err)
     return policy_list (err);
   if (strcmp (sub, "explain") == 0)
     return policy_explain (argc - 1, argv + 1, err);
-  return hv_error_set (err, 0, "unknown policy command \"%s\" (check, compile, list, explain)", sub);
+  if (strcmp (sub, "suggest") == 0)
+    return hv_policy_suggest_cmd (argc - 1, argv + 1, err);
+  return hv_error_set (err, 0, "unknown policy command \"%s\" (check, compile, list, explain, suggest)", sub);
 }
 
 int

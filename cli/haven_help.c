@@ -26,7 +26,8 @@ static void
 help_run (FILE *out)
 {
   fprintf (out,
-           "  haven run [--policy NAME|FILE] [--project DIR] [--isolation MODE] [--keep-bundle] -- CMD [ARGS...]\n"
+           "  haven run [--policy NAME|FILE] [--project DIR] [--isolation MODE] [--learn] [--keep-bundle] -- CMD\n"
+           "            [ARGS...]\n"
            "      Run CMD sandboxed under a policy (default \"%s\", or $HAVEN_POLICY).\n"
            "      --project DIR  the writable project (default: the current directory); CMD starts\n"
            "                     there, or in the current directory when that is inside DIR\n"
@@ -35,6 +36,11 @@ help_run (FILE *out)
            "                     seccomp only, in this host's namespaces (rules they cannot hold\n"
            "                     are refused, or weaker where the policy accepts it: haven doctor);\n"
            "                     auto: namespaces where they can be made here, else landlock\n"
+           "      --learn        learn mode: the policy exactly, every refusal it can see recorded\n"
+           "                     in its trail (the default trail when it keeps none); a name it\n"
+           "                     does not list resolves to a sinkhole whose refused connect shows\n"
+           "                     the port; says at the start what it cannot see; then a\n"
+           "                     policy from the trail: policy suggest\n"
            "      --keep-bundle  keep the generated OCI bundle (for debugging)\n"
            "      Exit status: CMD's; %d when CMD may not be executed, %d when it is not found,\n"
            "      %d past the policy's timeout, %d when haven itself failed.\n",
@@ -52,7 +58,13 @@ help_policy (FILE *out)
                 "      Load a policy and report errors (file:line:column) and warnings.\n"
                 "  haven policy compile NAME|FILE [--project DIR] [-- CMD ARGS...]\n"
                 "  haven policy compile NAME|FILE --config CONFIG.JSON   (tighten an existing config)\n"
-                "      Print the OCI config.json a policy gives.\n");
+                "      Print the OCI config.json a policy gives.\n"
+                "  haven policy suggest [--from TRAIL] [--run ID] [--base BASE] [-o FILE]\n"
+                "      The smallest policy that extends BASE and allows what a learn run\n"
+                "      (haven run --learn) was refused, commented; what it will not allow\n"
+                "      (secrets, shells under block_shell, home startup files, engine sockets)\n"
+                "      is listed at the end with the reason.  Default: the last learn run in\n"
+                "      ~/.local/state/haven/audit.log, its own base.\n");
 }
 
 static void

@@ -180,6 +180,9 @@ typedef struct
 
   /* audit */
   char *audit_log;
+  /* haven run --learn (session/run_learn.h), never a policy file's: the
+   * resolver answers refused names with sinkholes (egress_config.h). */
+  bool learn;
 
   /* kubernetes.service_account_token: true leaves the token kubelet
    * mounts into every pod visible in engine containers; false or unset

@@ -52,6 +52,7 @@ hv_policy_egress_annotation (const hv_policy *p, hv_egress_connect connect)
   if (c->ask_all || c->n_ask_names)
     c->ask_timeout_ms
         = (unsigned) (p->net_ask_timeout_s.set ? p->net_ask_timeout_s.value : HV_POLICY_ASK_TIMEOUT_DEFAULT_S) * 1000;
+  c->learn = p->learn;
   char *text = hv_egress_config_generate (c);
   hv_egress_config_free (c);
   return text;

@@ -17,6 +17,7 @@
 #include "project_guard.h"
 #include "project_links.h"
 #include "run_hint.h"
+#include "run_learn.h"
 #include "run_steps.h"
 #include "runtime.h"
 #include "utils.h"
@@ -145,7 +146,7 @@ run_direct (struct session *s, int *exit_status, hv_error **err)
   struct hv_guard_after after = { after_haven_died, &s->after, st->audit.log_fd };
   /* The parser bounds timeouts to 30 days: the cast cannot truncate. */
   unsigned timeout_s = st->policy->timeout_s.set ? (unsigned) st->policy->timeout_s.value : 0;
-  return hv_direct_run_guarded (s->spec, &s->plan, timeout_s, st->audit.log_fd, &after, exit_status, err);
+  return hv_direct_run_guarded (s->spec, &s->plan, timeout_s, &st->audit, &after, exit_status, err);
 }
 
 /* auto: namespaces where they can be made here, else Landlock and
@@ -232,7 +233,8 @@ hv_session_run (const struct hv_session_opts *o, int *exit_status, hv_error **er
 {
   struct session s = { .o = o,
                        .steps_opts = { .policy = o->policy, .project = o->project, .cmd = o->cmd,
-                                       .haven_argv0 = o->haven_argv0, .keep_bundle = o->keep_bundle },
+                                       .haven_argv0 = o->haven_argv0, .keep_bundle = o->keep_bundle,
+                                       .learn = o->learn },
                        .run_guard = { 0, -1 } };
   s.st = (struct hv_run_steps) HV_RUN_STEPS_INIT (&s.steps_opts);
   *exit_status = 0;
@@ -245,6 +247,11 @@ hv_session_run (const struct hv_session_opts *o, int *exit_status, hv_error **er
       s.steps_opts.config_ready_data = &s;
     }
   int ret = -1;
+  if (o->learn && s.direct)
+    {
+      hv_run_learn_prepare (NULL, true, stderr, err);
+      goto out;
+    }
   if (hv_run_steps_make (&s.st, err) < 0)
     goto out;
   if (s.direct)

@@ -18,6 +18,7 @@ struct hv_session_opts
   char **cmd;              /* the command, NULL-terminated, not empty */
   const char *haven_argv0; /* how haven was invoked (run_trust.h checks it too) */
   enum hv_isolation isolation; /* --isolation (direct_run.h) */
+  bool learn;                  /* --learn (run_learn.h) */
 };
 
 /* Returns -1 with *err when the sandbox could not run or the project

@@ -36,6 +36,7 @@ struct hv_run_steps_opts
    * next run removes once its owner is gone), no terminal, and the
    * commands start in the project.  NULL: `haven run`. */
   const char *label;
+  bool learn; /* haven run --learn (run_learn.h) */
   /* Called once the config is compiled and checked, before the audit
    * trail begins (a run without namespaces builds its plan there and sets
    * isolation and weaker, which the trail's start record says).  NULL:
@@ -60,12 +61,15 @@ struct hv_run_steps
   char *git_identity, *git_excludes, *git_attributes;
   char *nsswitch; /* network none: names from /etc/hosts only (run_offline.h) */
   char *approvals_dir, *approved_dir; /* a policy that asks (approvals_policy.h) */
-  /* The run's id, made first: a policy that asks hands it to the
-   * resolver (run.haven.ask), its requests' ids begin with it (the
-   * terminal asker finds its own run's requests by it). */
-  char run_id[17];
   oci_strv git_shown, git_shown_snapshots;
   char *config_json;
+  /* This run's id (audit_trail.h), made first thing in
+   * hv_run_steps_make: every record of the run names it, whoever writes
+   * it (the session, the audit listener, the container's monitor).  A
+   * policy that asks hands it to the resolver too (run.haven.ask): its
+   * requests' ids begin with it, and the terminal asker finds its own
+   * run's requests by it. */
+  char run_id[HV_AUDIT_RUN_ID_SIZE];
   struct hv_audit audit;
   struct hv_pasta pasta;           /* the sandbox's network (allowlist) */
   hv_egress_way egress_way;        /* pasta, or haven's forwarder (egress_way.h) */

@@ -243,7 +243,7 @@ int
 hv_egress_config_parse (const char *json, const char *doc, hv_egress_config **out, hv_error **err)
 {
   static const char *const known[] = { "policy",    "connect", "allow",          "deny", "names", "deny_names",
-                                       "ask_names", "ask_all", "ask_timeout_ms", NULL };
+                                       "ask_names", "ask_all", "ask_timeout_ms", "learn", NULL };
   json_walk w;
   jw_init (&w, doc, err);
   jw_push_key (&w, "annotations[\"" HV_EGRESS_ANNOTATION "\"]");
@@ -274,6 +274,12 @@ hv_egress_config_parse (const char *json, const char *doc, hv_egress_config **ou
     r = walk_list (&w, root, "ask_names", take_name, &(name_list){ &c->ask_names, &c->n_ask_names });
   if (r == 0)
     r = parse_ask (&w, root, c);
+  if (r == 0 && !jw_absent (jw_lookup (root, "learn")))
+    {
+      size_t saved = jw_push_key (&w, "learn");
+      r = jw_as_bool (&w, jw_lookup (root, "learn"), &c->learn);
+      jw_pop (&w, saved);
+    }
   yajl_tree_free (root);
   if (r < 0)
     {
@@ -354,6 +360,11 @@ hv_egress_config_generate (const hv_egress_config *c)
       yajl_gen_bool (g, c->ask_all);
       jg_str (g, "ask_timeout_ms");
       yajl_gen_integer (g, c->ask_timeout_ms);
+    }
+  if (c->learn)
+    {
+      jg_str (g, "learn");
+      yajl_gen_bool (g, 1);
     }
   yajl_gen_map_close (g);
   return jg_finish (g);

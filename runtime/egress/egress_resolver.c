@@ -18,6 +18,7 @@
 
 #include "egress_decide.h"
 #include "egress_resolver_ask.h"
+#include "egress_learn.h"
 #include "egress_resolver_state.h"
 #include "egress_resolver_tcp.h"
 #include "egress_upstream.h"
@@ -164,6 +165,7 @@ hv_egress_resolver_new (const hv_egress_resolver_config *config, hv_egress_resol
   *out = NULL;
   if (copy_config (r, config, err) < 0)
     goto fail;
+  r->learn = hv_res_learn_new (&r->cfg);
   r->epfd = epoll_create1 (EPOLL_CLOEXEC);
   if (r->epfd < 0)
     {
@@ -260,6 +262,7 @@ hv_egress_resolver_free (hv_egress_resolver *r)
   if (r->self_netns_fd >= 0)
     close (r->self_netns_fd);
   free_config (&r->cfg);
+  hv_res_learn_free (r->learn);
   hv_error_free (&r->fatal);
   free (r->scratch);
   free (r);
@@ -366,6 +369,27 @@ reply_refused (hv_egress_resolver *r, const hv_res_client *c, const hv_dns_messa
   reply_simple (r, c, query, rcode, HV_DNS_EDE_BLOCKED, text);
 }
 
+/* Learn mode: a sinkhole instead of the refusal (egress_learn.h), the
+ * refusal still reported; false: refuse as usual. */
+static bool
+learn_answer (hv_egress_resolver *r, const hv_res_client *c, const hv_dns_message *query, const char *qname,
+              uint16_t qtype, const char *why)
+{
+  cleanup_free char *text = xasprintf ("haven egress policy \"%s\": %s (type %u): %s", r->cfg.policy_name, qname,
+                                       qtype, why);
+  cleanup_dns_message hv_dns_message reply = { 0 };
+  uint8_t addr[4];
+  bool has_addr;
+  if (!hv_res_learn_answer (r->learn, query, qname, qtype, why, text, &reply, addr, &has_addr))
+    return false;
+  if (r->cfg.events.refused)
+    r->cfg.events.refused (r->cfg.events.data, qname, qtype, why);
+  if (has_addr)
+    remember (r, AF_INET, addr, qname);
+  send_message (r, c, query, &reply);
+  return true;
+}
+
 /* FORMERR for a query whose header is all that parses: the header alone. */
 static void
 reply_formerr (hv_egress_resolver *r, const hv_res_client *c, uint16_t id, uint16_t flags)
@@ -468,7 +492,8 @@ handle_query (hv_egress_resolver *r, const hv_res_client *c, const uint8_t *buf,
   hv_egress_decide (&r->cfg, text, q.questions[0].cls, qtype, &v);
   if (v.action == HV_EGRESS_REFUSE)
     {
-      reply_refused (r, c, &q, text, qtype, v.why);
+      if (!learn_answer (r, c, &q, text, qtype, v.why))
+        reply_refused (r, c, &q, text, qtype, v.why);
       return;
     }
   if (v.action == HV_EGRESS_EMPTY)

@@ -130,6 +130,7 @@ struct hv_egress_resolver
   uint8_t *scratch; /* HV_DNS_MESSAGE_MAX bytes: replies are encoded here */
   hv_error *fatal;  /* met while handling a query: dispatch returns it */
   struct hv_res_ask *ask; /* egress_resolver_ask.h; NULL: nothing asks */
+  struct hv_res_learn *learn; /* learn mode's sinkholes (egress_learn.h), or NULL */
 };
 
 /* Milliseconds on CLOCK_MONOTONIC: every deadline is one of these. */

@@ -84,7 +84,11 @@ on_refused (void *data, const char *qname, uint16_t qtype, const char *why)
   /* The first refused name, on haven run's stderr: once, whatever the
    * limiter does, and never for a type refused for an allowed name (the
    * name itself resolves). */
-  if (e->notice_fd >= 0 && !e->noticed && strcmp (why, HV_EGRESS_WHY_TYPE) != 0)
+  /* In learn mode an unlisted name resolves to a sinkhole
+   * (egress_learn.h), which the line would misdescribe: haven run said
+   * so at the start instead. */
+  bool sinkholed = e->config && e->config->learn && strcmp (why, HV_EGRESS_WHY_UNLISTED) == 0;
+  if (e->notice_fd >= 0 && !e->noticed && !sinkholed && strcmp (why, HV_EGRESS_WHY_TYPE) != 0)
     {
       e->noticed = true;
       hv_egress_notice_write (e->notice_fd, e->config ? e->config->policy : NULL, qname, why, e->trail->fd >= 0);
@@ -258,6 +262,7 @@ start_resolver (hv_monitor_egress *e, const struct hv_monitor_egress_args *a, st
     .policy_name = c->policy,
     .ask = c->ask_names, .n_ask = c->n_ask_names, .ask_all = c->ask_all, .asker = e->ask,
     .events = { .refused = on_refused, .pins_added = on_pins_added, .asked = on_asked, .data = e },
+    .learn = c->learn,
   };
   return hv_egress_resolver_new (&rcfg, &e->resolver, err);
 }

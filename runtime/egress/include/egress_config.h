@@ -7,7 +7,8 @@
  *    "deny": [same],
  *    "names": [{"name": "api.github.com", "subdomains": false, "ports": "443"}, ...],
  *    "deny_names": [same],
- *    "ask_names": [same], "ask_all": true, "ask_timeout_ms": 30000}
+ *    "ask_names": [same], "ask_all": true, "ask_timeout_ms": 30000,
+ *    "learn": true (haven run --learn only; absent: false)}
  *
  * The ask members only when the policy asks (network.ask, mode: ask): a
  * name no allow rule covers that an ask rule covers (or any, ask_all)
@@ -62,6 +63,7 @@ typedef struct hv_egress_config
   size_t n_ask_names;
   bool ask_all;
   unsigned ask_timeout_ms; /* 0: nothing asks */
+  bool learn; /* "learn": true (haven run --learn): the resolver's sinkholes (egress_learn.h) */
 } hv_egress_config;
 
 /* doc names the document in errors ("config.json"). */

@@ -107,5 +107,9 @@ typedef struct hv_egress_resolver_config
   uint32_t grace;                /* seconds added to a pin's timeout; 0: HV_EGRESS_GRACE_DEFAULT */
   unsigned query_timeout_ms;     /* per upstream attempt; 0: HV_EGRESS_QUERY_TIMEOUT_MS_DEFAULT */
   hv_egress_resolver_events events;
+  /* haven run --learn: a name refused as not in the policy is answered
+   * with a sinkhole address, so that the connect shows its port
+   * (egress_learn.h); nothing more is allowed. */
+  bool learn;
 } hv_egress_resolver_config;
 #endif
