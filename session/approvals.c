@@ -654,14 +654,3 @@ hv_approvals_prepare (const hv_policy *p, char **approvals, char **approved, hv_
   *approved = steal_pointer (&b);
   return 0;
 }
-
-int
-hv_run_id_make (char out[17], hv_error **err)
-{
-  uint8_t raw[8];
-  if (getrandom (raw, sizeof (raw), 0) != (ssize_t) sizeof (raw))
-    return hv_error_set (err, errno, "getrandom");
-  for (size_t i = 0; i < sizeof (raw); i++)
-    snprintf (out + 2 * i, 3, "%02x", raw[i]);
-  return 0;
-}
