@@ -391,7 +391,9 @@ put_words (FILE *out, yajl_val v)
 static void
 put_others (FILE *out, yajl_val root, const char *const *shown, bool lead)
 {
-  static const char *const framing[] = { "time", "event", "policy", "container", "pod", NULL };
+  /* seq and prev are the chain's (haven audit --verify checks them), not
+   * what happened. */
+  static const char *const framing[] = { "time", "event", "policy", "container", "pod", "seq", "prev", NULL };
   for (size_t i = 0; i < root->u.object.len; i++)
     {
       const char *k = root->u.object.keys[i];
