@@ -62,9 +62,9 @@ for i in range(4): libc.syscall(63, 0)'
     assert_eq 1 "$RC" "$1: $OUT"
     assert_contains "$OUT" "$t:$3: $4" "$1"
   }
-  check_tamper "a forged field" "${d}s/\"syscall\":\"uname\"/\"syscall\":\"unamx\"/" $d "changed"
-  check_tamper "a removed line" "$((d + 1))d" $((d + 1)) "seq $((d + 2)) after seq $d: 1 record missing"
-  check_tamper "an inserted copy" "${d}p" $((d + 1)) "seq $d after seq $d"
+  check_tamper "a forged field" "${d}s/\"syscall\":\"uname\"/\"syscall\":\"unamx\"/" "$d" "changed"
+  check_tamper "a removed line" "$((d + 1))d" "$((d + 1))" "seq $((d + 2)) after seq $d: 1 record missing"
+  check_tamper "an inserted copy" "${d}p" "$((d + 1))" "seq $d after seq $d"
   check_tamper "an inserted line" '2i {"event":"exit","status":0}' 2 "not chained"
   # The last line cut short (a writer that died, or a truncation).
   head -c -40 "$log" > "$t"
@@ -133,8 +133,7 @@ test_audit_chain_sandbox_cannot_reach_trail() {
     local pol=claude-code
     [ $iso = landlock ] && pol=$P.pol/ll.yaml
     # Twice: the second run finds the first's trail there.
-    local k
-    for k in 1 2; do
+    for _ in 1 2; do
       OUT=$(cd "$P" && HOME=$h timeout 60 "$HAVEN" run --isolation $iso --policy "$pol" -- sh -c "$probe" 2>&1 </dev/null)
       assert_contains "$OUT" "probed" "$iso: $OUT"
       assert_not_contains "$OUT" "read-ok" "$iso: the sandbox read the trail"
