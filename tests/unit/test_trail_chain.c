@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "audit_trail.h"
 #include "json_gen.h"
 #include "sha256.h"
 #include "trail_chain.h"
@@ -388,6 +389,19 @@ test_pipe_unchained (void **state)
   close (p[1]);
 }
 
+/* A run id: 16 lower-case hex characters, a new one each time. */
+static void
+test_run_id (void **state)
+{
+  (void) state;
+  char a[HV_AUDIT_RUN_ID_SIZE], b[HV_AUDIT_RUN_ID_SIZE];
+  hv_audit_run_id (a);
+  hv_audit_run_id (b);
+  assert_int_equal (strlen (a), 16);
+  assert_int_equal (strspn (a, "0123456789abcdef"), 16);
+  assert_string_not_equal (a, b);
+}
+
 int
 main (void)
 {
@@ -398,6 +412,7 @@ main (void)
     cmocka_unit_test_setup_teardown (test_cut_line_kept_as_evidence, setup, teardown),
     cmocka_unit_test_setup_teardown (test_concurrent_writers, setup, teardown),
     cmocka_unit_test (test_pipe_unchained),
+    cmocka_unit_test (test_run_id),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
