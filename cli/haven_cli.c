@@ -646,7 +646,7 @@ haven_main (int argc, char **argv)
   else if (strcmp (argv[1], "policy") == 0)
     r = cmd_policy (argc - 1, argv + 1, &err);
   else if (strcmp (argv[1], "audit") == 0)
-    r = hv_cmd_audit (argc - 1, argv + 1, &err);
+    r = hv_cmd_audit (argc - 1, argv + 1, &status, &err);
   else if (strcmp (argv[1], "approve") == 0)
     r = hv_cmd_approve (argc - 1, argv + 1, &err);
   else if (strcmp (argv[1], "install") == 0 || strcmp (argv[1], "uninstall") == 0)

@@ -183,6 +183,7 @@ typedef struct
   /* haven run --learn (session/run_learn.h), never a policy file's: the
    * resolver answers refused names with sinkholes (egress_config.h). */
   bool learn;
+  char *audit_log_where; /* "file:line:column" of audit.log, for errors */
 
   /* kubernetes.service_account_token: true leaves the token kubelet
    * mounts into every pod visible in engine containers; false or unset

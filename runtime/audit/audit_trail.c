@@ -16,6 +16,7 @@
 
 #include "json_gen.h"
 #include "log.h"
+#include "trail_chain.h"
 #include "utf8.h"
 #include "utils.h"
 
@@ -123,11 +124,11 @@ hv_audit_trail_record (const struct hv_audit_trail *t, const char *event)
 void
 hv_audit_trail_emit (struct hv_audit_trail *t, yajl_gen g)
 {
-  yajl_gen_map_close (g);
-  /* One write per line, but two threads' lines must not interleave
-   * should a write be split, and the count must be the sum. */
+  /* One write per line, chained to the line before it
+   * (trail_chain.h), under a lock of the file that every writer of it
+   * takes; the mutex keeps the count the sum of this trail's lines. */
   pthread_mutex_lock (&t->lock);
-  t->written += hv_write_json_line (t->fd, g);
+  t->written += hv_trail_append (t->fd, g);
   /* Whoever wrote it (system calls, Landlock, egress, a service): past
    * the cap only what is new and the final summaries are written. */
   if (t->written >= HV_AUDIT_MAX_BYTES)

@@ -17,7 +17,7 @@ out=${1:-$top/tests/fuzz/build}
 CC=${CC:-clang}
 TARGETS="fuzz_dns_message fuzz_oci_spec fuzz_state fuzz_policy fuzz_audit_records fuzz_netlink fuzz_landlock_audit
   fuzz_agent_config fuzz_home_commands fuzz_http_message fuzz_git_credential fuzz_ssh_agent fuzz_containerd_config fuzz_keeper_proto
-  fuzz_service_api fuzz_mcp_proto"
+  fuzz_service_api fuzz_mcp_proto fuzz_trail_chain"
 if ! command -v "$CC" >/dev/null 2>&1; then
   echo "build.sh: $CC not found: the fuzz targets need clang with libFuzzer" >&2
   exit 77

@@ -290,3 +290,30 @@ put("mcp_proto", "too-long", mcp(16 | 5, init, "x" * 200,
 put("mcp_proto", "deep", mcp(0, init, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"now","arguments":{"a":'
     + "[" * 61 + "]" * 61 + "}}}", '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"now","arguments":{"a":'
     + "[" * 62 + "]" * 62 + "}}}", "[" * 3000))
+
+# --- trail_chain: a trail file's bytes ---------------------------------------
+def chain(records, prev=None):
+    """records (dicts) as chained lines, the first after prev (a line's bytes, or None: the file's start)."""
+    import hashlib
+    lines = []
+    seq = 1
+    last = prev
+    for r in records:
+        h = hashlib.sha256(last).hexdigest() if last is not None else "0" * 64
+        line = json.dumps(dict(r, seq=seq, prev=h), separators=(",", ":")).encode()
+        lines.append(line)
+        last = line
+        seq += 1
+    return lines
+
+
+trail = chain([{"time": "2026-11-30T00:00:0%dZ" % i, "event": e, "policy": "p", "run": "0123456789abcdef"}
+               for i, e in enumerate(["start", "denied", "denied", "exit"])])
+put("trail_chain", "chained", b"\n".join(trail) + b"\n")
+old = [b'{"time":"2026-11-01T00:00:00Z","event":"start","policy":"old"}', b'{"event":"exit","policy":"old"}']
+put("trail_chain", "older-first", b"\n".join(old + chain([{"event": "start"}, {"event": "exit"}], prev=old[-1])) + b"\n")
+put("trail_chain", "cut", b"\n".join(trail) + b"\n" + trail[0][:20])
+put("trail_chain", "forged", b"\n".join([trail[0], trail[1].replace(b"denied", b"allowed"), trail[2], trail[3]]) + b"\n")
+put("trail_chain", "removed", b"\n".join([trail[0], trail[2], trail[3]]) + b"\n")
+put("trail_chain", "bad-links", b'{"seq":1}\n{"seq":0,"prev":"x"}\n{"seq":"1","prev":1}\n\n[]\n{"seq":1,"seq":1,"prev":"'
+    + b"0" * 64 + b'"}\n')
