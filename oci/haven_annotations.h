@@ -80,6 +80,12 @@
  *          through runtime/egress/egress_config.c; runtime/monitor/container_monitor.c (starts the monitor) */
 #define HV_EGRESS_ANNOTATION "run.haven.egress"
 
+/* grammar: JSON {"dir": ABSOLUTE-PATH, "project": PATH, "command": [ARG, ...], "haven_pid": N}
+ * writer:  policy/policy_compile.c (haven run under a policy that asks: run_ctx's approvals_dir)
+ * reader:  runtime/egress/egress_ask.c, for monitor_egress.c (the resolver's hold writes its requests in
+ *          dir, session/approvals.h) */
+#define HV_ASK_ANNOTATION "run.haven.ask"
+
 /* grammar: JSON {"apis":[{"provider":"anthropic"|"openai"|"gemini","port":N,"auth":"x-api-key"|"bearer"|
  *          "goog-api-key"[,"key_file":ABSOLUTE HOST PATH]},...]}, at most one entry per provider; never a key
  * writer:  policy/policy_api.c, for policy/policy_compile.c (haven run: the credentials.api items whose key

@@ -99,6 +99,9 @@ hv_policy_free_fields (hv_policy *p)
   free (p->home_access);
   hv_net_rules_free (&p->net_allow);
   hv_net_rules_free (&p->net_deny);
+  hv_net_rules_free (&p->net_ask);
+  free (p->net_ask_all_where);
+  free (p->approved_file);
   oci_strv *lists[] = { &p->files, &p->read_only, &p->read_write, &p->block, &p->protect, &p->home_allow, &p->warnings,
                         &p->allow_exec, &p->capabilities, &p->syscall_allow, &p->syscall_deny, &p->env_pass,
                         &p->env_deny, &p->env_containers_pass, &p->best_effort };

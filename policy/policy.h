@@ -14,6 +14,10 @@
 #include "oci_spec.h"
 #include "policy_network.h"
 
+/* network.ask_timeout: unanswered this long, a held name is denied. */
+#define HV_POLICY_ASK_TIMEOUT_DEFAULT_S 30
+#define HV_POLICY_ASK_TIMEOUT_MAX_S 600
+
 enum hv_net_mode
 {
   HV_NET_UNSET,
@@ -114,6 +118,17 @@ typedef struct
   enum hv_net_mode net_mode;
   hv_net_rules net_allow; /* policy_network.h; lists add up through `extends` */
   hv_net_rules net_deny;  /* wins over net_allow */
+  /* network.ask: names held by the resolver until a person answers
+   * (session/approvals.h); network.mode: ask (net_ask_all, with net_mode
+   * HV_NET_ALLOWLIST): every name no allow rule lists asks.  Deny wins
+   * over ask, allow needs no asking.  Lists add up through `extends`. */
+  hv_net_rules net_ask;
+  oci_opt_bool net_ask_all;
+  char *net_ask_all_where; /* "file:line:column" of `mode: ask` */
+  oci_opt_u64 net_ask_timeout_s; /* unset: HV_POLICY_ASK_TIMEOUT_DEFAULT_S */
+  /* The approved file merged into net_allow (hv_policy_merge_approved),
+   * or NULL: the rules whose `where` starts with it came from there. */
+  char *approved_file;
 
   /* Cautions that do not make the policy invalid ("file:line:column: ..."),
    * for `haven policy check` and `explain`. */

@@ -999,6 +999,20 @@ filter_engine_env (const hv_policy *p, const oci_strv *engine_env, oci_strv *out
 /* A config with egress rules already (an earlier policy's, or the
  * config author's) and a second allowlist: the two would have to be
  * intersected, name by name; refused rather than one of them dropped. */
+/* An engine container's resolver runs in root's monitor, with nobody to
+ * ask: refused by name rather than silently allowed or denied. */
+static int
+check_ask (const hv_policy *p, const char *name, hv_error **err)
+{
+  if (!hv_policy_asks (p))
+    return 0;
+  const char *where = p->net_ask.n ? p->net_ask.v[0].where : p->net_ask_all_where;
+  return hv_error_set (err, 0,
+                       "%s: policy %s: %s (%s): engine containers cannot ask for names (only haven run holds a "
+                       "lookup while someone answers); list the names under network.allow",
+                       name, p->name, p->net_ask.n ? "network.ask" : "network.mode: ask", where ? where : "?");
+}
+
 static int
 check_earlier_egress (const hv_policy *p, const oci_spec *spec, const char *name, hv_error **err)
 {
@@ -1083,7 +1097,7 @@ hv_policy_apply_keys (const hv_policy *p, const char *config_json, const char *n
     }
   cleanup_free char *agent = NULL;
   if (hv_policy_seccomp_json (p, &agent, err) < 0 || hv_policy_egress_check_netns (p, spec, name, err) < 0
-      || check_earlier_egress (p, spec, name, err) < 0 || check_token_mounts (p, spec, name, err) < 0)
+      || check_earlier_egress (p, spec, name, err) < 0 || check_ask (p, name, err) < 0 || check_token_mounts (p, spec, name, err) < 0)
     {
       hv_container_plan_clear (&plan);
       yajl_tree_free (root);

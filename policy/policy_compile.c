@@ -915,6 +915,16 @@ gen_block (const hv_policy *p, const struct hv_run_ctx *ctx, oci_strv *masked_pa
   cleanup_strv oci_strv blocked = { 0 };
   if (expand_block (p, ctx, &blocked, err) < 0)
     return -1;
+  /* Asked for, answered outside: the sandbox neither reads the requests
+   * nor writes an answer or an approved name (hidden whatever the
+   * policy shows of the home). */
+  if (hv_policy_asks (p))
+    {
+      if (ctx->approvals_dir)
+        oci_strv_push (&blocked, ctx->approvals_dir);
+      if (ctx->approved_dir)
+        oci_strv_push (&blocked, ctx->approved_dir);
+    }
   for (size_t j = 0; j < blocked.n; j++)
     if (kernel_tree (blocked.v[j]))
       oci_strv_push (masked_paths, blocked.v[j]);
@@ -1376,6 +1386,27 @@ gen_root (yajl_gen g, const struct hv_run_ctx *ctx)
   yajl_gen_map_close (g);
 }
 
+/* Where the resolver's hold asks, and what it says of the run. */
+static char *
+ask_annotation (const hv_policy *p, const struct hv_run_ctx *ctx)
+{
+  if (!hv_policy_asks (p) || ctx->approvals_dir == NULL)
+    return NULL;
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (g);
+  jg_kv (g, "dir", ctx->approvals_dir);
+  jg_kv_utf8 (g, "project", ctx->project ? ctx->project : "");
+  jg_str (g, "command");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; ctx->argv && ctx->argv[i]; i++)
+    jg_utf8 (g, ctx->argv[i]);
+  yajl_gen_array_close (g);
+  jg_str (g, "haven_pid");
+  yajl_gen_integer (g, getpid ());
+  yajl_gen_map_close (g);
+  return jg_finish (g);
+}
+
 /* What the runtime reads besides the spec: the policy's name, cgroups
  * only when limited, and the Landlock rules. */
 static void
@@ -1400,6 +1431,9 @@ gen_annotations (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, c
   cleanup_free char *egress = hv_policy_egress_annotation (p, HV_EGRESS_CONNECT_PASTA);
   if (egress)
     jg_kv (g, HV_EGRESS_ANNOTATION, egress);
+  cleanup_free char *ask = ask_annotation (p, ctx);
+  if (ask)
+    jg_kv (g, HV_ASK_ANNOTATION, ask);
   /* credentials.api: the providers haven's gateway serves in this run
    * (never a key: the session hands those to create in memory). */
   cleanup_free char *gateway = hv_api_gateway_annotation (p, ctx->host_env);
@@ -1557,6 +1591,11 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
   if (p->n_api_creds && p->net_mode == HV_NET_OPEN)
     return hv_error_set (err, 0, "%s: credentials.api needs the sandbox's own network, but network.mode is open",
                          p->api_creds[0].key.where);
+  if (hv_policy_asks (p) && (ctx->approvals_dir == NULL || ctx->approved_dir == NULL))
+    return hv_error_set (err, 0, "%s: %s: this run has no approvals directory to ask through",
+                         p->net_ask.n ? (p->net_ask.v[0].where ? p->net_ask.v[0].where : "?")
+                                      : (p->net_ask_all_where ? p->net_ask_all_where : "?"),
+                         p->net_ask.n ? "network.ask" : "network.mode: ask");
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_config (g, yajl_gen_beautify, 1);
   /* Paths Landlock lets the sandbox write, and execute, and what the

@@ -43,9 +43,24 @@ hv_policy_egress_annotation (const hv_policy *p, hv_egress_connect connect)
   c->connect = connect;
   add_rules (&p->net_allow, &c->allow, &c->n_allow, &c->names, &c->n_names);
   add_rules (&p->net_deny, &c->deny, &c->n_deny, &c->deny_names, &c->n_deny_names);
+  /* network.ask has names only (policy_parse.c refuses an address). */
+  hv_egress_cidr *no_cidrs = NULL;
+  size_t n_no_cidrs = 0;
+  add_rules (&p->net_ask, &no_cidrs, &n_no_cidrs, &c->ask_names, &c->n_ask_names);
+  free (no_cidrs);
+  c->ask_all = p->net_ask_all.set && p->net_ask_all.value;
+  if (c->ask_all || c->n_ask_names)
+    c->ask_timeout_ms
+        = (unsigned) (p->net_ask_timeout_s.set ? p->net_ask_timeout_s.value : HV_POLICY_ASK_TIMEOUT_DEFAULT_S) * 1000;
   char *text = hv_egress_config_generate (c);
   hv_egress_config_free (c);
   return text;
+}
+
+bool
+hv_policy_asks (const hv_policy *p)
+{
+  return p->net_mode == HV_NET_ALLOWLIST && (p->net_ask.n || (p->net_ask_all.set && p->net_ask_all.value));
 }
 
 bool

@@ -19,6 +19,9 @@
  * else; open: the network as it is). */
 char *hv_policy_egress_annotation (const hv_policy *p, hv_egress_connect connect);
 
+/* Does the policy ask for names (network.ask, mode: ask)? */
+bool hv_policy_asks (const hv_policy *p);
+
 /* Is capability cap (as "CAP_NET_RAW") taken away whatever the engine or
  * the policy's capabilities ask?  Under an allowlist CAP_NET_RAW (a
  * packet socket sends what it likes, past nf_tables' output hook) and

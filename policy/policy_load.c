@@ -222,6 +222,14 @@ merge (hv_policy *base, const hv_policy *child)
    * what its base denies. */
   hv_net_rules_append (&base->net_allow, &child->net_allow);
   hv_net_rules_append (&base->net_deny, &child->net_deny);
+  hv_net_rules_append (&base->net_ask, &child->net_ask);
+  OVERRIDE_OPT (net_ask_all);
+  if (child->net_ask_all.set)
+    {
+      free (base->net_ask_all_where);
+      base->net_ask_all_where = child->net_ask_all_where ? xstrdup (child->net_ask_all_where) : NULL;
+    }
+  OVERRIDE_OPT (net_ask_timeout_s);
   append (&base->warnings, &child->warnings);
   append (&base->allow_exec, &child->allow_exec);
   append (&base->capabilities, &child->capabilities);
@@ -448,7 +456,13 @@ validate (hv_policy *p, hv_error **err)
     if (strcmp (p->block.v[i], "!") == 0)
       return hv_error_set (err, 0, "%s: filesystem.block: \"!\" needs a pattern after it", file);
   if (p->net_mode == HV_NET_UNSET)
-    p->net_mode = p->net_allow.n ? HV_NET_ALLOWLIST : HV_NET_NONE;
+    p->net_mode = p->net_allow.n || p->net_ask.n ? HV_NET_ALLOWLIST : HV_NET_NONE;
+  if (p->net_mode != HV_NET_ALLOWLIST && p->net_ask.n)
+    return hv_error_set (err, 0,
+                         "%s: network.mode is %s, but network.ask lists \"%s\" (%s): only an allowlist asks (use "
+                         "mode: allowlist or ask)",
+                         file, p->net_mode == HV_NET_OPEN ? "open" : "none", p->net_ask.v[0].entry,
+                         p->net_ask.v[0].where ? p->net_ask.v[0].where : "?");
   /* `mode: open` over a base that lists hosts (or the other way round
    * through several files): the lists would be silently meaningless. */
   if (p->net_mode == HV_NET_OPEN && (p->net_allow.n || p->net_deny.n))

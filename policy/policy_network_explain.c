@@ -32,9 +32,10 @@ print_ports (const hv_net_rule *r, FILE *out)
     fprintf (out, "%u-%u", r->port_lo, r->port_hi);
 }
 
-/* One line per destination, its ports gathered ("TCP 443, 80"). */
+/* One line per destination, its ports gathered ("TCP 443, 80"); a rule
+ * from the approved file says so, with its line. */
 static void
-list_rules (const hv_net_rules *rules, FILE *out)
+list_rules_from (const hv_net_rules *rules, const char *approved, FILE *out)
 {
   for (size_t i = 0; i < rules->n; i++)
     {
@@ -54,8 +55,44 @@ list_rules (const hv_net_rules *rules, FILE *out)
           }
       if (rules->v[i].kind == HV_NET_RULE_WILDCARD)
         fprintf (out, " (names below %s at any depth, not %s itself)", rules->v[i].name, rules->v[i].name);
+      const char *where = rules->v[i].where;
+      if (approved && where && str_has_prefix (where, approved) && where[strlen (approved)] == ':')
+        fprintf (out, " (approved in %s)", where);
       fprintf (out, "\n");
     }
+}
+
+static void
+list_rules (const hv_net_rules *rules, FILE *out)
+{
+  list_rules_from (rules, NULL, out);
+}
+
+/* network.ask and mode: ask (session/approvals.h, the resolver's hold). */
+static void
+explain_ask (const hv_policy *p, FILE *out)
+{
+  bool all = p->net_ask_all.set && p->net_ask_all.value;
+  if (!all && p->net_ask.n == 0)
+    return;
+  if (all)
+    fprintf (out, "  Asked for (mode: ask, %s): every name the list above does not allow.\n",
+             p->net_ask_all_where ? p->net_ask_all_where : "?");
+  if (p->net_ask.n)
+    {
+      fprintf (out, "  Asked for (network.ask), on these ports once approved:\n");
+      list_rules (&p->net_ask, out);
+    }
+  unsigned t = (unsigned) (p->net_ask_timeout_s.set ? p->net_ask_timeout_s.value : HV_POLICY_ASK_TIMEOUT_DEFAULT_S);
+  fprintf (out,
+           "  The first lookup of a name to ask is held by haven's resolver (nothing is reachable until\n"
+           "  the answer) while haven asks: on the terminal of the run, or `haven approve` in another\n"
+           "  terminal (once: the held lookups only; run: for the rest of this run; always: also written\n"
+           "  to ~/.config/haven/approved/%s.yaml, merged into this policy by later runs; deny).\n"
+           "  Unanswered within %us (network.ask_timeout), the name is denied: \"not found\" with an\n"
+           "  Extended DNS Error saying so.  A name network.deny covers is never asked for.  Each\n"
+           "  decision is an `ask` record in the trail.\n",
+           p->name ? p->name : "POLICY", t);
 }
 
 static void
@@ -66,16 +103,18 @@ explain_allowlist (const hv_policy *p, FILE *out)
   else
     {
       fprintf (out, "Allowlist: only these destinations, TCP only (UDP, ICMP and QUIC are not in the language):\n");
-      list_rules (&p->net_allow, out);
+      list_rules_from (&p->net_allow, p->approved_file, out);
     }
+  explain_ask (p, out);
   if (p->net_deny.n)
     {
       fprintf (out, "  Denied, whatever the list above allows (an entry without a port denies every port):\n");
       list_rules (&p->net_deny, out);
     }
+  bool asks = p->net_ask.n || (p->net_ask_all.set && p->net_ask_all.value);
   fprintf (out, "  Enforced in the kernel: a table in the sandbox's network namespace refuses at once (TCP\n"
                 "  reset, ICMP admin-prohibited) what it does not allow; names are answered by haven's resolver,\n"
-                "  which refuses unlisted names without asking anyone and allows the addresses it answers for\n"
+                "  which refuses unlisted names %s and allows the addresses it answers for\n"
                 "  their DNS lifetime; DNS sent to any other server lands there too; link-local and cloud\n"
                 "  metadata addresses are always refused.  `haven run` reaches the network through pasta, by\n"
                 "  the host's own route to each allowed address (a host without a default route included),\n"
@@ -84,7 +123,8 @@ explain_allowlist (const hv_policy *p, FILE *out)
                 "  create, and is refused with the\n"
                 "  host's network.  There only DNS of the container's own processes (its cgroup) goes to the\n"
                 "  resolver, so the engine's DNS (Docker's 127.0.0.11, reached only through the resolver) can\n"
-                "  forward a listed name it does not know itself.\n");
+                "  forward a listed name it does not know itself.\n",
+           asks ? "(but those it asks for, above)" : "without asking anyone");
   fprintf (out, "  A name the policy does not allow is answered \"not found\" (NXDOMAIN, or no data where\n"
                 "  allowed names lie below it) with an Extended DNS Error naming haven and the policy, so a\n"
                 "  lookup fails at once and is not retried as a temporary failure; `haven run` says the first\n"

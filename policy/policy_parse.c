@@ -34,7 +34,7 @@ struct yw
   hv_error **err;
   const char *section;
   /* This document's network keys, for the checks across them. */
-  yaml_node_t *net_mode_node, *net_allow_node;
+  yaml_node_t *net_mode_node, *net_allow_node, *net_ask_node;
   const char *net_mode_key;
 };
 
@@ -651,16 +651,23 @@ f_net_mode (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
   const char *s = scalar (v);
   w->net_mode_node = v;
   w->net_mode_key = key;
+  /* Every mode says whether unlisted names ask, so that a layer's
+   * `mode: allowlist` over a base's `mode: ask` stops the asking. */
+  p->net_ask_all = (oci_opt_bool) { .set = true, .value = s && strcmp (s, "ask") == 0 };
+  free (p->net_ask_all_where);
+  p->net_ask_all_where = xasprintf ("%s:%zu:%zu", w->file, v->start_mark.line + 1, v->start_mark.column + 1);
   if (s && strcmp (s, "none") == 0)
     p->net_mode = HV_NET_NONE;
+  else if (s && strcmp (s, "ask") == 0)
+    p->net_mode = HV_NET_ALLOWLIST; /* the allowlist, and every other name asks */
   else if (s && strcmp (s, "open") == 0)
     p->net_mode = HV_NET_OPEN;
   else if (s && strcmp (s, "allowlist") == 0)
     p->net_mode = HV_NET_ALLOWLIST;
   else if (s && strcmp (s, "host") == 0)
-    return yw_fail (w, v, key, "expected none, open or allowlist (the host's network is `open`)");
+    return yw_fail (w, v, key, "expected none, open, allowlist or ask (the host's network is `open`)");
   else
-    return yw_fail (w, v, key, "expected none, open or allowlist");
+    return yw_fail (w, v, key, "expected none, open, allowlist or ask");
   return 0;
 }
 
@@ -725,6 +732,46 @@ f_net_deny (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
   return net_list (w, v, key, true, &p->net_deny, p);
 }
 
+/* network.ask: the allow list's syntax (a bare name: 443 and 80).  An
+ * address cannot be asked for: only a name's lookup can be held. */
+static int
+f_net_ask (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  w->net_ask_node = v;
+  size_t first = p->net_ask.n;
+  if (net_list (w, v, key, false, &p->net_ask, p) < 0)
+    return -1;
+  for (size_t i = first; i < p->net_ask.n; i++)
+    if (p->net_ask.v[i].kind == HV_NET_RULE_CIDR)
+      {
+        yaml_node_item_t *it = v->data.sequence.items.start;
+        /* Name the item: find the one whose text this rule was made from. */
+        for (; it < v->data.sequence.items.top; it++)
+          {
+            yaml_node_t *item = yaml_document_get_node (w->doc, *it);
+            if (scalar (item) && strcmp (scalar (item), p->net_ask.v[i].entry) == 0)
+              return yw_fail (w, item, key,
+                              "\"%s\": an address cannot be asked for (only a name's lookup is held): list it "
+                              "under network.allow, or ask for the name",
+                              p->net_ask.v[i].entry);
+          }
+        return yw_fail (w, v, key, "\"%s\": an address cannot be asked for", p->net_ask.v[i].entry);
+      }
+  return 0;
+}
+
+static int
+f_net_ask_timeout (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  const char *s = scalar (v);
+  uint64_t t = 0;
+  if (s == NULL || hv_parse_duration (s, &t) < 0 || t > HV_POLICY_ASK_TIMEOUT_MAX_S)
+    return yw_fail (w, v, key, "expected a duration such as 30s or 2m (at least 1s, at most %us = 10m)",
+                    (unsigned) HV_POLICY_ASK_TIMEOUT_MAX_S);
+  p->net_ask_timeout_s = (oci_opt_u64) { .set = true, .value = t };
+  return 0;
+}
+
 /* One file's network section as a whole.  An `allow` list asks for an
  * allowlist: under an inherited `mode: none` (default's) it used to mean
  * no network at all, silently.  Written next to `mode: none` or `open`
@@ -732,8 +779,13 @@ f_net_deny (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
 static int
 check_network_layer (struct yw *w, hv_policy *p)
 {
-  if (w->net_allow_node && p->net_mode == HV_NET_UNSET)
+  if ((w->net_allow_node || w->net_ask_node) && p->net_mode == HV_NET_UNSET)
     p->net_mode = HV_NET_ALLOWLIST;
+  if (p->net_ask.n && (p->net_mode == HV_NET_NONE || p->net_mode == HV_NET_OPEN))
+    return yw_fail (w, w->net_mode_node, w->net_mode_key,
+                    "%s, but network.ask lists \"%s\": only an allowlist asks (write mode: allowlist or ask, or "
+                    "drop ask)",
+                    p->net_mode == HV_NET_NONE ? "none" : "open", p->net_ask.v[0].entry);
   if (p->net_allow.n && p->net_mode == HV_NET_NONE)
     return yw_fail (w, w->net_mode_node, w->net_mode_key,
                     "none, but network.allow lists \"%s\": the entries would be unused (write mode: allowlist, "
@@ -1232,6 +1284,7 @@ static const struct field filesystem_fields[] = {
 };
 static const struct field network_fields[] = {
   { "mode", f_net_mode },           { "allow", f_net_allow }, { "deny", f_net_deny },
+  { "ask", f_net_ask },             { "ask_timeout", f_net_ask_timeout },
   { "block_all", f_block_all }, { NULL, NULL },
 };
 static const struct field process_fields[] = {

@@ -67,5 +67,12 @@ struct hv_run_ctx
    * "haven: ", for the front end to print; NULL: not kept.  The
    * libraries print nothing themselves. */
   oci_strv *notes;
+  /* Under a policy that asks (network.ask, mode: ask): the approvals
+   * directory the resolver writes its requests in, and the directory of
+   * the approved files (session/approvals.h), both made 0700 by the
+   * session and hidden from the sandbox; NULL: none (a policy that asks
+   * is then refused). */
+  const char *approvals_dir;
+  const char *approved_dir;
 };
 #endif

@@ -287,6 +287,17 @@ plan_network (const hv_policy *p, int abi, hv_direct_plan *plan)
       add (plan, HV_DIRECT_ENFORCED, "network.mode open", "the host's network, as the policy says");
       break;
     case HV_NET_ALLOWLIST:
+      /* No weaker form: without the resolver nothing can hold a lookup
+       * while someone is asked; allowing or refusing instead would do
+       * other than the policy says. */
+      if (p->net_ask.n)
+        add (plan, HV_DIRECT_REFUSED, "network.ask",
+             "asking for a name needs haven's resolver in a network namespace, which holds the lookup until "
+             "the answer (no weaker form)");
+      if (p->net_ask_all.set && p->net_ask_all.value)
+        add (plan, HV_DIRECT_REFUSED, "network.mode ask",
+             "asking for a name needs haven's resolver in a network namespace, which holds the lookup until "
+             "the answer (no weaker form)");
       if (!accepts (p, HV_WEAKER_NETWORK_PORTS))
         {
           add (plan, HV_DIRECT_REFUSED, "network.allow",

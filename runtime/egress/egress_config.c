@@ -57,6 +57,7 @@ hv_egress_config_free (hv_egress_config *c)
   free (c->deny);
   free_names (c->names, c->n_names);
   free_names (c->deny_names, c->n_deny_names);
+  free_names (c->ask_names, c->n_ask_names);
   free (c);
 }
 
@@ -209,10 +210,40 @@ parse_connect (json_walk *w, yajl_val root, hv_egress_connect *out)
   return 0;
 }
 
+/* ask_all and ask_timeout_ms: the timeout is there exactly when
+ * something asks. */
+static int
+parse_ask (json_walk *w, yajl_val root, hv_egress_config *c)
+{
+  yajl_val all = jw_lookup (root, "ask_all"), t = jw_lookup (root, "ask_timeout_ms");
+  if (!jw_absent (all))
+    {
+      size_t saved = jw_push_key (w, "ask_all");
+      int r = jw_as_bool (w, all, &c->ask_all);
+      jw_pop (w, saved);
+      if (r < 0)
+        return -1;
+    }
+  bool asks = c->ask_all || c->n_ask_names;
+  if (jw_absent (t))
+    return asks ? jw_fail_key (w, "ask_timeout_ms", "missing (the config asks)") : 0;
+  size_t saved = jw_push_key (w, "ask_timeout_ms");
+  uint32_t ms = 0;
+  int r = jw_as_u32 (w, t, &ms);
+  if (r == 0 && (ms < 1000 || ms > 600000))
+    r = jw_fail (w, "%u: not 1000-600000", ms);
+  if (r == 0 && !asks)
+    r = jw_fail (w, "without ask_names or ask_all");
+  jw_pop (w, saved);
+  c->ask_timeout_ms = ms;
+  return r;
+}
+
 int
 hv_egress_config_parse (const char *json, const char *doc, hv_egress_config **out, hv_error **err)
 {
-  static const char *const known[] = { "policy", "connect", "allow", "deny", "names", "deny_names", NULL };
+  static const char *const known[] = { "policy",    "connect", "allow",          "deny", "names", "deny_names",
+                                       "ask_names", "ask_all", "ask_timeout_ms", NULL };
   json_walk w;
   jw_init (&w, doc, err);
   jw_push_key (&w, "annotations[\"" HV_EGRESS_ANNOTATION "\"]");
@@ -239,6 +270,10 @@ hv_egress_config_parse (const char *json, const char *doc, hv_egress_config **ou
     r = walk_list (&w, root, "names", take_name, &(name_list){ &c->names, &c->n_names });
   if (r == 0)
     r = walk_list (&w, root, "deny_names", take_name, &(name_list){ &c->deny_names, &c->n_deny_names });
+  if (r == 0)
+    r = walk_list (&w, root, "ask_names", take_name, &(name_list){ &c->ask_names, &c->n_ask_names });
+  if (r == 0)
+    r = parse_ask (&w, root, c);
   yajl_tree_free (root);
   if (r < 0)
     {
@@ -312,6 +347,14 @@ hv_egress_config_generate (const hv_egress_config *c)
   put_cidrs (g, "deny", c->deny, c->n_deny);
   put_names (g, "names", c->names, c->n_names);
   put_names (g, "deny_names", c->deny_names, c->n_deny_names);
+  if (c->n_ask_names || c->ask_all)
+    {
+      put_names (g, "ask_names", c->ask_names, c->n_ask_names);
+      jg_str (g, "ask_all");
+      yajl_gen_bool (g, c->ask_all);
+      jg_str (g, "ask_timeout_ms");
+      yajl_gen_integer (g, c->ask_timeout_ms);
+    }
   yajl_gen_map_close (g);
   return jg_finish (g);
 }

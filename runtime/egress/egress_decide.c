@@ -183,6 +183,30 @@ hv_egress_name_ports (const hv_egress_resolver_config *c, const char *name, hv_e
   hv_egress_name_deny (c, name, out);
 }
 
+/* The ports an unlisted name gets once approved: the ask rules that
+ * match it (ask_all: 443 and 80, a bare name's), less deny's. */
+static void
+ask_ports (const hv_egress_resolver_config *c, const char *name, hv_egress_ports *out, bool *asked)
+{
+  memset (out, 0, sizeof (*out));
+  *asked = false;
+  if (!hv_egress_name_plain (name))
+    return;
+  for (size_t i = 0; i < c->n_ask; i++)
+    if (hv_egress_name_rule_matches (&c->ask[i], name))
+      {
+        *asked = true;
+        hv_egress_ports_add (out, c->ask[i].port_min ? c->ask[i].port_min : 1, c->ask[i].port_max);
+      }
+  if (!*asked && c->ask_all)
+    {
+      *asked = true;
+      hv_egress_ports_add (out, 443, 443);
+      hv_egress_ports_add (out, 80, 80);
+    }
+  hv_egress_name_deny (c, name, out);
+}
+
 void
 hv_egress_decide (const hv_egress_resolver_config *c, const char *name, uint16_t qclass, uint16_t qtype,
                   hv_egress_verdict *v)
@@ -193,6 +217,13 @@ hv_egress_decide (const hv_egress_resolver_config *c, const char *name, uint16_t
   /* The name first: an unlisted name is refused whatever its type, so
    * the refusal (and its audit record) names the real reason. */
   hv_egress_name_ports (c, name, &v->ports, &listed);
+  bool asked = false;
+  if (!listed)
+    {
+      hv_egress_ports_free (&v->ports);
+      ask_ports (c, name, &v->ports, &asked);
+      listed = asked;
+    }
   if (!listed)
     v->why = HV_EGRESS_WHY_UNLISTED;
   else if (v->ports.n == 0)
@@ -201,7 +232,7 @@ hv_egress_decide (const hv_egress_resolver_config *c, const char *name, uint16_t
     v->why = HV_EGRESS_WHY_TYPE;
   else if (qtype == HV_DNS_TYPE_A || qtype == HV_DNS_TYPE_AAAA)
     {
-      v->action = HV_EGRESS_FORWARD;
+      v->action = asked ? HV_EGRESS_ASK : HV_EGRESS_FORWARD;
       hv_egress_ports_limit (&v->ports, HV_EGRESS_NAME_PORTS_MAX);
       return;
     }

@@ -18,6 +18,10 @@
 #define HV_EGRESS_WHY_UNLISTED "not in the policy"
 #define HV_EGRESS_WHY_DENIED "denied by the policy"
 #define HV_EGRESS_WHY_TYPE "type not allowed"
+#define HV_EGRESS_WHY_ASK_DENIED "denied by approval"
+#define HV_EGRESS_WHY_ASK_TIMEOUT "not approved in time (ask_timeout)"
+#define HV_EGRESS_WHY_ASK_FULL "too many names waiting for approval"
+#define HV_EGRESS_WHY_ASK_NOBODY "nobody to ask for approval"
 
 /* Disjoint, ascending, non-adjacent TCP port ranges (malloc'ed). */
 typedef struct hv_egress_port_range
@@ -49,6 +53,7 @@ typedef enum hv_egress_action
   HV_EGRESS_REFUSE,
   HV_EGRESS_FORWARD, /* ask upstream, pin, answer */
   HV_EGRESS_EMPTY,   /* NOERROR without records (HTTPS, SVCB) */
+  HV_EGRESS_ASK,     /* held until someone answers (egress_ask.h); then as FORWARD, with ports */
 } hv_egress_action;
 
 typedef struct hv_egress_verdict

@@ -411,6 +411,12 @@ handle_query (hv_egress_resolver *r, const hv_res_client *c, const uint8_t *buf,
       reply_simple (r, c, &q, HV_DNS_RCODE_NOERROR, 0, NULL);
       return;
     }
+  if (v.action == HV_EGRESS_ASK)
+    {
+      hv_egress_ports_free (&v.ports);
+      reply_refused (r, c, &q, text, qtype, HV_EGRESS_WHY_ASK_NOBODY);
+      return;
+    }
   /* Forward: a slot, or SERVFAIL at once when the bounds are reached
    * (a client flooding queries gets failures, never unbounded memory). */
   uint32_t slot = HV_RES_MAX_PENDING;

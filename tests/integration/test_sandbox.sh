@@ -123,7 +123,7 @@ test_sandbox_policy_error() {
   printf 'name: bad\nextends: default\nnetwork:\n  mode: sideways\n' > "$P.pol/bad.yaml"
   sb_probe --policy "$P.pol/bad.yaml" --scratch "$SB_SCRATCH" --label "$SB_LABEL" -- true
   assert_eq 125 "$RC" "exit status ($OUT)"
-  assert_contains "$OUT" "$P.pol/bad.yaml:4:9: network.mode: expected none, open or allowlist"
+  assert_contains "$OUT" "$P.pol/bad.yaml:4:9: network.mode: expected none, open, allowlist or ask"
   assert_sandbox_gone "$SB_LABEL"
 }
 

@@ -196,7 +196,7 @@ test_errors (void **state)
   expect_error ("filesystem:\n  tmpfs: [tmp]\n", "t.yaml:2:11: filesystem.tmpfs: needs an absolute path");
   expect_error ("filesystem:\n  tmpfs: [{path: /t, sise: 1m}]\n",
                 "t.yaml:2:22: filesystem.tmpfs: unknown key \"sise\" (expected path, size)");
-  expect_error ("network: {mode: some}\n", "t.yaml:1:17: network.mode: expected none, open or allowlist");
+  expect_error ("network: {mode: some}\n", "t.yaml:1:17: network.mode: expected none, open, allowlist or ask");
   expect_error ("resources: {memory: lots}\n", "t.yaml:1:21: resources.memory: " SIZE_MSG);
   expect_error ("resources: {cpus: -1}\n", "t.yaml:1:19: resources.cpus: " CPUS_MSG);
   expect_error ("resources: {pids: 1.5}\n", "t.yaml:1:19: resources.pids: " PIDS_MSG);

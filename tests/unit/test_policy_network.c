@@ -235,7 +235,7 @@ test_yaml_errors_and_modes (void **state)
   expect_error ("network: {mode: open, deny: [a.example]}\n",
                 "t.yaml:1:17: network.mode: open, but network.deny lists \"a.example\": the host's network filters "
                 "nothing (write mode: allowlist, or drop the list)");
-  expect_error ("network: {mode: host}\n", "t.yaml:1:17: network.mode: expected none, open or allowlist (the host's "
+  expect_error ("network: {mode: host}\n", "t.yaml:1:17: network.mode: expected none, open, allowlist or ask (the host's "
                                            "network is `open`)");
 
   /* `allow` without a mode asks for an allowlist, empty or not. */

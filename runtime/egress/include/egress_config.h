@@ -6,7 +6,13 @@
  *    "allow": [{"cidr": "192.0.2.0/24", "ports": "443" | "1000-2000" | "any"}, ...],
  *    "deny": [same],
  *    "names": [{"name": "api.github.com", "subdomains": false, "ports": "443"}, ...],
- *    "deny_names": [same]}
+ *    "deny_names": [same],
+ *    "ask_names": [same], "ask_all": true, "ask_timeout_ms": 30000}
+ *
+ * The ask members only when the policy asks (network.ask, mode: ask): a
+ * name no allow rule covers that an ask rule covers (or any, ask_all)
+ * is held by the resolver until someone answers (egress_ask.h);
+ * ask_timeout_ms is then 1000-600000.
  *
  * One entry per port range: a bare name in a policy (TCP 443 and 80)
  * is two entries.  "connect" says who gives the namespace its way out:
@@ -52,6 +58,10 @@ typedef struct hv_egress_config
   /* Names are owned (hv_egress_config_free frees them). */
   struct hv_egress_name_rule *names, *deny_names;
   size_t n_names, n_deny_names;
+  struct hv_egress_name_rule *ask_names;
+  size_t n_ask_names;
+  bool ask_all;
+  unsigned ask_timeout_ms; /* 0: nothing asks */
 } hv_egress_config;
 
 /* doc names the document in errors ("config.json"). */

@@ -45,6 +45,8 @@ typedef struct hv_egress_name_rule
 } hv_egress_name_rule;
 
 /* What the resolver reports (each may be NULL). */
+struct hv_egress_ask_config;
+
 typedef struct hv_egress_resolver_events
 {
   /* A query refused (for a name: answered "not found"): why is "not in
@@ -57,6 +59,12 @@ typedef struct hv_egress_resolver_events
    * forwarder's own record: egress_forward.h).  The table's pin type is
    * egress_table.h's. */
   void (*pins_added) (void *data, const struct hv_egress_pin *pins, size_t n);
+  /* A request decided (egress_ask.h): decision "once", "run",
+   * "always", "deny" or "timeout"; by "approve", "terminal", "command",
+   * "timeout" or "resolver" (refused without asking: too many waiting,
+   * nobody to ask); why: the resolver's reason when by is "resolver". */
+  void (*asked) (void *data, const char *id, const char *qname, uint16_t qtype, const char *decision,
+                 const char *by, const char *why);
   void *data;
 } hv_egress_resolver_events;
 
@@ -67,6 +75,16 @@ typedef struct hv_egress_resolver_config
   size_t n_allow;
   const hv_egress_name_rule *deny; /* wins over allow, port by port */
   size_t n_deny;
+  /* Names held until someone answers (egress_ask.h): an unlisted name an
+   * ask rule covers, or any unlisted name with ask_all; deny wins over
+   * ask too.  ask_all without a name rule: ports 443 and 80. */
+  const hv_egress_name_rule *ask;
+  size_t n_ask;
+  bool ask_all;
+  /* Where and how asking is done: NULL with ask rules, every name to
+   * ask is denied (nobody to ask).  Not copied: it outlives the
+   * resolver. */
+  const struct hv_egress_ask_config *asker;
   const hv_egress_cidr *allow_cidrs; /* private answers these cover may be pinned */
   size_t n_allow_cidrs;
   const hv_egress_cidr *deny_cidrs; /* answers these cover are never pinned */
