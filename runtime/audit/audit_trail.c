@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -43,6 +44,29 @@ hv_audit_put_kv (yajl_gen g, const char *key, const char *value)
 }
 
 void
+hv_audit_run_id (char out[HV_AUDIT_RUN_ID_SIZE])
+{
+  unsigned char bytes[8];
+  size_t got = 0;
+  while (got < sizeof (bytes))
+    {
+      ssize_t n = getrandom (bytes + got, sizeof (bytes) - got, 0);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        abort ();
+      got += (size_t) n;
+    }
+  static const char hex[] = "0123456789abcdef";
+  for (size_t i = 0; i < sizeof (bytes); i++)
+    {
+      out[2 * i] = hex[bytes[i] >> 4];
+      out[2 * i + 1] = hex[bytes[i] & 0xf];
+    }
+  out[2 * sizeof (bytes)] = '\0';
+}
+
+void
 hv_audit_trail_init (struct hv_audit_trail *t, int fd, const char *policy, const char *container)
 {
   memset (t, 0, sizeof (*t));
@@ -73,6 +97,8 @@ hv_audit_trail_record (const struct hv_audit_trail *t, const char *event)
   hv_audit_put_kv (g, "time", now);
   hv_audit_put_kv (g, "event", event);
   hv_audit_put_kv (g, "policy", t->policy);
+  if (t->run)
+    hv_audit_put_kv (g, "run", t->run);
   if (t->container)
     hv_audit_put_kv (g, "container", t->container);
   if (t->sandbox)

@@ -536,6 +536,7 @@ hv_monitor_main (const struct hv_monitor_args *a)
   hv_audit_trail_init (&m.trail, a->trail_fd, a->policy, a->id);
   m.trail.pod = a->pod;
   m.trail.sandbox = a->sandbox;
+  m.trail.run = a->run;
   /* Listening before init exists: its domain is named only in the record
    * of its first refusal. */
   if (a->landlock_audit)
