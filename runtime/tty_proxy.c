@@ -98,7 +98,7 @@ hv_tty_proxy (int master, const struct hv_run_hook *hook, hv_error **err)
         {
           struct hv_tty_pause t = { .master = master, .line_start = line_start };
           hook->fn (hook->data, local_tty && stdin_open ? &t : NULL);
-          line_start = true;
+          line_start = t.line_start;
         }
     }
   restore_terminal ();

@@ -164,9 +164,9 @@ say_withdrawn (const struct hv_run_ask *a, const char *id, const char *name)
 {
   cleanup_free char *decision = NULL, *by = NULL;
   if (read_answer (a->dirfd, id, &decision, &by) == 0)
-    say ("\r\nhaven: %s: answered by %s: %s\r\n", name, by, decision);
+    say ("haven: %s: answered by %s: %s\r\n", name, by, decision);
   else
-    say ("\r\nhaven: %s: the question is withdrawn (answered elsewhere, or no longer held)\r\n", name);
+    say ("haven: %s: the question is withdrawn (answered elsewhere, or no longer held)\r\n", name);
 }
 
 /* Is the request still waiting for an answer? */
@@ -218,7 +218,7 @@ answer_here (struct hv_run_ask *a, const hv_approval_request *r, const char *nam
 /* The question on the terminal until one of: a key, the deadline, an
  * answer from elsewhere, the request gone, the command's end. */
 static void
-ask_on_terminal (struct hv_run_ask *a, const hv_approval_request *r, const struct hv_tty_pause *tty)
+ask_on_terminal (struct hv_run_ask *a, const hv_approval_request *r, struct hv_tty_pause *tty)
 {
   cleanup_free char *name = printable (r->name, 253);
   cleanup_free char *policy = printable (r->policy, 64);
@@ -259,6 +259,7 @@ ask_on_terminal (struct hv_run_ask *a, const hv_approval_request *r, const struc
           hv_approval_requests_free (reqs, n);
           if (!still_pending (a, r->id))
             {
+              say ("\r\n");
               say_withdrawn (a, r->id, name);
               return;
             }
@@ -319,7 +320,7 @@ pump (struct hv_run_ask *a, hv_approval_request **reqs, size_t *n)
 }
 
 static void
-on_event (void *data, const struct hv_tty_pause *tty)
+on_event (void *data, struct hv_tty_pause *tty)
 {
   struct hv_run_ask *a = data;
   /* Each round asks one request not yet asked: the loop ends. */
@@ -336,6 +337,7 @@ on_event (void *data, const struct hv_tty_pause *tty)
         {
           oci_strv_push (&a->asked_tty, next->id);
           ask_on_terminal (a, next, tty);
+          tty->line_start = true; /* every way out of it ends a line */
         }
       hv_approval_requests_free (reqs, n);
       if (next == NULL)

@@ -14,7 +14,8 @@
 struct hv_tty_pause
 {
   int master;      /* the command's pty: polled for its hangup, never read */
-  bool line_start; /* the last byte the command wrote ended a line */
+  bool line_start; /* the terminal's cursor is at the start of a line: fn
+                    * sets it when it leaves it so */
 };
 
 /* The caller's own events while a run is in the foreground (`haven run`'s
@@ -28,7 +29,7 @@ struct hv_tty_pause
 struct hv_run_hook
 {
   int fd;
-  void (*fn) (void *data, const struct hv_tty_pause *tty);
+  void (*fn) (void *data, struct hv_tty_pause *tty);
   void *data;
 };
 
