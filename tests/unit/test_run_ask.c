@@ -254,6 +254,35 @@ command_killed_when_answered_elsewhere (void **state)
   free (a);
 }
 
+/* Its answer given, what it left running is killed. */
+static void
+command_leftovers_killed (void **state)
+{
+  struct fixture *f = *state;
+  start (f, "sleep 100 & echo $! > \"$T/child\"; echo run");
+  plant (f, RUN, 1, "x.example", now_ms () + 5000);
+  drive (f, 3000, answered);
+  char *a = answer_text (f);
+  assert_non_null (strstr (a, "\"decision\":\"run\""));
+  free (a);
+  assert_true (gone (pid_in (f, "child")));
+}
+
+/* The run's end kills a command still running. */
+static void
+command_killed_at_stop (void **state)
+{
+  struct fixture *f = *state;
+  start (f, "echo $$ > \"$T/pid\"; exec sleep 100");
+  plant (f, RUN, 1, "x.example", now_ms () + 10000);
+  drive (f, 400, NULL);
+  pid_t pid = pid_in (f, "pid");
+  assert_true (pid > 0);
+  hv_run_ask_stop (f->a);
+  f->a = NULL;
+  assert_true (gone (pid));
+}
+
 /* Another run's request is not this run's to answer. */
 static void
 other_runs_ignored (void **state)
@@ -275,6 +304,8 @@ main (void)
     cmocka_unit_test_setup_teardown (command_no_answer, setup, teardown),
     cmocka_unit_test_setup_teardown (command_killed_at_deadline, setup, teardown),
     cmocka_unit_test_setup_teardown (command_killed_when_answered_elsewhere, setup, teardown),
+    cmocka_unit_test_setup_teardown (command_leftovers_killed, setup, teardown),
+    cmocka_unit_test_setup_teardown (command_killed_at_stop, setup, teardown),
     cmocka_unit_test_setup_teardown (other_runs_ignored, setup, teardown),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
