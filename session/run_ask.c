@@ -226,12 +226,13 @@ ask_on_terminal (struct hv_run_ask *a, const hv_approval_request *r, struct hv_t
   cleanup_free char *cmd = printable (cmd_full, COMMAND_SHOWN);
   cleanup_error hv_error *perr = NULL;
   cleanup_free char *approved = hv_approved_path (r->policy, &perr);
+  cleanup_free char *type = printable (r->type, 16);
   cleanup_free char *approved_shown = approved ? printable (approved, 200) : xstrdup ("the policy's approved file");
   int64_t left_s = (r->deadline_ms - hv_ask_now_ms () + 999) / 1000;
   say ("%shaven: policy %s asks: may the sandbox look up %s (%s)?  asked by: %s\r\n"
        "haven: [o]nce  [r]un (the rest of this run)  [a]lways (adds it to %s)  [d]eny; "
        "no answer in %lld s denies it: ",
-       tty->line_start ? "" : "\r\n", policy, name, r->type, cmd, approved_shown, (long long) left_s);
+       tty->line_start ? "" : "\r\n", policy, name, type, cmd, approved_shown, (long long) left_s);
   for (;;)
     {
       int64_t left = r->deadline_ms - hv_ask_now_ms ();
@@ -304,9 +305,11 @@ pump (struct hv_run_ask *a, hv_approval_request **reqs, size_t *n)
   cleanup_error hv_error *err = NULL;
   if (hv_approvals_list (a->dirfd, a->run, reqs, n, &err) < 0)
     {
+      /* Nothing is known: nothing is asked, killed nor forgotten. */
       hv_ask_note (a, "approvals: %s", err->msg);
       *reqs = NULL;
       *n = 0;
+      return;
     }
   hv_ask_commands_pump (a, *reqs, *n);
   /* Forget what is no longer pending: the lists stay as short as that. */
