@@ -163,7 +163,9 @@ static void
 say_withdrawn (const struct hv_run_ask *a, const char *id, const char *name)
 {
   cleanup_free char *decision = NULL, *by = NULL;
-  if (read_answer (a->dirfd, id, &decision, &by) == 0)
+  if (a->cmd_answer_id && strcmp (a->cmd_answer_id, id) == 0)
+    say ("haven: %s: answered by command: %s\r\n", name, hv_ask_decision_name (a->cmd_answer));
+  else if (read_answer (a->dirfd, id, &decision, &by) == 0)
     say ("haven: %s: answered by %s: %s\r\n", name, by, decision);
   else
     say ("haven: %s: the question is withdrawn (answered elsewhere, or no longer held)\r\n", name);
@@ -415,6 +417,7 @@ hv_run_ask_stop (struct hv_run_ask *a)
       close (*fds[i]);
   oci_strv_free (&a->asked_tty);
   oci_strv_free (&a->asked_cmd);
+  free (a->cmd_answer_id);
   free (a->run);
   free (a->command);
   free (a);

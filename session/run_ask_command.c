@@ -209,8 +209,13 @@ finish (struct hv_run_ask *a, struct hv_ask_runner *w)
     }
   hv_approval_status st = HV_APPROVAL_FAILED;
   cleanup_error hv_error *err = NULL;
-  if (hv_approval_answer (a->dirfd, id, d, "command", &st, &err) < 0 && st != HV_APPROVAL_ANSWERED
-      && st != HV_APPROVAL_NO_SUCH)
+  if (hv_approval_answer (a->dirfd, id, d, "command", &st, &err) == 0 || st == HV_APPROVAL_OK)
+    {
+      free (a->cmd_answer_id);
+      a->cmd_answer_id = xstrdup (id);
+      a->cmd_answer = d;
+    }
+  if (err && st != HV_APPROVAL_ANSWERED && st != HV_APPROVAL_NO_SUCH)
     hv_ask_note (a, "HAVEN_ASK_COMMAND's answer for %s: %s", name, err->msg);
 }
 

@@ -41,6 +41,11 @@ struct hv_run_ask
   oci_strv asked_tty; /* ids the terminal has dealt with */
   oci_strv asked_cmd; /* ids given to the command */
   struct hv_ask_runner runners[HV_ASK_RUNNERS];
+  /* The last answer the command gave: what the terminal says when it
+   * withdraws that question (the holder may have taken the answer file
+   * away by then). */
+  char *cmd_answer_id;
+  hv_ask_decision cmd_answer;
 };
 
 /* CLOCK_REALTIME in epoch milliseconds, as a request's deadline_ms. */

@@ -130,3 +130,17 @@ test_ask_command_hangs() {
   done
   [ $((SECONDS - t0)) -lt 20 ] || fail "the run took $((SECONDS - t0)) s"
 }
+
+# A terminal and HAVEN_ASK_COMMAND both: the command's answer, first,
+# withdraws the question on the terminal.
+test_ask_tty_command_first() {
+  need_haven
+  ask_setup
+  { echo '#!/bin/sh'; echo 'sleep 1; echo deny'; } > ask.sh
+  chmod +x ask.sh
+  export HAVEN_ASK_COMMAND=$PWD/ask.sh
+  ask_tty expect=ready 'expect=\[d\]eny' 'expect=asked\.example: answered by command: deny' expect=lookup=fail \
+    send='o\r' expect=got:o
+  assert_contains "$OUT" "exit=0" "the run ended"
+  assert_eq "deny command" "$(ask_decisions)" "the trail's decision"
+}
