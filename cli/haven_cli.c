@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "approvals_policy.h"
 #include "cli.h"
 #include "audit_monitor.h"
 #include "doctor_cmd.h"
@@ -31,6 +32,7 @@
 #include "exit_status.h"
 #include "haven_annotations.h"
 #include "haven_audit.h"
+#include "approve_cmd.h"
 #include "haven_help.h"
 #include "haven_run.h"
 #include "policy.h"
@@ -547,7 +549,7 @@ policy_explain (int argc, char **argv, hv_error **err)
   if (argc != 2)
     return hv_error_set (err, 0, "usage: haven policy explain NAME|FILE");
   cleanup_policy hv_policy *p = NULL;
-  if (hv_policy_load (argv[1], &p, err) < 0)
+  if (hv_policy_load (argv[1], &p, err) < 0 || hv_approved_merge (p, err) < 0)
     return -1;
   printf ("Policy \"%s\"%s%s\n\n", p->name, p->description ? ": " : "", p->description ? p->description : "");
   explain_files (p);
@@ -637,6 +639,8 @@ haven_main (int argc, char **argv)
     r = cmd_policy (argc - 1, argv + 1, &err);
   else if (strcmp (argv[1], "audit") == 0)
     r = hv_cmd_audit (argc - 1, argv + 1, &err);
+  else if (strcmp (argv[1], "approve") == 0)
+    r = hv_cmd_approve (argc - 1, argv + 1, &err);
   else if (strcmp (argv[1], "install") == 0 || strcmp (argv[1], "uninstall") == 0)
     r = hv_cmd_install (argc - 1, argv + 1, strcmp (argv[1], "uninstall") == 0, &err);
   else if (strcmp (argv[1], "--version") == 0)

@@ -71,6 +71,17 @@ help_audit (FILE *out)
 }
 
 static void
+help_approve (FILE *out)
+{
+  fprintf (out, "  haven approve [--json] [ID once|run|always|deny]\n"
+                "      Names a policy asks for (network.ask, network.mode: ask) wait here for an answer:\n"
+                "      without ID, list the pending requests (name, policy, command, project, seconds left)\n"
+                "      and, on a terminal, ask about each; with ID, answer it: once (the held lookups only),\n"
+                "      run (the rest of that run), always (also ~/.config/haven/approved/POLICY.yaml, for\n"
+                "      later runs), deny.  --json: the pending requests, one JSON object a line.\n");
+}
+
+static void
 help_install (FILE *out)
 {
   fprintf (out,
@@ -160,6 +171,7 @@ help_doctor (FILE *out)
 
 static const struct help_section sections[] = {
   { "run", help_run },         { "policy", help_policy },       { "audit", help_audit },
+  { "approve", help_approve },
   { "install", help_install }, { "uninstall", help_uninstall }, { "serve", help_serve },
   { "mcp", help_mcp },         { "doctor", help_doctor },
 };

@@ -6,6 +6,7 @@
 #include "haven_annotations.h"
 #include "json_gen.h"
 #include "offline.h"
+#include "policy_egress.h"
 #include "utils.h"
 
 /* One attempt each: npm (fetch-retries, 2 by default, 10 s then 60 s
@@ -51,5 +52,30 @@ hv_offline_env (char **env, const hv_policy *p)
       env[n] = xstrdup (var);
       env[n + 1] = NULL;
     }
+  return hv_ask_env (env, p);
+}
+
+/* glibc's stub resolver waits `timeout` seconds (at most 30), then
+ * doubles it for each of `attempts` (at most 5) with one server: the
+ * fewest attempts whose waits add up past the ask timeout, so that a
+ * lookup held while someone answers is still waited for.  Unless set. */
+char **
+hv_ask_env (char **env, const hv_policy *p)
+{
+  if (!hv_policy_asks (p))
+    return env;
+  unsigned t = (unsigned) (p->net_ask_timeout_s.set ? p->net_ask_timeout_s.value : HV_POLICY_ASK_TIMEOUT_DEFAULT_S);
+  unsigned timeout = t + 1 < 30 ? t + 1 : 30, attempts = 1, total = timeout;
+  while (total < t + 1 && attempts < 5)
+    total += timeout << attempts++;
+  size_t n = 0;
+  bool set = false;
+  for (; env[n]; n++)
+    set = set || strncmp (env[n], "RES_OPTIONS=", 12) == 0;
+  if (set)
+    return env;
+  env = xrealloc (env, (n + 2) * sizeof (char *));
+  env[n] = xasprintf ("RES_OPTIONS=timeout:%u attempts:%u", timeout, attempts);
+  env[n + 1] = NULL;
   return env;
 }

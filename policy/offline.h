@@ -19,6 +19,9 @@ void hv_offline_mount (yajl_gen g, const struct hv_run_ctx *ctx);
  * under network none, hv_allowlist_env_vars under an allowlist, each only
  * when env does not set that name already. */
 char **hv_offline_env (char **env, const hv_policy *p);
+/* ...and under a policy that asks, RES_OPTIONS so that glibc's resolver
+ * waits for the answer (timeout and attempts from network.ask_timeout). */
+char **hv_ask_env (char **env, const hv_policy *p);
 /* "NAME=VALUE" entries, NULL-terminated, for explain. */
 extern const char *const hv_offline_env_vars[];
 extern const char *const hv_allowlist_env_vars[];

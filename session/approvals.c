@@ -1,6 +1,7 @@
 /* The approvals directory and the approved files: approvals.h. */
 #include "config.h"
 #include "approvals.h"
+#include "approvals_policy.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,6 +18,8 @@
 #include "file_read.h"
 #include "json_gen.h"
 #include "json_walk.h"
+#include "policy_approved.h"
+#include "policy_egress.h"
 #include "utils.h"
 
 /* A request is a few hundred bytes; its command may be long, but not this. */
@@ -593,5 +596,59 @@ hv_approved_append (const char *policy, const char *name, const char *who, hv_er
   cleanup_free char *path = xasprintf ("%s/%s", dir, file);
   if (write_file_atomic (dir, file, text, strlen (text), err) < 0)
     return hv_error_wrap (err, "approve %s: write %s", name, path);
+  return 0;
+}
+
+/* --- a run's side ------------------------------------------------------------ */
+
+int
+hv_approved_merge (hv_policy *p, hv_error **err)
+{
+  if (p->name == NULL || !policy_name_plain (p->name) || p->net_mode != HV_NET_ALLOWLIST)
+    return 0;
+  cleanup_free char *dir = approved_dir (err);
+  if (dir == NULL)
+    return -1;
+  cleanup_close int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0 && errno == ENOENT)
+    return 0;
+  if (dfd < 0)
+    return hv_error_set (err, errno, "open %s", dir);
+  if (check_private_dir (dfd, dir, err) < 0)
+    return hv_error_wrap (err, "approved names for the policy %s", p->name);
+  cleanup_free char *file = xasprintf ("%s.yaml", p->name);
+  cleanup_free char *path = xasprintf ("%s/%s", dir, file);
+  cleanup_free char *text = NULL;
+  cleanup_error hv_error *rerr = NULL;
+  if (read_own_file (dfd, file, APPROVED_MAX, &text, &rerr) < 0)
+    {
+      if (rerr->errno_code == ENOENT)
+        return 0;
+      *err = steal_pointer (&rerr);
+      return hv_error_wrap (err, "approved names for the policy %s: %s", p->name, path);
+    }
+  return hv_policy_merge_approved (p, text, strlen (text), path, err);
+}
+
+int
+hv_approvals_prepare (const hv_policy *p, char **approvals, char **approved, hv_error **err)
+{
+  *approvals = *approved = NULL;
+  if (!hv_policy_asks (p))
+    return 0;
+  cleanup_free char *a = hv_approvals_dir_path (err);
+  if (a == NULL)
+    return -1;
+  cleanup_close int afd = open_private_dir (a, true, err);
+  if (afd < 0)
+    return hv_error_wrap (err, "the approvals directory");
+  cleanup_free char *b = approved_dir (err);
+  if (b == NULL)
+    return -1;
+  cleanup_close int bfd = open_private_dir (b, true, err);
+  if (bfd < 0)
+    return hv_error_wrap (err, "the approved names' directory");
+  *approvals = steal_pointer (&a);
+  *approved = steal_pointer (&b);
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "approvals_policy.h"
 #include "fault_point.h"
 #include "git_hidden_tracked.h"
 #include "git_identity.h"
@@ -114,6 +115,10 @@ write_config (struct hv_run_steps *s, hv_error **err)
   if (r < 0)
     return -1;
   s->rc.ctx.nsswitch = s->nsswitch;
+  if (hv_approvals_prepare (s->policy, &s->approvals_dir, &s->approved_dir, err) < 0)
+    return -1;
+  s->rc.ctx.approvals_dir = s->approvals_dir;
+  s->rc.ctx.approved_dir = s->approved_dir;
   /* The compiler's notes are said here, before any error it returned. */
   r = hv_policy_compile (s->policy, &s->rc.ctx, &s->config_json, err);
   hv_run_steps_say_notes (&s->notes);
@@ -190,6 +195,9 @@ hv_run_steps_make (struct hv_run_steps *s, hv_error **err)
 {
   hv_audit_run_id (s->run_id);
   if (hv_policy_load (s->o->policy, &s->policy, err) < 0)
+    return -1;
+  /* Names approved "always" for this policy: one more allow layer. */
+  if (hv_approved_merge (s->policy, err) < 0)
     return -1;
   if (hv_run_context_init (s->o->project, s->o->cmd, &s->rc, err) < 0)
     return -1;
@@ -298,6 +306,9 @@ hv_run_steps_release (struct hv_run_steps *s)
   free (s->git_excludes);
   free (s->git_attributes);
   free (s->nsswitch);
+  free (s->approvals_dir);
+  free (s->approved_dir);
+  s->approvals_dir = s->approved_dir = NULL;
   oci_strv_free (&s->git_shown);
   oci_strv_free (&s->git_shown_snapshots);
   oci_strv_free (&s->weaker);

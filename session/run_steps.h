@@ -59,6 +59,7 @@ struct hv_run_steps
   int home_state_lock; /* held while the sandbox may use the copy-on-write layers */
   char *git_identity, *git_excludes, *git_attributes;
   char *nsswitch; /* network none: names from /etc/hosts only (run_offline.h) */
+  char *approvals_dir, *approved_dir; /* a policy that asks (approvals_policy.h) */
   oci_strv git_shown, git_shown_snapshots;
   char *config_json;
   /* This run's id (audit_trail.h), made first thing in

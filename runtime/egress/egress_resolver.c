@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "egress_decide.h"
+#include "egress_resolver_ask.h"
 #include "egress_resolver_state.h"
 #include "egress_resolver_tcp.h"
 #include "egress_upstream.h"
@@ -60,7 +61,7 @@ copy_config (hv_egress_resolver *r, const hv_egress_resolver_config *in, hv_erro
 {
   hv_egress_resolver_config *c = &r->cfg;
   *c = *in;
-  c->allow = c->deny = NULL;
+  c->allow = c->deny = c->ask = NULL;
   c->allow_cidrs = c->deny_cidrs = NULL;
   c->upstreams = NULL;
   c->policy_name = xstrdup (in->policy_name ? in->policy_name : "(unnamed)");
@@ -72,6 +73,11 @@ copy_config (hv_egress_resolver *r, const hv_egress_resolver_config *in, hv_erro
   int rc_deny = copy_rules (in->deny, in->n_deny, &deny, "deny", err);
   c->deny = deny;
   if (rc_deny < 0)
+    return -1;
+  hv_egress_name_rule *ask = NULL;
+  int rc_ask = copy_rules (in->ask, in->n_ask, &ask, "ask", err);
+  c->ask = ask;
+  if (rc_ask < 0)
     return -1;
   for (size_t i = 0; i < in->n_allow_cidrs; i++)
     if (hv_egress_cidr_check (&in->allow_cidrs[i], err) < 0)
@@ -122,6 +128,9 @@ free_config (hv_egress_resolver_config *c)
     free ((char *) c->allow[i].name);
   for (size_t i = 0; c->deny && i < c->n_deny; i++)
     free ((char *) c->deny[i].name);
+  for (size_t i = 0; c->ask && i < c->n_ask; i++)
+    free ((char *) c->ask[i].name);
+  free ((void *) c->ask);
   free ((void *) c->allow);
   free ((void *) c->deny);
   free ((void *) c->allow_cidrs);
@@ -196,6 +205,13 @@ hv_egress_resolver_new (const hv_egress_resolver_config *config, hv_egress_resol
         goto fail;
     }
   r->scratch = xmalloc0 (HV_DNS_MESSAGE_MAX);
+  if (r->cfg.n_ask || r->cfg.ask_all)
+    {
+      /* A directory that cannot be used leaves nobody to ask: each name
+       * to ask is then refused, and recorded as such. */
+      cleanup_error hv_error *ask_err = NULL;
+      (void) hv_res_ask_new (r, &ask_err);
+    }
   *out = r;
   return 0;
 fail:
@@ -228,6 +244,7 @@ hv_egress_resolver_free (hv_egress_resolver *r)
 {
   if (r == NULL)
     return;
+  hv_res_ask_free (r);
   for (uint32_t i = 0; i < HV_RES_MAX_PENDING; i++)
     pending_free (r, i);
   for (size_t i = 0; i < HV_RES_MAX_TCP_CLIENTS; i++)
@@ -373,6 +390,54 @@ lower (char *s)
       *s = (char) (*s - 'A' + 'a');
 }
 
+/* Send query (taken) upstream for text, to be pinned on ports (taken);
+ * SERVFAIL when the bounds are reached. */
+static void
+forward (hv_egress_resolver *r, const hv_res_client *c, hv_dns_message *q, const char *text, hv_egress_ports *ports)
+{
+  cleanup_error hv_error *err = NULL;
+  /* Forward: a slot, or SERVFAIL at once when the bounds are reached
+   * (a client flooding queries gets failures, never unbounded memory). */
+  uint32_t slot = HV_RES_MAX_PENDING;
+  if (r->n_pending < HV_RES_MAX_PENDING && r->cfg.n_upstreams > 0
+      && !(c->tcp && r->tcp[c->slot].pending >= HV_RES_TCP_CLIENT_QUERIES))
+    for (uint32_t i = 0; i < HV_RES_MAX_PENDING; i++)
+      if (r->pending[i] == NULL)
+        {
+          slot = i;
+          break;
+        }
+  if (slot == HV_RES_MAX_PENDING)
+    {
+      hv_egress_ports_free (ports);
+      reply_simple (r, c, q, HV_DNS_RCODE_SERVFAIL, 0, NULL);
+      return;
+    }
+  hv_res_pending *p = xmalloc0 (sizeof (*p));
+  p->client = *c;
+  p->query = *q;
+  memset (q, 0, sizeof (*q));
+  /* A plain name (hv_egress_decide matched it) is at most 253 bytes. */
+  memcpy (p->qname, text, strnlen (text, sizeof (p->qname) - 1));
+  p->ports = *ports;
+  memset (ports, 0, sizeof (*ports));
+  p->fd = -1;
+  r->pending[slot] = p;
+  r->n_pending++;
+  if (c->tcp)
+    r->tcp[c->slot].pending++;
+  /* Only an error restoring the netns is fatal, and that is reported
+   * by the next dispatch: here, fail this query closed. */
+  int started = hv_res_upstream_start (r, slot, &err);
+  if (started <= 0)
+    {
+      reply_simple (r, c, &p->query, HV_DNS_RCODE_SERVFAIL, 0, NULL);
+      pending_free (r, slot);
+      if (started < 0 && r->fatal == NULL)
+        r->fatal = steal_pointer (&err); /* dispatch reports it */
+    }
+}
+
 /* Handle one query from client; never fatal (a failed reply is dropped). */
 static void
 handle_query (hv_egress_resolver *r, const hv_res_client *c, const uint8_t *buf, size_t len)
@@ -413,49 +478,20 @@ handle_query (hv_egress_resolver *r, const hv_res_client *c, const uint8_t *buf,
     }
   if (v.action == HV_EGRESS_ASK)
     {
-      hv_egress_ports_free (&v.ports);
-      reply_refused (r, c, &q, text, qtype, HV_EGRESS_WHY_ASK_NOBODY);
-      return;
-    }
-  /* Forward: a slot, or SERVFAIL at once when the bounds are reached
-   * (a client flooding queries gets failures, never unbounded memory). */
-  uint32_t slot = HV_RES_MAX_PENDING;
-  if (r->n_pending < HV_RES_MAX_PENDING && r->cfg.n_upstreams > 0
-      && !(c->tcp && r->tcp[c->slot].pending >= HV_RES_TCP_CLIENT_QUERIES))
-    for (uint32_t i = 0; i < HV_RES_MAX_PENDING; i++)
-      if (r->pending[i] == NULL)
+      const char *why = HV_EGRESS_WHY_ASK_NOBODY;
+      enum hv_res_ask_result a = r->ask ? hv_res_ask_query (r, c, &q, text, qtype, &v.ports, &why)
+                                        : HV_RES_ASK_REFUSED;
+      if (a == HV_RES_ASK_HELD)
+        return; /* the answer comes when someone answers (hv_res_ask_check) */
+      if (a == HV_RES_ASK_REFUSED)
         {
-          slot = i;
-          break;
+          hv_egress_ports_free (&v.ports);
+          reply_refused (r, c, &q, text, qtype, why);
+          return;
         }
-  if (slot == HV_RES_MAX_PENDING)
-    {
-      hv_egress_ports_free (&v.ports);
-      reply_simple (r, c, &q, HV_DNS_RCODE_SERVFAIL, 0, NULL);
-      return;
+      /* Approved for the run: as an allowed name. */
     }
-  hv_res_pending *p = xmalloc0 (sizeof (*p));
-  p->client = *c;
-  p->query = q;
-  memset (&q, 0, sizeof (q));
-  /* A plain name (hv_egress_decide matched it) is at most 253 bytes. */
-  memcpy (p->qname, text, strnlen (text, sizeof (p->qname) - 1));
-  p->ports = v.ports;
-  p->fd = -1;
-  r->pending[slot] = p;
-  r->n_pending++;
-  if (c->tcp)
-    r->tcp[c->slot].pending++;
-  /* Only an error restoring the netns is fatal, and that is reported
-   * by the next dispatch: here, fail this query closed. */
-  int started = hv_res_upstream_start (r, slot, &err);
-  if (started <= 0)
-    {
-      reply_simple (r, c, &p->query, HV_DNS_RCODE_SERVFAIL, 0, NULL);
-      pending_free (r, slot);
-      if (started < 0 && r->fatal == NULL)
-        r->fatal = steal_pointer (&err); /* dispatch reports it */
-    }
+  forward (r, c, &q, text, &v.ports);
 }
 
 /* --- answers --------------------------------------------------------------------- */
@@ -672,11 +708,23 @@ tcp_event (hv_egress_resolver *r, uint32_t slot, uint32_t gen, uint32_t events)
     handle_query (r, &who, query, len);
 }
 
+static const hv_res_ask_ops ask_ops = { .forward = forward, .refuse = reply_refused };
+
 static int
 expire (hv_egress_resolver *r, uint64_t now, uint64_t *next, hv_error **err)
 {
   int rc = 0;
   *next = hv_res_tcp_expire (r, now);
+  /* Answers and deadlines of held names; a forward that failed fatally
+   * is reported like one of a query's. */
+  uint64_t ask_next = hv_res_ask_check (r, now, &ask_ops);
+  if (ask_next < *next)
+    *next = ask_next;
+  if (r->fatal)
+    {
+      *err = steal_pointer (&r->fatal);
+      return -1;
+    }
   for (uint32_t i = 0; i < HV_RES_MAX_PENDING; i++)
     {
       hv_res_pending *p = r->pending[i];
@@ -725,6 +773,9 @@ hv_egress_resolver_dispatch (hv_egress_resolver *r, hv_error **err)
           break;
         case HV_RES_K_TCP_CLIENT:
           tcp_event (r, index, gen, ev[i].events);
+          break;
+        case HV_RES_K_ASK:
+          hv_res_ask_event (r); /* the answers are taken below */
           break;
         default:
           break;

@@ -18,6 +18,7 @@
 /* The type egress_resolver.h declares (C11 allows the typedef twice):
  * the parts see the state, not the resolver's API. */
 typedef struct hv_egress_resolver hv_egress_resolver;
+typedef struct hv_res_ask hv_res_ask;
 
 /* Bounds: what a hostile sandbox can make the resolver hold. */
 #define HV_RES_LISTENERS 4          /* listening sockets: UDP and TCP, IPv4 and IPv6 */
@@ -53,6 +54,7 @@ enum hv_res_kind
   HV_RES_K_TIMER,
   HV_RES_K_UPSTREAM,
   HV_RES_K_TCP_CLIENT,
+  HV_RES_K_ASK, /* the approvals directory changed (egress_resolver_ask.h) */
 };
 
 /* epoll data: kind, slot index and the slot's generation, so that an
@@ -127,6 +129,7 @@ struct hv_egress_resolver
   size_t recent_next, n_recent;
   uint8_t *scratch; /* HV_DNS_MESSAGE_MAX bytes: replies are encoded here */
   hv_error *fatal;  /* met while handling a query: dispatch returns it */
+  struct hv_res_ask *ask; /* egress_resolver_ask.h; NULL: nothing asks */
 };
 
 /* Milliseconds on CLOCK_MONOTONIC: every deadline is one of these. */

@@ -5,10 +5,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dns_message.h"
+#include "egress_ask.h"
 #include "egress_audit.h"
 #include "egress_config.h"
 #include "egress_decide.h"
@@ -32,6 +36,7 @@ struct hv_monitor_egress
 {
   struct hv_audit_trail *trail;
   hv_egress_config *config;
+  hv_egress_ask_config *ask; /* run.haven.ask, or NULL */
   hv_egress_table *table;
   hv_egress_resolver *resolver;
   hv_egress_denials *denials;
@@ -150,6 +155,59 @@ trail_capped (void *data)
   return e->trail->capped;
 }
 
+/* {"event":"ask","id":ID,"name":NAME,"type":"A","decision":D,"by":BY[,"why":WHY]}:
+ * one per decided request, straight into the trail (a person's decision
+ * is not a denial the limiter may fold). */
+static void
+on_asked (void *data, const char *id, const char *qname, uint16_t qtype, const char *decision, const char *by,
+          const char *why)
+{
+  hv_monitor_egress *e = data;
+  char buf[16];
+  if (e->trail->fd < 0)
+    return;
+  yajl_gen g = hv_audit_trail_record (e->trail, "ask");
+  hv_audit_put_kv (g, "id", id);
+  hv_audit_put_kv (g, "name", qname);
+  hv_audit_put_kv (g, "type", hv_dns_type_name (qtype, buf));
+  hv_audit_put_kv (g, "decision", decision);
+  hv_audit_put_kv (g, "by", by);
+  if (why)
+    hv_audit_put_kv (g, "why", why);
+  hv_audit_trail_emit (e->trail, g);
+}
+
+/* The run.haven.ask annotation, with what the egress annotation says of
+ * asking: NULL (recorded) when it cannot be read, so that every name to
+ * ask is refused. */
+static hv_egress_ask_config *
+ask_config (hv_monitor_egress *e, const char *text)
+{
+  const hv_egress_config *c = e->config;
+  if (!(c->ask_all || c->n_ask_names))
+    return NULL;
+  cleanup_error hv_error *err = NULL;
+  hv_egress_ask_config *a = NULL;
+  if (text == NULL)
+    hv_error_set (&err, 0, "no " HV_ASK_ANNOTATION " annotation: nobody to ask");
+  else if (hv_egress_ask_config_parse (text, "config.json", &a, &err) == 0)
+    {
+      a->policy = xstrdup (c->policy);
+      a->timeout_ms = c->ask_timeout_ms;
+      /* The run's id (the trail's, when it has one), for the requests'. */
+      uint8_t raw[8] = { 0 };
+      if (getrandom (raw, sizeof (raw), 0) != (ssize_t) sizeof (raw))
+        hv_error_set (&err, errno, "getrandom");
+      for (size_t i = 0; i < sizeof (raw); i++)
+        snprintf (a->run + 2 * i, 3, "%02x", raw[i]);
+      if (err == NULL)
+        return a;
+      hv_egress_ask_config_free (a);
+    }
+  record_error (e, "approvals", err, "names the policy asks for are refused (nobody to ask)");
+  return NULL;
+}
+
 /* The upstreams and where they are asked from. */
 static int
 read_upstreams (const struct hv_monitor_egress_args *a, const hv_egress_config *c, hv_resolv_conf *rc,
@@ -197,7 +255,8 @@ start_resolver (hv_monitor_egress *e, const struct hv_monitor_egress_args *a, st
     .upstream_netns_fd = engine ? a->fds->netns : -1,
     .upstream_mark = engine ? HV_EGRESS_RESOLVER_MARK : 0,
     .policy_name = c->policy,
-    .events = { .refused = on_refused, .pins_added = on_pins_added, .data = e },
+    .ask = c->ask_names, .n_ask = c->n_ask_names, .ask_all = c->ask_all, .asker = e->ask,
+    .events = { .refused = on_refused, .pins_added = on_pins_added, .asked = on_asked, .data = e },
   };
   return hv_egress_resolver_new (&rcfg, &e->resolver, err);
 }
@@ -255,6 +314,7 @@ hv_monitor_egress_start (const struct hv_monitor_egress_args *a, struct hv_audit
           hv_error_free (&part_err);
         }
     }
+  e->ask = ask_config (e, a->ask);
   /* No trail, no listener: its socket is not used (closed on return). */
   int t = own.nft >= 0
               ? hv_egress_table_open_socket (HV_EGRESS_TABLE_NAME, hv_egress_fd_take (&own.nft), &e->table, &part_err)
@@ -282,6 +342,7 @@ hv_monitor_egress_free (hv_monitor_egress *e)
   hv_egress_denials_free (e->denials);
   hv_egress_table_close (e->table);
   hv_egress_config_free (e->config);
+  hv_egress_ask_config_free (e->ask);
   free (e);
 }
 

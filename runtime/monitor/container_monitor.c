@@ -508,6 +508,7 @@ hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int e
                                .command = &spec->process.args, .listen_fd = listen_fd, .control_fd = -1,
                                .trail_fd = trail, .timeout_s = timeout_s,
                                .resolv_conf = egress ? bound_resolv_conf (spec) : NULL,
+                               .ask = egress ? oci_kv_get (&spec->annotations, HV_ASK_ANNOTATION) : NULL,
                                .borrowed_trail = borrowed, .sandbox = borrowed ? c->sandbox : NULL,
                                .run = run,
                                .notice_fd = notice,

@@ -368,7 +368,8 @@ start_egress (struct monitor *m)
   if (m->egress_fds.netns < 0)
     return;
   struct hv_monitor_egress_args a = { .config = m->egress_config, .fds = &m->egress_fds,
-                                      .resolv_conf = m->a->resolv_conf, .notice_fd = m->a->notice_fd };
+                                      .resolv_conf = m->a->resolv_conf, .notice_fd = m->a->notice_fd,
+                                      .ask = m->a->ask };
   cleanup_error hv_error *err = NULL;
   m->egress = hv_monitor_egress_start (&a, &m->trail, &err);
   /* The namespace stays open: the resolver makes its upstream sockets

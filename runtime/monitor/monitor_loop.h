@@ -32,6 +32,8 @@ struct hv_monitor_args
   /* Egress: the host file the config binds on /etc/resolv.conf (the
    * engine's), or NULL; read for the resolver's upstreams. */
   const char *resolv_conf;
+  /* Egress: the run.haven.ask annotation (egress_ask.h), or NULL. */
+  const char *ask;
   /* haven run's stderr, for the first refused name's line
    * (egress_notice.h), or -1. */
   int notice_fd;

@@ -48,6 +48,9 @@ struct hv_monitor_egress_args
    * opened by entering netns instead. */
   struct hv_egress_fds *fds;
   const char *resolv_conf; /* engine: the host path bound on /etc/resolv.conf, or NULL */
+  /* The run.haven.ask annotation's text (egress_ask.h), or NULL: names the
+   * policy marks `ask` are then refused (nobody to ask). */
+  const char *ask;
   /* haven run's stderr (a file description of its own): the first name
    * refused (not listed, or denied) is said there once, before any
    * limiter (egress_notice.h); -1: nowhere.  Borrowed. */
