@@ -6,12 +6,12 @@
 # process, or by the user's command.  The world is test_egress_policies.sh's
 # (policies_world): asked.example has an address there.
 
-ASK_PTY_DRIVE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/pty_drive.py
+ASKTTY_DRIVE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/pty_drive.py
 
-# ask_setup [ASK_TIMEOUT]: the world, a project, a policy that asks for
+# asktty_setup [ASK_TIMEOUT]: the world, a project, a policy that asks for
 # asked.example, a private state and config directory (the approvals
 # directory, the approved files) and the trail at $PWD/trail.log.
-ask_setup() {
+asktty_setup() {
   command -v jq > /dev/null || skip "jq missing"
   policies_world allowed.example asked.example
   make_project
@@ -25,19 +25,19 @@ ask_setup() {
 # The sandbox's command: "ready", a second for keys typed now to be
 # passed on, the lookup (an A query only), then a line read from the
 # terminal.
-ASK_LOOKUP='echo ready; sleep 1; python3 -c "import socket; socket.gethostbyname(\"asked.example\")" 2> /dev/null \
+ASKTTY_LOOKUP='echo ready; sleep 1; python3 -c "import socket; socket.gethostbyname(\"asked.example\")" 2> /dev/null \
   && echo lookup=ok || echo lookup=fail'
 
-# ask_tty STEP...: haven run under the policy on a terminal of its own;
+# asktty_run STEP...: haven run under the policy on a terminal of its own;
 # the transcript in $OUT.
-ask_tty() {
-  OUT=$(cd "$P" && timeout -k 2 60 python3 "$ASK_PTY_DRIVE" "$@" -- ip netns exec "$EH" "$HAVEN" run \
-    --policy "$P.pol/ask.yaml" -- sh -c "$ASK_LOOKUP; read a; echo got:\$a" 2>&1)
+asktty_run() {
+  OUT=$(cd "$P" && timeout -k 2 60 python3 "$ASKTTY_DRIVE" "$@" -- ip netns exec "$EH" "$HAVEN" run \
+    --policy "$P.pol/ask.yaml" -- sh -c "$ASKTTY_LOOKUP; read a; echo got:\$a" 2>&1)
   echo "$OUT"
 }
 
 # The trail's ask records: "decision by" per line.
-ask_decisions() {
+asktty_decisions() {
   jq -r 'select(.event == "ask") | "\(.decision) \(.by)"' trail.log
 }
 
@@ -48,22 +48,22 @@ ask_decisions() {
 # is ignored (it does not reach the command either).
 test_ask_tty_once() {
   need_haven
-  ask_setup
-  ask_tty expect=ready send=xyz1- 'expect=policy asktest asks: may the sandbox look up asked\.example' \
+  asktty_setup
+  asktty_run expect=ready send=xyz1- 'expect=policy asktest asks: may the sandbox look up asked\.example' \
     'expect=\[o\]nce  \[r\]un .*\[a\]lways .*\[d\]eny' send=xz send=o 'expect=asked\.example: allowed once' \
     expect=lookup=ok send='789\r' expect=got:xyz1-789
   assert_contains "$OUT" "exit=0" "the run ended"
-  assert_eq "once terminal" "$(ask_decisions)" "the trail's decision"
+  assert_eq "once terminal" "$(asktty_decisions)" "the trail's decision"
   [ -z "$(ls -A state/haven/approvals)" ] || fail "the approvals directory is not empty: $(ls -A state/haven/approvals)"
 }
 
 test_ask_tty_deny() {
   need_haven
-  ask_setup
-  ask_tty expect=ready 'expect=\[d\]eny' send=d 'expect=asked\.example: denied' expect=lookup=fail \
+  asktty_setup
+  asktty_run expect=ready 'expect=\[d\]eny' send=d 'expect=asked\.example: denied' expect=lookup=fail \
     send='x\r' expect=got:x
   assert_contains "$OUT" "exit=0" "the run ended"
-  assert_eq "deny terminal" "$(ask_decisions)" "the trail's decision"
+  assert_eq "deny terminal" "$(asktty_decisions)" "the trail's decision"
 }
 
 # `haven approve` from another process answers first: the question on the
@@ -71,14 +71,14 @@ test_ask_tty_deny() {
 # command again.
 test_ask_tty_approve_withdraws() {
   need_haven
-  ask_setup
-  ask_tty expect=ready 'expect=\[d\]eny' \
+  asktty_setup
+  asktty_run expect=ready 'expect=\[d\]eny' \
     shell="id=\$('$HAVEN' approve --json | jq -r .id); '$HAVEN' approve \"\$id\" run" \
     'expect=asked\.example: (answered by approve: run|the question is withdrawn)' expect=lookup=ok \
     send='o\r' expect=got:o
   assert_contains "$OUT" "shell[0]:" "haven approve answered"
   assert_contains "$OUT" "exit=0" "the run ended"
-  assert_eq "run approve" "$(ask_decisions)" "the trail's decision"
+  assert_eq "run approve" "$(asktty_decisions)" "the trail's decision"
 }
 
 # HAVEN_ASK_COMMAND, no terminal: run with the request in its
@@ -86,16 +86,17 @@ test_ask_tty_approve_withdraws() {
 # asked on the (absent) terminal.
 test_ask_command_once() {
   need_haven
-  ask_setup
+  asktty_setup
   { echo '#!/bin/sh'; echo "env | grep ^HAVEN_ASK_ > $PWD/ask.env"; echo "readlink /proc/self/fd/0 > $PWD/ask.stdin"
     echo 'echo once'; } > ask.sh
   chmod +x ask.sh
-  OUT=$(cd "$P" && HAVEN_ASK_COMMAND="$PWD/ask.sh" timeout -k 2 60 ip netns exec "$EH" "$HAVEN" run \
-    --policy "$P.pol/ask.yaml" -- sh -c "$ASK_LOOKUP" 2>&1 < /dev/null)
+  local cmd=$PWD/ask.sh
+  OUT=$(cd "$P" && HAVEN_ASK_COMMAND=$cmd timeout -k 2 60 ip netns exec "$EH" "$HAVEN" run \
+    --policy "$P.pol/ask.yaml" -- sh -c "$ASKTTY_LOOKUP" 2>&1 < /dev/null)
   echo "$OUT"
   assert_contains "$OUT" "lookup=ok"
   assert_not_contains "$OUT" "asks: may the sandbox"
-  assert_eq "once command" "$(ask_decisions)" "the trail's decision"
+  assert_eq "once command" "$(asktty_decisions)" "the trail's decision"
   grep -qx "HAVEN_ASK_NAME=asked.example" ask.env || fail "HAVEN_ASK_NAME: $(cat ask.env)"
   grep -qx "HAVEN_ASK_POLICY=asktest" ask.env || fail "HAVEN_ASK_POLICY: $(cat ask.env)"
   grep -qx "HAVEN_ASK_PROJECT=$P" ask.env || fail "HAVEN_ASK_PROJECT: $(cat ask.env)"
@@ -109,16 +110,17 @@ test_ask_command_once() {
 # started), and the deadline denies.
 test_ask_command_hangs() {
   need_haven
-  ask_setup 2s
+  asktty_setup 2s
   { echo '#!/bin/sh'; echo "sleep 100 & echo \$! > $PWD/ask.child; echo \$\$ > $PWD/ask.pid; wait"; } > ask.sh
   chmod +x ask.sh
   local t0=$SECONDS
-  OUT=$(cd "$P" && HAVEN_ASK_COMMAND="$PWD/ask.sh" timeout -k 2 60 ip netns exec "$EH" "$HAVEN" run \
-    --policy "$P.pol/ask.yaml" -- sh -c "$ASK_LOOKUP" 2>&1 < /dev/null)
+  local cmd=$PWD/ask.sh
+  OUT=$(cd "$P" && HAVEN_ASK_COMMAND=$cmd timeout -k 2 60 ip netns exec "$EH" "$HAVEN" run \
+    --policy "$P.pol/ask.yaml" -- sh -c "$ASKTTY_LOOKUP" 2>&1 < /dev/null)
   echo "$OUT"
   assert_contains "$OUT" "lookup=fail"
   assert_contains "$OUT" "HAVEN_ASK_COMMAND did not answer for asked.example before the deadline: killed"
-  assert_eq "timeout timeout" "$(ask_decisions)" "the trail's decision"
+  assert_eq "timeout timeout" "$(asktty_decisions)" "the trail's decision"
   local p
   for p in "$(cat ask.pid)" "$(cat ask.child)"; do
     [ -n "$p" ] || fail "no pid written"
@@ -135,12 +137,12 @@ test_ask_command_hangs() {
 # withdraws the question on the terminal.
 test_ask_tty_command_first() {
   need_haven
-  ask_setup
+  asktty_setup
   { echo '#!/bin/sh'; echo 'sleep 1; echo deny'; } > ask.sh
   chmod +x ask.sh
   export HAVEN_ASK_COMMAND=$PWD/ask.sh
-  ask_tty expect=ready 'expect=\[d\]eny' 'expect=asked\.example: answered by command: deny' expect=lookup=fail \
+  asktty_run expect=ready 'expect=\[d\]eny' 'expect=asked\.example: answered by command: deny' expect=lookup=fail \
     send='o\r' expect=got:o
   assert_contains "$OUT" "exit=0" "the run ended"
-  assert_eq "deny command" "$(ask_decisions)" "the trail's decision"
+  assert_eq "deny command" "$(asktty_decisions)" "the trail's decision"
 }
