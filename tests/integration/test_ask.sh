@@ -156,7 +156,13 @@ test_ask_always_and_mode_ask() {
   deny: [never.example]' kept.example never.example
   ask_run_bg python3 -c "$ASK_CLIENT" kept.example:443 never.example:443
   ask_wait_request kept.example
-  ask_haven approve "$ASK_ID" always > /dev/null || fail "always"
+  # On a terminal, haven approve asks about each pending request.
+  local tty
+  tty=$(cd "$P" && echo a | HOME=$ASK_HOME env -u XDG_STATE_HOME -u XDG_CONFIG_HOME timeout -k 2 20 \
+        script -qec "$HAVEN approve" /dev/null 2>&1)
+  assert_contains "$tty" "$ASK_ID  kept.example (A)  policy ask-test" "$tty"
+  assert_contains "$tty" "[o]nce, [r]un, [a]lways, [d]eny, [s]kip?"
+  assert_contains "$tty" "$ASK_ID: always"
   wait "$ASK_PID"
   assert_contains "$(cat ask.out)" "kept.example 443 connected" "$(cat ask.err)"
   # Deny wins over ask: refused at once, never asked.
@@ -186,13 +192,21 @@ test_ask_sandbox_cannot_answer() {
   ask_setup 'network:
   ask: [self.example]
   ask_timeout: 3s' self.example
+  # A home outside /tmp (the sandbox's /tmp is its own, which would hide
+  # a home there whatever haven does about the directories).
+  ASK_HOME=$(mktemp -d /var/lib/hvt-ask-home.XXXXXX)
+  defer "rm -rf $ASK_HOME"
+  chmod 755 "$ASK_HOME"
+  ASK_TRAIL=$ASK_HOME/trail.jsonl
+  ASK_DIR=$ASK_HOME/.local/state/haven/approvals
+  sed -i "s|^audit: .*|audit: {log: $ASK_TRAIL}|" "$P.pol/ask.yaml"
   mkdir -p "$ASK_HOME/.config/haven/approved" && chmod 700 "$ASK_HOME/.config/haven/approved"
   # The sandbox's process tries to find its request and answer it.
   local script='
 d=$HOME/.local/state/haven/approvals
 ( getent hosts self.example > /dev/null; echo "lookup $?" ) &
 sleep 1
-ls "$d" > /dev/null 2>&1 && echo "sees-dir" || echo "no-dir"
+ls "$d"/*.request > /dev/null 2>&1 && echo "sees-request" || echo "no-request"
 for f in "$d"/*.request; do id=${f##*/}; id=${id%.request}
   echo "{\"decision\":\"always\",\"by\":\"approve\"}" > "$d/$id.answer" 2>/dev/null && echo "wrote-answer"; done
 echo x >> "$HOME/.config/haven/approved/ask-test.yaml" 2>/dev/null && echo "wrote-approved"
@@ -200,12 +214,25 @@ wait'
   local out
   out=$(cd "$P" && HOME=$ASK_HOME env -u XDG_STATE_HOME -u XDG_CONFIG_HOME timeout -k 2 30 \
         ip netns exec "$EH" "$HAVEN" run --policy "$P.pol/ask.yaml" -- sh -c "$script" 2> "$ASK_HOME/ask.err")
-  assert_contains "$out" "no-dir" "$(cat "$ASK_HOME/ask.err")"
+  assert_contains "$out" "no-request" "$(cat "$ASK_HOME/ask.err")"
   assert_not_contains "$out" "wrote-answer"
   assert_not_contains "$out" "wrote-approved"
   assert_contains "$out" "lookup 2" "the lookup was denied at the timeout"
   assert_contains "$(jq -c 'select(.event == "ask") | [.name, .decision]' "$ASK_TRAIL")" '["self.example","timeout"]'
   [ -e "$ASK_HOME/.config/haven/approved/ask-test.yaml" ] && fail "an approved file was written"
+  # A policy that shows the home: both directories are hidden all the same.
+  printf 'name: ask-test\nextends: default\nfilesystem: {hide_home: false}\nnetwork:\n  ask: [self.example]\n  ask_timeout: 3s\n' \
+    > "$P.pol/shown.yaml"
+  # (The sandbox does see the rest of that home.)
+  echo visible > "$ASK_HOME/visible"
+  script="cat \$HOME/visible; $script"
+  out=$(cd "$P" && HOME=$ASK_HOME env -u XDG_STATE_HOME -u XDG_CONFIG_HOME timeout -k 2 30 \
+        ip netns exec "$EH" "$HAVEN" run --policy "$P.pol/shown.yaml" -- sh -c "$script" 2> "$ASK_HOME/ask.err")
+  assert_contains "$out" "visible" "home shown: $(cat "$ASK_HOME/ask.err")"
+  assert_contains "$out" "no-request" "home shown: $(cat "$ASK_HOME/ask.err")"
+  assert_not_contains "$out" "wrote-answer" "home shown"
+  assert_not_contains "$out" "wrote-approved" "home shown"
+  [ -e "$ASK_HOME/.config/haven/approved/ask-test.yaml" ] && fail "an approved file was written (home shown)"
   # Without namespaces there is no resolver to hold a lookup: refused by name.
   local err
   err=$(cd "$P" && HOME=$ASK_HOME timeout -k 2 30 "$HAVEN" run --isolation landlock --policy "$P.pol/ask.yaml" -- true 2>&1) \
