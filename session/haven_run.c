@@ -108,12 +108,13 @@ run_sandbox (struct session *s, int *exit_status, hv_error **err)
   s->after = (struct after_haven_died){ s->project_guard, &st->audit, st->policy, st->rc.project, &s->links };
   ro.after_runtime_died = (struct hv_guard_after){ after_haven_died, &s->after, st->audit.log_fd };
   hv_run_steps_create_opts (st, id, &ro.create);
-  if (hv_policy_asks (st->policy))
+  /* HAVEN_ASK_COMMAND is read from haven's own environment, never from
+   * a policy: a policy may come from a project the agent wrote, and this
+   * command runs outside the sandbox. */
+  const char *ask_command = getenv ("HAVEN_ASK_COMMAND");
+  if (hv_policy_asks (st->policy) && (st->rc.ctx.terminal || (ask_command && ask_command[0])))
     {
-      /* HAVEN_ASK_COMMAND is read from haven's own environment, never
-       * from a policy: a policy may come from a project the agent wrote,
-       * and this command runs outside the sandbox. */
-      if (hv_run_ask_start (st->run_id, st->rc.ctx.terminal, getenv ("HAVEN_ASK_COMMAND"), &s->ask, err) < 0)
+      if (hv_run_ask_start (st->run_id, st->rc.ctx.terminal, ask_command, &s->ask, err) < 0)
         return -1;
       hv_run_ask_hook (s->ask, &ro.hook);
     }

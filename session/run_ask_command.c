@@ -1,6 +1,6 @@
 /* HAVEN_ASK_COMMAND (run_ask.h): for each request of the run, the user's
- * command run by haven, outside the sandbox, through /bin/sh -c, with the
- * request in its environment and stdin /dev/null.  The first word of its
+ * command run by haven, outside the sandbox, through /bin/sh -c, in /,
+ * with the request in its environment and stdin /dev/null.  The first word of its
  * stdout is its answer (once, run, always, deny) when it exits 0;
  * anything else is no answer, and the deadline decides.  It runs in a
  * process group of its own, killed whole at the deadline, when the
@@ -107,7 +107,9 @@ spawn (struct hv_run_ask *a, const hv_approval_request *r, struct hv_ask_runner 
           signal (s, SIG_DFL);
       setpgid (0, 0);
       prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-      if (dup2 (devnull, 0) < 0 || dup2 (out[1], 1) < 0)
+      /* Not the project's directory, which the agent wrote: a relative
+       * name in the command must not find a file it planted there. */
+      if (chdir ("/") < 0 || dup2 (devnull, 0) < 0 || dup2 (out[1], 1) < 0)
         _exit (127);
       execve (argv[0], argv, env.v);
       _exit (127);

@@ -174,12 +174,13 @@ command_answers (void **state)
   free (a);
 }
 
-/* The request in its environment, stdin /dev/null; "deny" is an answer too. */
+/* The request in its environment, stdin /dev/null, in / (not the
+ * project the agent wrote); "deny" is an answer too. */
 static void
 command_environment (void **state)
 {
   struct fixture *f = *state;
-  start (f, "env | grep ^HAVEN_ASK_ | LC_ALL=C sort > \"$T/env\"; readlink /proc/self/fd/0 > \"$T/stdin\"; "
+  start (f, "env | grep ^HAVEN_ASK_ | LC_ALL=C sort > \"$T/env\"; readlink /proc/self/fd/0 > \"$T/stdin\"; pwd > \"$T/cwd\"; "
             "printf '  deny\\nrest'");
   int64_t deadline = now_ms () + 5000;
   plant (f, RUN, 1, "y.example", deadline);
@@ -198,6 +199,9 @@ command_environment (void **state)
   char *in = tree_read (f->root, "stdin");
   assert_string_equal (in, "/dev/null\n");
   free (in);
+  char *cwd = tree_read (f->root, "cwd");
+  assert_string_equal (cwd, "/\n");
+  free (cwd);
 }
 
 /* Not one of the four words, or a failure: no answer (the deadline decides). */
