@@ -269,3 +269,73 @@ test_ask_policy_errors() {
   assert_contains "$OUT" "\"maybe\" is not once, run, always or deny"
   assert_contains "$(HOME=$h "$HAVEN" approve 2>&1)" "No pending requests."
 }
+
+# At most 16 names wait at once: the 17th is refused at once, recorded
+# with why, and the others are still held until the timeout.
+test_ask_bound() {
+  need_haven
+  ask_setup 'network:
+  mode: ask
+  ask_timeout: 2s' one.example
+  local client='
+import socket, sys, threading, time
+res = {}
+def look(n):
+    t = time.monotonic()
+    try:
+        socket.getaddrinfo(n, 443, socket.AF_INET, socket.SOCK_STREAM); r = "address"
+    except socket.gaierror as e: r = "gaierror"
+    res[n] = (r, int((time.monotonic() - t) * 1000))
+ts = [threading.Thread(target=look, args=("n%d.example" % i,)) for i in range(17)]
+for t in ts: t.start(); time.sleep(0.02)
+for t in ts: t.join()
+fast = [n for n, (r, ms) in res.items() if ms < 1500]
+print("fast", len(fast), "slow", len([1 for r, ms in res.values() if ms >= 1500]),
+      "all-refused", all(r == "gaierror" for r, ms in res.values()))
+'
+  local out
+  out=$(cd "$P" && HOME=$ASK_HOME env -u XDG_STATE_HOME -u XDG_CONFIG_HOME timeout -k 2 60 \
+        ip netns exec "$EH" "$HAVEN" run --policy "$P.pol/ask.yaml" -- python3 -c "$client" 2> /dev/null)
+  assert_contains "$out" "fast 1 slow 16 all-refused True"
+  assert_eq 1 "$(jq -c 'select(.event == "ask" and .by == "resolver" and .why == "too many names waiting for approval")' \
+    "$ASK_TRAIL" | wc -l)" "the refusal's record"
+  assert_eq 16 "$(jq -c 'select(.event == "ask" and .decision == "timeout")' "$ASK_TRAIL" | wc -l)" "timeouts"
+}
+
+# As an ordinary user (uid 65534): the monitor that holds the lookup is the
+# user's, the approvals directory too, and haven approve run by the user
+# answers.
+test_ask_rootless() {
+  need_haven
+  ask_setup 'network:
+  ask: [asked.example]' asked.example
+  chown -R 65534:65534 "$P" "$ASK_HOME"
+  chmod 755 "$P.pol"
+  local haven here=$PWD
+  haven=$(world_readable_copy "$HAVEN")
+  (cd "$P" && exec ip netns exec "$EH" unshare -m --propagation private sh -c '
+     if ! setpriv --reuid=65534 --regid=65534 --clear-groups test -w /dev/net/tun; then
+       mknod -m 666 "$1.tun" c 10 200 && mount --bind "$1.tun" /dev/net/tun && rm -f "$1.tun" || exit 99
+     fi
+     h=$2; shift 2
+     exec setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_STATE_HOME -u XDG_CONFIG_HOME HOME="$h" XDG_RUNTIME_DIR= \
+       timeout 30 "$@"' sh "$P" "$ASK_HOME" "$haven" run --policy "$P.pol/ask.yaml" -- \
+       python3 -c "$ASK_CLIENT" asked.example:443 > "$here/ask.out" 2> "$here/ask.err" < /dev/null) &
+  ASK_PID=$!
+  defer "kill $ASK_PID 2>/dev/null"
+  local i id=""
+  for i in $(seq 200); do
+    id=$(cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_STATE_HOME -u XDG_CONFIG_HOME HOME="$ASK_HOME" "$haven" approve --json \
+         2>/dev/null | jq -r 'select(.name == "asked.example") | .id' | head -1)
+    [ -n "$id" ] && break
+    sleep 0.05
+  done
+  [ -n "$id" ] || fail "no request: $(cat ask.err)"
+  assert_eq "65534" "$(stat -c %u "$ASK_DIR/$id.request")" "the request's owner"
+  (cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_STATE_HOME -u XDG_CONFIG_HOME HOME="$ASK_HOME" "$haven" approve "$id" once) \
+    > /dev/null || fail "the user's answer"
+  wait "$ASK_PID"
+  assert_contains "$(cat ask.out)" "asked.example 443 connected" "$(cat ask.err)"
+  assert_contains "$(jq -c 'select(.event == "ask") | [.name, .decision, .by]' "$ASK_TRAIL")" \
+    '["asked.example","once","approve"]'
+}
