@@ -160,13 +160,17 @@ say (const char *fmt, ...)
 /* The question withdrawn because someone else answered, or its request
  * is gone (taken by the holder, or the run's end removed it). */
 static void
-say_withdrawn (const struct hv_run_ask *a, const char *id, const char *name)
+say_withdrawn (const struct hv_run_ask *a, const hv_approval_request *r, const char *name)
 {
+  const char *id = r->id;
   cleanup_free char *decision = NULL, *by = NULL;
   if (a->cmd_answer_id && strcmp (a->cmd_answer_id, id) == 0)
     say ("haven: %s: answered by command: %s\r\n", name, hv_ask_decision_name (a->cmd_answer));
   else if (read_answer (a->dirfd, id, &decision, &by) == 0)
     say ("haven: %s: answered by %s: %s\r\n", name, by, decision);
+  else if (hv_ask_now_ms () + HV_ASK_DEADLINE_SLACK_MS >= r->deadline_ms)
+    /* Its holder times out on a clock of its own, a little ahead. */
+    say ("haven: %s: no answer before the deadline: denied\r\n", name);
   else
     say ("haven: %s: the question is withdrawn (answered elsewhere, or no longer held)\r\n", name);
 }
@@ -210,7 +214,7 @@ answer_here (struct hv_run_ask *a, const hv_approval_request *r, const char *nam
     /* "always": the run is approved, the approved file was not written. */
     say ("haven: %s: %s; but: %s\r\n", name, decision_said (HV_ASK_RUN), err->msg);
   else if (status == HV_APPROVAL_ANSWERED)
-    say_withdrawn (a, r->id, name);
+    say_withdrawn (a, r, name);
   else if (status == HV_APPROVAL_EXPIRED)
     say ("haven: %s: too late, the deadline had passed: denied\r\n", name);
   else
@@ -263,7 +267,7 @@ ask_on_terminal (struct hv_run_ask *a, const hv_approval_request *r, struct hv_t
           if (!still_pending (a, r->id))
             {
               say ("\r\n");
-              say_withdrawn (a, r->id, name);
+              say_withdrawn (a, r, name);
               return;
             }
         }

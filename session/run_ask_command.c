@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -222,6 +223,14 @@ finish (struct hv_run_ask *a, struct hv_ask_runner *w)
 }
 
 static bool
+answer_present (const struct hv_run_ask *a, const char *id)
+{
+  cleanup_free char *file = xasprintf ("%s.answer", id);
+  struct stat st;
+  return fstatat (a->dirfd, file, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static bool
 pending (const hv_approval_request *reqs, size_t n, const char *id)
 {
   for (size_t i = 0; i < n; i++)
@@ -250,7 +259,15 @@ hv_ask_commands_pump (struct hv_run_ask *a, const hv_approval_request *reqs, siz
           end_runner (a, w);
         }
       else if (!pending (reqs, n, w->id))
-        end_runner (a, w); /* answered elsewhere, or no longer held */
+        {
+          /* Answered elsewhere, or no longer held.  The holder times out
+           * on a clock of its own, a little ahead of the file's deadline:
+           * a request gone unanswered in the last second went at its
+           * deadline. */
+          if (now + HV_ASK_DEADLINE_SLACK_MS >= w->deadline_ms && !answer_present (a, w->id))
+            hv_ask_note (a, "HAVEN_ASK_COMMAND did not answer for %s before the deadline: killed", w->name);
+          end_runner (a, w);
+        }
     }
   for (size_t j = 0; j < n; j++)
     {

@@ -17,6 +17,10 @@
 /* The part of a command's stdout that is read: its first word is all
  * that counts. */
 #define HV_ASK_OUT_MAX 256
+/* How far ahead of a request's deadline_ms its holder may time out (it
+ * counts on a clock of its own): a request gone unanswered this close to
+ * its deadline went at its deadline. */
+#define HV_ASK_DEADLINE_SLACK_MS 1000
 
 struct hv_ask_runner
 {

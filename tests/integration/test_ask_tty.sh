@@ -107,18 +107,18 @@ test_ask_command_once() {
 }
 
 # A command that never answers is killed at the deadline (with what it
-# started), and the deadline denies.
+# started), and the deadline denies; on the terminal too the question
+# ends with the deadline.
 test_ask_command_hangs() {
   need_haven
   asktty_setup 2s
   { echo '#!/bin/sh'; echo "sleep 100 & echo \$! > $PWD/ask.child; echo \$\$ > $PWD/ask.pid; wait"; } > ask.sh
   chmod +x ask.sh
+  export HAVEN_ASK_COMMAND=$PWD/ask.sh
   local t0=$SECONDS
-  local cmd=$PWD/ask.sh
-  OUT=$(cd "$P" && HAVEN_ASK_COMMAND=$cmd timeout -k 2 60 ip netns exec "$EH" "$HAVEN" run \
-    --policy "$P.pol/ask.yaml" -- sh -c "$ASKTTY_LOOKUP" 2>&1 < /dev/null)
-  echo "$OUT"
-  assert_contains "$OUT" "lookup=fail"
+  asktty_run expect=ready 'expect=\[d\]eny' 'expect=asked\.example: no answer before the deadline: denied' \
+    expect=lookup=fail send='x\r' expect=got:x
+  assert_contains "$OUT" "exit=0" "the run ended"
   assert_contains "$OUT" "HAVEN_ASK_COMMAND did not answer for asked.example before the deadline: killed"
   assert_eq "timeout timeout" "$(asktty_decisions)" "the trail's decision"
   local p
