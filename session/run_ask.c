@@ -188,15 +188,30 @@ still_pending (const struct hv_run_ask *a, const char *id)
 
 static void pump (struct hv_run_ask *a, hv_approval_request **reqs, size_t *n);
 
-/* One key of the answer among what was typed: the first of o r a d
- * (either case); every other key is ignored while the question is on. */
-static int
-key_decision (const char *buf, size_t n, hv_ask_decision *d)
+int
+hv_ask_key_decision (const char *buf, size_t n, hv_ask_decision *d)
 {
   for (size_t i = 0; i < n; i++)
     {
+      if (buf[i] == '\033')
+        {
+          /* An escape sequence (an arrow key is ESC [ A, or ESC O A):
+           * none of its letters is a key typed to the question. */
+          if (i + 1 < n && buf[i + 1] == '[')
+            {
+              for (i += 2; i < n && !(buf[i] >= 0x40 && buf[i] <= 0x7e); i++)
+                ;
+            }
+          else if (i + 1 < n && buf[i + 1] == 'O')
+            i += 2; /* ESC O and its one final byte */
+          else
+            i++; /* ESC and one key (Alt with it) */
+          continue;
+        }
+      if (buf[i] == '\0' || strchr ("oradORAD", buf[i]) == NULL)
+        continue;
       char k[2] = { (char) (buf[i] | 0x20), '\0' };
-      if (strchr ("orad", k[0]) && hv_ask_decision_parse (k, d) == 0)
+      if (hv_ask_decision_parse (k, d) == 0)
         return 0;
     }
   return -1;
@@ -277,11 +292,11 @@ ask_on_terminal (struct hv_run_ask *a, const hv_approval_request *r, struct hv_t
           ssize_t got = read (0, buf, sizeof (buf));
           if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN))
             {
-              say ("\r\nhaven: %s: the terminal's input has ended: the question is left to haven approve\r\n", name);
+              say ("\r\nhaven: %s: the terminal's input has ended: the question is left to haven approve and the deadline\r\n", name);
               return;
             }
           hv_ask_decision d;
-          if (got > 0 && key_decision (buf, (size_t) got, &d) == 0)
+          if (got > 0 && hv_ask_key_decision (buf, (size_t) got, &d) == 0)
             {
               answer_here (a, r, name, d);
               return;

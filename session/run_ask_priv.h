@@ -58,6 +58,11 @@ bool hv_ask_listed (const oci_strv *ids, const char *id);
 /* A line on stderr, "haven: ...", ended for a raw terminal where there is one. */
 void hv_ask_note (const struct hv_run_ask *a, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 
+/* The answer among keys typed to the question: the first of o r a d (or
+ * O R A D) that is not part of an escape sequence (an arrow key's "A");
+ * every other key is ignored.  0 and *d, or -1. */
+int hv_ask_key_decision (const char *buf, size_t n, hv_ask_decision *d);
+
 /* run_ask_command.c: on each event, the pending requests (reqs, n) of
  * the run: finish the commands that have ended (their answer), kill those
  * past their deadline or whose request is no longer pending, start one

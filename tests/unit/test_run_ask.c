@@ -23,6 +23,7 @@
 
 #include "approvals.h"
 #include "run_ask.h"
+#include "run_ask_priv.h"
 #include "tmp_tree.h"
 #include "utils.h"
 
@@ -299,6 +300,42 @@ other_runs_ignored (void **state)
   assert_false (tree_exists (f->dir, OTHER_RUN "-1.answer"));
 }
 
+/* The keys typed to the question: an arrow key (ESC [ A, ESC O A, with
+ * parameters) is not "a"lways; other keys are ignored. */
+static void
+terminal_keys (void **state)
+{
+  (void) state;
+  hv_ask_decision d = HV_ASK_DENY;
+  static const struct
+  {
+    const char *keys;
+    int want; /* -1: no answer */
+  } cases[] = { { "o", HV_ASK_ONCE },
+                { "R", HV_ASK_RUN },
+                { "xyz a", HV_ASK_ALWAYS },
+                { "d", HV_ASK_DENY },
+                { "\033[A", -1 },
+                { "\033OA", -1 },
+                { "\033[1;5D", -1 },
+                { "\033[A\033[Bo", HV_ASK_ONCE },
+                { "\033", -1 },
+                { "\033[", -1 },
+                { "qwe\r\n", -1 },
+                { "\003", -1 } };
+  for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++)
+    {
+      int r = hv_ask_key_decision (cases[i].keys, strlen (cases[i].keys), &d);
+      if (cases[i].want < 0)
+        assert_int_equal (r, -1);
+      else
+        {
+          assert_int_equal (r, 0);
+          assert_int_equal (d, cases[i].want);
+        }
+    }
+}
+
 int
 main (void)
 {
@@ -311,6 +348,7 @@ main (void)
     cmocka_unit_test_setup_teardown (command_leftovers_killed, setup, teardown),
     cmocka_unit_test_setup_teardown (command_killed_at_stop, setup, teardown),
     cmocka_unit_test_setup_teardown (other_runs_ignored, setup, teardown),
+    cmocka_unit_test (terminal_keys),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }
