@@ -189,32 +189,40 @@ still_pending (const struct hv_run_ask *a, const char *id)
 static void pump (struct hv_run_ask *a, hv_approval_request **reqs, size_t *n);
 
 int
-hv_ask_key_decision (const char *buf, size_t n, hv_ask_decision *d)
+hv_ask_key_decision (const char *buf, size_t n, int *esc, hv_ask_decision *d)
 {
+  int found = -1;
   for (size_t i = 0; i < n; i++)
     {
-      if (buf[i] == '\033')
+      char c = buf[i];
+      switch (*esc)
         {
-          /* An escape sequence (an arrow key is ESC [ A, or ESC O A):
-           * none of its letters is a key typed to the question. */
-          if (i + 1 < n && buf[i + 1] == '[')
-            {
-              for (i += 2; i < n && !(buf[i] >= 0x40 && buf[i] <= 0x7e); i++)
-                ;
-            }
-          else if (i + 1 < n && buf[i + 1] == 'O')
-            i += 2; /* ESC O and its one final byte */
-          else
-            i++; /* ESC and one key (Alt with it) */
+        case 1: /* after ESC: CSI, SS3, or one key with Alt */
+          *esc = c == '[' ? 2 : c == 'O' ? 3 : 0;
+          continue;
+        case 2: /* CSI: parameters up to a final byte */
+          if (c >= 0x40 && c <= 0x7e)
+            *esc = 0;
+          continue;
+        case 3: /* SS3: one final byte */
+          *esc = 0;
+          continue;
+        default:
+          break;
+        }
+      if (c == '\033')
+        {
+          *esc = 1;
           continue;
         }
-      if (buf[i] == '\0' || strchr ("oradORAD", buf[i]) == NULL)
-        continue;
-      char k[2] = { (char) (buf[i] | 0x20), '\0' };
-      if (hv_ask_decision_parse (k, d) == 0)
-        return 0;
+      if (found < 0 && c != '\0' && strchr ("oradORAD", c) != NULL)
+        {
+          char k[2] = { (char) (c | 0x20), '\0' };
+          if (hv_ask_decision_parse (k, d) == 0)
+            found = 0;
+        }
     }
-  return -1;
+  return found;
 }
 
 static void
@@ -236,8 +244,39 @@ answer_here (struct hv_run_ask *a, const hv_approval_request *r, const char *nam
     say ("haven: %s: the answer could not be given: %s\r\n", name, err ? err->msg : "?");
 }
 
-/* The question on the terminal until one of: a key, the deadline, an
- * answer from elsewhere, the request gone, the command's end. */
+static int64_t
+monotonic_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Keys typed while the question is on and not taken as its answer: the
+ * sandbox gets them, in order, when it ends (relaying is paused, not
+ * lost).  Beyond this, a key is dropped. */
+#define HELD_MAX 4096
+
+struct held
+{
+  char buf[HELD_MAX];
+  size_t n;
+};
+
+static void
+hold (struct held *h, const char *buf, size_t n)
+{
+  if (n > HELD_MAX - h->n)
+    n = HELD_MAX - h->n;
+  memcpy (h->buf + h->n, buf, n);
+  h->n += n;
+}
+
+/* The question on the terminal until one of: its answer, the deadline, an
+ * answer from elsewhere, the request gone, the command's end.  A key
+ * answers only when it comes alone (not in a paste, not with others
+ * typed at once) and HV_ASK_GRACE_MS after the question appeared: keys
+ * the user was typing for the agent when it appeared are not answers. */
 static void
 ask_on_terminal (struct hv_run_ask *a, const hv_approval_request *r, struct hv_tty_pause *tty)
 {
@@ -249,18 +288,22 @@ ask_on_terminal (struct hv_run_ask *a, const hv_approval_request *r, struct hv_t
   cleanup_free char *approved = hv_approved_path (r->policy, &perr);
   cleanup_free char *type = printable (r->type, 16);
   cleanup_free char *approved_shown = approved ? printable (approved, 200) : xstrdup ("the policy's approved file");
+  cleanup_free struct held *held = xmalloc0 (sizeof (*held));
   int64_t left_s = (r->deadline_ms - hv_ask_now_ms () + 999) / 1000;
   say ("%shaven: policy %s asks: may the sandbox look up %s (%s)?  asked by: %s\r\n"
        "haven: [o]nce  [r]un (the rest of this run)  [a]lways (adds it to %s)  [d]eny; "
        "no answer in %lld s denies it: ",
        tty->line_start ? "" : "\r\n", policy, name, type, cmd, approved_shown, (long long) left_s);
+  int64_t asked_at = monotonic_ms ();
+  bool master_gone = false;
+  int esc = 0; /* where in an escape sequence the keys are */
   for (;;)
     {
       int64_t left = r->deadline_ms - hv_ask_now_ms ();
       if (left <= 0)
         {
           say ("\r\nhaven: %s: no answer before the deadline: denied\r\n", name);
-          return;
+          break;
         }
       struct pollfd p[3] = { { .fd = 0, .events = POLLIN },
                              { .fd = a->ep, .events = POLLIN },
@@ -269,7 +312,7 @@ ask_on_terminal (struct hv_run_ask *a, const hv_approval_request *r, struct hv_t
       if (pr < 0 && errno != EINTR)
         {
           say ("\r\nhaven: %s: the question is withdrawn: poll: %s\r\n", name, strerror (errno));
-          return;
+          break;
         }
       if (pr <= 0)
         continue;
@@ -283,31 +326,39 @@ ask_on_terminal (struct hv_run_ask *a, const hv_approval_request *r, struct hv_t
             {
               say ("\r\n");
               say_withdrawn (a, r, name);
-              return;
+              break;
             }
         }
       if (p[0].revents & (POLLIN | POLLHUP | POLLERR))
         {
-          char buf[64];
+          char buf[256];
           ssize_t got = read (0, buf, sizeof (buf));
           if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN))
             {
-              say ("\r\nhaven: %s: the terminal's input has ended: the question is left to haven approve and the deadline\r\n", name);
-              return;
+              say ("\r\nhaven: %s: the terminal's input has ended: the question is left to haven approve and "
+                   "the deadline\r\n",
+                   name);
+              break;
             }
           hv_ask_decision d;
-          if (got > 0 && hv_ask_key_decision (buf, (size_t) got, &d) == 0)
+          bool keyed = got > 0 && hv_ask_key_decision (buf, (size_t) got, &esc, &d) == 0;
+          if (keyed && got == 1 && monotonic_ms () - asked_at >= HV_ASK_GRACE_MS)
             {
               answer_here (a, r, name, d);
-              return;
+              break;
             }
+          if (got > 0)
+            hold (held, buf, (size_t) got);
         }
       if (p[2].revents & (POLLHUP | POLLERR))
         {
           say ("\r\nhaven: %s: the command's terminal has closed: the question is withdrawn\r\n", name);
-          return;
+          master_gone = true;
+          break;
         }
     }
+  if (held->n && !master_gone)
+    write_all (tty->master, held->buf, held->n);
 }
 
 /* Every event: drain the watch and the timer, list the run's pending

@@ -21,6 +21,9 @@
  * counts on a clock of its own): a request gone unanswered this close to
  * its deadline went at its deadline. */
 #define HV_ASK_DEADLINE_SLACK_MS 1000
+/* How long after the question appears a key is still one the user was
+ * typing for the agent, not an answer (they cannot have read it yet). */
+#define HV_ASK_GRACE_MS 1000
 
 struct hv_ask_runner
 {
@@ -59,9 +62,10 @@ bool hv_ask_listed (const oci_strv *ids, const char *id);
 void hv_ask_note (const struct hv_run_ask *a, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));
 
 /* The answer among keys typed to the question: the first of o r a d (or
- * O R A D) that is not part of an escape sequence (an arrow key's "A");
- * every other key is ignored.  0 and *d, or -1. */
-int hv_ask_key_decision (const char *buf, size_t n, hv_ask_decision *d);
+ * O R A D) that is not part of an escape sequence (an arrow key's "A"),
+ * also one split across reads (*esc: where in one the last read ended,
+ * 0 at first); every other key is ignored.  0 and *d, or -1. */
+int hv_ask_key_decision (const char *buf, size_t n, int *esc, hv_ask_decision *d);
 
 /* run_ask_command.c: on each event, the pending requests (reqs, n) of
  * the run: finish the commands that have ended (their answer), kill those

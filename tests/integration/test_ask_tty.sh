@@ -43,15 +43,15 @@ asktty_decisions() {
 
 # Keys typed before the question reach the command, the question is on
 # the terminal, "o" allows the lookup, keys typed after reach the command.
-# No key of the user's is taken for the answer but the one typed to it:
-# "xyz1-" and "789" hold none of o, r, a, d; "xz", typed to the question,
-# is ignored (it does not reach the command either).
+# Keys typed in the question's first second are not answers, even o r a
+# d ("a", then "d": the user was typing for the agent): they reach the
+# command after the question, in order.
 test_ask_tty_once() {
   need_haven
   asktty_setup
   asktty_run expect=ready send=xyz1- 'expect=policy asktest asks: may the sandbox look up asked\.example' \
-    'expect=\[o\]nce  \[r\]un .*\[a\]lways .*\[d\]eny' send=xz send=o 'expect=asked\.example: allowed once' \
-    expect=lookup=ok send='789\r' expect=got:xyz1-789
+    'expect=\[o\]nce  \[r\]un .*\[a\]lways .*\[d\]eny' send=a sleep=0.2 send=d sleep=1.2 send=o \
+    'expect=asked\.example: allowed once' expect=lookup=ok send='789\r' expect=got:xyz1-ad789
   assert_contains "$OUT" "exit=0" "the run ended"
   assert_eq "once terminal" "$(asktty_decisions)" "the trail's decision"
   [ -z "$(ls -A state/haven/approvals)" ] || fail "the approvals directory is not empty: $(ls -A state/haven/approvals)"
@@ -60,7 +60,7 @@ test_ask_tty_once() {
 test_ask_tty_deny() {
   need_haven
   asktty_setup
-  asktty_run expect=ready 'expect=\[d\]eny' send=d 'expect=asked\.example: denied' expect=lookup=fail \
+  asktty_run expect=ready 'expect=\[d\]eny' sleep=1.1 send=d 'expect=asked\.example: denied' expect=lookup=fail \
     send='x\r' expect=got:x
   assert_contains "$OUT" "exit=0" "the run ended"
   assert_eq "deny terminal" "$(asktty_decisions)" "the trail's decision"

@@ -325,7 +325,8 @@ terminal_keys (void **state)
                 { "\003", -1 } };
   for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++)
     {
-      int r = hv_ask_key_decision (cases[i].keys, strlen (cases[i].keys), &d);
+      int esc = 0;
+      int r = hv_ask_key_decision (cases[i].keys, strlen (cases[i].keys), &esc, &d);
       if (cases[i].want < 0)
         assert_int_equal (r, -1);
       else
@@ -334,6 +335,15 @@ terminal_keys (void **state)
           assert_int_equal (d, cases[i].want);
         }
     }
+  /* A sequence split across two reads. */
+  int esc = 0;
+  assert_int_equal (hv_ask_key_decision ("\033[", 2, &esc, &d), -1);
+  assert_int_equal (hv_ask_key_decision ("A", 1, &esc, &d), -1);
+  assert_int_equal (hv_ask_key_decision ("\033", 1, &esc, &d), -1);
+  assert_int_equal (hv_ask_key_decision ("O", 1, &esc, &d), -1);
+  assert_int_equal (hv_ask_key_decision ("D", 1, &esc, &d), -1);
+  assert_int_equal (hv_ask_key_decision ("r", 1, &esc, &d), 0);
+  assert_int_equal (d, HV_ASK_RUN);
 }
 
 int
