@@ -6,9 +6,10 @@
  *   appears, the run's terminal proxy (tty_proxy.h) pauses: the user's
  *   keys are no longer passed to the sandbox and its output is no longer
  *   drawn (the pty buffers it) while the question is on the terminal; one
- *   key answers it ([o]nce [r]un [a]lways [d]eny); an answer from
- *   elsewhere, the deadline, or the end of the run withdraws it; then the
- *   proxy goes on.
+ *   key answers it ([o]nce [r]un [a]lways [d]eny), pressed alone a second
+ *   after it appeared (other keys are held and passed on after it); an
+ *   answer from elsewhere, the deadline, or the end of the run withdraws
+ *   it; then the proxy goes on.
  * - HAVEN_ASK_COMMAND from haven's own environment, the user's: run by
  *   haven outside the sandbox for each request of the run (run_ask_command.c).
  *   Never a policy key: a policy may come from a project the agent wrote,
