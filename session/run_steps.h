@@ -64,7 +64,10 @@ struct hv_run_steps
   char *config_json;
   /* This run's id (audit_trail.h), made first thing in
    * hv_run_steps_make: every record of the run names it, whoever writes
-   * it (the session, the audit listener, the container's monitor). */
+   * it (the session, the audit listener, the container's monitor); a
+   * policy that asks hands it to the resolver (run.haven.ask), its
+   * requests' ids begin with it (haven run's askers find their run's
+   * requests by it). */
   char run_id[HV_AUDIT_RUN_ID_SIZE];
   struct hv_audit audit;
   struct hv_pasta pasta;           /* the sandbox's network (allowlist) */

@@ -5,15 +5,16 @@
 # network.ask_timeout.  The world is test_egress_policies.sh's
 # (policies_world): names that resolve, listeners on 443 and 80.
 
-# A client that resolves and connects to each NAME:PORT, printing
-# "NAME PORT RESULT MS".
+# A client that resolves and connects to each NAME:PORT (NAME:PORT:any:
+# A and AAAA asked at once), printing "NAME PORT RESULT MS".
 ASK_CLIENT='
 import socket, sys, time
 for arg in sys.argv[1:]:
-    name, port = arg.split(":")
+    name, port = arg.split(":")[:2]
+    fam = socket.AF_UNSPEC if arg.endswith(":any") else socket.AF_INET
     t = time.monotonic()
     try:
-        addr = socket.getaddrinfo(name, int(port), socket.AF_INET, socket.SOCK_STREAM)[0][4]
+        addr = [a for a in socket.getaddrinfo(name, int(port), fam, socket.SOCK_STREAM) if a[0] == socket.AF_INET][0][4]
         s = socket.socket(); s.settimeout(5)
         try:
             s.connect(addr); r = "connected"
@@ -95,9 +96,10 @@ test_ask_once_then_deny() {
   local denied_id=$ASK_ID t0 t1
   t0=$(date +%s%N)
   ask_haven approve "$denied_id" deny > /dev/null || fail "deny"
-  # "once": asked.example:80 is asked again; deny it too, then the run ends.
+  # "once": asked.example:80 is asked again; an answer that is not one
+  # (planted by hand) is a deny, then the run ends.
   ask_wait_request asked.example
-  ask_haven approve "$ASK_ID" deny > /dev/null || fail "deny the second lookup"
+  echo '{"decision":"yes please","by":"approve"}' > "$ASK_DIR/$ASK_ID.answer"
   wait "$ASK_PID"
   t1=$(date +%s%N)
   local out
@@ -115,7 +117,7 @@ test_ask_once_then_deny() {
   asks=$(jq -c 'select(.event == "ask") | [.name, .decision, .by]' "$ASK_TRAIL")
   assert_contains "$asks" '["asked.example","once","approve"]'
   assert_contains "$asks" '["denied.example","deny","approve"]'
-  assert_contains "$asks" '["asked.example","deny","approve"]'
+  assert_contains "$asks" '["asked.example","deny","invalid"]'
   jq -se 'any(.[]; .event == "dns-refused" and .name == "denied.example" and .why == "denied by approval")' \
     "$ASK_TRAIL" > /dev/null || fail "no dns-refused record for the denied name: $(cat "$ASK_TRAIL")"
   assert_eq "" "$(ls "$ASK_DIR")" "the approvals directory after the run"
@@ -154,7 +156,7 @@ test_ask_always_and_mode_ask() {
   ask_setup 'network:
   mode: ask
   deny: [never.example]' kept.example never.example
-  ask_run_bg python3 -c "$ASK_CLIENT" kept.example:443 never.example:443
+  ask_run_bg python3 -c "$ASK_CLIENT" kept.example:443:any never.example:443
   ask_wait_request kept.example
   # On a terminal, haven approve asks about each pending request.
   local tty
@@ -165,6 +167,11 @@ test_ask_always_and_mode_ask() {
   assert_contains "$tty" "$ASK_ID: always"
   wait "$ASK_PID"
   assert_contains "$(cat ask.out)" "kept.example 443 connected" "$(cat ask.err)"
+  # The A and the AAAA asked together: one request, both sent upstream
+  # once approved.
+  assert_eq 1 "$(jq -c 'select(.event == "ask" and .name == "kept.example")' "$ASK_TRAIL" | wc -l)" "one request"
+  assert_contains "$(cat "$PDNSLOG")" "kept.example A"
+  assert_contains "$(cat "$PDNSLOG")" "kept.example AAAA"
   # Deny wins over ask: refused at once, never asked.
   assert_contains "$(cat ask.out)" "never.example 443 gaierror:"
   assert_not_contains "$(jq -r 'select(.event == "ask") | .name' "$ASK_TRAIL")" "never.example"
@@ -304,7 +311,7 @@ print("fast", len(fast), "slow", len([1 for r, ms in res.values() if ms >= 1500]
 
 # As an ordinary user (uid 65534): the monitor that holds the lookup is the
 # user's, the approvals directory too, and haven approve run by the user
-# answers.
+# answers, here "run": the name's next lookup is not asked for.
 test_ask_rootless() {
   need_haven
   ask_setup 'network:
@@ -320,11 +327,11 @@ test_ask_rootless() {
      h=$2; shift 2
      exec setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_STATE_HOME -u XDG_CONFIG_HOME HOME="$h" XDG_RUNTIME_DIR= \
        timeout 30 "$@"' sh "$P" "$ASK_HOME" "$haven" run --policy "$P.pol/ask.yaml" -- \
-       python3 -c "$ASK_CLIENT" asked.example:443 > "$here/ask.out" 2> "$here/ask.err" < /dev/null) &
+       python3 -c "$ASK_CLIENT" asked.example:443 asked.example:80 > "$here/ask.out" 2> "$here/ask.err" < /dev/null) &
   ASK_PID=$!
   defer "kill $ASK_PID 2>/dev/null"
-  local i id=""
-  for i in $(seq 200); do
+  local id=""
+  for _ in $(seq 200); do
     id=$(cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_STATE_HOME -u XDG_CONFIG_HOME HOME="$ASK_HOME" "$haven" approve --json \
          2>/dev/null | jq -r 'select(.name == "asked.example") | .id' | head -1)
     [ -n "$id" ] && break
@@ -332,10 +339,12 @@ test_ask_rootless() {
   done
   [ -n "$id" ] || fail "no request: $(cat ask.err)"
   assert_eq "65534" "$(stat -c %u "$ASK_DIR/$id.request")" "the request's owner"
-  (cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_STATE_HOME -u XDG_CONFIG_HOME HOME="$ASK_HOME" "$haven" approve "$id" once) \
+  (cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_STATE_HOME -u XDG_CONFIG_HOME HOME="$ASK_HOME" "$haven" approve "$id" run) \
     > /dev/null || fail "the user's answer"
   wait "$ASK_PID"
+  # "run": the second lookup of the name is not asked for again.
   assert_contains "$(cat ask.out)" "asked.example 443 connected" "$(cat ask.err)"
-  assert_contains "$(jq -c 'select(.event == "ask") | [.name, .decision, .by]' "$ASK_TRAIL")" \
-    '["asked.example","once","approve"]'
+  assert_contains "$(cat ask.out)" "asked.example 80 connected" "$(cat ask.err)"
+  assert_eq '["asked.example","run","approve"]' "$(jq -c 'select(.event == "ask") | [.name, .decision, .by]' "$ASK_TRAIL")" \
+    "one decision"
 }

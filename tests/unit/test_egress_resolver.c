@@ -183,6 +183,12 @@ test_decide_ask (void **state)
   assert_int_equal (v.action, HV_EGRESS_REFUSE);
   hv_egress_decide (&c, "no.asked.example", HV_DNS_CLASS_IN, HV_DNS_TYPE_A, &v);
   assert_int_equal (v.action, HV_EGRESS_REFUSE);
+  /* Only host names are asked about. */
+  hv_egress_decide (&c, "a*b.example", HV_DNS_CLASS_IN, HV_DNS_TYPE_A, &v);
+  assert_int_equal (v.action, HV_EGRESS_REFUSE);
+  assert_string_equal (v.why, HV_EGRESS_WHY_UNLISTED);
+  hv_egress_decide (&c, "a\"b.asked.example", HV_DNS_CLASS_IN, HV_DNS_TYPE_A, &v);
+  assert_int_equal (v.action, HV_EGRESS_REFUSE);
 }
 
 static void

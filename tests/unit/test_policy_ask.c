@@ -311,7 +311,15 @@ test_ask_annotation (void **state)
   assert_string_equal (c->command[1], "x");
   assert_null (c->command[2]);
   assert_int_equal (c->haven_pid, 7);
+  assert_string_equal (c->run, ""); /* none given: the monitor makes one */
   hv_egress_ask_config_free (c);
+  assert_int_equal (hv_egress_ask_config_parse ("{\"dir\":\"/d\",\"run\":\"0123456789abcdef\"}", "config.json", &c, &err), 0);
+  assert_string_equal (c->run, "0123456789abcdef");
+  hv_egress_ask_config_free (c);
+  assert_int_equal (hv_egress_ask_config_parse ("{\"dir\":\"/d\",\"run\":\"../../x\"}", "config.json", &c, &err), -1);
+  assert_string_equal (err->msg, "config.json: .annotations[\"run.haven.ask\"].run: \"../../x\" is not 16 lower-case hex "
+                                 "digits");
+  hv_error_free (&err);
   assert_int_equal (hv_egress_ask_config_parse ("{\"dir\":\"rel\"}", "config.json", &c, &err), -1);
   assert_string_equal (err->msg, "config.json: .annotations[\"run.haven.ask\"].dir: \"rel\" is not an absolute path");
   hv_error_free (&err);
