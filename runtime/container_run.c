@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,13 +45,36 @@ wait_status (pid_t pid)
     }
 }
 
+/* Without a terminal: the hook's events until the container's init has
+ * exited (its pidfd readable). */
+static void
+wait_hooked (int pidfd, const struct hv_run_hook *hook)
+{
+  for (;;)
+    {
+      struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN }, { .fd = hook->fd, .events = POLLIN } };
+      if (poll (p, 2, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          return;
+        }
+      if (p[0].revents)
+        return;
+      if (p[1].revents & POLLIN)
+        hook->fn (hook->data, NULL);
+      else if (p[1].revents)
+        return;
+    }
+}
+
 int
 hv_container_run (const struct hv_runtime *rt, const struct hv_run_opts *o, struct hv_guard *guard, int *exit_status,
                   hv_error **err)
 {
   struct hv_create_opts co = o->create;
   cleanup_container hv_container *c = NULL;
-  int pidfd = -1;
+  cleanup_close int pidfd = -1;
   cleanup_close int master = -1;
   *exit_status = 0;
   guard->pid = 0;
@@ -71,12 +95,8 @@ hv_container_run (const struct hv_runtime *rt, const struct hv_run_opts *o, stru
       if (pidfd < 0)
         hv_error_set (err, errno, "pidfd of the container's init");
       abandon (rt, c);
-      if (pidfd >= 0)
-        close (pidfd);
       return -1;
     }
-  if (pidfd >= 0)
-    close (pidfd);
   hv_fault_point ("run.guard-started");
   if (!o->detach)
     hv_forward_signals_to (c->pid);
@@ -95,8 +115,10 @@ hv_container_run (const struct hv_runtime *rt, const struct hv_run_opts *o, stru
   if (master >= 0)
     {
       cleanup_error hv_error *proxy_err = NULL;
-      hv_tty_proxy (master, &proxy_err);
+      hv_tty_proxy (master, &o->hook, &proxy_err);
     }
+  else if (o->hook.fn != NULL && pidfd >= 0)
+    wait_hooked (pidfd, &o->hook);
   int status = wait_status (c->pid);
   hv_fault_point ("run.exited");
   if (!caller_stops_guard)

@@ -32,8 +32,9 @@ copy_window_size (int master)
 }
 
 int
-hv_tty_proxy (int master, hv_error **err)
+hv_tty_proxy (int master, const struct hv_run_hook *hook, hv_error **err)
 {
+  bool hooked = hook != NULL && hook->fn != NULL;
   bool local_tty = isatty (0);
   if (local_tty && tcgetattr (0, &saved) == 0)
     {
@@ -51,14 +52,16 @@ hv_tty_proxy (int master, hv_error **err)
   cleanup_close int sfd = signalfd (-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
   bool stdin_open = true;
+  bool line_start = true;
   char buf[8192];
   int r = 0;
   for (;;)
     {
-      struct pollfd p[3] = { { .fd = master, .events = POLLIN },
+      struct pollfd p[4] = { { .fd = master, .events = POLLIN },
                              { .fd = stdin_open ? 0 : -1, .events = POLLIN },
-                             { .fd = sfd, .events = POLLIN } };
-      if (poll (p, 3, -1) < 0)
+                             { .fd = sfd, .events = POLLIN },
+                             { .fd = hooked ? hook->fd : -1, .events = POLLIN } };
+      if (poll (p, 4, -1) < 0)
         {
           if (errno == EINTR)
             continue;
@@ -86,6 +89,16 @@ hv_tty_proxy (int master, hv_error **err)
           if (n <= 0)
             break; /* EIO: every slave fd is closed, the container is done */
           write_all (1, buf, (size_t) n);
+          line_start = buf[n - 1] == '\n';
+        }
+      /* Last: what the user typed before the hook's event has been
+       * passed on, and what they type while fn holds the terminal is
+       * fn's. */
+      if (p[3].revents & POLLIN)
+        {
+          struct hv_tty_pause t = { .master = master, .line_start = line_start };
+          hook->fn (hook->data, local_tty && stdin_open ? &t : NULL);
+          line_start = t.line_start;
         }
     }
   restore_terminal ();

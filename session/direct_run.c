@@ -184,7 +184,7 @@ hv_direct_run_guarded (const oci_spec *spec, const hv_direct_plan *plan, unsigne
   if (report_len == 0 && master >= 0)
     {
       cleanup_error hv_error *proxy_err = NULL;
-      hv_tty_proxy (master, &proxy_err);
+      hv_tty_proxy (master, NULL, &proxy_err);
     }
   reaped = reaped && hv_direct_read_full (res[0], &result, sizeof (result)) == 0;
   alarm (0);

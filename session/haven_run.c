@@ -2,6 +2,7 @@
 #include "haven_run.h"
 
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,7 +16,9 @@
 #include "host_probe.h"
 #include "policy.h"
 #include "project_guard.h"
+#include "policy_egress.h"
 #include "project_links.h"
+#include "run_ask.h"
 #include "run_hint.h"
 #include "run_learn.h"
 #include "run_steps.h"
@@ -50,6 +53,9 @@ struct session
   bool direct;
   oci_spec *spec;
   hv_direct_plan plan;
+  /* Under a policy that asks: the terminal's and HAVEN_ASK_COMMAND's
+   * askers (run_ask.h), while the sandbox runs. */
+  struct hv_run_ask *ask;
 };
 
 static void
@@ -103,7 +109,21 @@ run_sandbox (struct session *s, int *exit_status, hv_error **err)
   s->after = (struct after_haven_died){ s->project_guard, &st->audit, st->policy, st->rc.project, &s->links };
   ro.after_runtime_died = (struct hv_guard_after){ after_haven_died, &s->after, st->audit.log_fd };
   hv_run_steps_create_opts (st, id, &ro.create);
-  return hv_container_run (&rt, &ro, &s->run_guard, exit_status, err);
+  /* HAVEN_ASK_COMMAND is read from haven's own environment, never from
+   * a policy: a policy may come from a project the agent wrote, and this
+   * command runs outside the sandbox. */
+  const char *ask_command = getenv ("HAVEN_ASK_COMMAND");
+  if (hv_policy_asks (st->policy) && (st->rc.ctx.terminal || (ask_command && ask_command[0])))
+    {
+      if (hv_run_ask_start (st->run_id, st->rc.ctx.terminal, ask_command, &s->ask, err) < 0)
+        return -1;
+      hv_run_ask_hook (s->ask, &ro.hook);
+    }
+  int r = hv_container_run (&rt, &ro, &s->run_guard, exit_status, err);
+  /* The sandbox is gone: so is every question of its run. */
+  hv_run_ask_stop (s->ask);
+  s->ask = NULL;
+  return r;
 }
 
 /* hv_run_steps_opts.config_ready of a run without namespaces: the plan

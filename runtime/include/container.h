@@ -12,6 +12,7 @@
 #include "oci_spec.h"
 #include "run_guard.h"
 #include "state.h"
+#include "tty_proxy.h"
 
 /* Secrets a monitor service needs (haven run: read by the session, given to the
  * monitor by fork, never written to the config, an annotation or a file). */
@@ -121,6 +122,9 @@ struct hv_run_opts
    * fn is set, the guard is left running in *guard and the caller ends it
    * (hv_guard_stop) once it has done that work itself. */
   struct hv_guard_after after_runtime_died;
+  /* Polled while the container runs in the foreground, with its terminal
+   * (tty_proxy.h) or without one; unset: fn NULL. */
+  struct hv_run_hook hook;
 };
 /* Returns -1 with *err, or 0 with *exit_status the container process's
  * status as a shell reports it (128+N for signal N; 124 past timeout_s). */
