@@ -31,6 +31,7 @@
 #include "exit_status.h"
 #include "haven_annotations.h"
 #include "haven_audit.h"
+#include "why_cmd.h"
 #include "haven_help.h"
 #include "haven_run.h"
 #include "policy.h"
@@ -637,6 +638,9 @@ haven_main (int argc, char **argv)
     r = cmd_policy (argc - 1, argv + 1, &err);
   else if (strcmp (argv[1], "audit") == 0)
     r = hv_cmd_audit (argc - 1, argv + 1, &err);
+  else if (strcmp (argv[1], "why") == 0)
+    /* Inside a sandbox: its own exit status (0, 1 outside one, 2 on bad options). */
+    return hv_cmd_why (argc - 1, argv + 1);
   else if (strcmp (argv[1], "install") == 0 || strcmp (argv[1], "uninstall") == 0)
     r = hv_cmd_install (argc - 1, argv + 1, strcmp (argv[1], "uninstall") == 0, &err);
   else if (strcmp (argv[1], "--version") == 0)

@@ -71,6 +71,16 @@ help_audit (FILE *out)
 }
 
 static void
+help_why (FILE *out)
+{
+  fprintf (out, "  haven why [-n N] [--json]\n"
+                "      Inside a sandbox: the last N (default 10) things this run was refused, each with the\n"
+                "      policy rule that refused it and the policy line that would allow it (or why none\n"
+                "      should).  Outside a sandbox it says to use haven audit.\n"
+                "      --json  the denial records as they are (JSON lines)\n");
+}
+
+static void
 help_install (FILE *out)
 {
   fprintf (out,
@@ -160,6 +170,7 @@ help_doctor (FILE *out)
 
 static const struct help_section sections[] = {
   { "run", help_run },         { "policy", help_policy },       { "audit", help_audit },
+  { "why", help_why },
   { "install", help_install }, { "uninstall", help_uninstall }, { "serve", help_serve },
   { "mcp", help_mcp },         { "doctor", help_doctor },
 };

@@ -501,6 +501,7 @@ hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int e
                                .borrowed_trail = borrowed, .sandbox = borrowed ? c->sandbox : NULL,
                                .notice_fd = notice,
                                .landlock_audit = trail >= 0 ? landlock_audit : NULL,
+                               .denials = oci_kv_get (&spec->annotations, HV_DENIALS_ANNOTATION),
                                .git_guards = guards.v, .n_git_guards = guards.n,
                                .gateway = c->gateway, .gateway_keys = c->gateway_keys,
                                .check_after_delete = !own_pid_namespace (spec), .git_broker = broker,

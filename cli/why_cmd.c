@@ -1,0 +1,215 @@
+/* `haven why`: the run's view of its own denials (denial_view.h), read
+ * inside the sandbox, said in words an agent can relay to its user.
+ *
+ * The view is haven's: haven's side writes it (the monitor, the seccomp
+ * listener) and the sandbox sees it read-only at HV_WHY_DIR, or, in a
+ * run without namespaces, at $HAVEN_WHY_DIR (read-only through Landlock).
+ * Its lines are haven's records, each with "rule" and "allow" (or
+ * "never" and "why_not": denial_explain.h). */
+#include "config.h"
+#include "why_cmd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+
+#include "denial_view.h"
+#include "haven_help.h"
+#include "utils.h"
+
+#define WHY_DEFAULT_N 10
+#define WHY_READ_MAX (HV_DENIAL_VIEW_MAX_BYTES + HV_DENIAL_VIEW_LINE_MAX + 2)
+
+static const char *
+str_of (yajl_val rec, const char *key)
+{
+  const char *path[] = { key, NULL };
+  yajl_val v = yajl_tree_get (rec, path, yajl_t_string);
+  return v ? YAJL_GET_STRING (v) : NULL;
+}
+
+static long long
+int_of (yajl_val rec, const char *key)
+{
+  const char *path[] = { key, NULL };
+  yajl_val v = yajl_tree_get (rec, path, yajl_t_number);
+  return v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : 0;
+}
+
+/* What was refused, in words; NULL for a record that is no denial. */
+static char *
+what_of (yajl_val rec)
+{
+  const char *event = str_of (rec, "event");
+  if (event == NULL)
+    return NULL;
+  if (strcmp (event, "denied") == 0)
+    {
+      const char *sc = str_of (rec, "syscall"), *comm = str_of (rec, "comm");
+      return xasprintf ("the system call %s%s%s", sc ? sc : "?", comm && *comm ? " by " : "", comm && *comm ? comm : "");
+    }
+  if (strcmp (event, "landlock-denied") == 0)
+    {
+      const char *access = str_of (rec, "access"), *path = str_of (rec, "path"), *comm = str_of (rec, "comm");
+      const char *verb = access == NULL                        ? "access"
+                         : strcmp (access, "fs.execute") == 0  ? "execute"
+                         : strncmp (access, "fs.read", 7) == 0 ? "read"
+                                                               : "write";
+      return xasprintf ("%s %s%s%s (Landlock: %s)", verb, path ? path : "?", comm && *comm ? " by " : "",
+                        comm && *comm ? comm : "", access ? access : "?");
+    }
+  if (strcmp (event, "net-denied") == 0)
+    {
+      const char *dst = str_of (rec, "destination"), *proto = str_of (rec, "protocol");
+      bool v6 = dst && strchr (dst, ':');
+      const char *path[] = { "names", NULL };
+      yajl_val names = yajl_tree_get (rec, path, yajl_t_array);
+      const char *name = names && names->u.array.len && YAJL_IS_STRING (names->u.array.values[0])
+                             ? YAJL_GET_STRING (names->u.array.values[0])
+                             : NULL;
+      return xasprintf ("connect to %s%s%s:%lld (%s%s%s)", v6 ? "[" : "", dst ? dst : "?", v6 ? "]" : "",
+                        int_of (rec, "port"), proto ? proto : "?", name ? ", " : "", name ? name : "");
+    }
+  if (strcmp (event, "dns-refused") == 0)
+    {
+      const char *name = str_of (rec, "name"), *type = str_of (rec, "type");
+      return xasprintf ("look up the name %s (%s)", name ? name : "?", type ? type : "?");
+    }
+  return NULL;
+}
+
+static const char *
+view_dir (void)
+{
+  const char *env = getenv (HV_WHY_ENV);
+  return env && env[0] == '/' ? env : HV_WHY_DIR;
+}
+
+static void
+usage (FILE *out)
+{
+  hv_haven_usage (out, "why");
+}
+
+int
+hv_cmd_why (int argc, char **argv)
+{
+  static const struct option longopts[] = { { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
+                                             { NULL, 0, NULL, 0 } };
+  long n = WHY_DEFAULT_N;
+  bool json = false;
+  int c;
+  optind = 1;
+  while ((c = getopt_long (argc, argv, "+n:jh", longopts, NULL)) != -1)
+    switch (c)
+      {
+      case 'n':
+        {
+          char *end;
+          errno = 0;
+          n = strtol (optarg, &end, 10);
+          if (errno || *end || n < 1 || n > HV_DENIAL_VIEW_KEEP)
+            {
+              fprintf (stderr, "haven why: -n %s: a number from 1 to %d\n", optarg, HV_DENIAL_VIEW_KEEP);
+              return 2;
+            }
+          break;
+        }
+      case 'j':
+        json = true;
+        break;
+      case 'h':
+        usage (stdout);
+        return 0;
+      default:
+        usage (stderr);
+        return 2;
+      }
+  if (optind < argc)
+    {
+      fprintf (stderr, "haven why: unexpected argument \"%s\"\n", argv[optind]);
+      usage (stderr);
+      return 2;
+    }
+  const char *dir = view_dir ();
+  cleanup_close int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    {
+      fprintf (stderr,
+               "haven why: not inside a haven sandbox (no %s): it reads the denials of the run it is in.\n"
+               "Outside a sandbox, `haven audit` shows what sandboxes were refused (haven audit --since 10m;\n"
+               "its records carry the rule and the policy line that would allow each one: haven audit --json).\n",
+               dir);
+      return 1;
+    }
+  cleanup_close int fd = openat (dfd, HV_WHY_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_free char *text = xmalloc0 (WHY_READ_MAX + 1);
+  if (fd >= 0)
+    read_upto (fd, text, WHY_READ_MAX + 1);
+  /* The lines' starts, the last n denials kept. */
+  size_t n_lines = 0;
+  char **lines = xmalloc0 (sizeof (char *) * (size_t) (HV_DENIAL_VIEW_KEEP * 4 + 1));
+  for (char *save = NULL, *l = strtok_r (text, "\n", &save); l; l = strtok_r (NULL, "\n", &save))
+    {
+      if (n_lines == (size_t) HV_DENIAL_VIEW_KEEP * 4)
+        {
+          memmove (lines, lines + 1, (n_lines - 1) * sizeof (char *));
+          n_lines--;
+        }
+      lines[n_lines++] = l;
+    }
+  size_t first = n_lines > (size_t) n ? n_lines - (size_t) n : 0;
+  if (json)
+    {
+      for (size_t i = first; i < n_lines; i++)
+        printf ("%s\n", lines[i]);
+      free (lines);
+      return 0;
+    }
+  if (n_lines == 0)
+    {
+      printf ("haven why: nothing has been refused in this run so far.\n");
+      free (lines);
+      return 0;
+    }
+  const char *policy = NULL;
+  cleanup_free char *policy_copy = NULL;
+  printf ("haven why: the last %zu of this run's denials, oldest first:\n", n_lines - first);
+  for (size_t i = first; i < n_lines; i++)
+    {
+      yajl_val rec = yajl_tree_parse (lines[i], NULL, 0);
+      cleanup_free char *what = rec ? what_of (rec) : NULL;
+      if (what == NULL)
+        {
+          yajl_tree_free (rec);
+          continue;
+        }
+      const char *rule = str_of (rec, "rule"), *allow = str_of (rec, "allow"), *why_not = str_of (rec, "why_not");
+      const char *caution = str_of (rec, "caution");
+      const char *path_never[] = { "never", NULL };
+      yajl_val nv = yajl_tree_get (rec, path_never, yajl_t_any);
+      bool never = nv && YAJL_IS_TRUE (nv);
+      if (policy == NULL && str_of (rec, "policy"))
+        policy = policy_copy = xstrdup (str_of (rec, "policy"));
+      printf ("\n- refused: %s\n", what);
+      printf ("  rule:  %s\n", rule && *rule ? rule : "(not recorded)");
+      if (never)
+        printf ("  allow: no policy line should: %s\n", why_not ? why_not : "");
+      else if (allow && *allow)
+        printf ("  allow: %s\n", allow);
+      if (caution)
+        printf ("  note:  %s\n", caution);
+      yajl_tree_free (rec);
+    }
+  free (lines);
+  printf ("\nThe sandbox cannot change its policy.  To allow one of these, the user adds its \"allow\" line\n"
+          "to a policy file that starts with `extends: %s` and runs again with `haven run --policy FILE`.\n",
+          policy ? policy : "POLICY");
+  return 0;
+}
