@@ -74,9 +74,12 @@ static void
 help_why (FILE *out)
 {
   fprintf (out, "  haven why [-n N] [--json]\n"
+                "  haven why PATH...\n"
                 "      Inside a sandbox: the last N (default 10) things this run was refused, each with the\n"
                 "      policy rule that refused it and the policy line that would allow it (or why none\n"
-                "      should).  Outside a sandbox it says to use haven audit.\n"
+                "      should); with PATHs, which rule keeps each path read-only or hidden (a write to a\n"
+                "      read-only mount or a hidden file is refused before anything records it).\n"
+                "      Outside a sandbox it says to use haven audit.\n"
                 "      --json  the denial records as they are (JSON lines)\n");
 }
 

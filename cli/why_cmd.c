@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,9 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
+#include "denial_explain.h"
 #include "denial_view.h"
+#include "file_read.h"
 #include "haven_help.h"
 #include "utils.h"
 
@@ -84,6 +87,60 @@ what_of (yajl_val rec)
   return NULL;
 }
 
+/* `haven why PATH`: what the policy does with a path.  A write to a
+ * read-only mount (EROFS) or a look at a hidden file (ENOENT) is refused
+ * by the mount table, before any part of haven could record it: the
+ * table of the run (rules.json) still says which rule that is. */
+static int
+explain_path (int dfd, const char *arg)
+{
+  cleanup_free char *text = NULL;
+  cleanup_error hv_error *err = NULL;
+  hv_denial_rules *r = NULL;
+  if (read_file_at (dfd, HV_WHY_RULES, &text, &err) == 0)
+    r = hv_denial_rules_parse (text);
+  char cwd[PATH_MAX] = "/";
+  if (arg[0] != '/' && getcwd (cwd, sizeof (cwd)) == NULL)
+    strcpy (cwd, "/");
+  cleanup_free char *path = arg[0] == '/' ? xstrdup (arg) : xasprintf ("%s/%s", strcmp (cwd, "/") ? cwd : "", arg);
+  struct stat st;
+  bool exists = lstat (path, &st) == 0;
+  /* The nearest directory that exists decides whether it can be made. */
+  cleanup_free char *near = xstrdup (path);
+  while (!exists && strcmp (near, "/") != 0 && access (near, F_OK) != 0)
+    {
+      char *slash = strrchr (near, '/');
+      *(slash == near ? slash + 1 : slash) = '\0';
+    }
+  bool writable = access (near, W_OK) == 0;
+  /* Missing under the hidden home: hidden, not read-only. */
+  bool hidden = !exists && r && r->hide_home && r->home && strncmp (path, r->home, strlen (r->home)) == 0
+                && path[strlen (r->home)] == '/';
+  struct hv_denial_facts f = { .kind = HV_DENIAL_FILE, .path = path, .access = hidden ? "fs.read_file" : "fs.write_file" };
+  struct hv_denial_explained e;
+  hv_denial_explain (r, &f, &e);
+  printf ("%s: ", path);
+  /* A secret or haven's own file is never the sandbox's, writable or not. */
+  bool kept = e.never && (strncmp (e.rule, "filesystem.block", 16) == 0 || strcmp (e.rule, "haven's own files") == 0);
+  if (writable && !hidden && !kept)
+    printf ("this sandbox may %s it; nothing in the policy refuses that.\n", exists ? "write" : "create");
+  else
+    {
+      printf ("%s\n", e.never ? "hidden or read-only, and no policy line should change that"
+                      : hidden ? "not shown in this sandbox" : "read-only in this sandbox");
+      printf ("  rule:  %s\n", e.rule);
+      if (e.never)
+        printf ("  allow: no policy line should: %s\n", e.why_not);
+      else
+        printf ("  allow: %s\n", e.allow);
+      if (e.caution)
+        printf ("  note:  %s\n", e.caution);
+    }
+  hv_denial_explained_release (&e);
+  hv_denial_rules_free (r);
+  return 0;
+}
+
 static const char *
 view_dir (void)
 {
@@ -131,12 +188,6 @@ hv_cmd_why (int argc, char **argv)
         usage (stderr);
         return 2;
       }
-  if (optind < argc)
-    {
-      fprintf (stderr, "haven why: unexpected argument \"%s\"\n", argv[optind]);
-      usage (stderr);
-      return 2;
-    }
   const char *dir = view_dir ();
   cleanup_close int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0)
@@ -147,6 +198,12 @@ hv_cmd_why (int argc, char **argv)
                "its records carry the rule and the policy line that would allow each one: haven audit --json).\n",
                dir);
       return 1;
+    }
+  if (optind < argc)
+    {
+      for (int i = optind; i < argc; i++)
+        explain_path (dfd, argv[i]);
+      return 0;
     }
   cleanup_close int fd = openat (dfd, HV_WHY_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   cleanup_free char *text = xmalloc0 (WHY_READ_MAX + 1);

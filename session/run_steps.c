@@ -111,6 +111,15 @@ make_why_view (struct hv_run_steps *s, hv_error **err)
   if (fd < 0 || fchmod (fd, 0644) < 0)
     return hv_error_set (err, errno, "create %s/%s", s->why_dir, HV_WHY_FILE);
   s->rc.ctx.why_dir = s->why_dir;
+  /* The table too, for `haven why PATH`: a write to a read-only mount
+   * (EROFS) or a look at a hidden file (ENOENT) leaves no record, but the
+   * agent can still ask what the policy does with the path. */
+  cleanup_free char *rules = hv_policy_denial_rules_json (s->policy, &s->rc.ctx);
+  if (rules && write_file_atomic (s->why_dir, HV_WHY_RULES, rules, strlen (rules), err) < 0)
+    return -1;
+  cleanup_free char *rules_path = xasprintf ("%s/%s", s->why_dir, HV_WHY_RULES);
+  if (rules && chmod (rules_path, 0644) < 0)
+    return hv_error_set (err, errno, "chmod %s", rules_path);
   /* Without it `haven why` is not in the sandbox; the view still is. */
   s->haven_exe = own_binary ();
   s->rc.ctx.haven_exe = s->haven_exe;

@@ -20,6 +20,8 @@
 
 #define HV_WHY_DIR "/run/haven/why"
 #define HV_WHY_FILE "denials.jsonl"
+/* The table explaining denials (denial_explain.h), for `haven why PATH`. */
+#define HV_WHY_RULES "rules.json"
 /* Where `haven why` finds the view of a run without namespaces. */
 #define HV_WHY_ENV "HAVEN_WHY_DIR"
 #define HV_DENIAL_VIEW_KEEP 200
