@@ -281,6 +281,12 @@ refused_by_argument (const char *name)
     { "clone", "a new user namespace" },       { "clone3", "new namespaces" },
     { "unshare", "new namespaces" },           { "ioctl", "TIOCSTI and TIOCLINUX (typing into the terminal)" },
     { "memfd_create", "an executable memory file" }, { "socket", "a packet socket" },
+    /* Only their set-user-ID and set-group-ID modes (policy_compile.c). */
+    { "open", "a set-user-ID or set-group-ID file" },     { "openat", "a set-user-ID or set-group-ID file" },
+    { "creat", "a set-user-ID or set-group-ID file" },    { "chmod", "a set-user-ID or set-group-ID file" },
+    { "fchmod", "a set-user-ID or set-group-ID file" },   { "fchmodat", "a set-user-ID or set-group-ID file" },
+    { "fchmodat2", "a set-user-ID or set-group-ID file" }, { "mknod", "a set-user-ID or set-group-ID file" },
+    { "mknodat", "a set-user-ID or set-group-ID file" },
   };
   for (size_t i = 0; i < sizeof (calls) / sizeof (calls[0]); i++)
     if (strcmp (calls[i].name, name) == 0)

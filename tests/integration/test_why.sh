@@ -1,0 +1,134 @@
+# Legible refusals (runtime/audit/include/denial_explain.h) and `haven
+# why` in the sandbox (cli/why_cmd.c, runtime/audit/include/denial_view.h):
+# every kind of refusal fails at once, its record says the rule that
+# refused it and the policy line that would allow it, and a program in
+# the same sandbox reads them back, from a view it cannot write.
+# haven runs in the machine's own network namespace (Landlock's records
+# come through the kernel's audit, which only the initial one reads), and
+# nothing the test does leaves the sandbox: the refused name never
+# reaches an upstream (haven's resolver answers it), the refused connect
+# to 203.0.113.200 (TEST-NET-3) never passes the sandbox's egress table.
+
+# The client, in the sandbox: each refusal timed ("LABEL RESULT ms N"),
+# then dig's answer for the refused name (its EDE line), then haven why.
+WHY_CLIENT='
+import errno, os, socket, subprocess, sys, time
+def timed(label, f):
+    t = time.monotonic()
+    try:
+        r = f()
+    except socket.gaierror as e:
+        r = "gaierror %d" % e.errno
+    except OSError as e:
+        r = "%s %s" % (type(e).__name__, errno.errorcode.get(e.errno, e.errno))
+    print(label, r, "ms %d" % ((time.monotonic() - t) * 1000), flush=True)
+def connect():
+    socket.create_connection((sys.argv[2], 443), timeout=10).close()
+    return "connected"
+def write(path):
+    open(path, "w").close()
+    return "written"
+timed("name", lambda: socket.getaddrinfo("evil.example", 443)[0][4][0])
+timed("connect", connect)
+timed("exec", lambda: subprocess.run(["/usr/bin/id"]).returncode)
+timed("write", lambda: write(sys.argv[1] + "/x"))
+timed("rofs", lambda: write("/opt/hv-why-x"))
+timed("secret", lambda: open(os.path.expanduser("~/.ssh/id_rsa")).read())
+if sys.argv[3] == "dig":
+    out = subprocess.run(["dig", "+tries=1", "+time=3", "evil.example"], capture_output=True, text=True).stdout
+    print("\n".join("dig: " + l for l in out.splitlines() if "EDE" in l or "status:" in l), flush=True)
+# Landlock records come through the kernel audit: a moment for them.
+time.sleep(0.5)
+print(subprocess.run(["haven", "why", "-n", "50"], capture_output=True, text=True).stdout, flush=True)
+for l in subprocess.run(["haven", "why", "--json", "-n", "50"], capture_output=True, text=True).stdout.splitlines():
+    print("json:", l, flush=True)
+print(subprocess.run(["haven", "why", os.path.expanduser("~/.ssh/id_rsa"), "/opt/hv-why-x"],
+                     capture_output=True, text=True).stdout, flush=True)
+for p in ["/run/haven/why/denials.jsonl", "/run/haven/why/new", "/run/haven/bin/haven"]:
+    timed("viewwrite " + p, lambda: write(p))
+'
+
+# why_policy NAME LOG: default with an allowlist, python3 and dig alone
+# executable, and a trail.
+why_policy() {
+  printf 'name: %s\nextends: default\nnetwork: {allow: [allowed.example]}\nprocess: {allow_exec: [python3, dig]}\naudit: {log: %s}\n' \
+    "$1" "$2" > "$P.pol/$1.yaml"
+}
+
+# why_fast OUT LABEL: LABEL's line says it failed within 2 s.
+why_fast() {
+  local ms
+  ms=$(echo "$1" | sed -n "s/^$2 .* ms //p")
+  [ -n "$ms" ] && [ "$ms" -lt 2000 ] || fail "$2: took ${ms:-?} ms ($(echo "$1" | grep "^$2 "))"
+}
+
+# why_record TRAIL VIEW JQ_FILTER WHAT: a record matches in the trail, and
+# its copy in the view.
+why_record() {
+  local f
+  for f in "$1" "$2"; do
+    [ "$(jq -c "select($3)" "$f" | wc -l)" -ge 1 ] || fail "$4: none in $f: $(cat "$f")"
+  done
+}
+
+test_why_lists_each_refusal() {
+  command -v dig > /dev/null || skip "dig missing (Debian package dnsutils)"
+  ll_audit_on
+  [ -x /usr/bin/pasta ] || skip "pasta missing (Debian package passt)"
+  command -v nft > /dev/null || skip "nft missing (Debian package nftables)"
+  make_project
+  local log=$WORK/why-trail-$$.jsonl json=$WORK/why-view-$$.jsonl other
+  # Another user's home: hidden under a writable tmpfs that Landlock
+  # does not let the sandbox write (a refused write Landlock records).
+  other=$(mktemp -d /home/hv-why-XXXXXX)
+  defer "rmdir '$other'"
+  why_policy why "$log"
+  local out err=$PWD/why.err
+  out=$(cd "$P" && timeout -k 2 60 "$HAVEN" run --policy "$P.pol/why.yaml" -- \
+        python3 -c "$WHY_CLIENT" "$other" 203.0.113.200 dig 2> "$err")
+  echo "$out"
+  cat "$err"
+  # Each refusal fails at once.
+  assert_contains "$out" "name gaierror $(python3 -c 'import socket; print(socket.EAI_NONAME)')" "the refused name"
+  assert_contains "$out" "connect ConnectionRefusedError ECONNREFUSED" "the refused connect"
+  assert_contains "$out" "exec PermissionError EACCES" "the refused exec"
+  assert_contains "$out" "write PermissionError EACCES" "the refused write"
+  assert_contains "$out" "rofs OSError EROFS" "the write to a read-only mount"
+  assert_contains "$out" "secret FileNotFoundError ENOENT" "the hidden secret"
+  local l
+  for l in name connect exec write rofs secret; do why_fast "$out" "$l"; done
+  # A program in the sandbox sees the resolver's Extended DNS Error.
+  assert_contains "$out" "dig: ;; ->>HEADER<<- opcode: QUERY, status: NXDOMAIN" "dig's status"
+  assert_contains "$out" 'dig: ; EDE: 15 (Blocked): (haven egress policy "why": evil.example (type 1): not in the policy)' \
+    "dig's EDE line"
+  # haven why lists each refusal with its rule and the line that allows it.
+  assert_contains "$out" "- refused: look up the name evil.example (A)"
+  assert_contains "$out" "  allow: network: {allow: [evil.example]}"
+  assert_contains "$out" "- refused: connect to 203.0.113.200:443 (tcp)"
+  assert_contains "$out" '  allow: network: {allow: ["203.0.113.200:443"]}'
+  assert_contains "$out" "- refused: execute /usr/bin/id by python3 (Landlock: fs.execute)"
+  assert_contains "$out" "  allow: process: {allow_exec: [/usr/bin/id]}"
+  assert_contains "$out" "- refused: write $other by python3 (Landlock: fs.make_reg)"
+  assert_contains "$out" "  allow: filesystem: {read_write: [$other]}"
+  assert_contains "$out" "extends: why"
+  # ... and, asked, what keeps a secret hidden and a path read-only.
+  assert_contains "$out" "  rule:  filesystem.block: ~/.ssh"
+  assert_contains "$out" "  allow: no policy line should: ~/.ssh/id_rsa is a secret this policy hides"
+  assert_contains "$out" "/opt/hv-why-x: read-only in this sandbox"
+  assert_contains "$out" "  allow: filesystem: {read_write: [/opt/hv-why-x]}"
+  # The view is read-only in the sandbox, its binary too.
+  assert_contains "$out" "viewwrite /run/haven/why/denials.jsonl OSError EROFS"
+  assert_contains "$out" "viewwrite /run/haven/why/new OSError EROFS"
+  assert_contains "$out" "viewwrite /run/haven/bin/haven OSError EROFS"
+  # The records in the trail and in the view, with their rule and allow.
+  echo "$out" | sed -n 's/^json: //p' > view.jsonl
+  assert_eq 0 "$(jq -c 'select(.rule == null or .allow == null)' view.jsonl | wc -l)" "records without rule or allow: $(cat view.jsonl)"
+  why_record "$log" view.jsonl '.event == "dns-refused" and .name == "evil.example" and .rule == "network.allow"
+    and .allow == "network: {allow: [evil.example]}"' "the dns-refused record"
+  why_record "$log" view.jsonl '.event == "net-denied" and .destination == "203.0.113.200" and .rule == "network.allow"
+    and .allow == "network: {allow: [\"203.0.113.200:443\"]}"' "the net-denied record"
+  why_record "$log" view.jsonl '.event == "landlock-denied" and .access == "fs.execute" and .path == "/usr/bin/id"
+    and .rule == "process.allow_exec" and .allow == "process: {allow_exec: [/usr/bin/id]}"' "the exec record"
+  why_record "$log" view.jsonl ".event == \"landlock-denied\" and .access == \"fs.make_reg\" and .path == \"$other\"
+    and .rule == \"filesystem.read_write\" and .allow == \"filesystem: {read_write: [$other]}\"" "the write record"
+}
