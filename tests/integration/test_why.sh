@@ -132,3 +132,69 @@ test_why_lists_each_refusal() {
   why_record "$log" view.jsonl ".event == \"landlock-denied\" and .access == \"fs.make_reg\" and .path == \"$other\"
     and .rule == \"filesystem.read_write\" and .allow == \"filesystem: {read_write: [$other]}\"" "the write record"
 }
+
+# Under network none: a name and a connect fail at once too (no resolver:
+# names come from /etc/hosts; no route but loopback).
+test_why_fail_at_once_offline() {
+  need_haven
+  make_project
+  local out
+  out=$(cd "$P" && timeout -k 2 30 "$HAVEN" run --policy default -- python3 -c '
+import socket, time
+for label, f in [("name", lambda: socket.getaddrinfo("evil.example", 443)),
+                 ("connect", lambda: socket.create_connection(("203.0.113.200", 443), timeout=10))]:
+    t = time.monotonic()
+    try:
+        f()
+        r = "ok"
+    except OSError as e:
+        r = type(e).__name__
+    print(label, r, "ms %d" % ((time.monotonic() - t) * 1000))
+' 2>&1)
+  echo "$out"
+  assert_contains "$out" "name gaierror" "the name under none"
+  assert_contains "$out" "connect OSError" "the connect under none"
+  why_fast "$out" name
+  why_fast "$out" connect
+}
+
+# Each run sees its own denials only: two runs of one policy and trail at
+# once, one refused ptrace; the other's view stays empty.
+test_why_own_run_only() {
+  need_haven
+  make_project
+  local log=$WORK/why-two-$$.jsonl qout=$PWD/quiet.out out
+  printf 'name: why-two\nextends: default\naudit: {log: %s}\n' "$log" > "$P.pol/two.yaml"
+  (cd "$P" && timeout -k 2 30 "$HAVEN" run --policy "$P.pol/two.yaml" -- python3 -c '
+import subprocess, time
+time.sleep(1.5)
+print(subprocess.run(["haven", "why", "--json"], capture_output=True, text=True).stdout, end="")
+print("quiet done")' > "$qout" 2> "$qout.err") &
+  local quiet=$!
+  out=$(cd "$P" && timeout -k 2 30 "$HAVEN" run --policy "$P.pol/two.yaml" -- python3 -c '
+import ctypes, subprocess, time
+ctypes.CDLL(None).ptrace(0, 0, 0, 0)
+time.sleep(0.2)
+print(subprocess.run(["haven", "why"], capture_output=True, text=True).stdout)' 2>&1)
+  wait "$quiet"
+  echo "$out"
+  cat "$qout"
+  assert_contains "$out" "- refused: the system call ptrace by python3"
+  assert_contains "$out" "  allow: syscalls: {allow: [ptrace]}"
+  assert_eq "quiet done" "$(cat "$qout")" "the other run's view"
+  # Both ran at once under one trail: the ptrace is in it.
+  [ "$(jq -c 'select(.event == "denied" and .syscall == "ptrace")' "$log" | wc -l)" -ge 1 ] || fail "no record: $(cat "$log")"
+}
+
+# Outside a sandbox haven why says where to look instead.
+test_why_outside_a_sandbox() {
+  need_haven
+  local out rc
+  out=$(HAVEN_WHY_DIR=/nonexistent-hv-why "$HAVEN" why 2>&1)
+  rc=$?
+  assert_eq 1 "$rc" "exit status ($out)"
+  assert_contains "$out" "haven why: not inside a haven sandbox"
+  assert_contains "$out" "haven audit"
+  out=$("$HAVEN" why -n 0 2>&1)
+  assert_eq 2 "$?" "exit status of a bad -n ($out)"
+}
