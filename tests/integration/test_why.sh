@@ -198,3 +198,36 @@ test_why_outside_a_sandbox() {
   out=$("$HAVEN" why -n 0 2>&1)
   assert_eq 2 "$?" "exit status of a bad -n ($out)"
 }
+
+# Without namespaces (--isolation landlock): the run's audit listener
+# records the refused system call (rule, allow), haven why reads the view
+# through $HAVEN_WHY_DIR, which Landlock leaves read-only.
+test_why_without_namespaces() {
+  need_haven
+  local log=$WORK/why-direct-$$.jsonl out
+  # test_direct.sh's project: no .env or .git (refused or protected there).
+  direct_project root "$(printf 'best_effort: [private_tmp]\naudit: {log: %s}' "$log")"
+  out=$(as_user root "$HAVEN" run --isolation landlock --policy "$P.pol/p.yaml" -- python3 -c '
+import ctypes, os, subprocess, time
+t = time.monotonic()
+r = ctypes.CDLL(None, use_errno=True).ptrace(0, 0, 0, 0)
+print("ptrace", r, ctypes.get_errno(), "ms %d" % ((time.monotonic() - t) * 1000), flush=True)
+print(subprocess.run(["haven", "why"], capture_output=True, text=True).stdout, flush=True)
+print(subprocess.run(["haven", "why", os.path.expanduser("~/.ssh/id_rsa")], capture_output=True, text=True).stdout)
+try:
+    open(os.environ["HAVEN_WHY_DIR"] + "/denials.jsonl", "a").write("forged\n")
+    print("view written")
+except OSError as e:
+    print("view", e.strerror)
+' 2>&1)
+  echo "$out"
+  assert_contains "$out" "ptrace -1 1 ms" "ptrace refused EPERM"
+  why_fast "$out" ptrace
+  assert_contains "$out" "- refused: the system call ptrace by python3"
+  assert_contains "$out" "  rule:  syscalls.profile: agent"
+  assert_contains "$out" "  allow: syscalls: {allow: [ptrace]}"
+  assert_contains "$out" "  rule:  filesystem.block: ~/.ssh"
+  assert_contains "$out" "view Permission denied"
+  [ "$(jq -c 'select(.event == "denied" and .syscall == "ptrace" and .allow == "syscalls: {allow: [ptrace]}")' "$log" | wc -l)" -eq 1 ] \
+    || fail "the trail's record: $(cat "$log")"
+}
