@@ -24,6 +24,7 @@
 #include "denial_view.h"
 #include "file_read.h"
 #include "haven_help.h"
+#include "oci_spec.h"
 #include "utils.h"
 
 #define WHY_DEFAULT_N 10
@@ -81,8 +82,9 @@ what_of (yajl_val rec)
     }
   if (strcmp (event, "dns-refused") == 0)
     {
-      const char *name = str_of (rec, "name"), *type = str_of (rec, "type");
-      return xasprintf ("look up the name %s (%s)", name ? name : "?", type ? type : "?");
+      /* Its types (A, AAAA) are one refusal to the user. */
+      const char *name = str_of (rec, "name");
+      return xasprintf ("look up the name %s", name ? name : "?");
     }
   return NULL;
 }
@@ -237,16 +239,27 @@ hv_cmd_why (int argc, char **argv)
     }
   const char *policy = NULL;
   cleanup_free char *policy_copy = NULL;
-  printf ("haven why: the last %zu of this run's denials, oldest first:\n", n_lines - first);
+  /* A refusal said once: the same thing refused by the same rule again
+   * (a name's A and AAAA, a retried exec) adds nothing for the user. */
+  oci_strv said = { 0 };
+  char *body = NULL;
+  size_t body_len = 0;
+  FILE *out = open_memstream (&body, &body_len);
+  if (out == NULL)
+    abort ();
   for (size_t i = first; i < n_lines; i++)
     {
       yajl_val rec = yajl_tree_parse (lines[i], NULL, 0);
       cleanup_free char *what = rec ? what_of (rec) : NULL;
-      if (what == NULL)
+      cleanup_free char *key = what ? xasprintf ("%s\t%s\t%s", what, str_of (rec, "rule") ? str_of (rec, "rule") : "",
+                                               str_of (rec, "allow") ? str_of (rec, "allow") : "")
+                                  : NULL;
+      if (what == NULL || oci_strv_contains (&said, key))
         {
           yajl_tree_free (rec);
           continue;
         }
+      oci_strv_push (&said, key);
       const char *rule = str_of (rec, "rule"), *allow = str_of (rec, "allow"), *why_not = str_of (rec, "why_not");
       const char *caution = str_of (rec, "caution");
       const char *path_never[] = { "never", NULL };
@@ -254,16 +267,21 @@ hv_cmd_why (int argc, char **argv)
       bool never = nv && YAJL_IS_TRUE (nv);
       if (policy == NULL && str_of (rec, "policy"))
         policy = policy_copy = xstrdup (str_of (rec, "policy"));
-      printf ("\n- refused: %s\n", what);
-      printf ("  rule:  %s\n", rule && *rule ? rule : "(not recorded)");
+      fprintf (out, "\n- refused: %s\n", what);
+      fprintf (out, "  rule:  %s\n", rule && *rule ? rule : "(not recorded)");
       if (never)
-        printf ("  allow: no policy line should: %s\n", why_not ? why_not : "");
+        fprintf (out, "  allow: no policy line should: %s\n", why_not ? why_not : "");
       else if (allow && *allow)
-        printf ("  allow: %s\n", allow);
+        fprintf (out, "  allow: %s\n", allow);
       if (caution)
-        printf ("  note:  %s\n", caution);
+        fprintf (out, "  note:  %s\n", caution);
       yajl_tree_free (rec);
     }
+  fclose (out);
+  printf ("haven why: %s%zu thing%s refused in this run, oldest first:\n%s", first > 0 ? "the last " : "", said.n,
+          said.n == 1 ? "" : "s", body);
+  free (body);
+  oci_strv_free (&said);
   free (lines);
   printf ("\nThe sandbox cannot change its policy.  To allow one of these, the user adds its \"allow\" line\n"
           "to a policy file that starts with `extends: %s` and runs again with `haven run --policy FILE`.\n",
