@@ -135,16 +135,22 @@ test_why_lists_each_refusal() {
     and .rule == \"filesystem.read_write\" and .allow == \"filesystem: {read_write: [$other]}\"" "the write record"
 }
 
-# Under network none: a name and a connect fail at once too (no resolver:
-# names come from /etc/hosts; no route but loopback).
+# Under network none (default's): a name, a connect, an exec and a write
+# fail at once too (no resolver: names come from /etc/hosts; no route but
+# loopback; Landlock and the read-only root as under an allowlist).
 test_why_fail_at_once_offline() {
   need_haven
   make_project
+  printf 'name: why-offline\nextends: default\nprocess: {allow_exec: [python3]}\n' > "$P.pol/off.yaml"
   local out
-  out=$(cd "$P" && timeout -k 2 30 "$HAVEN" run --policy default -- python3 -c '
-import socket, time
+  out=$(cd "$P" && timeout -k 2 30 "$HAVEN" run --policy "$P.pol/off.yaml" -- python3 -c '
+import socket, subprocess, time
+def write():
+    open("/opt/hv-why-offline", "w")
 for label, f in [("name", lambda: socket.getaddrinfo("evil.example", 443)),
-                 ("connect", lambda: socket.create_connection(("203.0.113.200", 443), timeout=10))]:
+                 ("connect", lambda: socket.create_connection(("203.0.113.200", 443), timeout=10)),
+                 ("exec", lambda: subprocess.run(["/usr/bin/id"])),
+                 ("write", write)]:
     t = time.monotonic()
     try:
         f()
@@ -156,8 +162,10 @@ for label, f in [("name", lambda: socket.getaddrinfo("evil.example", 443)),
   echo "$out"
   assert_contains "$out" "name gaierror" "the name under none"
   assert_contains "$out" "connect OSError" "the connect under none"
-  why_fast "$out" name
-  why_fast "$out" connect
+  assert_contains "$out" "exec PermissionError" "the exec under none"
+  assert_contains "$out" "write OSError" "the write under none"
+  local l
+  for l in name connect exec write; do why_fast "$out" "$l"; done
 }
 
 # Each run sees its own denials only: two runs of one policy and trail at
