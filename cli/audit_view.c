@@ -391,11 +391,18 @@ put_words (FILE *out, yajl_val v)
 static void
 put_others (FILE *out, yajl_val root, const char *const *shown, bool lead)
 {
-  static const char *const framing[] = { "time", "event", "policy", "container", "pod", NULL };
+  /* seq and prev are the chain's (haven audit --verify checks them), not
+   * what happened. */
+  static const char *const framing[] = { "time", "event", "policy", "container", "pod", "seq", "prev", NULL };
+  /* The run id is said once, on the run's start record (--json has it
+   * on every record). */
+  yajl_val event = member (root, "event");
+  const char *name = event && YAJL_IS_STRING (event) ? YAJL_GET_STRING (event) : NULL;
+  bool start = name && strcmp (name, "start") == 0;
   for (size_t i = 0; i < root->u.object.len; i++)
     {
       const char *k = root->u.object.keys[i];
-      bool skip = false;
+      bool skip = !start && strcmp (k, "run") == 0;
       for (size_t j = 0; framing[j] && !skip; j++)
         skip = strcmp (k, framing[j]) == 0;
       for (size_t j = 0; shown && shown[j] && !skip; j++)

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "audit_verify.h"
 #include "audit_view.h"
 #include "cli.h"
 #include "haven_help.h"
@@ -36,6 +37,7 @@ struct audit_run
 {
   struct hv_audit_filter filter;
   bool json;
+  bool verify; /* --verify: the chains, not the records */
   struct shown *v;
   size_t n, cap;
   size_t bad;            /* lines that are not records */
@@ -247,6 +249,7 @@ enum
   A_EVENT,
   A_CONTAINER,
   A_JSON,
+  A_VERIFY,
   A_HELP,
 };
 
@@ -256,7 +259,7 @@ parse_audit_opts (int argc, char **argv, struct audit_run *a, int *first_file, b
   static const struct hv_opt opts[] = {
     { "since", 0, true, A_SINCE },         { "event", 'e', true, A_EVENT }, { "rule", 0, true, A_EVENT },
     { "container", 'c', true, A_CONTAINER }, { "json", 0, false, A_JSON },  { "help", 'h', false, A_HELP },
-    { NULL, 0, false, 0 },
+    { "verify", 0, false, A_VERIFY },      { NULL, 0, false, 0 },
   };
   struct hv_opt_iter it = { argc, argv, 1, "haven audit" };
   const char *arg;
@@ -277,6 +280,9 @@ parse_audit_opts (int argc, char **argv, struct audit_run *a, int *first_file, b
         break;
       case A_JSON:
         a->json = true;
+        break;
+      case A_VERIFY:
+        a->verify = true;
         break;
       default:
         *help = true;
@@ -317,17 +323,37 @@ say_where_looked (const struct audit_run *a, bool defaults)
 }
 
 int
-hv_cmd_audit (int argc, char **argv, hv_error **err)
+hv_cmd_audit (int argc, char **argv, int *exit_status, hv_error **err)
 {
   struct audit_run a = { 0 };
   int first_file = argc;
   bool help = false;
   int r = -1;
+  *exit_status = 0;
   if (parse_audit_opts (argc, argv, &a, &first_file, &help, err) < 0)
-    goto out;
+    {
+      /* --verify's usage errors are 2, as its unreadable files. */
+      for (int i = 1; i < argc; i++)
+        if (strcmp (argv[i], "--verify") == 0)
+          hv_error_set_exit_status (err, 2);
+      goto out;
+    }
   if (help)
     {
       hv_haven_usage (stdout, "audit");
+      r = 0;
+      goto out;
+    }
+  if (a.verify)
+    {
+      if (a.filter.has_since || a.filter.events.n || a.filter.containers.n)
+        {
+          hv_error_set (err, 0, "haven audit --verify: --since, --event and --container select records to show; "
+                                "a chain is verified whole");
+          hv_error_set_exit_status (err, 2);
+          goto out;
+        }
+      *exit_status = hv_audit_verify_files (argv + first_file, argc - first_file, a.json);
       r = 0;
       goto out;
     }

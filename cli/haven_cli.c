@@ -637,7 +637,7 @@ haven_main (int argc, char **argv)
   else if (strcmp (argv[1], "policy") == 0)
     r = cmd_policy (argc - 1, argv + 1, &err);
   else if (strcmp (argv[1], "audit") == 0)
-    r = hv_cmd_audit (argc - 1, argv + 1, &err);
+    r = hv_cmd_audit (argc - 1, argv + 1, &status, &err);
   else if (strcmp (argv[1], "why") == 0)
     /* Inside a sandbox: its own exit status (0, 1 outside one, 2 on bad options). */
     return hv_cmd_why (argc - 1, argv + 1);

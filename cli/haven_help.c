@@ -66,7 +66,12 @@ help_audit (FILE *out)
                 "                        or this system call or rule (--rule is the same); repeatable\n"
                 "      -c, --container X only containers whose id starts with X, or policy X, or a pod's\n"
                 "                        NAMESPACE/POD or NAMESPACE/POD/CONTAINER; repeatable\n"
-                "      --json            the matching records as they are (JSON lines)\n",
+                "      --json            the matching records as they are (JSON lines)\n"
+                "  haven audit --verify [--json] [FILE...]\n"
+                "      Check each trail's chain (every record's seq and the SHA-256 of the line before\n"
+                "      it): OK with the records' count and span, or the first line changed, removed,\n"
+                "      inserted or cut short.  Exit 0 OK, 1 a problem, 2 a trail unreadable.  Without\n"
+                "      FILEs: ~/.local/state/haven/audit.log.\n",
                 HV_AUDIT_DEFAULT_FILES_HELP);
 }
 

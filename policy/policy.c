@@ -122,6 +122,7 @@ hv_policy_free_fields (hv_policy *p)
   oci_strv_free (&p->ssh_agent_keys);
   oci_strv_free (&p->ssh_agent_keys_where);
   free (p->audit_log);
+  free (p->audit_log_where);
   memset (p, 0, sizeof (*p));
 }
 

@@ -165,6 +165,7 @@ typedef struct
 
   /* audit */
   char *audit_log;
+  char *audit_log_where; /* "file:line:column" of audit.log, for errors */
 
   /* kubernetes.service_account_token: true leaves the token kubelet
    * mounts into every pod visible in engine containers; false or unset

@@ -21,6 +21,7 @@
 #include "engine_gateway.h"
 #include "policy_api.h"
 #include "policy_compile.h"
+#include "sandbox_writes.h"
 #include "policy_env.h"
 #include "policy_exec.h"
 #include "policy_glob.h"
@@ -1589,9 +1590,39 @@ gen_linux (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, const c
   return 0;
 }
 
+/* The trail is written by haven's side only: one under a path the
+ * sandbox can write for real (the project, read_write, a direct home
+ * entry, a data sub-path) could be rewritten by the agent it records,
+ * chain and all (trail_chain.h: the chain proves nothing against a
+ * writer of the whole file).  Refused, naming where audit.log was set. */
+static int
+check_audit_log (const hv_policy *p, const struct hv_run_ctx *ctx, hv_error **err)
+{
+  const char *log = p->audit_log;
+  if (log == NULL || log[0] == '\0')
+    return 0;
+  cleanup_free char *path = NULL;
+  if (log[0] == '~' && (log[1] == '/' || log[1] == '\0') && ctx->home)
+    path = xasprintf ("%s%s", ctx->home, log + 1);
+  else if (log[0] == '/')
+    path = xstrdup (log);
+  else
+    return 0; /* not absolute: the run refuses it (session/run_steps.c) */
+  cleanup_free char *real = hv_host_resolve (path);
+  const char *why = hv_sandbox_writes (p, ctx, real);
+  if (why)
+    return hv_error_set (err, 0,
+                         "%s: audit.log %s is in what the sandbox can write (%s): the agent could rewrite its own "
+                         "trail; keep it outside (the shipped policies use ~/.local/state/haven/audit.log)",
+                         p->audit_log_where ? p->audit_log_where : (p->file ? p->file : p->name), log, why);
+  return 0;
+}
+
 int
 hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json, hv_error **err)
 {
+  if (check_audit_log (p, ctx, err) < 0)
+    return -1;
   /* The gateway listens on the sandbox's own loopback: with the host's
    * network that would be the host's (hv_policy_load refuses such a
    * policy; this holds for one built otherwise too). */

@@ -189,6 +189,7 @@ merge (hv_policy *base, const hv_policy *child)
   OVERRIDE_STR (file);
   OVERRIDE_STR (syscall_profile);
   OVERRIDE_STR (audit_log);
+  OVERRIDE_STR (audit_log_where);
   append (&base->read_only, &child->read_only);
   append (&base->read_write, &child->read_write);
   append (&base->block, &child->block);

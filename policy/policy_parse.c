@@ -409,7 +409,6 @@ STRV_FIELD (f_syscall_allow, syscall_allow)
 STRV_FIELD (f_syscall_deny, syscall_deny)
 STRV_FIELD (f_env_deny, env_deny)
 STRV_FIELD (f_env_containers_pass, env_containers_pass)
-STRING_FIELD (f_audit_log, audit_log)
 STRING_FIELD (f_name, name)
 STRING_FIELD (f_description, description)
 /* best_effort: only the entries haven knows (hv_policy_best_effort): a
@@ -1264,6 +1263,18 @@ static const struct field env_fields[] = {
 static const struct field credentials_fields[] = {
   { "ssh_agent", f_ssh_agent }, { "git", f_git_creds }, { "api", f_api_creds }, { NULL, NULL },
 };
+/* audit.log, and where it was written: the compiler refuses a trail the
+ * sandbox could write, naming this place (policy_compile.c). */
+static int
+f_audit_log (struct yw *w, yaml_node_t *v, const char *key, hv_policy *p)
+{
+  if (as_string (w, v, key, &p->audit_log) < 0)
+    return -1;
+  free (p->audit_log_where);
+  p->audit_log_where = where_of (w, v);
+  return 0;
+}
+
 static const struct field audit_fields[] = { { "log", f_audit_log }, { NULL, NULL } };
 static const struct field kubernetes_fields[] = { { "service_account_token", f_k8s_token }, { NULL, NULL } };
 

@@ -810,6 +810,7 @@ hv_container_create (const struct hv_runtime *rt, const struct hv_create_opts *o
    * ours, and init connects to it. */
   const struct hv_monitor_target target = { .id = r.c->id, .dir = r.c->dir, .bundle = r.c->bundle,
                                             .sandbox = opts->trail_sandbox,
+                                            .run = opts->trail_run,
                                             .service_secrets = opts->service_secrets,
                                             .n_service_secrets = opts->n_service_secrets,
                                             .gateway = r.gateway.config,

@@ -87,12 +87,13 @@ build_env (const oci_spec *spec, char *tmpdir)
 }
 
 static void
-trail_left (int trail_fd, size_t killed)
+trail_left (const struct hv_audit *a, size_t killed)
 {
-  if (trail_fd < 0 || killed == 0)
+  if (a == NULL || a->log_fd < 0 || killed == 0)
     return;
   struct hv_audit_trail trail;
-  hv_audit_trail_init (&trail, trail_fd, NULL, NULL);
+  hv_audit_trail_init (&trail, a->log_fd, a->policy_name, NULL);
+  trail.run = a->run;
   yajl_gen g = hv_audit_trail_record (&trail, "processes-killed");
   jg_str (g, "count");
   yajl_gen_integer (g, (long long) killed);
@@ -100,14 +101,15 @@ trail_left (int trail_fd, size_t killed)
 }
 
 int
-hv_direct_run (const oci_spec *spec, const hv_direct_plan *plan, unsigned timeout_s, int trail_fd, int *exit_status,
+hv_direct_run (const oci_spec *spec, const hv_direct_plan *plan, unsigned timeout_s, const struct hv_audit *trail,
+               int *exit_status,
                hv_error **err)
 {
-  return hv_direct_run_guarded (spec, plan, timeout_s, trail_fd, NULL, exit_status, err);
+  return hv_direct_run_guarded (spec, plan, timeout_s, trail, NULL, exit_status, err);
 }
 
 int
-hv_direct_run_guarded (const oci_spec *spec, const hv_direct_plan *plan, unsigned timeout_s, int trail_fd,
+hv_direct_run_guarded (const oci_spec *spec, const hv_direct_plan *plan, unsigned timeout_s, const struct hv_audit *trail,
                        const struct hv_guard_after *after_haven_died, int *exit_status, hv_error **err)
 {
   *exit_status = 0;
@@ -194,7 +196,7 @@ hv_direct_run_guarded (const oci_spec *spec, const hv_direct_plan *plan, unsigne
   size_t killed = 0;
   cleanup_error hv_error *kill_err = NULL;
   int kr = hv_direct_kill_left (&before, &killed, &kill_err);
-  trail_left (trail_fd, killed + result.killed);
+  trail_left (trail, killed + result.killed);
   if (kr == 0 && (!reaped || result.kill_failed))
     kr = hv_error_set (&kill_err, 0, "the command's reaper %s", reaped ? "could not kill every process the command left"
                                                                         : "ended before the command's end");

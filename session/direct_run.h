@@ -8,6 +8,7 @@
 #ifndef HAVEN_DIRECT_RUN_H
 #define HAVEN_DIRECT_RUN_H
 
+#include "audit_monitor.h"
 #include "direct_plan.h"
 #include "error.h"
 #include "oci_spec.h"
@@ -27,14 +28,16 @@ enum hv_isolation
 int hv_isolation_parse (const char *name, enum hv_isolation *out);
 
 /* Run spec's process under plan; *exit_status as a shell reports it (124
- * past timeout_s, 126/127 as haven run's).  trail_fd: the run's audit
- * trail (-1: none). */
-int hv_direct_run (const oci_spec *spec, const hv_direct_plan *plan, unsigned timeout_s, int trail_fd,
-                   int *exit_status, hv_error **err);
+ * past timeout_s, 126/127 as haven run's).  trail: the run's audit
+ * trail, whose policy and run id its records name (NULL or log_fd -1:
+ * none). */
+int hv_direct_run (const oci_spec *spec, const hv_direct_plan *plan, unsigned timeout_s,
+                   const struct hv_audit *trail, int *exit_status, hv_error **err);
 /* hv_direct_run, and when haven dies before the command's end: once the
  * command and everything it left are killed, after_haven_died->fn runs
  * (in the reaper, a fork of haven made at the start; as run_guard.h's
  * after).  NULL: nothing. */
-int hv_direct_run_guarded (const oci_spec *spec, const hv_direct_plan *plan, unsigned timeout_s, int trail_fd,
+int hv_direct_run_guarded (const oci_spec *spec, const hv_direct_plan *plan, unsigned timeout_s,
+                           const struct hv_audit *trail,
                            const struct hv_guard_after *after_haven_died, int *exit_status, hv_error **err);
 #endif

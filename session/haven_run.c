@@ -149,7 +149,7 @@ run_direct (struct session *s, int *exit_status, hv_error **err)
   struct hv_guard_after after = { after_haven_died, &s->after, st->audit.log_fd };
   /* The parser bounds timeouts to 30 days: the cast cannot truncate. */
   unsigned timeout_s = st->policy->timeout_s.set ? (unsigned) st->policy->timeout_s.value : 0;
-  return hv_direct_run_guarded (s->spec, &s->plan, timeout_s, st->audit.log_fd, &after, exit_status, err);
+  return hv_direct_run_guarded (s->spec, &s->plan, timeout_s, &st->audit, &after, exit_status, err);
 }
 
 /* auto: namespaces where they can be made here, else Landlock and

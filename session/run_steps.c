@@ -207,11 +207,11 @@ start_audit (struct hv_run_steps *s, hv_error **err)
                          p->file ? p->file : p->name, p->audit_log);
   cleanup_free char *denials = hv_policy_denial_rules_json (p, &s->rc.ctx);
   if (s->isolation == NULL)
-    return hv_audit_begin (path, p->name, s->o->label, s->bundle, s->o->cmd, s->rc.project, denials, &s->audit,
-                           err);
+    return hv_audit_begin (path, p->name, s->o->label, s->run_id, s->bundle, s->o->cmd, s->rc.project, denials,
+                           &s->audit, err);
   struct hv_audit_isolation iso = { s->isolation, s->weaker.v, s->weaker.n };
-  return hv_audit_begin_isolated (path, p->name, s->o->label, s->bundle, s->o->cmd, s->rc.project, denials, &iso,
-                                  &s->audit, err);
+  return hv_audit_begin_isolated (path, p->name, s->o->label, s->run_id, s->bundle, s->o->cmd, s->rc.project, denials,
+                                  &iso, &s->audit, err);
 }
 
 /* A state root in a shared directory must be ours, not planted. */
@@ -244,6 +244,7 @@ connect_pasta (void *data, pid_t init_pid, int netns_fd, hv_error **err)
 int
 hv_run_steps_make (struct hv_run_steps *s, hv_error **err)
 {
+  hv_audit_run_id (s->run_id);
   if (hv_policy_load (s->o->policy, &s->policy, err) < 0)
     return -1;
   if (hv_run_context_init (s->o->project, s->o->cmd, &s->rc, err) < 0)
@@ -318,6 +319,7 @@ hv_run_steps_create_opts (struct hv_run_steps *s, const char *id, struct hv_crea
   /* The run's trail gets the egress records too (dns-refused, net-denied). */
   co->egress_trail_fd = s->audit.log_fd;
   co->trail_sandbox = s->o->label;
+  co->trail_run = s->run_id;
   /* ... and the first name the resolver refuses is said on our stderr. */
   s->notice_fd = hv_run_notice_open (s->policy);
   co->notice_fd = s->notice_fd > 2 ? s->notice_fd : 0;

@@ -64,6 +64,10 @@ struct hv_run_steps
   char *nsswitch; /* network none: names from /etc/hosts only (run_offline.h) */
   oci_strv git_shown, git_shown_snapshots;
   char *config_json;
+  /* This run's id (audit_trail.h), made first thing in
+   * hv_run_steps_make: every record of the run names it, whoever writes
+   * it (the session, the audit listener, the container's monitor). */
+  char run_id[HV_AUDIT_RUN_ID_SIZE];
   struct hv_audit audit;
   struct hv_pasta pasta;           /* the sandbox's network (allowlist) */
   hv_egress_way egress_way;        /* pasta, or haven's forwarder (egress_way.h) */

@@ -246,6 +246,7 @@ hold (struct hv_sandbox_record *r, struct hv_sandbox_making *mk)
       sb->audit.socket_path = sb->r.audit_socket[0] ? xstrdup (sb->r.audit_socket) : NULL;
       sb->audit.policy_name = xstrdup (sb->r.policy_name);
       sb->audit.sandbox = xstrdup (sb->r.id);
+      sb->audit.run = xstrdup (sb->r.run);
       sb->audit.start = sb->r.audit_start;
     }
   /* The caller's loop polls it (sandbox.h). */

@@ -90,6 +90,7 @@ begin_record (hv_sandbox *sb, struct hv_audit_trail *t, const char *event)
     return NULL;
   hv_audit_trail_init (t, sb->audit.log_fd, sb->r.policy_name, NULL);
   t->sandbox = sb->r.id;
+  t->run = sb->audit.run;
   yajl_gen g = hv_audit_trail_record (t, event);
   return g;
 }

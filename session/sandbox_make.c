@@ -202,6 +202,7 @@ fill_record (struct hv_run_steps *st, const struct hv_sandbox_making *mk, struct
   r->scratch = mk->scratch_dir != NULL;
   r->refuse_project_links = st->policy->refuse_project_links.value;
   r->audit_log = xstrdup (st->audit.log_path ? st->audit.log_path : "");
+  r->run = xstrdup (st->run_id);
   r->syscall_profile = xstrdup (st->policy->syscall_profile ? st->policy->syscall_profile : "agent");
   copy_strv (&r->syscall_deny, &st->policy->syscall_deny);
   r->shell = shell_allowed (st->policy);

@@ -36,7 +36,7 @@ void
 hv_sandbox_record_release (struct hv_sandbox_record *r)
 {
   char **strs[] = { &r->error, &r->id, &r->state_root, &r->bundle, &r->workspace, &r->policy_name, &r->config,
-                    &r->audit_socket, &r->home_state, &r->audit_log, &r->syscall_profile };
+                    &r->audit_socket, &r->home_state, &r->audit_log, &r->syscall_profile, &r->run };
   for (size_t i = 0; i < N_ELEMENTS (strs); i++)
     {
       free (*strs[i]);
@@ -91,7 +91,7 @@ hv_sandbox_record_send (int sock, const struct hv_sandbox_record *r, hv_error **
     {
       const char *strs[] = { r->id,          r->state_root, r->bundle,       r->workspace,
                              r->policy_name, r->config,     r->audit_socket, r->home_state,
-                             r->audit_log,   r->syscall_profile };
+                             r->audit_log,   r->syscall_profile, r->run };
       for (size_t i = 0; i < N_ELEMENTS (strs); i++)
         put (&items, strs[i]);
       put_num (&items, r->scratch);
@@ -290,7 +290,7 @@ hv_sandbox_record_recv (int sock, struct hv_sandbox_record *r, hv_error **err)
   else
     {
       char **strs[] = { &r->id, &r->state_root, &r->bundle, &r->workspace, &r->policy_name, &r->config,
-                        &r->audit_socket, &r->home_state, &r->audit_log, &r->syscall_profile };
+                        &r->audit_socket, &r->home_state, &r->audit_log, &r->syscall_profile, &r->run };
       for (size_t i = 0; i < N_ELEMENTS (strs); i++)
         *strs[i] = next_dup (&c);
       r->scratch = next_num (&c, 0, 1);

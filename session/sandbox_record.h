@@ -34,6 +34,7 @@ struct hv_sandbox_record
   char *id, *state_root, *bundle, *workspace, *policy_name, *config, *audit_socket;
   char *home_state; /* the copy-on-write home layers' directory, or "" */
   char *audit_log;  /* the trail's path as the maker opened it, or "" (none) */
+  char *run;        /* the sandbox's run id, its records' "run" (audit_trail.h) */
   /* What the denials' reader says of a refused system call: the policy's
    * syscalls.profile and syscalls.deny. */
   char *syscall_profile;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "denial_view.h"
 #include "json_gen.h"
 #include "log.h"
+#include "trail_chain.h"
 #include "utf8.h"
 #include "utils.h"
 
@@ -42,6 +44,29 @@ hv_audit_put_kv (yajl_gen g, const char *key, const char *value)
 {
   jg_str (g, key);
   hv_audit_put_str (g, value);
+}
+
+void
+hv_audit_run_id (char out[HV_AUDIT_RUN_ID_SIZE])
+{
+  unsigned char bytes[8];
+  size_t got = 0;
+  while (got < sizeof (bytes))
+    {
+      ssize_t n = getrandom (bytes + got, sizeof (bytes) - got, 0);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        abort ();
+      got += (size_t) n;
+    }
+  static const char hex[] = "0123456789abcdef";
+  for (size_t i = 0; i < sizeof (bytes); i++)
+    {
+      out[2 * i] = hex[bytes[i] >> 4];
+      out[2 * i + 1] = hex[bytes[i] & 0xf];
+    }
+  out[2 * sizeof (bytes)] = '\0';
 }
 
 void
@@ -75,6 +100,8 @@ hv_audit_trail_record (const struct hv_audit_trail *t, const char *event)
   hv_audit_put_kv (g, "time", now);
   hv_audit_put_kv (g, "event", event);
   hv_audit_put_kv (g, "policy", t->policy);
+  if (t->run)
+    hv_audit_put_kv (g, "run", t->run);
   if (t->container)
     hv_audit_put_kv (g, "container", t->container);
   if (t->sandbox)
@@ -99,11 +126,11 @@ hv_audit_trail_record (const struct hv_audit_trail *t, const char *event)
 void
 hv_audit_trail_emit (struct hv_audit_trail *t, yajl_gen g)
 {
-  yajl_gen_map_close (g);
-  /* One write per line, but two threads' lines must not interleave
-   * should a write be split, and the count must be the sum. */
+  /* One write per line, chained to the line before it
+   * (trail_chain.h), under a lock of the file that every writer of it
+   * takes; the mutex keeps the count the sum of this trail's lines. */
   pthread_mutex_lock (&t->lock);
-  t->written += hv_write_json_line (t->fd, g);
+  t->written += hv_trail_append (t->fd, g);
   /* Whoever wrote it (system calls, Landlock, egress, a service): past
    * the cap only what is new and the final summaries are written. */
   if (t->written >= HV_AUDIT_MAX_BYTES)

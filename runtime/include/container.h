@@ -57,6 +57,9 @@ struct hv_create_opts
   /* ... and a service's sandbox: its id, which those records name
    * ("sandbox", audit_trail.h), or NULL. */
   const char *trail_sandbox;
+  /* ... and the run id (audit_trail.h) those records name ("run"), as
+   * the session's own records do, or NULL. */
+  const char *trail_run;
   /* haven run: where the monitor says, once, the first name the egress
    * resolver refused (egress_notice.h); above 2, 0: nowhere (engine
    * containers: their trail's dns-refused records say it). */

@@ -50,8 +50,8 @@ close_all_but (int *keep, size_t n)
 /* The listener process: answers every notification with EPERM after
  * recording it, until no process uses the filter any more (POLLHUP). */
 static void __attribute__ ((noreturn))
-listener_main (int listen_fd, int log_fd, const char *policy, const char *sandbox, const char *sock_path,
-               const char *denials, pid_t parent)
+listener_main (int listen_fd, int log_fd, const char *policy, const char *sandbox, const char *run,
+               const char *sock_path, const char *denials, pid_t parent)
 {
   prctl (PR_SET_PDEATHSIG, SIGKILL);
   if (getppid () != parent)
@@ -86,6 +86,7 @@ listener_main (int listen_fd, int log_fd, const char *policy, const char *sandbo
   struct hv_audit_trail trail;
   hv_audit_trail_init (&trail, log_fd, policy, NULL);
   trail.sandbox = sandbox;
+  trail.run = run;
   /* Each denied call says what refused it and what would allow it, and
    * goes to the run's view too (`haven why`: denial_view.h). */
   hv_denial_rules *rules = hv_denial_rules_parse (denials);
@@ -121,16 +122,16 @@ listener_main (int listen_fd, int log_fd, const char *policy, const char *sandbo
 }
 
 int
-hv_audit_begin (const char *path, const char *policy_name, const char *sandbox, const char *bundle, char **cmd,
-                const char *project, const char *denials, struct hv_audit *a, hv_error **err)
+hv_audit_begin (const char *path, const char *policy_name, const char *sandbox, const char *run, const char *bundle,
+                char **cmd, const char *project, const char *denials, struct hv_audit *a, hv_error **err)
 {
-  return hv_audit_begin_isolated (path, policy_name, sandbox, bundle, cmd, project, denials, NULL, a, err);
+  return hv_audit_begin_isolated (path, policy_name, sandbox, run, bundle, cmd, project, denials, NULL, a, err);
 }
 
 int
-hv_audit_begin_isolated (const char *path, const char *policy_name, const char *sandbox, const char *bundle,
-                         char **cmd, const char *project, const char *denials, const struct hv_audit_isolation *iso,
-                         struct hv_audit *a, hv_error **err)
+hv_audit_begin_isolated (const char *path, const char *policy_name, const char *sandbox, const char *run,
+                         const char *bundle, char **cmd, const char *project, const char *denials,
+                         const struct hv_audit_isolation *iso, struct hv_audit *a, hv_error **err)
 {
   memset (a, 0, sizeof (*a));
   a->log_fd = -1;
@@ -163,13 +164,14 @@ hv_audit_begin_isolated (const char *path, const char *policy_name, const char *
       return hv_error_set (err, errno, "fork audit listener");
     }
   if (pid == 0)
-    listener_main (listen_fd, log_fd, policy_name, sandbox, sock_path, denials, parent);
+    listener_main (listen_fd, log_fd, policy_name, sandbox, run, sock_path, denials, parent);
 
   a->listener = pid;
   a->socket_path = sock_path;
   sock_path = NULL;
   a->policy_name = xstrdup (policy_name);
   a->sandbox = sandbox ? xstrdup (sandbox) : NULL;
+  a->run = run ? xstrdup (run) : NULL;
   a->log_path = xstrdup (path);
   a->log_fd = log_fd;
   log_fd = -1;
@@ -178,6 +180,7 @@ hv_audit_begin_isolated (const char *path, const char *policy_name, const char *
   struct hv_audit_trail trail;
   hv_audit_trail_init (&trail, a->log_fd, a->policy_name, NULL);
   trail.sandbox = a->sandbox;
+  trail.run = a->run;
   yajl_gen g = hv_audit_trail_record (&trail, "start");
   hv_audit_put_kv (g, "project", project);
   jg_str (g, "command");
@@ -238,6 +241,7 @@ hv_audit_end (struct hv_audit *a, int status)
   struct hv_audit_trail trail;
   hv_audit_trail_init (&trail, a->log_fd, a->policy_name, NULL);
   trail.sandbox = a->sandbox;
+  trail.run = a->run;
   yajl_gen g = hv_audit_trail_record (&trail, "exit");
   jg_str (g, "status");
   yajl_gen_integer (g, status);
@@ -254,6 +258,7 @@ hv_audit_end (struct hv_audit *a, int status)
   free (a->socket_path);
   free (a->policy_name);
   free (a->sandbox);
+  free (a->run);
   free (a->log_path);
-  a->socket_path = a->policy_name = a->sandbox = a->log_path = NULL;
+  a->socket_path = a->policy_name = a->sandbox = a->run = a->log_path = NULL;
 }

@@ -490,6 +490,16 @@ hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int e
         return hv_error_wrap (err, "audit monitor");
     }
   const char *policy = spec->linux_cfg.seccomp.listener_metadata;
+  /* The records' run id: haven run's or the service sandbox's, whose
+   * session writes the same in its own records; an engine container's
+   * trail is its own, and so is its id, made here. */
+  char own_run[HV_AUDIT_RUN_ID_SIZE];
+  const char *run = borrowed ? c->run : NULL;
+  if (request)
+    {
+      hv_audit_run_id (own_run);
+      run = own_run;
+    }
   unsigned timeout_s;
   if (monitor_timeout (spec, "config.json", &timeout_s, err) < 0)
     return -1;
@@ -499,6 +509,7 @@ hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int e
                                .trail_fd = trail, .timeout_s = timeout_s,
                                .resolv_conf = egress ? bound_resolv_conf (spec) : NULL,
                                .borrowed_trail = borrowed, .sandbox = borrowed ? c->sandbox : NULL,
+                               .run = run,
                                .notice_fd = notice,
                                .landlock_audit = trail >= 0 ? landlock_audit : NULL,
                                .denials = oci_kv_get (&spec->annotations, HV_DENIALS_ANNOTATION),

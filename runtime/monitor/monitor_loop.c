@@ -538,6 +538,7 @@ hv_monitor_main (const struct hv_monitor_args *a)
   hv_audit_trail_init (&m.trail, a->trail_fd, a->policy, a->id);
   m.trail.pod = a->pod;
   m.trail.sandbox = a->sandbox;
+  m.trail.run = a->run;
   /* Denial records say what refused them and what would allow them, and
    * go to the run's view too (`haven why` in the sandbox). */
   hv_denial_rules *rules = a->trail_fd >= 0 ? hv_denial_rules_parse (a->denials) : NULL;

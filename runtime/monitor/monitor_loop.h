@@ -39,6 +39,8 @@ struct hv_monitor_args
   bool borrowed_trail;
   /* A borrowed trail's: the service's sandbox id its records name, or NULL. */
   const char *sandbox;
+  /* The records' "run": the run id (audit_trail.h), or NULL. */
+  const char *run;
   /* The run.haven.landlock.audit annotation, or NULL: Landlock's refusals
    * of init's domain go into the trail (landlock_audit.h). */
   const char *landlock_audit;

@@ -80,6 +80,8 @@ test_container_audit_init_and_exec_recorded() {
   rt_root "$root" kill "$id" KILL
   gone "$m" || fail "monitor $m still running after init died"
   jq -se '.[-1] | .event == "exit" and .reason == "init exited"' "$trail" >/dev/null || fail "trail end: $(tail -1 "$trail")"
+  # The container's run id, made at create: the same on all its records.
+  [[ "$(jq -r .run "$trail" | sort -u)" =~ ^[0-9a-f]{16}$ ]] || fail "run ids: $(jq -r .run "$trail" | sort -u)"
   [ ! -e "$root/$id/monitor.sock" ] || fail "monitor socket left behind"
   timeout 20 "$RUNTIME" --root "$root" delete "$id" || fail "delete"
   [ -s "$trail" ] || fail "delete removed the trail"

@@ -151,6 +151,10 @@ test_egress_policies_haven_run_trail() {
     || fail "no net-denied record: $(cat "$log")"
   assert_eq "start exit start exit" "$(jq -r 'select(.event == "start" or .event == "exit") | .event' "$log" | tr '\n' ' ' | sed 's/ $//')" \
     "the runs' own records (none of the monitor's)"
+  # The monitor's records name the run the session's do: one id per run.
+  assert_eq 2 "$(jq -r .run "$log" | sort -u | wc -l)" "run ids ($(cat "$log"))"
+  jq -se '(map(select(.event == "start")) | .[0].run) as $r | any(.[]; .event == "dns-refused" and .run == $r)' \
+    "$log" > /dev/null || fail "dns-refused not of the first run: $(cat "$log")"
 }
 
 # Under an allowlist: a name the policy does not list fails at

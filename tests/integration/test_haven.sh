@@ -228,9 +228,15 @@ uname" "$(jq -r 'select(.event == "denied") | .syscall' "$log" | sort)" "denied 
     || fail "TIOCSTI record: $(cat "$log")"
   jq -se 'map(select(.event == "exit")) | .[0].status == 3 and .[0].seconds > 0' "$log" >/dev/null \
     || fail "no exit record: $(cat "$log")"
+  # One run id on every record of the run, whoever wrote it (the session
+  # its start and exit, the listener its denials), right after "policy".
+  local run1=$(jq -r .run "$log" | sort -u)
+  [[ "$run1" =~ ^[0-9a-f]{16}$ ]] || fail "run ids of one run: $run1"
+  jq -e 'keys_unsorted | .[3] == "run"' "$log" >/dev/null || fail "run not after policy: $(head -1 "$log")"
   # Appends, one line per record: a second run adds its own three records.
   haven_in "$P" run --policy "$P.pol/audit.yaml" -- sh -c 'true'
   assert_eq 2 "$(jq -r 'select(.event == "start") | .event' "$log" | wc -l)" "start records after two runs"
+  assert_eq 2 "$(jq -r .run "$log" | sort -u | wc -l)" "run ids of two runs"
   assert_eq 0 "$(ls "$P" | grep -c audit.sock)" "audit socket left behind"
 }
 

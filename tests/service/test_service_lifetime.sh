@@ -382,6 +382,15 @@ test_service_trail() {
     "the command's record"
   assert_eq 0 "$(jq -c "select(.event == \"claimed\" and .sandbox == \"$fresh\")" "$PWD/trail.jsonl" | wc -l)" \
     "a sandbox made for its client is not claimed"
+  # One run id per sandbox, on every record of it, whoever wrote it (the
+  # maker its start, the service its claim and commands, destroy its exit).
+  local s
+  for s in "$pooled" "$fresh"; do
+    [[ "$(jq -r "select(.sandbox == \"$s\") | .run" "$PWD/trail.jsonl" | sort -u)" =~ ^[0-9a-f]{16}$ ]] \
+      || fail "run ids of $s: $(cat "$PWD/trail.jsonl")"
+  done
+  [ "$(jq -r "select(.sandbox == \"$pooled\") | .run" "$PWD/trail.jsonl" | head -1)" \
+    != "$(jq -r "select(.sandbox == \"$fresh\") | .run" "$PWD/trail.jsonl" | head -1)" ] || fail "two sandboxes, one run id"
 }
 
 # A maker killed after the sandbox's init was cloned, before that init

@@ -59,7 +59,7 @@ run (const hv_direct_plan *plan, unsigned timeout_s, const char *script, hv_erro
   if (oci_spec_parse (json, strlen (json), "test", &spec, err) < 0)
     fail_msg ("%s", (*err)->msg);
   int status = 0;
-  int r = hv_direct_run (spec, plan, timeout_s, -1, &status, err);
+  int r = hv_direct_run (spec, plan, timeout_s, NULL, &status, err);
   oci_spec_free (spec);
   return r < 0 ? -1 : status;
 }
@@ -96,7 +96,7 @@ test_status_and_not_found (void **state)
   oci_spec *spec = NULL;
   assert_int_equal (oci_spec_parse (json, strlen (json), "test", &spec, &err), 0);
   int status = 0;
-  assert_int_equal (hv_direct_run (spec, &plan, 0, -1, &status, &err), -1);
+  assert_int_equal (hv_direct_run (spec, &plan, 0, NULL, &status, &err), -1);
   assert_int_equal (err->exit_status, 127);
   hv_error_free (&err);
   oci_spec_free (spec);

@@ -241,13 +241,13 @@ test_records (void **state)
 
   char *text = tree_read (w->dir, "trail.jsonl");
   char want[512];
-  snprintf (want, sizeof want, "\"event\":\"ssh-sign\",\"policy\":\"pol\",\"container\":\"ctr\",\"key\":\"%s\",\"allowed\":true}\n",
+  snprintf (want, sizeof want, "\"event\":\"ssh-sign\",\"policy\":\"pol\",\"container\":\"ctr\",\"key\":\"%s\",\"allowed\":true,\"seq\":",
             fp_key);
   assert_non_null (strstr (text, want));
-  snprintf (want, sizeof want, "\"event\":\"ssh-sign\",\"policy\":\"pol\",\"container\":\"ctr\",\"key\":\"%s\",\"allowed\":false}\n",
+  snprintf (want, sizeof want, "\"event\":\"ssh-sign\",\"policy\":\"pol\",\"container\":\"ctr\",\"key\":\"%s\",\"allowed\":false,\"seq\":",
             fp_other);
   assert_non_null (strstr (text, want));
-  assert_non_null (strstr (text, "\"event\":\"ssh-sign-suppressed\",\"policy\":\"pol\",\"container\":\"ctr\",\"count\":2}\n"));
+  assert_non_null (strstr (text, "\"event\":\"ssh-sign-suppressed\",\"policy\":\"pol\",\"container\":\"ctr\",\"count\":2,\"seq\":"));
   /* Three lines: nothing of the data signed. */
   size_t lines = 0;
   for (const char *c = text; *c; c++)

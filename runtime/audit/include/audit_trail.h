@@ -52,6 +52,11 @@ struct hv_audit_trail
 {
   int fd;                /* the log (not owned) */
   const char *policy;    /* every record's "policy" */
+  /* every record's "run": the run id (hv_audit_run_id) of the haven run,
+   * service sandbox or engine container the record is of, the same on
+   * each of its records whoever writes them; NULL: none written.  Set
+   * after init. */
+  const char *run;
   const char *container; /* every record's "container", or NULL (haven run) */
   /* every record's "sandbox": the id `haven serve` gave the sandbox, so
    * that one trail shared by many sandboxes of a policy tells whose each
@@ -96,11 +101,17 @@ struct hv_audit_trail
   size_t req_size, resp_size;
 };
 
+/* A run id: 16 lower-case hex characters (8 bytes from getrandom) and
+ * the NUL.  Aborts when the kernel has no randomness to give (getrandom
+ * blocks until it has): a run's records are told apart by it. */
+#define HV_AUDIT_RUN_ID_SIZE 17
+void hv_audit_run_id (char out[HV_AUDIT_RUN_ID_SIZE]);
+
 /* A trail writing to fd; the strings must outlive it. */
 void hv_audit_trail_init (struct hv_audit_trail *t, int fd, const char *policy, const char *container);
 void hv_audit_trail_release (struct hv_audit_trail *t);
 
-/* A record {"time":..,"event":..,"policy":..[,"container":..][,"pod":{..}]} left open
+/* A record {"time":..,"event":..,"policy":..[,"run":..][,"container":..][,"pod":{..}]} left open
  * for more members; hv_audit_trail_emit closes and writes it.  Both may
  * be called from any thread. */
 yajl_gen hv_audit_trail_record (const struct hv_audit_trail *t, const char *event);

@@ -108,6 +108,10 @@ struct hv_monitor_target
   /* A service's sandbox (hv_create_opts.trail_sandbox): the borrowed
    * trail's records name it, or NULL. */
   const char *sandbox;
+  /* haven run's or a service sandbox's run id (hv_create_opts.trail_run):
+   * the borrowed trail's records name it ("run"), or NULL.  An engine
+   * container's monitor makes its own, at create. */
+  const char *run;
   /* Secrets the monitor's services need (hv_create_opts.service_secrets):
    * the monitor gets its copy by fork. */
   const struct hv_service_secret *service_secrets;
