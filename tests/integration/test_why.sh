@@ -99,7 +99,7 @@ test_why_lists_each_refusal() {
   for l in name connect exec write rofs secret; do why_fast "$out" "$l"; done
   # A program in the sandbox sees the resolver's Extended DNS Error.
   assert_contains "$out" "dig: ;; ->>HEADER<<- opcode: QUERY, status: NXDOMAIN" "dig's status"
-  assert_contains "$out" 'dig: ; EDE: 15 (Blocked): (haven egress policy "why": evil.example (type 1): not in the policy)' \
+  assert_contains "$out" 'dig: ; EDE: 15 (Blocked): (haven egress policy "why": evil.example (type 1): not in the policy; allow it with network: {allow: [evil.example]})' \
     "dig's EDE line"
   # haven why lists each refusal with its rule and the line that allows it.
   assert_contains "$out" "- refused: look up the name evil.example"
