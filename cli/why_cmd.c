@@ -233,7 +233,9 @@ hv_cmd_why (int argc, char **argv)
     }
   if (n_lines == 0)
     {
-      printf ("haven why: nothing has been refused in this run so far.\n");
+      printf ("haven why: nothing has been recorded as refused in this run so far.  A write that failed with\n"
+              "\"Read-only file system\" and a file that is not there (hidden) leave no record: `haven why PATH`\n"
+              "names their rule.\n");
       free (lines);
       return 0;
     }
@@ -283,6 +285,8 @@ hv_cmd_why (int argc, char **argv)
   free (body);
   oci_strv_free (&said);
   free (lines);
+  printf ("\nNot listed, because refused before anything could record them: a write that failed with\n"
+          "\"Read-only file system\" and a file that is not there (hidden); `haven why PATH` names their rule.\n");
   printf ("\nThe sandbox cannot change its policy.  To allow one of these, the user adds its \"allow\" line\n"
           "to a policy file that starts with `extends: %s` and runs again with `haven run --policy FILE`.\n",
           policy ? policy : "POLICY");
