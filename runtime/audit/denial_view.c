@@ -26,6 +26,14 @@ hv_denial_view_open (const char *dir)
   int fd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return NULL;
+  /* The run's own directory (the session made it): ours, and nobody
+   * else's to write. */
+  struct stat st;
+  if (fstat (fd, &st) < 0 || st.st_uid != geteuid () || (st.st_mode & 022))
+    {
+      close (fd);
+      return NULL;
+    }
   hv_denial_view *v = xmalloc0 (sizeof (*v));
   v->dir_fd = fd;
   return v;

@@ -241,3 +241,25 @@ except OSError as e:
   [ "$(jq -c 'select(.event == "denied" and .syscall == "ptrace" and .allow == "syscalls: {allow: [ptrace]}")' "$log" | wc -l)" -eq 1 ] \
     || fail "the trail's record: $(cat "$log")"
 }
+
+# An engine's container: its config is its user's to write, so a
+# run.haven.denials annotation there names no view (the monitor writes
+# as root); its denial records still say their rule and allow line.
+test_why_engine_annotation_names_no_view() {
+  skip_on_runc "haven's audit monitor"
+  local trail=$WORK/why-engine-$RANDOM/c.jsonl victim=$WORK/why-victim-$RANDOM
+  mkdir -p "$victim"
+  chmod 700 "$victim"
+  cfg "$B" '.annotations["run.haven.audit"] = $t | .annotations["run.haven.denials"] = $d | .root.readonly = false
+            | .linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", listenerMetadata: "why-test",
+                                syscalls: [{names: ["chroot"], action: "SCMP_ACT_NOTIFY"}]}' \
+    --arg t "$trail" --arg d "{\"view\": \"$victim\"}"
+  args "$B" sh -c 'chroot / true; echo rc=$?'
+  run_ctr "$B"
+  assert_contains "$OUT" "rc=1" "chroot refused"
+  local i
+  for i in $(seq 50); do grep -q '"chroot"' "$trail" 2>/dev/null && break; sleep 0.1; done
+  jq -se 'any(.[]; .event == "denied" and .syscall == "chroot" and .rule == "syscalls.profile: agent"
+          and .allow == "syscalls: {allow: [chroot]}")' "$trail" > /dev/null || fail "the record: $(cat "$trail")"
+  assert_eq "" "$(ls -A "$victim")" "the annotation's directory"
+}

@@ -253,6 +253,10 @@ test_view (void **state)
   assert_int_equal (st.st_mode & 0777, 0644);
   unlink (path);
   free (path);
+  /* A directory others may write is none of the run's: no view. */
+  assert_int_equal (chmod (dir, 0777), 0);
+  assert_null (hv_denial_view_open (dir));
+  assert_null (hv_denial_view_open ("/nonexistent-hv-why"));
   rmdir (dir);
 }
 
