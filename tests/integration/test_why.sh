@@ -263,3 +263,23 @@ test_why_engine_annotation_names_no_view() {
           and .allow == "syscalls: {allow: [chroot]}")' "$trail" > /dev/null || fail "the record: $(cat "$trail")"
   assert_eq "" "$(ls -A "$victim")" "the annotation's directory"
 }
+
+# As an ordinary user (a user namespace maps the caller): the listener
+# records the refused call and haven why reads it in the sandbox.
+test_why_unprivileged() {
+  need_haven
+  make_project
+  local log=$P.pol/trail.jsonl haven out
+  printf 'name: why-user\nextends: default\naudit: {log: %s}\n' "$log" > "$P.pol/u.yaml"
+  chown -R 65534:65534 "$P" "$P.pol"
+  chmod 755 "$WORK"
+  haven=$(world_readable_copy "$HAVEN")
+  out=$(cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent XDG_RUNTIME_DIR= \
+        timeout 30 "$haven" run --policy "$P.pol/u.yaml" -- python3 -c '
+import ctypes, subprocess
+ctypes.CDLL(None).ptrace(0, 0, 0, 0)
+print(subprocess.run(["haven", "why"], capture_output=True, text=True).stdout)' 2>&1)
+  echo "$out"
+  assert_contains "$out" "- refused: the system call ptrace by python3"
+  assert_contains "$out" "  allow: syscalls: {allow: [ptrace]}"
+}
