@@ -530,6 +530,8 @@ explain_audit (const hv_policy *p)
               "  of %d and %d MiB per run; what is left out is counted in \"dropped\" records.\n"
               "  Every denied call fails with EPERM either way.\n",
               HV_AUDIT_RATE, HV_AUDIT_BURST, HV_AUDIT_MAX_BYTES >> 20);
+      printf ("  Each denial record names the rule that refused it and the policy line that would allow\n"
+              "  it; inside the sandbox `haven why` lists this run's (read-only, its own only).\n");
     }
   else
     printf ("  No audit trail (set audit.log to record denied system calls).\n");
