@@ -118,10 +118,38 @@ explain_path (int dfd, const char *arg)
   /* Missing under the hidden home: hidden, not read-only. */
   bool hidden = !exists && r && r->hide_home && r->home && strncmp (path, r->home, strlen (r->home)) == 0
                 && path[strlen (r->home)] == '/';
-  struct hv_denial_facts f = { .kind = HV_DENIAL_FILE, .path = path, .access = hidden ? "fs.read_file" : "fs.write_file" };
+  /* A program under allow_exec or block_shell: running it is the
+   * question (a shell block_shell masks is a device node here, refused
+   * before Landlock could record it). */
+  bool program = exists && r && r->exec
+                 && ((S_ISREG (st.st_mode) && (st.st_mode & 0111)) || (S_ISCHR (st.st_mode) && strncmp (path, "/dev/", 5)));
+  struct hv_denial_facts f = { .kind = HV_DENIAL_FILE, .path = path,
+                               .access = program ? "fs.execute" : hidden ? "fs.read_file" : "fs.write_file" };
   struct hv_denial_explained e;
   hv_denial_explain (r, &f, &e);
   printf ("%s: ", path);
+  /* block_shell alone refuses shells only (the explainer's caution). */
+  if (program && !e.never && !e.caution && strcmp (r->exec, "process.block_shell") == 0)
+    {
+      printf ("a program this sandbox may run (block_shell refuses shells only)\n");
+      hv_denial_explained_release (&e);
+      hv_denial_rules_free (r);
+      return 0;
+    }
+  if (program && !(e.never && strncmp (e.rule, "filesystem.block", 16) == 0))
+    {
+      printf ("a program: where running it fails with \"Permission denied\", %s refuses it\n", e.rule);
+      printf ("  rule:  %s\n", e.rule);
+      if (e.never)
+        printf ("  allow: no policy line should: %s\n", e.why_not);
+      else
+        printf ("  allow: %s\n", e.allow);
+      if (e.caution)
+        printf ("  note:  %s\n", e.caution);
+      hv_denial_explained_release (&e);
+      hv_denial_rules_free (r);
+      return 0;
+    }
   /* A secret or haven's own file is never the sandbox's, writable or not. */
   bool kept = e.never && (strncmp (e.rule, "filesystem.block", 16) == 0 || strcmp (e.rule, "haven's own files") == 0);
   if (writable && !hidden && !kept)
