@@ -171,6 +171,21 @@ explain_path (int dfd, const char *arg)
   return 0;
 }
 
+/* Does the run's table say its policy keeps a trail?  (No table: an
+ * older haven's view, which was made only with one.) */
+static bool
+run_keeps_trail (int dfd)
+{
+  cleanup_free char *text = NULL;
+  cleanup_error hv_error *err = NULL;
+  if (read_file_at (dfd, HV_WHY_RULES, &text, &err) < 0)
+    return true;
+  hv_denial_rules *r = hv_denial_rules_parse (text);
+  bool trail = r == NULL || r->trail;
+  hv_denial_rules_free (r);
+  return trail;
+}
+
 static const char *
 view_dir (void)
 {
@@ -256,6 +271,14 @@ hv_cmd_why (int argc, char **argv)
     {
       for (size_t i = first; i < n_lines; i++)
         printf ("%s\n", lines[i]);
+      free (lines);
+      return 0;
+    }
+  if (n_lines == 0 && !run_keeps_trail (dfd))
+    {
+      printf ("haven why: this run's policy keeps no audit trail (audit: {log: FILE}), so its refusals are not\n"
+              "recorded and cannot be listed here; `haven why PATH` still names the rule behind a path.  To list\n"
+              "them, the user runs again under a policy that extends this one with audit: {log: ~/.local/state/haven/audit.log}.\n");
       free (lines);
       return 0;
     }

@@ -42,10 +42,13 @@ mode_name (enum hv_net_mode m)
 char *
 hv_policy_denial_rules_json (const hv_policy *p, const struct hv_run_ctx *ctx)
 {
-  if (p->audit_log == NULL || p->audit_log[0] == '\0')
-    return NULL;
+  bool trail = p->audit_log && p->audit_log[0];
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_map_open (g);
+  /* Without a trail nothing is recorded: `haven why` says so, and still
+   * names the rule behind a path. */
+  jg_str (g, "trail");
+  yajl_gen_bool (g, trail);
   jg_kv_utf8 (g, "project", ctx->project);
   if (ctx->home)
     jg_kv_utf8 (g, "home", ctx->home);
@@ -69,9 +72,9 @@ hv_policy_denial_rules_json (const hv_policy *p, const struct hv_run_ctx *ctx)
       jg_utf8 (g, state);
       jg_utf8 (g, config);
     }
-  cleanup_free char *trail = expand (p->audit_log, ctx);
-  if (trail && trail[0] == '/')
-    jg_utf8 (g, trail);
+  cleanup_free char *log = trail ? expand (p->audit_log, ctx) : NULL;
+  if (log && log[0] == '/')
+    jg_utf8 (g, log);
   yajl_gen_array_close (g);
   /* Execute rights come from allow_exec when it lists programs, else
    * from block_shell (policy_exec.c). */

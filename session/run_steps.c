@@ -115,10 +115,10 @@ make_why_view (struct hv_run_steps *s, hv_error **err)
    * (EROFS) or a look at a hidden file (ENOENT) leaves no record, but the
    * agent can still ask what the policy does with the path. */
   cleanup_free char *rules = hv_policy_denial_rules_json (s->policy, &s->rc.ctx);
-  if (rules && write_file_atomic (s->why_dir, HV_WHY_RULES, rules, strlen (rules), err) < 0)
+  if (write_file_atomic (s->why_dir, HV_WHY_RULES, rules, strlen (rules), err) < 0)
     return -1;
   cleanup_free char *rules_path = xasprintf ("%s/%s", s->why_dir, HV_WHY_RULES);
-  if (rules && chmod (rules_path, 0644) < 0)
+  if (chmod (rules_path, 0644) < 0)
     return hv_error_set (err, errno, "chmod %s", rules_path);
   /* Without it `haven why` is not in the sandbox; the view still is. */
   s->haven_exe = own_binary ();
@@ -135,7 +135,7 @@ write_config (struct hv_run_steps *s, hv_error **err)
   if (s->policy->audit_log)
     s->audit_socket = xasprintf ("%s/audit.sock", s->bundle);
   s->rc.ctx.audit_socket = s->audit_socket;
-  if (s->policy->audit_log && make_why_view (s, err) < 0)
+  if (make_why_view (s, err) < 0)
     return -1;
   if (hv_home_commands_check (s->policy, &s->rc.ctx, err) < 0)
     return -1;

@@ -64,6 +64,7 @@ hv_denial_rules_parse (const char *json)
   r->deny = strv_of (root, "deny", &r->n_deny);
   r->hide_home = bool_of (root, "hide_home");
   r->view = str_of (root, "view");
+  r->trail = bool_of (root, "trail");
   yajl_tree_free (root);
   return r;
 }

@@ -283,3 +283,15 @@ print(subprocess.run(["haven", "why"], capture_output=True, text=True).stdout)' 
   assert_contains "$out" "- refused: the system call ptrace by python3"
   assert_contains "$out" "  allow: syscalls: {allow: [ptrace]}"
 }
+
+# Under a policy without a trail (default): haven why is there, says that
+# nothing is recorded and why, and still names the rule behind a path.
+test_why_without_a_trail() {
+  need_haven
+  make_project
+  local out
+  out=$(cd "$P" && timeout -k 2 30 "$HAVEN" run -- sh -c 'haven why; haven why /etc/shadow' 2>&1)
+  echo "$out"
+  assert_contains "$out" "haven why: this run's policy keeps no audit trail (audit: {log: FILE})"
+  assert_contains "$out" "  rule:  filesystem.block: /etc/shadow"
+}

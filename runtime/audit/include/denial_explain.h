@@ -27,7 +27,7 @@
 #include <yajl/yajl_gen.h>
 
 /* The run.haven.denials annotation (HV_DENIALS_ANNOTATION):
- *   {"project": "/abs/project", "home": "/home/u",
+ *   {"trail": true, "project": "/abs/project", "home": "/home/u",
  *    "block": ["/home/u/.ssh", "/abs/project/ ** /.env", "!/abs/...", ...],
  *    "own": ["/home/u/.local/state/haven", ...],
  *    "exec": "process.allow_exec" | "process.block_shell" (absent: none),
@@ -53,6 +53,7 @@ typedef struct hv_denial_rules
   size_t n_deny;
   bool hide_home;
   char *view;
+  bool trail; /* the policy keeps an audit trail: denials are recorded */
 } hv_denial_rules;
 
 /* The table from its JSON text; NULL for NULL or text that is not such
