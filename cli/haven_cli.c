@@ -33,6 +33,7 @@
 #include "haven_annotations.h"
 #include "haven_audit.h"
 #include "approve_cmd.h"
+#include "why_cmd.h"
 #include "haven_help.h"
 #include "haven_run.h"
 #include "policy.h"
@@ -537,6 +538,8 @@ explain_audit (const hv_policy *p)
               "  of %d and %d MiB per run; what is left out is counted in \"dropped\" records.\n"
               "  Every denied call fails with EPERM either way.\n",
               HV_AUDIT_RATE, HV_AUDIT_BURST, HV_AUDIT_MAX_BYTES >> 20);
+      printf ("  Each denial record names the rule that refused it and the policy line that would allow\n"
+              "  it; inside the sandbox `haven why` lists this run's (read-only, its own only).\n");
     }
   else
     printf ("  No audit trail (set audit.log to record denied system calls).\n");
@@ -649,6 +652,9 @@ haven_main (int argc, char **argv)
     r = hv_cmd_audit (argc - 1, argv + 1, &status, &err);
   else if (strcmp (argv[1], "approve") == 0)
     r = hv_cmd_approve (argc - 1, argv + 1, &err);
+  else if (strcmp (argv[1], "why") == 0)
+    /* Inside a sandbox: its own exit status (0, 1 outside one, 2 on bad options). */
+    return hv_cmd_why (argc - 1, argv + 1);
   else if (strcmp (argv[1], "install") == 0 || strcmp (argv[1], "uninstall") == 0)
     r = hv_cmd_install (argc - 1, argv + 1, strcmp (argv[1], "uninstall") == 0, &err);
   else if (strcmp (argv[1], "--version") == 0)

@@ -99,6 +99,19 @@ help_approve (FILE *out)
 }
 
 static void
+help_why (FILE *out)
+{
+  fprintf (out, "  haven why [-n N] [--json]\n"
+                "  haven why PATH...\n"
+                "      Inside a sandbox: the last N (default 10) things this run was refused, each with the\n"
+                "      policy rule that refused it and the policy line that would allow it (or why none\n"
+                "      should); with PATHs, which rule keeps each path read-only or hidden (a write to a\n"
+                "      read-only mount or a hidden file is refused before anything records it).\n"
+                "      Outside a sandbox it says to use haven audit.\n"
+                "      --json  the denial records as they are (JSON lines)\n");
+}
+
+static void
 help_install (FILE *out)
 {
   fprintf (out,
@@ -189,6 +202,7 @@ help_doctor (FILE *out)
 static const struct help_section sections[] = {
   { "run", help_run },         { "policy", help_policy },       { "audit", help_audit },
   { "approve", help_approve },
+  { "why", help_why },
   { "install", help_install }, { "uninstall", help_uninstall }, { "serve", help_serve },
   { "mcp", help_mcp },         { "doctor", help_doctor },
 };

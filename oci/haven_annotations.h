@@ -42,6 +42,12 @@
  * reader:  runtime/monitor/container_monitor.c (runtime/monitor/landlock_audit.c records), runtime/container_init.c */
 #define HV_LANDLOCK_AUDIT_ANNOTATION "run.haven.landlock.audit"
 
+/* grammar: JSON, the table explaining denials (runtime/audit/include/denial_explain.h: project, home,
+ *          block, own, exec, block_shell, network, profile, deny, hide_home, view)
+ * writer:  policy/policy_compile.c (haven run with an audit log; policy/denial_rules.c makes it)
+ * reader:  runtime/monitor/container_monitor.c (the monitor's denial records and the run's view) */
+#define HV_DENIALS_ANNOTATION "run.haven.denials"
+
 /* grammar: JSON, an OCI linux.seccomp object without a listener: a second filter stacked on the config's
  * writer:  policy/policy_apply.c (engine configs)
  * reader:  runtime/container_init.c and runtime/container_exec.c, parsed by runtime/process.c */

@@ -14,6 +14,8 @@
 #include "offline.h"
 #include "home_allow.h"
 #include "json_gen.h"
+#include "denial_rules.h"
+#include "denial_view.h"
 #include "landlock_audit_rules.h"
 #include "oci_tables.h"
 #include "engine_gateway.h"
@@ -753,6 +755,40 @@ gen_credential_mounts (yajl_gen g, const struct hv_run_ctx *ctx)
     jg_mount (g, HV_GIT_CREDENTIALS_DIR, "bind", ctx->git_credentials, ro);
 }
 
+/* `haven why` (runtime/audit/include/denial_view.h): the run's view of its
+ * denials and haven's own binary, both read-only on the empty /run.
+ * haven's side writes the view; nothing in the sandbox can write either
+ * (the binary is not noexec: it is what `haven why` runs). */
+static void
+gen_why_mounts (yajl_gen g, const struct hv_run_ctx *ctx)
+{
+  static const char *const view[]
+      = { "bind", "ro", "nosuid", "nodev", "noexec", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_MKDIR, NULL };
+  static const char *const bin[] = { "bind", "ro", "nosuid", "nodev", HV_MOUNT_OPT_NOFOLLOW, HV_MOUNT_OPT_MKDIR, NULL };
+  if (ctx->why_dir == NULL)
+    return;
+  jg_mount (g, HV_WHY_DIR, "bind", ctx->why_dir, view);
+  if (ctx->haven_exe)
+    jg_mount (g, HV_WHY_BIN, "bind", ctx->haven_exe, bin);
+}
+
+/* With haven's binary in the sandbox, its directory first on PATH: `haven`
+ * by name is the binary that knows this run's view. */
+static void
+why_path (char **env, const struct hv_run_ctx *ctx)
+{
+  if (ctx->why_dir == NULL || ctx->haven_exe == NULL)
+    return;
+  for (char **e = env; *e; e++)
+    if (str_has_prefix (*e, "PATH="))
+      {
+        char *next = xasprintf ("PATH=%s%s%s", HV_WHY_BIN_DIR, (*e)[5] ? ":" : "", *e + 5);
+        free (*e);
+        *e = next;
+        return;
+      }
+}
+
 /* credentials.git for the runtime: the run's directory, where create
  * binds the broker's socket, and each host with what answers for it
  * (run.haven.git-credentials, runtime/monitor/git_broker.h).  The tokens
@@ -949,6 +985,7 @@ gen_mounts (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, oci_st
   yajl_gen_array_open (g);
   gen_base_mounts (g, noexec, writable, &shown, &hidden);
   gen_credential_mounts (g, ctx);
+  gen_why_mounts (g, ctx);
   hv_git_identity_mount (g, ctx);
   hv_offline_mount (g, ctx);
   gen_policy_tmpfs (g, p, noexec, writable, &hidden);
@@ -1426,6 +1463,10 @@ gen_annotations (yajl_gen g, const hv_policy *p, const struct hv_run_ctx *ctx, c
   cleanup_free char *ll_audit = hv_policy_landlock_audit_json (p);
   if (ll_audit)
     jg_kv (g, HV_LANDLOCK_AUDIT_ANNOTATION, ll_audit);
+  /* ... and every denial says what refused it and what would allow it. */
+  cleanup_free char *denials = hv_policy_denial_rules_json (p, ctx);
+  if (denials)
+    jg_kv (g, HV_DENIALS_ANNOTATION, denials);
   cleanup_free char *ssh_view = ssh_agent_view_annotation (ctx);
   if (ssh_view)
     jg_kv (g, HV_SSH_AGENT_VIEW_ANNOTATION, ssh_view);
@@ -1649,6 +1690,10 @@ hv_policy_compile (const hv_policy *p, const struct hv_run_ctx *ctx, char **json
   cleanup_free char *exec_path = exec_search_path (p, ctx, env_path (env));
   if (hv_policy_exec_paths (p, exec_path, &exec, err) < 0)
     goto out;
+  /* `haven why` runs under allow_exec too. */
+  if (exec.n > 0 && ctx->why_dir && ctx->haven_exe)
+    oci_strv_push (&exec, HV_WHY_BIN);
+  why_path (env, ctx);
 
   yajl_gen_map_open (g);
   jg_kv (g, "ociVersion", HAVEN_OCI_VERSION);

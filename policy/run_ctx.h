@@ -31,6 +31,13 @@ struct hv_run_ctx
   /* With an audit trail: denied system calls are sent to this seccomp
    * listener socket (runtime/monitor/audit_monitor.c) instead of failing in the filter. */
   const char *audit_socket;
+  /* With an audit trail: the run's directory haven's side writes its
+   * denials to (runtime/audit/include/denial_view.h), bound read-only on
+   * HV_WHY_DIR, and haven's own binary, bound read-only on HV_WHY_BIN
+   * (first on PATH), so that `haven why` works in the sandbox; NULL: no
+   * view. */
+  const char *why_dir;
+  const char *haven_exe;
   /* Per-project state directory holding the upper layers of copy-on-write
    * home_allow entries (session/home_state.c); NULL: they are bound read-only. */
   const char *home_state;

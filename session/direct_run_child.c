@@ -20,6 +20,7 @@
 #include "exit_status.h"
 #include "landlock_rules.h"
 #include "process.h"
+#include "seccomp_filter.h"
 #include "utils.h"
 
 #ifndef SECBIT_NOROOT
@@ -193,9 +194,18 @@ hv_direct_child_exec (const struct hv_direct_child *c)
   drop_capabilities (c);
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     fail (c, HV_EXIT_HAVEN_FAILED, "set no_new_privs: %s", strerror (errno));
-  restrict_landlock (c);
-  if (hv_direct_seccomp_load (c->spec, c->plan, &err) < 0)
+  /* The run's audit listener (audit.log): connected before Landlock,
+   * which may leave its socket's directory out of reach. */
+  const oci_seccomp *sc = &c->spec->linux_cfg.seccomp;
+  int listener = -1;
+  if (sc->present && sc->listener_path && sc->listener_path[0]
+      && (listener = hv_seccomp_connect_listener (sc->listener_path, &err)) < 0)
     fail_err (c, err);
+  restrict_landlock (c);
+  if (hv_direct_seccomp_load (c->spec, c->plan, listener, &err) < 0)
+    fail_err (c, err);
+  if (listener >= 0)
+    close (listener);
   umask (p->user.umask.set ? (mode_t) p->user.umask.value : 022);
   /* Nothing of haven's reaches the command but its stdio (the report
    * pipe is close-on-exec already). */

@@ -32,9 +32,14 @@ void hv_direct_remove_scratch (const char *path);
 _Noreturn void hv_direct_child_exec (const struct hv_direct_child *c);
 
 /* Load the plan's socket rules (and the denials that keep them whole),
- * then the spec's linux.seccomp and its run.haven.seccomp annotation,
- * with every NOTIFY answered as EPERM: there is no monitor to ask. */
-int hv_direct_seccomp_load (const oci_spec *spec, const hv_direct_plan *plan, hv_error **err);
+ * then the spec's linux.seccomp and its run.haven.seccomp annotation.
+ * The spec's profile keeps its NOTIFY actions when listener (a socket
+ * connected to its listenerPath: the run's audit listener,
+ * runtime/monitor/include/audit_monitor.h) is >= 0, and its notify fd is
+ * sent there: each denied call is recorded, then answered EPERM.
+ * Otherwise, and always for the annotation's, every NOTIFY is answered
+ * EPERM by the filter. */
+int hv_direct_seccomp_load (const oci_spec *spec, const hv_direct_plan *plan, int listener, hv_error **err);
 
 /* A list of process ids. */
 struct pids

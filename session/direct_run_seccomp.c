@@ -10,6 +10,7 @@
 #include <seccomp.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "direct_run_priv.h"
 #include "haven_annotations.h"
@@ -186,8 +187,23 @@ load_without_listener (const oci_seccomp *sc, const char *what, hv_error **err)
   return 0;
 }
 
+/* The profile as it is, its notify fd handed to the run's audit
+ * listener (which records each denied call and answers EPERM). */
+static int
+load_with_listener (const oci_seccomp *sc, int listener, hv_error **err)
+{
+  int notify_fd = -1;
+  if (hv_seccomp_load (sc, &notify_fd, err) < 0)
+    return hv_error_wrap (err, "the policy's system-call profile");
+  if (notify_fd < 0)
+    return 0;
+  int r = hv_seccomp_send_notify_fd (sc, listener, NULL, getpid (), notify_fd, err);
+  close (notify_fd);
+  return r < 0 ? hv_error_wrap (err, "the audit listener") : 0;
+}
+
 int
-hv_direct_seccomp_load (const oci_spec *spec, const hv_direct_plan *plan, hv_error **err)
+hv_direct_seccomp_load (const oci_spec *spec, const hv_direct_plan *plan, int listener, hv_error **err)
 {
   if (load_socket_rules (spec, plan, err) < 0)
     return -1;
@@ -203,6 +219,8 @@ hv_direct_seccomp_load (const oci_spec *spec, const hv_direct_plan *plan, hv_err
         return -1;
     }
   /* The spec's profile last: it may refuse seccomp(2) itself. */
+  if (spec->linux_cfg.seccomp.present && listener >= 0)
+    return load_with_listener (&spec->linux_cfg.seccomp, listener, err);
   if (spec->linux_cfg.seccomp.present
       && load_without_listener (&spec->linux_cfg.seccomp, "the policy's system-call profile", err) < 0)
     return -1;

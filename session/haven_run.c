@@ -10,6 +10,7 @@
 #include "audit_monitor.h"
 #include "container.h"
 #include "direct_plan.h"
+#include "direct_why.h"
 #include "direct_run.h"
 #include "exit_status.h"
 #include "fault_point.h"
@@ -140,6 +141,9 @@ plan_direct (struct hv_run_steps *st, void *data, hv_error **err)
     return -1;
   if (s->plan.n_refused > 0)
     return hv_direct_plan_refusal (&s->plan, st->policy, err);
+  /* `haven why` where nothing can be bound (direct_why.h). */
+  if (hv_direct_why (&s->plan, s->spec, st->bundle, st->why_dir, st->haven_exe, err) < 0)
+    return -1;
   st->isolation = "landlock";
   for (size_t i = 0; i < s->plan.n_rules; i++)
     if (s->plan.rules[i].verdict == HV_DIRECT_WEAKER)

@@ -3,6 +3,8 @@
 #include "run_learn.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,8 @@
 #include <unistd.h>
 
 #include "approvals_policy.h"
+#include "denial_rules.h"
+#include "denial_view.h"
 #include "fault_point.h"
 #include "git_hidden_tracked.h"
 #include "git_identity.h"
@@ -75,6 +79,55 @@ make_bundle (struct hv_run_steps *s, hv_error **err)
   return 0;
 }
 
+/* haven's binary on disk: after the re-exec that protects it
+ * (runtime/self_exe.c) /proc/self/exe names a memfd or "/", and the
+ * original path is in _HAVEN_EXE.  NULL unless a regular file. */
+static char *
+own_binary (void)
+{
+  char self[PATH_MAX];
+  ssize_t l = readlink ("/proc/self/exe", self, sizeof (self) - 1);
+  if (l <= 0)
+    return NULL;
+  self[l] = '\0';
+  const char *original = getenv ("_HAVEN_EXE");
+  const char *path = str_has_prefix (self, "/memfd:") || strcmp (self, "/") == 0 ? original : self;
+  struct stat st;
+  if (path == NULL || path[0] != '/' || stat (path, &st) < 0 || !S_ISREG (st.st_mode))
+    return NULL;
+  return realpath (path, NULL);
+}
+
+/* The run's view of its denials (denial_view.h): an empty file in a
+ * directory of the bundle that haven's side writes and the sandbox reads
+ * (bound read-only), and haven's own binary to read it with. */
+static int
+make_why_view (struct hv_run_steps *s, hv_error **err)
+{
+  s->why_dir = xasprintf ("%s/why", s->bundle);
+  if (mkdir (s->why_dir, 0755) < 0 || chmod (s->why_dir, 0755) < 0)
+    return hv_error_set (err, errno, "mkdir %s", s->why_dir);
+  cleanup_close int dir = open (s->why_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int fd
+      = dir < 0 ? -1 : openat (dir, HV_WHY_FILE, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0 || fchmod (fd, 0644) < 0)
+    return hv_error_set (err, errno, "create %s/%s", s->why_dir, HV_WHY_FILE);
+  s->rc.ctx.why_dir = s->why_dir;
+  /* The table too, for `haven why PATH`: a write to a read-only mount
+   * (EROFS) or a look at a hidden file (ENOENT) leaves no record, but the
+   * agent can still ask what the policy does with the path. */
+  cleanup_free char *rules = hv_policy_denial_rules_json (s->policy, &s->rc.ctx);
+  if (write_file_atomic (s->why_dir, HV_WHY_RULES, rules, strlen (rules), err) < 0)
+    return -1;
+  cleanup_free char *rules_path = xasprintf ("%s/%s", s->why_dir, HV_WHY_RULES);
+  if (chmod (rules_path, 0644) < 0)
+    return hv_error_set (err, errno, "chmod %s", rules_path);
+  /* Without it `haven why` is not in the sandbox; the view still is. */
+  s->haven_exe = own_binary ();
+  s->rc.ctx.haven_exe = s->haven_exe;
+  return 0;
+}
+
 /* The policy compiled for this run and checked (run_trust.h); handed to
  * the runtime in memory, written as the bundle's config.json only for
  * --keep-bundle. */
@@ -84,6 +137,8 @@ write_config (struct hv_run_steps *s, hv_error **err)
   if (s->policy->audit_log)
     s->audit_socket = xasprintf ("%s/audit.sock", s->bundle);
   s->rc.ctx.audit_socket = s->audit_socket;
+  if (make_why_view (s, err) < 0)
+    return -1;
   if (hv_home_commands_check (s->policy, &s->rc.ctx, err) < 0)
     return -1;
   s->rc.ctx.notes = &s->notes;
@@ -158,6 +213,7 @@ start_audit (struct hv_run_steps *s, hv_error **err)
   if (path == NULL || path[0] != '/')
     return hv_error_set (err, 0, "%s: audit.log: \"%s\" is not an absolute path (or ~/... with HOME set)",
                          p->file ? p->file : p->name, p->audit_log);
+  cleanup_free char *denials = hv_policy_denial_rules_json (p, &s->rc.ctx);
   if (s->o->learn)
     {
       /* The base as `haven policy suggest` loads it again: a shipped or
@@ -169,14 +225,14 @@ start_audit (struct hv_run_steps *s, hv_error **err)
       cleanup_free char *abs = file && p->file ? realpath (p->file, NULL) : NULL;
       struct hv_audit_isolation iso = { s->isolation, s->weaker.v, s->weaker.n, true, abs ? abs : given };
       return hv_audit_begin_isolated (path, p->name, s->o->label, s->run_id, s->bundle, s->o->cmd, s->rc.project,
-                                      &iso, &s->audit, err);
+                                      denials, &iso, &s->audit, err);
     }
   if (s->isolation == NULL)
-    return hv_audit_begin (path, p->name, s->o->label, s->run_id, s->bundle, s->o->cmd, s->rc.project, &s->audit,
-                           err);
+    return hv_audit_begin (path, p->name, s->o->label, s->run_id, s->bundle, s->o->cmd, s->rc.project, denials,
+                           &s->audit, err);
   struct hv_audit_isolation iso = { s->isolation, s->weaker.v, s->weaker.n, false, NULL };
-  return hv_audit_begin_isolated (path, p->name, s->o->label, s->run_id, s->bundle, s->o->cmd, s->rc.project, &iso,
-                                  &s->audit, err);
+  return hv_audit_begin_isolated (path, p->name, s->o->label, s->run_id, s->bundle, s->o->cmd, s->rc.project, denials,
+                                  &iso, &s->audit, err);
 }
 
 /* A state root in a shared directory must be ours, not planted. */
@@ -319,6 +375,8 @@ hv_run_steps_release (struct hv_run_steps *s)
   free (s->bundle);
   free (s->rootfs);
   free (s->audit_socket);
+  free (s->why_dir);
+  free (s->haven_exe);
   free (s->home_state);
   free (s->git_identity);
   free (s->git_excludes);
@@ -332,6 +390,7 @@ hv_run_steps_release (struct hv_run_steps *s)
   oci_strv_free (&s->weaker);
   free (s->config_json);
   s->state_root = s->bundle = s->rootfs = s->audit_socket = s->home_state = NULL;
+  s->why_dir = s->haven_exe = NULL;
   s->git_identity = s->git_excludes = s->git_attributes = s->nsswitch = s->config_json = NULL;
   if (s->notice_fd >= 0)
     close (s->notice_fd);

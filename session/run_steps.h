@@ -56,6 +56,9 @@ struct hv_run_steps
   char *bundle;
   char *rootfs;
   char *audit_socket;
+  /* With an audit trail: the run's view of its denials (the bundle's
+   * why/, denial_view.h) and haven's binary, for `haven why`. */
+  char *why_dir, *haven_exe;
   char *home_state;
   int home_state_lock; /* held while the sandbox may use the copy-on-write layers */
   char *git_identity, *git_excludes, *git_attributes;

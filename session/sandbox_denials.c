@@ -1,7 +1,8 @@
 /* What a sandbox was refused, read back from its policy's trail
  * (sandbox.h, hv_sandbox_denials_json): the denial records that name it
- * ("sandbox": its id), each with the kind of thing refused, what it was
- * and the policy's rule behind it.
+ * ("sandbox": its id), each with the kind of thing refused, what it was,
+ * the policy's rule behind it and, where the record says it, the policy
+ * line that would allow it ("allow"; or "never" and "why_not").
  *
  * The trail is shared by every run of the policy, and its records' text
  * comes partly from sandboxed processes (a process's name, a path, a DNS
@@ -265,7 +266,21 @@ hv_sandbox_denials_json (const hv_sandbox *sb, unsigned limit, hv_error **err)
       jg_kv_utf8 (g, "time", str_of (rec, "time"));
       jg_kv (g, "kind", kind);
       jg_kv_utf8 (g, "what", what);
-      jg_kv_utf8 (g, "rule", rule);
+      /* The record's own explanation where it has one (its writer had
+       * the policy's table: runtime/audit/include/denial_explain.h);
+       * the guess above for older records and summaries. */
+      const char *rec_rule = str_of (rec, "rule"), *allow = str_of (rec, "allow");
+      jg_kv_utf8 (g, "rule", rec_rule && rec_rule[0] ? rec_rule : rule);
+      if (allow)
+        jg_kv_utf8 (g, "allow", allow);
+      const char *never_path[] = { "never", NULL };
+      yajl_val never = yajl_tree_get (rec, never_path, yajl_t_any);
+      if (never && YAJL_IS_TRUE (never))
+        {
+          jg_str (g, "never");
+          yajl_gen_bool (g, true);
+          jg_kv_utf8 (g, "why_not", str_of (rec, "why_not"));
+        }
       jg_str (g, "record");
       jg_value (g, rec);
       yajl_gen_map_close (g);

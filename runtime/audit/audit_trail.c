@@ -14,6 +14,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "denial_explain.h"
+#include "denial_view.h"
 #include "json_gen.h"
 #include "log.h"
 #include "trail_chain.h"
@@ -401,7 +403,9 @@ hv_audit_trail_denied (struct hv_audit_trail *t, const struct seccomp_notif *req
       jg_str (g, hex);
     }
   yajl_gen_array_close (g);
-  hv_audit_trail_emit (t, g);
+  struct hv_denial_facts f = { .kind = HV_DENIAL_SYSCALL, .syscall = name ? name : nr };
+  hv_denial_explain_put (g, t->rules, &f);
+  hv_audit_denial_emit (t, g);
 }
 
 static int

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include "denial_explain.h"
+#include "denial_view.h"
 #include "dns_message.h"
 #include "json_gen.h"
 
@@ -22,15 +24,18 @@ hv_egress_audit_denied (struct hv_audit_trail *t, const hv_egress_denial *d, hv_
   hv_audit_put_kv (g, "protocol", hv_egress_l4_name (d->protocol));
   jg_str (g, "names");
   yajl_gen_array_open (g);
-  if (names_for)
-    {
-      const char *names[HV_EGRESS_AUDIT_MAX_NAMES];
-      size_t n = names_for (data, d->family, d->addr, names, HV_EGRESS_AUDIT_MAX_NAMES);
-      for (size_t i = 0; i < n && i < HV_EGRESS_AUDIT_MAX_NAMES; i++)
-        hv_audit_put_str (g, names[i]);
-    }
+  const char *names[HV_EGRESS_AUDIT_MAX_NAMES];
+  size_t n = names_for ? names_for (data, d->family, d->addr, names, HV_EGRESS_AUDIT_MAX_NAMES) : 0;
+  if (n > HV_EGRESS_AUDIT_MAX_NAMES)
+    n = HV_EGRESS_AUDIT_MAX_NAMES;
+  for (size_t i = 0; i < n; i++)
+    hv_audit_put_str (g, names[i]);
   yajl_gen_array_close (g);
-  hv_audit_trail_emit (t, g);
+  /* The most recent name is the one the program asked for. */
+  struct hv_denial_facts f = { .kind = HV_DENIAL_NET, .name = n ? names[0] : NULL, .address = dst,
+                               .port = d->port, .protocol = hv_egress_l4_name (d->protocol) };
+  hv_denial_explain_put (g, t->rules, &f);
+  hv_audit_denial_emit (t, g);
 }
 
 void
@@ -41,7 +46,9 @@ hv_egress_audit_refused (struct hv_audit_trail *t, const char *qname, uint16_t q
   hv_audit_put_kv (g, "name", qname);
   hv_audit_put_kv (g, "type", hv_dns_type_name (qtype, buf));
   hv_audit_put_kv (g, "why", why);
-  hv_audit_trail_emit (t, g);
+  struct hv_denial_facts f = { .kind = HV_DENIAL_DNS, .name = qname, .why = why, .type = buf };
+  hv_denial_explain_put (g, t->rules, &f);
+  hv_audit_denial_emit (t, g);
 }
 
 void

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "denial_explain.h"
 #include "egress_decide.h"
 #include "egress_resolver_ask.h"
 #include "egress_learn.h"
@@ -357,8 +358,15 @@ reply_refused (hv_egress_resolver *r, const hv_res_client *c, const hv_dns_messa
     r->cfg.events.refused (r->cfg.events.data, qname, qtype, why);
   /* The text is what a person sees in dig or an agent in its error:
    * say who refused and which policy to change. */
-  cleanup_free char *text = xasprintf ("haven egress policy \"%s\": %s (type %u): %s", r->cfg.policy_name, qname,
-                                       qtype, why);
+  char tbuf[16];
+  struct hv_denial_facts f = { .kind = HV_DENIAL_DNS, .name = qname, .why = why, .type = hv_dns_type_name (qtype, tbuf) };
+  struct hv_denial_explained e;
+  hv_denial_explain (NULL, &f, &e);
+  /* ... and what would allow it, where a policy line may (an engine's
+   * container has no `haven why` to ask). */
+  cleanup_free char *text = xasprintf ("haven egress policy \"%s\": %s (type %u): %s%s%s", r->cfg.policy_name, qname,
+                                       qtype, why, e.never ? "" : "; allow it with ", e.never ? "" : e.allow);
+  hv_denial_explained_release (&e);
   /* A refused name is "not found" for the sandbox, so that lookups fail
    * at once and for good (egress_decide.h, HV_EGRESS_REFUSE); "no data"
    * where allowed names lie below it.  Only a type refused for an

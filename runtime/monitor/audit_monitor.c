@@ -18,6 +18,8 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
+#include "denial_explain.h"
+#include "denial_view.h"
 #include "json_gen.h"
 #include "log.h"
 #include "utils.h"
@@ -49,7 +51,7 @@ close_all_but (int *keep, size_t n)
  * recording it, until no process uses the filter any more (POLLHUP). */
 static void __attribute__ ((noreturn))
 listener_main (int listen_fd, int log_fd, const char *policy, const char *sandbox, const char *run,
-               const char *sock_path, pid_t parent)
+               const char *sock_path, const char *denials, pid_t parent)
 {
   prctl (PR_SET_PDEATHSIG, SIGKILL);
   if (getppid () != parent)
@@ -85,6 +87,11 @@ listener_main (int listen_fd, int log_fd, const char *policy, const char *sandbo
   hv_audit_trail_init (&trail, log_fd, policy, NULL);
   trail.sandbox = sandbox;
   trail.run = run;
+  /* Each denied call says what refused it and what would allow it, and
+   * goes to the run's view too (`haven why`: denial_view.h). */
+  hv_denial_rules *rules = hv_denial_rules_parse (denials);
+  trail.rules = rules;
+  trail.view = rules ? hv_denial_view_open (rules->view) : NULL;
   for (;;)
     {
       struct pollfd pfd = { .fd = notify_fd, .events = POLLIN };
@@ -109,20 +116,22 @@ listener_main (int listen_fd, int log_fd, const char *policy, const char *sandbo
         break;
     }
   hv_audit_trail_summarize (&trail, trail.capped);
+  hv_denial_view_free (trail.view);
+  hv_denial_rules_free (rules);
   _exit (0);
 }
 
 int
 hv_audit_begin (const char *path, const char *policy_name, const char *sandbox, const char *run, const char *bundle,
-                char **cmd, const char *project, struct hv_audit *a, hv_error **err)
+                char **cmd, const char *project, const char *denials, struct hv_audit *a, hv_error **err)
 {
-  return hv_audit_begin_isolated (path, policy_name, sandbox, run, bundle, cmd, project, NULL, a, err);
+  return hv_audit_begin_isolated (path, policy_name, sandbox, run, bundle, cmd, project, denials, NULL, a, err);
 }
 
 int
 hv_audit_begin_isolated (const char *path, const char *policy_name, const char *sandbox, const char *run,
-                         const char *bundle, char **cmd, const char *project, const struct hv_audit_isolation *iso, struct hv_audit *a,
-                         hv_error **err)
+                         const char *bundle, char **cmd, const char *project, const char *denials,
+                         const struct hv_audit_isolation *iso, struct hv_audit *a, hv_error **err)
 {
   memset (a, 0, sizeof (*a));
   a->log_fd = -1;
@@ -155,7 +164,7 @@ hv_audit_begin_isolated (const char *path, const char *policy_name, const char *
       return hv_error_set (err, errno, "fork audit listener");
     }
   if (pid == 0)
-    listener_main (listen_fd, log_fd, policy_name, sandbox, run, sock_path, parent);
+    listener_main (listen_fd, log_fd, policy_name, sandbox, run, sock_path, denials, parent);
 
   a->listener = pid;
   a->socket_path = sock_path;

@@ -513,6 +513,11 @@ hv_monitor_start (const struct hv_monitor_target *c, const oci_spec *spec, int e
                                .run = run,
                                .notice_fd = notice,
                                .landlock_audit = trail >= 0 ? landlock_audit : NULL,
+                               /* haven run's and a service's only: the view's
+                                * directory it names is written as the monitor
+                                * (root for an engine), and an engine's config
+                                * is its user's to write. */
+                               .denials = borrowed ? oci_kv_get (&spec->annotations, HV_DENIALS_ANNOTATION) : NULL,
                                .git_guards = guards.v, .n_git_guards = guards.n,
                                .gateway = c->gateway, .gateway_keys = c->gateway_keys,
                                .check_after_delete = !own_pid_namespace (spec), .git_broker = broker,

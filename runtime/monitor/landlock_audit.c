@@ -15,7 +15,9 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
+#include "denial_explain.h"
 #include "denial_limiter.h"
+#include "denial_view.h"
 #include "json_gen.h"
 #include "utils.h"
 
@@ -373,8 +375,11 @@ record (hv_landlock_audit *l, struct hv_audit_trail *t, const struct event *e)
   char domain[24];
   snprintf (domain, sizeof (domain), "%llx", (unsigned long long) e->domain);
   hv_audit_put_kv (g, "domain", domain);
-  hv_audit_put_kv (g, "rule", rule_for (l, e->blockers));
-  hv_audit_trail_emit (t, g);
+  const char *hint = rule_for (l, e->blockers);
+  struct hv_denial_facts f = { .kind = HV_DENIAL_FILE, .access = e->blockers, .path = path,
+                               .hint = strcmp (hint, "landlock") != 0 ? hint : NULL };
+  hv_denial_explain_put (g, t->rules, &f);
+  hv_audit_denial_emit (t, g);
   if (t->written >= HV_AUDIT_MAX_BYTES)
     t->capped = true;
 }

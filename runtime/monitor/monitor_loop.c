@@ -22,6 +22,8 @@
 #include "audit_trail.h"
 #include "git_broker.h"
 #include "json_gen.h"
+#include "denial_explain.h"
+#include "denial_view.h"
 #include "landlock_audit.h"
 #include "ssh_agent_service.h"
 #include "monitor_egress.h"
@@ -538,6 +540,11 @@ hv_monitor_main (const struct hv_monitor_args *a)
   m.trail.pod = a->pod;
   m.trail.sandbox = a->sandbox;
   m.trail.run = a->run;
+  /* Denial records say what refused them and what would allow them, and
+   * go to the run's view too (`haven why` in the sandbox). */
+  hv_denial_rules *rules = a->trail_fd >= 0 ? hv_denial_rules_parse (a->denials) : NULL;
+  m.trail.rules = rules;
+  m.trail.view = rules ? hv_denial_view_open (rules->view) : NULL;
   /* Listening before init exists: its domain is named only in the record
    * of its first refusal. */
   if (a->landlock_audit)
@@ -612,5 +619,7 @@ hv_monitor_main (const struct hv_monitor_args *a)
   hv_monitor_egress_free (m.egress);
   hv_landlock_audit_free (m.landlock);
   close_egress (&m);
+  hv_denial_view_free (m.trail.view);
+  hv_denial_rules_free (rules);
   _exit (0);
 }

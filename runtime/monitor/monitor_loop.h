@@ -46,6 +46,10 @@ struct hv_monitor_args
   /* The run.haven.landlock.audit annotation, or NULL: Landlock's refusals
    * of init's domain go into the trail (landlock_audit.h). */
   const char *landlock_audit;
+  /* The run.haven.denials annotation, or NULL: the table that explains
+   * denial records and the run's view of them (denial_explain.h,
+   * denial_view.h). */
+  const char *denials;
   /* run.haven.git-guard: the projects' snapshots, taken by create before
    * init existed; checked once every process of the container is gone
    * (init exited, or delete removed the cgroup and sent SIGTERM). */

@@ -378,6 +378,7 @@ list_result (const struct hv_mcp_pending *p, yajl_val v)
 struct denial
 {
   const char *time, *kind, *what, *rule, *source;
+  const char *allow, *why_not; /* the trail's: the policy line that would allow it, or why none should */
 };
 
 static int
@@ -403,12 +404,13 @@ why_result (hv_mcp_tools *t, const struct hv_mcp_pending *p, yajl_val v, const c
     {
       yajl_val e = list->u.array.values[i];
       d[n++] = (struct denial) { member_string (e, "time"), member_string (e, "kind"), member_string (e, "what"),
-                                 member_string (e, "rule"), "trail" };
+                                 member_string (e, "rule"), "trail", member_string (e, "allow"),
+                                 member_string (e, "why_not") };
     }
   for (size_t i = 0; i < t->n_refusals; i++)
     {
       const struct hv_mcp_refusal *r = &t->refusals[(t->first_refusal + i) % HV_MCP_REFUSALS_MAX];
-      d[n++] = (struct denial) { r->time, r->kind, r->what, r->rule, "session" };
+      d[n++] = (struct denial) { r->time, r->kind, r->what, r->rule, "session", NULL, NULL };
     }
   qsort (d, n, sizeof (*d), denial_cmp);
   size_t first = n > p->limit ? n - p->limit : 0;
@@ -421,9 +423,15 @@ why_result (hv_mcp_tools *t, const struct hv_mcp_pending *p, yajl_val v, const c
     text_printf (&x, "The last %zu refusals in sandbox %s (policy \"%s\"), newest last:\n", n - first, t->id,
                  t->policy);
   for (size_t i = first; i < n; i++)
-    text_printf (&x, "%s  %s  %s  (rule: %s)%s\n", d[i].time ? d[i].time : "-", d[i].kind ? d[i].kind : "?",
-                 d[i].what ? d[i].what : "?", d[i].rule ? d[i].rule : "not named",
-                 strcmp (d[i].source, "session") == 0 ? " [refused by the service to this session]" : "");
+    {
+      text_printf (&x, "%s  %s  %s  (rule: %s)%s\n", d[i].time ? d[i].time : "-", d[i].kind ? d[i].kind : "?",
+                   d[i].what ? d[i].what : "?", d[i].rule ? d[i].rule : "not named",
+                   strcmp (d[i].source, "session") == 0 ? " [refused by the service to this session]" : "");
+      if (d[i].why_not && d[i].why_not[0])
+        text_printf (&x, "    no policy line should allow it: %s\n", d[i].why_not);
+      else if (d[i].allow && d[i].allow[0])
+        text_printf (&x, "    allowed by this line in a policy that extends \"%s\": %s\n", t->policy, d[i].allow);
+    }
   if (trail)
     text_printf (&x, "The policy's audit trail: %s\n", trail);
   if (note && note[0])
@@ -447,6 +455,10 @@ why_result (hv_mcp_tools *t, const struct hv_mcp_pending *p, yajl_val v, const c
       jg_kv_utf8 (g, "kind", d[i].kind ? d[i].kind : "");
       jg_kv_utf8 (g, "what", d[i].what ? d[i].what : "");
       jg_kv_utf8 (g, "rule", d[i].rule ? d[i].rule : "");
+      if (d[i].allow)
+        jg_kv_utf8 (g, "allow", d[i].allow);
+      if (d[i].why_not)
+        jg_kv_utf8 (g, "why_not", d[i].why_not);
       jg_kv (g, "source", d[i].source);
       yajl_gen_map_close (g);
     }

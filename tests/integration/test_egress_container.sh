@@ -219,7 +219,7 @@ test_egress_container_names_fail_closed() {
   id=$ID m=$MON
   # Any server address the sandbox names lands at haven's resolver.
   out=$(in_ctr "$id" python3 "$CTR_DNS_PY" query 8.8.8.8 evil.example A)
-  assert_eq 'NXDOMAIN ede=haven_egress_policy_"t":_evil.example_(type_1):_not_in_the_policy' "$out"
+  assert_eq 'NXDOMAIN ede=haven_egress_policy_"t":_evil.example_(type_1):_not_in_the_policy;_allow_it_with_network:_{allow:_[evil.example]}' "$out"
   out=$(in_ctr "$id" python3 "$CTR_DNS_PY" query 198.51.100.54 api.example.com A tcp)
   assert_eq "NOERROR ede= A:203.0.113.10:300" "$out" "allowed over TCP"
   expect_connects 203.0.113.10 443
@@ -255,7 +255,7 @@ test_egress_container_dns_without_own_cgroup() {
   egress_ctr_started
   assert_eq '""' "$(jq .cgroupPath "$STATE_ROOT/$ID/state.json")" "cgroup of the container"
   out=$(in_sb python3 "$CTR_DNS_PY" query 198.51.100.54 evil.example A)
-  assert_eq 'NXDOMAIN ede=haven_egress_policy_"t":_evil.example_(type_1):_not_in_the_policy' "$out" \
+  assert_eq 'NXDOMAIN ede=haven_egress_policy_"t":_evil.example_(type_1):_not_in_the_policy;_allow_it_with_network:_{allow:_[evil.example]}' "$out" \
     "a query from the namespace without the container's own cgroup"
   assert_not_contains "$(cat "$DNSLOG")" "evil" "queries upstream"
 }

@@ -41,8 +41,15 @@ test_service_denials() {
   assert_eq 'syscall' "$(jq -r '.denials[0].kind' <<< "$BODY")"
   assert_eq 'syscalls.profile: agent' "$(jq -r '.denials[0].rule' <<< "$BODY")"
   assert_contains "$(jq -r '.denials[0].what' <<< "$BODY")" "system call ptrace"
+  # The record's policy line that would allow it (denial_explain.h).
+  assert_eq 'syscalls: {allow: [ptrace]}' "$(jq -r '.denials[0].allow' <<< "$BODY")" "allow: $BODY"
   assert_eq "$a" "$(jq -r '.denials[1].record.sandbox' <<< "$BODY")"
   assert_eq true "$(jq '.denials[0].time | test("^[0-9]{4}-")' <<< "$BODY")" "time: $BODY"
+  # ... which `haven why` in the sandbox reads from its own view: a's
+  # two, never b's.
+  run_in "$a" '{"argv":["haven","why","--json"]}'
+  assert_eq 0 "$EXIT" "haven why in $a: $BODY"
+  assert_eq '["0x7","0x8"]' "$(jq -sc '[.[] | select(.event == "denied") | .args[1]]' <<< "$OUT")" "a's view: $OUT"
   # limit: the last N.
   api GET "/v1/sandboxes/$a/denials?limit=1"
   assert_eq 200 "$CODE" "$BODY"

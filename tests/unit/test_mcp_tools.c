@@ -361,9 +361,10 @@ test_why_merge (void **state)
                      "{\"time\":\"2000-01-01T00:00:01.000000000Z\",\"kind\":\"net\",\"what\":\"connect to "
                      "203.0.113.9:80\",\"rule\":\"network: none\"},"
                      "{\"time\":\"2000-01-01T00:00:02.000000000Z\",\"kind\":\"syscall\",\"what\":\"ptrace\","
-                     "\"rule\":\"syscalls.profile: agent\"},"
+                     "\"rule\":\"syscalls.profile: agent\",\"allow\":\"syscalls: {allow: [ptrace]}\"},"
                      "{\"time\":\"2999-01-01T00:00:00.000000000Z\",\"kind\":\"exec\",\"what\":\"/bin/sh\","
-                     "\"rule\":\"process.block_shell\"}],\"note\":\"\"}";
+                     "\"rule\":\"filesystem.block: ~/.ssh\",\"allow\":\"\",\"never\":true,\"why_not\":\"a secret\"}],"
+                     "\"note\":\"\"}";
   struct hv_mcp_pending p = { .tool = HV_TOOL_WHY, .limit = 3 };
   cleanup_free char *r = hv_mcp_tools_answer (t, &p, 200, body, strlen (body));
   yajl_val v = parse (r);
@@ -377,6 +378,10 @@ test_why_merge (void **state)
   assert_true (strstr (text, "ptrace") < strstr (text, "env SECRET"));
   assert_true (strstr (text, "env SECRET") < strstr (text, "/bin/sh"));
   assert_null (strstr (text, "203.0.113.9"));
+  /* The records' policy line that would allow each, or why none should. */
+  assert_non_null (strstr (text, "allowed by this line in a policy that extends \"strict\": syscalls: {allow: [ptrace]}"));
+  assert_non_null (strstr (text, "no policy line should allow it: a secret"));
+  assert_string_equal ("syscalls: {allow: [ptrace]}", YAJL_GET_STRING (get (list->u.array.values[0], "allow", NULL)));
   assert_non_null (strstr (text, "/var/log/t.jsonl"));
   yajl_tree_free (v);
 

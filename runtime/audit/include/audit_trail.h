@@ -63,6 +63,11 @@ struct hv_audit_trail
    * record is; NULL for any other run.  Set after init. */
   const char *sandbox;
   const struct hv_audit_pod *pod; /* every record's "pod", or NULL (not a pod's) */
+  /* Denial records are explained with this table ("rule", "allow":
+   * denial_explain.h) and copied into this view of the run's denials
+   * (`haven why`: denial_view.h); NULL: neither.  Set after init. */
+  const struct hv_denial_rules *rules;
+  struct hv_denial_view *view;
   /* The limit: a token bucket of HV_AUDIT_RATE per second, HV_AUDIT_BURST
    * at most, and HV_AUDIT_MAX_BYTES in all. */
   double tokens;

@@ -48,9 +48,11 @@ struct hv_audit
  * naming policy_name.  Does nothing when log_path is NULL.  sandbox: a
  * service's sandbox id, which every record of the listener's names
  * ("sandbox"), or NULL.  run: the run id (hv_audit_run_id) every record
- * names ("run"), or NULL. */
+ * names ("run"), or NULL.  denials: the table explaining denials and
+ * naming the run's view of them (denial_explain.h), or NULL. */
 int hv_audit_begin (const char *log_path, const char *policy_name, const char *sandbox, const char *run,
-                    const char *bundle, char **cmd, const char *project, struct hv_audit *a, hv_error **err);
+                    const char *bundle, char **cmd, const char *project, const char *denials, struct hv_audit *a,
+                    hv_error **err);
 /* hv_audit_begin of a run without namespaces (direct_run.h): the start
  * record also says "isolation" and the policy's rules that hold only in a
  * weaker form there ("weaker": [rule: how]). */
@@ -66,8 +68,8 @@ struct hv_audit_isolation
   const char *base;
 };
 int hv_audit_begin_isolated (const char *log_path, const char *policy_name, const char *sandbox, const char *run,
-                             const char *bundle, char **cmd, const char *project, const struct hv_audit_isolation *iso,
-                             struct hv_audit *a, hv_error **err);
+                             const char *bundle, char **cmd, const char *project, const char *denials,
+                             const struct hv_audit_isolation *iso, struct hv_audit *a, hv_error **err);
 /* A sandbox that outlives this process (a service's, whose maker exits):
  * wait, at most timeout_ms, until the listener has taken the filter's
  * connection (with a sandbox id given to hv_audit_begin, from then on it
