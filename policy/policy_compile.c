@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -1102,6 +1103,27 @@ deny_masked (yajl_gen g, const struct hv_run_ctx *ctx, const char *name, unsigne
   yajl_gen_map_close (g);
 }
 
+static void masked_arg (yajl_gen g, unsigned index, unsigned long long mask, unsigned long long bits);
+
+/* NAME denied when argument FLAG_INDEX has every bit of FLAG and argument
+ * MODE_INDEX every bit of MODE (distinct arguments: the runtime ANDs
+ * them). */
+static void
+deny_masked_when (yajl_gen g, const struct hv_run_ctx *ctx, const char *name, unsigned flag_index,
+                  unsigned long long flag, unsigned mode_index, unsigned long long mode)
+{
+  yajl_gen_map_open (g);
+  char *names[] = { (char *) name };
+  strv (g, "names", names, 1);
+  deny_action (g, ctx);
+  jg_str (g, "args");
+  yajl_gen_array_open (g);
+  masked_arg (g, flag_index, flag, flag);
+  masked_arg (g, mode_index, mode, mode);
+  yajl_gen_array_close (g);
+  yajl_gen_map_close (g);
+}
+
 /* NAME answers ERRNO without being a denial (not audited): for calls
  * whose arguments seccomp cannot read, so that libc falls back to an
  * older call whose arguments it can. */
@@ -1131,13 +1153,29 @@ gen_no_setid_files (yajl_gen g, const struct hv_run_ctx *ctx)
   {
     const char *name;
     unsigned mode_index;
-  } setters[] = { { "chmod", 1 },   { "fchmod", 1 }, { "fchmodat", 2 }, { "fchmodat2", 2 }, { "open", 2 },
-                  { "openat", 3 },  { "creat", 1 },  { "mknod", 1 },    { "mknodat", 2 } };
+  } setters[] = { { "chmod", 1 }, { "fchmod", 1 }, { "fchmodat", 2 }, { "fchmodat2", 2 },
+                  { "creat", 1 }, { "mknod", 1 }, { "mknodat", 2 } };
   for (size_t i = 0; i < N_ELEMENTS (setters); i++)
     {
       deny_masked (g, ctx, setters[i].name, setters[i].mode_index, S_ISUID, S_ISUID);
       deny_masked (g, ctx, setters[i].name, setters[i].mode_index, S_ISGID, S_ISGID);
     }
+  /* open and openat read their mode only when they make a file (O_CREAT,
+   * or O_TMPFILE's __O_TMPFILE bit); otherwise it is whatever the caller's
+   * register held, and refusing on it refused plain reads (dig's, through
+   * libuv, got EPERM).  So: the set-id bit AND a creating flag. */
+  static const struct
+  {
+    const char *name;
+    unsigned flags_index, mode_index;
+  } openers[] = { { "open", 1, 2 }, { "openat", 2, 3 } };
+  static const unsigned long long creating[] = { O_CREAT, __O_TMPFILE };
+  static const unsigned long long setid[] = { S_ISUID, S_ISGID };
+  for (size_t i = 0; i < N_ELEMENTS (openers); i++)
+    for (size_t c = 0; c < N_ELEMENTS (creating); c++)
+      for (size_t b = 0; b < N_ELEMENTS (setid); b++)
+        deny_masked_when (g, ctx, openers[i].name, openers[i].flags_index, creating[c], openers[i].mode_index,
+                          setid[b]);
   /* openat2's mode lives in a struct seccomp cannot read: ENOSYS, and
    * glibc and the programs that try it first fall back to openat. */
   not_implemented (g, "openat2");

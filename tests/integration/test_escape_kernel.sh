@@ -109,8 +109,9 @@ print("sid-is-self", os.getsid(0) == os.getpid())')
 
 # The attack of item 4: a set-user-ID copy of python3 left in the project,
 # by every call that can set the bit (chmod, install's fchmod, a creating
-# open and creat with the bit in the mode, chmod g+s, mknod, openat2), and
-# a file capability.
+# open and creat with the bit in the mode, O_TMPFILE, chmod g+s, mknod,
+# openat2), and a file capability; and a plain open with those bits in
+# its unused mode argument, which must pass.
 SETID_ATTACK='cp /usr/bin/python3 x && chmod 4755 x && echo chmod-4755-ok
 install -m 4755 /usr/bin/python3 y 2>/dev/null && echo install-ok
 python3 -c "
@@ -122,6 +123,7 @@ def attempt(name, f):
     except OSError as e:
         print(name, \"errno\", e.errno)
 attempt(\"open\", lambda: os.open(\"z\", os.O_CREAT | os.O_WRONLY, 0o4755))
+attempt(\"tmpfile\", lambda: os.open(\".\", os.O_TMPFILE | os.O_WRONLY, 0o4755))
 attempt(\"fchmod\", lambda: os.fchmod(os.open(\"w\", os.O_CREAT | os.O_WRONLY, 0o755), 0o6755))
 attempt(\"chmod-2755\", lambda: os.chmod(\"w\", 0o2755))
 attempt(\"mknod\", lambda: os.mknod(\"v\", stat.S_IFREG | 0o4755))
@@ -138,6 +140,12 @@ print(\"chmod-high\", \"ok\" if r == 0 else \"errno %d\" % ctypes.get_errno())
 how = (ctypes.c_uint64 * 3)(os.O_CREAT | os.O_WRONLY, 0o4755, 0)
 r = libc.syscall(437, -100, b\"s\", how, 24)
 print(\"openat2\", \"ok\" if r >= 0 else \"errno %d\" % ctypes.get_errno())
+# A plain open reads no mode: whatever the register holds (dig, through
+# libuv, passed set-ID bits there) must not refuse it.
+# (glibc passes 0 there; the raw calls pass the bits as a caller may.)
+for nr, args in ((257, (-100, b\"w\", 0, ctypes.c_ulong(0o6755))), (2, (b\"w\", 0, ctypes.c_ulong(0o4755)))):
+    fd = libc.syscall(nr, *args)
+    print(\"read-with-setid-mode-%d\" % nr, \"ok\" if fd >= 0 else \"errno %d\" % ctypes.get_errno())
 "'
 
 # assert_no_setid_files DIR: nothing under DIR has a set-ID bit.
@@ -151,6 +159,9 @@ check_setid_attack_output() {
   assert_not_contains "$OUT" "chmod-4755-ok"
   assert_not_contains "$OUT" "install-ok"
   assert_contains "$OUT" "open errno 1"
+  assert_contains "$OUT" "tmpfile errno 1"
+  assert_contains "$OUT" "read-with-setid-mode-257 ok"
+  assert_contains "$OUT" "read-with-setid-mode-2 ok"
   assert_contains "$OUT" "fchmod errno 1"
   assert_contains "$OUT" "chmod-2755 errno 1"
   assert_contains "$OUT" "mknod errno 1"
