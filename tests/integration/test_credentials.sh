@@ -156,7 +156,7 @@ haven-test-key
 0
 0" "$OUT" "the agent answers inside, ~/.ssh stays hidden"
   # Without ssh_agent: no socket, no variable.
-  cr_run SSH_AUTH_SOCK="$sock" -- run -- sh -c 'echo "[$SSH_AUTH_SOCK]"; ls /run/haven 2>&1 | wc -l; ssh-add -l >/dev/null 2>&1; echo $?'
+  cr_run SSH_AUTH_SOCK="$sock" -- run -- sh -c 'echo "[$SSH_AUTH_SOCK]"; test -e /run/haven/ssh-agent.sock; echo $?; ssh-add -l >/dev/null 2>&1; echo $?'
   assert_eq "[]
 1
 2" "$OUT" "no agent unless the policy asks"
