@@ -34,7 +34,10 @@ hv_offline_mount (yajl_gen g, const struct hv_run_ctx *ctx)
 char **
 hv_offline_env (char **env, const hv_policy *p)
 {
-  const char *const *vars = p->net_mode == HV_NET_NONE        ? hv_offline_env_vars
+  /* Learn mode over none (learn_closed): no name or connect succeeds
+   * there either, so the package managers are told not to retry, as
+   * under none. */
+  const char *const *vars = p->net_mode == HV_NET_NONE || p->learn_closed ? hv_offline_env_vars
                             : p->net_mode == HV_NET_ALLOWLIST ? hv_allowlist_env_vars
                                                               : NULL;
   for (size_t v = 0; vars && vars[v]; v++)

@@ -183,6 +183,10 @@ typedef struct
   /* haven run --learn (session/run_learn.h), never a policy file's: the
    * resolver answers refused names with sinkholes (egress_config.h). */
   bool learn;
+  /* learn over a base of network none: the run is an allowlist of
+   * nothing instead (session/run_learn.c says why that widens nothing);
+   * the offline environment of none stays (offline.c). */
+  bool learn_closed;
   char *audit_log_where; /* "file:line:column" of audit.log, for errors */
 
   /* kubernetes.service_account_token: true leaves the token kubelet

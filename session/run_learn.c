@@ -43,6 +43,36 @@ hv_run_learn_prepare (hv_policy *p, bool direct, FILE *out, hv_error **err)
                          "no refusal is recorded (no seccomp listener, no Landlock audit reader): there would be "
                          "nothing to learn");
   p->learn = true;
+  /* Under network none nothing is refused by name (the sandbox has no
+   * resolver to ask), so nothing could be learnt of its hosts.  The run
+   * is made an allowlist of nothing instead, which widens nothing:
+   *   - no name is listed, so haven's resolver refuses every name before
+   *     any upstream query (egress_decide.c: an unlisted name is refused
+   *     whatever its type) and learn mode answers it with a sinkhole in
+   *     240.0.0.0/8, which is never pinned: the sandbox's table refuses
+   *     every connect (recorded as net-denied with the name and port);
+   *   - the way out is haven's forwarder, never pasta (run_steps.c): the
+   *     namespace keeps loopback as its only interface, as under none;
+   *     its routes lead to lo, the table sends port 53 to haven's
+   *     resolver and every other connect to a non-loopback address is
+   *     refused before the forwarder (which checks again: no allow CIDR,
+   *     no pin) could relay it;
+   *   - what none gives and this does not: /etc/nsswitch.conf's hosts:
+   *     line limited to files (names must reach haven's resolver to be
+   *     recorded; /etc/hosts still answers first), and the namespace is
+   *     not checked to hold only loopback (no engine adds to haven run's);
+   *     npm_config_fetch_retries=0, PIP_RETRIES=0 and CARGO_NET_RETRY=0
+   *     stay (nothing can succeed, so retrying only waits: offline.c). */
+  if (p->net_mode == HV_NET_NONE || p->net_mode == HV_NET_UNSET)
+    {
+      p->net_mode = HV_NET_ALLOWLIST;
+      p->learn_closed = true;
+      fprintf (out, "haven: learn: the policy \"%s\" has no network (network.mode: none): this run is an allowlist "
+                    "of nothing instead, so that names are recorded: haven's resolver answers every name with a "
+                    "sinkhole and asks no server, every connect is refused, the sandbox's only interface is "
+                    "loopback (haven's forwarder, never pasta)\n",
+               p->name);
+    }
   if (p->audit_log == NULL || p->audit_log[0] == '\0')
     {
       free (p->audit_log);
@@ -69,9 +99,6 @@ hv_run_learn_prepare (hv_policy *p, bool direct, FILE *out, hv_error **err)
         fprintf (out, "haven: learn: not seen: a shell block_shell masks (a device node: the kernel refuses it "
                       "before Landlock is asked)\n");
     }
-  if (p->net_mode == HV_NET_NONE || p->net_mode == HV_NET_UNSET)
-    fprintf (out, "haven: learn: not seen: names and connects (network mode none: the sandbox has no network, so "
-                  "nothing is refused by name; a base with network: {mode: allowlist} learns them)\n");
   if (p->net_mode == HV_NET_ALLOWLIST && !allow_reaches_sinkholes (p))
     fprintf (out, "haven: learn: a name the policy does not list resolves to a sinkhole address in 240.0.0.0/8 "
                   "that no connect reaches (refused and recorded with its port)\n");

@@ -293,7 +293,11 @@ hv_run_steps_make (struct hv_run_steps *s, hv_error **err)
     return -1;
   /* An allowlist's way out: pasta, or where it cannot run here haven's
    * forwarder (egress_way.h). */
-  if (s->policy->net_mode == HV_NET_ALLOWLIST)
+  if (s->policy->learn_closed)
+    /* Learn mode over none (run_learn.c): no interface but loopback, as
+     * under none, whatever HAVEN_EGRESS_WAY says. */
+    s->egress_way = HV_EGRESS_WAY_FORWARD;
+  else if (s->policy->net_mode == HV_NET_ALLOWLIST)
     {
       char why[512];
       if (hv_egress_way_choose (getenv (HV_EGRESS_WAY_ENV), &s->egress_way, why, sizeof (why), err) < 0)

@@ -39,7 +39,6 @@ hv_audit_landlock_unseen (int wait_ms)
     r = poll (&p, 1, wait_ms);
   while (r < 0 && errno == EINTR);
   if (r <= 0)
-    return "the kernel's audit sends its records to another network namespace than haven's (haven runs in one "
-           "of its own, e.g. under `ip netns exec`)";
+    return HV_LANDLOCK_AUDIT_UNHEARD;
   return NULL;
 }

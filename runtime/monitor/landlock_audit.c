@@ -77,6 +77,11 @@ struct hv_landlock_audit
   bool holding;
   bool have_lost;
   uint32_t lost_seen;
+  /* The join's record (landlock_audit.h, hv_landlock_audit_expect_join):
+   * when the socket joined, whether it is awaited, whether anything was
+   * heard, whether its absence was said. */
+  uint64_t joined_ms;
+  bool expect_join, heard, unheard_said;
 };
 
 static uint64_t
@@ -211,7 +216,28 @@ hv_landlock_audit_open (const char *rules_json, const char **why, int *errnum)
   int size = 16 << 20;
   if (setsockopt (fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof (size)) < 0)
     setsockopt (fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof (size));
-  return hv_landlock_audit_new (fd, rules_json);
+  hv_landlock_audit *l = hv_landlock_audit_new (fd, rules_json);
+  l->joined_ms = now_ms ();
+  return l;
+}
+
+void
+hv_landlock_audit_expect_join (hv_landlock_audit *l)
+{
+  l->expect_join = true;
+}
+
+/* Once: nothing heard since the join, whose record the kernel writes
+ * while its audit is on: its records go to another namespace. */
+static void
+say_unheard (hv_landlock_audit *l, struct hv_audit_trail *t)
+{
+  if (!l->expect_join || l->heard || l->unheard_said)
+    return;
+  l->unheard_said = true;
+  yajl_gen g = hv_audit_trail_record (t, "landlock-unrecorded");
+  hv_audit_put_kv (g, "reason", HV_LANDLOCK_AUDIT_UNHEARD);
+  hv_audit_trail_emit (t, g);
 }
 
 hv_landlock_audit *
@@ -523,6 +549,7 @@ hv_landlock_audit_ready (hv_landlock_audit *l, struct hv_audit_trail *t)
       /* Only the kernel speaks on this group. */
       if (flen != sizeof (from) || from.nl_pid != 0)
         continue;
+      l->heard = true;
       hv_landlock_audit_datagram (l, t, buf, (size_t) n);
     }
   return 0;
@@ -552,6 +579,9 @@ hv_landlock_audit_timeout (const hv_landlock_audit *l)
   uint64_t summary = l->overruns_unsaid ? 1 : hv_denial_limiter_deadline (&l->limiter);
   if (summary && (due == 0 || summary < due))
     due = summary;
+  uint64_t join = l->joined_ms + HV_LANDLOCK_AUDIT_JOIN_MS;
+  if (l->expect_join && !l->heard && !l->unheard_said && (due == 0 || join < due))
+    due = join;
   if (due == 0)
     return -1;
   return due <= now ? 0 : (int) (due - now);
@@ -571,6 +601,10 @@ hv_landlock_audit_tick (hv_landlock_audit *l, struct hv_audit_trail *t)
   /* An overrun is said within a tick, with the kernel's count then. */
   if ((due || l->overruns_unsaid) && add_losses (l, &summary, due))
     write_or_hold (l, t, &summary);
+  /* The loop ticks only when no fd is ready: what was queued has been
+   * read by now. */
+  if (now >= l->joined_ms + HV_LANDLOCK_AUDIT_JOIN_MS)
+    say_unheard (l, t);
 }
 
 /* Milliseconds the kernel's audit thread gets, once its queue is empty,
@@ -602,6 +636,11 @@ hv_landlock_audit_finish (hv_landlock_audit *l, struct hv_audit_trail *t, int qu
   for (size_t i = 0; i < MAX_EVENTS; i++)
     if (l->events[i].used)
       finish_event (l, t, &l->events[i]);
+  /* A run shorter than HV_LANDLOCK_AUDIT_JOIN_MS: the join's record,
+   * queued before init existed, was sent before anything init caused;
+   * the wait above (the kernel's queue seen empty, or quiet_ms of
+   * silence) had it arrive if it was coming. */
+  say_unheard (l, t);
   /* Whatever the limiter still holds is summarized now, past the size
    * cap too (one bounded record: it names at most
    * HV_DENIAL_SUMMARY_KEYS keys). */

@@ -50,10 +50,27 @@ int hv_landlock_audit_fd (const hv_landlock_audit *l);
 int hv_landlock_audit_enabled (void);
 /* The container's init (host pid): its domain is the one recorded. */
 void hv_landlock_audit_attach (hv_landlock_audit *l, pid_t init_pid);
+
+/* The reader is accepted in any network namespace, but the kernel sends
+ * its records to one only: in another (haven under `ip netns exec`) it
+ * hears nothing, and every refusal would be missing from the trail in
+ * silence.  Joining the group makes the kernel write a record of the
+ * join (AUDIT_EVENT_LISTENER) while its audit is on, which the reader
+ * itself hears in the namespace the kernel sends to.  After
+ * hv_landlock_audit_expect_join (the audit is on), a reader that has
+ * heard nothing HV_LANDLOCK_AUDIT_JOIN_MS after it joined, or by
+ * hv_landlock_audit_finish, writes one landlock-unrecorded record with
+ * HV_LANDLOCK_AUDIT_UNHEARD as its reason (from hv_landlock_audit_tick:
+ * the loop never waits for it). */
+#define HV_LANDLOCK_AUDIT_JOIN_MS 1000
+#define HV_LANDLOCK_AUDIT_UNHEARD                                                                                   \
+  "the kernel's audit sends its records to another network namespace than haven's (haven runs in one of its own, " \
+  "e.g. under `ip netns exec`): haven heard nothing from it, not even the record of its own joining"
+void hv_landlock_audit_expect_join (hv_landlock_audit *l);
 /* Read what is queued and record it.  -1: the socket is of no more use. */
 int hv_landlock_audit_ready (hv_landlock_audit *l, struct hv_audit_trail *t);
 /* Milliseconds until hv_landlock_audit_tick has work (an event waiting
- * for its end, a summary due), or -1. */
+ * for its end, a summary due, the join's record still unheard), or -1. */
 int hv_landlock_audit_timeout (const hv_landlock_audit *l);
 void hv_landlock_audit_tick (hv_landlock_audit *l, struct hv_audit_trail *t);
 /* The sandbox is gone: read until the socket has been quiet for

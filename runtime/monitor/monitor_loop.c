@@ -319,8 +319,13 @@ start_landlock (struct monitor *m)
 {
   if (m->a->landlock_audit == NULL)
     return;
-  if (m->landlock && hv_landlock_audit_enabled () == 0)
+  int enabled = m->landlock ? hv_landlock_audit_enabled () : -1;
+  if (enabled == 0)
     m->landlock_off = "the kernel's audit is disabled (haven does not enable it)";
+  /* On: the reader should hear the record of its own join; if it does
+   * not, the trail says why (landlock_audit.h), without waiting here. */
+  if (enabled == 1)
+    hv_landlock_audit_expect_join (m->landlock);
   if (m->landlock_off)
     {
       yajl_gen g = hv_audit_trail_record (&m->trail, "landlock-unrecorded");

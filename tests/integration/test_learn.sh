@@ -164,6 +164,49 @@ test_learn_suggest_then_run() {
   assert_contains "$out" "haven: learn: not seen: programs allow_exec/block_shell refuse (Landlock tells only the kernel's audit): the kernel's audit sends its records to another network namespace"
 }
 
+# From the default policy (network.mode: none, no --policy): learn mode
+# runs an allowlist of nothing (run_learn.c), so the name the build
+# needs is recorded, nothing reaches the world, the suggestion is
+# `extends: default` plus that one entry, and the build passes under it.
+test_learn_from_default() {
+  learn_world
+  make_project
+  local port=8443 trail=$P.home/.local/state/haven/audit.log rc=0
+  cat > "$P/fetch.py" <<EOF
+import socket, sys
+s = socket.create_connection(("build.example", $port), timeout=5)
+open(sys.argv[1], "w").write(s.makefile().readline())
+EOF
+  # ifaces, retries: the sandbox's network interfaces and package
+  # managers' retry variables during the learn run.
+  printf 'all: ifaces payload\n\nifaces:\n\ttail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " > ifaces\n\tprintenv npm_config_fetch_retries PIP_RETRIES CARGO_NET_RETRY > retries\n\npayload:\n\t/usr/bin/python3 fetch.py payload\n' \
+    > "$P/Makefile"
+  # pasta asked for: learn mode over none takes the forwarder anyway.
+  HAVEN_EGRESS_WAY=pasta learn_haven run --learn -- make > learn.out 2> learn.err || rc=$?
+  [ "$rc" != 0 ] || fail "the build passed under default: $(cat learn.err)"
+  assert_contains "$(cat learn.err)" 'haven: learn: the policy "default" has no network (network.mode: none): this run is an allowlist of nothing instead'
+  assert_contains "$(cat learn.err)" "recorded: denied system calls, refused names and connects"
+  assert_not_contains "$(cat learn.err)" "not seen: names and connects" "the learn run's stderr"
+  jq -se 'any(.[]; .event == "net-denied" and (.destination | startswith("240.")) and .port == '"$port"'
+          and .names == ["build.example"] and .policy == "default")' "$trail" > /dev/null \
+    || fail "no net-denied to a sinkhole: $(cat "$trail")"
+  assert_eq "" "$(cat "$LDNSLOG")" "the world's DNS log during the learn run"
+  assert_eq "" "$(cat "$LWLOG")" "the world's connection log during the learn run"
+  # Loopback only, as under none: the forwarder, never pasta's tap.
+  assert_eq lo "$(cat "$P/ifaces")" "the learn run's interfaces"
+  # ... and the package managers told not to retry, as under none.
+  assert_eq "0 0 0" "$(echo $(cat "$P/retries"))" "the learn run's retry variables"
+  HOME=$P.home "$HAVEN" policy suggest -o "$P.pol/learned.yaml" 2> suggest.err || fail "suggest: $(cat suggest.err)"
+  assert_eq 'extends: "default"' "$(grep '^extends:' "$P.pol/learned.yaml")"
+  assert_eq '"build.example:8443"' "$(sed -n 's/^    - \("[^"]*"\).*/\1/p' "$P.pol/learned.yaml")" "the suggestion's entries"
+  assert_eq "network:
+  allow:" "$(grep -v '^ *#' "$P.pol/learned.yaml" | grep -v '^ *- ' | grep -v '^extends:')" "the suggestion's keys"
+  rc=0
+  learn_haven run --policy "$P.pol/learned.yaml" -- make > run.out 2> run.err || rc=$?
+  assert_eq 0 "$rc" "the build under the suggestion ($(tail -5 run.err))"
+  assert_eq "hi 198.19.78.1 $port" "$(cat "$P/payload")"
+}
+
 # Bad input names the file and line; a run that is not there is said.
 test_learn_suggest_bad_input() {
   need_haven
