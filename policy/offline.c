@@ -55,19 +55,23 @@ hv_offline_env (char **env, const hv_policy *p)
   return hv_ask_env (env, p);
 }
 
-/* glibc's stub resolver waits `timeout` seconds (at most 30), then
- * doubles it for each of `attempts` (at most 5) with one server: the
- * fewest attempts whose waits add up past the ask timeout, so that a
- * lookup held while someone answers is still waited for.  Unless set. */
+/* glibc's stub resolver waits `timeout` seconds (at most 30) for each
+ * of `attempts` (at most 5) with one server (measured: timeout:5
+ * attempts:2 gave up after 10.0 s): enough of them to outlast the ask
+ * timeout where 5 x 30 s can, and at least two (a lost datagram), so that
+ * a lookup held while someone answers is still waited for (a 20 s hold
+ * answered "once" connected at 20.2 s).  Unless RES_OPTIONS is set. */
 char **
 hv_ask_env (char **env, const hv_policy *p)
 {
   if (!hv_policy_asks (p))
     return env;
   unsigned t = (unsigned) (p->net_ask_timeout_s.set ? p->net_ask_timeout_s.value : HV_POLICY_ASK_TIMEOUT_DEFAULT_S);
-  unsigned timeout = t + 1 < 30 ? t + 1 : 30, attempts = 1, total = timeout;
-  while (total < t + 1 && attempts < 5)
-    total += timeout << attempts++;
+  unsigned timeout = t + 1 < 30 ? t + 1 : 30, attempts = (t + 1 + timeout - 1) / timeout;
+  if (attempts < 2)
+    attempts = 2;
+  if (attempts > 5)
+    attempts = 5;
   size_t n = 0;
   bool set = false;
   for (; env[n]; n++)

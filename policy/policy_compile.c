@@ -1395,6 +1395,8 @@ ask_annotation (const hv_policy *p, const struct hv_run_ctx *ctx)
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_map_open (g);
   jg_kv (g, "dir", ctx->approvals_dir);
+  if (ctx->run_id)
+    jg_kv (g, "run", ctx->run_id);
   jg_kv_utf8 (g, "project", ctx->project ? ctx->project : "");
   jg_str (g, "command");
   yajl_gen_array_open (g);

@@ -86,9 +86,9 @@ explain_ask (const hv_policy *p, FILE *out)
   unsigned t = (unsigned) (p->net_ask_timeout_s.set ? p->net_ask_timeout_s.value : HV_POLICY_ASK_TIMEOUT_DEFAULT_S);
   fprintf (out,
            "  The first lookup of a name to ask is held by haven's resolver (nothing is reachable until\n"
-           "  the answer) while haven asks: on the terminal of the run, or `haven approve` in another\n"
-           "  terminal (once: the held lookups only; run: for the rest of this run; always: also written\n"
-           "  to ~/.config/haven/approved/%s.yaml, merged into this policy by later runs; deny).\n"
+           "  the answer) while `haven approve` in another terminal lists it and answers (once: the\n"
+           "  held lookups only; run: for the rest of this run; always: also written to\n"
+           "  ~/.config/haven/approved/%s.yaml, merged into this policy by later runs; deny).\n"
            "  Unanswered within %us (network.ask_timeout), the name is denied: \"not found\" with an\n"
            "  Extended DNS Error saying so.  A name network.deny covers is never asked for.  Each\n"
            "  decision is an `ask` record in the trail.\n",

@@ -74,5 +74,8 @@ struct hv_run_ctx
    * is then refused). */
   const char *approvals_dir;
   const char *approved_dir;
+  /* The run's id (16 lower-case hex), the requests' ids begin with it;
+   * NULL: the monitor makes one. */
+  const char *run_id;
 };
 #endif

@@ -606,9 +606,11 @@ hv_approved_merge (hv_policy *p, hv_error **err)
 {
   if (p->name == NULL || !policy_name_plain (p->name) || p->net_mode != HV_NET_ALLOWLIST)
     return 0;
-  cleanup_free char *dir = approved_dir (err);
+  /* No home to keep approvals in: none were kept. */
+  cleanup_error hv_error *no_dir = NULL;
+  cleanup_free char *dir = approved_dir (&no_dir);
   if (dir == NULL)
-    return -1;
+    return 0;
   cleanup_close int dfd = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dfd < 0 && errno == ENOENT)
     return 0;
@@ -650,5 +652,16 @@ hv_approvals_prepare (const hv_policy *p, char **approvals, char **approved, hv_
     return hv_error_wrap (err, "the approved names' directory");
   *approvals = steal_pointer (&a);
   *approved = steal_pointer (&b);
+  return 0;
+}
+
+int
+hv_run_id_make (char out[17], hv_error **err)
+{
+  uint8_t raw[8];
+  if (getrandom (raw, sizeof (raw), 0) != (ssize_t) sizeof (raw))
+    return hv_error_set (err, errno, "getrandom");
+  for (size_t i = 0; i < sizeof (raw); i++)
+    snprintf (out + 2 * i, 3, "%02x", raw[i]);
   return 0;
 }

@@ -17,4 +17,7 @@ int hv_approved_merge (hv_policy *p, hv_error **err);
  * files' directory, made 0700 (new strings in *approvals, *approved);
  * otherwise both NULL. */
 int hv_approvals_prepare (const hv_policy *p, char **approvals, char **approved, hv_error **err);
+
+/* A run id: 16 lower-case hex digits of 8 random bytes, NUL-terminated. */
+int hv_run_id_make (char out[17], hv_error **err);
 #endif

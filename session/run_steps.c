@@ -119,6 +119,8 @@ write_config (struct hv_run_steps *s, hv_error **err)
     return -1;
   s->rc.ctx.approvals_dir = s->approvals_dir;
   s->rc.ctx.approved_dir = s->approved_dir;
+  if (s->approvals_dir)
+    s->rc.ctx.run_id = s->run_id;
   /* The compiler's notes are said here, before any error it returned. */
   r = hv_policy_compile (s->policy, &s->rc.ctx, &s->config_json, err);
   hv_run_steps_say_notes (&s->notes);
@@ -192,6 +194,8 @@ connect_pasta (void *data, pid_t init_pid, int netns_fd, hv_error **err)
 int
 hv_run_steps_make (struct hv_run_steps *s, hv_error **err)
 {
+  if (hv_run_id_make (s->run_id, err) < 0)
+    return -1;
   if (hv_policy_load (s->o->policy, &s->policy, err) < 0)
     return -1;
   /* Names approved "always" for this policy: one more allow layer. */

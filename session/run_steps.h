@@ -60,6 +60,10 @@ struct hv_run_steps
   char *git_identity, *git_excludes, *git_attributes;
   char *nsswitch; /* network none: names from /etc/hosts only (run_offline.h) */
   char *approvals_dir, *approved_dir; /* a policy that asks (approvals_policy.h) */
+  /* The run's id, made first: a policy that asks hands it to the
+   * resolver (run.haven.ask), its requests' ids begin with it (the
+   * terminal asker finds its own run's requests by it). */
+  char run_id[17];
   oci_strv git_shown, git_shown_snapshots;
   char *config_json;
   struct hv_audit audit;

@@ -30,7 +30,7 @@ hv_egress_ask_config_free (hv_egress_ask_config *c)
 int
 hv_egress_ask_config_parse (const char *json, const char *doc, hv_egress_ask_config **out, hv_error **err)
 {
-  static const char *const known[] = { "dir", "project", "command", "haven_pid", NULL };
+  static const char *const known[] = { "dir", "run", "project", "command", "haven_pid", NULL };
   json_walk w;
   jw_init (&w, doc, err);
   jw_push_key (&w, "annotations[\"" HV_ASK_ANNOTATION "\"]");
@@ -53,6 +53,17 @@ hv_egress_ask_config_parse (const char *json, const char *doc, hv_egress_ask_con
     }
   if (r == 0)
     c->project = xstrdup (project ? project : "");
+  const char *run = NULL;
+  if (r == 0)
+    r = jw_member_string (&w, root, "run", false, &run);
+  if (r == 0 && run)
+    {
+      size_t n_hex = strspn (run, "0123456789abcdef");
+      if (n_hex != 16 || run[16] != '\0')
+        r = jw_fail_key (&w, "run", "\"%s\" is not 16 lower-case hex digits", run);
+      else
+        memcpy (c->run, run, 17);
+    }
   yajl_val pid = jw_lookup (root, "haven_pid");
   if (r == 0 && !jw_absent (pid))
     {

@@ -192,6 +192,11 @@ ask_ports (const hv_egress_resolver_config *c, const char *name, hv_egress_ports
   *asked = false;
   if (!hv_egress_name_plain (name))
     return;
+  /* Only a host name is put to a person (and written in a request): a
+   * name with other bytes is refused as unlisted, never asked about. */
+  size_t n = strlen (name);
+  if (name[n - 1] == '.' || strspn (name, "abcdefghijklmnopqrstuvwxyz0123456789-_.") != n)
+    return;
   for (size_t i = 0; i < c->n_ask; i++)
     if (hv_egress_name_rule_matches (&c->ask[i], name))
       {

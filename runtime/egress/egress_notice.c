@@ -46,10 +46,14 @@ hv_egress_notice_format (char *buf, const char *policy, const char *qname, const
    * way all the same (it is what the resolver was given). */
   safe_text (pol, policy ? policy : "", 64);
   bool denied = strcmp (why, HV_EGRESS_WHY_DENIED) == 0;
+  /* A name asked for and not approved says so (egress_resolver_ask.h). */
+  const char *reason = denied                                     ? "network.deny"
+                       : strcmp (why, HV_EGRESS_WHY_UNLISTED) == 0 ? "not in network.allow"
+                                                                   : why;
   snprintf (buf, HV_EGRESS_NOTICE_MAX,
             "haven: name %s refused by policy %s (%s): its lookups fail as not found; "
             "%s%s%s%s",
-            name, pol, denied ? "network.deny" : "not in network.allow",
+            name, pol, reason,
             denied ? "network.deny wins in every policy that extends it" : "to allow it, add it to network.allow in a policy that extends ",
             denied ? "" : pol, audit ? "; more: haven audit -e dns-refused" : "", cr ? "\r\n" : "\n");
 }

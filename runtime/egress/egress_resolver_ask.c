@@ -402,8 +402,16 @@ decide (hv_egress_resolver *r, request *q, const char *decision, const char *by,
       if (h->client.tcp)
         {
           hv_res_tcp_client *c = &r->tcp[h->client.slot];
-          if (c->fd >= 0 && c->gen == h->client.gen && c->pending > 0)
+          bool alive = c->fd >= 0 && c->gen == h->client.gen;
+          if (alive && c->pending > 0)
             c->pending--;
+          if (!alive)
+            {
+              /* Gone while it waited: nobody to answer (and its slot
+               * may be another client's now). */
+              hv_dns_message_free (&h->query);
+              continue;
+            }
         }
       if (yes)
         {

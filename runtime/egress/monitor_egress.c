@@ -194,11 +194,12 @@ ask_config (hv_monitor_egress *e, const char *text)
     {
       a->policy = xstrdup (c->policy);
       a->timeout_ms = c->ask_timeout_ms;
-      /* The run's id (the trail's, when it has one), for the requests'. */
+      /* The run's id, for the requests': the session's, or one of ours. */
       uint8_t raw[8] = { 0 };
-      if (getrandom (raw, sizeof (raw), 0) != (ssize_t) sizeof (raw))
+      bool make = a->run[0] == '\0';
+      if (make && getrandom (raw, sizeof (raw), 0) != (ssize_t) sizeof (raw))
         hv_error_set (&err, errno, "getrandom");
-      for (size_t i = 0; i < sizeof (raw); i++)
+      for (size_t i = 0; make && i < sizeof (raw); i++)
         snprintf (a->run + 2 * i, 3, "%02x", raw[i]);
       if (err == NULL)
         return a;

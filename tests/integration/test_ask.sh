@@ -5,15 +5,16 @@
 # network.ask_timeout.  The world is test_egress_policies.sh's
 # (policies_world): names that resolve, listeners on 443 and 80.
 
-# A client that resolves and connects to each NAME:PORT, printing
-# "NAME PORT RESULT MS".
+# A client that resolves and connects to each NAME:PORT (NAME:PORT:any:
+# A and AAAA asked at once), printing "NAME PORT RESULT MS".
 ASK_CLIENT='
 import socket, sys, time
 for arg in sys.argv[1:]:
-    name, port = arg.split(":")
+    name, port = arg.split(":")[:2]
+    fam = socket.AF_UNSPEC if arg.endswith(":any") else socket.AF_INET
     t = time.monotonic()
     try:
-        addr = socket.getaddrinfo(name, int(port), socket.AF_INET, socket.SOCK_STREAM)[0][4]
+        addr = [a for a in socket.getaddrinfo(name, int(port), fam, socket.SOCK_STREAM) if a[0] == socket.AF_INET][0][4]
         s = socket.socket(); s.settimeout(5)
         try:
             s.connect(addr); r = "connected"
@@ -95,9 +96,10 @@ test_ask_once_then_deny() {
   local denied_id=$ASK_ID t0 t1
   t0=$(date +%s%N)
   ask_haven approve "$denied_id" deny > /dev/null || fail "deny"
-  # "once": asked.example:80 is asked again; deny it too, then the run ends.
+  # "once": asked.example:80 is asked again; an answer that is not one
+  # (planted by hand) is a deny, then the run ends.
   ask_wait_request asked.example
-  ask_haven approve "$ASK_ID" deny > /dev/null || fail "deny the second lookup"
+  echo '{"decision":"yes please","by":"approve"}' > "$ASK_DIR/$ASK_ID.answer"
   wait "$ASK_PID"
   t1=$(date +%s%N)
   local out
@@ -115,7 +117,7 @@ test_ask_once_then_deny() {
   asks=$(jq -c 'select(.event == "ask") | [.name, .decision, .by]' "$ASK_TRAIL")
   assert_contains "$asks" '["asked.example","once","approve"]'
   assert_contains "$asks" '["denied.example","deny","approve"]'
-  assert_contains "$asks" '["asked.example","deny","approve"]'
+  assert_contains "$asks" '["asked.example","deny","invalid"]'
   jq -se 'any(.[]; .event == "dns-refused" and .name == "denied.example" and .why == "denied by approval")' \
     "$ASK_TRAIL" > /dev/null || fail "no dns-refused record for the denied name: $(cat "$ASK_TRAIL")"
   assert_eq "" "$(ls "$ASK_DIR")" "the approvals directory after the run"
@@ -154,11 +156,22 @@ test_ask_always_and_mode_ask() {
   ask_setup 'network:
   mode: ask
   deny: [never.example]' kept.example never.example
-  ask_run_bg python3 -c "$ASK_CLIENT" kept.example:443 never.example:443
+  ask_run_bg python3 -c "$ASK_CLIENT" kept.example:443:any never.example:443
   ask_wait_request kept.example
-  ask_haven approve "$ASK_ID" always > /dev/null || fail "always"
+  # On a terminal, haven approve asks about each pending request.
+  local tty
+  tty=$(cd "$P" && echo a | HOME=$ASK_HOME env -u XDG_STATE_HOME -u XDG_CONFIG_HOME timeout -k 2 20 \
+        script -qec "$HAVEN approve" /dev/null 2>&1)
+  assert_contains "$tty" "$ASK_ID  kept.example (A)  policy ask-test" "$tty"
+  assert_contains "$tty" "[o]nce, [r]un, [a]lways, [d]eny, [s]kip?"
+  assert_contains "$tty" "$ASK_ID: always"
   wait "$ASK_PID"
   assert_contains "$(cat ask.out)" "kept.example 443 connected" "$(cat ask.err)"
+  # The A and the AAAA asked together: one request, both sent upstream
+  # once approved.
+  assert_eq 1 "$(jq -c 'select(.event == "ask" and .name == "kept.example")' "$ASK_TRAIL" | wc -l)" "one request"
+  assert_contains "$(cat "$PDNSLOG")" "kept.example A"
+  assert_contains "$(cat "$PDNSLOG")" "kept.example AAAA"
   # Deny wins over ask: refused at once, never asked.
   assert_contains "$(cat ask.out)" "never.example 443 gaierror:"
   assert_not_contains "$(jq -r 'select(.event == "ask") | .name' "$ASK_TRAIL")" "never.example"
@@ -186,13 +199,21 @@ test_ask_sandbox_cannot_answer() {
   ask_setup 'network:
   ask: [self.example]
   ask_timeout: 3s' self.example
+  # A home outside /tmp (the sandbox's /tmp is its own, which would hide
+  # a home there whatever haven does about the directories).
+  ASK_HOME=$(mktemp -d /var/lib/hvt-ask-home.XXXXXX)
+  defer "rm -rf $ASK_HOME"
+  chmod 755 "$ASK_HOME"
+  ASK_TRAIL=$ASK_HOME/trail.jsonl
+  ASK_DIR=$ASK_HOME/.local/state/haven/approvals
+  sed -i "s|^audit: .*|audit: {log: $ASK_TRAIL}|" "$P.pol/ask.yaml"
   mkdir -p "$ASK_HOME/.config/haven/approved" && chmod 700 "$ASK_HOME/.config/haven/approved"
   # The sandbox's process tries to find its request and answer it.
   local script='
 d=$HOME/.local/state/haven/approvals
 ( getent hosts self.example > /dev/null; echo "lookup $?" ) &
 sleep 1
-ls "$d" > /dev/null 2>&1 && echo "sees-dir" || echo "no-dir"
+ls "$d"/*.request > /dev/null 2>&1 && echo "sees-request" || echo "no-request"
 for f in "$d"/*.request; do id=${f##*/}; id=${id%.request}
   echo "{\"decision\":\"always\",\"by\":\"approve\"}" > "$d/$id.answer" 2>/dev/null && echo "wrote-answer"; done
 echo x >> "$HOME/.config/haven/approved/ask-test.yaml" 2>/dev/null && echo "wrote-approved"
@@ -200,12 +221,25 @@ wait'
   local out
   out=$(cd "$P" && HOME=$ASK_HOME env -u XDG_STATE_HOME -u XDG_CONFIG_HOME timeout -k 2 30 \
         ip netns exec "$EH" "$HAVEN" run --policy "$P.pol/ask.yaml" -- sh -c "$script" 2> "$ASK_HOME/ask.err")
-  assert_contains "$out" "no-dir" "$(cat "$ASK_HOME/ask.err")"
+  assert_contains "$out" "no-request" "$(cat "$ASK_HOME/ask.err")"
   assert_not_contains "$out" "wrote-answer"
   assert_not_contains "$out" "wrote-approved"
   assert_contains "$out" "lookup 2" "the lookup was denied at the timeout"
   assert_contains "$(jq -c 'select(.event == "ask") | [.name, .decision]' "$ASK_TRAIL")" '["self.example","timeout"]'
   [ -e "$ASK_HOME/.config/haven/approved/ask-test.yaml" ] && fail "an approved file was written"
+  # A policy that shows the home: both directories are hidden all the same.
+  printf 'name: ask-test\nextends: default\nfilesystem: {hide_home: false}\nnetwork:\n  ask: [self.example]\n  ask_timeout: 3s\n' \
+    > "$P.pol/shown.yaml"
+  # (The sandbox does see the rest of that home.)
+  echo visible > "$ASK_HOME/visible"
+  script="cat \$HOME/visible; $script"
+  out=$(cd "$P" && HOME=$ASK_HOME env -u XDG_STATE_HOME -u XDG_CONFIG_HOME timeout -k 2 30 \
+        ip netns exec "$EH" "$HAVEN" run --policy "$P.pol/shown.yaml" -- sh -c "$script" 2> "$ASK_HOME/ask.err")
+  assert_contains "$out" "visible" "home shown: $(cat "$ASK_HOME/ask.err")"
+  assert_contains "$out" "no-request" "home shown: $(cat "$ASK_HOME/ask.err")"
+  assert_not_contains "$out" "wrote-answer" "home shown"
+  assert_not_contains "$out" "wrote-approved" "home shown"
+  [ -e "$ASK_HOME/.config/haven/approved/ask-test.yaml" ] && fail "an approved file was written (home shown)"
   # Without namespaces there is no resolver to hold a lookup: refused by name.
   local err
   err=$(cd "$P" && HOME=$ASK_HOME timeout -k 2 30 "$HAVEN" run --isolation landlock --policy "$P.pol/ask.yaml" -- true 2>&1) \
@@ -241,4 +275,76 @@ test_ask_policy_errors() {
   OUT=$(HOME=$h "$HAVEN" approve 0123456789abcdef-1 maybe 2>&1) && fail "took maybe"
   assert_contains "$OUT" "\"maybe\" is not once, run, always or deny"
   assert_contains "$(HOME=$h "$HAVEN" approve 2>&1)" "No pending requests."
+}
+
+# At most 16 names wait at once: the 17th is refused at once, recorded
+# with why, and the others are still held until the timeout.
+test_ask_bound() {
+  need_haven
+  ask_setup 'network:
+  mode: ask
+  ask_timeout: 2s' one.example
+  local client='
+import socket, sys, threading, time
+res = {}
+def look(n):
+    t = time.monotonic()
+    try:
+        socket.getaddrinfo(n, 443, socket.AF_INET, socket.SOCK_STREAM); r = "address"
+    except socket.gaierror as e: r = "gaierror"
+    res[n] = (r, int((time.monotonic() - t) * 1000))
+ts = [threading.Thread(target=look, args=("n%d.example" % i,)) for i in range(17)]
+for t in ts: t.start(); time.sleep(0.02)
+for t in ts: t.join()
+fast = [n for n, (r, ms) in res.items() if ms < 1500]
+print("fast", len(fast), "slow", len([1 for r, ms in res.values() if ms >= 1500]),
+      "all-refused", all(r == "gaierror" for r, ms in res.values()))
+'
+  local out
+  out=$(cd "$P" && HOME=$ASK_HOME env -u XDG_STATE_HOME -u XDG_CONFIG_HOME timeout -k 2 60 \
+        ip netns exec "$EH" "$HAVEN" run --policy "$P.pol/ask.yaml" -- python3 -c "$client" 2> /dev/null)
+  assert_contains "$out" "fast 1 slow 16 all-refused True"
+  assert_eq 1 "$(jq -c 'select(.event == "ask" and .by == "resolver" and .why == "too many names waiting for approval")' \
+    "$ASK_TRAIL" | wc -l)" "the refusal's record"
+  assert_eq 16 "$(jq -c 'select(.event == "ask" and .decision == "timeout")' "$ASK_TRAIL" | wc -l)" "timeouts"
+}
+
+# As an ordinary user (uid 65534): the monitor that holds the lookup is the
+# user's, the approvals directory too, and haven approve run by the user
+# answers, here "run": the name's next lookup is not asked for.
+test_ask_rootless() {
+  need_haven
+  ask_setup 'network:
+  ask: [asked.example]' asked.example
+  chown -R 65534:65534 "$P" "$ASK_HOME"
+  chmod 755 "$P.pol"
+  local haven here=$PWD
+  haven=$(world_readable_copy "$HAVEN")
+  (cd "$P" && exec ip netns exec "$EH" unshare -m --propagation private sh -c '
+     if ! setpriv --reuid=65534 --regid=65534 --clear-groups test -w /dev/net/tun; then
+       mknod -m 666 "$1.tun" c 10 200 && mount --bind "$1.tun" /dev/net/tun && rm -f "$1.tun" || exit 99
+     fi
+     h=$2; shift 2
+     exec setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_STATE_HOME -u XDG_CONFIG_HOME HOME="$h" XDG_RUNTIME_DIR= \
+       timeout 30 "$@"' sh "$P" "$ASK_HOME" "$haven" run --policy "$P.pol/ask.yaml" -- \
+       python3 -c "$ASK_CLIENT" asked.example:443 asked.example:80 > "$here/ask.out" 2> "$here/ask.err" < /dev/null) &
+  ASK_PID=$!
+  defer "kill $ASK_PID 2>/dev/null"
+  local id=""
+  for _ in $(seq 200); do
+    id=$(cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_STATE_HOME -u XDG_CONFIG_HOME HOME="$ASK_HOME" "$haven" approve --json \
+         2>/dev/null | jq -r 'select(.name == "asked.example") | .id' | head -1)
+    [ -n "$id" ] && break
+    sleep 0.05
+  done
+  [ -n "$id" ] || fail "no request: $(cat ask.err)"
+  assert_eq "65534" "$(stat -c %u "$ASK_DIR/$id.request")" "the request's owner"
+  (cd "$P" && setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_STATE_HOME -u XDG_CONFIG_HOME HOME="$ASK_HOME" "$haven" approve "$id" run) \
+    > /dev/null || fail "the user's answer"
+  wait "$ASK_PID"
+  # "run": the second lookup of the name is not asked for again.
+  assert_contains "$(cat ask.out)" "asked.example 443 connected" "$(cat ask.err)"
+  assert_contains "$(cat ask.out)" "asked.example 80 connected" "$(cat ask.err)"
+  assert_eq '["asked.example","run","approve"]' "$(jq -c 'select(.event == "ask") | [.name, .decision, .by]' "$ASK_TRAIL")" \
+    "one decision"
 }

@@ -842,6 +842,34 @@ test_rule_cap (void **state)
   unlink (file);
 }
 
+/* A policy that asks (network.ask, mode: ask) needs the resolver to hold
+ * a lookup: refused by name, whatever best_effort accepts. */
+static void
+test_ask_refused (void **state)
+{
+  (void) state;
+  hv_policy *p = load ("claude-code", all_weaker);
+  oci_spec *spec = compile (p);
+  p->net_ask_all = (oci_opt_bool) { .set = true, .value = true };
+  hv_direct_plan plan = { 0 };
+  plan_of (p, spec, 6, &plan);
+  assert_verdict (&plan, "network.mode ask", HV_DIRECT_REFUSED, p->name);
+  assert_null (rule (&plan, "network.ask"));
+  hv_direct_plan_free (&plan);
+  hv_policy_free (p);
+  oci_spec_free (spec);
+  p = load ("claude-code", all_weaker);
+  spec = compile (p);
+  char *problem = NULL;
+  assert_int_equal (hv_net_entry_parse ("asked.example", false, "t.yaml:1:1", &p->net_ask, &problem), 0);
+  memset (&plan, 0, sizeof (plan));
+  plan_of (p, spec, 6, &plan);
+  assert_verdict (&plan, "network.ask", HV_DIRECT_REFUSED, p->name);
+  hv_direct_plan_free (&plan);
+  hv_policy_free (p);
+  oci_spec_free (spec);
+}
+
 int
 main (void)
 {
@@ -851,7 +879,7 @@ main (void)
     cmocka_unit_test (test_refusal_names),      cmocka_unit_test (test_landlock_abi),
     cmocka_unit_test (test_best_effort_parsed), cmocka_unit_test (test_explain_section),
     cmocka_unit_test (test_network_ports),      cmocka_unit_test (test_landlock_exec_rules),
-    cmocka_unit_test (test_rule_cap),
+    cmocka_unit_test (test_rule_cap), cmocka_unit_test (test_ask_refused),
   };
   int failed = cmocka_run_group_tests (tests, setup_world, teardown_world);
   return unit_tests_status (failed, N_ELEMENTS (tests));

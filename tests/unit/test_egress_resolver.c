@@ -134,6 +134,63 @@ test_decide (void **state)
   assert_string_equal (v.why, HV_EGRESS_WHY_TYPE);
 }
 
+/* Names to ask (network.ask, mode: ask): an unlisted name an ask rule
+ * covers is held (ASK, with the ask rule's ports); deny wins over ask;
+ * allow needs no asking; ask_all asks for every other plain name. */
+static void
+test_decide_ask (void **state)
+{
+  (void) state;
+  static const hv_egress_name_rule ask[] = { { "asked.example", true, 443, 443 }, { "api.github.com", false, 22, 22 } };
+  static const hv_egress_name_rule ask_deny[] = { { "no.asked.example", false, 1, 65535 } };
+  hv_egress_resolver_config c = { .allow = allow, .n_allow = 5, .deny = ask_deny, .n_deny = 1, .ask = ask, .n_ask = 2 };
+  hv_egress_verdict v;
+  hv_egress_decide (&c, "x.asked.example", HV_DNS_CLASS_IN, HV_DNS_TYPE_A, &v);
+  assert_int_equal (v.action, HV_EGRESS_ASK);
+  assert_int_equal (v.ports.n, 1);
+  assert_int_equal (v.ports.r[0].lo, 443);
+  hv_egress_ports_free (&v.ports);
+  hv_egress_decide (&c, "x.asked.example", HV_DNS_CLASS_IN, HV_DNS_TYPE_AAAA, &v);
+  assert_int_equal (v.action, HV_EGRESS_ASK);
+  hv_egress_ports_free (&v.ports);
+  /* HTTPS of a name to ask: empty, never asked for twice. */
+  hv_egress_decide (&c, "x.asked.example", HV_DNS_CLASS_IN, 65, &v);
+  assert_int_equal (v.action, HV_EGRESS_EMPTY);
+  hv_egress_decide (&c, "x.asked.example", HV_DNS_CLASS_IN, HV_DNS_TYPE_TXT, &v);
+  assert_int_equal (v.action, HV_EGRESS_REFUSE);
+  assert_string_equal (v.why, HV_EGRESS_WHY_TYPE);
+  /* Deny wins over ask. */
+  hv_egress_decide (&c, "no.asked.example", HV_DNS_CLASS_IN, HV_DNS_TYPE_A, &v);
+  assert_int_equal (v.action, HV_EGRESS_REFUSE);
+  assert_string_equal (v.why, HV_EGRESS_WHY_DENIED);
+  /* Allowed: forwarded on the allow rules' ports, never asked. */
+  hv_egress_decide (&c, "api.github.com", HV_DNS_CLASS_IN, HV_DNS_TYPE_A, &v);
+  assert_int_equal (v.action, HV_EGRESS_FORWARD);
+  hv_egress_ports_free (&v.ports);
+  /* Not covered: refused as before. */
+  hv_egress_decide (&c, "evil.example", HV_DNS_CLASS_IN, HV_DNS_TYPE_A, &v);
+  assert_int_equal (v.action, HV_EGRESS_REFUSE);
+  assert_string_equal (v.why, HV_EGRESS_WHY_UNLISTED);
+  /* ask_all: every other plain name asks, on 443 and 80. */
+  c.ask_all = true;
+  hv_egress_decide (&c, "evil.example", HV_DNS_CLASS_IN, HV_DNS_TYPE_A, &v);
+  assert_int_equal (v.action, HV_EGRESS_ASK);
+  assert_int_equal (v.ports.n, 2);
+  assert_int_equal (v.ports.r[0].lo, 80);
+  assert_int_equal (v.ports.r[1].lo, 443);
+  hv_egress_ports_free (&v.ports);
+  hv_egress_decide (&c, "a\\.github.com", HV_DNS_CLASS_IN, HV_DNS_TYPE_A, &v);
+  assert_int_equal (v.action, HV_EGRESS_REFUSE);
+  hv_egress_decide (&c, "no.asked.example", HV_DNS_CLASS_IN, HV_DNS_TYPE_A, &v);
+  assert_int_equal (v.action, HV_EGRESS_REFUSE);
+  /* Only host names are asked about. */
+  hv_egress_decide (&c, "a*b.example", HV_DNS_CLASS_IN, HV_DNS_TYPE_A, &v);
+  assert_int_equal (v.action, HV_EGRESS_REFUSE);
+  assert_string_equal (v.why, HV_EGRESS_WHY_UNLISTED);
+  hv_egress_decide (&c, "a\"b.asked.example", HV_DNS_CLASS_IN, HV_DNS_TYPE_A, &v);
+  assert_int_equal (v.action, HV_EGRESS_REFUSE);
+}
+
 static void
 test_ports (void **state)
 {
@@ -334,6 +391,11 @@ test_notice_format (void **state)
   char want[HV_EGRESS_NOTICE_NAME_MAX + 32];
   snprintf (want, sizeof (want), "haven: name %.*s... refused", HV_EGRESS_NOTICE_NAME_MAX, long_name);
   assert_non_null (strstr (buf, want));
+  /* A name asked for and not approved: the reason is the resolver's. */
+  hv_egress_notice_format (buf, "p", "late.example", HV_EGRESS_WHY_ASK_TIMEOUT, false, false);
+  assert_string_equal (buf, "haven: name late.example refused by policy p (not approved in time (ask_timeout)): its "
+                            "lookups fail as not found; to allow it, add it to network.allow in a policy that extends "
+                            "p\n");
 }
 
 int
@@ -345,7 +407,7 @@ main (void)
     cmocka_unit_test (test_ports),            cmocka_unit_test (test_special_addresses),
     cmocka_unit_test (test_pin_allowed),      cmocka_unit_test (test_ttl_clamp),
     cmocka_unit_test (test_new_checks_config), cmocka_unit_test (test_allowed_below),
-    cmocka_unit_test (test_notice_format),
+    cmocka_unit_test (test_notice_format), cmocka_unit_test (test_decide_ask),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

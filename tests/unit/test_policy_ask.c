@@ -14,10 +14,13 @@
 
 #include <cmocka.h>
 
+#include "egress_ask.h"
 #include "egress_config.h"
 #include "egress_resolver_config.h"
 #include "policy.h"
+#include "offline.h"
 #include "policy_apply.h"
+#include "policy_approved.h"
 #include "policy_egress.h"
 #include "policy_load.h"
 #include "policy_network_explain.h"
@@ -201,6 +204,131 @@ test_explain (void **state)
   assert_null (strstr (none, "Asked for"));
 }
 
+/* The approved file: only `network: {allow: [names]}` lines as
+ * session/approvals.c writes them; anything else names file:line. */
+static void
+test_merge_approved (void **state)
+{
+  (void) state;
+  hv_policy p;
+  parse_ok ("network: {allow: [api.github.com]}\n", &p);
+  hv_error *err = NULL;
+  const char *good = "# Names approved \"always\"\nnetwork:\n  allow:\n    # approved by approve at 2026-01-01T00:00:00Z\n"
+                     "    - \"kept.example\"\n";
+  assert_int_equal (hv_policy_merge_approved (&p, good, strlen (good), "/h/approved/mine.yaml", &err), 0);
+  assert_int_equal (p.net_allow.n, 4); /* api.github.com and kept.example, 443 and 80 each */
+  assert_true (hv_net_name_allowed (&p.net_allow, &p.net_deny, "kept.example", 443));
+  assert_string_equal (p.net_allow.v[2].where, "/h/approved/mine.yaml:5:7");
+  assert_string_equal (p.approved_file, "/h/approved/mine.yaml");
+  static const struct
+  {
+    const char *text, *error;
+  } bad[] = {
+    { "network:\n  deny:\n", "f.yaml:2:3: approved names: not a line haven writes there (only `network:`, "
+                              "`  allow:` and `    - \"NAME\"` lines, and comments)" },
+    { "network:\n  allow:\n    - \"192.0.2.1\"\n",
+      "f.yaml:3:7: approved names: \"192.0.2.1\": an address is never approved (only names are)" },
+    { "network:\n  allow:\n    - \"a b\"\n", NULL },
+    { "filesystem:\n  read_write: [/]\n", "f.yaml:1:1: approved names: not a line haven writes there (only "
+                                          "`network:`, `  allow:` and `    - \"NAME\"` lines, and comments)" },
+    { "    - \"x.example\"\n", NULL }, /* not under network.allow */
+  };
+  for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++)
+    {
+      size_t before = p.net_allow.n;
+      if (hv_policy_merge_approved (&p, bad[i].text, strlen (bad[i].text), "f.yaml", &err) == 0)
+        fail_msg ("accepted: %s", bad[i].text);
+      if (bad[i].error)
+        assert_string_equal (err->msg, bad[i].error);
+      hv_error_free (&err);
+      assert_int_equal (p.net_allow.n, before);
+    }
+  hv_policy_free_fields (&p);
+  /* Not an allowlist: nothing merged. */
+  parse_ok ("network: {mode: none}\n", &p);
+  assert_int_equal (hv_policy_merge_approved (&p, good, strlen (good), "f.yaml", &err), 0);
+  assert_int_equal (p.net_allow.n, 0);
+  hv_policy_free_fields (&p);
+}
+
+/* glibc waits for a held lookup: RES_OPTIONS from ask_timeout, unless set. */
+static void
+test_res_options (void **state)
+{
+  (void) state;
+  static const struct
+  {
+    const char *yaml, *want;
+  } cases[] = {
+    { "network: {ask: [a.example]}\n", "RES_OPTIONS=timeout:30 attempts:2" },
+    { "network: {ask: [a.example], ask_timeout: 2s}\n", "RES_OPTIONS=timeout:3 attempts:2" },
+    { "network: {mode: ask, ask_timeout: 90s}\n", "RES_OPTIONS=timeout:30 attempts:4" },
+    { "network: {mode: ask, ask_timeout: 10m}\n", "RES_OPTIONS=timeout:30 attempts:5" },
+  };
+  for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++)
+    {
+      hv_policy p;
+      parse_ok (cases[i].yaml, &p);
+      char **env = xmalloc0 (sizeof (char *));
+      env = hv_ask_env (env, &p);
+      assert_non_null (env[0]);
+      assert_string_equal (env[0], cases[i].want);
+      assert_null (env[1]);
+      free (env[0]);
+      free (env);
+      hv_policy_free_fields (&p);
+    }
+  hv_policy p;
+  parse_ok ("network: {ask: [a.example]}\n", &p);
+  char **env = xmalloc0 (2 * sizeof (char *));
+  env[0] = xstrdup ("RES_OPTIONS=ndots:1");
+  env = hv_ask_env (env, &p);
+  assert_string_equal (env[0], "RES_OPTIONS=ndots:1");
+  assert_null (env[1]);
+  free (env[0]);
+  free (env);
+  hv_policy_free_fields (&p);
+  parse_ok ("network: {allow: [a.example]}\n", &p);
+  env = xmalloc0 (sizeof (char *));
+  env = hv_ask_env (env, &p);
+  assert_null (env[0]);
+  free (env);
+  hv_policy_free_fields (&p);
+}
+
+/* run.haven.ask, read strictly by the monitor. */
+static void
+test_ask_annotation (void **state)
+{
+  (void) state;
+  hv_egress_ask_config *c = NULL;
+  hv_error *err = NULL;
+  assert_int_equal (hv_egress_ask_config_parse ("{\"dir\":\"/h/.local/state/haven/approvals\",\"project\":\"/p\","
+                                                "\"command\":[\"curl\",\"x\"],\"haven_pid\":7}",
+                                                "config.json", &c, &err),
+                    0);
+  assert_string_equal (c->dir, "/h/.local/state/haven/approvals");
+  assert_string_equal (c->command[1], "x");
+  assert_null (c->command[2]);
+  assert_int_equal (c->haven_pid, 7);
+  assert_string_equal (c->run, ""); /* none given: the monitor makes one */
+  hv_egress_ask_config_free (c);
+  assert_int_equal (hv_egress_ask_config_parse ("{\"dir\":\"/d\",\"run\":\"0123456789abcdef\"}", "config.json", &c, &err), 0);
+  assert_string_equal (c->run, "0123456789abcdef");
+  hv_egress_ask_config_free (c);
+  assert_int_equal (hv_egress_ask_config_parse ("{\"dir\":\"/d\",\"run\":\"../../x\"}", "config.json", &c, &err), -1);
+  assert_string_equal (err->msg, "config.json: .annotations[\"run.haven.ask\"].run: \"../../x\" is not 16 lower-case hex "
+                                 "digits");
+  hv_error_free (&err);
+  assert_int_equal (hv_egress_ask_config_parse ("{\"dir\":\"rel\"}", "config.json", &c, &err), -1);
+  assert_string_equal (err->msg, "config.json: .annotations[\"run.haven.ask\"].dir: \"rel\" is not an absolute path");
+  hv_error_free (&err);
+  assert_int_equal (hv_egress_ask_config_parse ("{\"dir\":\"/d\",\"answer\":\"always\"}", "config.json", &c, &err), -1);
+  hv_error_free (&err);
+  assert_int_equal (hv_egress_ask_config_parse ("{\"dir\":\"/d\",\"command\":[1]}", "config.json", &c, &err), -1);
+  hv_error_free (&err);
+}
+
 int
 main (void)
 {
@@ -208,6 +336,9 @@ main (void)
     cmocka_unit_test (test_parse),
     cmocka_unit_test (test_extends_and_annotation),
     cmocka_unit_test (test_explain),
+    cmocka_unit_test (test_merge_approved),
+    cmocka_unit_test (test_res_options),
+    cmocka_unit_test (test_ask_annotation),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 /* Where the egress resolver asks about a name a policy marks `ask`: the
  * `run.haven.ask` annotation (haven_annotations.h), one JSON object
  *
- *   {"dir": "/home/u/.local/state/haven/approvals", "project": "/home/u/p",
+ *   {"dir": "/home/u/.local/state/haven/approvals", "run": "0123456789abcdef", "project": "/home/u/p",
  *    "command": ["claude", "-p", "..."], "haven_pid": 1234}
  *
  * dir is the approvals directory (session/approvals.h has the files'
@@ -26,7 +26,7 @@ typedef struct hv_egress_ask_config
   /* From the egress annotation, set by the caller. */
   char *policy;
   unsigned timeout_ms;
-  char run[17]; /* the run id (16 hex), the caller's */
+  char run[17]; /* the run id (16 hex): the annotation's, or "" (the caller makes one) */
 } hv_egress_ask_config;
 
 /* doc names the document in errors ("config.json"). */

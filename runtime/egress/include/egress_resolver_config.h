@@ -61,8 +61,9 @@ typedef struct hv_egress_resolver_events
   void (*pins_added) (void *data, const struct hv_egress_pin *pins, size_t n);
   /* A request decided (egress_ask.h): decision "once", "run",
    * "always", "deny" or "timeout"; by "approve", "terminal", "command",
-   * "timeout" or "resolver" (refused without asking: too many waiting,
-   * nobody to ask); why: the resolver's reason when by is "resolver". */
+   * "timeout", "invalid" (an answer that is none: a deny) or "resolver"
+   * (refused without asking: too many waiting, nobody to ask); why: the
+   * resolver's reason when by is "resolver". */
   void (*asked) (void *data, const char *id, const char *qname, uint16_t qtype, const char *decision,
                  const char *by, const char *why);
   void *data;
