@@ -540,6 +540,11 @@ explain_audit (const hv_policy *p)
               HV_AUDIT_RATE, HV_AUDIT_BURST, HV_AUDIT_MAX_BYTES >> 20);
       printf ("  Each denial record names the rule that refused it and the policy line that would allow\n"
               "  it; inside the sandbox `haven why` lists this run's (read-only, its own only).\n");
+      printf ("  Only haven's side writes the trail, out of the sandbox's reach (a trail it could write\n"
+              "  is refused); each record is chained to the one before it (seq, and prev: the SHA-256\n"
+              "  of the line before), so `haven audit --verify` names the first changed, removed or cut\n"
+              "  line.  `haven run --learn` records a run's refusals; `haven policy suggest` turns them\n"
+              "  into a policy that extends this one.\n");
     }
   else
     printf ("  No audit trail (set audit.log to record denied system calls).\n");
