@@ -1,5 +1,6 @@
 #include "config.h"
 #include "audit_monitor.h"
+#include "audit_notify.h"
 #include "audit_trail.h"
 
 #include <errno.h>

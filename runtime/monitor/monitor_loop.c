@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
+#include "audit_notify.h"
 #include "audit_trail.h"
 #include "git_broker.h"
 #include "json_gen.h"

@@ -1,6 +1,6 @@
 /* Fuzz target of the audit trail's records and of `haven audit`'s reader.
  *
- * Writers (runtime/audit/audit_trail.c, egress_audit.c): the strings a sandbox
+ * Writers (runtime/audit/audit_notify.c, egress_audit.c): the strings a sandbox
  * controls (a process's comm, a refused DNS name, the names of a denied
  * address, the container id and policy name an engine passes, a pod's
  * namespace, name, uid and container name) come from
@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <yajl/yajl_tree.h>
 
+#include "audit_notify.h"
 #include "audit_trail.h"
 #include "audit_view.h"
 #include "egress_audit.h"
