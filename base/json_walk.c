@@ -155,6 +155,20 @@ jw_lookup (yajl_val obj, const char *key)
   return NULL;
 }
 
+const char *
+jw_string_at (yajl_val obj, const char *key)
+{
+  yajl_val v = jw_lookup (obj, key);
+  return v && YAJL_IS_STRING (v) ? YAJL_GET_STRING (v) : NULL;
+}
+
+long long
+jw_integer_at (yajl_val obj, const char *key, long long absent)
+{
+  yajl_val v = jw_lookup (obj, key);
+  return v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : absent;
+}
+
 int
 jw_as_string (json_walk *w, yajl_val v, char **out)
 {

@@ -48,6 +48,11 @@ jw_absent (yajl_val v)
   return v == NULL || YAJL_IS_NULL (v);
 }
 yajl_val jw_lookup (yajl_val obj, const char *key);
+/* obj's member KEY when it is a string (else NULL), or an integer (else
+ * ABSENT): for reading records haven wrote, where a missing or mistyped
+ * member is only left out, never an error. */
+const char *jw_string_at (yajl_val obj, const char *key);
+long long jw_integer_at (yajl_val obj, const char *key, long long absent);
 
 /* Converters for the value at the current path. */
 int jw_as_string (json_walk *w, yajl_val v, char **out);

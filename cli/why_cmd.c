@@ -24,43 +24,28 @@
 #include "denial_view.h"
 #include "file_read.h"
 #include "haven_help.h"
+#include "json_walk.h"
 #include "oci_spec.h"
 #include "utils.h"
 
 #define WHY_DEFAULT_N 10
 #define WHY_READ_MAX (HV_DENIAL_VIEW_MAX_BYTES + HV_DENIAL_VIEW_LINE_MAX + 2)
 
-static const char *
-str_of (yajl_val rec, const char *key)
-{
-  const char *path[] = { key, NULL };
-  yajl_val v = yajl_tree_get (rec, path, yajl_t_string);
-  return v ? YAJL_GET_STRING (v) : NULL;
-}
-
-static long long
-int_of (yajl_val rec, const char *key)
-{
-  const char *path[] = { key, NULL };
-  yajl_val v = yajl_tree_get (rec, path, yajl_t_number);
-  return v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : 0;
-}
-
 /* What was refused, in words; NULL for a record that is no denial. */
 static char *
 what_of (yajl_val rec)
 {
-  const char *event = str_of (rec, "event");
+  const char *event = jw_string_at (rec, "event");
   if (event == NULL)
     return NULL;
   if (strcmp (event, "denied") == 0)
     {
-      const char *sc = str_of (rec, "syscall"), *comm = str_of (rec, "comm");
+      const char *sc = jw_string_at (rec, "syscall"), *comm = jw_string_at (rec, "comm");
       return xasprintf ("the system call %s%s%s", sc ? sc : "?", comm && *comm ? " by " : "", comm && *comm ? comm : "");
     }
   if (strcmp (event, "landlock-denied") == 0)
     {
-      const char *access = str_of (rec, "access"), *path = str_of (rec, "path"), *comm = str_of (rec, "comm");
+      const char *access = jw_string_at (rec, "access"), *path = jw_string_at (rec, "path"), *comm = jw_string_at (rec, "comm");
       const char *verb = access == NULL                        ? "access"
                          : strcmp (access, "fs.execute") == 0  ? "execute"
                          : strncmp (access, "fs.read", 7) == 0 ? "read"
@@ -70,7 +55,7 @@ what_of (yajl_val rec)
     }
   if (strcmp (event, "net-denied") == 0)
     {
-      const char *dst = str_of (rec, "destination"), *proto = str_of (rec, "protocol");
+      const char *dst = jw_string_at (rec, "destination"), *proto = jw_string_at (rec, "protocol");
       bool v6 = dst && strchr (dst, ':');
       const char *path[] = { "names", NULL };
       yajl_val names = yajl_tree_get (rec, path, yajl_t_array);
@@ -78,12 +63,12 @@ what_of (yajl_val rec)
                              ? YAJL_GET_STRING (names->u.array.values[0])
                              : NULL;
       return xasprintf ("connect to %s%s%s:%lld (%s%s%s)", v6 ? "[" : "", dst ? dst : "?", v6 ? "]" : "",
-                        int_of (rec, "port"), proto ? proto : "?", name ? ", " : "", name ? name : "");
+                        jw_integer_at (rec, "port", 0), proto ? proto : "?", name ? ", " : "", name ? name : "");
     }
   if (strcmp (event, "dns-refused") == 0)
     {
       /* Its types (A, AAAA) are one refusal to the user. */
-      const char *name = str_of (rec, "name");
+      const char *name = jw_string_at (rec, "name");
       return xasprintf ("look up the name %s", name ? name : "?");
     }
   return NULL;
@@ -304,8 +289,8 @@ hv_cmd_why (int argc, char **argv)
     {
       yajl_val rec = yajl_tree_parse (lines[i], NULL, 0);
       cleanup_free char *what = rec ? what_of (rec) : NULL;
-      cleanup_free char *key = what ? xasprintf ("%s\t%s\t%s", what, str_of (rec, "rule") ? str_of (rec, "rule") : "",
-                                               str_of (rec, "allow") ? str_of (rec, "allow") : "")
+      cleanup_free char *key = what ? xasprintf ("%s\t%s\t%s", what, jw_string_at (rec, "rule") ? jw_string_at (rec, "rule") : "",
+                                               jw_string_at (rec, "allow") ? jw_string_at (rec, "allow") : "")
                                   : NULL;
       if (what == NULL || oci_strv_contains (&said, key))
         {
@@ -313,13 +298,13 @@ hv_cmd_why (int argc, char **argv)
           continue;
         }
       oci_strv_push (&said, key);
-      const char *rule = str_of (rec, "rule"), *allow = str_of (rec, "allow"), *why_not = str_of (rec, "why_not");
-      const char *caution = str_of (rec, "caution");
+      const char *rule = jw_string_at (rec, "rule"), *allow = jw_string_at (rec, "allow"), *why_not = jw_string_at (rec, "why_not");
+      const char *caution = jw_string_at (rec, "caution");
       const char *path_never[] = { "never", NULL };
       yajl_val nv = yajl_tree_get (rec, path_never, yajl_t_any);
       bool never = nv && YAJL_IS_TRUE (nv);
-      if (policy == NULL && str_of (rec, "policy"))
-        policy = policy_copy = xstrdup (str_of (rec, "policy"));
+      if (policy == NULL && jw_string_at (rec, "policy"))
+        policy = policy_copy = xstrdup (jw_string_at (rec, "policy"));
       fprintf (out, "\n- refused: %s\n", what);
       fprintf (out, "  rule:  %s\n", rule && *rule ? rule : "(not recorded)");
       if (never)

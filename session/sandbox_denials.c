@@ -37,22 +37,6 @@ hv_sandbox_shell (const hv_sandbox *sb)
   return sb->r.shell;
 }
 
-static const char *
-str_of (yajl_val rec, const char *key)
-{
-  const char *path[] = { key, NULL };
-  yajl_val v = yajl_tree_get (rec, path, yajl_t_string);
-  return v ? YAJL_GET_STRING (v) : NULL;
-}
-
-static long long
-int_of (yajl_val rec, const char *key)
-{
-  const char *path[] = { key, NULL };
-  yajl_val v = yajl_tree_get (rec, path, yajl_t_number);
-  return v && YAJL_IS_INTEGER (v) ? YAJL_GET_INTEGER (v) : -1;
-}
-
 static bool
 in_strv (const oci_strv *l, const char *s)
 {
@@ -67,13 +51,13 @@ in_strv (const oci_strv *l, const char *s)
 static bool
 describe (const hv_sandbox *sb, yajl_val rec, const char **kind, char **what, char **rule)
 {
-  const char *event = str_of (rec, "event");
+  const char *event = jw_string_at (rec, "event");
   if (event == NULL)
     return false;
   if (strcmp (event, "denied") == 0)
     {
-      const char *sc = str_of (rec, "syscall");
-      const char *comm = str_of (rec, "comm");
+      const char *sc = jw_string_at (rec, "syscall");
+      const char *comm = jw_string_at (rec, "comm");
       *kind = "syscall";
       *what = xasprintf ("system call %s%s%s", sc ? sc : "?", comm && *comm ? " by " : "", comm && *comm ? comm : "");
       *rule = sc && in_strv (&sb->r.syscall_deny, sc) ? xasprintf ("syscalls.deny: %s", sc)
@@ -82,16 +66,16 @@ describe (const hv_sandbox *sb, yajl_val rec, const char **kind, char **what, ch
     }
   if (strcmp (event, "dropped") == 0)
     {
-      const char *reason = str_of (rec, "reason");
+      const char *reason = jw_string_at (rec, "reason");
       *kind = "syscall";
-      *what = xasprintf ("%lld more denied system calls, not recorded one by one (%s)", int_of (rec, "count"),
+      *what = xasprintf ("%lld more denied system calls, not recorded one by one (%s)", jw_integer_at (rec, "count", -1),
                          reason ? reason : "the trail's limits");
       *rule = xasprintf ("syscalls.profile: %s", sb->r.syscall_profile);
       return true;
     }
   if (strcmp (event, "landlock-denied") == 0)
     {
-      const char *access = str_of (rec, "access"), *path = str_of (rec, "path"), *r = str_of (rec, "rule");
+      const char *access = jw_string_at (rec, "access"), *path = jw_string_at (rec, "path"), *r = jw_string_at (rec, "rule");
       *kind = access && strstr (access, "execute") ? "exec" : "file";
       *what = xasprintf ("%s %s", access ? access : "access", path ? path : "?");
       *rule = xstrdup (r ? r : "filesystem (Landlock)");
@@ -99,16 +83,16 @@ describe (const hv_sandbox *sb, yajl_val rec, const char **kind, char **what, ch
     }
   if (strcmp (event, "net-denied") == 0)
     {
-      const char *dst = str_of (rec, "destination"), *proto = str_of (rec, "protocol");
+      const char *dst = jw_string_at (rec, "destination"), *proto = jw_string_at (rec, "protocol");
       *kind = "net";
       *what = xasprintf ("connect to %s%s%s:%lld (%s)", dst && strchr (dst, ':') ? "[" : "", dst ? dst : "?",
-                         dst && strchr (dst, ':') ? "]" : "", int_of (rec, "port"), proto ? proto : "?");
+                         dst && strchr (dst, ':') ? "]" : "", jw_integer_at (rec, "port", -1), proto ? proto : "?");
       *rule = xstrdup ("network.allow: not an allowed destination");
       return true;
     }
   if (strcmp (event, "dns-refused") == 0)
     {
-      const char *name = str_of (rec, "name"), *type = str_of (rec, "type"), *why = str_of (rec, "why");
+      const char *name = jw_string_at (rec, "name"), *type = jw_string_at (rec, "type"), *why = jw_string_at (rec, "why");
       *kind = "dns";
       *what = xasprintf ("resolve %s (%s)", name ? name : "?", type ? type : "?");
       *rule = xasprintf ("network.allow: %s", why ? why : "not an allowed name");
@@ -116,9 +100,9 @@ describe (const hv_sandbox *sb, yajl_val rec, const char **kind, char **what, ch
     }
   if (strcmp (event, "denials-suppressed") == 0)
     {
-      const char *k = str_of (rec, "kind"), *msg = str_of (rec, "message");
+      const char *k = jw_string_at (rec, "kind"), *msg = jw_string_at (rec, "message");
       *kind = "suppressed";
-      *what = xasprintf ("%lld more %s denials, not recorded one by one%s%s", int_of (rec, "count"), k ? k : "",
+      *what = xasprintf ("%lld more %s denials, not recorded one by one%s%s", jw_integer_at (rec, "count", -1), k ? k : "",
                          msg ? ": " : "", msg ? msg : "");
       *rule = xstrdup ("the trail's rate limit");
       return true;
@@ -144,7 +128,7 @@ record_of (const hv_sandbox *sb, char *line, size_t len, const char *needle)
   line[len] = saved;
   if (rec == NULL)
     return NULL;
-  const char *id = YAJL_IS_OBJECT (rec) ? str_of (rec, "sandbox") : NULL;
+  const char *id = YAJL_IS_OBJECT (rec) ? jw_string_at (rec, "sandbox") : NULL;
   if (id == NULL || strcmp (id, sb->r.id) != 0)
     {
       yajl_tree_free (rec);
@@ -263,13 +247,13 @@ hv_sandbox_denials_json (const hv_sandbox *sb, unsigned limit, hv_error **err)
       if (rec == NULL || !describe (sb, rec, &kind, &what, &rule))
         continue;
       yajl_gen_map_open (g);
-      jg_kv_utf8 (g, "time", str_of (rec, "time"));
+      jg_kv_utf8 (g, "time", jw_string_at (rec, "time"));
       jg_kv (g, "kind", kind);
       jg_kv_utf8 (g, "what", what);
       /* The record's own explanation where it has one (its writer had
        * the policy's table: runtime/audit/include/denial_explain.h);
        * the guess above for older records and summaries. */
-      const char *rec_rule = str_of (rec, "rule"), *allow = str_of (rec, "allow");
+      const char *rec_rule = jw_string_at (rec, "rule"), *allow = jw_string_at (rec, "allow");
       jg_kv_utf8 (g, "rule", rec_rule && rec_rule[0] ? rec_rule : rule);
       if (allow)
         jg_kv_utf8 (g, "allow", allow);
@@ -279,7 +263,7 @@ hv_sandbox_denials_json (const hv_sandbox *sb, unsigned limit, hv_error **err)
         {
           jg_str (g, "never");
           yajl_gen_bool (g, true);
-          jg_kv_utf8 (g, "why_not", str_of (rec, "why_not"));
+          jg_kv_utf8 (g, "why_not", jw_string_at (rec, "why_not"));
         }
       jg_str (g, "record");
       jg_value (g, rec);
