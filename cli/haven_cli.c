@@ -658,8 +658,18 @@ haven_main (int argc, char **argv)
   else if (strcmp (argv[1], "approve") == 0)
     r = hv_cmd_approve (argc - 1, argv + 1, &err);
   else if (strcmp (argv[1], "why") == 0)
-    /* Inside a sandbox: its own exit status (0, 1 outside one, 2 on bad options). */
-    return hv_cmd_why (argc - 1, argv + 1);
+    {
+      /* Inside a sandbox: its own exit status (0, 1 outside one, 2 on
+       * bad options).  It ends with _exit after flushing: no exit
+       * handlers run in the sandbox, where a sanitizer build's leak check
+       * at exit cannot work (it needs ptrace, which the agent profile
+       * refuses) and used to die before stdio's buffers were written,
+       * losing the whole answer. */
+      int why_status = hv_cmd_why (argc - 1, argv + 1);
+      fflush (stdout);
+      fflush (stderr);
+      _exit (why_status);
+    }
   else if (strcmp (argv[1], "install") == 0 || strcmp (argv[1], "uninstall") == 0)
     r = hv_cmd_install (argc - 1, argv + 1, strcmp (argv[1], "uninstall") == 0, &err);
   else if (strcmp (argv[1], "--version") == 0)
