@@ -15,6 +15,7 @@
 #include "policy_api.h"
 #include "policy_load.h"
 #include "policy_parse.h"
+#include "self_exe.h"
 #include "utils.h"
 
 #ifndef HAVEN_POLICY_DIR
@@ -38,24 +39,11 @@ hv_policy_search_path (void)
   if (home && home[0])
     dirs[n++] = xasprintf ("%s/.config/haven/policies", home);
   dirs[n++] = xstrdup ("/etc/haven/policies");
-  /* A build tree: policies/ next to the binary. */
-  char self[PATH_MAX];
-  ssize_t l = readlink ("/proc/self/exe", self, sizeof (self) - 1);
-  /* After the re-exec that protects the binary (self_exe.c) the link
-   * names the memfd copy, or "/" for the root of the detached read-only
-   * bind; the original path was saved before it. */
-  const char *original = getenv ("_HAVEN_EXE");
-  if (l > 0)
-    self[l] = '\0';
-  if (l > 0 && (str_has_prefix (self, "/memfd:") || strcmp (self, "/") == 0) && original
-      && strlen (original) < sizeof (self))
-    l = (ssize_t) strlen (strcpy (self, original));
-  if (l > 0)
-    {
-      self[l] = '\0';
-      if (strchr (self, '/') && !str_has_prefix (self, "/memfd:") && strcmp (self, "/") != 0)
-        dirs[n++] = xasprintf ("%s/policies", dirname (self));
-    }
+  /* A build tree: policies/ next to the binary (where it was run from,
+   * also after the re-exec that protects it: self_exe.h). */
+  cleanup_free char *self = hv_self_exe_path ();
+  if (self && strchr (self, '/') && !str_has_prefix (self, "/memfd:") && strcmp (self, "/") != 0)
+    dirs[n++] = xasprintf ("%s/policies", dirname (self));
   dirs[n++] = xstrdup (HAVEN_POLICY_DIR);
   return dirs;
 }

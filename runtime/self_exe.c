@@ -3,7 +3,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/sendfile.h>
@@ -11,6 +13,8 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "utils.h"
 
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U
@@ -54,6 +58,20 @@ remember_original_path (void)
       self_path[l] = '\0';
       setenv ("_HAVEN_EXE", self_path, 1);
     }
+}
+
+char *
+hv_self_exe_path (void)
+{
+  char self[PATH_MAX];
+  ssize_t l = readlink ("/proc/self/exe", self, sizeof (self) - 1);
+  if (l <= 0)
+    return NULL;
+  self[l] = '\0';
+  const char *original = getenv ("_HAVEN_EXE");
+  if ((str_has_prefix (self, "/memfd:") || strcmp (self, "/") == 0) && original && original[0])
+    return xstrdup (original);
+  return xstrdup (self);
 }
 
 /* Cheapest: a private, detached, read-only bind mount of the binary

@@ -27,6 +27,7 @@
 #include "run_offline.h"
 #include "run_trust.h"
 #include "runtime.h"
+#include "self_exe.h"
 #include "utils.h"
 
 void
@@ -79,19 +80,11 @@ make_bundle (struct hv_run_steps *s, hv_error **err)
   return 0;
 }
 
-/* haven's binary on disk: after the re-exec that protects it
- * (runtime/self_exe.c) /proc/self/exe names a memfd or "/", and the
- * original path is in _HAVEN_EXE.  NULL unless a regular file. */
+/* haven's binary on disk (self_exe.h): NULL unless a regular file. */
 static char *
 own_binary (void)
 {
-  char self[PATH_MAX];
-  ssize_t l = readlink ("/proc/self/exe", self, sizeof (self) - 1);
-  if (l <= 0)
-    return NULL;
-  self[l] = '\0';
-  const char *original = getenv ("_HAVEN_EXE");
-  const char *path = str_has_prefix (self, "/memfd:") || strcmp (self, "/") == 0 ? original : self;
+  cleanup_free char *path = hv_self_exe_path ();
   struct stat st;
   if (path == NULL || path[0] != '/' || stat (path, &st) < 0 || !S_ISREG (st.st_mode))
     return NULL;

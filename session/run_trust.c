@@ -21,6 +21,7 @@
 
 #include "oci_spec.h"
 #include "run_trust.h"
+#include "self_exe.h"
 #include "utils.h"
 
 /* Lexically absolute and normal: "./a/../b" -> "<cwd>/b". */
@@ -127,23 +128,6 @@ reachable_at (const char *path, const oci_strv *roots, char **where)
   return NULL;
 }
 
-/* The binary as the kernel ran it: after the re-exec that protects it
- * (self_exe.c) /proc/self/exe names a memfd or "/", and the original
- * path was saved in _HAVEN_EXE. */
-static char *
-own_binary (void)
-{
-  char self[PATH_MAX];
-  ssize_t l = readlink ("/proc/self/exe", self, sizeof (self) - 1);
-  if (l <= 0)
-    return NULL;
-  self[l] = '\0';
-  const char *original = getenv ("_HAVEN_EXE");
-  if ((str_has_prefix (self, "/memfd:") || strcmp (self, "/") == 0) && original && original[0])
-    return xstrdup (original);
-  return xstrdup (self);
-}
-
 /* What the shell ran for argv[0]: the path itself, or its PATH match. */
 static char *
 invoked_path (const char *argv0)
@@ -199,7 +183,7 @@ hv_check_run_trust (const hv_policy *p, const char *project, const char *config_
   cleanup_strv oci_strv roots = { 0 };
   if (writable_roots (project, config_json, &roots, err) < 0)
     return hv_error_wrap (err, "check where haven's files are");
-  cleanup_free char *exe = own_binary ();
+  cleanup_free char *exe = hv_self_exe_path ();
   cleanup_free char *invoked = invoked_path (argv0);
   const char *binaries[] = { exe, invoked };
   for (size_t i = 0; i < 2; i++)

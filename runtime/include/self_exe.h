@@ -12,4 +12,11 @@
  * otherwise re-executes from a read-only view of it and only returns on
  * failure. */
 int hv_ensure_sealed_self (char **argv, hv_error **err);
+
+/* The path this binary was run from, a new string: after the re-exec
+ * above /proc/self/exe names the memfd copy ("/memfd:...") or the root
+ * of the detached read-only bind ("/"), and the original path saved
+ * before it is returned instead; otherwise (or when none was saved) the
+ * link's target as it is.  NULL when the link cannot be read. */
+char *hv_self_exe_path (void);
 #endif
