@@ -1074,6 +1074,8 @@ deny_action (yajl_gen g, const struct hv_run_ctx *ctx)
     }
 }
 
+static void masked_arg (yajl_gen g, unsigned index, unsigned long long mask, unsigned long long bits);
+
 /* A rule for one system call: NAME answers like a denial when
  * (argument INDEX & MASK) == BITS.  In OCI's SCMP_CMP_MASKED_EQ "value" is
  * the mask and "valueTwo" the expected bits (libseccomp's datum_a and
@@ -1090,20 +1092,10 @@ deny_masked (yajl_gen g, const struct hv_run_ctx *ctx, const char *name, unsigne
   deny_action (g, ctx);
   jg_str (g, "args");
   yajl_gen_array_open (g);
-  yajl_gen_map_open (g);
-  jg_str (g, "index");
-  yajl_gen_integer (g, index);
-  jg_str (g, "value");
-  yajl_gen_integer (g, (long long) mask);
-  jg_str (g, "valueTwo");
-  yajl_gen_integer (g, (long long) bits);
-  jg_kv (g, "op", "SCMP_CMP_MASKED_EQ");
-  yajl_gen_map_close (g);
+  masked_arg (g, index, mask, bits);
   yajl_gen_array_close (g);
   yajl_gen_map_close (g);
 }
-
-static void masked_arg (yajl_gen g, unsigned index, unsigned long long mask, unsigned long long bits);
 
 /* NAME denied when argument FLAG_INDEX has every bit of FLAG and argument
  * MODE_INDEX every bit of MODE (distinct arguments: the runtime ANDs
