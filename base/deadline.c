@@ -15,6 +15,14 @@ hv_now_ms (void)
   return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t
+hv_realtime_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_REALTIME, &ts);
+  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 int
 hv_wait_fd (int fd, short events, int64_t deadline)
 {

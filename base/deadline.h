@@ -9,6 +9,9 @@
 
 /* CLOCK_MONOTONIC in milliseconds: what deadlines are measured on. */
 int64_t hv_now_ms (void);
+/* CLOCK_REALTIME in epoch milliseconds: for times another process
+ * reads (an approval request's deadline_ms), never for waits. */
+int64_t hv_realtime_ms (void);
 
 /* Wait until fd is ready for events (poll's; an error or hang-up counts
  * as ready) or the deadline passes: 0, or -1 with errno ETIMEDOUT or

@@ -20,6 +20,7 @@
 #include "json_walk.h"
 #include "policy_approved.h"
 #include "policy_egress.h"
+#include "deadline.h"
 #include "utils.h"
 
 /* A request is a few hundred bytes; its command may be long, but not this. */
@@ -312,14 +313,6 @@ out:
   return rc;
 }
 
-static int64_t
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_REALTIME, &ts);
-  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static bool
 answered (int dirfd, const char *id)
 {
@@ -378,7 +371,7 @@ hv_approvals_list (int dirfd, const char *run, hv_approval_request **out, size_t
     }
   hv_approval_request *v = NULL;
   size_t count = 0, seen = 0;
-  int64_t now = now_ms ();
+  int64_t now = hv_realtime_ms ();
   struct dirent *de;
   while ((de = readdir (d)) != NULL && seen++ < LIST_MAX)
     {
@@ -439,7 +432,7 @@ write_answer (int dirfd, const char *id, hv_ask_decision d, const char *by, hv_a
 {
   uint64_t rnd = 0;
   if (getrandom (&rnd, sizeof (rnd), 0) != (ssize_t) sizeof (rnd))
-    rnd = (uint64_t) now_ms ();
+    rnd = (uint64_t) hv_realtime_ms ();
   cleanup_free char *tmp = xasprintf (".%s.answer.%d.%016llx.tmp", id, (int) getpid (), (unsigned long long) rnd);
   cleanup_free char *dst = xasprintf ("%s.answer", id);
   cleanup_free char *text = xasprintf ("{\"decision\":\"%s\",\"by\":\"%s\"}\n", hv_ask_decision_name (d), by);
@@ -482,7 +475,7 @@ hv_approval_answer (int dirfd, const char *id, hv_ask_decision d, const char *by
   int rc;
   if (answered (dirfd, id))
     rc = refuse (status, HV_APPROVAL_ANSWERED, err, id);
-  else if (r.deadline_ms <= now_ms ())
+  else if (r.deadline_ms <= hv_realtime_ms ())
     rc = refuse (status, HV_APPROVAL_EXPIRED, err, id);
   else
     rc = write_answer (dirfd, id, d, by, status, err);

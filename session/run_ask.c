@@ -19,6 +19,7 @@
 
 #include "file_read.h"
 #include "json_walk.h"
+#include "deadline.h"
 #include "run_ask_priv.h"
 #include "utils.h"
 
@@ -134,7 +135,7 @@ say_withdrawn (const struct hv_run_ask *a, const hv_approval_request *r, const c
     say ("haven: %s: answered by command: %s\r\n", name, hv_ask_decision_name (a->cmd_answer));
   else if (read_answer (a->dirfd, id, &decision, &by) == 0)
     say ("haven: %s: answered by %s: %s\r\n", name, by, decision);
-  else if (hv_ask_now_ms () + HV_ASK_DEADLINE_SLACK_MS >= r->deadline_ms)
+  else if (hv_realtime_ms () + HV_ASK_DEADLINE_SLACK_MS >= r->deadline_ms)
     /* Its holder times out on a clock of its own, a little ahead. */
     say ("haven: %s: no answer before the deadline: denied\r\n", name);
   else
@@ -255,7 +256,7 @@ ask_on_terminal (struct hv_run_ask *a, const hv_approval_request *r, struct hv_t
   cleanup_free char *type = printable (r->type, 16);
   cleanup_free char *approved_shown = approved ? printable (approved, 200) : xstrdup ("the policy's approved file");
   cleanup_free struct held *held = xmalloc0 (sizeof (*held));
-  int64_t left_s = (r->deadline_ms - hv_ask_now_ms () + 999) / 1000;
+  int64_t left_s = (r->deadline_ms - hv_realtime_ms () + 999) / 1000;
   say ("%shaven: policy %s asks: may the sandbox look up %s (%s)?  asked by: %s\r\n"
        "haven: [o]nce  [r]un (the rest of this run)  [a]lways (adds it to %s)  [d]eny; "
        "no answer in %lld s denies it: ",
@@ -265,7 +266,7 @@ ask_on_terminal (struct hv_run_ask *a, const hv_approval_request *r, struct hv_t
   int esc = 0; /* where in an escape sequence the keys are */
   for (;;)
     {
-      int64_t left = r->deadline_ms - hv_ask_now_ms ();
+      int64_t left = r->deadline_ms - hv_realtime_ms ();
       if (left <= 0)
         {
           say ("\r\nhaven: %s: no answer before the deadline: denied\r\n", name);

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "deadline.h"
 #include "run_ask_priv.h"
 #include "utils.h"
 
@@ -244,7 +245,7 @@ hv_ask_commands_pump (struct hv_run_ask *a, const hv_approval_request *reqs, siz
 {
   if (a->command == NULL)
     return;
-  int64_t now = hv_ask_now_ms ();
+  int64_t now = hv_realtime_ms ();
   for (size_t i = 0; i < HV_ASK_RUNNERS; i++)
     {
       struct hv_ask_runner *w = &a->runners[i];

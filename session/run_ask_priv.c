@@ -1,23 +1,13 @@
-/* What haven run's two askers share (run_ask_priv.h): the clock of
- * requests' deadlines, the lists of requests dealt with, and the line
- * either says on stderr. */
+/* What haven run's two askers share (run_ask_priv.h): the lists of
+ * requests dealt with, and the line either says on stderr. */
 #include "config.h"
 #include "run_ask_priv.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "utils.h"
-
-int64_t
-hv_ask_now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_REALTIME, &ts);
-  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 bool
 hv_ask_listed (const oci_strv *ids, const char *id)

@@ -55,8 +55,6 @@ struct hv_run_ask
   hv_ask_decision cmd_answer;
 };
 
-/* CLOCK_REALTIME in epoch milliseconds, as a request's deadline_ms. */
-int64_t hv_ask_now_ms (void);
 bool hv_ask_listed (const oci_strv *ids, const char *id);
 /* A line on stderr, "haven: ...", ended for a raw terminal where there is one. */
 void hv_ask_note (const struct hv_run_ask *a, const char *fmt, ...) __attribute__ ((format (printf, 2, 3)));

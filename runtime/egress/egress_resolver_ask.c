@@ -19,6 +19,7 @@
 #include "file_read.h"
 #include "json_gen.h"
 #include "json_walk.h"
+#include "deadline.h"
 #include "utils.h"
 
 #define ANSWER_MAX 4096
@@ -51,14 +52,6 @@ struct hv_res_ask
   char **approved; /* for the run */
   size_t n_approved;
 };
-
-static int64_t
-realtime_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_REALTIME, &ts);
-  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static const char *
 type_name (uint16_t t, char buf[8])
@@ -301,7 +294,7 @@ hv_res_ask_query (hv_egress_resolver *r, const hv_res_client *c, hv_dns_message 
   q->qtype = qtype;
   unsigned timeout = r->cfg.asker->timeout_ms;
   q->deadline_ms = hv_res_now_ms () + timeout;
-  if (write_request (r, q, realtime_ms () + timeout) < 0)
+  if (write_request (r, q, hv_realtime_ms () + timeout) < 0)
     {
       asked (r, q->id, qname, qtype, "deny", "resolver", *why);
       memset (q, 0, sizeof (*q));
