@@ -74,6 +74,19 @@ what_of (yajl_val rec)
   return NULL;
 }
 
+/* A path's rule and the line that would change it (or why none should). */
+static void
+print_explained (const struct hv_denial_explained *e)
+{
+  printf ("  rule:  %s\n", e->rule);
+  if (e->never)
+    printf ("  allow: no policy line should: %s\n", e->why_not);
+  else
+    printf ("  allow: %s\n", e->allow);
+  if (e->caution)
+    printf ("  note:  %s\n", e->caution);
+}
+
 /* `haven why PATH`: what the policy does with a path.  A write to a
  * read-only mount (EROFS) or a look at a hidden file (ENOENT) is refused
  * by the mount table, before any part of haven could record it: the
@@ -124,13 +137,7 @@ explain_path (int dfd, const char *arg)
   if (program && !(e.never && strncmp (e.rule, "filesystem.block", 16) == 0))
     {
       printf ("a program: where running it fails with \"Permission denied\", %s refuses it\n", e.rule);
-      printf ("  rule:  %s\n", e.rule);
-      if (e.never)
-        printf ("  allow: no policy line should: %s\n", e.why_not);
-      else
-        printf ("  allow: %s\n", e.allow);
-      if (e.caution)
-        printf ("  note:  %s\n", e.caution);
+      print_explained (&e);
       hv_denial_explained_release (&e);
       hv_denial_rules_free (r);
       return 0;
@@ -143,13 +150,7 @@ explain_path (int dfd, const char *arg)
     {
       printf ("%s\n", e.never ? "hidden or read-only, and no policy line should change that"
                       : hidden ? "not shown in this sandbox" : "read-only in this sandbox");
-      printf ("  rule:  %s\n", e.rule);
-      if (e.never)
-        printf ("  allow: no policy line should: %s\n", e.why_not);
-      else
-        printf ("  allow: %s\n", e.allow);
-      if (e.caution)
-        printf ("  note:  %s\n", e.caution);
+      print_explained (&e);
     }
   hv_denial_explained_release (&e);
   hv_denial_rules_free (r);
