@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -206,6 +207,17 @@ cloexec_from (int from)
         fcntl (fd, F_SETFD, flags | FD_CLOEXEC);
     }
   return 0;
+}
+
+void
+hv_default_signals (void)
+{
+  sigset_t none;
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  for (int s = 1; s < NSIG; s++)
+    if (s != SIGKILL && s != SIGSTOP)
+      signal (s, SIG_DFL);
 }
 
 bool

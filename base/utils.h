@@ -48,6 +48,11 @@ char *now_rfc3339 (void);
 /* Mark every fd >= from close-on-exec (or close it). */
 int cloexec_from (int from);
 
+/* In a child before it execs another program: no signal blocked, every
+ * one at its default action (what a caller blocked or caught is not the
+ * program's). */
+void hv_default_signals (void);
+
 bool str_has_prefix (const char *s, const char *prefix);
 /* An environment variable's name as a shell takes it: [A-Za-z_][A-Za-z0-9_]*
  * (NULL: false). */

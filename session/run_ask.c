@@ -116,12 +116,9 @@ say (const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
-  cleanup_free char *msg = NULL;
-  if (vasprintf (&msg, fmt, ap) < 0)
-    msg = NULL;
+  cleanup_free char *msg = xvasprintf (fmt, ap);
   va_end (ap);
-  if (msg)
-    write_all (1, msg, strlen (msg));
+  write_all (1, msg, strlen (msg));
 }
 
 /* The question withdrawn because someone else answered, or its request

@@ -101,12 +101,7 @@ spawn (struct hv_run_ask *a, const hv_approval_request *r, struct hv_ask_runner 
     {
       /* A plain process: no signal blocked (the proxy blocks SIGWINCH),
        * none ignored, its own group, gone with haven. */
-      sigset_t none;
-      sigemptyset (&none);
-      sigprocmask (SIG_SETMASK, &none, NULL);
-      for (int s = 1; s < NSIG; s++)
-        if (s != SIGKILL && s != SIGSTOP)
-          signal (s, SIG_DFL);
+      hv_default_signals ();
       setpgid (0, 0);
       prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
       /* Not the project's directory, which the agent wrote: a relative

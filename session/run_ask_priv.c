@@ -23,12 +23,8 @@ hv_ask_note (const struct hv_run_ask *a, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
-  cleanup_free char *msg = NULL;
-  if (vasprintf (&msg, fmt, ap) < 0)
-    msg = NULL;
+  cleanup_free char *msg = xvasprintf (fmt, ap);
   va_end (ap);
-  if (msg == NULL)
-    return;
   /* The proxy has the terminal in raw mode: "\n" alone does not return
    * to the start of the line. */
   cleanup_free char *line = xasprintf ("haven: %s%s", msg, a->terminal ? "\r\n" : "\n");

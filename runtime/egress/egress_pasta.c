@@ -154,12 +154,7 @@ child_exec (pid_t parent, bool sibling, const char *binary, char **argv, int net
    * die before handing the sandbox over (sandbox.c). */
   if (!sibling)
     setsid ();
-  sigset_t none;
-  sigemptyset (&none);
-  sigprocmask (SIG_SETMASK, &none, NULL);
-  for (int s = 1; s < NSIG; s++)
-    if (s != SIGKILL && s != SIGSTOP)
-      signal (s, SIG_DFL);
+  hv_default_signals ();
 
   int devnull = open ("/dev/null", O_RDWR | O_CLOEXEC);
   int hi_log = lift (log_fd, PASTA_FIRST_FREE + 8);
